@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"mneme/memory"
+)
+
+// Config is what one benchmark run does. Where the servers are comes from the
+// environment through app.Load, as for memoryd.
+type Config struct {
+	Memories    int    `json:"memories"`     // memories to load
+	Users       int    `json:"users"`        // users they are about
+	Agents      int    `json:"agents"`       // agents that write them: agent-0 … agent-(n-1)
+	Batch       int    `json:"batch"`        // memories per CreateMemories call
+	LoadWorkers int    `json:"load_workers"` // concurrent loaders
+	Queries     int    `json:"queries"`      // measured queries per run
+	Warmup      int    `json:"warmup"`       // unmeasured queries before the first run
+	Runs        int    `json:"runs"`         // repetitions of the query phase
+	Concurrency int    `json:"concurrency"`  // query workers
+	K           int    `json:"k"`            // memories a recall returns
+	Candidates  int    `json:"candidates"`   // hits asked of the bare searches (recall's default per source)
+	Seed        uint64 `json:"seed"`         // generator seed: same seed, same data and queries
+	Keep        bool   `json:"keep"`         // keep the tenant's grants at the end
+	Breakdown   bool   `json:"breakdown"`    // also time the parts of a recall
+	JSON        string `json:"-"`            // file to write the results to
+}
+
+func defaultConfig() Config {
+	return Config{
+		Memories: 10000, Users: 100, Agents: 3, Batch: 100, LoadWorkers: 1,
+		Queries: 1000, Warmup: 100, Runs: 3, Concurrency: 1, K: 5, Candidates: 30,
+		Seed: 1, Breakdown: true,
+	}
+}
+
+// parseFlags reads the benchmark's flags from args.
+func parseFlags(args []string, stderr io.Writer) (Config, error) {
+	c := defaultConfig()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.Memories, "memories", c.Memories, "memories to load")
+	fs.IntVar(&c.Users, "users", c.Users, "users the memories are about")
+	fs.IntVar(&c.Agents, "agents", c.Agents, "agents writing them (agent-0 … agent-N-1); agent-0 recalls")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "memories per CreateMemories call")
+	fs.IntVar(&c.LoadWorkers, "load-workers", c.LoadWorkers, "concurrent loaders (more than 1 deadlock on shared agent nodes and retry)")
+	fs.IntVar(&c.Queries, "queries", c.Queries, "measured queries per run")
+	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "unmeasured queries before the first run")
+	fs.IntVar(&c.Runs, "runs", c.Runs, "repetitions of the query phase")
+	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "query workers")
+	fs.IntVar(&c.K, "k", c.K, "memories a recall returns")
+	fs.IntVar(&c.Candidates, "candidates", c.Candidates, "hits asked of the bare vector searches")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "generator seed for data and queries")
+	fs.BoolVar(&c.Keep, "keep", c.Keep, "keep the tenant's grants (memories always stay: graph has no tenant purge)")
+	fs.BoolVar(&c.Breakdown, "breakdown", c.Breakdown, "also time the parts of a recall after the runs")
+	fs.StringVar(&c.JSON, "json", c.JSON, "write the results as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return c, c.Validate()
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	positive := func(name string, v int) {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("-%s: %d must be positive", name, v))
+		}
+	}
+	positive("memories", c.Memories)
+	positive("users", c.Users)
+	positive("agents", c.Agents)
+	positive("batch", c.Batch)
+	positive("load-workers", c.LoadWorkers)
+	positive("queries", c.Queries)
+	positive("runs", c.Runs)
+	positive("concurrency", c.Concurrency)
+	positive("k", c.K)
+	positive("candidates", c.Candidates)
+	if c.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("-warmup: %d must not be negative", c.Warmup))
+	}
+	if c.Users > c.Memories {
+		errs = append(errs, fmt.Errorf("-users: %d users need at least as many memories (-memories %d)", c.Users, c.Memories))
+	}
+	if c.K > memory.MaxRecallK {
+		errs = append(errs, fmt.Errorf("-k: %d is above recall's maximum of %d", c.K, memory.MaxRecallK))
+	}
+	if c.Candidates > 500 {
+		errs = append(errs, fmt.Errorf("-candidates: %d is above the store's maximum of 500", c.Candidates))
+	}
+	return errors.Join(errs...)
+}

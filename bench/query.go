@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"mneme/memory"
+)
+
+// query is one recall to time: a user, a question and the question's
+// embedding, computed beforehand for the bare modes.
+type query struct {
+	user string
+	text string
+	vec  []float32
+	// resources are memories of the user that the breakdown's decide step
+	// asks policy about.
+	resources []memory.Resource
+}
+
+// mode is one way of answering a query; it returns how many memories it found.
+type mode struct {
+	name string
+	do   func(ctx context.Context, q query) (int, error)
+}
+
+// sample is what one pass over the queries measured: per mode, the latency
+// and hit count of each query, in query order.
+type sample struct {
+	modes     []string
+	latencies [][]time.Duration
+	hits      [][]int
+	wall      time.Duration
+}
+
+// measure runs every query in every mode with workers workers. The modes of
+// one query run back to back, starting from a different mode for each query
+// (round robin), so that cache warming and machine noise fall on all modes
+// alike. The first error stops the pass.
+func measure(ctx context.Context, modes []mode, queries []query, workers int) (sample, error) {
+	s := sample{modes: make([]string, len(modes)), latencies: make([][]time.Duration, len(modes)), hits: make([][]int, len(modes))}
+	for i, m := range modes {
+		s.modes[i] = m.name
+		s.latencies[i] = make([]time.Duration, len(queries))
+		s.hits[i] = make([]int, len(queries))
+	}
+	next := make(chan int)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(next)
+		for i := range queries {
+			select {
+			case next <- i:
+			case <-gctx.Done():
+				return nil
+			}
+		}
+		return nil
+	})
+	start := time.Now()
+	for range workers {
+		g.Go(func() error {
+			for i := range next {
+				for j := range modes {
+					mi := (i + j) % len(modes)
+					t0 := time.Now()
+					n, err := modes[mi].do(gctx, queries[i])
+					d := time.Since(t0)
+					if err != nil {
+						return fmt.Errorf("%s, query %d (%s: %q): %w", modes[mi].name, i, queries[i].user, queries[i].text, err)
+					}
+					s.latencies[mi][i], s.hits[mi][i] = d, n
+				}
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	s.wall = time.Since(start)
+	return s, err
+}
+
+// ModeReport is the latency of one mode over one pass.
+type ModeReport struct {
+	Mode string `json:"mode"`
+	Summary
+	// MeanHits is the mean number of memories returned per query.
+	MeanHits float64 `json:"mean_hits"`
+}
+
+// report summarises the sample mode by mode.
+func (s sample) report() []ModeReport {
+	out := make([]ModeReport, len(s.modes))
+	for i, name := range s.modes {
+		total := 0
+		for _, h := range s.hits[i] {
+			total += h
+		}
+		out[i] = ModeReport{Mode: name, Summary: summarize(s.latencies[i])}
+		if n := len(s.hits[i]); n > 0 {
+			out[i].MeanHits = float64(total) / float64(n)
+		}
+	}
+	return out
+}

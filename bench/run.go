@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"mneme/embed"
+	"mneme/internal/app"
+	"mneme/memory"
+)
+
+// Mode names, in the order they are reported.
+const (
+	modePolicy    = "policy"
+	modeNoPolicy  = "nopolicy"
+	modeBareExact = "bare-exact"
+	modeBareIndex = "bare-index"
+)
+
+// recaller is the agent everything is recalled as.
+const recaller = "agent-0"
+
+// run wires the stores like memoryd, loads a fresh tenant, measures, reports
+// and cleans up what it can. It returns the first error.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	appCfg, err := app.Load(nil, getenv, stderr)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: max(appCfg.LogLevel, slog.LevelWarn)}))
+	a, err := app.New(ctx, appCfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.WithoutCancel(ctx))
+
+	tenant, err := freshTenant()
+	if err != nil {
+		return err
+	}
+	rep := Report{Tenant: tenant, Neo4jURI: appCfg.Neo4jURI, Config: cfg, Kept: cfg.Keep}
+	fmt.Fprintf(stdout, "mneme recall benchmark: tenant %s on %s\n", tenant, appCfg.Neo4jURI)
+	fmt.Fprintf(stdout, "%d memories, %d users, %d agents; %d queries (+%d warm-up) × %d runs, concurrency %d, k %d, seed %d\n\n",
+		cfg.Memories, cfg.Users, cfg.Agents, cfg.Queries, cfg.Warmup, cfg.Runs, cfg.Concurrency, cfg.K, cfg.Seed)
+
+	// Generate everything up front, so that neither loading nor querying
+	// pays for it.
+	gen := newGenerator(cfg.Seed, tenant, cfg.Agents, time.Now())
+	users := gen.users(cfg.Users)
+	byUser := make([][]memory.Memory, len(users))
+	for i, u := range users {
+		n := cfg.Memories / cfg.Users
+		if i < cfg.Memories%cfg.Users {
+			n++
+		}
+		byUser[i] = gen.memories(u, n)
+	}
+	queries, err := makeQueries(ctx, gen, a.Embed, users, byUser, cfg.Warmup+cfg.Queries, cfg.K)
+	if err != nil {
+		return err
+	}
+
+	if rep.Load, err = load(ctx, a.Store, a.Embed, byUser, cfg.Batch, cfg.LoadWorkers, stderr); err != nil {
+		return fmt.Errorf("load: %w (tenant %s may hold part of the data)", err, tenant)
+	}
+	rep.Load.Agents = cfg.Agents
+	printLoad(stdout, rep.Load)
+
+	grants, err := putGrants(ctx, a.Service, tenant, cfg.Agents)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := cleanup(context.WithoutCancel(ctx), a.Service, tenant, grants, cfg.Keep, stdout); err != nil {
+			fmt.Fprintln(stderr, "bench: cleanup:", err)
+		}
+	}()
+
+	open, err := memory.NewService(memory.Options{
+		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: openAuthorizer{}, Embed: a.Embed, Logger: log,
+		// The same recall tuning as app.New gives the real Service.
+		Recall: memory.RecallConfig{VectorFloor: appCfg.VectorFloor, Keywords: embed.Keywords},
+	})
+	if err != nil {
+		return err
+	}
+	agent := memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: recaller, Roles: []string{"agent"}}
+	modes := queryModes(a, open, agent, cfg)
+
+	if cfg.Warmup > 0 {
+		fmt.Fprintf(stderr, "bench: warming up with %d queries\n", cfg.Warmup)
+		if _, err := measure(ctx, modes, queries[:cfg.Warmup], cfg.Concurrency); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	measured := queries[cfg.Warmup:]
+	for r := 1; r <= cfg.Runs; r++ {
+		fmt.Fprintf(stderr, "bench: run %d of %d\n", r, cfg.Runs)
+		s, err := measure(ctx, modes, measured, cfg.Concurrency)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", r, err)
+		}
+		rr := runReport(r, s)
+		rep.Runs = append(rep.Runs, rr)
+		printRun(stdout, fmt.Sprintf("run %d of %d: %d queries × %d modes in %.1f s (%.0f calls/s), concurrency %d",
+			r, cfg.Runs, len(measured), len(modes), rr.Seconds, rr.CallsPerSecond, cfg.Concurrency), rr)
+	}
+	rep.Median = medianRun(rep.Runs)
+	printRun(stdout, fmt.Sprintf("median of %d runs", cfg.Runs), rep.Median)
+
+	if cfg.Breakdown {
+		fmt.Fprintln(stderr, "bench: timing the parts of a recall")
+		parts, err := breakdownModes(ctx, a, agent, cfg, users)
+		if err != nil {
+			return err
+		}
+		s, err := measure(ctx, parts, measured, cfg.Concurrency)
+		if err != nil {
+			return fmt.Errorf("breakdown: %w", err)
+		}
+		rep.Breakdown = s.report()
+		printBreakdown(stdout, rep.Breakdown, cfg.K)
+	}
+
+	if cfg.JSON != "" {
+		if err := writeJSON(cfg.JSON, rep); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "results written to %s\n", cfg.JSON)
+	}
+	return nil
+}
+
+// freshTenant returns a tenant name no earlier run used.
+func freshTenant() (string, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("tenant name: %w", err)
+	}
+	return "bench-" + hex.EncodeToString(b[:]), nil
+}
+
+// makeQueries draws n queries for random users, embeds them, and picks k
+// memories of each query's user for the breakdown's policy decisions.
+func makeQueries(ctx context.Context, gen *generator, emb memory.Embedder, users []*user, byUser [][]memory.Memory, n, k int) ([]query, error) {
+	qs := make([]query, n)
+	texts := make([]string, n)
+	for i := range qs {
+		u := gen.pick(len(users))
+		qs[i] = query{user: users[u].id, text: gen.question(users[u])}
+		texts[i] = qs[i].text
+		for range k {
+			ms := byUser[u]
+			qs[i].resources = append(qs[i].resources, memory.ResourceOf(ms[gen.pick(len(ms))]))
+		}
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed queries: %w", err)
+	}
+	for i := range qs {
+		qs[i].vec = vecs[i]
+	}
+	return qs, nil
+}
+
+// putGrants lets the recalling agent read every other agent's memories of
+// every type and sensitivity, so that policy and nopolicy find the same
+// memories and differ only in the work policy does.
+func putGrants(ctx context.Context, svc *memory.Service, tenant string, agents int) ([]string, error) {
+	var ids []string
+	for i := 1; i < agents; i++ {
+		g := memory.Grant{
+			ID: fmt.Sprintf("bench-%s-reads-%s", recaller, agentID(i)), Tenant: tenant,
+			Grantee: recaller, Source: agentID(i), Types: memory.Types, MaxSensitivity: memory.SensitivityRestricted,
+		}
+		if err := svc.PutGrant(ctx, g); err != nil {
+			return ids, fmt.Errorf("grant %s: %w", g.ID, err)
+		}
+		ids = append(ids, g.ID)
+	}
+	return ids, nil
+}
+
+// cleanup removes the grants unless keep. The memories stay either way:
+// graph.Store has no way to purge a tenant, and deleting memory by memory
+// would leave a tombstone for each.
+func cleanup(ctx context.Context, svc *memory.Service, tenant string, grants []string, keep bool, stdout io.Writer) error {
+	if keep {
+		fmt.Fprintf(stdout, "kept tenant %s (memories and grants)\n", tenant)
+		return nil
+	}
+	admin := memory.Principal{Tenant: tenant, Kind: memory.KindAdmin, ID: "bench", Roles: []string{"admin"}}
+	var errs []error
+	for _, id := range grants {
+		if err := svc.DeleteGrant(ctx, admin, id); err != nil && !errors.Is(err, memory.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("grant %s: %w", id, err))
+		}
+	}
+	fmt.Fprintf(stdout, "removed the grants of tenant %s; its memories remain in Neo4j (graph.Store has no tenant purge)\n", tenant)
+	return errors.Join(errs...)
+}
+
+// userScope is the scope of one clause {UserID: user}: everything about the
+// user, which is what recall reads when policy is out of the way.
+func userScope(tenant, user string) memory.Scope {
+	return memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{UserID: user}}}
+}
+
+// queryModes returns the four measured modes, in report order: recall
+// through the real Service and through open (the same with an allow-all
+// Authorizer), the exact vector query recall wraps, and the vector index.
+func queryModes(a *app.App, open *memory.Service, agent memory.Principal, cfg Config) []mode {
+	tenant := agent.Tenant
+	recall := func(s *memory.Service) func(context.Context, query) (int, error) {
+		return func(ctx context.Context, q query) (int, error) {
+			res, err := s.Recall(ctx, agent, memory.RecallRequest{UserID: q.user, Query: q.text, K: cfg.K})
+			return len(res.Memories), err
+		}
+	}
+	return []mode{
+		{modePolicy, recall(a.Service)},
+		{modeNoPolicy, recall(open)},
+		{modeBareExact, func(ctx context.Context, q query) (int, error) {
+			hits, err := a.Store.SearchVector(ctx, userScope(tenant, q.user), memory.SearchQuery{
+				UserID: q.user, Embedding: q.vec, Limit: cfg.Candidates,
+			})
+			return len(hits), err
+		}},
+		{modeBareIndex, func(ctx context.Context, q query) (int, error) {
+			hits, err := a.Store.SearchVectorIndex(ctx, tenant, q.vec, cfg.Candidates)
+			return len(hits), err
+		}},
+	}
+}
+
+// openAuthorizer allows everything and scopes a read to the requested user
+// alone: recall with the policy engine taken out.
+type openAuthorizer struct{}
+
+var _ memory.Authorizer = openAuthorizer{}
+
+func (openAuthorizer) Decide(context.Context, memory.Principal, string, memory.Resource, time.Time) (memory.Decision, error) {
+	return memory.Decision{Allow: true, Reasons: []string{"policy bypassed"}}, nil
+}
+
+func (openAuthorizer) ReadScope(_ context.Context, p memory.Principal, userID string, _ time.Time) (memory.Scope, error) {
+	return memory.Scope{Tenant: p.Tenant, Clauses: []memory.Clause{{UserID: userID}}}, nil
+}
+
+func (openAuthorizer) SetGrants(context.Context, []memory.Grant) error { return nil }
+
+// breakdownModes times the parts a policy recall is made of, each on its own:
+// embedding the question, the policy scope, k policy decisions, the vector
+// search under the policy's scope, and the full-text search.
+func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg Config, users []*user) ([]mode, error) {
+	tenant, now := agent.Tenant, time.Now()
+	scopes := map[string]memory.Scope{}
+	for _, u := range users {
+		s, err := a.Policy.ReadScope(ctx, agent, u.id, now)
+		if err != nil {
+			return nil, fmt.Errorf("policy scope of %s: %w", u.id, err)
+		}
+		scopes[u.id] = s
+	}
+	return []mode{
+		{"embed question", func(ctx context.Context, q query) (int, error) {
+			vecs, err := a.Embed.Embed(ctx, []string{q.text})
+			return len(vecs), err
+		}},
+		{"policy scope", func(ctx context.Context, q query) (int, error) {
+			s, err := a.Policy.ReadScope(ctx, agent, q.user, time.Now())
+			return len(s.Clauses), err
+		}},
+		{fmt.Sprintf("policy decide ×%d", cfg.K), func(ctx context.Context, q query) (int, error) {
+			allowed, now := 0, time.Now()
+			for _, r := range q.resources {
+				d, err := a.Policy.Decide(ctx, agent, memory.ActionRead, r, now)
+				if err != nil {
+					return allowed, err
+				}
+				if d.Allow {
+					allowed++
+				}
+			}
+			return allowed, nil
+		}},
+		{"vector, user scope", func(ctx context.Context, q query) (int, error) {
+			hits, err := a.Store.SearchVector(ctx, userScope(tenant, q.user), memory.SearchQuery{
+				UserID: q.user, Embedding: q.vec, Limit: cfg.Candidates,
+			})
+			return len(hits), err
+		}},
+		{"vector, policy scope", func(ctx context.Context, q query) (int, error) {
+			hits, err := a.Store.SearchVector(ctx, scopes[q.user], memory.SearchQuery{
+				UserID: q.user, Embedding: q.vec, Limit: cfg.Candidates,
+			})
+			return len(hits), err
+		}},
+		{"fulltext, user scope", func(ctx context.Context, q query) (int, error) {
+			hits, err := a.Store.SearchFullText(ctx, userScope(tenant, q.user), memory.SearchQuery{
+				UserID: q.user, Text: strings.Join(embed.Keywords(q.text), " "), Limit: cfg.Candidates,
+			})
+			return len(hits), err
+		}},
+		{"fulltext, policy scope", func(ctx context.Context, q query) (int, error) {
+			hits, err := a.Store.SearchFullText(ctx, scopes[q.user], memory.SearchQuery{
+				UserID: q.user, Text: strings.Join(embed.Keywords(q.text), " "), Limit: cfg.Candidates,
+			})
+			return len(hits), err
+		}},
+	}, nil
+}

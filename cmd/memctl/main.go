@@ -1,0 +1,201 @@
+// Command memctl is the admin and analyst CLI for Mneme. Most commands talk
+// to memoryd's REST API with an API key; `seed` talks to the stores directly,
+// because seeding is how a fresh tenant gets its first keys.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"mneme/internal/app"
+	"mneme/memory"
+	"mneme/seed"
+)
+
+const usage = `usage: memctl [-url URL] [-key KEY] COMMAND [ARGS]
+
+Commands:
+  seed                         load the demo dataset into Neo4j (uses NEO4J_URI, REDIS_URL)
+  keys                         print the demo API keys
+  whoami                       show the principal of the API key
+  get ID                       show one memory
+  list [user=U] [type=T] ...   list memories (filters: user_id type kind status from to limit)
+  history ID                   show the versions of a memory
+  recall USER QUERY...         recall memories about USER for QUERY
+  grants list                  list sharing grants (admin)
+  grants add JSON              add a grant, e.g. '{"grantee":"support-bot","source":"order-bot","types":["episodic"],"max_sensitivity":"internal"}'
+  grants remove ID             remove a grant
+
+Flags and environment: -url (MNEME_URL, default http://127.0.0.1:8080), -key (MNEME_API_KEY).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "memctl:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("memctl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	base := fs.String("url", firstNonEmpty(getenv("MNEME_URL"), "http://127.0.0.1:8080"), "memoryd base URL")
+	key := fs.String("key", getenv("MNEME_API_KEY"), "API key")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errors.New("no command")
+	}
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	switch cmd {
+	case "seed":
+		return seedCmd(ctx, getenv, stdout, stderr)
+	case "keys":
+		return keysCmd(stdout)
+	}
+	c := client{base: strings.TrimRight(*base, "/"), key: *key, out: stdout, http: &http.Client{Timeout: 30 * time.Second}}
+	if c.key == "" {
+		return errors.New("an API key is needed: -key or MNEME_API_KEY (memctl keys prints the demo keys)")
+	}
+	switch {
+	case cmd == "whoami" && len(rest) == 0:
+		return c.call(ctx, http.MethodGet, "/v1/whoami", nil)
+	case cmd == "get" && len(rest) == 1:
+		return c.call(ctx, http.MethodGet, "/v1/memories/"+url.PathEscape(rest[0]), nil)
+	case cmd == "history" && len(rest) == 1:
+		return c.call(ctx, http.MethodGet, "/v1/memories/"+url.PathEscape(rest[0])+"/history", nil)
+	case cmd == "list":
+		q := url.Values{}
+		for _, kv := range rest {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return fmt.Errorf("list filter %q is not name=value", kv)
+			}
+			if k == "user" {
+				k = "user_id"
+			}
+			q.Set(k, v)
+		}
+		return c.call(ctx, http.MethodGet, "/v1/memories?"+q.Encode(), nil)
+	case cmd == "recall" && len(rest) >= 2:
+		return c.call(ctx, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: rest[0], Query: strings.Join(rest[1:], " ")})
+	case cmd == "grants" && len(rest) == 1 && rest[0] == "list":
+		return c.call(ctx, http.MethodGet, "/v1/grants", nil)
+	case cmd == "grants" && len(rest) == 2 && rest[0] == "add":
+		return c.call(ctx, http.MethodPost, "/v1/grants", json.RawMessage(rest[1]))
+	case cmd == "grants" && len(rest) == 2 && rest[0] == "remove":
+		return c.call(ctx, http.MethodDelete, "/v1/grants/"+url.PathEscape(rest[1]), nil)
+	}
+	fs.Usage()
+	return fmt.Errorf("unknown command or wrong arguments: %s", strings.Join(fs.Args(), " "))
+}
+
+func seedCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := app.Load(nil, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.WithoutCancel(ctx))
+	report, err := a.LoadDemo(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "seeded: %+v\n", report)
+	return keysCmd(stdout)
+}
+
+func keysCmd(stdout io.Writer) error {
+	ds, err := seed.Demo()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "demo API keys (tenant %s):\n", ds.Tenant)
+	for _, k := range ds.APIKeys {
+		fmt.Fprintf(stdout, "  %-8s %-12s %s\n", k.Kind, k.ID, k.Key)
+	}
+	return nil
+}
+
+type client struct {
+	base, key string
+	out       io.Writer
+	http      *http.Client
+}
+
+// call sends one request and prints the JSON answer indented; an error
+// status becomes an error carrying the server's code and message.
+func (c client) call(ctx context.Context, method, path string, body any) error {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = strings.NewReader(string(raw))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct{ Code, Message string }
+		if json.Unmarshal(raw, &e) == nil && e.Code != "" {
+			return fmt.Errorf("%s: %s (HTTP %d)", e.Code, e.Message, resp.StatusCode)
+		}
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	if len(raw) == 0 {
+		fmt.Fprintln(c.out, "ok")
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("server sent non-JSON: %w", err)
+	}
+	enc := json.NewEncoder(c.out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,292 @@
+package graph
+
+import (
+	"strings"
+
+	"mneme/memory"
+)
+
+// Every Cypher text of the package lives here, as constants or as the small
+// builders in scope.go and memories.go that join these constants with
+// parameter placeholders. User input never becomes Cypher text: it travels
+// as parameters. TestCypherIsTenantScoped parses this package and fails when
+// a query touches a labelled node without a tenant predicate.
+//
+// The queries are valid Cypher 5 on Neo4j 5.26 LTS and on 2026.x.
+
+// Schema (DDL). Exempt from the tenant rule: it describes every tenant.
+const (
+	ddlMemoryID       = `CREATE CONSTRAINT memory_tenant_id IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlUserID         = `CREATE CONSTRAINT user_tenant_id IF NOT EXISTS FOR (n:User) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlAgentID        = `CREATE CONSTRAINT agent_tenant_id IF NOT EXISTS FOR (n:Agent) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlEntityID       = `CREATE CONSTRAINT entity_tenant_id IF NOT EXISTS FOR (n:Entity) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlSessionID      = `CREATE CONSTRAINT session_tenant_id IF NOT EXISTS FOR (n:Session) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlTombstoneID    = `CREATE CONSTRAINT tombstone_tenant_id IF NOT EXISTS FOR (n:Tombstone) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlGrantID        = `CREATE CONSTRAINT grant_tenant_id IF NOT EXISTS FOR (n:Grant) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlAPIKeyID       = `CREATE CONSTRAINT apikey_tenant_id IF NOT EXISTS FOR (n:APIKey) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlMemoryIdem     = `CREATE CONSTRAINT memory_tenant_idem IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.idem_key) IS UNIQUE`
+	ddlMemoryUserIdx  = `CREATE INDEX memory_tenant_user IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id)`
+	ddlMemoryKeyIdx   = `CREATE INDEX memory_tenant_key IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.key)`
+	ddlMemoryFullText = "CREATE FULLTEXT INDEX " + indexFullText + " IF NOT EXISTS FOR (n:Memory) ON EACH [n.content] " +
+		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}"
+	// The dimension is a parameter: index OPTIONS accept parameters in Cypher 5.
+	ddlMemoryVector = "CREATE VECTOR INDEX " + indexVector + " IF NOT EXISTS FOR (n:Memory) ON (n.embedding) " +
+		"OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}}"
+	ddlShowIndex    = `SHOW INDEXES YIELD name, type, options WHERE name = $name RETURN type, options`
+	ddlAwaitIndexes = `CALL db.awaitIndexes($seconds)`
+)
+
+// Index names.
+const (
+	indexVector   = "memory_embedding"
+	indexFullText = "memory_content"
+)
+
+// memoryProjection returns a memory as a map with its entities and the
+// versions it supersedes; readMemory decodes it. Callers bind the memory to m.
+const memoryProjection = `m {.*, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
+	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]} AS memory`
+
+// memoryProjectionLean is memoryProjection without the embedding, for listings.
+const memoryProjectionLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
+	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]} AS memory`
+
+// Writing memories. One CreateMemories call runs these, per memory and in
+// order, inside one transaction.
+const (
+	// cypherLockUser serialises writes to one user's slots: the write lock on
+	// the User node is held until commit, so two transactions cannot both see
+	// a slot empty and both fill it. SET then REMOVE takes the lock without
+	// leaving a trace.
+	cypherLockUser = `MERGE (u:User {tenant: $tenant, id: $user_id})
+SET u._lock = true
+REMOVE u._lock`
+
+	cypherCreateMemory = `CREATE (m:Memory {tenant: $tenant, id: $props.id})
+SET m += $props
+RETURN m.id AS id`
+
+	// cypherMergeIdempotent creates the memory unless one with the same
+	// idempotency key exists. MERGE on the (tenant, idem_key) uniqueness
+	// constraint locks the key, so concurrent retries cannot both create.
+	cypherMergeIdempotent = `MERGE (m:Memory {tenant: $tenant, idem_key: $idem_key})
+ON CREATE SET m += $props, m._created = true
+WITH m, m._created IS NOT NULL AS created
+REMOVE m._created
+RETURN m.id AS id, created`
+
+	// cypherSupersedeSlot makes the new memory the head of its (user, key)
+	// slot: every other active memory in the slot becomes superseded (there is
+	// at most one unless data predates the lock), and the new memory takes the
+	// next version number.
+	cypherSupersedeSlot = `MATCH (n:Memory {tenant: $tenant, id: $id})
+MATCH (o:Memory {tenant: $tenant, user_id: $user_id, key: $key})
+WHERE o.status = 'active' AND o.id <> $id
+SET o.status = 'superseded', o.valid_to = n.valid_from, o.updated_at = n.updated_at
+CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(o)
+WITH n, max(o.version) AS top
+SET n.version = top + 1
+RETURN n.version AS version`
+
+	// cypherLinkMemory adds the edges of a new memory. FOREACH over a zero-
+	// or one-element list is Cypher 5's conditional write.
+	cypherLinkMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
+MERGE (u:User {tenant: $tenant, id: $user_id})
+CREATE (m)-[:ABOUT]->(u)
+FOREACH (agent IN CASE WHEN $agent_id IS NULL THEN [] ELSE [$agent_id] END |
+  MERGE (a:Agent {tenant: $tenant, id: agent})
+  CREATE (m)-[:WRITTEN_BY]->(a))
+FOREACH (session IN CASE WHEN $session_id IS NULL THEN [] ELSE [$session_id] END |
+  MERGE (s:Session {tenant: $tenant, id: session})
+  CREATE (m)-[:IN_SESSION]->(s))
+FOREACH (ent IN $entities |
+  MERGE (e:Entity {tenant: $tenant, id: ent.id})
+  ON CREATE SET e.kind = ent.kind, e.name = ent.name
+  MERGE (m)-[:MENTIONS]->(e))`
+
+	// cypherLockHead locks the memory a replacement supersedes and reads what
+	// the preconditions need. The SET takes the write lock before the read, so
+	// two concurrent replacements of one head serialise and the second sees
+	// the first one's result.
+	cypherLockHead = `MATCH (p:Memory {tenant: $tenant, id: $id})
+SET p._lock = true
+REMOVE p._lock
+RETURN p.status AS status, p.version AS version, p.user_id AS user_id, p.key AS key`
+
+	cypherSupersedeHead = `MATCH (n:Memory {tenant: $tenant, id: $id})
+MATCH (p:Memory {tenant: $tenant, id: $prev_id})
+SET p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated_at
+CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)`
+)
+
+// Supersession reasons stored on SUPERSEDES edges.
+const (
+	reasonSameKey = "same key"
+	reasonUpdate  = "update"
+)
+
+// Reading memories.
+const (
+	cypherGetMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
+RETURN ` + memoryProjection
+
+	// cypherHistory walks SUPERSEDES both ways from id: the chain is the
+	// connected component, newest version first.
+	cypherHistory = `MATCH (:Memory {tenant: $tenant, id: $id})-[:SUPERSEDES*0..]-(m:Memory {tenant: $tenant})
+WITH DISTINCT m
+ORDER BY m.version DESC, m.created_at DESC, m.id DESC
+RETURN ` + memoryProjection
+
+	// The listing query is built by listQuery from these parts and the
+	// scope predicate. "m.id IS NOT NULL" is always true; it lets the
+	// planner seek the (tenant, id) index instead of scanning every
+	// tenant's memories when no user narrows the listing (a composite index
+	// needs a predicate on each of its properties).
+	cypherListMatch  = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IS NOT NULL AND `
+	cypherListReturn = ` RETURN ` + memoryProjectionLean + ` ORDER BY m.created_at DESC, m.id DESC LIMIT $limit`
+
+	// Search queries are built by searchQuery: a candidate part, the common
+	// filters and the scope predicate, then searchReturn.
+	//
+	// Exact cosine similarity inside one user's partition (the (tenant,
+	// user_id) index narrows it first). vector.similarity.cosine returns
+	// (1 + cos) / 2; callers compare scores with thresholds in plain cosine,
+	// so the score is mapped back to [-1, 1].
+	cypherVectorCandidates = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
+WHERE m.status = 'active' AND m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
+	cypherVectorScore = ` WITH m, 2 * vector.similarity.cosine(m.embedding, $vec) - 1 AS score`
+
+	// Full-text candidates: the index spans every tenant, so the tenant
+	// filter comes first, right after the call.
+	cypherFullTextCandidates = `CALL db.index.fulltext.queryNodes('` + indexFullText + `', $query) YIELD node, score
+WHERE node.tenant = $tenant
+WITH node AS m, score
+WHERE m.user_id = $user_id AND m.status = 'active' AND `
+
+	cypherSearchReturn = ` RETURN ` + memoryProjection + `, score ORDER BY score DESC, m.id LIMIT $limit`
+
+	// cypherVectorIndexSearch is the bare approximate nearest-neighbour query,
+	// kept as a baseline for benchmarks. The index spans every tenant; hits of
+	// other tenants are dropped after the call, so fewer than k may return.
+	cypherVectorIndexSearch = `CALL db.index.vector.queryNodes('` + indexVector + `', $k, $vec) YIELD node, score
+WHERE node.tenant = $tenant
+WITH node AS m, score
+RETURN ` + memoryProjection + `, score ORDER BY score DESC`
+)
+
+// Deleting memories.
+const (
+	// cypherDeleteMemory leaves a content-free tombstone, removes the memory
+	// with its edges (a supersession chain through it is cut, not relinked),
+	// and returns the ids of the entities it mentioned for orphan cleanup.
+	cypherDeleteMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
+MERGE (t:Tombstone {tenant: $tenant, id: $id})
+SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason
+WITH m, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids
+DETACH DELETE m
+RETURN entity_ids`
+
+	cypherDeleteOrphanEntities = `MATCH (e:Entity {tenant: $tenant})
+WHERE e.id IN $ids AND NOT EXISTS { (e)<-[:MENTIONS]-() }
+DETACH DELETE e`
+)
+
+// Grants.
+const (
+	cypherCreateGrant = `CREATE (g:Grant {tenant: $tenant, id: $id})
+SET g += $props`
+
+	// "g.id IS NOT NULL": see cypherListMatch.
+	cypherListGrants = `MATCH (g:Grant {tenant: $tenant})
+WHERE g.id IS NOT NULL
+RETURN g {.*} AS grant ORDER BY g.created_at, g.id`
+
+	// cypherListAllGrants is the one deliberate cross-tenant read: the policy
+	// engine loads every tenant's grants at start-up (ListGrants with tenant
+	// ""). It is allowlisted by name in TestCypherIsTenantScoped.
+	cypherListAllGrants = `MATCH (g:Grant)
+RETURN g {.*} AS grant ORDER BY g.tenant, g.created_at, g.id`
+
+	cypherDeleteGrant = `MATCH (g:Grant {tenant: $tenant, id: $id})
+DELETE g
+RETURN count(*) AS deleted`
+)
+
+// Principals and API keys.
+const (
+	cypherPutAPIKey = `MERGE (k:APIKey {tenant: $tenant, id: $id})
+SET k.kind = $kind, k.principal_id = $principal_id, k.roles = $roles`
+
+	cypherLookupAPIKey = `MATCH (k:APIKey {tenant: $tenant, id: $id})
+RETURN k.kind AS kind, k.principal_id AS principal_id, k.roles AS roles`
+
+	cypherEnsureAgent = `MERGE (a:Agent {tenant: $tenant, id: $id})
+SET a.team = coalesce($team, a.team)`
+
+	cypherEnsureUser = `MERGE (u:User {tenant: $tenant, id: $id})`
+)
+
+// listQuery builds the listing query: the tenant's memories, the scope
+// predicate, then one condition per non-empty filter of q.
+func listQuery(scope memory.Scope, q memory.ListQuery) (string, map[string]any) {
+	pred, params := scopePredicate(scope)
+	params["tenant"] = scope.Tenant
+	params["limit"] = clampLimit(q.Limit, defaultListLimit, maxListLimit)
+	conds := []string{pred}
+	add := func(cond, name string, value any) {
+		conds = append(conds, cond)
+		params[name] = value
+	}
+	if q.UserID != "" {
+		add("m.user_id = $user_id", "user_id", q.UserID)
+	}
+	if q.Type != "" {
+		add("m.type = $type", "type", q.Type)
+	}
+	if q.Kind != "" {
+		add("m.kind = $kind", "kind", q.Kind)
+	}
+	if q.Status != "" {
+		add("m.status = $status", "status", q.Status)
+	}
+	if !q.From.IsZero() {
+		add("m.created_at >= $from", "from", q.From.UTC())
+	}
+	if !q.To.IsZero() {
+		add("m.created_at < $to", "to", q.To.UTC())
+	}
+	if q.After != nil {
+		add("(m.created_at < $after_at OR (m.created_at = $after_at AND m.id < $after_id))", "after_at", q.After.CreatedAt.UTC())
+		params["after_id"] = q.After.ID
+	}
+	return cypherListMatch + strings.Join(conds, " AND ") + cypherListReturn, params
+}
+
+// searchFilters returns the conditions shared by both searches: the scope
+// predicate and, when given, the types.
+func searchFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
+	pred, params := scopePredicate(scope)
+	params["tenant"] = scope.Tenant
+	params["user_id"] = q.UserID
+	params["limit"] = clampLimit(q.Limit, defaultSearchLimit, maxSearchLimit)
+	if types := withoutEmpty(q.Types); len(types) > 0 {
+		params["types"] = types
+		return pred + " AND m.type IN $types", params
+	}
+	return pred, params
+}
+
+// vectorQuery builds the exact cosine search of one user's memories.
+func vectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
+	filters, params := searchFilters(scope, q)
+	params["vec"] = float64s(q.Embedding)
+	return cypherVectorCandidates + filters + cypherVectorScore + cypherSearchReturn, params
+}
+
+// fullTextSearchQuery builds the full-text search of one user's memories for
+// an already escaped Lucene query.
+func fullTextSearchQuery(scope memory.Scope, q memory.SearchQuery, lucene string) (string, map[string]any) {
+	filters, params := searchFilters(scope, q)
+	params["query"] = lucene
+	return cypherFullTextCandidates + filters + cypherSearchReturn, params
+}

@@ -1,0 +1,112 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/memory"
+)
+
+// CreateGrant stores g as given (the caller sets ID and CreatedAt). A grant
+// id that exists in the tenant is memory.ErrConflict.
+func (s *Store) CreateGrant(ctx context.Context, g memory.Grant) (memory.Grant, error) {
+	switch {
+	case g.Tenant == "":
+		return memory.Grant{}, memory.Invalid("tenant", "is required")
+	case g.ID == "":
+		return memory.Grant{}, memory.Invalid("id", "is required")
+	}
+	var expires any
+	if g.ExpiresAt != nil {
+		expires = timeOrNil(*g.ExpiresAt)
+	}
+	props := map[string]any{
+		"tenant":          g.Tenant,
+		"id":              g.ID,
+		"grantee":         g.Grantee,
+		"source":          g.Source,
+		"types":           listOrNil(g.Types),
+		"kinds":           listOrNil(g.Kinds),
+		"max_sensitivity": g.MaxSensitivity,
+		"expires_at":      expires,
+		"created_at":      timeOrNil(g.CreatedAt),
+	}
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, cypherCreateGrant, map[string]any{"tenant": g.Tenant, "id": g.ID, "props": props})
+	})
+	if err != nil {
+		return memory.Grant{}, err
+	}
+	return g, nil
+}
+
+// ListGrants returns the grants of tenant, oldest first, expired ones
+// included (the policy engine judges expiry against its own clock).
+//
+// tenant "" returns the grants of every tenant. It is the store's one
+// deliberate cross-tenant read, used only by the policy engine when it loads
+// all grants at start-up and on reload; nothing a client sends may reach it.
+func (s *Store) ListGrants(ctx context.Context, tenant string) ([]memory.Grant, error) {
+	cypher, params := cypherListGrants, map[string]any{"tenant": tenant}
+	if tenant == "" {
+		cypher, params = cypherListAllGrants, nil
+	}
+	var out []memory.Grant
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypher, params)
+		if err != nil {
+			return err
+		}
+		out = make([]memory.Grant, 0, len(recs))
+		for _, r := range recs {
+			v, _ := r.Get("grant")
+			out = append(out, decodeGrant(v))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteGrant removes a grant, or returns memory.ErrNotFound.
+func (s *Store) DeleteGrant(ctx context.Context, tenant, id string) error {
+	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherDeleteGrant, map[string]any{"tenant": tenant, "id": id})
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return memory.ErrNotFound
+		}
+		if n, _ := recs[0].Get("deleted"); integer(n) == 0 {
+			return memory.ErrNotFound
+		}
+		return nil
+	})
+}
+
+func decodeGrant(v any) memory.Grant {
+	p, _ := v.(map[string]any)
+	g := memory.Grant{
+		ID:             str(p["id"]),
+		Tenant:         str(p["tenant"]),
+		Grantee:        str(p["grantee"]),
+		Source:         str(p["source"]),
+		Types:          strs(p["types"]),
+		Kinds:          strs(p["kinds"]),
+		MaxSensitivity: str(p["max_sensitivity"]),
+		CreatedAt:      timeOf(p["created_at"]),
+	}
+	if t := timeOf(p["expires_at"]); !t.IsZero() {
+		g.ExpiresAt = &t
+	}
+	return g
+}
+
+// listOrNil stores an empty list as null: both mean "none" to readers.
+func listOrNil(xs []string) any {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
+}

@@ -1,0 +1,346 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/memory"
+)
+
+// Listing and search limits.
+const (
+	defaultListLimit   = 50
+	maxListLimit       = 500
+	defaultSearchLimit = 10
+	maxSearchLimit     = 500
+)
+
+// CreateMemories commits ms in one transaction: all or nothing. The caller
+// sets ids, timestamps, version and status; the store only adjusts them for
+// supersession. An active memory with a Key supersedes the active memory in
+// its (tenant, user, key) slot, taking the next version number; memories of
+// one batch apply in order. A memory in another status (a candidate, say) is
+// stored beside the slot's head without displacing it. A memory whose IdempotencyKey is already stored for
+// the tenant is not created; the stored memory is returned in its place.
+// Every memory of a batch must belong to the same tenant.
+func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memory.Memory, error) {
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	tenant := ms[0].Tenant
+	for i, m := range ms {
+		if err := checkNew(m); err != nil {
+			return nil, err
+		}
+		if m.Tenant != tenant {
+			return nil, memory.Invalid(fmt.Sprintf("memories[%d].tenant", i), "every memory of a batch must belong to one tenant")
+		}
+	}
+	var out []memory.Memory
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		out = make([]memory.Memory, 0, len(ms)) // work may be retried: start afresh
+		for _, m := range ms {
+			stored, err := createMemory(ctx, tx, m)
+			if err != nil {
+				return err
+			}
+			out = append(out, stored)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkNew rejects memories the graph cannot hold consistently.
+func checkNew(m memory.Memory) error {
+	switch {
+	case m.Tenant == "":
+		return memory.Invalid("tenant", "is required")
+	case m.ID == "":
+		return memory.Invalid("id", "is required")
+	case m.UserID == "":
+		return memory.Invalid("user_id", "is required")
+	}
+	return nil
+}
+
+// createMemory writes one memory inside tx and returns it as stored.
+func createMemory(ctx context.Context, tx neo4j.ManagedTransaction, m memory.Memory) (memory.Memory, error) {
+	if err := exec(ctx, tx, cypherLockUser, map[string]any{"tenant": m.Tenant, "user_id": m.UserID}); err != nil {
+		return memory.Memory{}, err
+	}
+	props := memoryProps(m)
+	if m.IdempotencyKey != "" {
+		recs, err := collect(ctx, tx, cypherMergeIdempotent, map[string]any{
+			"tenant": m.Tenant, "idem_key": m.IdempotencyKey, "props": props,
+		})
+		if err != nil {
+			return memory.Memory{}, err
+		}
+		if len(recs) != 1 {
+			return memory.Memory{}, fmt.Errorf("graph: idempotent create returned %d rows", len(recs))
+		}
+		if created, _ := recs[0].Get("created"); created != true {
+			id, _ := recs[0].Get("id")
+			return getMemory(ctx, tx, m.Tenant, str(id))
+		}
+	} else if err := exec(ctx, tx, cypherCreateMemory, map[string]any{"tenant": m.Tenant, "props": props}); err != nil {
+		return memory.Memory{}, err
+	}
+	// Only an active memory takes over its slot: a candidate (or a memory
+	// imported in another status) must not displace the trusted fact.
+	if m.Key != "" && m.Status == memory.StatusActive {
+		err := exec(ctx, tx, cypherSupersedeSlot, map[string]any{
+			"tenant": m.Tenant, "id": m.ID, "user_id": m.UserID, "key": m.Key, "reason": reasonSameKey,
+		})
+		if err != nil {
+			return memory.Memory{}, err
+		}
+	}
+	if err := link(ctx, tx, m); err != nil {
+		return memory.Memory{}, err
+	}
+	return getMemory(ctx, tx, m.Tenant, m.ID)
+}
+
+// link adds the edges of a newly created memory.
+func link(ctx context.Context, tx neo4j.ManagedTransaction, m memory.Memory) error {
+	return exec(ctx, tx, cypherLinkMemory, map[string]any{
+		"tenant": m.Tenant, "id": m.ID, "user_id": m.UserID,
+		"agent_id": strOrNil(m.AgentID), "session_id": strOrNil(m.SessionID),
+		"entities": entityParams(m.Entities),
+	})
+}
+
+func getMemory(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id string) (memory.Memory, error) {
+	recs, err := collect(ctx, tx, cypherGetMemory, map[string]any{"tenant": tenant, "id": id})
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	if len(recs) == 0 {
+		return memory.Memory{}, memory.ErrNotFound
+	}
+	ms, err := decodeMemories(recs)
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	return ms[0], nil
+}
+
+// GetMemory returns the memory id of tenant in any status, or
+// memory.ErrNotFound.
+func (s *Store) GetMemory(ctx context.Context, tenant, id string) (memory.Memory, error) {
+	var m memory.Memory
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		m, err = getMemory(ctx, tx, tenant, id)
+		return err
+	})
+	return m, err
+}
+
+// ListMemories returns the memories in scope that match q, newest first by
+// (created_at, id), at most q.Limit (default 50, at most 500). An empty
+// scope returns nothing without a query. Listed memories carry no embedding.
+func (s *Store) ListMemories(ctx context.Context, scope memory.Scope, q memory.ListQuery) ([]memory.Memory, error) {
+	if scope.Empty() || scope.Tenant == "" {
+		return nil, nil
+	}
+	cypher, params := listQuery(scope, q)
+	var out []memory.Memory
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypher, params)
+		if err != nil {
+			return err
+		}
+		out, err = decodeMemories(recs)
+		return err
+	})
+	return out, err
+}
+
+// ReplaceMemory writes next as the new version of prevID in one transaction.
+// prevID must exist (else memory.ErrNotFound), be the head of its chain
+// (active or candidate) and, when expectVersion > 0, have that version (else
+// memory.ErrConflict). next keeps prev's user and key, gets version
+// prev.version+1 and a SUPERSEDES edge to prev, which becomes superseded.
+func (s *Store) ReplaceMemory(ctx context.Context, tenant, prevID string, expectVersion int, next memory.Memory) (memory.Memory, error) {
+	if next.Tenant == "" {
+		next.Tenant = tenant
+	}
+	if next.Tenant != tenant {
+		return memory.Memory{}, memory.Invalid("tenant", "the new version must belong to the tenant of the old one")
+	}
+	if err := checkNew(next); err != nil {
+		return memory.Memory{}, err
+	}
+	var out memory.Memory
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		// Lock order user → memory, the same as CreateMemories, so the two
+		// cannot deadlock on one slot.
+		if err := exec(ctx, tx, cypherLockUser, map[string]any{"tenant": tenant, "user_id": next.UserID}); err != nil {
+			return err
+		}
+		recs, err := collect(ctx, tx, cypherLockHead, map[string]any{"tenant": tenant, "id": prevID})
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return memory.ErrNotFound
+		}
+		r := recs[0].AsMap()
+		version := int(integer(r["version"]))
+		switch status := str(r["status"]); {
+		case status != memory.StatusActive && status != memory.StatusCandidate:
+			return fmt.Errorf("%w: memory %s is %s, not the current version", memory.ErrConflict, prevID, status)
+		case expectVersion > 0 && version != expectVersion:
+			return fmt.Errorf("%w: memory %s is at version %d, not %d", memory.ErrConflict, prevID, version, expectVersion)
+		case next.UserID != str(r["user_id"]):
+			return memory.Invalid("user_id", "a new version must be about the same user")
+		case next.Key != str(r["key"]):
+			return memory.Invalid("key", "a new version must fill the same slot")
+		}
+		n := next
+		n.Version = version + 1
+		if err := exec(ctx, tx, cypherCreateMemory, map[string]any{"tenant": tenant, "props": memoryProps(n)}); err != nil {
+			return err
+		}
+		err = exec(ctx, tx, cypherSupersedeHead, map[string]any{
+			"tenant": tenant, "id": n.ID, "prev_id": prevID, "reason": reasonUpdate,
+		})
+		if err != nil {
+			return err
+		}
+		if err := link(ctx, tx, n); err != nil {
+			return err
+		}
+		out, err = getMemory(ctx, tx, tenant, n.ID)
+		return err
+	})
+	return out, err
+}
+
+// History returns every version in the supersession chain that contains id,
+// newest first, or memory.ErrNotFound.
+func (s *Store) History(ctx context.Context, tenant, id string) ([]memory.Memory, error) {
+	var out []memory.Memory
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherHistory, map[string]any{"tenant": tenant, "id": id})
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return memory.ErrNotFound
+		}
+		out, err = decodeMemories(recs)
+		return err
+	})
+	return out, err
+}
+
+// DeleteMemory removes a memory and its edges, leaves a content-free
+// (:Tombstone {tenant, id, deleted_at, by, reason}), and removes the entities
+// no memory mentions any more. Versions it superseded or that superseded it
+// stay, with the chain cut where it was. memory.ErrNotFound when missing.
+func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string) error {
+	at := s.now().UTC()
+	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherDeleteMemory, map[string]any{
+			"tenant": tenant, "id": id, "deleted_at": at, "by": by, "reason": reason,
+		})
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return memory.ErrNotFound
+		}
+		ids, _ := recs[0].Get("entity_ids")
+		if entities := strs(ids); len(entities) > 0 {
+			return exec(ctx, tx, cypherDeleteOrphanEntities, map[string]any{"tenant": tenant, "ids": entities})
+		}
+		return nil
+	})
+}
+
+// SearchVector returns the active memories of q.UserID in scope, most similar
+// to q.Embedding first, by exact cosine similarity over the user's partition
+// (score in [0, 1]). Memories without an embedding of the same dimension are
+// skipped.
+func (s *Store) SearchVector(ctx context.Context, scope memory.Scope, q memory.SearchQuery) ([]memory.Hit, error) {
+	if scope.Empty() || scope.Tenant == "" || len(q.Embedding) == 0 {
+		return nil, nil
+	}
+	if q.UserID == "" {
+		return nil, memory.Invalid("user_id", "search needs a user")
+	}
+	cypher, params := vectorQuery(scope, q)
+	return s.search(ctx, cypher, params)
+}
+
+// SearchFullText returns the active memories of q.UserID in scope that match
+// the words of q.Text, best Lucene score first. q.Text is escaped: Lucene
+// syntax in it is searched for as text, never interpreted.
+func (s *Store) SearchFullText(ctx context.Context, scope memory.Scope, q memory.SearchQuery) ([]memory.Hit, error) {
+	if scope.Empty() || scope.Tenant == "" {
+		return nil, nil
+	}
+	if q.UserID == "" {
+		return nil, memory.Invalid("user_id", "search needs a user")
+	}
+	query := fullTextQuery(q.Text)
+	if query == "" {
+		return nil, nil
+	}
+	cypher, params := fullTextSearchQuery(scope, q, query)
+	return s.search(ctx, cypher, params)
+}
+
+// SearchVectorIndex runs the bare approximate vector-index query for the k
+// nearest memories of any status, then drops other tenants' hits: a baseline
+// for benchmarks, not a recall path (no scope, no user partition, and fewer
+// than k hits when other tenants crowd the neighbourhood).
+func (s *Store) SearchVectorIndex(ctx context.Context, tenant string, vec []float32, k int) ([]memory.Hit, error) {
+	if len(vec) == 0 || k <= 0 {
+		return nil, nil
+	}
+	return s.search(ctx, cypherVectorIndexSearch, map[string]any{"tenant": tenant, "vec": float64s(vec), "k": k})
+}
+
+func (s *Store) search(ctx context.Context, cypher string, params map[string]any) ([]memory.Hit, error) {
+	var out []memory.Hit
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypher, params)
+		if err != nil {
+			return err
+		}
+		out, err = decodeHits(recs)
+		return err
+	})
+	return out, err
+}
+
+func float64s(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, f := range v {
+		out[i] = float64(f)
+	}
+	return out
+}
+
+func clampLimit(n, def, most int) int {
+	if n <= 0 {
+		return def
+	}
+	return min(n, most)
+}
+
+// withoutEmpty drops empty strings; a filter of only empty strings is none.
+func withoutEmpty(xs []string) []string {
+	return slices.DeleteFunc(slices.Clone(xs), func(s string) bool { return s == "" })
+}

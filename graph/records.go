@@ -1,0 +1,217 @@
+package graph
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/memory"
+)
+
+// memoryProps returns the stored properties of m. Optional strings and zero
+// times are stored as null (absent), so that absent idem_key values do not
+// collide in the uniqueness constraint and indexes skip empty keys.
+func memoryProps(m memory.Memory) map[string]any {
+	var embedding []float64
+	if len(m.Embedding) > 0 {
+		embedding = make([]float64, len(m.Embedding))
+		for i, f := range m.Embedding {
+			embedding[i] = float64(f)
+		}
+	}
+	var validTo any
+	if m.ValidTo != nil {
+		validTo = timeOrNil(*m.ValidTo)
+	}
+	return map[string]any{
+		"tenant":           m.Tenant,
+		"id":               m.ID,
+		"user_id":          m.UserID,
+		"agent_id":         strOrNil(m.AgentID),
+		"session_id":       strOrNil(m.SessionID),
+		"type":             m.Type,
+		"kind":             strOrNil(m.Kind),
+		"key":              strOrNil(m.Key),
+		"content":          m.Content,
+		"status":           m.Status,
+		"sensitivity":      m.Sensitivity,
+		"sens_rank":        sensRank(m.Sensitivity),
+		"importance":       m.Importance,
+		"confidence":       m.Confidence,
+		"source":           strOrNil(m.Source),
+		"valid_from":       timeOrNil(m.ValidFrom),
+		"valid_to":         validTo,
+		"created_at":       timeOrNil(m.CreatedAt),
+		"updated_at":       timeOrNil(m.UpdatedAt),
+		"last_accessed_at": nil,
+		"access_count":     0,
+		"version":          m.Version,
+		"embedding":        embeddingOrNil(embedding),
+		"idem_key":         strOrNil(m.IdempotencyKey),
+	}
+}
+
+// entityParams returns m's entities as Cypher parameters.
+func entityParams(es []memory.Entity) []map[string]any {
+	out := make([]map[string]any, len(es))
+	for i, e := range es {
+		out[i] = map[string]any{"id": e.ID, "kind": e.Kind, "name": e.Name}
+	}
+	return out
+}
+
+func strOrNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func timeOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC()
+}
+
+func embeddingOrNil(v []float64) any {
+	if v == nil {
+		return nil
+	}
+	return v
+}
+
+// decodeMemory reads the map built by memoryProjection.
+func decodeMemory(v any) (memory.Memory, error) {
+	p, ok := v.(map[string]any)
+	if !ok {
+		return memory.Memory{}, fmt.Errorf("graph: memory record is %T, not a map", v)
+	}
+	m := memory.Memory{
+		ID:             str(p["id"]),
+		Tenant:         str(p["tenant"]),
+		UserID:         str(p["user_id"]),
+		AgentID:        str(p["agent_id"]),
+		SessionID:      str(p["session_id"]),
+		Type:           str(p["type"]),
+		Kind:           str(p["kind"]),
+		Key:            str(p["key"]),
+		Content:        str(p["content"]),
+		Status:         str(p["status"]),
+		Sensitivity:    str(p["sensitivity"]),
+		Importance:     float(p["importance"]),
+		Confidence:     float(p["confidence"]),
+		Source:         str(p["source"]),
+		ValidFrom:      timeOf(p["valid_from"]),
+		CreatedAt:      timeOf(p["created_at"]),
+		UpdatedAt:      timeOf(p["updated_at"]),
+		Version:        int(integer(p["version"])),
+		IdempotencyKey: str(p["idem_key"]),
+	}
+	if t := timeOf(p["valid_to"]); !t.IsZero() {
+		m.ValidTo = &t
+	}
+	if vec, ok := p["embedding"].([]any); ok {
+		m.Embedding = make([]float32, len(vec))
+		for i, f := range vec {
+			m.Embedding[i] = float32(float(f))
+		}
+	}
+	if es, ok := p["entities"].([]any); ok {
+		for _, e := range es {
+			em, _ := e.(map[string]any)
+			m.Entities = append(m.Entities, memory.Entity{ID: str(em["id"]), Kind: str(em["kind"]), Name: str(em["name"])})
+		}
+		// Graph edges have no order; sort for stable output.
+		slices.SortFunc(m.Entities, func(a, b memory.Entity) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	// A memory supersedes at most one version, except when data predates the
+	// slot lock; then the highest version is the one it replaced.
+	best := int64(-1)
+	if ps, ok := p["supersedes"].([]any); ok {
+		for _, x := range ps {
+			pm, _ := x.(map[string]any)
+			if v := integer(pm["version"]); v > best {
+				best, m.Supersedes = v, str(pm["id"])
+			}
+		}
+	}
+	return m, nil
+}
+
+// decodeMemories reads the "memory" column of every record.
+func decodeMemories(recs []*neo4j.Record) ([]memory.Memory, error) {
+	out := make([]memory.Memory, 0, len(recs))
+	for _, r := range recs {
+		v, _ := r.Get("memory")
+		m, err := decodeMemory(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// decodeHits reads the "memory" and "score" columns of every record.
+func decodeHits(recs []*neo4j.Record) ([]memory.Hit, error) {
+	out := make([]memory.Hit, 0, len(recs))
+	for _, r := range recs {
+		v, _ := r.Get("memory")
+		m, err := decodeMemory(v)
+		if err != nil {
+			return nil, err
+		}
+		score, _ := r.Get("score")
+		out = append(out, memory.Hit{Memory: m, Score: float(score)})
+	}
+	return out, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func strs(v any) []string {
+	xs, _ := v.([]any)
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, str(x))
+	}
+	return out
+}
+
+func float(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	return 0
+}
+
+func integer(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
+
+// timeOf reads a stored datetime as UTC; null reads as the zero time.
+func timeOf(v any) time.Time {
+	if t, ok := v.(time.Time); ok {
+		return t.UTC()
+	}
+	return time.Time{}
+}

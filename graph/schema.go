@@ -1,0 +1,101 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/memory"
+)
+
+// schemaTimeout bounds EnsureSchema, index population included, when ctx
+// has no earlier deadline.
+const schemaTimeout = 5 * time.Minute
+
+// schema lists the DDL EnsureSchema runs, in order, one per transaction
+// (Neo4j does not mix schema and data changes in one transaction).
+var schema = []string{
+	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlGrantID, ddlAPIKeyID,
+	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemoryFullText, ddlMemoryVector,
+}
+
+// ErrSchemaMismatch means an existing index contradicts what EnsureSchema
+// was asked for, such as a vector index of another dimension. Dropping the
+// index (and re-embedding) is an operator's decision, never automatic.
+var ErrSchemaMismatch = errors.New("graph: schema mismatch")
+
+// EnsureSchema creates the constraints and indexes Mneme needs if they do not
+// exist and waits until they are online. It is idempotent and safe to run
+// from several processes at once. dim is the embedding dimension of the
+// vector index; an existing index of another dimension is ErrSchemaMismatch.
+func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
+	if dim <= 0 {
+		return memory.Invalid("dim", "the embedding dimension must be positive")
+	}
+	for _, ddl := range schema {
+		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+			return exec(ctx, tx, ddl, map[string]any{"dim": dim})
+		})
+		// Another process may create the same rule between our IF NOT EXISTS
+		// check and our commit; that is success.
+		if err != nil && !alreadyExists(err) {
+			return fmt.Errorf("graph: schema %q: %w", firstWords(ddl), err)
+		}
+	}
+	if err := s.checkVectorDimension(ctx, dim); err != nil {
+		return err
+	}
+	err := s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, ddlAwaitIndexes, map[string]any{"seconds": int(schemaTimeout / time.Second)})
+	})
+	if err != nil {
+		return fmt.Errorf("graph: waiting for indexes: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) checkVectorDimension(ctx context.Context, dim int) error {
+	var kind string
+	var got int64
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, ddlShowIndex, map[string]any{"name": indexVector})
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		r := recs[0].AsMap()
+		kind = str(r["type"])
+		options, _ := r["options"].(map[string]any)
+		config, _ := options["indexConfig"].(map[string]any)
+		got = integer(config["vector.dimensions"])
+		return nil
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("graph: inspecting index %s: %w", indexVector, err)
+	case kind != "VECTOR":
+		return fmt.Errorf("%w: index %s is %q, not a vector index", ErrSchemaMismatch, indexVector, kind)
+	case got != int64(dim):
+		return fmt.Errorf("%w: vector index %s has dimension %d, but embeddings have %d; "+
+			"drop the index and re-embed, or configure an embedder of dimension %d",
+			ErrSchemaMismatch, indexVector, got, dim, got)
+	}
+	return nil
+}
+
+// alreadyExists reports a schema rule created concurrently by someone else.
+func alreadyExists(err error) bool {
+	var dbErr *neo4j.Neo4jError
+	return errors.As(err, &dbErr) && strings.Contains(dbErr.Code, "AlreadyExists")
+}
+
+// firstWords shortens a DDL statement for error messages.
+func firstWords(ddl string) string {
+	if f := strings.Fields(ddl); len(f) > 4 {
+		return strings.Join(f[:4], " ")
+	}
+	return ddl
+}

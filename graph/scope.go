@@ -1,0 +1,65 @@
+package graph
+
+import (
+	"strconv"
+	"strings"
+
+	"mneme/memory"
+)
+
+// scopePredicate turns a policy scope into a Cypher predicate over the memory
+// bound to m, with its values as parameters. The predicate is an OR over the
+// clauses, each an AND of its non-empty fields; a clause with no fields
+// matches every memory of the tenant. Parameter names are cN_field, so the
+// result can be merged with other parameters that do not start with "c".
+//
+// An empty scope yields "false": callers should not query at all, but if
+// they do, nothing matches. A MaxSensitivity that is not a known level yields
+// a ceiling below every level, so an unknown ceiling admits nothing.
+func scopePredicate(s memory.Scope) (string, map[string]any) {
+	params := map[string]any{}
+	if s.Empty() {
+		return "false", params
+	}
+	ors := make([]string, 0, len(s.Clauses))
+	for i, c := range s.Clauses {
+		p := "c" + strconv.Itoa(i) + "_"
+		var ands []string
+		if c.UserID != "" {
+			ands = append(ands, "m.user_id = $"+p+"user")
+			params[p+"user"] = c.UserID
+		}
+		if len(c.AgentIDs) > 0 {
+			ands = append(ands, "m.agent_id IN $"+p+"agents")
+			params[p+"agents"] = c.AgentIDs
+		}
+		if len(c.Types) > 0 {
+			ands = append(ands, "m.type IN $"+p+"types")
+			params[p+"types"] = c.Types
+		}
+		if len(c.Kinds) > 0 {
+			ands = append(ands, "m.kind IN $"+p+"kinds")
+			params[p+"kinds"] = c.Kinds
+		}
+		if c.MaxSensitivity != "" {
+			ands = append(ands, "m.sens_rank <= $"+p+"rank")
+			params[p+"rank"] = memory.SensitivityRank(c.MaxSensitivity) // -1 when unknown: matches nothing
+		}
+		if len(ands) == 0 {
+			ors = append(ors, "true")
+			continue
+		}
+		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
+	}
+	return "(" + strings.Join(ors, " OR ") + ")", params
+}
+
+// sensRank is the rank stored on a memory for fast scope filtering. An
+// unknown sensitivity ranks above every level, so only a clause without a
+// ceiling can read it: unknown fails closed.
+func sensRank(s string) int {
+	if r := memory.SensitivityRank(s); r >= 0 {
+		return r
+	}
+	return len(memory.Sensitivities)
+}

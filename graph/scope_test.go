@@ -1,0 +1,156 @@
+package graph
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"mneme/memory"
+)
+
+func TestScopePredicate(t *testing.T) {
+	tests := []struct {
+		name   string
+		scope  memory.Scope
+		want   string
+		params map[string]any
+	}{
+		{
+			name:   "empty scope matches nothing",
+			scope:  memory.Scope{Tenant: "t"},
+			want:   "false",
+			params: map[string]any{},
+		},
+		{
+			name:   "a clause without fields matches the whole tenant",
+			scope:  memory.Scope{Tenant: "t", Clauses: []memory.Clause{{}}},
+			want:   "(true)",
+			params: map[string]any{},
+		},
+		{
+			name:   "user",
+			scope:  memory.Scope{Tenant: "t", Clauses: []memory.Clause{{UserID: "u1"}}},
+			want:   "((m.user_id = $c0_user))",
+			params: map[string]any{"c0_user": "u1"},
+		},
+		{
+			name: "every field of one clause is AND-ed",
+			scope: memory.Scope{Tenant: "t", Clauses: []memory.Clause{{
+				UserID: "u1", AgentIDs: []string{"a", "b"}, Types: []string{"semantic"}, Kinds: []string{"budget"},
+				MaxSensitivity: memory.SensitivityConfidential,
+			}}},
+			want: "((m.user_id = $c0_user AND m.agent_id IN $c0_agents AND m.type IN $c0_types AND m.kind IN $c0_kinds AND m.sens_rank <= $c0_rank))",
+			params: map[string]any{
+				"c0_user": "u1", "c0_agents": []string{"a", "b"}, "c0_types": []string{"semantic"},
+				"c0_kinds": []string{"budget"}, "c0_rank": 2,
+			},
+		},
+		{
+			name: "clauses are OR-ed with their own parameters",
+			scope: memory.Scope{Tenant: "t", Clauses: []memory.Clause{
+				{AgentIDs: []string{"a"}},
+				{AgentIDs: []string{"b"}, MaxSensitivity: memory.SensitivityPublic},
+				{},
+			}},
+			want:   "((m.agent_id IN $c0_agents) OR (m.agent_id IN $c1_agents AND m.sens_rank <= $c1_rank) OR true)",
+			params: map[string]any{"c0_agents": []string{"a"}, "c1_agents": []string{"b"}, "c1_rank": 0},
+		},
+		{
+			name:   "unknown ceiling admits nothing",
+			scope:  memory.Scope{Tenant: "t", Clauses: []memory.Clause{{MaxSensitivity: "secret"}}},
+			want:   "((m.sens_rank <= $c0_rank))",
+			params: map[string]any{"c0_rank": -1},
+		},
+		{
+			name: "hostile values stay parameters",
+			scope: memory.Scope{Tenant: "t", Clauses: []memory.Clause{{
+				UserID: "u' OR 1=1 //", AgentIDs: []string{"x) DETACH DELETE (m"}, Kinds: []string{"$tenant"},
+			}}},
+			want: "((m.user_id = $c0_user AND m.agent_id IN $c0_agents AND m.kind IN $c0_kinds))",
+			params: map[string]any{
+				"c0_user": "u' OR 1=1 //", "c0_agents": []string{"x) DETACH DELETE (m"}, "c0_kinds": []string{"$tenant"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, params := scopePredicate(tc.scope)
+			if got != tc.want {
+				t.Errorf("predicate\n got %s\nwant %s", got, tc.want)
+			}
+			if d := cmp.Diff(tc.params, params); d != "" {
+				t.Errorf("params (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestSensRank(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{memory.SensitivityPublic, 0},
+		{memory.SensitivityRestricted, 3},
+		{"", len(memory.Sensitivities)},
+		{"top-secret", len(memory.Sensitivities)},
+	}
+	for _, tc := range tests {
+		if got := sensRank(tc.in); got != tc.want {
+			t.Errorf("sensRank(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// The builders join constants and the scope predicate; every value must be a
+// parameter and every result must pass the tenant checker.
+func TestQueryBuilders(t *testing.T) {
+	scope := memory.Scope{Tenant: "t1", Clauses: []memory.Clause{{UserID: "u1"}, {AgentIDs: []string{"a"}}}}
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	list, listParams := listQuery(scope, memory.ListQuery{
+		UserID: "u1", Type: "semantic", Kind: "k", Status: "active", From: at, To: at.Add(time.Hour),
+		After: &memory.Cursor{CreatedAt: at, ID: "m1"}, Limit: 10000,
+	})
+	vector, vectorParams := vectorQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}, Types: []string{"", "episodic"}})
+	text, textParams := fullTextSearchQuery(scope, memory.SearchQuery{UserID: "u1"}, "hello")
+	tests := []struct {
+		name   string
+		cypher string
+		params map[string]any
+		check  map[string]any
+	}{
+		{"list", list, listParams, map[string]any{
+			"tenant": "t1", "limit": maxListLimit, "user_id": "u1", "type": "semantic", "kind": "k",
+			"status": "active", "after_id": "m1",
+		}},
+		{"vector", vector, vectorParams, map[string]any{"tenant": "t1", "user_id": "u1", "limit": defaultSearchLimit}},
+		{"full text", text, textParams, map[string]any{"tenant": "t1", "user_id": "u1", "query": "hello"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if problems := tenantProblems(tc.cypher); len(problems) > 0 {
+				t.Errorf("built query is not tenant-scoped: %v\n%s", problems, tc.cypher)
+			}
+			for k, want := range tc.check {
+				if got := tc.params[k]; !cmp.Equal(want, got) {
+					t.Errorf("param %s = %v, want %v", k, got, want)
+				}
+			}
+			for name := range tc.params {
+				if !strings.Contains(tc.cypher, "$"+name) {
+					t.Errorf("param %s is not used by the query", name)
+				}
+			}
+			for _, v := range []string{"u1", "t1", "hello", "semantic"} {
+				if strings.Contains(tc.cypher, v) {
+					t.Errorf("value %q was spliced into the query text:\n%s", v, tc.cypher)
+				}
+			}
+		})
+	}
+	if got := vectorParams["types"]; !cmp.Equal(got, []string{"episodic"}) {
+		t.Errorf("types = %v, want [episodic]", got)
+	}
+}

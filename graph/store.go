@@ -1,0 +1,167 @@
+// Package graph is Mneme's system of record on Neo4j and the only package
+// that speaks Cypher. Store implements memory.Store and memory.GrantStore,
+// keeps API keys, and bootstraps the schema (constraints, range, vector and
+// full-text indexes).
+//
+// Community Edition has one database, so tenancy is a property: every node
+// carries tenant and every query filters on it. The query texts live in
+// cypher.go; a test parses this package and fails when one of them touches a
+// labelled node without a tenant predicate.
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
+)
+
+// Config says how to reach Neo4j. An empty User means no authentication.
+type Config struct {
+	URI      string
+	User     string
+	Password string
+	// Database is the database name; "" uses the server's default.
+	Database string
+}
+
+// Options tune a Store built with New.
+type Options struct {
+	// Database is the database name; "" uses the server's default.
+	Database string
+	// Timeout bounds each store call whose context has no earlier deadline;
+	// it is also sent to the server as the transaction timeout. Default 15s.
+	Timeout time.Duration
+	// Now is the clock for the few times the store sets itself (tombstones);
+	// default time.Now.
+	Now func() time.Time
+}
+
+// DefaultTimeout bounds a store call when neither ctx nor Options say more.
+const DefaultTimeout = 15 * time.Second
+
+// Store is the Neo4j-backed store. It is safe for concurrent use.
+type Store struct {
+	driver  neo4j.DriverWithContext
+	db      string
+	timeout time.Duration
+	now     func() time.Time
+	owned   bool // Close closes the driver only when Open created it
+}
+
+// Open connects to Neo4j and verifies connectivity. The returned Store owns
+// its driver; Close releases it.
+func Open(ctx context.Context, c Config) (*Store, error) {
+	if c.URI == "" {
+		return nil, errors.New("graph: Neo4j URI is required")
+	}
+	auth := neo4j.NoAuth()
+	if c.User != "" {
+		auth = neo4j.BasicAuth(c.User, c.Password, "")
+	}
+	driver, err := neo4j.NewDriverWithContext(c.URI, auth, func(cfg *config.Config) {
+		cfg.SocketConnectTimeout = 5 * time.Second
+		cfg.ConnectionAcquisitionTimeout = 10 * time.Second
+		// Managed transactions retry transient errors; bound the retries so
+		// an outage reaches callers as ErrUnavailable instead of hanging.
+		cfg.MaxTransactionRetryTime = 10 * time.Second
+	})
+	if err != nil {
+		return nil, fmt.Errorf("graph: neo4j driver: %w", err)
+	}
+	if err := driver.VerifyConnectivity(ctx); err != nil {
+		_ = driver.Close(ctx)
+		return nil, fmt.Errorf("graph: connect to %s: %w", c.URI, translate(err))
+	}
+	s := New(driver, Options{Database: c.Database})
+	s.owned = true
+	return s, nil
+}
+
+// New returns a Store over an existing driver, which the caller keeps owning:
+// Close does not close it.
+func New(driver neo4j.DriverWithContext, opts Options) *Store {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Store{driver: driver, db: opts.Database, timeout: opts.Timeout, now: opts.Now}
+}
+
+// Close releases the driver if Open created it.
+func (s *Store) Close(ctx context.Context) error {
+	if !s.owned {
+		return nil
+	}
+	return s.driver.Close(ctx)
+}
+
+// read runs work in a managed read transaction.
+func (s *Store) read(ctx context.Context, work func(tx neo4j.ManagedTransaction) error) error {
+	return s.run(ctx, neo4j.AccessModeRead, s.timeout, work)
+}
+
+// write runs work in a managed write transaction: all of it commits or none.
+// The driver retries work on transient errors, so work must be repeatable:
+// it may only touch the transaction and its own local state.
+func (s *Store) write(ctx context.Context, work func(tx neo4j.ManagedTransaction) error) error {
+	return s.run(ctx, neo4j.AccessModeWrite, s.timeout, work)
+}
+
+// run runs work in a managed transaction bounded by timeout and ctx.
+func (s *Store) run(ctx context.Context, mode neo4j.AccessMode, timeout time.Duration, work func(tx neo4j.ManagedTransaction) error) error {
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(deadline))
+	}
+	if timeout <= 0 {
+		return translate(context.DeadlineExceeded)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	session := s.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: s.db})
+	defer session.Close(ctx)
+	fn := func(tx neo4j.ManagedTransaction) (any, error) { return nil, work(tx) }
+	// The server aborts the transaction at the same deadline; round up so a
+	// sub-second remainder is not sent as 0 (which means "no timeout").
+	txTimeout := neo4j.WithTxTimeout(max(timeout.Round(time.Second), time.Second))
+	var err error
+	if mode == neo4j.AccessModeRead {
+		_, err = session.ExecuteRead(ctx, fn, txTimeout)
+	} else {
+		_, err = session.ExecuteWrite(ctx, fn, txTimeout)
+	}
+	return translate(err)
+}
+
+// collect runs one query in tx and returns its records.
+func collect(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) ([]*neo4j.Record, error) {
+	res, err := tx.Run(ctx, cypher, params)
+	if err != nil {
+		return nil, err
+	}
+	return res.Collect(ctx)
+}
+
+// exec runs one query in tx for its effects.
+func exec(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) error {
+	res, err := tx.Run(ctx, cypher, params)
+	if err != nil {
+		return err
+	}
+	_, err = res.Consume(ctx)
+	return err
+}
+
+// Ping checks that the database answers; readiness probes call it.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.driver.VerifyConnectivity(ctx); err != nil {
+		return translate(err)
+	}
+	return nil
+}

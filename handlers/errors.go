@@ -1,0 +1,79 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"mneme/memory"
+)
+
+// Transport-level errors; domain errors come from memory.
+var (
+	errRoute      = errors.New("no such route")
+	errMethod     = errors.New("method not allowed")
+	errTooLarge   = errors.New("request body too large")
+	errMediaType  = errors.New("content type must be application/json")
+	errPrecondBad = errors.New("If-Match must be a version number")
+)
+
+// badRequest is malformed input found while decoding, before the domain.
+type badRequest struct {
+	code, msg string
+}
+
+func (e *badRequest) Error() string { return e.msg }
+
+// errorBody is every error the API returns.
+type errorBody struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id"`
+}
+
+// fail is the one place errors become responses. Clients see a stable code
+// and a message that reveals nothing they may not know; the cause is logged.
+func (a *api) fail(c *gin.Context, err error) {
+	status, code, msg := classify(err)
+	ctx := c.Request.Context()
+	if status >= 500 {
+		a.log.ErrorContext(ctx, "request failed", "status", status, "err", err)
+	} else {
+		a.log.InfoContext(ctx, "request rejected", "status", status, "code", code, "err", err)
+	}
+	c.AbortWithStatusJSON(status, errorBody{Code: code, Message: msg, RequestID: requestIDOf(c)})
+}
+
+func classify(err error) (status int, code, msg string) {
+	var inv *memory.InvalidError
+	var bad *badRequest
+	switch {
+	case errors.As(err, &bad):
+		return http.StatusBadRequest, bad.code, bad.msg
+	case errors.As(err, &inv):
+		return http.StatusBadRequest, "invalid_argument", inv.Error()
+	case errors.Is(err, errTooLarge):
+		return http.StatusRequestEntityTooLarge, "body_too_large", err.Error()
+	case errors.Is(err, errMediaType):
+		return http.StatusUnsupportedMediaType, "unsupported_media_type", err.Error()
+	case errors.Is(err, errPrecondBad):
+		return http.StatusBadRequest, "invalid_precondition", err.Error()
+	case errors.Is(err, errRoute):
+		return http.StatusNotFound, "route_not_found", err.Error()
+	case errors.Is(err, errMethod):
+		return http.StatusMethodNotAllowed, "method_not_allowed", err.Error()
+	case errors.Is(err, memory.ErrUnauthenticated):
+		return http.StatusUnauthorized, "unauthenticated", "a valid API key is required (Authorization: Bearer <key>)"
+	case errors.Is(err, memory.ErrNotFound):
+		return http.StatusNotFound, "not_found", "not found"
+	case errors.Is(err, memory.ErrForbidden):
+		return http.StatusForbidden, "forbidden", "policy does not allow this action"
+	case errors.Is(err, memory.ErrConflict):
+		return http.StatusConflict, "conflict", "the memory changed: it is not the current version"
+	case errors.Is(err, memory.ErrUnavailable):
+		return http.StatusServiceUnavailable, "unavailable", "a backing store is unavailable; retry later"
+	default:
+		return http.StatusInternalServerError, "internal", "internal error"
+	}
+}

@@ -1,0 +1,213 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"mneme/memory"
+)
+
+// batchRequest creates several memories in one transaction.
+type batchRequest struct {
+	Memories []memory.NewMemory `json:"memories"`
+}
+
+type memoriesResponse struct {
+	Memories []memory.Memory `json:"memories"`
+}
+
+func (a *api) createMemories(c *gin.Context) error {
+	body, err := a.readBody(c)
+	if err != nil {
+		return err
+	}
+	var batch []memory.NewMemory
+	if isBatch(body) {
+		var req batchRequest
+		if err := decodeStrict(body, &req); err != nil {
+			return err
+		}
+		batch = req.Memories
+		if batch == nil {
+			return memory.Invalid("memories", "at least one memory is required")
+		}
+	} else {
+		var one memory.NewMemory
+		if err := decodeStrict(body, &one); err != nil {
+			return err
+		}
+		batch = []memory.NewMemory{one}
+	}
+	ms, err := a.svc.Create(c.Request.Context(), principalOf(c), batch)
+	if err != nil {
+		return err
+	}
+	if !isBatch(body) {
+		c.Header("ETag", etag(ms[0].Version))
+		c.JSON(http.StatusCreated, ms[0])
+		return nil
+	}
+	c.JSON(http.StatusCreated, memoriesResponse{Memories: ms})
+	return nil
+}
+
+// isBatch tells a batch body from a single memory: a batch is an object
+// whose only key is "memories".
+func isBatch(body []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil || len(top) != 1 {
+		return false
+	}
+	_, ok := top["memories"]
+	return ok
+}
+
+func (a *api) getMemory(c *gin.Context) error {
+	m, err := a.svc.Get(c.Request.Context(), principalOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.Header("ETag", etag(m.Version))
+	c.JSON(http.StatusOK, m)
+	return nil
+}
+
+func (a *api) listMemories(c *gin.Context) error {
+	req := memory.ListRequest{
+		UserID: c.Query("user_id"), Type: c.Query("type"), Kind: c.Query("kind"),
+		Status: c.Query("status"), Cursor: c.Query("cursor"),
+	}
+	var err error
+	if req.From, err = timeParam(c, "from"); err != nil {
+		return err
+	}
+	if req.To, err = timeParam(c, "to"); err != nil {
+		return err
+	}
+	if s := c.Query("limit"); s != "" {
+		if req.Limit, err = strconv.Atoi(s); err != nil || req.Limit < 1 {
+			return memory.Invalid("limit", "must be a positive whole number")
+		}
+	}
+	page, err := a.svc.List(c.Request.Context(), principalOf(c), req)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, page)
+	return nil
+}
+
+func timeParam(c *gin.Context, name string) (time.Time, error) {
+	s := c.Query(name)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, memory.Invalid(name, "must be an RFC 3339 time such as 2026-03-01T00:00:00Z")
+	}
+	return t, nil
+}
+
+func (a *api) updateMemory(c *gin.Context) error {
+	ifMatch := 0
+	if s := strings.Trim(c.GetHeader("If-Match"), `" `); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return errPrecondBad
+		}
+		ifMatch = v
+	}
+	var req memory.UpdateRequest
+	if err := a.bind(c, &req); err != nil {
+		return err
+	}
+	m, err := a.svc.Update(c.Request.Context(), principalOf(c), c.Param("id"), ifMatch, req)
+	if err != nil {
+		return err
+	}
+	c.Header("ETag", etag(m.Version))
+	c.JSON(http.StatusOK, m)
+	return nil
+}
+
+func (a *api) deleteMemory(c *gin.Context) error {
+	if err := a.svc.Delete(c.Request.Context(), principalOf(c), c.Param("id")); err != nil {
+		return err
+	}
+	c.Status(http.StatusNoContent)
+	return nil
+}
+
+func (a *api) history(c *gin.Context) error {
+	ms, err := a.svc.History(c.Request.Context(), principalOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, memoriesResponse{Memories: ms})
+	return nil
+}
+
+func (a *api) recall(c *gin.Context) error {
+	var req memory.RecallRequest
+	if err := a.bind(c, &req); err != nil {
+		return err
+	}
+	res, err := a.svc.Recall(c.Request.Context(), principalOf(c), req)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, res)
+	return nil
+}
+
+func (a *api) createGrant(c *gin.Context) error {
+	var req memory.NewGrant
+	if err := a.bind(c, &req); err != nil {
+		return err
+	}
+	g, err := a.svc.CreateGrant(c.Request.Context(), principalOf(c), req)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, g)
+	return nil
+}
+
+type grantsResponse struct {
+	Grants []memory.Grant `json:"grants"`
+}
+
+func (a *api) listGrants(c *gin.Context) error {
+	gs, err := a.svc.ListGrants(c.Request.Context(), principalOf(c))
+	if err != nil {
+		return err
+	}
+	if gs == nil {
+		gs = []memory.Grant{}
+	}
+	c.JSON(http.StatusOK, grantsResponse{Grants: gs})
+	return nil
+}
+
+func (a *api) deleteGrant(c *gin.Context) error {
+	if err := a.svc.DeleteGrant(c.Request.Context(), principalOf(c), c.Param("id")); err != nil {
+		return err
+	}
+	c.Status(http.StatusNoContent)
+	return nil
+}
+
+func (a *api) whoami(c *gin.Context) error {
+	c.JSON(http.StatusOK, principalOf(c))
+	return nil
+}
+
+// etag is a memory's version as an HTTP entity tag; If-Match accepts it
+// quoted or bare.
+func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }

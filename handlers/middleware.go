@@ -1,0 +1,126 @@
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"mneme/memory"
+)
+
+type ctxKey int
+
+const (
+	principalKey ctxKey = iota
+	requestIDKey
+)
+
+// requestID takes a sane X-Request-ID from the client or makes one, and
+// puts it on the response and into the request context for logging.
+func (a *api) requestID(c *gin.Context) {
+	id := c.GetHeader("X-Request-ID")
+	if !saneRequestID(id) {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	c.Header("X-Request-ID", id)
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey, id))
+	c.Next()
+}
+
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func requestIDOf(c *gin.Context) string {
+	id, _ := c.Request.Context().Value(requestIDKey).(string)
+	return id
+}
+
+// LogHandler wraps h so that every line logged with a request's context
+// carries its request id.
+func LogHandler(h slog.Handler) slog.Handler { return requestIDHandler{h} }
+
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id, _ := ctx.Value(requestIDKey).(string); id != "" {
+		r.AddAttrs(slog.String("request_id", id))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
+}
+
+func (a *api) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	a.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "http",
+		slog.String("method", c.Request.Method),
+		slog.String("path", c.FullPath()),
+		slog.Int("status", c.Writer.Status()),
+		slog.Duration("took", time.Since(start)))
+}
+
+// recoverPanic turns a panic into a 500 so one bad request cannot take the
+// server down; the stack goes to the log, not the client.
+func (a *api) recoverPanic(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.log.ErrorContext(c.Request.Context(), "panic in handler", "panic", v)
+			a.fail(c, errPanic)
+		}
+	}()
+	c.Next()
+}
+
+type panicError struct{}
+
+func (panicError) Error() string { return "handler panicked" }
+
+var errPanic error = panicError{}
+
+// authenticate resolves the API key to a principal. The key is the only
+// source of identity: tenant and ids in the request are parameters.
+func (a *api) authenticate(c *gin.Context) {
+	key, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !ok {
+		key = c.GetHeader("X-API-Key")
+	}
+	if key == "" {
+		a.fail(c, memory.ErrUnauthenticated)
+		return
+	}
+	p, err := a.svc.Authenticate(c.Request.Context(), strings.TrimSpace(key))
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), principalKey, p))
+	c.Next()
+}
+
+func principalOf(c *gin.Context) memory.Principal {
+	p, _ := c.Request.Context().Value(principalKey).(memory.Principal)
+	return p
+}

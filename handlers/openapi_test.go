@@ -1,0 +1,426 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/gin-gonic/gin"
+	"github.com/google/go-cmp/cmp"
+
+	"mneme/handlers"
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+// loadDocument parses and validates the document the server embeds and
+// serves at /openapi.json.
+func loadDocument(t testing.TB) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(handlers.OpenAPI)
+	if err != nil {
+		t.Fatalf("load openapi.json: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("openapi.json is not a valid OpenAPI 3 document: %v", err)
+	}
+	return doc
+}
+
+// documentedOperations returns "METHOD /path" for every operation in doc.
+func documentedOperations(doc *openapi3.T) []string {
+	var ops []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			ops = append(ops, method+" "+path)
+		}
+	}
+	slices.Sort(ops)
+	return ops
+}
+
+var ginParam = regexp.MustCompile(`[:*]([^/]+)`)
+
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	doc := loadDocument(t)
+
+	engine, ok := handlers.New(handlers.Options{}).(*gin.Engine)
+	if !ok {
+		t.Fatal("handlers.New no longer returns a *gin.Engine; adapt this test")
+	}
+	var registered []string
+	for _, r := range engine.Routes() {
+		registered = append(registered, r.Method+" "+ginParam.ReplaceAllString(r.Path, "{$1}"))
+	}
+	slices.Sort(registered)
+	if diff := cmp.Diff(registered, documentedOperations(doc)); diff != "" {
+		t.Errorf("documented operations differ from the router's routes (-router +document):\n%s", diff)
+	}
+
+	// Every operation can fail unexpectedly, and every keyed one can be
+	// refused a key; a route added without them is probably undocumented.
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			want := []string{"500"}
+			if strings.HasPrefix(path, "/v1/") {
+				want = append(want, "401", "503")
+			}
+			for _, status := range want {
+				if op.Responses.Value(status) == nil {
+					t.Errorf("%s %s does not document status %s", method, path, status)
+				}
+			}
+		}
+	}
+}
+
+// validator checks real traffic against the document.
+type validator struct {
+	doc    *openapi3.T
+	router routers.Router
+
+	mu   sync.Mutex
+	seen map[string]bool // "METHOD /path" of documented operations seen
+	n    int             // responses validated
+}
+
+func newValidator(t testing.TB, doc *openapi3.T) *validator {
+	t.Helper()
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatalf("openapi router: %v", err)
+	}
+	return &validator{doc: doc, router: router, seen: map[string]bool{}}
+}
+
+// observe is the apptest.Observe hook.
+func (v *validator) observe(t testing.TB, req *http.Request, resp *http.Response, body []byte) {
+	t.Helper()
+	if err := v.check(req, resp, body); err != nil {
+		t.Errorf("%s %s → %d does not match openapi.json: %v\nbody: %.500s", req.Method, req.URL.RequestURI(), resp.StatusCode, err, body)
+	}
+}
+
+func (v *validator) check(req *http.Request, resp *http.Response, body []byte) error {
+	ctx := req.Context()
+	route, params, err := v.router.FindRoute(req)
+	switch {
+	case errors.Is(err, routers.ErrPathNotFound), errors.Is(err, routers.ErrMethodNotAllowed):
+		// Not an operation of the document: the answer must be one of the
+		// route errors the document describes in components/responses.
+		route = v.routeErrors(req)
+	case err != nil:
+		return fmt.Errorf("find route: %w", err)
+	default:
+		v.mu.Lock()
+		v.seen[req.Method+" "+route.Path] = true
+		v.mu.Unlock()
+	}
+	opts := &openapi3filter.Options{
+		IncludeResponseStatus: true,
+		ExcludeRequestBody:    true,
+		AuthenticationFunc:    openapi3filter.NoopAuthenticationFunc,
+		MultiError:            true,
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header, Options: opts,
+	}
+	out.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+		return fmt.Errorf("response: %w", err)
+	}
+	v.mu.Lock()
+	v.n++
+	v.mu.Unlock()
+
+	// A request the server accepted must be one the document accepts, or the
+	// document is stricter than the handlers. The client consumed the body;
+	// GetBody gives it back.
+	if resp.StatusCode < 300 {
+		reqIn := &openapi3filter.RequestValidationInput{
+			Request: req.Clone(ctx), PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
+		}
+		if req.GetBody != nil {
+			if reqIn.Request.Body, err = req.GetBody(); err != nil {
+				return fmt.Errorf("request body: %w", err)
+			}
+		}
+		if err := openapi3filter.ValidateRequest(ctx, reqIn); err != nil {
+			return fmt.Errorf("the server accepted a request the document rejects: %w", err)
+		}
+	}
+	return nil
+}
+
+// routeErrors is a stand-in operation for requests that match no documented
+// operation: they may only get the document's route errors.
+func (v *validator) routeErrors(req *http.Request) *routers.Route {
+	rs := v.doc.Components.Responses
+	return &routers.Route{
+		Spec: v.doc, Path: req.URL.Path, Method: req.Method,
+		Operation: &openapi3.Operation{Responses: openapi3.NewResponses(
+			openapi3.WithStatus(http.StatusNotFound, rs["RouteNotFound"]),
+			openapi3.WithStatus(http.StatusMethodNotAllowed, rs["MethodNotAllowed"]),
+		)},
+	}
+}
+
+func (v *validator) validated() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.n
+}
+
+func (v *validator) missing() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for _, op := range documentedOperations(v.doc) {
+		if !v.seen[op] {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// TestOpenAPIValidatorCatchesDrift shows that the validator behind
+// TestResponsesMatchOpenAPI rejects what it must, so that test cannot pass
+// because the document is too loose.
+func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
+	v := newValidator(t, loadDocument(t))
+	const memoryJSON = `{"id":"mem_1","tenant":"t-1","user_id":"alice","agent_id":"order-bot","type":"semantic",` +
+		`"content":"x","status":"active","sensitivity":"internal","importance":0.5,"confidence":1,` +
+		`"valid_from":"2026-03-01T00:00:00Z","created_at":"2026-03-01T00:00:00Z","updated_at":"2026-03-01T00:00:00Z","version":1%s}`
+	mem := fmt.Sprintf(memoryJSON, "")
+	tests := []struct {
+		name    string
+		method  string
+		path    string
+		status  int
+		headers []string
+		body    string
+		ok      bool
+	}{
+		{"a memory", "GET", "/v1/memories/mem_1", 200, []string{"ETag", `"1"`}, mem, true},
+		{"an undocumented field", "GET", "/v1/memories/mem_1", 200, []string{"ETag", `"1"`}, fmt.Sprintf(memoryJSON, `,"embedding":[0.1]`), false},
+		{"a required field missing", "GET", "/v1/memories/mem_1", 200, []string{"ETag", `"1"`}, strings.Replace(mem, `"status":"active",`, "", 1), false},
+		{"a value outside its enum", "GET", "/v1/memories/mem_1", 200, []string{"ETag", `"1"`}, strings.Replace(mem, `"semantic"`, `"gossip"`, 1), false},
+		{"a required header missing", "GET", "/v1/memories/mem_1", 200, nil, mem, false},
+		{"an undocumented status", "GET", "/v1/memories/mem_1", 418, nil, `{"code":"internal","message":"m","request_id":"r"}`, false},
+		{"an error code of another status", "GET", "/v1/memories/mem_1", 404, nil, `{"code":"forbidden","message":"m","request_id":"r"}`, false},
+		{"an unknown route", "GET", "/v1/nowhere", 404, nil, `{"code":"route_not_found","message":"m","request_id":"r"}`, true},
+		{"a wrong method", "PUT", "/v1/memories", 405, []string{"Allow", "GET, POST"}, `{"code":"method_not_allowed","message":"m","request_id":"r"}`, true},
+		{"a wrong method without Allow", "PUT", "/v1/memories", 405, nil, `{"code":"method_not_allowed","message":"m","request_id":"r"}`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, tc.path, nil)
+			resp := &http.Response{StatusCode: tc.status, Header: http.Header{}}
+			resp.Header.Set("Content-Type", "application/json; charset=utf-8")
+			resp.Header.Set("X-Request-ID", "r")
+			for i := 0; i+1 < len(tc.headers); i += 2 {
+				resp.Header.Set(tc.headers[i], tc.headers[i+1])
+			}
+			err := v.check(req, resp, []byte(tc.body))
+			if ok := err == nil; ok != tc.ok {
+				t.Errorf("valid = %v, want %v (err: %v)", ok, tc.ok, err)
+			}
+		})
+	}
+}
+
+// expectResponse fails the test unless r has the status and, when one is
+// given and not empty, the error code.
+func expectResponse(t testing.TB, step string, r apptest.Response, status int, code ...string) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("%s: status %d, want %d; body %.500s", step, r.Status, status, r.Body)
+	}
+	if len(code) > 0 && code[0] != "" {
+		var e struct{ Code string }
+		r.Decode(t, &e)
+		if e.Code != code[0] {
+			t.Errorf("%s: code %q, want %q", step, e.Code, code[0])
+		}
+	}
+}
+
+// TestResponsesMatchOpenAPI drives every route of the real service and
+// validates each response against openapi.json.
+func TestResponsesMatchOpenAPI(t *testing.T) {
+	f := apptest.Start(t)
+	v := newValidator(t, loadDocument(t))
+	apptest.Observe = v.observe
+	t.Cleanup(func() { apptest.Observe = nil })
+
+	start := time.Now().UTC().Add(-time.Minute)
+	const bot = "order-bot"
+
+	// Create one, then a batch.
+	r := f.Do(t, bot, "POST", "/v1/memories", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeSemantic, Key: "budget", Kind: "preference", SessionID: "s-1",
+		Content: "Alice's monthly budget for office supplies is 500 euros", Source: "chat",
+		Entities: []memory.Entity{{ID: "company-acme", Kind: "company", Name: "Acme"}},
+	})
+	expectResponse(t, "create one", r, http.StatusCreated)
+	var first memory.Memory
+	r.Decode(t, &first)
+	if got := r.Header.Get("ETag"); got != `"1"` {
+		t.Errorf("create one: ETag %q, want 1", got)
+	}
+
+	r = f.Do(t, bot, "POST", "/v1/memories", map[string]any{"memories": []memory.NewMemory{
+		{UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice asked when order 42 will be delivered"},
+		{UserID: "alice", Type: memory.TypeProcedural, Content: "Refunds over 100 euros need a manager's approval", Sensitivity: memory.SensitivityPublic},
+	}})
+	expectResponse(t, "create batch", r, http.StatusCreated)
+
+	r = f.Do(t, bot, "GET", "/v1/memories/"+first.ID, nil)
+	expectResponse(t, "get", r, http.StatusOK)
+	if got := r.Header.Get("ETag"); got != `"1"` {
+		t.Errorf("get: ETag %q, want 1", got)
+	}
+
+	// List: filters, then two pages of one.
+	q := url.Values{"user_id": {"alice"}, "status": {"active"}, "limit": {"1"},
+		"from": {start.Format(time.RFC3339)}, "to": {time.Now().UTC().Add(time.Hour).Format(time.RFC3339)}}
+	r = f.Do(t, bot, "GET", "/v1/memories?"+q.Encode(), nil)
+	expectResponse(t, "list page 1", r, http.StatusOK)
+	var page memory.Page
+	r.Decode(t, &page)
+	if len(page.Memories) != 1 || page.NextCursor == "" {
+		t.Fatalf("list page 1: %d memories, cursor %q; want 1 and a cursor", len(page.Memories), page.NextCursor)
+	}
+	q.Set("cursor", page.NextCursor)
+	r = f.Do(t, bot, "GET", "/v1/memories?"+q.Encode(), nil)
+	expectResponse(t, "list page 2", r, http.StatusOK)
+	r = f.Do(t, bot, "GET", "/v1/memories?user_id=alice&type=semantic&kind=preference", nil)
+	expectResponse(t, "list by type and kind", r, http.StatusOK)
+
+	// Update with the current version, then with a stale one.
+	r = f.Do(t, bot, "PATCH", "/v1/memories/"+first.ID,
+		map[string]any{"content": "Alice's monthly budget for office supplies is 650 euros", "importance": 0.9},
+		"If-Match", `"1"`)
+	expectResponse(t, "patch", r, http.StatusOK)
+	var second memory.Memory
+	r.Decode(t, &second)
+	if got := r.Header.Get("ETag"); got != `"2"` || second.Supersedes != first.ID {
+		t.Errorf("patch: ETag %q, supersedes %q; want 2 and %s", got, second.Supersedes, first.ID)
+	}
+	r = f.Do(t, bot, "PATCH", "/v1/memories/"+second.ID, map[string]any{"kind": "budget"}, "If-Match", "1")
+	expectResponse(t, "patch with a stale If-Match", r, http.StatusConflict, "conflict")
+
+	r = f.Do(t, bot, "GET", "/v1/memories/"+second.ID+"/history", nil)
+	expectResponse(t, "history", r, http.StatusOK)
+
+	// Recall: a query that matches, and one that matches nothing.
+	r = f.Do(t, bot, "POST", "/v1/recall", memory.RecallRequest{UserID: "alice", Query: "office supplies budget", K: 3})
+	expectResponse(t, "recall", r, http.StatusOK)
+	var res memory.RecallResult
+	r.Decode(t, &res)
+	if len(res.Memories) == 0 {
+		t.Errorf("recall: no memories; the Recalled and Explain schemas went unchecked")
+	}
+	r = f.Do(t, bot, "POST", "/v1/recall", memory.RecallRequest{UserID: "alice", Query: "zebra saxophone quasar"})
+	expectResponse(t, "recall nothing", r, http.StatusOK)
+	res = memory.RecallResult{}
+	r.Decode(t, &res)
+	if len(res.Memories) != 0 {
+		t.Errorf("recall nothing: got %d memories, first %q because %+v", len(res.Memories), res.Memories[0].Memory.Content, res.Memories[0].Explain)
+	}
+
+	// Grants: an admin creates, lists and deletes one; an agent may not.
+	expires := time.Now().UTC().Add(24 * time.Hour)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/grants", memory.NewGrant{
+		Grantee: "support-bot", Source: bot, Types: []string{memory.TypeSemantic},
+		Kinds: []string{"preference"}, MaxSensitivity: memory.SensitivityInternal, ExpiresAt: &expires,
+	})
+	expectResponse(t, "create grant", r, http.StatusCreated)
+	var grant memory.Grant
+	r.Decode(t, &grant)
+	r = f.Do(t, apptest.Admin, "GET", "/v1/grants", nil)
+	expectResponse(t, "list grants", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "DELETE", "/v1/grants/"+grant.ID, nil)
+	expectResponse(t, "delete grant", r, http.StatusNoContent)
+	r = f.Do(t, apptest.Admin, "DELETE", "/v1/grants/"+grant.ID, nil)
+	expectResponse(t, "delete grant again", r, http.StatusNotFound, "not_found")
+
+	// Who am I, by either header.
+	r = f.Do(t, apptest.Analyst, "GET", "/v1/whoami", nil)
+	expectResponse(t, "whoami", r, http.StatusOK)
+	r = f.Do(t, "", "GET", "/v1/whoami", nil, "X-API-Key", f.Keys[bot])
+	expectResponse(t, "whoami by X-API-Key", r, http.StatusOK)
+
+	// Delete, then it is gone.
+	r = f.Do(t, bot, "DELETE", "/v1/memories/"+second.ID, nil)
+	expectResponse(t, "delete", r, http.StatusNoContent)
+	r = f.Do(t, bot, "GET", "/v1/memories/"+second.ID, nil)
+	expectResponse(t, "get deleted", r, http.StatusNotFound, "not_found")
+
+	// Errors and the routes outside /v1.
+	valid := []byte(`{"user_id":"alice","type":"semantic","content":"x"}`)
+	tooLarge := []byte(`{"user_id":"alice","type":"semantic","content":"` + strings.Repeat("a", handlers.DefaultMaxBody) + `"}`)
+	tests := []struct {
+		name    string
+		who     string
+		method  string
+		path    string
+		body    any
+		headers []string
+		status  int
+		code    string
+	}{
+		{"malformed json", bot, "POST", "/v1/memories", []byte(`{"user_id":`), nil, 400, "bad_json"},
+		{"unknown field", bot, "POST", "/v1/memories", []byte(`{"user_id":"alice","type":"semantic","content":"x","colour":"red"}`), nil, 400, "bad_json"},
+		{"invalid field", bot, "POST", "/v1/memories", []byte(`{"user_id":"alice","type":"gossip","content":"x"}`), nil, 400, "invalid_argument"},
+		{"bad limit", bot, "GET", "/v1/memories?limit=0", nil, nil, 400, "invalid_argument"},
+		{"bad If-Match", bot, "PATCH", "/v1/memories/" + first.ID, []byte(`{}`), []string{"If-Match", "abc"}, 400, "invalid_precondition"},
+		{"empty recall", bot, "POST", "/v1/recall", []byte(`{"user_id":"alice","query":" "}`), nil, 400, "invalid_argument"},
+		{"wrong content type", bot, "POST", "/v1/memories", valid, []string{"Content-Type", "text/plain"}, 415, "unsupported_media_type"},
+		{"body over 1 MiB", bot, "POST", "/v1/memories", tooLarge, nil, 413, "body_too_large"},
+		{"write as another agent", bot, "POST", "/v1/memories", []byte(`{"user_id":"alice","agent_id":"support-bot","type":"semantic","content":"x"}`), nil, 403, "forbidden"},
+		{"grant as an agent", "support-bot", "POST", "/v1/grants", memory.NewGrant{Grantee: "support-bot", Source: bot, Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityInternal}, nil, 403, "forbidden"},
+		{"list grants as an agent", "support-bot", "GET", "/v1/grants", nil, nil, 403, "forbidden"},
+		{"history of nothing", bot, "GET", "/v1/memories/mem_missing/history", nil, nil, 404, "not_found"},
+		{"missing key", "", "GET", "/v1/memories", nil, nil, 401, "unauthenticated"},
+		{"unknown key", "mn_" + f.Tenant + "_notarealsecret", "GET", "/v1/whoami", nil, nil, 401, "unauthenticated"},
+		{"healthz", "", "GET", "/healthz", nil, nil, 200, ""},
+		{"readyz", "", "GET", "/readyz", nil, nil, 200, ""},
+		{"openapi.json", "", "GET", "/openapi.json", nil, nil, 200, ""},
+		{"unknown route", bot, "GET", "/v1/nowhere", nil, nil, 404, "route_not_found"},
+		{"wrong method", bot, "PUT", "/v1/memories", valid, nil, 405, "method_not_allowed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.Do(t, tc.who, tc.method, tc.path, tc.body, tc.headers...)
+			expectResponse(t, tc.name, r, tc.status, tc.code)
+		})
+	}
+
+	if r := f.Do(t, "", "GET", "/openapi.json", nil); !bytes.Equal(r.Body, handlers.OpenAPI) {
+		t.Error("/openapi.json does not serve the embedded document")
+	}
+	if missing := v.missing(); len(missing) > 0 {
+		t.Errorf("operations never exercised: %v", missing)
+	}
+	if n := v.validated(); n < 25 {
+		t.Errorf("only %d responses validated; want at least 25", n)
+	}
+	t.Logf("%d responses validated against openapi.json", v.validated())
+}

@@ -1,0 +1,107 @@
+// Package handlers is Mneme's HTTP API: the gin router, thin handlers that
+// decode a request, call one memory.Service method and encode the answer,
+// the API-key middleware, and the one adapter that turns errors into JSON.
+package handlers
+
+import (
+	"context"
+	_ "embed"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"mneme/memory"
+)
+
+// OpenAPI is the API description served at /openapi.json.
+//
+//go:embed openapi.json
+var OpenAPI []byte
+
+// DefaultMaxBody caps request bodies.
+const DefaultMaxBody = 1 << 20
+
+// Options configures the router.
+type Options struct {
+	Service *memory.Service
+	Logger  *slog.Logger
+	// Ready reports whether the stores answer; /readyz uses it.
+	Ready func(ctx context.Context) error
+	// MaxBody caps request bodies in bytes (default DefaultMaxBody).
+	MaxBody int64
+}
+
+// api holds what the handlers share.
+type api struct {
+	svc     *memory.Service
+	log     *slog.Logger
+	ready   func(ctx context.Context) error
+	maxBody int64
+}
+
+// New returns the HTTP handler for the whole API.
+func New(opts Options) http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	a := &api{svc: opts.Service, log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.maxBody <= 0 {
+		a.maxBody = DefaultMaxBody
+	}
+	if a.ready == nil {
+		a.ready = func(context.Context) error { return nil }
+	}
+
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(a.requestID, a.accessLog, a.recoverPanic)
+	r.NoRoute(func(c *gin.Context) { a.fail(c, errRoute) })
+	r.NoMethod(func(c *gin.Context) { a.fail(c, errMethod) })
+
+	r.GET("/healthz", a.healthz)
+	r.GET("/readyz", a.readyz)
+	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", OpenAPI) })
+
+	v1 := r.Group("/v1", a.authenticate)
+	v1.POST("/memories", a.handle(a.createMemories))
+	v1.GET("/memories", a.handle(a.listMemories))
+	v1.GET("/memories/:id", a.handle(a.getMemory))
+	v1.PATCH("/memories/:id", a.handle(a.updateMemory))
+	v1.DELETE("/memories/:id", a.handle(a.deleteMemory))
+	v1.GET("/memories/:id/history", a.handle(a.history))
+	v1.POST("/recall", a.handle(a.recall))
+	v1.POST("/grants", a.handle(a.createGrant))
+	v1.GET("/grants", a.handle(a.listGrants))
+	v1.DELETE("/grants/:id", a.handle(a.deleteGrant))
+	v1.GET("/whoami", a.handle(a.whoami))
+	return r
+}
+
+// handle adapts a handler that returns an error to gin: the error, if any,
+// goes through the one error adapter.
+func (a *api) handle(h func(c *gin.Context) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := h(c); err != nil {
+			a.fail(c, err)
+		}
+	}
+}
+
+func (a *api) healthz(c *gin.Context) {
+	c.JSON(http.StatusOK, statusResponse{Status: "ok"})
+}
+
+func (a *api) readyz(c *gin.Context) {
+	if err := a.ready(c.Request.Context()); err != nil {
+		a.log.WarnContext(c.Request.Context(), "not ready", "err", err)
+		a.fail(c, memory.ErrUnavailable)
+		return
+	}
+	c.JSON(http.StatusOK, statusResponse{Status: "ready"})
+}
+
+type statusResponse struct {
+	Status string `json:"status"`
+}

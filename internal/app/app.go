@@ -1,0 +1,136 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"mneme/embed"
+	"mneme/graph"
+	"mneme/handlers"
+	"mneme/memory"
+	"mneme/policy"
+)
+
+// App is a wired Mneme: its handler and the parts tests and tools reach for.
+type App struct {
+	Handler http.Handler
+	Service *memory.Service
+	Store   *graph.Store
+	Redis   *redis.Client
+	Policy  *policy.Engine
+	Embed   memory.Embedder
+}
+
+// New connects to the stores (waiting up to cfg.StartTimeout for them),
+// bootstraps the schema, loads the grants into the policy engine and builds
+// the HTTP handler. Close releases what New opened.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+
+	store, err := openGraph(startCtx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Store: store}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	a.Embed = embed.NewBuiltin(cfg.EmbedDim)
+	if err := store.EnsureSchema(startCtx, a.Embed.Dimension()); err != nil {
+		return nil, fmt.Errorf("neo4j schema: %w", err)
+	}
+	if a.Redis, err = openRedis(startCtx, cfg, log); err != nil {
+		return nil, err
+	}
+	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.PolicyTimeout}); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	a.Service, err = memory.NewService(memory.Options{
+		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
+		Recall: memory.RecallConfig{VectorFloor: cfg.VectorFloor, Keywords: embed.Keywords},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Service.ReloadGrants(startCtx); err != nil {
+		return nil, err
+	}
+	a.Handler = handlers.New(handlers.Options{
+		Service: a.Service, Logger: log, Ready: a.Ready, MaxBody: cfg.MaxBody,
+	})
+	ok = true
+	return a, nil
+}
+
+// Ready reports whether Neo4j and Redis both answer.
+func (a *App) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return errors.Join(a.Store.Ping(ctx), a.Redis.Ping(ctx).Err())
+}
+
+// Close releases connections; it is safe on a partly built App.
+func (a *App) Close(ctx context.Context) {
+	if a.Redis != nil {
+		_ = a.Redis.Close()
+	}
+	if a.Store != nil {
+		_ = a.Store.Close(ctx)
+	}
+}
+
+// openGraph connects to Neo4j, retrying until ctx ends so that memoryd can
+// start alongside a database that is still coming up.
+func openGraph(ctx context.Context, cfg Config, log *slog.Logger) (*graph.Store, error) {
+	var last error
+	for {
+		store, err := graph.Open(ctx, graph.Config{
+			URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase,
+		})
+		if err == nil {
+			return store, nil
+		}
+		last = err
+		log.WarnContext(ctx, "waiting for Neo4j", "uri", cfg.Neo4jURI, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("neo4j at %s did not answer within %s: %w", cfg.Neo4jURI, cfg.StartTimeout, last)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*redis.Client, error) {
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis url: %w", err)
+	}
+	client := redis.NewClient(opts)
+	for {
+		err := client.Ping(ctx).Err()
+		if err == nil {
+			return client, nil
+		}
+		log.WarnContext(ctx, "waiting for Redis", "url", opts.Addr, "err", err)
+		select {
+		case <-ctx.Done():
+			_ = client.Close()
+			return nil, fmt.Errorf("redis at %s did not answer within %s: %w", opts.Addr, cfg.StartTimeout, err)
+		case <-time.After(time.Second):
+		}
+	}
+}

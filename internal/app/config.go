@@ -1,0 +1,143 @@
+// Package app builds a running Mneme from its configuration: stores, policy
+// engine, embedder, services and the HTTP handler. memoryd, memctl and the
+// end-to-end tests share it so that they wire the same thing.
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything memoryd needs to start.
+type Config struct {
+	Addr          string        // where the HTTP API listens
+	Neo4jURI      string        // bolt://, neo4j:// or neo4j+s://
+	Neo4jUser     string        // empty: no authentication
+	Neo4jPassword string        //
+	Neo4jDatabase string        // empty: the server's default
+	RedisURL      string        // redis://host:port/db
+	EmbedDim      int           // dimension of the built-in embedder and the vector index
+	MaxBody       int64         // request body limit in bytes
+	VectorFloor   float64       // recall relevance floor for cosine similarity
+	PolicyTimeout time.Duration // deadline of one policy evaluation
+	StartTimeout  time.Duration // how long start-up waits for the stores
+	LogLevel      slog.Level
+	Seed          bool // load the demo dataset at start-up
+}
+
+// Defaults returns the configuration used when nothing is set.
+func Defaults() Config {
+	return Config{
+		Addr:          "127.0.0.1:8080",
+		Neo4jURI:      "bolt://127.0.0.1:7687",
+		RedisURL:      "redis://127.0.0.1:6379/0",
+		EmbedDim:      256,
+		MaxBody:       1 << 20,
+		VectorFloor:   0.25,
+		PolicyTimeout: 200 * time.Millisecond,
+		StartTimeout:  60 * time.Second,
+		LogLevel:      slog.LevelInfo,
+	}
+}
+
+// Load reads flags from args and then the environment through getenv; a flag
+// set explicitly wins over the environment.
+func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	cfg := Defaults()
+	env := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	env("MNEME_ADDR", &cfg.Addr)
+	env("NEO4J_URI", &cfg.Neo4jURI)
+	env("NEO4J_USER", &cfg.Neo4jUser)
+	env("NEO4J_PASSWORD", &cfg.Neo4jPassword)
+	env("NEO4J_DATABASE", &cfg.Neo4jDatabase)
+	env("REDIS_URL", &cfg.RedisURL)
+	var errs []error
+	if v := getenv("MNEME_EMBED_DIM"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("MNEME_EMBED_DIM: %q is not a whole number", v))
+		}
+		cfg.EmbedDim = n
+	}
+	if v := getenv("MNEME_LOG_LEVEL"); v != "" {
+		if err := cfg.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			errs = append(errs, fmt.Errorf("MNEME_LOG_LEVEL: %q is not debug, info, warn or error", v))
+		}
+	}
+	if v := getenv("MNEME_SEED"); v != "" {
+		cfg.Seed = v == "1" || strings.EqualFold(v, "true")
+	}
+
+	fs := flag.NewFlagSet("memoryd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address (MNEME_ADDR)")
+	fs.StringVar(&cfg.Neo4jURI, "neo4j-uri", cfg.Neo4jURI, "Neo4j URI (NEO4J_URI)")
+	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "Redis URL (REDIS_URL)")
+	fs.IntVar(&cfg.EmbedDim, "embed-dim", cfg.EmbedDim, "embedding dimension (MNEME_EMBED_DIM)")
+	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "request body limit in bytes")
+	fs.Float64Var(&cfg.VectorFloor, "vector-floor", cfg.VectorFloor, "recall relevance floor (cosine)")
+	fs.DurationVar(&cfg.PolicyTimeout, "policy-timeout", cfg.PolicyTimeout, "deadline of one policy evaluation")
+	fs.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "how long start-up waits for Neo4j and Redis")
+	fs.BoolVar(&cfg.Seed, "seed", cfg.Seed, "load the demo dataset at start-up (MNEME_SEED)")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	}
+	if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Validate reports every problem with cfg at once.
+func (c Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("addr: %q is not host:port", c.Addr))
+	}
+	if u, err := url.Parse(c.Neo4jURI); err != nil || !oneOf(u.Scheme, "bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("neo4j uri: %q is not a bolt:// or neo4j:// URI", c.Neo4jURI))
+	}
+	if u, err := url.Parse(c.RedisURL); err != nil || !oneOf(u.Scheme, "redis", "rediss") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("redis url: %q is not a redis:// URL", c.RedisURL))
+	}
+	if c.EmbedDim < 8 || c.EmbedDim > 4096 {
+		errs = append(errs, fmt.Errorf("embed dim: %d is outside 8..4096", c.EmbedDim))
+	}
+	if c.MaxBody < 1024 {
+		errs = append(errs, fmt.Errorf("max body: %d bytes is too small (at least 1024)", c.MaxBody))
+	}
+	if c.VectorFloor <= 0 || c.VectorFloor >= 1 {
+		errs = append(errs, fmt.Errorf("vector floor: %v must be between 0 and 1", c.VectorFloor))
+	}
+	if c.PolicyTimeout <= 0 {
+		errs = append(errs, errors.New("policy timeout must be positive"))
+	}
+	if c.StartTimeout <= 0 {
+		errs = append(errs, errors.New("start timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+func oneOf(s string, options ...string) bool {
+	for _, o := range options {
+		if s == o {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,62 @@
+package app
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string // substring; empty means success
+		check   func(t *testing.T, c Config)
+	}{
+		{name: "defaults", check: func(t *testing.T, c Config) {
+			if c.Addr != "127.0.0.1:8080" || c.EmbedDim != 256 {
+				t.Errorf("defaults = %+v", c)
+			}
+		}},
+		{name: "environment", env: map[string]string{
+			"NEO4J_URI": "neo4j://db:7687", "REDIS_URL": "redis://cache:6380/1", "MNEME_EMBED_DIM": "128", "MNEME_SEED": "true",
+		}, check: func(t *testing.T, c Config) {
+			if c.Neo4jURI != "neo4j://db:7687" || c.RedisURL != "redis://cache:6380/1" || c.EmbedDim != 128 || !c.Seed {
+				t.Errorf("config = %+v", c)
+			}
+		}},
+		{name: "flag beats environment", args: []string{"-addr", "127.0.0.1:9999", "-policy-timeout", "20ms"},
+			env: map[string]string{"MNEME_ADDR": "127.0.0.1:1"}, check: func(t *testing.T, c Config) {
+				if c.Addr != "127.0.0.1:9999" || c.PolicyTimeout != 20*time.Millisecond {
+					t.Errorf("config = %+v", c)
+				}
+			}},
+		{name: "bad neo4j uri", env: map[string]string{"NEO4J_URI": "http://x"}, wantErr: "neo4j uri"},
+		{name: "bad redis url", env: map[string]string{"REDIS_URL": "cache:6379"}, wantErr: "redis url"},
+		{name: "bad dim", env: map[string]string{"MNEME_EMBED_DIM": "lots"}, wantErr: "MNEME_EMBED_DIM"},
+		{name: "dim out of range", args: []string{"-embed-dim", "3"}, wantErr: "embed dim"},
+		{name: "bad addr", args: []string{"-addr", "8080"}, wantErr: "addr"},
+		{name: "bad floor", args: []string{"-vector-floor", "1.5"}, wantErr: "vector floor"},
+		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
+		{name: "unknown flag", args: []string{"-nope"}, wantErr: "not defined"},
+		{name: "several problems at once", env: map[string]string{"NEO4J_URI": "x", "REDIS_URL": "y"}, wantErr: "redis url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string { return tt.env[k] }
+			c, err := Load(tt.args, getenv, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Load error = %v, want it to mention %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			tt.check(t, c)
+		})
+	}
+}

@@ -1,0 +1,48 @@
+package app
+
+import (
+	"context"
+
+	"mneme/memory"
+	"mneme/seed"
+)
+
+// LoadDemo loads the demo dataset; running it twice changes nothing.
+func (a *App) LoadDemo(ctx context.Context) (seed.Report, error) {
+	ds, err := seed.Demo()
+	if err != nil {
+		return seed.Report{}, err
+	}
+	return seed.Load(ctx, ds, seedSink{a})
+}
+
+// seedSink writes the dataset straight to the stores: seeding is how the
+// first admin key comes to exist, so it cannot go through the API.
+type seedSink struct{ a *App }
+
+func (s seedSink) PutAPIKey(ctx context.Context, key string, p memory.Principal) error {
+	return s.a.Store.PutAPIKey(ctx, p.Tenant, memory.HashAPIKey(key), p)
+}
+
+func (s seedSink) EnsureAgent(ctx context.Context, tenant, id, team string) error {
+	return s.a.Store.EnsureAgent(ctx, tenant, id, team)
+}
+
+func (s seedSink) EnsureUser(ctx context.Context, tenant, id string) error {
+	return s.a.Store.EnsureUser(ctx, tenant, id)
+}
+
+func (s seedSink) PutGrant(ctx context.Context, g memory.Grant) error {
+	return s.a.Service.PutGrant(ctx, g)
+}
+
+func (s seedSink) WriteMemory(ctx context.Context, m memory.Memory) error {
+	imp, conf := m.Importance, m.Confidence
+	_, err := s.a.Service.Import(ctx, memory.NewMemory{
+		Tenant: m.Tenant, UserID: m.UserID, AgentID: m.AgentID, SessionID: m.SessionID, Type: m.Type,
+		Kind: m.Kind, Key: m.Key, Content: m.Content, Sensitivity: m.Sensitivity,
+		Importance: &imp, Confidence: &conf, Source: m.Source, Entities: m.Entities,
+		IdempotencyKey: m.IdempotencyKey,
+	}, m.CreatedAt, m.Status)
+	return err
+}

@@ -1,0 +1,167 @@
+// Package apptest runs a whole Mneme — the real router, graph store, policy
+// engine and embedder — on a loopback port against the Neo4j and Redis of
+// internal/testenv, and gives each test its own tenant with API keys.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"mneme/internal/app"
+	"mneme/internal/testenv"
+	"mneme/memory"
+)
+
+// Principals every fixture tenant has, by name. Agents and users share the
+// name as their id.
+var (
+	Agents   = map[string]string{"support-bot": "support", "order-bot": "orders", "finance-bot": "finance"}
+	Users    = []string{"alice", "bob", "carol"}
+	Admin    = "admin"
+	Analyst  = "analyst"
+	shared   sync.Once
+	instance *app.App
+	server   *httptest.Server
+	startErr error
+)
+
+// Fixture is one test's view of the running service.
+type Fixture struct {
+	URL    string
+	App    *app.App
+	Tenant string
+	// Keys maps a principal name ("support-bot", "alice", "admin", …) to its
+	// API key in this fixture's tenant.
+	Keys map[string]string
+}
+
+// Start returns a fixture with a fresh tenant. The service itself is shared
+// by every test of the binary.
+func Start(t testing.TB) *Fixture {
+	t.Helper()
+	testenv.Neo4j(t) // skips in -short mode, fails without NEO4J_URI
+	redisURL := testenv.RedisURL(t)
+	shared.Do(func() {
+		cfg := app.Defaults()
+		cfg.Neo4jURI = os.Getenv(testenv.EnvNeo4jURI)
+		cfg.Neo4jUser = os.Getenv(testenv.EnvNeo4jUser)
+		cfg.Neo4jPassword = os.Getenv(testenv.EnvNeo4jPassword)
+		cfg.Neo4jDatabase = testenv.Neo4jDatabase()
+		cfg.RedisURL = redisURL
+		cfg.EmbedDim = testenv.EmbeddingDimension
+		cfg.StartTimeout = 30 * time.Second
+		// A loaded CI machine must not turn slow decisions into denials.
+		cfg.PolicyTimeout = 5 * time.Second
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		if os.Getenv("MNEME_TEST_LOG") != "" {
+			log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+		instance, startErr = app.New(context.Background(), cfg, log)
+		if startErr == nil {
+			server = httptest.NewServer(instance.Handler)
+		}
+	})
+	if startErr != nil {
+		t.Fatalf("start mneme: %v", startErr)
+	}
+	f := &Fixture{URL: server.URL, App: instance, Tenant: testenv.Tenant(t), Keys: map[string]string{}}
+	ctx := context.Background()
+	add := func(name string, p memory.Principal) {
+		key := memory.NewAPIKey(f.Tenant)
+		if err := instance.Store.PutAPIKey(ctx, f.Tenant, memory.HashAPIKey(key), p); err != nil {
+			t.Fatalf("put api key for %s: %v", name, err)
+		}
+		f.Keys[name] = key
+	}
+	for id, team := range Agents {
+		if err := instance.Store.EnsureAgent(ctx, f.Tenant, id, team); err != nil {
+			t.Fatalf("ensure agent: %v", err)
+		}
+		add(id, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: id})
+	}
+	for _, id := range Users {
+		if err := instance.Store.EnsureUser(ctx, f.Tenant, id); err != nil {
+			t.Fatalf("ensure user: %v", err)
+		}
+		add(id, memory.Principal{Tenant: f.Tenant, Kind: memory.KindUser, ID: id})
+	}
+	add(Admin, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAdmin, ID: Admin})
+	add(Analyst, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAnalyst, ID: Analyst, Roles: []string{"analyst"}})
+	return f
+}
+
+// Response is what a request got back.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Decode unmarshals the body into v or fails the test.
+func (r Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Do sends a request as the named principal ("" for no key). body may be
+// nil, a []byte sent as is, or a value encoded as JSON.
+func (f *Fixture) Do(t testing.TB, who, method, path string, body any, headers ...string) Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("encode request: %v", err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, f.URL+path, rd)
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if who != "" {
+		key, ok := f.Keys[who]
+		if !ok {
+			key = who // a raw key, for tests of bad keys
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	if Observe != nil {
+		Observe(t, req, resp, raw)
+	}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+}
+
+// Observe, when set, sees every request and response; the OpenAPI test uses
+// it to validate real traffic against the document.
+var Observe func(t testing.TB, req *http.Request, resp *http.Response, body []byte)

@@ -1,0 +1,111 @@
+// Package testenv gives integration tests the real backing services that
+// scripts/up.sh starts (or that NEO4J_URI and REDIS_URL point at): a shared
+// Neo4j driver, the Redis URL, and unique tenant ids so tests can share one
+// database without seeing each other's data.
+//
+// In -short mode every helper skips the test. Otherwise a missing variable
+// fails the test: an integration test that silently skips proves nothing.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// EmbeddingDimension is the vector size integration tests use for the
+// memory_embedding index. Every test binary shares one Neo4j database and so
+// one vector index; it matches embed.DefaultDimension so that every package's
+// tests agree on it.
+const EmbeddingDimension = 256
+
+// Environment variables read by this package.
+const (
+	EnvNeo4jURI      = "NEO4J_URI"
+	EnvNeo4jUser     = "NEO4J_USER"
+	EnvNeo4jPassword = "NEO4J_PASSWORD"
+	EnvNeo4jDatabase = "NEO4J_DATABASE"
+	EnvRedisURL      = "REDIS_URL"
+)
+
+// shared is the one driver of this test binary.
+var shared struct {
+	once   sync.Once
+	driver neo4j.DriverWithContext
+	err    error
+}
+
+// Neo4j returns a driver connected to the test Neo4j, shared by every test of
+// the binary; tests must not close it. It skips in -short mode and fails the
+// test when NEO4J_URI is unset or the server cannot be reached.
+func Neo4j(t testing.TB) neo4j.DriverWithContext {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs Neo4j")
+	}
+	uri := os.Getenv(EnvNeo4jURI)
+	if uri == "" {
+		t.Fatalf("integration test: %s is not set; set NEO4J_URI or run `make test` (scripts/up.sh DIR writes DIR/env)", EnvNeo4jURI)
+	}
+	shared.once.Do(func() {
+		shared.driver, shared.err = connect(uri, os.Getenv(EnvNeo4jUser), os.Getenv(EnvNeo4jPassword))
+	})
+	if shared.err != nil {
+		t.Fatalf("integration test: %v", shared.err)
+	}
+	return shared.driver
+}
+
+// Neo4jDatabase returns NEO4J_DATABASE, or "" for the server's default.
+func Neo4jDatabase() string { return os.Getenv(EnvNeo4jDatabase) }
+
+func connect(uri, user, password string) (neo4j.DriverWithContext, error) {
+	auth := neo4j.NoAuth()
+	if user != "" {
+		auth = neo4j.BasicAuth(user, password, "")
+	}
+	driver, err := neo4j.NewDriverWithContext(uri, auth)
+	if err != nil {
+		return nil, fmt.Errorf("neo4j driver for %s: %w", uri, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := driver.VerifyConnectivity(ctx); err != nil {
+		_ = driver.Close(ctx)
+		return nil, fmt.Errorf("neo4j at %s is not reachable (is scripts/up.sh running?): %w", uri, err)
+	}
+	return driver, nil
+}
+
+// RedisURL returns REDIS_URL. It skips in -short mode and fails the test when
+// the variable is unset.
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs Redis")
+	}
+	u := os.Getenv(EnvRedisURL)
+	if u == "" {
+		t.Fatalf("integration test: %s is not set; set REDIS_URL or run `make test` (scripts/up.sh DIR writes DIR/env)", EnvRedisURL)
+	}
+	return u
+}
+
+// Tenant returns a fresh random tenant id such as "t-1a2b3c4d", so tests that
+// share a database never read each other's data. The id is a valid tenant
+// name for API keys (no underscore).
+func Tenant(t testing.TB) string {
+	t.Helper()
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("tenant id: %v", err)
+	}
+	return "t-" + hex.EncodeToString(b[:])
+}

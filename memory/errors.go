@@ -1,0 +1,34 @@
+package memory
+
+import "errors"
+
+// Domain errors. Handlers map them to HTTP statuses in one place.
+var (
+	// ErrNotFound means the memory does not exist or the caller may not see it;
+	// the two are deliberately indistinguishable.
+	ErrNotFound = errors.New("not found")
+	// ErrForbidden means the caller may not take this action.
+	ErrForbidden = errors.New("forbidden")
+	// ErrConflict means a precondition such as If-Match did not hold.
+	ErrConflict = errors.New("conflict")
+	// ErrUnavailable means a backing store cannot be reached.
+	ErrUnavailable = errors.New("store unavailable")
+	// ErrUnauthenticated means no valid API key was given.
+	ErrUnauthenticated = errors.New("unauthenticated")
+)
+
+// InvalidError is bad input from a client; Field names what was wrong.
+type InvalidError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InvalidError) Error() string {
+	if e.Field == "" {
+		return e.Reason
+	}
+	return e.Field + ": " + e.Reason
+}
+
+// Invalid returns an *InvalidError.
+func Invalid(field, reason string) error { return &InvalidError{Field: field, Reason: reason} }

@@ -1,0 +1,175 @@
+// Package memory is Mneme's domain: the memory model, the principals that act
+// on it, and the services that write, read and recall memories. It declares the
+// small interfaces it needs from the graph store, the policy engine and the
+// embedder; the concrete types live in graph, policy and embed.
+package memory
+
+import (
+	"time"
+)
+
+// Memory types.
+const (
+	TypeEpisodic   = "episodic"
+	TypeSemantic   = "semantic"
+	TypeProcedural = "procedural"
+	TypeProfile    = "profile"
+)
+
+// Types lists every long-term memory type.
+var Types = []string{TypeEpisodic, TypeSemantic, TypeProcedural, TypeProfile}
+
+// Memory statuses. Only active memories are recalled by default.
+const (
+	StatusActive     = "active"
+	StatusCandidate  = "candidate"
+	StatusSuperseded = "superseded"
+	StatusArchived   = "archived"
+	StatusExpired    = "expired"
+)
+
+// Statuses lists every memory status.
+var Statuses = []string{StatusActive, StatusCandidate, StatusSuperseded, StatusArchived, StatusExpired}
+
+// Sensitivity levels, lowest first. Policies compare them by rank.
+const (
+	SensitivityPublic       = "public"
+	SensitivityInternal     = "internal"
+	SensitivityConfidential = "confidential"
+	SensitivityRestricted   = "restricted"
+)
+
+// Sensitivities lists the sensitivity levels in increasing order.
+var Sensitivities = []string{SensitivityPublic, SensitivityInternal, SensitivityConfidential, SensitivityRestricted}
+
+// SensitivityRank returns the position of s in Sensitivities, or -1.
+func SensitivityRank(s string) int {
+	for i, v := range Sensitivities {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// Memory is one remembered fact, event, procedure or trait.
+type Memory struct {
+	ID          string     `json:"id"`
+	Tenant      string     `json:"tenant"`
+	UserID      string     `json:"user_id"`
+	AgentID     string     `json:"agent_id"`
+	SessionID   string     `json:"session_id,omitempty"`
+	Type        string     `json:"type"`
+	Kind        string     `json:"kind,omitempty"`
+	Key         string     `json:"key,omitempty"`
+	Content     string     `json:"content"`
+	Status      string     `json:"status"`
+	Sensitivity string     `json:"sensitivity"`
+	Importance  float64    `json:"importance"`
+	Confidence  float64    `json:"confidence"`
+	Source      string     `json:"source,omitempty"`
+	Entities    []Entity   `json:"entities,omitempty"`
+	ValidFrom   time.Time  `json:"valid_from"`
+	ValidTo     *time.Time `json:"valid_to,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	Version     int        `json:"version"`
+	// Supersedes is the id of the version this memory replaced, if any.
+	Supersedes string `json:"supersedes,omitempty"`
+	// Embedding is never serialised to clients.
+	Embedding []float32 `json:"-"`
+	// IdempotencyKey lets a client retry a create safely.
+	IdempotencyKey string `json:"-"`
+}
+
+// Entity is a business object a memory mentions: an order, a company, a product.
+type Entity struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// Principal is who is calling, derived from the API key alone.
+type Principal struct {
+	Tenant string   `json:"tenant"`
+	Kind   string   `json:"kind"` // agent, user, admin, analyst
+	ID     string   `json:"id"`
+	Roles  []string `json:"roles,omitempty"`
+}
+
+// Principal kinds.
+const (
+	KindAgent   = "agent"
+	KindUser    = "user"
+	KindAdmin   = "admin"
+	KindAnalyst = "analyst"
+)
+
+// Grant lets one agent read memories written by another. Grants are data:
+// admins change them without touching Rego.
+type Grant struct {
+	ID             string     `json:"id"`
+	Tenant         string     `json:"tenant"`
+	Grantee        string     `json:"grantee"`         // agent id that may read
+	Source         string     `json:"source"`          // agent id whose memories are shared, or "*"
+	Types          []string   `json:"types"`           // memory types; empty means none
+	Kinds          []string   `json:"kinds,omitempty"` // empty means every kind
+	MaxSensitivity string     `json:"max_sensitivity"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+}
+
+// Resource is the metadata of a memory that policy sees. Content never goes
+// to the policy engine.
+type Resource struct {
+	Tenant      string `json:"tenant"`
+	ID          string `json:"id,omitempty"`
+	UserID      string `json:"user_id"`
+	AgentID     string `json:"agent_id,omitempty"`
+	Type        string `json:"type,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Sensitivity string `json:"sensitivity,omitempty"`
+	Status      string `json:"status,omitempty"`
+}
+
+// ResourceOf returns the policy view of m.
+func ResourceOf(m Memory) Resource {
+	return Resource{
+		Tenant: m.Tenant, ID: m.ID, UserID: m.UserID, AgentID: m.AgentID,
+		Type: m.Type, Kind: m.Kind, Sensitivity: m.Sensitivity, Status: m.Status,
+	}
+}
+
+// Actions a principal may take on a memory.
+const (
+	ActionRead   = "read"
+	ActionWrite  = "write"
+	ActionDelete = "delete"
+	ActionManage = "manage" // grants and keys of a tenant
+)
+
+// Scope is the readable part of one tenant for a principal, as computed by
+// policy. A memory is in scope when it matches at least one clause. The graph
+// store turns a scope into a Cypher predicate; an empty scope matches nothing.
+type Scope struct {
+	Tenant  string
+	Clauses []Clause
+}
+
+// Clause is one way a memory can be readable. Empty fields match anything.
+type Clause struct {
+	UserID         string   `json:"user_id,omitempty"`
+	AgentIDs       []string `json:"agent_ids,omitempty"`
+	Types          []string `json:"types,omitempty"`
+	Kinds          []string `json:"kinds,omitempty"`
+	MaxSensitivity string   `json:"max_sensitivity,omitempty"`
+}
+
+// Empty reports whether the scope can match nothing.
+func (s Scope) Empty() bool { return len(s.Clauses) == 0 }
+
+// Decision is the outcome of one policy evaluation.
+type Decision struct {
+	Allow   bool     `json:"allow"`
+	Reasons []string `json:"reasons,omitempty"`
+}

@@ -1,0 +1,92 @@
+package memory
+
+import (
+	"context"
+	"time"
+)
+
+// Store is what the memory services need from the system of record.
+// graph.Store implements it against Neo4j; all methods filter on tenant.
+type Store interface {
+	// CreateMemories commits new memories in one transaction. A memory whose
+	// (tenant, user, key) slot holds an active memory supersedes it. A memory
+	// whose IdempotencyKey was seen before for the same tenant is not created
+	// again; the stored one is returned instead.
+	CreateMemories(ctx context.Context, ms []Memory) ([]Memory, error)
+	// GetMemory returns one memory of the tenant, or ErrNotFound.
+	GetMemory(ctx context.Context, tenant, id string) (Memory, error)
+	// ListMemories returns memories in scope that match q, newest first.
+	ListMemories(ctx context.Context, scope Scope, q ListQuery) ([]Memory, error)
+	// ReplaceMemory writes next as a new version of the memory prevID, which
+	// must be the current head with version expectVersion (0: any), else
+	// ErrConflict. prevID becomes superseded.
+	ReplaceMemory(ctx context.Context, tenant, prevID string, expectVersion int, next Memory) (Memory, error)
+	// History returns the version chain that contains id, newest first.
+	History(ctx context.Context, tenant, id string) ([]Memory, error)
+	// DeleteMemory removes a memory and leaves a content-free tombstone.
+	DeleteMemory(ctx context.Context, tenant, id, by, reason string) error
+	// SearchVector returns in-scope memories of one user by cosine similarity.
+	SearchVector(ctx context.Context, scope Scope, q SearchQuery) ([]Hit, error)
+	// SearchFullText returns in-scope memories of one user by full-text score.
+	SearchFullText(ctx context.Context, scope Scope, q SearchQuery) ([]Hit, error)
+}
+
+// GrantStore keeps sharing grants.
+type GrantStore interface {
+	CreateGrant(ctx context.Context, g Grant) (Grant, error)
+	ListGrants(ctx context.Context, tenant string) ([]Grant, error)
+	DeleteGrant(ctx context.Context, tenant, id string) error
+}
+
+// ListQuery filters a listing. Zero values mean "no filter".
+type ListQuery struct {
+	UserID string
+	Type   string
+	Kind   string
+	Status string
+	From   time.Time // created_at >= From
+	To     time.Time // created_at < To
+	// After is a cursor: only memories strictly older than it, by
+	// (created_at, id) descending.
+	After *Cursor
+	Limit int
+}
+
+// Cursor is a position in a listing ordered by (created_at, id) descending.
+type Cursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// SearchQuery asks for the memories of one user nearest to a query.
+type SearchQuery struct {
+	UserID    string
+	Text      string    // full-text: raw user text, escaped by the store
+	Embedding []float32 // vector
+	Types     []string
+	Limit     int
+}
+
+// Hit is a memory found by one retrieval source, with its raw score.
+type Hit struct {
+	Memory Memory
+	Score  float64
+}
+
+// Authorizer is the policy engine as the memory services see it.
+type Authorizer interface {
+	// Decide evaluates one action on one resource. Any error denies.
+	Decide(ctx context.Context, p Principal, action string, r Resource, now time.Time) (Decision, error)
+	// ReadScope computes what p may read of userID's memories (userID "" = all
+	// users p may read) in p's tenant.
+	ReadScope(ctx context.Context, p Principal, userID string, now time.Time) (Scope, error)
+	// SetGrants replaces the grants the engine decides with.
+	SetGrants(ctx context.Context, grants []Grant) error
+}
+
+// Embedder turns texts into vectors of a fixed dimension.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Dimension() int
+	Model() string
+}

@@ -1,0 +1,453 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits on what a client may send.
+const (
+	MaxContentChars = 8000
+	MaxBatch        = 100
+	DefaultListSize = 50
+	MaxListSize     = 500
+)
+
+// KeyStore resolves stored API keys.
+type KeyStore interface {
+	LookupAPIKey(ctx context.Context, tenant, hash string) (Principal, error)
+}
+
+// Options configures a Service.
+type Options struct {
+	Store  Store
+	Grants GrantStore
+	Keys   KeyStore
+	Authz  Authorizer
+	Embed  Embedder
+	Logger *slog.Logger
+	// Now returns the current time; defaults to time.Now.
+	Now func() time.Time
+	// Recall tunes recall; zero values take defaults.
+	Recall RecallConfig
+}
+
+// Service is the entry point for everything a principal does with memories.
+// Every read is decided by the Authorizer twice: once to narrow the query,
+// and again for each memory before it leaves.
+type Service struct {
+	store  Store
+	grants GrantStore
+	keys   KeyStore
+	authz  Authorizer
+	embed  Embedder
+	log    *slog.Logger
+	now    func() time.Time
+	recall RecallConfig
+
+	grantsMu sync.Mutex // serialises grant reloads into the policy engine
+}
+
+// NewService returns a Service; every dependency in opts is required.
+func NewService(opts Options) (*Service, error) {
+	if opts.Store == nil || opts.Grants == nil || opts.Keys == nil || opts.Authz == nil || opts.Embed == nil {
+		return nil, errors.New("memory: Store, Grants, Keys, Authz and Embed are required")
+	}
+	s := &Service{
+		store: opts.Store, grants: opts.Grants, keys: opts.Keys, authz: opts.Authz, embed: opts.Embed,
+		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// Authenticate resolves an API key to its principal.
+func (s *Service) Authenticate(ctx context.Context, key string) (Principal, error) {
+	tenant, hash, err := ParseAPIKey(key)
+	if err != nil {
+		return Principal{}, err
+	}
+	p, err := s.keys.LookupAPIKey(ctx, tenant, hash)
+	if errors.Is(err, ErrNotFound) {
+		return Principal{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	return p, nil
+}
+
+// NewMemory is what a client sends to create a memory.
+type NewMemory struct {
+	Tenant         string   `json:"tenant,omitempty"`
+	UserID         string   `json:"user_id"`
+	AgentID        string   `json:"agent_id,omitempty"`
+	SessionID      string   `json:"session_id,omitempty"`
+	Type           string   `json:"type"`
+	Kind           string   `json:"kind,omitempty"`
+	Key            string   `json:"key,omitempty"`
+	Content        string   `json:"content"`
+	Sensitivity    string   `json:"sensitivity,omitempty"`
+	Importance     *float64 `json:"importance,omitempty"`
+	Confidence     *float64 `json:"confidence,omitempty"`
+	Source         string   `json:"source,omitempty"`
+	Entities       []Entity `json:"entities,omitempty"`
+	IdempotencyKey string   `json:"idempotency_key,omitempty"`
+}
+
+// Create validates, authorises, embeds and stores memories in one
+// transaction: either all of them are written or none.
+func (s *Service) Create(ctx context.Context, p Principal, in []NewMemory) ([]Memory, error) {
+	if len(in) == 0 {
+		return nil, Invalid("memories", "at least one memory is required")
+	}
+	if len(in) > MaxBatch {
+		return nil, Invalid("memories", fmt.Sprintf("at most %d memories per request", MaxBatch))
+	}
+	now := s.now().UTC()
+	ms := make([]Memory, len(in))
+	for i, n := range in {
+		m, err := s.build(p, n, now)
+		if err != nil {
+			return nil, prefixField(err, i, len(in))
+		}
+		if err := s.require(ctx, p, ActionWrite, ResourceOf(m), now); err != nil {
+			return nil, err
+		}
+		ms[i] = m
+	}
+	if err := s.embedAll(ctx, ms); err != nil {
+		return nil, err
+	}
+	return s.store.CreateMemories(ctx, ms)
+}
+
+// Import stores a memory on behalf of the system (the seed loader), without
+// a principal. It still validates, embeds and supersedes. An empty status
+// means active.
+func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, status string) (Memory, error) {
+	p := Principal{Tenant: n.Tenant, Kind: KindAgent, ID: n.AgentID}
+	m, err := s.build(p, n, createdAt.UTC())
+	if err != nil {
+		return Memory{}, err
+	}
+	if status != "" {
+		if !contains(Statuses, status) {
+			return Memory{}, Invalid("status", "must be one of "+strings.Join(Statuses, ", "))
+		}
+		m.Status = status
+	}
+	if err := s.embedAll(ctx, []Memory{m}); err != nil {
+		return Memory{}, err
+	}
+	out, err := s.store.CreateMemories(ctx, []Memory{m})
+	if err != nil {
+		return Memory{}, err
+	}
+	return out[0], nil
+}
+
+func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error) {
+	tenant := n.Tenant
+	if tenant == "" {
+		tenant = p.Tenant
+	}
+	agent := n.AgentID
+	if agent == "" && p.Kind == KindAgent {
+		agent = p.ID
+	}
+	if p.Kind == KindAgent && agent != p.ID {
+		// An agent writes as itself; naming another agent is not a parameter
+		// policy can widen.
+		return Memory{}, ErrForbidden
+	}
+	if p.Kind == KindUser && agent == "" {
+		agent = "user:" + p.ID
+	}
+	switch {
+	case !validName(tenant):
+		return Memory{}, Invalid("tenant", "must be 1–64 letters, digits or -_.:@")
+	case !validName(n.UserID):
+		return Memory{}, Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
+	case !validName(agent):
+		return Memory{}, Invalid("agent_id", "is required for this principal: 1–64 letters, digits or -_.:@")
+	case n.SessionID != "" && !validName(n.SessionID):
+		return Memory{}, Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
+	case !contains(Types, n.Type):
+		return Memory{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
+	case strings.TrimSpace(n.Content) == "":
+		return Memory{}, Invalid("content", "must not be empty")
+	case !utf8.ValidString(n.Content):
+		return Memory{}, Invalid("content", "must be valid UTF-8")
+	case utf8.RuneCountInString(n.Content) > MaxContentChars:
+		return Memory{}, Invalid("content", fmt.Sprintf("must be at most %d characters", MaxContentChars))
+	case len(n.Kind) > 64 || len(n.Key) > 128 || len(n.Source) > 64 || len(n.IdempotencyKey) > 128:
+		return Memory{}, Invalid("kind", "kind ≤ 64, key ≤ 128, source ≤ 64, idempotency_key ≤ 128 bytes")
+	}
+	sens := n.Sensitivity
+	if sens == "" {
+		sens = SensitivityInternal
+	}
+	if SensitivityRank(sens) < 0 {
+		return Memory{}, Invalid("sensitivity", "must be one of "+strings.Join(Sensitivities, ", "))
+	}
+	importance, err := unit("importance", n.Importance, 0.5)
+	if err != nil {
+		return Memory{}, err
+	}
+	confidence, err := unit("confidence", n.Confidence, 1)
+	if err != nil {
+		return Memory{}, err
+	}
+	for _, e := range n.Entities {
+		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 {
+			return Memory{}, Invalid("entities", "each entity needs an id (≤ 128 bytes), kind ≤ 64, name ≤ 256")
+		}
+	}
+	return Memory{
+		ID: NewID("mem"), Tenant: tenant, UserID: n.UserID, AgentID: agent, SessionID: n.SessionID,
+		Type: n.Type, Kind: n.Kind, Key: n.Key, Content: n.Content, Status: StatusActive,
+		Sensitivity: sens, Importance: importance, Confidence: confidence, Source: n.Source,
+		Entities: n.Entities, ValidFrom: now, CreatedAt: now, UpdatedAt: now, Version: 1,
+		IdempotencyKey: n.IdempotencyKey,
+	}, nil
+}
+
+func (s *Service) embedAll(ctx context.Context, ms []Memory) error {
+	texts := make([]string, len(ms))
+	for i, m := range ms {
+		texts[i] = m.Content
+	}
+	vecs, err := s.embed.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("embed: %w", err)
+	}
+	for i := range ms {
+		ms[i].Embedding = vecs[i]
+	}
+	return nil
+}
+
+// Get returns one memory the principal may read.
+func (s *Service) Get(ctx context.Context, p Principal, id string) (Memory, error) {
+	m, err := s.store.GetMemory(ctx, p.Tenant, id)
+	if err != nil {
+		return Memory{}, err
+	}
+	if !s.allowed(ctx, p, ActionRead, m) {
+		return Memory{}, ErrNotFound
+	}
+	return m, nil
+}
+
+// ListRequest filters a listing; the cursor comes from a previous Page.
+type ListRequest struct {
+	UserID string
+	Type   string
+	Kind   string
+	Status string
+	From   time.Time
+	To     time.Time
+	Cursor string
+	Limit  int
+}
+
+// Page is one page of a listing.
+type Page struct {
+	Memories   []Memory `json:"memories"`
+	NextCursor string   `json:"next_cursor,omitempty"`
+}
+
+// List returns the memories the principal may read, newest first.
+func (s *Service) List(ctx context.Context, p Principal, r ListRequest) (Page, error) {
+	q := ListQuery{UserID: r.UserID, Type: r.Type, Kind: r.Kind, Status: r.Status, From: r.From, To: r.To, Limit: r.Limit}
+	switch {
+	case r.UserID != "" && !validName(r.UserID):
+		return Page{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
+	case r.Type != "" && !contains(Types, r.Type):
+		return Page{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
+	case r.Status != "" && !contains(Statuses, r.Status):
+		return Page{}, Invalid("status", "must be one of "+strings.Join(Statuses, ", "))
+	case r.Limit < 0 || r.Limit > MaxListSize:
+		return Page{}, Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxListSize))
+	case !r.From.IsZero() && !r.To.IsZero() && !r.From.Before(r.To):
+		return Page{}, Invalid("from", "must be before to")
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultListSize
+	}
+	if r.Cursor != "" {
+		c, err := decodeCursor(r.Cursor)
+		if err != nil {
+			return Page{}, Invalid("cursor", "is not a cursor this service issued")
+		}
+		q.After = &c
+	}
+	now := s.now().UTC()
+	scope, err := s.authz.ReadScope(ctx, p, r.UserID, now)
+	if err != nil {
+		return Page{}, fmt.Errorf("read scope: %w", err)
+	}
+	// Ask for one more than the page to know whether another page follows.
+	q.Limit++
+	ms, err := s.store.ListMemories(ctx, scope, q)
+	if err != nil {
+		return Page{}, err
+	}
+	var page Page
+	if len(ms) == q.Limit {
+		ms = ms[:q.Limit-1]
+		last := ms[len(ms)-1]
+		page.NextCursor = encodeCursor(Cursor{CreatedAt: last.CreatedAt, ID: last.ID})
+	}
+	page.Memories = s.visible(ctx, p, ms, now)
+	return page, nil
+}
+
+// UpdateRequest changes a memory; nil fields keep their value.
+type UpdateRequest struct {
+	Content     *string  `json:"content,omitempty"`
+	Kind        *string  `json:"kind,omitempty"`
+	Sensitivity *string  `json:"sensitivity,omitempty"`
+	Importance  *float64 `json:"importance,omitempty"`
+	Confidence  *float64 `json:"confidence,omitempty"`
+}
+
+// Update writes a new version of a memory. ifMatch > 0 must equal the
+// current version, else ErrConflict.
+func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch int, u UpdateRequest) (Memory, error) {
+	prev, err := s.Get(ctx, p, id)
+	if err != nil {
+		return Memory{}, err
+	}
+	n := NewMemory{
+		Tenant: prev.Tenant, UserID: prev.UserID, AgentID: prev.AgentID, SessionID: prev.SessionID,
+		Type: prev.Type, Kind: prev.Kind, Key: prev.Key, Content: prev.Content, Sensitivity: prev.Sensitivity,
+		Importance: &prev.Importance, Confidence: &prev.Confidence, Source: prev.Source, Entities: prev.Entities,
+	}
+	if u.Content != nil {
+		n.Content = *u.Content
+	}
+	if u.Kind != nil {
+		n.Kind = *u.Kind
+	}
+	if u.Sensitivity != nil {
+		n.Sensitivity = *u.Sensitivity
+	}
+	if u.Importance != nil {
+		n.Importance = u.Importance
+	}
+	if u.Confidence != nil {
+		n.Confidence = u.Confidence
+	}
+	now := s.now().UTC()
+	// The new version keeps the original author; the principal needs write
+	// permission on the result, as if it wrote it afresh.
+	author := Principal{Tenant: prev.Tenant, Kind: KindAgent, ID: prev.AgentID}
+	next, err := s.build(author, n, now)
+	if err != nil {
+		return Memory{}, err
+	}
+	if err := s.require(ctx, p, ActionWrite, ResourceOf(next), now); err != nil {
+		return Memory{}, err
+	}
+	if err := s.embedAll(ctx, []Memory{next}); err != nil {
+		return Memory{}, err
+	}
+	return s.store.ReplaceMemory(ctx, p.Tenant, prev.ID, ifMatch, next)
+}
+
+// History returns the versions of a memory the principal may read, newest
+// first.
+func (s *Service) History(ctx context.Context, p Principal, id string) ([]Memory, error) {
+	if _, err := s.Get(ctx, p, id); err != nil {
+		return nil, err
+	}
+	chain, err := s.store.History(ctx, p.Tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.visible(ctx, p, chain, s.now().UTC()), nil
+}
+
+// Delete removes a memory and leaves a tombstone.
+func (s *Service) Delete(ctx context.Context, p Principal, id string) error {
+	m, err := s.Get(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if err := s.require(ctx, p, ActionDelete, ResourceOf(m), s.now().UTC()); err != nil {
+		return err
+	}
+	return s.store.DeleteMemory(ctx, p.Tenant, id, p.Kind+":"+p.ID, "deleted through the API")
+}
+
+// require returns ErrForbidden unless policy allows the action.
+func (s *Service) require(ctx context.Context, p Principal, action string, r Resource, now time.Time) error {
+	d, err := s.authz.Decide(ctx, p, action, r, now)
+	if err != nil {
+		s.log.WarnContext(ctx, "policy error; denying", "action", action, "err", err)
+		return ErrForbidden
+	}
+	if !d.Allow {
+		return ErrForbidden
+	}
+	return nil
+}
+
+func (s *Service) allowed(ctx context.Context, p Principal, action string, m Memory) bool {
+	return s.require(ctx, p, action, ResourceOf(m), s.now().UTC()) == nil
+}
+
+// visible keeps the memories policy lets p read. The store already narrowed
+// the query; this second check is what guarantees nothing slips through.
+func (s *Service) visible(ctx context.Context, p Principal, ms []Memory, now time.Time) []Memory {
+	out := make([]Memory, 0, len(ms))
+	for _, m := range ms {
+		if s.require(ctx, p, ActionRead, ResourceOf(m), now) == nil {
+			out = append(out, m)
+			continue
+		}
+		s.log.WarnContext(ctx, "memory outside policy scope dropped", "memory", m.ID)
+	}
+	return out
+}
+
+func unit(field string, v *float64, def float64) (float64, error) {
+	if v == nil {
+		return def, nil
+	}
+	if *v < 0 || *v > 1 {
+		return 0, Invalid(field, "must be between 0 and 1")
+	}
+	return *v, nil
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// prefixField names the batch item an error is about.
+func prefixField(err error, i, n int) error {
+	var inv *InvalidError
+	if n > 1 && errors.As(err, &inv) {
+		return Invalid(fmt.Sprintf("memories[%d].%s", i, inv.Field), inv.Reason)
+	}
+	return err
+}

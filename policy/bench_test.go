@@ -1,0 +1,70 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"mneme/memory"
+)
+
+// benchGrants is a tenant with 50 grants, 5 of them for support-bot.
+func benchGrants() []memory.Grant {
+	var grants []memory.Grant
+	for i := range 50 {
+		g := grantG1
+		g.ID = fmt.Sprintf("g%d", i)
+		if i%10 != 0 {
+			g.Grantee = fmt.Sprintf("agent-%d", i)
+		}
+		grants = append(grants, g)
+	}
+	return grants
+}
+
+func BenchmarkDecide(b *testing.B) {
+	ctx := context.Background()
+	e := newEngine(b, Options{})
+	setGrants(b, e, benchGrants()...)
+	for _, bc := range []struct {
+		name string
+		p    memory.Principal
+	}{
+		{"admin", admin},
+		{"agent via grant", support},
+		{"analyst", memory.Principal{Tenant: "acme", Kind: memory.KindAnalyst, ID: "ana", Roles: []string{"analyst_full"}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				d, err := e.Decide(ctx, bc.p, memory.ActionRead, orderM, testNow)
+				if err != nil || !d.Allow {
+					b.Fatal(d, err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkReadScope(b *testing.B) {
+	ctx := context.Background()
+	e := newEngine(b, Options{})
+	setGrants(b, e, benchGrants()...)
+	for _, bc := range []struct {
+		name string
+		p    memory.Principal
+	}{
+		{"admin", admin},
+		{"agent with grants", support},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := e.ReadScope(ctx, bc.p, "u1", testNow)
+				if err != nil || s.Empty() {
+					b.Fatal(s, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,152 @@
+# Package mneme.authz decides what a principal may do with a memory.
+#
+# Input (built by package policy; field names are the JSON tags of the memory
+# package's types):
+#
+#   principal: {tenant, kind: agent|user|admin|analyst, id, roles: [...]}
+#   action:    read | write | delete | manage
+#   resource:  a memory's metadata, never its content:
+#              {tenant, id, user_id, agent_id, type, kind, sensitivity, status}
+#              (for manage, only tenant matters)
+#   context:   {now: RFC 3339 instant}; policies never read the clock.
+#
+# Data: data.grants, sharing grants keyed by tenant and grantee (see
+# grants.rego).
+#
+# Output: allow (boolean, default false) and reasons (a set of strings saying
+# why, or why not). The readable scope is in scope.rego.
+package mneme.authz
+
+default allow := false
+
+# allow holds when every guard holds and at least one rule permits.
+allow if {
+	guards
+	count(permits) > 0
+}
+
+guards if {
+	same_tenant
+	known_principal
+	known_action
+	known_sensitivity
+}
+
+# reasons explains the decision: the rules that permit, else the guards that
+# fail, else a single "no rule permits".
+reasons := permits if {
+	allow
+} else := denials if {
+	count(denials) > 0
+} else := {sprintf("no rule permits %s %s", [principal_kind_name, action_name])}
+
+principal_kind_name := object.get(input, ["principal", "kind"], "?")
+
+action_name := object.get(input, "action", "?")
+
+principal_kinds := {"agent", "user", "admin", "analyst"}
+
+actions := {"read", "write", "delete", "manage"}
+
+# Guards. Each is stated positively, so that a missing input field fails it.
+
+# Tenants never see each other.
+same_tenant if {
+	input.principal.tenant != ""
+	input.resource.tenant == input.principal.tenant
+}
+
+known_principal if {
+	input.principal.kind in principal_kinds
+	input.principal.id != ""
+}
+
+known_action if input.action in actions
+
+# Every memory action needs a known sensitivity; manage has no memory.
+known_sensitivity if input.action == "manage"
+
+known_sensitivity if {
+	input.action != "manage"
+	is_number(ranks[input.resource.sensitivity])
+}
+
+denials contains "tenant mismatch" if not same_tenant
+
+denials contains "unknown principal" if not known_principal
+
+denials contains "unknown action" if not known_action
+
+denials contains "unknown sensitivity" if not known_sensitivity
+
+# Agents.
+
+permits contains "agent reads its own memory" if {
+	input.principal.kind == "agent"
+	input.action == "read"
+	input.resource.agent_id == input.principal.id
+}
+
+# An agent writes memories about any user of its tenant, as itself: the
+# memory's agent_id is the agent's id, never a parameter it may choose.
+permits contains "agent writes its own memory" if {
+	input.principal.kind == "agent"
+	input.action == "write"
+	input.resource.agent_id == input.principal.id
+	input.resource.user_id != ""
+}
+
+permits contains "agent deletes its own memory" if {
+	input.principal.kind == "agent"
+	input.action == "delete"
+	input.resource.agent_id == input.principal.id
+}
+
+# Another agent's memory is readable only through a sharing grant.
+permits contains sprintf("grant %s from %s", [g.id, g.source]) if {
+	input.action == "read"
+	some g in active_grants
+	grant_covers(g, input.resource)
+}
+
+# End users see and delete what is about them, and tell Mneme about
+# themselves: profile and episodic memories only.
+
+permits contains "user reads memories about themselves" if {
+	input.principal.kind == "user"
+	input.action == "read"
+	input.resource.user_id == input.principal.id
+}
+
+permits contains "user deletes memories about themselves" if {
+	input.principal.kind == "user"
+	input.action == "delete"
+	input.resource.user_id == input.principal.id
+}
+
+user_writable_types := {"profile", "episodic"}
+
+permits contains "user writes a memory about themselves" if {
+	input.principal.kind == "user"
+	input.action == "write"
+	input.resource.user_id == input.principal.id
+	input.resource.type in user_writable_types
+}
+
+# Admins do everything within their tenant, and only they manage grants and
+# keys.
+
+permits contains sprintf("admin may %s in its tenant", [input.action]) if {
+	input.principal.kind == "admin"
+}
+
+# Analysts read by role (see analyst_roles in roles.rego).
+
+permits contains sprintf("role %s reads %s up to %s", [role, input.resource.type, caps.max_sensitivity]) if {
+	input.principal.kind == "analyst"
+	input.action == "read"
+	some role in input.principal.roles
+	caps := analyst_roles[role]
+	input.resource.type in caps.types
+	rank_at_most(input.resource.sensitivity, caps.max_sensitivity)
+}

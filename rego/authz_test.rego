@@ -1,0 +1,209 @@
+package mneme.authz_test
+
+import data.mneme.authz
+
+now := "2025-06-01T12:00:00Z"
+
+agent := {"tenant": "acme", "kind": "agent", "id": "order-bot"}
+
+user := {"tenant": "acme", "kind": "user", "id": "u1"}
+
+admin := {"tenant": "acme", "kind": "admin", "id": "root"}
+
+analyst(roles) := {"tenant": "acme", "kind": "analyst", "id": "ana", "roles": roles}
+
+# mem is a memory of acme about u1 written by order-bot, with overrides.
+mem(overrides) := object.union(
+	{
+		"tenant": "acme", "id": "m1", "user_id": "u1", "agent_id": "order-bot",
+		"type": "episodic", "kind": "order", "sensitivity": "internal", "status": "active",
+	},
+	overrides,
+)
+
+# filed files grants as package policy does: by tenant, then by grantee.
+filed(grants) := {tenant: by_grantee |
+	some g0 in grants
+	tenant := g0.tenant
+	by_grantee := {grantee: gs |
+		some g1 in grants
+		g1.tenant == tenant
+		grantee := g1.grantee
+		gs := [g | some g in grants; g.tenant == tenant; g.grantee == grantee]
+	}
+}
+
+in_put(p, action, r) := {"principal": p, "action": action, "resource": r, "context": {"now": now}}
+
+allowed(p, action, r) if authz.allow with input as in_put(p, action, r) with data.grants as {}
+
+reasons(p, action, r) := rs if {
+	rs := authz.reasons with input as in_put(p, action, r) with data.grants as {}
+}
+
+# Guards.
+
+test_default_is_deny if not authz.allow with input as {}
+
+test_tenant_mismatch_denies_every_kind if {
+	some p in [agent, user, admin, analyst(["analyst_full"])]
+	not allowed(p, "read", mem({"tenant": "globex"}))
+}
+
+test_tenant_mismatch_reason if {
+	"tenant mismatch" in reasons(admin, "read", mem({"tenant": "globex"}))
+}
+
+test_empty_tenant_denies if {
+	not allowed(object.union(admin, {"tenant": ""}), "read", mem({"tenant": ""}))
+}
+
+test_missing_resource_tenant_denies if {
+	not allowed(admin, "read", object.remove(mem({}), ["tenant"]))
+}
+
+test_unknown_principal_kind_denies if {
+	p := object.union(admin, {"kind": "robot"})
+	not allowed(p, "read", mem({}))
+	"unknown principal" in reasons(p, "read", mem({}))
+}
+
+test_principal_without_id_denies if {
+	not allowed(object.union(agent, {"id": ""}), "read", mem({"agent_id": ""}))
+}
+
+test_unknown_action_denies if {
+	not allowed(admin, "purge", mem({}))
+	"unknown action" in reasons(admin, "purge", mem({}))
+}
+
+test_unknown_sensitivity_denies if {
+	not allowed(admin, "read", mem({"sensitivity": "secret"}))
+	not allowed(agent, "read", mem({"sensitivity": "secret"}))
+	not allowed(user, "read", mem({"sensitivity": "secret"}))
+	"unknown sensitivity" in reasons(admin, "read", mem({"sensitivity": "secret"}))
+}
+
+test_missing_sensitivity_denies if {
+	not allowed(admin, "write", object.remove(mem({}), ["sensitivity"]))
+}
+
+# Agents.
+
+test_agent_reads_own_memory if {
+	allowed(agent, "read", mem({}))
+	reasons(agent, "read", mem({})) == {"agent reads its own memory"}
+}
+
+test_agent_reads_own_memory_about_any_user if allowed(agent, "read", mem({"user_id": "u2"}))
+
+test_agent_reads_own_restricted_memory if allowed(agent, "read", mem({"sensitivity": "restricted"}))
+
+test_agent_does_not_read_other_agent_without_grant if {
+	not allowed(agent, "read", mem({"agent_id": "support-bot"}))
+	reasons(agent, "read", mem({"agent_id": "support-bot"})) == {"no rule permits agent read"}
+}
+
+test_agent_does_not_read_memory_without_agent if not allowed(agent, "read", object.remove(mem({}), ["agent_id"]))
+
+test_agent_writes_own_memory if allowed(agent, "write", mem({"user_id": "u9"}))
+
+test_agent_does_not_write_as_another_agent if not allowed(agent, "write", mem({"agent_id": "support-bot"}))
+
+test_agent_does_not_write_memory_without_user if not allowed(agent, "write", mem({"user_id": ""}))
+
+test_agent_deletes_own_memory if allowed(agent, "delete", mem({}))
+
+test_agent_does_not_delete_other_agent_memory if not allowed(agent, "delete", mem({"agent_id": "support-bot"}))
+
+test_agent_does_not_manage if not allowed(agent, "manage", {"tenant": "acme"})
+
+# End users.
+
+test_user_reads_memories_about_themselves if {
+	allowed(user, "read", mem({"agent_id": "any-bot", "sensitivity": "restricted"}))
+}
+
+test_user_does_not_read_memories_about_others if not allowed(user, "read", mem({"user_id": "u2"}))
+
+test_user_deletes_memories_about_themselves if allowed(user, "delete", mem({}))
+
+test_user_does_not_delete_memories_about_others if not allowed(user, "delete", mem({"user_id": "u2"}))
+
+test_user_writes_profile_and_episodic_about_themselves if {
+	allowed(user, "write", mem({"type": "profile"}))
+	allowed(user, "write", mem({"type": "episodic"}))
+}
+
+test_user_does_not_write_semantic_or_procedural if {
+	not allowed(user, "write", mem({"type": "semantic"}))
+	not allowed(user, "write", mem({"type": "procedural"}))
+}
+
+test_user_does_not_write_about_others if not allowed(user, "write", mem({"user_id": "u2", "type": "profile"}))
+
+test_user_does_not_manage if not allowed(user, "manage", {"tenant": "acme"})
+
+# Admins.
+
+test_admin_does_everything_in_its_tenant if {
+	every action in ["read", "write", "delete"] {
+		allowed(admin, action, mem({"user_id": "u7", "agent_id": "x", "sensitivity": "restricted"}))
+	}
+	allowed(admin, "manage", {"tenant": "acme"})
+	reasons(admin, "manage", {"tenant": "acme"}) == {"admin may manage in its tenant"}
+}
+
+test_admin_does_not_manage_another_tenant if not allowed(admin, "manage", {"tenant": "globex"})
+
+test_manage_is_admin_only if {
+	every p in [agent, user, analyst(["analyst_full"])] {
+		not allowed(p, "manage", {"tenant": "acme"})
+	}
+}
+
+# Analysts.
+
+test_analyst_reads_semantic_and_procedural_up_to_internal if {
+	p := analyst(["analyst"])
+	allowed(p, "read", mem({"type": "semantic", "sensitivity": "public"}))
+	allowed(p, "read", mem({"type": "procedural", "sensitivity": "internal", "user_id": "u5", "agent_id": "z"}))
+	reasons(p, "read", mem({"type": "semantic"})) == {"role analyst reads semantic up to internal"}
+}
+
+test_analyst_does_not_read_other_types if {
+	p := analyst(["analyst"])
+	not allowed(p, "read", mem({"type": "episodic", "sensitivity": "public"}))
+	not allowed(p, "read", mem({"type": "profile", "sensitivity": "public"}))
+}
+
+test_analyst_sensitivity_ceiling if not allowed(analyst(["analyst"]), "read", mem({"type": "semantic", "sensitivity": "confidential"}))
+
+test_analyst_full_reads_all_types_up_to_confidential if {
+	p := analyst(["analyst_full"])
+	every t in ["episodic", "semantic", "procedural", "profile"] {
+		allowed(p, "read", mem({"type": t, "sensitivity": "confidential"}))
+	}
+	not allowed(p, "read", mem({"sensitivity": "restricted"}))
+}
+
+test_analyst_roles_combine if {
+	p := analyst(["analyst", "analyst_full"])
+	allowed(p, "read", mem({"type": "profile", "sensitivity": "confidential"}))
+}
+
+test_analyst_without_known_role_reads_nothing if {
+	not allowed(analyst([]), "read", mem({"type": "semantic", "sensitivity": "public"}))
+	not allowed(analyst(["auditor"]), "read", mem({"type": "semantic", "sensitivity": "public"}))
+	not allowed(object.remove(analyst([]), ["roles"]), "read", mem({"type": "semantic", "sensitivity": "public"}))
+}
+
+test_analyst_does_not_write_or_delete if {
+	p := analyst(["analyst_full"])
+	not allowed(p, "write", mem({"type": "semantic", "sensitivity": "public"}))
+	not allowed(p, "delete", mem({"type": "semantic", "sensitivity": "public"}))
+}
+
+test_roles_of_other_kinds_are_ignored if {
+	not allowed(object.union(user, {"roles": ["analyst_full"]}), "read", mem({"user_id": "u2", "type": "semantic"}))
+}

@@ -1,0 +1,80 @@
+package mneme.authz_test
+
+import data.mneme.authz
+
+scope_of(p, user_id, grants) := s if {
+	req := {
+		"principal": p,
+		"action": "read",
+		"resource": {"tenant": p.tenant, "user_id": user_id},
+		"context": {"now": now},
+	}
+	s := authz.scope with input as req with data.grants as filed(grants)
+}
+
+test_scope_admin if {
+	scope_of(admin, "", []) == {{"max_sensitivity": "restricted"}}
+	scope_of(admin, "u1", []) == {{"user_id": "u1", "max_sensitivity": "restricted"}}
+}
+
+test_scope_agent_own if {
+	scope_of(agent, "", []) == {{"agent_ids": ["order-bot"], "max_sensitivity": "restricted"}}
+	scope_of(agent, "u2", []) == {{"user_id": "u2", "agent_ids": ["order-bot"], "max_sensitivity": "restricted"}}
+}
+
+test_scope_agent_grants if {
+	gs := [
+		grant({}),
+		grant({"id": "g2", "source": "*", "types": ["semantic", "procedural"], "kinds": [], "max_sensitivity": "public"}),
+	]
+	scope_of(support, "", gs) == {
+		{"agent_ids": ["support-bot"], "max_sensitivity": "restricted"},
+		{"agent_ids": ["order-bot"], "types": ["episodic"], "kinds": ["order"], "max_sensitivity": "internal"},
+		{"types": ["procedural", "semantic"], "max_sensitivity": "public"},
+	}
+}
+
+test_scope_skips_grants_that_share_nothing if {
+	gs := [
+		grant({"expires_at": "2020-01-01T00:00:00Z"}),
+		grant({"types": []}),
+		grant({"max_sensitivity": "secret"}),
+		grant({"grantee": "other-bot"}),
+		grant({"tenant": "globex"}),
+		grant({"source": ""}),
+	]
+	scope_of(support, "", gs) == {{"agent_ids": ["support-bot"], "max_sensitivity": "restricted"}}
+}
+
+test_scope_user if {
+	scope_of(user, "", []) == {{"user_id": "u1", "max_sensitivity": "restricted"}}
+	scope_of(user, "u1", []) == {{"user_id": "u1", "max_sensitivity": "restricted"}}
+	scope_of(user, "u2", []) == set()
+}
+
+test_scope_analyst if {
+	scope_of(analyst(["analyst"]), "", []) == {{"types": ["procedural", "semantic"], "max_sensitivity": "internal"}}
+	scope_of(analyst(["analyst", "analyst_full", "auditor"]), "u3", []) == {
+		{"user_id": "u3", "types": ["procedural", "semantic"], "max_sensitivity": "internal"},
+		{"user_id": "u3", "types": ["episodic", "procedural", "profile", "semantic"], "max_sensitivity": "confidential"},
+	}
+	scope_of(analyst([]), "", []) == set()
+}
+
+test_scope_is_empty_when_guards_fail if {
+	# Another tenant's resource.
+	s := authz.scope with input as {"principal": admin, "action": "read", "resource": {"tenant": "globex"}}
+	s == set()
+
+	# Unknown kind, missing id, not a read.
+	scope_of(object.union(admin, {"kind": "robot"}), "", []) == set()
+	scope_of(object.union(agent, {"id": ""}), "", []) == set()
+	w := authz.scope with input as {"principal": admin, "action": "write", "resource": {"tenant": "acme"}}
+	w == set()
+}
+
+test_grant_clause if {
+	authz.grant_clause(grant({})) == {"agent_ids": ["order-bot"], "types": ["episodic"], "kinds": ["order"], "max_sensitivity": "internal"}
+	authz.grant_clause(grant({"source": "*", "kinds": null, "types": ["semantic", "episodic"]})) == {"types": ["episodic", "semantic"], "max_sensitivity": "internal"}
+	not authz.grant_clause(grant({"types": null}))
+}

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# Local Neo4j Community for dev and tests: embedded launcher, Bolt on 127.0.0.1, no auth.
+#
+#   scripts/neo4j.sh start DIR   build the launcher if needed, start, print bolt://127.0.0.1:PORT last
+#   scripts/neo4j.sh stop DIR    SIGTERM, wait, SIGKILL after NEO4J_STOP_TIMEOUT
+#   scripts/neo4j.sh build       only build the launcher (idempotent)
+#
+# DIR gets neo4j.pid, neo4j.port, neo4j.log and data/ (kept across restarts).
+# Env: NEO4J_LINE=5.26|2026 (default: 2026 when a JDK >= 21 exists, else 5.26),
+#      NEO4J_JAVA_HOME (force a JDK), NEO4J_PORT (fixed port), NEO4J_HEAP (1g),
+#      NEO4J_PAGECACHE (256m), NEO4J_JAVA_OPTS (extra JVM flags),
+#      NEO4J_START_TIMEOUT (120 s), NEO4J_STOP_TIMEOUT (60 s).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+launcher_dir="$here/neo4j-launcher"
+main_class=mneme.launcher.Launcher
+
+log() { printf 'neo4j.sh: %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# Feature version (17, 21, 25...) of a JDK home, from its release file or by asking java.
+jdk_major() {
+  local home="$1" v=""
+  if [[ -f "$home/release" ]]; then
+    v="$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$home/release")"
+  fi
+  if [[ -z "$v" ]]; then
+    v="$("$home/bin/java" -XshowSettings:properties -version 2>&1 |
+      sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p')" || true
+  fi
+  printf '%s' "$v"
+}
+
+# Sets JDK_HOME, JDK_MAJOR and LINE (5.26 or 2026). 2026.x needs Java 21+;
+# 5.26 is run on the lowest JDK >= 17 found (the one it is best tested with).
+select_jdk() {
+  local want="${NEO4J_LINE:-auto}" h m
+  local -a homes=()
+  case "$want" in auto | 5.26 | 2026) ;; *) die "NEO4J_LINE must be 5.26 or 2026, not '$want'" ;; esac
+  if [[ -n "${NEO4J_JAVA_HOME:-}" ]]; then
+    homes=("$NEO4J_JAVA_HOME")
+  else
+    if command -v java >/dev/null 2>&1; then
+      homes+=("$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")")
+    fi
+    if [[ -n "${JAVA_HOME:-}" ]]; then homes+=("$JAVA_HOME"); fi
+    for h in /usr/lib/jvm/*/; do
+      if [[ -d "$h" ]]; then homes+=("${h%/}"); fi
+    done
+  fi
+  local hi_home="" hi=0 lo_home="" lo=999
+  for h in "${homes[@]}"; do
+    [[ -x "$h/bin/java" ]] || continue
+    m="$(jdk_major "$h")"
+    if ! [[ "$m" =~ ^[0-9]+$ ]] || ((m < 17)); then continue; fi
+    if ((m > hi)); then hi=$m hi_home=$h; fi
+    if ((m < lo)); then lo=$m lo_home=$h; fi
+  done
+  [[ -n "$hi_home" ]] || die "no Java 17+ found (looked at: ${homes[*]:-nothing}); apt-get install -y openjdk-17-jdk-headless"
+  if [[ "$want" == 2026 || ("$want" == auto && hi -ge 21) ]]; then
+    ((hi >= 21)) || die "NEO4J_LINE=2026 needs Java 21+, best found is Java $hi ($hi_home)"
+    LINE=2026 JDK_HOME=$hi_home JDK_MAJOR=$hi
+  else
+    LINE=5.26 JDK_HOME=$lo_home JDK_MAJOR=$lo
+  fi
+}
+
+# Builds target-$LINE/ (classes + copied dependency jars) unless it is newer than the sources.
+build() {
+  select_jdk
+  local target="$launcher_dir/target-$LINE"
+  local stamp="$target/.built"
+  up_to_date() {
+    [[ -f "$stamp" ]] && [[ -z "$(find "$launcher_dir/pom.xml" "$launcher_dir/src" -newer "$stamp" -print -quit)" ]]
+  }
+  if up_to_date; then return 0; fi
+  command -v mvn >/dev/null 2>&1 || die "mvn not found; apt-get install -y maven"
+  [[ -x "$JDK_HOME/bin/javac" ]] || die "$JDK_HOME has no javac (a JDK, not a JRE, is needed to build)"
+  # Parallel starts (e.g. several test packages) must not build into the same folder at once.
+  exec 9<"$launcher_dir"
+  flock 9
+  if ! up_to_date; then
+    log "building Neo4j $LINE launcher with Java $JDK_MAJOR ($JDK_HOME)..."
+    local t0=$SECONDS profile=()
+    if [[ "$LINE" == 2026 ]]; then profile=(-P neo4j-2026); fi
+    rm -rf "$target"
+    mkdir -p "$target"
+    if ! JAVA_HOME="$JDK_HOME" mvn -q -B -f "$launcher_dir/pom.xml" "${profile[@]}" \
+      compile dependency:copy-dependencies >"$target/build.log" 2>&1; then
+      tail -n 40 "$target/build.log" >&2
+      die "launcher build failed (full log: $target/build.log)"
+    fi
+    touch "$stamp"
+    log "built in $((SECONDS - t0)) s"
+  fi
+  exec 9<&-
+}
+
+# A free loopback port: the kernel picks one for a socket bound to port 0.
+free_port() {
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+    return
+  fi
+  local p
+  for _ in $(seq 100); do
+    p=$((20000 + RANDOM % 30000))
+    if ! port_in_use "$p"; then echo "$p"; return; fi
+  done
+  die "could not find a free port"
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Alive and not a zombie (a reparented child may linger unreaped in some containers).
+alive() {
+  local pid="$1" state
+  [[ -r "/proc/$pid/stat" ]] || return 1
+  state="$(sed 's/^.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null)" || return 1
+  [[ "$state" != Z ]]
+}
+
+# PID of our launcher recorded in DIR, if it is still that process (guards against PID reuse).
+running_pid() {
+  local dir="$1" pid
+  [[ -f "$dir/neo4j.pid" ]] || return 1
+  pid="$(cat "$dir/neo4j.pid")"
+  if ! [[ "$pid" =~ ^[0-9]+$ ]] || ! alive "$pid"; then return 1; fi
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$main_class" || return 1
+  echo "$pid"
+}
+
+kill_and_wait() {
+  local pid="$1" timeout="$2" deadline
+  kill -TERM "$pid" 2>/dev/null || true
+  deadline=$((SECONDS + timeout))
+  while alive "$pid"; do
+    if ((SECONDS >= deadline)); then
+      log "pid $pid still running after ${timeout}s, sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 0.5
+      break
+    fi
+    sleep 0.2
+  done
+}
+
+start() {
+  local dir="$1" pid port
+  mkdir -p "$dir"
+  dir="$(cd "$dir" && pwd)"
+  if pid="$(running_pid "$dir")"; then
+    log "already running (pid $pid)"
+    echo "bolt://127.0.0.1:$(cat "$dir/neo4j.port")"
+    return 0
+  fi
+  rm -f "$dir/neo4j.pid" "$dir/neo4j.port"
+  build
+  # 2026.x upgrades a 5.26 store in place, but 5.26 cannot open a store 2026.x has written.
+  local marker="$dir/data/.neo4j-line"
+  if [[ "$LINE" == 5.26 && -f "$marker" && "$(cat "$marker")" == 2026 ]]; then
+    die "$dir/data was written by Neo4j 2026.x and Neo4j 5.26 cannot open it; use a Java 21+ JDK (or NEO4J_LINE=2026), or delete $dir/data"
+  fi
+  local cp="$launcher_dir/target-$LINE/classes:$launcher_dir/target-$LINE/dependency/*"
+  local heap="${NEO4J_HEAP:-1g}"
+  # --add-opens: Neo4j's page cache and transaction log need reflective access to
+  # DirectByteBuffer and FileDescriptor; without them it logs warnings and falls back.
+  local -a opts=(
+    -Xms"$heap" -Xmx"$heap"
+    -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -XX:-OmitStackTraceInFastThrow
+    -Djdk.nio.maxCachedBufferSize=1024 -Dio.netty.tryReflectionSetAccessible=true
+    -Dfile.encoding=UTF-8
+    --add-opens=java.base/java.nio=ALL-UNNAMED
+    --add-opens=java.base/java.io=ALL-UNNAMED
+    --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+    --enable-native-access=ALL-UNNAMED
+    -Dmneme.pagecache="${NEO4J_PAGECACHE:-256m}"
+  )
+  # JDK 24+ warns on every start that Neo4j's bundled libraries use sun.misc.Unsafe.
+  if ((JDK_MAJOR >= 24)); then opts+=(--sun-misc-unsafe-memory-access=allow); fi
+  # Lucene (vector and fulltext indexes) uses SIMD through the Vector API when it is readable.
+  if ((JDK_MAJOR >= 21)); then opts+=(--add-modules=jdk.incubator.vector); fi
+  # Extra JVM flags, split on spaces (e.g. -XX:TieredStopAtLevel=1 halves start-up CPU).
+  local -a extra=()
+  read -ra extra <<<"${NEO4J_JAVA_OPTS:-}"
+  opts+=("${extra[@]}")
+
+  local timeout="${NEO4J_START_TIMEOUT:-120}" logf="$dir/neo4j.log" attempts=3 attempt deadline t0=$SECONDS
+  if [[ -n "${NEO4J_PORT:-}" ]]; then attempts=1; fi
+  # Abort a half-started server if we are interrupted while waiting.
+  trap 'if [[ -n "${pid:-}" ]]; then kill_and_wait "$pid" 10; rm -f "$dir/neo4j.pid" "$dir/neo4j.port"; fi; exit 130' INT TERM
+  for ((attempt = 1; attempt <= attempts; attempt++)); do
+    pid=""
+    port="${NEO4J_PORT:-$(free_port)}"
+    if port_in_use "$port"; then
+      ((attempts > 1)) || die "port $port on 127.0.0.1 is already in use"
+      continue
+    fi
+    if [[ -f "$logf" ]]; then mv -f "$logf" "$logf.1"; fi
+    # setsid: the server outlives this script and a Ctrl-C in the terminal that started it.
+    setsid "$JDK_HOME/bin/java" "${opts[@]}" -cp "$cp" "$main_class" "$port" "$dir/data" \
+      >"$logf" 2>&1 </dev/null &
+    pid=$!
+    echo "$pid" >"$dir/neo4j.pid"
+    echo "$port" >"$dir/neo4j.port"
+    deadline=$((SECONDS + timeout))
+    while :; do
+      if grep -q '^READY ' "$logf"; then
+        trap - INT TERM
+        echo "$LINE" >"$marker"
+        log "Neo4j $LINE (Java $JDK_MAJOR) ready in $((SECONDS - t0)) s, pid $pid, log $logf"
+        echo "bolt://127.0.0.1:$port"
+        return 0
+      fi
+      if ! alive "$pid"; then
+        rm -f "$dir/neo4j.pid" "$dir/neo4j.port"
+        if grep -qiE 'address already in use|PortBindException' "$logf"; then
+          if ((attempt < attempts)); then
+            log "port $port was taken meanwhile, retrying with another port"
+            continue 2
+          fi
+          tail -n 5 "$logf" >&2
+          die "Neo4j could not bind 127.0.0.1:$port: port already in use (full log: $logf)"
+        fi
+        tail -n 40 "$logf" >&2
+        # The launcher's one-line summary of the cause, in case the tail is all stack trace.
+        grep -m1 '^FAILED' "$logf" >&2 || true
+        die "Neo4j exited during start-up (log above, full log: $logf)"
+      fi
+      if ((SECONDS >= deadline)); then
+        kill_and_wait "$pid" 10
+        rm -f "$dir/neo4j.pid" "$dir/neo4j.port"
+        tail -n 40 "$logf" >&2
+        die "Neo4j not ready after ${timeout}s (log above, full log: $logf)"
+      fi
+      sleep 0.2
+    done
+  done
+  die "could not start Neo4j: port $port is in use (tried $attempts ports)"
+}
+
+stop() {
+  local dir="$1" pid
+  if [[ ! -d "$dir" ]]; then
+    log "$dir does not exist; nothing to stop"
+    return 0
+  fi
+  if pid="$(running_pid "$dir")"; then
+    kill_and_wait "$pid" "${NEO4J_STOP_TIMEOUT:-60}"
+    log "stopped (pid $pid)"
+  else
+    log "not running"
+  fi
+  rm -f "$dir/neo4j.pid" "$dir/neo4j.port"
+}
+
+usage() { die "usage: $0 start DIR | stop DIR | build"; }
+
+case "${1:-}" in
+  start) [[ $# -eq 2 ]] || usage; start "$2" ;;
+  stop) [[ $# -eq 2 ]] || usage; stop "$2" ;;
+  build) [[ $# -eq 1 ]] || usage; build; echo "$launcher_dir/target-$LINE" ;;
+  *) usage ;;
+esac

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Run the whole test suite against a real Neo4j and Redis that this script
+# starts on free loopback ports and stops afterwards, whatever happens.
+#
+#   scripts/test.sh [go test flags]      (make test; .ci/run)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+scripts/deps.sh
+dir="$(mktemp -d "${TMPDIR:-/tmp}/mneme-test.XXXXXX")"
+cleanup() {
+  scripts/down.sh "$dir" || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+# Servers given by the environment are used as they are; tests use their own
+# tenants, so they share a database safely.
+scripts/up.sh "$dir" >/dev/null
+# shellcheck disable=SC1091
+source "$dir/env"
+
+echo "== gofmt and go vet"
+unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"
+if [[ -n "$unformatted" ]]; then
+  echo "gofmt needed:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+go vet ./...
+
+echo "== go test (Neo4j $NEO4J_URI, Redis $REDIS_URL)"
+go test -count=1 -timeout 30m "$@" ./...
