@@ -43,7 +43,7 @@ const (
 )
 
 // memoryProjection returns a memory as a map with its entities and the
-// versions it supersedes; readMemory decodes it. Callers bind the memory to m.
+// versions it supersedes; decodeMemory reads it. Callers bind the memory to m.
 const memoryProjection = `m {.*, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]} AS memory`
 

@@ -63,11 +63,11 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 		auth = neo4j.BasicAuth(c.User, c.Password, "")
 	}
 	driver, err := neo4j.NewDriverWithContext(c.URI, auth, func(cfg *config.Config) {
-		cfg.SocketConnectTimeout = 5 * time.Second
+		cfg.SocketConnectTimeout = 3 * time.Second
 		cfg.ConnectionAcquisitionTimeout = 10 * time.Second
 		// Managed transactions retry transient errors; bound the retries so
 		// an outage reaches callers as ErrUnavailable instead of hanging.
-		cfg.MaxTransactionRetryTime = 10 * time.Second
+		cfg.MaxTransactionRetryTime = 5 * time.Second
 	})
 	if err != nil {
 		return nil, fmt.Errorf("graph: neo4j driver: %w", err)
