@@ -54,13 +54,26 @@ const memoryProjectionLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]
 // Writing memories. One CreateMemories call runs these, per memory and in
 // order, inside one transaction.
 const (
-	// cypherLockUser serialises writes to one user's slots: the write lock on
-	// the User node is held until commit, so two transactions cannot both see
-	// a slot empty and both fill it. SET then REMOVE takes the lock without
-	// leaving a trace.
-	cypherLockUser = `MERGE (u:User {tenant: $tenant, id: $user_id})
+	// The batch locks take every node a write will link to, in one global
+	// order — users, agents, sessions, entities, each sorted by id — before
+	// anything else, so concurrent writers queue instead of deadlocking.
+	cypherLockUsers = `UNWIND $ids AS id
+MERGE (u:User {tenant: $tenant, id: id})
 SET u._lock = true
 REMOVE u._lock`
+	cypherLockAgents = `UNWIND $ids AS id
+MERGE (a:Agent {tenant: $tenant, id: id})
+SET a._lock = true
+REMOVE a._lock`
+	cypherLockSessions = `UNWIND $ids AS id
+MERGE (s:Session {tenant: $tenant, id: id})
+SET s._lock = true
+REMOVE s._lock`
+	cypherLockEntities = `UNWIND $entities AS ent
+MERGE (e:Entity {tenant: $tenant, id: ent.id})
+ON CREATE SET e.kind = ent.kind, e.name = ent.name
+SET e._lock = true
+REMOVE e._lock`
 
 	cypherCreateMemory = `CREATE (m:Memory {tenant: $tenant, id: $props.id})
 SET m += $props

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -42,6 +43,9 @@ func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memor
 	var out []memory.Memory
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
 		out = make([]memory.Memory, 0, len(ms)) // work may be retried: start afresh
+		if err := lockBatch(ctx, tx, tenant, ms); err != nil {
+			return err
+		}
 		for _, m := range ms {
 			stored, err := createMemory(ctx, tx, m)
 			if err != nil {
@@ -55,6 +59,58 @@ func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memor
 		return nil, err
 	}
 	return out, nil
+}
+
+// lockBatch write-locks every user, agent, session and entity the batch
+// links to, in a fixed global order (label, then id). Holding them until
+// commit serialises writes to one user's slots, and a single order means two
+// writers never wait on each other in a cycle.
+func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) error {
+	users, agents, sessions := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	entities := map[string]memory.Entity{}
+	for _, m := range ms {
+		users[m.UserID] = true
+		if m.AgentID != "" {
+			agents[m.AgentID] = true
+		}
+		if m.SessionID != "" {
+			sessions[m.SessionID] = true
+		}
+		for _, e := range m.Entities {
+			if _, seen := entities[e.ID]; !seen {
+				entities[e.ID] = e
+			}
+		}
+	}
+	for _, step := range []struct {
+		query string
+		ids   map[string]bool
+	}{{cypherLockUsers, users}, {cypherLockAgents, agents}, {cypherLockSessions, sessions}} {
+		if len(step.ids) == 0 {
+			continue
+		}
+		if err := exec(ctx, tx, step.query, map[string]any{"tenant": tenant, "ids": sortedKeys(step.ids)}); err != nil {
+			return err
+		}
+	}
+	if len(entities) == 0 {
+		return nil
+	}
+	ents := make([]memory.Entity, 0, len(entities))
+	for _, e := range entities {
+		ents = append(ents, e)
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].ID < ents[j].ID })
+	return exec(ctx, tx, cypherLockEntities, map[string]any{"tenant": tenant, "entities": entityParams(ents)})
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // checkNew rejects memories the graph cannot hold consistently.
@@ -72,9 +128,6 @@ func checkNew(m memory.Memory) error {
 
 // createMemory writes one memory inside tx and returns it as stored.
 func createMemory(ctx context.Context, tx neo4j.ManagedTransaction, m memory.Memory) (memory.Memory, error) {
-	if err := exec(ctx, tx, cypherLockUser, map[string]any{"tenant": m.Tenant, "user_id": m.UserID}); err != nil {
-		return memory.Memory{}, err
-	}
 	props := memoryProps(m)
 	if m.IdempotencyKey != "" {
 		recs, err := collect(ctx, tx, cypherMergeIdempotent, map[string]any{
@@ -182,9 +235,9 @@ func (s *Store) ReplaceMemory(ctx context.Context, tenant, prevID string, expect
 	}
 	var out memory.Memory
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		// Lock order user → memory, the same as CreateMemories, so the two
-		// cannot deadlock on one slot.
-		if err := exec(ctx, tx, cypherLockUser, map[string]any{"tenant": tenant, "user_id": next.UserID}); err != nil {
+		// Lock order: linked nodes, then the memory — the same as
+		// CreateMemories, so the two cannot deadlock on one slot.
+		if err := lockBatch(ctx, tx, tenant, []memory.Memory{next}); err != nil {
 			return err
 		}
 		recs, err := collect(ctx, tx, cypherLockHead, map[string]any{"tenant": tenant, "id": prevID})

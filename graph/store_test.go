@@ -3,9 +3,11 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -474,4 +476,65 @@ func TestUnavailable(t *testing.T) {
 			t.Errorf("GetMemory = %v, want ErrUnavailable", err)
 		}
 	})
+}
+
+// TestConcurrentBatchesDoNotDeadlock writes batches that touch the same
+// users, agents, sessions and entities in opposite orders. Without a global
+// lock order these transactions wait on each other in cycles and Neo4j
+// aborts them as deadlocks.
+func TestConcurrentBatchesDoNotDeadlock(t *testing.T) {
+	testStore(t) // schema
+	// No retries: a deadlock must surface as an error, not be retried away.
+	driver, err := neo4j.NewDriverWithContext(os.Getenv(testenv.EnvNeo4jURI), neo4j.NoAuth(), func(c *config.Config) {
+		c.MaxTransactionRetryTime = time.Nanosecond
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { driver.Close(context.Background()) })
+	s := New(driver, Options{Database: testenv.Neo4jDatabase()})
+	tenant := testenv.Tenant(t)
+	users := []string{"u1", "u2", "u3", "u4"}
+	agents := []string{"agent-a", "agent-b"}
+	const writers, rounds = 6, 8
+	errs := make(chan error, writers*rounds)
+	for w := range writers {
+		go func() {
+			for r := range rounds {
+				batch := make([]memory.Memory, 0, len(users))
+				for i := range users {
+					// Odd writers walk users, agents and entities backwards.
+					j := i
+					if w%2 == 1 {
+						j = len(users) - 1 - i
+					}
+					m := newMemory(tenant, users[j], fmt.Sprintf("writer %d round %d item %d", w, r, i))
+					m.AgentID = agents[(j+w)%len(agents)]
+					m.SessionID = fmt.Sprintf("s-%d", j%2)
+					m.Key = fmt.Sprintf("slot-%d", j%2)
+					m.Entities = []memory.Entity{
+						{ID: fmt.Sprintf("order-%d", j), Kind: "order", Name: "order"},
+						{ID: fmt.Sprintf("order-%d", len(users)-1-j), Kind: "order", Name: "order"},
+					}
+					batch = append(batch, m)
+				}
+				_, err := s.CreateMemories(testCtx(t), batch)
+				errs <- err
+			}
+		}()
+	}
+	for range writers * rounds {
+		if err := <-errs; err != nil {
+			t.Errorf("CreateMemories: %v", err)
+		}
+	}
+	all := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	active, err := s.ListMemories(testCtx(t), all, memory.ListQuery{Status: memory.StatusActive, Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each user fills one slot, and each slot ends with exactly one head.
+	if want := len(users); len(active) != want {
+		t.Errorf("%d active memories, want %d (one per slot)", len(active), want)
+	}
 }

@@ -1,0 +1,398 @@
+package memory
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// In-package fakes of the small interfaces the Service consumes. They record
+// what they were asked so tests can check what did (and did not) reach them.
+// Every fake is safe for concurrent use: Recall queries the store from two
+// goroutines.
+
+// testNow is the fixed clock of every test service.
+var testNow = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// fakeStore is an in-memory Store. Each method returns its canned answer and
+// records its arguments.
+type fakeStore struct {
+	mu sync.Mutex
+
+	memories map[string]Memory // GetMemory by id
+	getErr   error
+
+	created   [][]Memory
+	createErr error
+
+	list       []Memory
+	listErr    error
+	listScopes []Scope
+	listCalls  []ListQuery
+
+	replaced   []replaceCall
+	replaceErr error
+
+	history      []Memory
+	historyErr   error
+	historyCalls int
+
+	deleted   []deleteCall
+	deleteErr error
+
+	vector, fullText          []Hit
+	vectorErr, fullTextErr    error
+	vectorCalls, fullTextCalls []SearchQuery
+	searchScopes              []Scope
+}
+
+type replaceCall struct {
+	Tenant, PrevID string
+	ExpectVersion  int
+	Next           Memory
+}
+
+type deleteCall struct {
+	Tenant, ID, By, Reason string
+}
+
+var _ Store = (*fakeStore)(nil)
+
+func (f *fakeStore) CreateMemories(_ context.Context, ms []Memory) ([]Memory, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.created = append(f.created, append([]Memory(nil), ms...))
+	if f.createErr != nil {
+		return nil, f.createErr
+	}
+	return ms, nil
+}
+
+func (f *fakeStore) GetMemory(_ context.Context, tenant, id string) (Memory, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.getErr != nil {
+		return Memory{}, f.getErr
+	}
+	m, ok := f.memories[id]
+	if !ok || m.Tenant != tenant {
+		return Memory{}, ErrNotFound
+	}
+	return m, nil
+}
+
+func (f *fakeStore) ListMemories(_ context.Context, scope Scope, q ListQuery) ([]Memory, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listScopes = append(f.listScopes, scope)
+	f.listCalls = append(f.listCalls, q)
+	return f.list, f.listErr
+}
+
+func (f *fakeStore) ReplaceMemory(_ context.Context, tenant, prevID string, expectVersion int, next Memory) (Memory, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.replaced = append(f.replaced, replaceCall{Tenant: tenant, PrevID: prevID, ExpectVersion: expectVersion, Next: next})
+	if f.replaceErr != nil {
+		return Memory{}, f.replaceErr
+	}
+	return next, nil
+}
+
+func (f *fakeStore) History(_ context.Context, _, _ string) ([]Memory, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.historyCalls++
+	return f.history, f.historyErr
+}
+
+func (f *fakeStore) DeleteMemory(_ context.Context, tenant, id, by, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deleted = append(f.deleted, deleteCall{Tenant: tenant, ID: id, By: by, Reason: reason})
+	return f.deleteErr
+}
+
+func (f *fakeStore) SearchVector(_ context.Context, scope Scope, q SearchQuery) ([]Hit, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.vectorCalls = append(f.vectorCalls, q)
+	f.searchScopes = append(f.searchScopes, scope)
+	return f.vector, f.vectorErr
+}
+
+func (f *fakeStore) SearchFullText(_ context.Context, scope Scope, q SearchQuery) ([]Hit, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fullTextCalls = append(f.fullTextCalls, q)
+	f.searchScopes = append(f.searchScopes, scope)
+	return f.fullText, f.fullTextErr
+}
+
+// calls counts every call that reached the store.
+func (f *fakeStore) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.created) + len(f.listCalls) + len(f.replaced) + f.historyCalls + len(f.deleted) +
+		len(f.vectorCalls) + len(f.fullTextCalls)
+}
+
+// fakeGrants is an in-memory GrantStore keyed by grant id.
+type fakeGrants struct {
+	mu        sync.Mutex
+	grants    []Grant
+	createErr error
+	listErr   error
+	deleteErr error
+	listCalls []string // tenant of each ListGrants
+	deletes   []string // "tenant/id"
+}
+
+var _ GrantStore = (*fakeGrants)(nil)
+
+func (f *fakeGrants) CreateGrant(_ context.Context, g Grant) (Grant, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.createErr != nil {
+		return Grant{}, f.createErr
+	}
+	f.grants = append(f.grants, g)
+	return g, nil
+}
+
+func (f *fakeGrants) ListGrants(_ context.Context, tenant string) ([]Grant, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listCalls = append(f.listCalls, tenant)
+	if f.listErr != nil {
+		return nil, f.listErr
+	}
+	var out []Grant
+	for _, g := range f.grants {
+		if tenant == "" || g.Tenant == tenant {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeGrants) DeleteGrant(_ context.Context, tenant, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deletes = append(f.deletes, tenant+"/"+id)
+	if f.deleteErr != nil {
+		return f.deleteErr
+	}
+	for i, g := range f.grants {
+		if g.Tenant == tenant && g.ID == id {
+			f.grants = append(f.grants[:i], f.grants[i+1:]...)
+			return nil
+		}
+	}
+	return ErrNotFound
+}
+
+// fakeKeys resolves API keys from a map keyed by "tenant/hash".
+type fakeKeys struct {
+	mu      sync.Mutex
+	keys    map[string]Principal
+	err     error
+	lookups []string // "tenant/hash"
+}
+
+var _ KeyStore = (*fakeKeys)(nil)
+
+func (f *fakeKeys) LookupAPIKey(_ context.Context, tenant, hash string) (Principal, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lookups = append(f.lookups, tenant+"/"+hash)
+	if f.err != nil {
+		return Principal{}, f.err
+	}
+	p, ok := f.keys[tenant+"/"+hash]
+	if !ok {
+		return Principal{}, ErrNotFound
+	}
+	return p, nil
+}
+
+// decideCall is one policy evaluation as the fake saw it.
+type decideCall struct {
+	Principal Principal
+	Action    string
+	Resource  Resource
+}
+
+// fakeAuthz decides with a function (nil: allow everything) and answers
+// ReadScope with a fixed scope.
+type fakeAuthz struct {
+	mu sync.Mutex
+	// decide, if set, makes every decision; nil allows with reason "test".
+	decide    func(p Principal, action string, r Resource) (Decision, error)
+	decisions []decideCall
+
+	scope      Scope
+	scopeErr   error
+	scopeCalls []string // userID of each ReadScope
+
+	setGrants [][]Grant
+	setErr    error
+}
+
+var _ Authorizer = (*fakeAuthz)(nil)
+
+func (f *fakeAuthz) Decide(_ context.Context, p Principal, action string, r Resource, _ time.Time) (Decision, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.decisions = append(f.decisions, decideCall{Principal: p, Action: action, Resource: r})
+	if f.decide == nil {
+		return Decision{Allow: true, Reasons: []string{"test"}}, nil
+	}
+	return f.decide(p, action, r)
+}
+
+func (f *fakeAuthz) ReadScope(_ context.Context, _ Principal, userID string, _ time.Time) (Scope, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.scopeCalls = append(f.scopeCalls, userID)
+	return f.scope, f.scopeErr
+}
+
+func (f *fakeAuthz) SetGrants(_ context.Context, grants []Grant) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setGrants = append(f.setGrants, append([]Grant(nil), grants...))
+	return f.setErr
+}
+
+// allowAll, denyAll and friends build decide functions.
+func denyAll(Principal, string, Resource) (Decision, error) {
+	return Decision{Allow: false, Reasons: []string{"test deny"}}, nil
+}
+
+func failAll(Principal, string, Resource) (Decision, error) {
+	return Decision{}, errTest("policy engine down")
+}
+
+// denyAction denies one action and allows every other.
+func denyAction(action string) func(Principal, string, Resource) (Decision, error) {
+	return func(_ Principal, a string, _ Resource) (Decision, error) {
+		if a == action {
+			return Decision{Allow: false}, nil
+		}
+		return Decision{Allow: true, Reasons: []string{"test"}}, nil
+	}
+}
+
+// denyIDs denies every action on the memories with these ids.
+func denyIDs(ids ...string) func(Principal, string, Resource) (Decision, error) {
+	return func(_ Principal, _ string, r Resource) (Decision, error) {
+		for _, id := range ids {
+			if r.ID == id {
+				return Decision{Allow: false}, nil
+			}
+		}
+		return Decision{Allow: true, Reasons: []string{"owner", "same team"}}, nil
+	}
+}
+
+// fakeEmbedder maps each text to a small non-zero vector derived from its
+// length, so tests can predict the embedding of any content.
+type fakeEmbedder struct {
+	mu    sync.Mutex
+	err   error
+	zero  bool // return zero vectors, as an embedder does for text it cannot embed
+	calls [][]string
+}
+
+var _ Embedder = (*fakeEmbedder)(nil)
+
+func (f *fakeEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, append([]string(nil), texts...))
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = vectorOf(t)
+		if f.zero {
+			out[i] = []float32{0, 0}
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeEmbedder) Dimension() int { return 2 }
+func (f *fakeEmbedder) Model() string  { return "fake" }
+
+func (f *fakeEmbedder) callCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+// vectorOf is the fake embedding of text.
+func vectorOf(text string) []float32 { return []float32{float32(len(text)), 1} }
+
+// errTest is an error no production code returns.
+type errTest string
+
+func (e errTest) Error() string { return string(e) }
+
+// fixture bundles a Service with its fakes.
+type fixture struct {
+	svc    *Service
+	store  *fakeStore
+	grants *fakeGrants
+	keys   *fakeKeys
+	authz  *fakeAuthz
+	embed  *fakeEmbedder
+}
+
+// newFixture returns a Service on fresh fakes, with the fixed clock testNow
+// and a discarding logger. cfg tunes recall.
+func newFixture(t *testing.T, cfg RecallConfig) *fixture {
+	t.Helper()
+	f := &fixture{
+		store:  &fakeStore{memories: map[string]Memory{}},
+		grants: &fakeGrants{},
+		keys:   &fakeKeys{keys: map[string]Principal{}},
+		authz:  &fakeAuthz{},
+		embed:  &fakeEmbedder{},
+	}
+	svc, err := NewService(Options{
+		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: f.embed,
+		Logger: slog.New(slog.DiscardHandler),
+		Now:    func() time.Time { return testNow },
+		Recall: cfg,
+	})
+	if err != nil {
+		t.Fatalf("NewService: %v", err)
+	}
+	f.svc = svc
+	return f
+}
+
+// Principals used across the tests; all in tenant acme.
+var (
+	agentSupport = Principal{Tenant: "acme", Kind: KindAgent, ID: "support-bot", Roles: []string{"agent"}}
+	agentBilling = Principal{Tenant: "acme", Kind: KindAgent, ID: "billing-bot", Roles: []string{"agent"}}
+	userAlice    = Principal{Tenant: "acme", Kind: KindUser, ID: "alice", Roles: []string{"user"}}
+	adminAcme    = Principal{Tenant: "acme", Kind: KindAdmin, ID: "root", Roles: []string{"admin"}}
+)
+
+// stored returns a complete active memory as the store would hold it.
+func stored(id, content string) Memory {
+	return Memory{
+		ID: id, Tenant: "acme", UserID: "alice", AgentID: "support-bot", Type: TypeSemantic,
+		Content: content, Status: StatusActive, Sensitivity: SensitivityInternal,
+		Importance: 0.5, Confidence: 1, ValidFrom: testNow.Add(-time.Hour),
+		CreatedAt: testNow.Add(-time.Hour), UpdatedAt: testNow.Add(-time.Hour), Version: 1,
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
