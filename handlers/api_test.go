@@ -193,6 +193,11 @@ func TestUpdateWithIfMatch(t *testing.T) {
 	if resp := f.Do(t, "support-bot", http.MethodPatch, "/v1/memories/"+next.ID, map[string]string{"content": "Carol works in Ningbo."}, "If-Match", "1"); resp.Status != http.StatusConflict {
 		t.Errorf("patch with old version = %d %s, want 409", resp.Status, resp.Body)
 	}
+	// The new version is embedded afresh: recall finds it by meaning.
+	got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "carol", Query: "Which city does Carol work in? Suzhou?"})
+	if len(got.Memories) != 1 || got.Memories[0].Memory.ID != next.ID || got.Memories[0].Explain.VectorSimilarity < 0.25 {
+		t.Errorf("recall after update = %+v, want only %s found by vector", got.Memories, next.ID)
+	}
 }
 
 func TestUnrelatedQuestionRecallsNothing(t *testing.T) {

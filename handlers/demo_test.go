@@ -51,6 +51,10 @@ func TestDemoDataset(t *testing.T) {
 		if strings.Contains(contents(got), "100k") {
 			t.Errorf("the superseded 100k budget was recalled")
 		}
+		// Seeded memories carry embeddings: the vector side found it too.
+		if e := got.Memories[0].Explain; len(e.Sources) != 2 || e.VectorSimilarity < 0.25 {
+			t.Errorf("explain = %+v, want both vector and full-text sources", e)
+		}
 	})
 	t.Run("preference recalled", func(t *testing.T) {
 		got := recall(t, f, key["support-bot"], memory.RecallRequest{UserID: "alice", Query: "Does Alice prefer short answers?"})

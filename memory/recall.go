@@ -18,6 +18,10 @@ type RecallConfig struct {
 	VectorFloor float64
 	// RRFK is the k of reciprocal rank fusion.
 	RRFK float64
+	// FullTextRelative is the share of the best full-text score a hit needs
+	// to count: a hit that only shares a common word with the question (the
+	// user's name, say) scores far below one that shares its subject.
+	FullTextRelative float64
 	// Weights per source for fusion.
 	VectorWeight, FullTextWeight float64
 	// Candidates is how many hits each source contributes before fusion.
@@ -31,6 +35,9 @@ type RecallConfig struct {
 func (c RecallConfig) withDefaults() RecallConfig {
 	if c.VectorFloor == 0 {
 		c.VectorFloor = 0.25
+	}
+	if c.FullTextRelative == 0 {
+		c.FullTextRelative = 0.5
 	}
 	if c.RRFK == 0 {
 		c.RRFK = 60
@@ -193,6 +200,10 @@ func (s *Service) fuse(byVector, byText []Hit) []Recalled {
 		c.Explain.VectorSimilarity = h.Score
 		c.Explain.VectorRank = i + 1
 	}
+	var bestText float64
+	for _, h := range byText {
+		bestText = max(bestText, h.Score)
+	}
 	for i, h := range byText {
 		c := get(h.Memory)
 		c.Explain.FullTextScore = h.Score
@@ -208,7 +219,7 @@ func (s *Service) fuse(byVector, byText []Hit) []Recalled {
 			e.Sources = append(e.Sources, "vector")
 			fused += cfg.VectorWeight / (cfg.RRFK + float64(e.VectorRank))
 		}
-		if e.FullTextRank > 0 {
+		if e.FullTextRank > 0 && e.FullTextScore >= cfg.FullTextRelative*bestText {
 			e.Sources = append(e.Sources, "fulltext")
 			fused += cfg.FullTextWeight / (cfg.RRFK + float64(e.FullTextRank))
 		}

@@ -148,10 +148,11 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 		}
 		m.Status = status
 	}
-	if err := s.embedAll(ctx, []Memory{m}); err != nil {
+	ms := []Memory{m}
+	if err := s.embedAll(ctx, ms); err != nil {
 		return Memory{}, err
 	}
-	out, err := s.store.CreateMemories(ctx, []Memory{m})
+	out, err := s.store.CreateMemories(ctx, ms)
 	if err != nil {
 		return Memory{}, err
 	}
@@ -224,6 +225,15 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 	}, nil
 }
 
+func (s *Service) embedOne(ctx context.Context, text string) ([]float32, error) {
+	vecs, err := s.embed.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	return vecs[0], nil
+}
+
+// embedAll sets the embedding of each memory of ms in place.
 func (s *Service) embedAll(ctx context.Context, ms []Memory) error {
 	texts := make([]string, len(ms))
 	for i, m := range ms {
@@ -362,7 +372,7 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 	if err := s.require(ctx, p, ActionWrite, ResourceOf(next), now); err != nil {
 		return Memory{}, err
 	}
-	if err := s.embedAll(ctx, []Memory{next}); err != nil {
+	if next.Embedding, err = s.embedOne(ctx, next.Content); err != nil {
 		return Memory{}, err
 	}
 	return s.store.ReplaceMemory(ctx, p.Tenant, prev.ID, ifMatch, next)
