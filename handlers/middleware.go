@@ -79,7 +79,7 @@ func (a *api) accessLog(c *gin.Context) {
 		slog.String("method", c.Request.Method),
 		slog.String("path", c.FullPath()),
 		slog.Int("status", c.Writer.Status()),
-		slog.Duration("took", time.Since(start)))
+		slog.Float64("took_ms", float64(time.Since(start).Microseconds())/1000))
 }
 
 // recoverPanic turns a panic into a 500 so one bad request cannot take the
