@@ -18,6 +18,8 @@ main_class=mneme.launcher.Launcher
 
 log() { printf 'neo4j.sh: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Feature version (17, 21, 25...) of a JDK home, from its release file or by asking java.
 jdk_major() {
@@ -97,30 +99,6 @@ build() {
   exec 9<&-
 }
 
-# A free loopback port: the kernel picks one for a socket bound to port 0.
-free_port() {
-  if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-    return
-  fi
-  local p
-  for _ in $(seq 100); do
-    p=$((20000 + RANDOM % 30000))
-    if ! port_in_use "$p"; then echo "$p"; return; fi
-  done
-  die "could not find a free port"
-}
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# Alive and not a zombie (a reparented child may linger unreaped in some containers).
-alive() {
-  local pid="$1" state
-  [[ -r "/proc/$pid/stat" ]] || return 1
-  state="$(sed 's/^.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null)" || return 1
-  [[ "$state" != Z ]]
-}
-
 # PID of our launcher recorded in DIR, if it is still that process (guards against PID reuse).
 running_pid() {
   local dir="$1" pid
@@ -129,21 +107,6 @@ running_pid() {
   if ! [[ "$pid" =~ ^[0-9]+$ ]] || ! alive "$pid"; then return 1; fi
   tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$main_class" || return 1
   echo "$pid"
-}
-
-kill_and_wait() {
-  local pid="$1" timeout="$2" deadline
-  kill -TERM "$pid" 2>/dev/null || true
-  deadline=$((SECONDS + timeout))
-  while alive "$pid"; do
-    if ((SECONDS >= deadline)); then
-      log "pid $pid still running after ${timeout}s, sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.5
-      break
-    fi
-    sleep 0.2
-  done
 }
 
 start() {

@@ -12,6 +12,8 @@ set -euo pipefail
 
 log() { printf 'redis.sh: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_redis() {
   if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then return 0; fi
@@ -26,30 +28,6 @@ ensure_redis() {
   command -v redis-server >/dev/null 2>&1 || die "redis-server still not found after apt-get install"
 }
 
-# A free loopback port: the kernel picks one for a socket bound to port 0.
-free_port() {
-  if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-    return
-  fi
-  local p
-  for _ in $(seq 100); do
-    p=$((20000 + RANDOM % 30000))
-    if ! port_in_use "$p"; then echo "$p"; return; fi
-  done
-  die "could not find a free port"
-}
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# Alive and not a zombie (a reparented child may linger unreaped in some containers).
-alive() {
-  local pid="$1" state
-  [[ -r "/proc/$pid/stat" ]] || return 1
-  state="$(sed 's/^.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null)" || return 1
-  [[ "$state" != Z ]]
-}
-
 # PID recorded in DIR, if it is still a redis-server (guards against PID reuse).
 running_pid() {
   local dir="$1" pid
@@ -58,21 +36,6 @@ running_pid() {
   if ! [[ "$pid" =~ ^[0-9]+$ ]] || ! alive "$pid"; then return 1; fi
   grep -q redis-server "/proc/$pid/cmdline" 2>/dev/null || return 1
   echo "$pid"
-}
-
-kill_and_wait() {
-  local pid="$1" timeout="$2" deadline
-  kill -TERM "$pid" 2>/dev/null || true
-  deadline=$((SECONDS + timeout))
-  while alive "$pid"; do
-    if ((SECONDS >= deadline)); then
-      log "pid $pid still running after ${timeout}s, sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.2
-      break
-    fi
-    sleep 0.1
-  done
 }
 
 start() {

@@ -22,7 +22,7 @@ scripts/up.sh "$dir" >/dev/null
 source "$dir/env"
 
 echo "== gofmt and go vet"
-unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"
+unformatted="$(gofmt -l .)"
 if [[ -n "$unformatted" ]]; then
   echo "gofmt needed:" >&2
   echo "$unformatted" >&2
