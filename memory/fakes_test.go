@@ -42,10 +42,10 @@ type fakeStore struct {
 	deleted   []deleteCall
 	deleteErr error
 
-	vector, fullText          []Hit
-	vectorErr, fullTextErr    error
+	vector, fullText           []Hit
+	vectorErr, fullTextErr     error
 	vectorCalls, fullTextCalls []SearchQuery
-	searchScopes              []Scope
+	searchScopes               []Scope
 }
 
 type replaceCall struct {

@@ -30,7 +30,7 @@ func ParseAPIKey(key string) (tenant, hash string, err error) {
 		return "", "", ErrUnauthenticated
 	}
 	tenant, secret, ok := strings.Cut(rest, "_")
-	if !ok || !validName(tenant) || len(secret) < 8 {
+	if !ok || !validTenant(tenant) || len(secret) < 8 {
 		return "", "", ErrUnauthenticated
 	}
 	return tenant, HashAPIKey(key), nil
@@ -47,8 +47,23 @@ func NewAPIKey(tenant string) string {
 	return APIKeyPrefix + tenant + "_" + strings.TrimPrefix(NewID("k"), "k_")
 }
 
-// validName reports whether s is a usable tenant, user, agent or key name:
-// 1–64 characters of letters, digits, '-', '_', '.', ':' or '@'.
+// validTenant reports whether s is a usable tenant name: a valid name
+// without '_', which separates the tenant from the secret in API keys.
+func validTenant(s string) bool {
+	return len(s) <= 64 && validName(s) && !strings.Contains(s, "_")
+}
+
+// validAuthor reports whether s can be a memory's author: an agent id, or
+// "user:" and a user id for what users write about themselves.
+func validAuthor(s string) bool {
+	if id, ok := strings.CutPrefix(s, "user:"); ok {
+		return validName(id)
+	}
+	return validName(s)
+}
+
+// validName reports whether s is a usable user, agent or session id: 1–64
+// characters of letters, digits, '-', '_', '.', ':' or '@'.
 func validName(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false

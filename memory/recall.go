@@ -125,21 +125,21 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		result.Context = contextBlock(nil)
 		return result, nil
 	}
-	vecs, err := s.embed.Embed(ctx, []string{r.Query})
+	query, err := s.embedOne(ctx, r.Query)
 	if err != nil {
-		return RecallResult{}, fmt.Errorf("embed query: %w", err)
+		return RecallResult{}, err
 	}
 	terms := s.recall.Keywords(r.Query)
 
 	var byVector, byText []Hit
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		if isZero(vecs[0]) {
+		if isZero(query) {
 			return nil
 		}
 		var err error
 		byVector, err = s.store.SearchVector(gctx, scope, SearchQuery{
-			UserID: r.UserID, Embedding: vecs[0], Types: r.Types, Limit: s.recall.Candidates,
+			UserID: r.UserID, Embedding: query, Types: r.Types, Limit: s.recall.Candidates,
 		})
 		return err
 	})
@@ -160,14 +160,16 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	ranked := s.fuse(byVector, byText)
 	used := 0
 	for _, c := range ranked {
-		if len(result.Memories) == r.K {
-			result.Truncated = true
-			break
-		}
 		d, err := s.authz.Decide(ctx, p, ActionRead, ResourceOf(c.Memory), now)
 		if err != nil || !d.Allow {
 			s.log.WarnContext(ctx, "recall candidate outside policy scope dropped", "memory", c.Memory.ID)
 			continue
+		}
+		// Truncated is decided after the policy check, so that it never
+		// hints at memories the caller may not see.
+		if len(result.Memories) == r.K {
+			result.Truncated = true
+			break
 		}
 		size := utf8.RuneCountInString(c.Memory.Content)
 		if r.Budget > 0 && used+size > r.Budget {

@@ -174,14 +174,16 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, ErrForbidden
 	}
 	if p.Kind == KindUser && agent == "" {
+		// What a user writes about themselves has no agent author; the
+		// prefix keeps it apart from every agent id.
 		agent = "user:" + p.ID
 	}
 	switch {
-	case !validName(tenant):
-		return Memory{}, Invalid("tenant", "must be 1–64 letters, digits or -_.:@")
+	case !validTenant(tenant):
+		return Memory{}, Invalid("tenant", "must be 1–64 letters, digits or -.:@")
 	case !validName(n.UserID):
 		return Memory{}, Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
-	case !validName(agent):
+	case !validAuthor(agent):
 		return Memory{}, Invalid("agent_id", "is required for this principal: 1–64 letters, digits or -_.:@")
 	case n.SessionID != "" && !validName(n.SessionID):
 		return Memory{}, Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
@@ -193,8 +195,14 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("content", "must be valid UTF-8")
 	case utf8.RuneCountInString(n.Content) > MaxContentChars:
 		return Memory{}, Invalid("content", fmt.Sprintf("must be at most %d characters", MaxContentChars))
-	case len(n.Kind) > 64 || len(n.Key) > 128 || len(n.Source) > 64 || len(n.IdempotencyKey) > 128:
-		return Memory{}, Invalid("kind", "kind ≤ 64, key ≤ 128, source ≤ 64, idempotency_key ≤ 128 bytes")
+	case len(n.Kind) > 64:
+		return Memory{}, Invalid("kind", "must be at most 64 bytes")
+	case len(n.Key) > 128:
+		return Memory{}, Invalid("key", "must be at most 128 bytes")
+	case len(n.Source) > 64:
+		return Memory{}, Invalid("source", "must be at most 64 bytes")
+	case len(n.IdempotencyKey) > 128:
+		return Memory{}, Invalid("idempotency_key", "must be at most 128 bytes")
 	}
 	sens := n.Sensitivity
 	if sens == "" {
@@ -226,11 +234,24 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 }
 
 func (s *Service) embedOne(ctx context.Context, text string) ([]float32, error) {
-	vecs, err := s.embed.Embed(ctx, []string{text})
+	vecs, err := s.embedTexts(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
+}
+
+// embedTexts embeds texts and checks that the embedder kept its side of
+// the bargain: one vector per text.
+func (s *Service) embedTexts(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := s.embed.Embed(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}
-	return vecs[0], nil
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
+	}
+	return vecs, nil
 }
 
 // embedAll sets the embedding of each memory of ms in place.
@@ -239,9 +260,9 @@ func (s *Service) embedAll(ctx context.Context, ms []Memory) error {
 	for i, m := range ms {
 		texts[i] = m.Content
 	}
-	vecs, err := s.embed.Embed(ctx, texts)
+	vecs, err := s.embedTexts(ctx, texts)
 	if err != nil {
-		return fmt.Errorf("embed: %w", err)
+		return err
 	}
 	for i := range ms {
 		ms[i].Embedding = vecs[i]

@@ -1,0 +1,872 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// fieldOf returns the Field of an *InvalidError, or fails the test.
+func fieldOf(t *testing.T, err error) string {
+	t.Helper()
+	var inv *InvalidError
+	if !errors.As(err, &inv) {
+		t.Fatalf("err = %v (%T), want *InvalidError", err, err)
+	}
+	return inv.Field
+}
+
+// validNew is a memory every principal in these tests may create.
+func validNew() NewMemory {
+	return NewMemory{UserID: "alice", Type: TypeSemantic, Content: "Alice prefers tea over coffee."}
+}
+
+func TestInvalidError(t *testing.T) {
+	tests := []struct {
+		field, reason, want string
+	}{
+		{"content", "must not be empty", "content: must not be empty"},
+		{"", "bad request", "bad request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := Invalid(tt.field, tt.reason).Error(); got != tt.want {
+				t.Errorf("Error() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewServiceRequiresEveryDependency(t *testing.T) {
+	full := Options{Store: &fakeStore{}, Grants: &fakeGrants{}, Keys: &fakeKeys{}, Authz: &fakeAuthz{}, Embed: &fakeEmbedder{}}
+	tests := []struct {
+		name string
+		drop func(*Options)
+	}{
+		{"store", func(o *Options) { o.Store = nil }},
+		{"grants", func(o *Options) { o.Grants = nil }},
+		{"keys", func(o *Options) { o.Keys = nil }},
+		{"authz", func(o *Options) { o.Authz = nil }},
+		{"embed", func(o *Options) { o.Embed = nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := full
+			tt.drop(&o)
+			if _, err := NewService(o); err == nil {
+				t.Fatal("NewService succeeded without a required dependency")
+			}
+		})
+	}
+	t.Run("defaults", func(t *testing.T) {
+		s, err := NewService(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.log == nil || s.now == nil || s.recall.Keywords == nil || s.recall.RRFK != 60 {
+			t.Errorf("defaults not applied: log=%v now=%v recall=%+v", s.log != nil, s.now != nil, s.recall)
+		}
+	})
+}
+
+func TestCreateValidation(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("x", n) }
+	tests := []struct {
+		name      string
+		p         Principal
+		edit      func(*NewMemory)
+		wantField string
+	}{
+		{"tenant with a space", agentSupport, func(n *NewMemory) { n.Tenant = "ac me" }, "tenant"},
+		{"tenant too long", agentSupport, func(n *NewMemory) { n.Tenant = long(65) }, "tenant"},
+		// '_' ends the tenant part of an API key, so no tenant may hold one.
+		{"tenant with underscore", agentSupport, func(n *NewMemory) { n.Tenant = "acme_corp" }, "tenant"},
+		{"principal without tenant", Principal{Kind: KindAgent, ID: "support-bot"}, func(*NewMemory) {}, "tenant"},
+		{"user_id missing", agentSupport, func(n *NewMemory) { n.UserID = "" }, "user_id"},
+		{"user_id bad character", agentSupport, func(n *NewMemory) { n.UserID = "al/ice" }, "user_id"},
+		{"user_id too long", agentSupport, func(n *NewMemory) { n.UserID = long(65) }, "user_id"},
+		{"admin without agent_id", adminAcme, func(*NewMemory) {}, "agent_id"},
+		{"admin with bad agent_id", adminAcme, func(n *NewMemory) { n.AgentID = "bad agent" }, "agent_id"},
+		{"session_id bad", agentSupport, func(n *NewMemory) { n.SessionID = "s 1" }, "session_id"},
+		{"session_id too long", agentSupport, func(n *NewMemory) { n.SessionID = long(65) }, "session_id"},
+		{"type missing", agentSupport, func(n *NewMemory) { n.Type = "" }, "type"},
+		{"type unknown", agentSupport, func(n *NewMemory) { n.Type = "dream" }, "type"},
+		{"type wrong case", agentSupport, func(n *NewMemory) { n.Type = "Semantic" }, "type"},
+		{"content empty", agentSupport, func(n *NewMemory) { n.Content = "" }, "content"},
+		{"content blank", agentSupport, func(n *NewMemory) { n.Content = " \t\n " }, "content"},
+		{"content invalid UTF-8", agentSupport, func(n *NewMemory) { n.Content = "tea \xff\xfe" }, "content"},
+		{"content too long", agentSupport, func(n *NewMemory) { n.Content = strings.Repeat("é", MaxContentChars+1) }, "content"},
+		{"kind too long", agentSupport, func(n *NewMemory) { n.Kind = long(65) }, "kind"},
+		{"key too long", agentSupport, func(n *NewMemory) { n.Key = long(129) }, "key"},
+		{"source too long", agentSupport, func(n *NewMemory) { n.Source = long(65) }, "source"},
+		{"idempotency_key too long", agentSupport, func(n *NewMemory) { n.IdempotencyKey = long(129) }, "idempotency_key"},
+		{"sensitivity unknown", agentSupport, func(n *NewMemory) { n.Sensitivity = "secret" }, "sensitivity"},
+		{"importance below 0", agentSupport, func(n *NewMemory) { n.Importance = ptr(-0.01) }, "importance"},
+		{"importance above 1", agentSupport, func(n *NewMemory) { n.Importance = ptr(1.01) }, "importance"},
+		{"confidence below 0", agentSupport, func(n *NewMemory) { n.Confidence = ptr(-1.0) }, "confidence"},
+		{"confidence above 1", agentSupport, func(n *NewMemory) { n.Confidence = ptr(2.0) }, "confidence"},
+		{"entity without id", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{Kind: "order", Name: "A-1"}} }, "entities"},
+		{"entity id too long", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{ID: long(129)}} }, "entities"},
+		{"entity name too long", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{ID: "o1", Name: long(257)}} }, "entities"},
+		{"entity kind too long", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{ID: "o1", Kind: long(65)}} }, "entities"},
+		{"second entity bad", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{ID: "o1"}, {ID: ""}} }, "entities"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			n := validNew()
+			tt.edit(&n)
+			_, err := f.svc.Create(context.Background(), tt.p, []NewMemory{n})
+			if got := fieldOf(t, err); got != tt.wantField {
+				t.Errorf("field = %q, want %q (err %v)", got, tt.wantField, err)
+			}
+			if n := f.store.calls(); n != 0 {
+				t.Errorf("store got %d calls for invalid input", n)
+			}
+			if n := f.embed.callCount(); n != 0 {
+				t.Errorf("embedder got %d calls for invalid input", n)
+			}
+		})
+	}
+}
+
+func TestCreateAcceptsLimits(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*NewMemory)
+	}{
+		{"content of MaxContentChars multi-byte runes", func(n *NewMemory) { n.Content = strings.Repeat("é", MaxContentChars) }},
+		{"importance and confidence 0", func(n *NewMemory) { n.Importance, n.Confidence = ptr(0.0), ptr(0.0) }},
+		{"importance and confidence 1", func(n *NewMemory) { n.Importance, n.Confidence = ptr(1.0), ptr(1.0) }},
+		{"every sensitivity: restricted", func(n *NewMemory) { n.Sensitivity = SensitivityRestricted }},
+		{"names with -_.:@", func(n *NewMemory) { n.UserID, n.SessionID = "alice@example.com", "s-1_a.b:c" }},
+		{"field lengths at their limits", func(n *NewMemory) {
+			n.Kind, n.Key, n.Source, n.IdempotencyKey = strings.Repeat("k", 64), strings.Repeat("k", 128), strings.Repeat("s", 64), strings.Repeat("i", 128)
+		}},
+		{"entity at its limits", func(n *NewMemory) {
+			n.Entities = []Entity{{ID: strings.Repeat("e", 128), Kind: strings.Repeat("k", 64), Name: strings.Repeat("n", 256)}}
+		}},
+		{"tenant named explicitly", func(n *NewMemory) { n.Tenant = "acme" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			n := validNew()
+			tt.edit(&n)
+			if _, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{n}); err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+		})
+	}
+}
+
+func TestCreateBatch(t *testing.T) {
+	batch := func(n int) []NewMemory {
+		out := make([]NewMemory, n)
+		for i := range out {
+			out[i] = validNew()
+			out[i].Content = fmt.Sprintf("fact %d", i)
+		}
+		return out
+	}
+	bad := batch(3)
+	bad[1].Type = "dream"
+	badContent := batch(2)
+	badContent[1].Content = ""
+
+	tests := []struct {
+		name      string
+		in        []NewMemory
+		wantField string // "" means success
+	}{
+		{"nil", nil, "memories"},
+		{"empty", []NewMemory{}, "memories"},
+		{"over MaxBatch", batch(MaxBatch + 1), "memories"},
+		{"exactly MaxBatch", batch(MaxBatch), ""},
+		{"second item bad type", bad, "memories[1].type"},
+		{"second item empty content", badContent, "memories[1].content"},
+		{"single item is not prefixed", []NewMemory{{UserID: "alice", Type: "dream", Content: "x"}}, "type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			got, err := f.svc.Create(context.Background(), agentSupport, tt.in)
+			if tt.wantField == "" {
+				if err != nil {
+					t.Fatalf("Create: %v", err)
+				}
+				if len(got) != len(tt.in) || len(f.store.created) != 1 {
+					t.Errorf("created %d memories in %d store calls, want %d in 1", len(got), len(f.store.created), len(tt.in))
+				}
+				return
+			}
+			if field := fieldOf(t, err); field != tt.wantField {
+				t.Errorf("field = %q, want %q", field, tt.wantField)
+			}
+			if n := f.store.calls(); n != 0 {
+				t.Errorf("store got %d calls; a bad batch must write nothing", n)
+			}
+		})
+	}
+}
+
+func TestCreateAgentMayNotNameAnotherAgent(t *testing.T) {
+	other := validNew()
+	other.AgentID = "billing-bot"
+	tests := []struct {
+		name string
+		in   []NewMemory
+	}{
+		{"single", []NewMemory{other}},
+		{"second of a batch", []NewMemory{validNew(), other}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			_, err := f.svc.Create(context.Background(), agentSupport, tt.in)
+			if !errors.Is(err, ErrForbidden) {
+				t.Fatalf("err = %v, want ErrForbidden", err)
+			}
+			if n := f.store.calls(); n != 0 {
+				t.Errorf("store got %d calls", n)
+			}
+			if n := len(f.authz.decisions); n > len(tt.in)-1 {
+				t.Errorf("policy asked %d times; the forbidden item must not reach it", n)
+			}
+		})
+	}
+}
+
+func TestCreateDefaults(t *testing.T) {
+	ignore := cmpopts.IgnoreFields(Memory{}, "ID", "Embedding")
+	base := Memory{
+		Tenant: "acme", UserID: "alice", Type: TypeSemantic, Content: "Alice prefers tea over coffee.",
+		Status: StatusActive, Sensitivity: SensitivityInternal, Importance: 0.5, Confidence: 1,
+		ValidFrom: testNow, CreatedAt: testNow, UpdatedAt: testNow, Version: 1,
+	}
+	with := func(edit func(*Memory)) Memory { m := base; edit(&m); return m }
+	tests := []struct {
+		name string
+		p    Principal
+		in   NewMemory
+		want Memory
+	}{
+		{"agent writes as itself", agentSupport, validNew(), with(func(m *Memory) { m.AgentID = "support-bot" })},
+		{"agent names itself", agentSupport, func() NewMemory { n := validNew(); n.AgentID = "support-bot"; return n }(),
+			with(func(m *Memory) { m.AgentID = "support-bot" })},
+		{"user writes as user:<id>", userAlice, validNew(), with(func(m *Memory) { m.AgentID = "user:alice" })},
+		{"admin names an agent", adminAcme, func() NewMemory { n := validNew(); n.AgentID = "billing-bot"; return n }(),
+			with(func(m *Memory) { m.AgentID = "billing-bot" })},
+		{"explicit values are kept", agentSupport, NewMemory{
+			UserID: "alice", SessionID: "s1", Type: TypeProfile, Kind: "preference", Key: "drink",
+			Content: "tea", Sensitivity: SensitivityConfidential, Importance: ptr(0.9), Confidence: ptr(0.0),
+			Source: "chat", Entities: []Entity{{ID: "p1", Kind: "product", Name: "Tea"}}, IdempotencyKey: "req-1",
+		}, with(func(m *Memory) {
+			m.AgentID, m.SessionID, m.Type, m.Kind, m.Key, m.Content = "support-bot", "s1", TypeProfile, "preference", "drink", "tea"
+			m.Sensitivity, m.Importance, m.Confidence, m.Source = SensitivityConfidential, 0.9, 0, "chat"
+			m.Entities, m.IdempotencyKey = []Entity{{ID: "p1", Kind: "product", Name: "Tea"}}, "req-1"
+		})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			got, err := f.svc.Create(context.Background(), tt.p, []NewMemory{tt.in})
+			if err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+			if len(got) != 1 {
+				t.Fatalf("got %d memories, want 1", len(got))
+			}
+			if diff := cmp.Diff(tt.want, got[0], ignore); diff != "" {
+				t.Errorf("memory (-want +got):\n%s", diff)
+			}
+			if !strings.HasPrefix(got[0].ID, "mem_") {
+				t.Errorf("id %q lacks the mem_ prefix", got[0].ID)
+			}
+			// The write decision sees the built memory's metadata, not its content.
+			wantDecision := []decideCall{{Principal: tt.p, Action: ActionWrite, Resource: ResourceOf(got[0])}}
+			if diff := cmp.Diff(wantDecision, f.authz.decisions); diff != "" {
+				t.Errorf("decisions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCreateIDsAreUnique(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	got, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), validNew()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].ID == got[1].ID {
+		t.Errorf("two memories share id %q", got[0].ID)
+	}
+}
+
+func TestCreatePolicy(t *testing.T) {
+	tests := []struct {
+		name   string
+		decide func(Principal, string, Resource) (Decision, error)
+	}{
+		{"deny", denyAll},
+		{"policy error", failAll},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			f.authz.decide = tt.decide
+			_, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), validNew()})
+			if !errors.Is(err, ErrForbidden) {
+				t.Fatalf("err = %v, want ErrForbidden", err)
+			}
+			if n := f.store.calls(); n != 0 {
+				t.Errorf("store got %d calls after a denial", n)
+			}
+			if n := f.embed.callCount(); n != 0 {
+				t.Errorf("embedder got %d calls after a denial", n)
+			}
+		})
+	}
+	t.Run("one denied item denies the batch", func(t *testing.T) {
+		f := newFixture(t, RecallConfig{})
+		f.authz.decide = func(_ Principal, _ string, r Resource) (Decision, error) {
+			return Decision{Allow: r.Sensitivity != SensitivityRestricted}, nil
+		}
+		second := validNew()
+		second.Sensitivity = SensitivityRestricted
+		_, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), second})
+		if !errors.Is(err, ErrForbidden) {
+			t.Fatalf("err = %v, want ErrForbidden", err)
+		}
+		if n := f.store.calls(); n != 0 {
+			t.Errorf("store got %d calls", n)
+		}
+	})
+}
+
+func TestCreateEmbeds(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	a, b := validNew(), validNew()
+	a.Content, b.Content = "short", "a longer piece of content"
+	got, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]string{{"short", "a longer piece of content"}}, f.embed.calls); diff != "" {
+		t.Errorf("embedder calls (-want +got):\n%s", diff)
+	}
+	for i, m := range f.store.created[0] {
+		if diff := cmp.Diff(vectorOf(m.Content), m.Embedding); diff != "" {
+			t.Errorf("stored memory %d embedding (-want +got):\n%s", i, diff)
+		}
+		if diff := cmp.Diff(m.Embedding, got[i].Embedding); diff != "" {
+			t.Errorf("returned memory %d embedding differs from stored:\n%s", i, diff)
+		}
+	}
+}
+
+func TestCreateErrorsPassThrough(t *testing.T) {
+	embedErr := errTest("embedder down")
+	t.Run("embedder", func(t *testing.T) {
+		f := newFixture(t, RecallConfig{})
+		f.embed.err = embedErr
+		_, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
+		if !errors.Is(err, embedErr) {
+			t.Fatalf("err = %v, want the embedder's error wrapped", err)
+		}
+		if n := f.store.calls(); n != 0 {
+			t.Errorf("store got %d calls", n)
+		}
+	})
+	t.Run("store", func(t *testing.T) {
+		f := newFixture(t, RecallConfig{})
+		f.store.createErr = ErrUnavailable
+		_, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnavailable", err)
+		}
+	})
+}
+
+func TestImport(t *testing.T) {
+	created := testNow.Add(-48 * time.Hour)
+	tests := []struct {
+		name       string
+		status     string
+		wantStatus string
+		wantField  string
+	}{
+		{"default status", "", StatusActive, ""},
+		{"candidate", StatusCandidate, StatusCandidate, ""},
+		{"unknown status", "pending", "", "status"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			n := validNew()
+			n.Tenant, n.AgentID = "acme", "support-bot"
+			got, err := f.svc.Import(context.Background(), n, created, tt.status)
+			if tt.wantField != "" {
+				if field := fieldOf(t, err); field != tt.wantField {
+					t.Errorf("field = %q, want %q", field, tt.wantField)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != tt.wantStatus || !got.CreatedAt.Equal(created) {
+				t.Errorf("got status %q created %v", got.Status, got.CreatedAt)
+			}
+			if len(f.store.created) != 1 || len(f.store.created[0]) != 1 {
+				t.Fatalf("store.CreateMemories calls: %v", f.store.created)
+			}
+			if diff := cmp.Diff(vectorOf(n.Content), f.store.created[0][0].Embedding); diff != "" {
+				t.Errorf("stored embedding (-want +got):\n%s", diff)
+			}
+			if len(f.authz.decisions) != 0 {
+				t.Errorf("import asked policy %d times; it acts for the system", len(f.authz.decisions))
+			}
+		})
+	}
+}
+
+func TestImportFailures(t *testing.T) {
+	boom := errTest("boom")
+	tests := []struct {
+		name  string
+		edit  func(*NewMemory)
+		setup func(*fixture)
+		want  error
+	}{
+		{"invalid", func(n *NewMemory) { n.Type = "" }, func(*fixture) {}, nil},
+		{"embedder", func(*NewMemory) {}, func(f *fixture) { f.embed.err = boom }, boom},
+		{"store", func(*NewMemory) {}, func(f *fixture) { f.store.createErr = boom }, boom},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			tt.setup(f)
+			n := validNew()
+			n.Tenant, n.AgentID = "acme", "support-bot"
+			tt.edit(&n)
+			_, err := f.svc.Import(context.Background(), n, testNow, "")
+			if tt.want == nil {
+				fieldOf(t, err)
+				return
+			}
+			if !errors.Is(err, tt.want) {
+				t.Errorf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestGet(t *testing.T) {
+	m := stored("mem_1", "Alice prefers tea.")
+	tests := []struct {
+		name    string
+		decide  func(Principal, string, Resource) (Decision, error)
+		getErr  error
+		id      string
+		want    Memory
+		wantErr error
+	}{
+		{"allowed", nil, nil, "mem_1", m, nil},
+		{"denied reads as not found", denyAll, nil, "mem_1", Memory{}, ErrNotFound},
+		{"policy error reads as not found", failAll, nil, "mem_1", Memory{}, ErrNotFound},
+		{"missing", nil, nil, "mem_2", Memory{}, ErrNotFound},
+		{"store down", nil, ErrUnavailable, "mem_1", Memory{}, ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			f.store.memories[m.ID] = m
+			f.store.getErr = tt.getErr
+			f.authz.decide = tt.decide
+			got, err := f.svc.Get(context.Background(), agentBilling, tt.id)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if errors.Is(err, ErrForbidden) {
+				t.Errorf("a read must never say forbidden: that leaks existence")
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("memory (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("other tenant's id", func(t *testing.T) {
+		f := newFixture(t, RecallConfig{})
+		f.store.memories[m.ID] = m
+		other := Principal{Tenant: "globex", Kind: KindAgent, ID: "support-bot"}
+		if _, err := f.svc.Get(context.Background(), other, m.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("err = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestHistory(t *testing.T) {
+	head := stored("mem_3", "v3")
+	chain := []Memory{head, stored("mem_2", "v2"), stored("mem_1", "v1")}
+	tests := []struct {
+		name        string
+		decide      func(Principal, string, Resource) (Decision, error)
+		wantIDs     []string
+		wantErr     error
+		wantHistory int // store.History calls
+	}{
+		{"all visible", nil, []string{"mem_3", "mem_2", "mem_1"}, nil, 1},
+		{"head denied", denyIDs("mem_3"), nil, ErrNotFound, 0},
+		{"old version denied is dropped", denyIDs("mem_2"), []string{"mem_3", "mem_1"}, nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			f.store.memories[head.ID] = head
+			f.store.history = chain
+			f.authz.decide = tt.decide
+			got, err := f.svc.History(context.Background(), agentSupport, head.ID)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			var ids []string
+			for _, m := range got {
+				ids = append(ids, m.ID)
+			}
+			if diff := cmp.Diff(tt.wantIDs, ids); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+			if f.store.historyCalls != tt.wantHistory {
+				t.Errorf("store.History called %d times, want %d", f.store.historyCalls, tt.wantHistory)
+			}
+		})
+	}
+}
+
+func TestHistoryStoreError(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	m := stored("mem_1", "v1")
+	f.store.memories[m.ID] = m
+	f.store.historyErr = ErrUnavailable
+	if _, err := f.svc.History(context.Background(), agentSupport, m.ID); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("err = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	m := stored("mem_1", "Alice prefers tea.")
+	tests := []struct {
+		name        string
+		p           Principal
+		decide      func(Principal, string, Resource) (Decision, error)
+		wantErr     error
+		wantDeleted []deleteCall
+	}{
+		{"allowed", agentSupport, nil, nil,
+			[]deleteCall{{Tenant: "acme", ID: "mem_1", By: "agent:support-bot", Reason: "deleted through the API"}}},
+		{"user deletes", userAlice, nil, nil,
+			[]deleteCall{{Tenant: "acme", ID: "mem_1", By: "user:alice", Reason: "deleted through the API"}}},
+		{"may read, may not delete", agentBilling, denyAction(ActionDelete), ErrForbidden, nil},
+		{"may not read", agentBilling, denyAll, ErrNotFound, nil},
+		{"policy error", agentBilling, failAll, ErrNotFound, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			f.store.memories[m.ID] = m
+			f.authz.decide = tt.decide
+			err := f.svc.Delete(context.Background(), tt.p, m.ID)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.wantDeleted, f.store.deleted); diff != "" {
+				t.Errorf("deletes (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("store error passes through", func(t *testing.T) {
+		f := newFixture(t, RecallConfig{})
+		f.store.memories[m.ID] = m
+		f.store.deleteErr = ErrUnavailable
+		if err := f.svc.Delete(context.Background(), agentSupport, m.ID); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("err = %v, want ErrUnavailable", err)
+		}
+	})
+}
+
+func TestUpdate(t *testing.T) {
+	prev := stored("mem_1", "Alice prefers tea.")
+	prev.Version = 3
+	prev.Kind, prev.Key, prev.SessionID, prev.Source = "preference", "drink", "s1", "chat"
+	prev.Entities = []Entity{{ID: "p1", Kind: "product", Name: "Tea"}}
+
+	// next is what build makes of prev at testNow, before the update applies.
+	next := prev
+	next.ValidFrom, next.CreatedAt, next.UpdatedAt, next.Version = testNow, testNow, testNow, 1
+	with := func(edit func(*Memory)) Memory { m := next; edit(&m); return m }
+
+	tests := []struct {
+		name    string
+		p       Principal
+		ifMatch int
+		u       UpdateRequest
+		want    Memory
+	}{
+		{"content, by the author", agentSupport, 3, UpdateRequest{Content: ptr("Alice prefers green tea.")},
+			with(func(m *Memory) { m.Content = "Alice prefers green tea." })},
+		{"by another agent keeps the author", agentBilling, 0, UpdateRequest{Importance: ptr(0.9)},
+			with(func(m *Memory) { m.Importance = 0.9 })},
+		{"by an admin keeps the author", adminAcme, 7, UpdateRequest{Kind: ptr("habit"), Sensitivity: ptr(SensitivityConfidential), Confidence: ptr(0.4)},
+			with(func(m *Memory) { m.Kind, m.Sensitivity, m.Confidence = "habit", SensitivityConfidential, 0.4 })},
+		{"empty update rewrites as is", agentSupport, 0, UpdateRequest{}, next},
+	}
+	ignore := cmpopts.IgnoreFields(Memory{}, "ID", "Embedding")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			f.store.memories[prev.ID] = prev
+			got, err := f.svc.Update(context.Background(), tt.p, prev.ID, tt.ifMatch, tt.u)
+			if err != nil {
+				t.Fatalf("Update: %v", err)
+			}
+			if len(f.store.replaced) != 1 {
+				t.Fatalf("store.ReplaceMemory called %d times, want 1", len(f.store.replaced))
+			}
+			r := f.store.replaced[0]
+			if r.Tenant != "acme" || r.PrevID != prev.ID || r.ExpectVersion != tt.ifMatch {
+				t.Errorf("ReplaceMemory(%q, %q, %d), want (acme, %q, %d)", r.Tenant, r.PrevID, r.ExpectVersion, prev.ID, tt.ifMatch)
+			}
+			if diff := cmp.Diff(tt.want, r.Next, ignore); diff != "" {
+				t.Errorf("next version (-want +got):\n%s", diff)
+			}
+			if r.Next.ID == prev.ID || !strings.HasPrefix(r.Next.ID, "mem_") {
+				t.Errorf("next id %q: want a fresh mem_ id", r.Next.ID)
+			}
+			if diff := cmp.Diff(vectorOf(tt.want.Content), r.Next.Embedding); diff != "" {
+				t.Errorf("next embedding (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([][]string{{tt.want.Content}}, f.embed.calls); diff != "" {
+				t.Errorf("embedder calls (-want +got):\n%s", diff)
+			}
+			if got.ID != r.Next.ID {
+				t.Errorf("returned %q, want the store's answer %q", got.ID, r.Next.ID)
+			}
+			// The caller, not the author, needs read on prev and write on next.
+			want := []decideCall{
+				{Principal: tt.p, Action: ActionRead, Resource: ResourceOf(prev)},
+				{Principal: tt.p, Action: ActionWrite, Resource: ResourceOf(r.Next)},
+			}
+			if diff := cmp.Diff(want, f.authz.decisions); diff != "" {
+				t.Errorf("decisions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+const errEmbedderDown = errTest("embedder down")
+
+func TestUpdateFailures(t *testing.T) {
+	prev := stored("mem_1", "Alice prefers tea.")
+	tests := []struct {
+		name       string
+		decide     func(Principal, string, Resource) (Decision, error)
+		replaceErr error
+		u          UpdateRequest
+		wantErr    error
+		wantField  string
+	}{
+		{"may not read", denyAll, nil, UpdateRequest{Content: ptr("x")}, ErrNotFound, ""},
+		{"may read, may not write", denyAction(ActionWrite), nil, UpdateRequest{Content: ptr("x")}, ErrForbidden, ""},
+		{"conflict from store", nil, ErrConflict, UpdateRequest{Content: ptr("x")}, ErrConflict, ""},
+		{"empty content", nil, nil, UpdateRequest{Content: ptr("  ")}, nil, "content"},
+		{"bad sensitivity", nil, nil, UpdateRequest{Sensitivity: ptr("top")}, nil, "sensitivity"},
+		{"importance out of range", nil, nil, UpdateRequest{Importance: ptr(1.5)}, nil, "importance"},
+		{"kind too long", nil, nil, UpdateRequest{Kind: ptr(strings.Repeat("k", 65))}, nil, "kind"},
+		{"embedder down", nil, nil, UpdateRequest{Content: ptr("embed me")}, errEmbedderDown, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			f.store.memories[prev.ID] = prev
+			f.store.replaceErr = tt.replaceErr
+			f.authz.decide = tt.decide
+			if tt.wantErr == errEmbedderDown {
+				f.embed.err = errEmbedderDown
+			}
+			_, err := f.svc.Update(context.Background(), agentBilling, prev.ID, 1, tt.u)
+			if tt.wantField != "" {
+				if field := fieldOf(t, err); field != tt.wantField {
+					t.Errorf("field = %q, want %q", field, tt.wantField)
+				}
+			} else if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if tt.replaceErr == nil && len(f.store.replaced) != 0 {
+				t.Errorf("store.ReplaceMemory called after a failure")
+			}
+		})
+	}
+}
+
+func TestParseAPIKey(t *testing.T) {
+	tests := []struct {
+		name       string
+		key        string
+		wantTenant string // "" means ErrUnauthenticated
+	}{
+		{"good", "mn_acme_4fB6ixukVUpW3M6bXTGZX7So", "acme"},
+		{"secret of exactly 8", "mn_acme_12345678", "acme"},
+		{"secret may contain _", "mn_acme_1234_5678", "acme"},
+		{"tenant with -.:@", "mn_t-1.a:b@c_12345678", "t-1.a:b@c"},
+		{"empty", "", ""},
+		{"missing prefix", "acme_4fB6ixukVUpW3M6bXTGZX7So", ""},
+		{"wrong prefix", "mk_acme_4fB6ixukVUpW3M6bXTGZX7So", ""},
+		{"prefix only", "mn_", ""},
+		{"no tenant separator", "mn_acme4fB6ixukVUpW3M6bXTGZX7So", ""},
+		{"empty tenant", "mn__4fB6ixukVUpW3M6bXTGZX7So", ""},
+		{"short secret", "mn_acme_1234567", ""},
+		{"empty secret", "mn_acme_", ""},
+		{"tenant with /", "mn_ac/me_4fB6ixukVUpW3M6bXTGZX7So", ""},
+		{"tenant with space", "mn_ac me_4fB6ixukVUpW3M6bXTGZX7So", ""},
+		{"tenant with non-ASCII", "mn_acmé_4fB6ixukVUpW3M6bXTGZX7So", ""},
+		{"tenant too long", "mn_" + strings.Repeat("a", 65) + "_4fB6ixukVUpW3M6bXTGZX7So", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tenant, hash, err := ParseAPIKey(tt.key)
+			if tt.wantTenant == "" {
+				if !errors.Is(err, ErrUnauthenticated) || tenant != "" || hash != "" {
+					t.Errorf("ParseAPIKey = (%q, %q, %v), want ErrUnauthenticated", tenant, hash, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseAPIKey: %v", err)
+			}
+			if tenant != tt.wantTenant || hash != HashAPIKey(tt.key) {
+				t.Errorf("ParseAPIKey = (%q, %q), want (%q, %q)", tenant, hash, tt.wantTenant, HashAPIKey(tt.key))
+			}
+		})
+	}
+}
+
+func TestHashAPIKey(t *testing.T) {
+	// Stored hashes must never change: plain SHA-256, lower-case hex. The
+	// vector is FIPS 180-2's "abc".
+	const want = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if got := HashAPIKey("abc"); got != want {
+		t.Errorf("HashAPIKey(abc) = %q, want %q", got, want)
+	}
+}
+
+func TestNewAPIKeyRoundTrip(t *testing.T) {
+	for _, tenant := range []string{"acme", "t-1f2e3d4c", "a.b:c@d"} {
+		t.Run(tenant, func(t *testing.T) {
+			key := NewAPIKey(tenant)
+			got, hash, err := ParseAPIKey(key)
+			if err != nil || got != tenant || hash != HashAPIKey(key) {
+				t.Errorf("ParseAPIKey(NewAPIKey(%q)) = (%q, %q, %v)", tenant, got, hash, err)
+			}
+			if NewAPIKey(tenant) == key {
+				t.Error("two keys are equal")
+			}
+		})
+	}
+}
+
+func TestAuthenticate(t *testing.T) {
+	const key = "mn_acme_4fB6ixukVUpW3M6bXTGZX7So"
+	tests := []struct {
+		name       string
+		key        string
+		storeErr   error
+		want       Principal
+		wantErr    error
+		wantLookup bool
+	}{
+		{"good key", key, nil, agentSupport, nil, true},
+		{"malformed key", "not-a-key", nil, Principal{}, ErrUnauthenticated, false},
+		{"short secret", "mn_acme_short", nil, Principal{}, ErrUnauthenticated, false},
+		{"bad tenant", "mn_ac%me_4fB6ixukVUpW3M6bXTGZX7So", nil, Principal{}, ErrUnauthenticated, false},
+		{"unknown key", "mn_acme_0000000000000000", nil, Principal{}, ErrUnauthenticated, true},
+		{"wrapped not found", key, fmt.Errorf("lookup: %w", ErrNotFound), Principal{}, ErrUnauthenticated, true},
+		{"store down passes through", key, ErrUnavailable, Principal{}, ErrUnavailable, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			f.keys.keys["acme/"+HashAPIKey(key)] = agentSupport
+			f.keys.err = tt.storeErr
+			got, err := f.svc.Authenticate(context.Background(), tt.key)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantErr == ErrUnavailable && errors.Is(err, ErrUnauthenticated) {
+				t.Error("an outage must not read as a bad key")
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("principal (-want +got):\n%s", diff)
+			}
+			if gotLookup := len(f.keys.lookups) > 0; gotLookup != tt.wantLookup {
+				t.Errorf("store looked up: %v, want %v", gotLookup, tt.wantLookup)
+			}
+			if tt.wantLookup {
+				if want := "acme/" + HashAPIKey(tt.key); f.keys.lookups[0] != want {
+					t.Errorf("lookup %q, want %q", f.keys.lookups[0], want)
+				}
+			}
+		})
+	}
+}
+
+func TestUserWithLongestIDMayWrite(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	id := strings.Repeat("u", 64)
+	p := Principal{Tenant: "acme", Kind: KindUser, ID: id}
+	n := validNew()
+	n.UserID = id
+	got, err := f.svc.Create(context.Background(), p, []NewMemory{n})
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if got[0].AgentID != "user:"+id {
+		t.Errorf("author = %q, want user:%s", got[0].AgentID, id)
+	}
+}
+
+// shortEmbedder returns one vector fewer than it was asked for.
+type shortEmbedder struct{ fakeEmbedder }
+
+func (e *shortEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := e.fakeEmbedder.Embed(ctx, texts)
+	return vecs[:len(vecs)-1], err
+}
+
+func TestEmbedderReturningTooFewVectors(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	svc, err := NewService(Options{
+		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: &shortEmbedder{},
+		Now: func() time.Time { return testNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := svc.Create(ctx, agentSupport, []NewMemory{validNew()}); err == nil || !strings.Contains(err.Error(), "0 vectors for 1 texts") {
+		t.Errorf("Create = %v, want an embed error", err)
+	}
+	f.authz.scope = aliceScope
+	if _, err := svc.Recall(ctx, agentSupport, RecallRequest{UserID: "alice", Query: "tea"}); err == nil {
+		t.Errorf("Recall succeeded with no query vector")
+	}
+	if f.store.calls() != 0 {
+		t.Errorf("the store was called %d times", f.store.calls())
+	}
+}
