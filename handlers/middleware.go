@@ -75,11 +75,17 @@ func (h requestIDHandler) WithGroup(name string) slog.Handler {
 func (a *api) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	a.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "http",
+	attrs := []slog.Attr{
 		slog.String("method", c.Request.Method),
 		slog.String("path", c.FullPath()),
 		slog.Int("status", c.Writer.Status()),
-		slog.Float64("took_ms", float64(time.Since(start).Microseconds())/1000))
+		slog.Float64("took_ms", float64(time.Since(start).Microseconds())/1000),
+	}
+	// Who asked, never with what key: the audit trail of a request.
+	if p := principalOf(c); p.ID != "" {
+		attrs = append(attrs, slog.String("tenant", p.Tenant), slog.String("principal", p.Kind+":"+p.ID))
+	}
+	a.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "http", attrs...)
 }
 
 // recoverPanic turns a panic into a 500 so one bad request cannot take the
