@@ -47,7 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.Users, "users", c.Users, "users the memories are about")
 	fs.IntVar(&c.Agents, "agents", c.Agents, "agents writing them (agent-0 … agent-N-1); agent-0 recalls")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "memories per CreateMemories call")
-	fs.IntVar(&c.LoadWorkers, "load-workers", c.LoadWorkers, "concurrent loaders (more than 1 deadlock on shared agent nodes and retry)")
+	fs.IntVar(&c.LoadWorkers, "load-workers", c.LoadWorkers, "concurrent loaders")
 	fs.IntVar(&c.Queries, "queries", c.Queries, "measured queries per run")
 	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "unmeasured queries before the first run")
 	fs.IntVar(&c.Runs, "runs", c.Runs, "repetitions of the query phase")

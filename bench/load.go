@@ -28,7 +28,7 @@ type LoadReport struct {
 	Workers    int `json:"workers"`
 	Superseded int `json:"superseded"` // keyed memories replaced by a later one of the same slot
 	// Retries counts batches written again after the store gave up on them
-	// as unavailable (with several loaders: deadlocks on shared nodes).
+	// as unavailable.
 	Retries   int     `json:"retries"`
 	Seconds   float64 `json:"seconds"`
 	PerSecond float64 `json:"memories_per_second"`
@@ -105,11 +105,9 @@ func load(ctx context.Context, w memoryWriter, emb memory.Embedder, byUser [][]m
 	return rep, nil
 }
 
-// batchAttempts bounds how often one batch is tried. Concurrent loaders
-// deadlock on the nodes every batch links to (the agents, popular products);
-// Neo4j aborts one side and the driver retries for a while, then gives up
-// with memory.ErrUnavailable. A batch commits all or nothing, so trying it
-// again is safe.
+// batchAttempts bounds how often one batch is tried after the store gave up
+// on it as unavailable (a loaded server can time out). A batch commits all or
+// nothing, so trying it again is safe.
 const batchAttempts = 4
 
 // createWithRetry writes one batch, trying again after ErrUnavailable.
