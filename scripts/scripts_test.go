@@ -1,0 +1,131 @@
+package scripts
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// script runs one of the harness scripts with extra environment and returns
+// its stdout, stderr and exit code.
+func script(t *testing.T, env []string, name string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command("./"+name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return out.String(), errOut.String(), exit.ExitCode()
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out.String(), errOut.String(), 0
+}
+
+// takenPort holds a loopback port open for the test's duration.
+func takenPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func TestStartOnATakenPortFailsClearly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds or starts servers")
+	}
+	port := takenPort(t)
+	tests := []struct {
+		name   string
+		script string
+		env    string
+	}{
+		{"neo4j", "neo4j.sh", "NEO4J_PORT=" + port},
+		{"redis", "redis.sh", "REDIS_PORT=" + port},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			_, stderr, code := script(t, []string{tt.env}, tt.script, "start", dir)
+			if code == 0 {
+				script(t, nil, tt.script, "stop", dir)
+				t.Fatalf("%s start on a taken port succeeded", tt.script)
+			}
+			if !strings.Contains(stderr, "ERROR") || !strings.Contains(stderr, port) || !strings.Contains(stderr, "in use") {
+				t.Errorf("stderr = %q, want an ERROR line naming port %s as in use", stderr, port)
+			}
+			if _, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(tt.script, ".sh")+".pid")); err == nil {
+				t.Errorf("a pid file was left behind")
+			}
+		})
+	}
+}
+
+func TestUpPassesExistingServersThrough(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{
+		"NEO4J_URI=neo4j+s://db.example.invalid:7687", "NEO4J_USER=neo4j", "NEO4J_PASSWORD=s3cret with space",
+		"REDIS_URL=redis://cache.example.invalid:6379/2",
+	}
+	stdout, stderr, code := script(t, env, "up.sh", dir)
+	if code != 0 {
+		t.Fatalf("up.sh = %d: %s", code, stderr)
+	}
+	written, err := os.ReadFile(filepath.Join(dir, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The env file must reproduce the values exactly when sourced.
+	check := exec.Command("bash", "-c", `source "$1"; printf '%s|%s|%s|%s' "$NEO4J_URI" "$NEO4J_USER" "$NEO4J_PASSWORD" "$REDIS_URL"`, "bash", filepath.Join(dir, "env"))
+	check.Env = []string{"PATH=" + os.Getenv("PATH")}
+	got, err := check.Output()
+	if err != nil {
+		t.Fatalf("source env: %v\n%s", err, written)
+	}
+	want := "neo4j+s://db.example.invalid:7687|neo4j|s3cret with space|redis://cache.example.invalid:6379/2"
+	if string(got) != want {
+		t.Errorf("sourced env = %q, want %q", got, want)
+	}
+	if stdout != string(written) {
+		t.Errorf("stdout %q differs from the env file %q", stdout, written)
+	}
+	for _, f := range []string{"neo4j.pid", "redis.pid"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s exists: a server was started although one was given", f)
+		}
+	}
+	if _, stderr, code := script(t, nil, "down.sh", dir); code != 0 {
+		t.Errorf("down.sh with nothing started = %d: %s", code, stderr)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		script string
+		args   []string
+	}{
+		{"neo4j.sh", nil},
+		{"neo4j.sh", []string{"launch", "/tmp/x"}},
+		{"redis.sh", []string{"start"}},
+		{"up.sh", nil},
+		{"up.sh", []string{"/tmp/x", "--persist"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.script+" "+strings.Join(tt.args, " "), func(t *testing.T) {
+			_, stderr, code := script(t, nil, tt.script, tt.args...)
+			if code == 0 || !strings.Contains(stderr, "usage") {
+				t.Errorf("exit %d, stderr %q; want non-zero and a usage line", code, stderr)
+			}
+		})
+	}
+}
