@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -423,4 +424,53 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		t.Errorf("only %d responses validated; want at least 25", n)
 	}
 	t.Logf("%d responses validated against openapi.json", v.validated())
+}
+
+// TestSchemasMatchGoTypes keeps the document's object schemas and the Go
+// types that are encoded or decoded with them in step, field for field, so
+// that a new field cannot reach the wire undocumented.
+func TestSchemasMatchGoTypes(t *testing.T) {
+	doc := loadDocument(t)
+	types := map[string]any{
+		"Entity": memory.Entity{}, "Memory": memory.Memory{}, "NewMemory": memory.NewMemory{},
+		"UpdateRequest": memory.UpdateRequest{}, "Page": memory.Page{}, "RecallRequest": memory.RecallRequest{},
+		"RecallResult": memory.RecallResult{}, "Recalled": memory.Recalled{}, "Explain": memory.Explain{},
+		"NewGrant": memory.NewGrant{}, "Grant": memory.Grant{}, "Principal": memory.Principal{},
+	}
+	for name, v := range types {
+		t.Run(name, func(t *testing.T) {
+			ref, ok := doc.Components.Schemas[name]
+			if !ok || ref.Value == nil {
+				t.Fatalf("schema %s is missing", name)
+			}
+			var documented []string
+			for p := range ref.Value.Properties {
+				documented = append(documented, p)
+			}
+			slices.Sort(documented)
+			if diff := cmp.Diff(jsonFields(reflect.TypeOf(v)), documented); diff != "" {
+				t.Errorf("fields of %s (-Go +document):\n%s", name, diff)
+			}
+		})
+	}
+}
+
+// jsonFields lists the JSON names encoding/json gives the fields of t.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
