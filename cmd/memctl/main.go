@@ -188,6 +188,7 @@ func (c client) call(ctx context.Context, method, path string, body any) error {
 	}
 	enc := json.NewEncoder(c.out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // the context block is meant to be read
 	return enc.Encode(v)
 }
 
