@@ -362,3 +362,29 @@ func TestBadInputWritesNothing(t *testing.T) {
 		t.Errorf("the control request wrote %d memories, want 1", len(got))
 	}
 }
+
+func TestAnalystReadsWhatTheRoleAllows(t *testing.T) {
+	f := apptest.Start(t)
+	rule := create(t, f, "order-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Kind: "rule", Content: "Orders above 50k need approval."})
+	how := create(t, f, "support-bot", memory.NewMemory{UserID: "bob", Type: memory.TypeProcedural, Content: "Refunds go through the after-sales desk."})
+	pref := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Content: "Alice prefers short answers."})
+	cost := create(t, f, "finance-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Sensitivity: memory.SensitivityConfidential, Content: "Internal margin 12%."})
+
+	got := ids(list(t, f, "analyst", ""))
+	for _, m := range []memory.Memory{rule, how} {
+		if !has(got, m.ID) {
+			t.Errorf("analyst cannot read %s %s", m.Type, m.ID)
+		}
+	}
+	for _, m := range []memory.Memory{pref, cost} {
+		if has(got, m.ID) {
+			t.Errorf("analyst reads %s (%s, %s)", m.ID, m.Type, m.Sensitivity)
+		}
+		if resp := f.Do(t, "analyst", http.MethodGet, "/v1/memories/"+m.ID, nil); resp.Status != http.StatusNotFound {
+			t.Errorf("analyst GET %s = %d, want 404", m.ID, resp.Status)
+		}
+	}
+	if resp := f.Do(t, "analyst", http.MethodPost, "/v1/memories", memory.NewMemory{UserID: "alice", AgentID: "order-bot", Type: memory.TypeSemantic, Content: "x"}); resp.Status != http.StatusForbidden {
+		t.Errorf("analyst write = %d, want 403", resp.Status)
+	}
+}
