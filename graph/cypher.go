@@ -54,26 +54,36 @@ const memoryProjectionLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]
 // Writing memories. One CreateMemories call runs these, per memory and in
 // order, inside one transaction.
 const (
-	// The batch locks take every node a write will link to, in one global
-	// order — users, agents, sessions, entities, each sorted by id — before
-	// anything else, so concurrent writers queue instead of deadlocking.
-	cypherLockUsers = `UNWIND $ids AS id
-MERGE (u:User {tenant: $tenant, id: id})
-SET u._lock = true
-REMOVE u._lock`
-	cypherLockAgents = `UNWIND $ids AS id
-MERGE (a:Agent {tenant: $tenant, id: id})
-SET a._lock = true
-REMOVE a._lock`
-	cypherLockSessions = `UNWIND $ids AS id
-MERGE (s:Session {tenant: $tenant, id: id})
-SET s._lock = true
-REMOVE s._lock`
-	cypherLockEntities = `UNWIND $entities AS ent
-MERGE (e:Entity {tenant: $tenant, id: ent.id})
-ON CREATE SET e.kind = ent.kind, e.name = ent.name
-SET e._lock = true
-REMOVE e._lock`
+	// cypherLockBatch takes every node a write will link to, in one global
+	// order — users, agents, sessions, entities, each list sorted by id —
+	// before anything else, so concurrent writers queue instead of
+	// deadlocking. The write locks last until commit, which also serialises
+	// writes to one user's slots. SET then REMOVE locks without a trace.
+	cypherLockBatch = `CALL {
+  UNWIND $users AS id
+  MERGE (u:User {tenant: $tenant, id: id})
+  SET u._lock = true
+  REMOVE u._lock
+}
+CALL {
+  UNWIND $agents AS id
+  MERGE (a:Agent {tenant: $tenant, id: id})
+  SET a._lock = true
+  REMOVE a._lock
+}
+CALL {
+  UNWIND $sessions AS id
+  MERGE (s:Session {tenant: $tenant, id: id})
+  SET s._lock = true
+  REMOVE s._lock
+}
+CALL {
+  UNWIND $entities AS ent
+  MERGE (e:Entity {tenant: $tenant, id: ent.id})
+  ON CREATE SET e.kind = ent.kind, e.name = ent.name
+  SET e._lock = true
+  REMOVE e._lock
+}`
 
 	cypherCreateMemory = `CREATE (m:Memory {tenant: $tenant, id: $props.id})
 SET m += $props

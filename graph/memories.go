@@ -3,8 +3,9 @@ package graph
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
+	"strings"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -62,8 +63,7 @@ func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memor
 }
 
 // lockBatch write-locks every user, agent, session and entity the batch
-// links to, in a fixed global order (label, then id). Holding them until
-// commit serialises writes to one user's slots, and a single order means two
+// links to, in one query and one global order (label, then id), so that two
 // writers never wait on each other in a cycle.
 func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) error {
 	users, agents, sessions := map[string]bool{}, map[string]bool{}, map[string]bool{}
@@ -82,35 +82,14 @@ func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, 
 			}
 		}
 	}
-	for _, step := range []struct {
-		query string
-		ids   map[string]bool
-	}{{cypherLockUsers, users}, {cypherLockAgents, agents}, {cypherLockSessions, sessions}} {
-		if len(step.ids) == 0 {
-			continue
-		}
-		if err := exec(ctx, tx, step.query, map[string]any{"tenant": tenant, "ids": sortedKeys(step.ids)}); err != nil {
-			return err
-		}
-	}
-	if len(entities) == 0 {
-		return nil
-	}
-	ents := make([]memory.Entity, 0, len(entities))
-	for _, e := range entities {
-		ents = append(ents, e)
-	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].ID < ents[j].ID })
-	return exec(ctx, tx, cypherLockEntities, map[string]any{"tenant": tenant, "entities": entityParams(ents)})
-}
-
-func sortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	ents := slices.SortedFunc(maps.Values(entities), func(a, b memory.Entity) int { return strings.Compare(a.ID, b.ID) })
+	return exec(ctx, tx, cypherLockBatch, map[string]any{
+		"tenant":   tenant,
+		"users":    slices.Sorted(maps.Keys(users)),
+		"agents":   slices.Sorted(maps.Keys(agents)),
+		"sessions": slices.Sorted(maps.Keys(sessions)),
+		"entities": entityParams(ents),
+	})
 }
 
 // checkNew rejects memories the graph cannot hold consistently.
