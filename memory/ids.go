@@ -50,7 +50,7 @@ func NewAPIKey(tenant string) string {
 // validTenant reports whether s is a usable tenant name: a valid name
 // without '_', which separates the tenant from the secret in API keys.
 func validTenant(s string) bool {
-	return len(s) <= 64 && validName(s) && !strings.Contains(s, "_")
+	return validName(s) && !strings.Contains(s, "_")
 }
 
 // validAuthor reports whether s can be a memory's author: an agent id, or

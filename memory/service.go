@@ -148,11 +148,10 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 		}
 		m.Status = status
 	}
-	ms := []Memory{m}
-	if err := s.embedAll(ctx, ms); err != nil {
+	if m.Embedding, err = s.embedOne(ctx, m.Content); err != nil {
 		return Memory{}, err
 	}
-	out, err := s.store.CreateMemories(ctx, ms)
+	out, err := s.store.CreateMemories(ctx, []Memory{m})
 	if err != nil {
 		return Memory{}, err
 	}
@@ -233,6 +232,7 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 	}, nil
 }
 
+// embedOne returns the embedding of one text.
 func (s *Service) embedOne(ctx context.Context, text string) ([]float32, error) {
 	vecs, err := s.embedTexts(ctx, []string{text})
 	if err != nil {
