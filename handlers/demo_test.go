@@ -19,10 +19,7 @@ func TestDemoDataset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := map[string]string{}
-	for _, k := range ds.APIKeys {
-		key[k.ID] = k.Key
-	}
+	key := ds.KeyOf()
 	ctx := context.Background()
 	if _, err := f.App.LoadDemo(ctx); err != nil {
 		t.Fatalf("load demo: %v", err)

@@ -106,6 +106,15 @@ var (
 	keyPattern    = regexp.MustCompile(`^mn_([a-z0-9][a-z0-9-]*)_[A-Za-z0-9]{16,}$`)
 )
 
+// KeyOf returns the API key of each principal of the dataset by id.
+func (ds *Dataset) KeyOf() map[string]string {
+	keys := make(map[string]string, len(ds.APIKeys))
+	for _, k := range ds.APIKeys {
+		keys[k.ID] = k.Key
+	}
+	return keys
+}
+
 // KeyTenant returns the tenant named in an API key of the form
 // mn_<tenant>_<suffix>, or false if the key does not have that form.
 func KeyTenant(key string) (string, bool) {

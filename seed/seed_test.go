@@ -533,3 +533,19 @@ func TestLoadRefusesInvalidData(t *testing.T) {
 		t.Errorf("Load of an invalid dataset wrote %d calls, want none", len(sink.calls))
 	}
 }
+
+func TestKeyOf(t *testing.T) {
+	ds, err := seed.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := ds.KeyOf()
+	if len(keys) != len(ds.APIKeys) {
+		t.Fatalf("KeyOf has %d keys for %d API keys: ids collide", len(keys), len(ds.APIKeys))
+	}
+	for _, k := range ds.APIKeys {
+		if keys[k.ID] != k.Key {
+			t.Errorf("KeyOf()[%q] = %q, want %q", k.ID, keys[k.ID], k.Key)
+		}
+	}
+}

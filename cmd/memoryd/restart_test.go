@@ -92,10 +92,7 @@ func TestRestartKeepsEverythingAndOutagesGive503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := map[string]string{}
-	for _, k := range ds.APIKeys {
-		keys[k.ID] = k.Key
-	}
+	keys := ds.KeyOf()
 
 	srv := startMemoryd("-seed")
 	before := listAll(t, base, keys["admin"])
