@@ -90,3 +90,13 @@ type Embedder interface {
 	Dimension() int
 	Model() string
 }
+
+// Eraser is a place outside the graph that holds data about users: working
+// memory, the recall log, queued writes. Erasing a user asks every place.
+type Eraser interface {
+	// Place names the place in an erase receipt ("sessions", "recall_log", …).
+	Place() string
+	// EraseUser removes everything the place holds about one user of a tenant
+	// and returns how many items it removed.
+	EraseUser(ctx context.Context, tenant, userID string) (int64, error)
+}
