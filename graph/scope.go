@@ -16,7 +16,13 @@ import (
 // An empty scope yields "false": callers should not query at all, but if
 // they do, nothing matches. A MaxSensitivity that is not a known level yields
 // a ceiling below every level, so an unknown ceiling admits nothing.
+//
+// A scope with a Filter compiled from the policy is that filter's predicate
+// (see filterPredicate) and its clauses are ignored.
 func scopePredicate(s memory.Scope) (string, map[string]any) {
+	if s.Filter != nil {
+		return filterPredicate(*s.Filter)
+	}
 	params := map[string]any{}
 	if s.Empty() {
 		return "false", params

@@ -149,11 +149,15 @@ const (
 )
 
 // Scope is the readable part of one tenant for a principal, as computed by
-// policy. A memory is in scope when it matches at least one clause. The graph
-// store turns a scope into a Cypher predicate; an empty scope matches nothing.
+// policy. When Filter is set, a memory of the tenant is in scope when it
+// matches the filter, and Clauses are ignored; otherwise it is in scope when
+// it matches at least one clause. The graph store turns a scope into a Cypher
+// predicate; an empty scope matches nothing.
 type Scope struct {
 	Tenant  string
 	Clauses []Clause
+	// Filter is the read policy compiled by partial evaluation.
+	Filter *Filter
 }
 
 // Clause is one way a memory can be readable. Empty fields match anything.
@@ -166,7 +170,12 @@ type Clause struct {
 }
 
 // Empty reports whether the scope can match nothing.
-func (s Scope) Empty() bool { return len(s.Clauses) == 0 }
+func (s Scope) Empty() bool {
+	if s.Filter != nil {
+		return s.Filter.IsFalse()
+	}
+	return len(s.Clauses) == 0
+}
 
 // Decision is the outcome of one policy evaluation.
 type Decision struct {

@@ -59,6 +59,7 @@ type Engine struct {
 	store   storage.Store
 	decide  rego.PreparedEvalQuery
 	scope   rego.PreparedEvalQuery
+	pd      *pushdown
 }
 
 var _ memory.Authorizer = (*Engine)(nil)
@@ -103,6 +104,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if e.scope, err = prepare(scopeQuery); err != nil {
 		return nil, fmt.Errorf("policy: prepare scope: %w", err)
 	}
+	e.pd = newPushdown(ctx, compiler, e.store, e.log)
 	return e, nil
 }
 
@@ -166,10 +168,25 @@ func (e *Engine) Decide(ctx context.Context, p memory.Principal, action string, 
 	return memory.Decision{Allow: allow, Reasons: reasons}, nil
 }
 
-// ReadScope evaluates data.mneme.authz.scope for reading userID's memories
-// ("" = every user) and returns it as a scope of p's tenant. An empty set of
-// clauses is an empty scope, which matches nothing.
+// ReadScope compiles what p may read of userID's memories ("" = every user)
+// by partial evaluation of the read policy (see pushdown.go) and returns it
+// as a scope of p's tenant with a Filter. A policy it cannot translate gives
+// an empty scope.
 func (e *Engine) ReadScope(ctx context.Context, p memory.Principal, userID string, now time.Time) (memory.Scope, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	f, err := e.pd.filter(ctx, p, userID, now)
+	if err != nil {
+		return memory.Scope{}, fmt.Errorf("policy: read scope: %w", err)
+	}
+	return memory.Scope{Tenant: p.Tenant, Filter: &f}, nil
+}
+
+// ClauseScope evaluates data.mneme.authz.scope for reading userID's memories
+// ("" = every user) and returns it as a scope of p's tenant. An empty set of
+// clauses is an empty scope, which matches nothing. It is the hand-written
+// mirror of allow that ReadScope replaced, kept to compare the two.
+func (e *Engine) ClauseScope(ctx context.Context, p memory.Principal, userID string, now time.Time) (memory.Scope, error) {
 	r := memory.Resource{Tenant: p.Tenant, UserID: userID}
 	b, err := e.eval(ctx, e.scope, inputValue(p, memory.ActionRead, r, now))
 	if err != nil {
@@ -211,6 +228,7 @@ func (e *Engine) SetGrants(ctx context.Context, grants []memory.Grant) error {
 	if err := storage.WriteOne(ctx, e.store, storage.ReplaceOp, storage.Path{"grants"}, value); err != nil {
 		return fmt.Errorf("policy: set grants: %w", err)
 	}
+	e.pd.setGrants(grants)
 	e.log.InfoContext(ctx, "policy grants replaced", "grants", len(grants), "tenants", len(byTenant))
 	return nil
 }

@@ -31,11 +31,14 @@ func SensitivitiesUpTo(ceiling string) []string {
 }
 
 // Matches reports whether the memory with metadata r is in scope s: it belongs
-// to s.Tenant and matches at least one clause. It is the reference meaning of
+// to s.Tenant and matches s.Filter, or without a filter at least one clause. It is the reference meaning of
 // a scope, which the graph store's query predicate must reproduce.
 func Matches(s memory.Scope, r memory.Resource) bool {
 	if s.Tenant == "" || r.Tenant != s.Tenant {
 		return false
+	}
+	if s.Filter != nil {
+		return FilterMatches(*s.Filter, r)
 	}
 	return slices.ContainsFunc(s.Clauses, func(c memory.Clause) bool { return ClauseMatches(c, r) })
 }

@@ -16,12 +16,13 @@ import (
 
 var scopeSeed = flag.Uint64("policy.seed", 1, "seed of TestScopeMatchesAllow")
 
-// TestScopeMatchesAllow checks the invariant between the two halves of the
+// TestScopeMatchesAllow checks the invariant between the halves of the
 // policy: for generated principals and grants, and every memory of a small
-// but complete universe of metadata, a memory is in ReadScope(p, u) exactly
-// when it is about u (or u is "") and Decide allows p to read it. The scope
-// may be neither wider than allow (a leak) nor narrower (a memory allow
-// grants but no query can find).
+// but complete universe of metadata, a memory is in ReadScope(p, u) (the
+// filter compiled by partial evaluation) and in ClauseScope(p, u) (the
+// clauses of scope.rego) exactly when it is about u (or u is "") and Decide
+// allows p to read it. A scope may be neither wider than allow (a leak) nor
+// narrower (a memory allow grants but no query can find).
 func TestScopeMatchesAllow(t *testing.T) {
 	rounds := 16
 	if testing.Short() || raceEnabled {
@@ -62,18 +63,27 @@ func TestScopeMatchesAllow(t *testing.T) {
 				}
 			}
 			for _, userID := range []string{"", "u1", "u2", "u3"} {
-				s, err := e.ReadScope(ctx, p, userID, testNow)
+				filtered, err := e.ReadScope(ctx, p, userID, testNow)
 				if err != nil {
 					t.Fatalf("%s: ReadScope(%q): %v", name, userID, err)
 				}
-				if s.Tenant != p.Tenant {
-					t.Errorf("%s: scope tenant %q", name, s.Tenant)
+				if filtered.Filter == nil {
+					t.Fatalf("%s: ReadScope(%q) has no filter", name, userID)
 				}
-				for r, allowed := range allow {
-					want := allowed && (userID == "" || r.UserID == userID)
-					if got := Matches(s, r); got != want {
-						t.Errorf("%s: user %q: %+v: in scope %v, allowed %v\nscope %+v\ngrants %+v",
-							name, userID, r, got, want, s.Clauses, grants)
+				clauses, err := e.ClauseScope(ctx, p, userID, testNow)
+				if err != nil {
+					t.Fatalf("%s: ClauseScope(%q): %v", name, userID, err)
+				}
+				for _, s := range []memory.Scope{filtered, clauses} {
+					if s.Tenant != p.Tenant {
+						t.Errorf("%s: scope tenant %q", name, s.Tenant)
+					}
+					for r, allowed := range allow {
+						want := allowed && (userID == "" || r.UserID == userID)
+						if got := Matches(s, r); got != want {
+							t.Errorf("%s: user %q: %+v: in scope %v, allowed %v\nclauses %+v\nfilter %s\ngrants %+v",
+								name, userID, r, got, want, s.Clauses, filterText(s.Filter), grants)
+						}
 					}
 				}
 			}
@@ -234,8 +244,8 @@ func TestMatches(t *testing.T) {
 	}
 }
 
-// TestReadScope pins a few scopes as the graph store will see them.
-func TestReadScope(t *testing.T) {
+// TestClauseScope pins a few clause scopes as the graph store will see them.
+func TestClauseScope(t *testing.T) {
 	ctx := context.Background()
 	e := newEngine(t, Options{})
 	wild := grantG1
@@ -258,7 +268,7 @@ func TestReadScope(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := e.ReadScope(ctx, tc.p, tc.userID, testNow)
+			got, err := e.ClauseScope(ctx, tc.p, tc.userID, testNow)
 			if err != nil {
 				t.Fatal(err)
 			}

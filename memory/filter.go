@@ -1,0 +1,39 @@
+package memory
+
+// Filter is a predicate over the metadata of a memory (the fields of
+// Resource), compiled from the read policy by the policy engine and turned
+// into a query predicate by the store. memory only carries it from one to the
+// other; its meaning is fixed here so that both sides agree:
+//
+//   - FilterTrue and FilterFalse match everything and nothing;
+//   - FilterAnd and FilterOr combine Args (an empty And is true, an empty Or
+//     false); FilterNot negates its single Arg;
+//   - FilterEq, FilterNe and FilterIn compare the Field named by its JSON
+//     name in Resource with Values (one value for Eq and Ne, any number for
+//     In). A field a memory does not have counts as "", as in the policy
+//     input, so negation needs no special case for missing values.
+type Filter struct {
+	Op     string   `json:"op"`
+	Field  string   `json:"field,omitempty"`
+	Values []string `json:"values,omitempty"`
+	Args   []Filter `json:"args,omitempty"`
+}
+
+// Filter operators.
+const (
+	FilterTrue  = "true"
+	FilterFalse = "false"
+	FilterAnd   = "and"
+	FilterOr    = "or"
+	FilterNot   = "not"
+	FilterEq    = "eq"
+	FilterNe    = "ne"
+	FilterIn    = "in"
+)
+
+// FilterFields are the Resource fields a Filter may compare, by JSON name.
+// Store and policy engine accept no other.
+var FilterFields = []string{"tenant", "id", "user_id", "agent_id", "type", "kind", "sensitivity", "status"}
+
+// IsFalse reports whether f is the constant false, which matches nothing.
+func (f Filter) IsFalse() bool { return f.Op == FilterFalse }
