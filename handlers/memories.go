@@ -137,10 +137,11 @@ func (a *api) updateMemory(c *gin.Context) error {
 }
 
 func (a *api) deleteMemory(c *gin.Context) error {
-	if err := a.svc.Delete(c.Request.Context(), principalOf(c), c.Param("id")); err != nil {
+	r, err := a.svc.Delete(c.Request.Context(), principalOf(c), c.Param("id"))
+	if err != nil {
 		return err
 	}
-	c.Status(http.StatusNoContent)
+	c.JSON(http.StatusOK, r)
 	return nil
 }
 

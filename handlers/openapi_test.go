@@ -370,9 +370,19 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 
 	// Delete, then it is gone.
 	r = f.Do(t, bot, "DELETE", "/v1/memories/"+second.ID, nil)
-	expectResponse(t, "delete", r, http.StatusNoContent)
+	expectResponse(t, "delete", r, http.StatusOK)
 	r = f.Do(t, bot, "GET", "/v1/memories/"+second.ID, nil)
 	expectResponse(t, "get deleted", r, http.StatusNotFound, "not_found")
+
+	// Erase a user: an agent may not; the user themself and admins may.
+	r = f.Do(t, bot, "DELETE", "/v1/users/alice", nil)
+	expectResponse(t, "erase user as an agent", r, http.StatusForbidden, "forbidden")
+	r = f.Do(t, "bob", "DELETE", "/v1/users/bob", nil)
+	expectResponse(t, "erase myself", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "DELETE", "/v1/users/alice", nil)
+	expectResponse(t, "erase user", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "DELETE", "/v1/users/a%20b", nil)
+	expectResponse(t, "erase a bad user id", r, http.StatusBadRequest, "invalid_argument")
 
 	// Errors and the routes outside /v1.
 	valid := []byte(`{"user_id":"alice","type":"semantic","content":"x"}`)
@@ -436,6 +446,7 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"UpdateRequest": memory.UpdateRequest{}, "Page": memory.Page{}, "RecallRequest": memory.RecallRequest{},
 		"RecallResult": memory.RecallResult{}, "Recalled": memory.Recalled{}, "Explain": memory.Explain{},
 		"NewGrant": memory.NewGrant{}, "Grant": memory.Grant{}, "Principal": memory.Principal{},
+		"Receipt": memory.Receipt{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

@@ -39,8 +39,9 @@ type fakeStore struct {
 	historyErr   error
 	historyCalls int
 
-	deleted   []deleteCall
-	deleteErr error
+	deleted     []deleteCall
+	erasedUsers []deleteCall
+	deleteErr   error
 
 	vector, fullText           []Hit
 	vectorErr, fullTextErr     error
@@ -55,10 +56,15 @@ type replaceCall struct {
 }
 
 type deleteCall struct {
-	Tenant, ID, By, Reason string
+	Tenant     string
+	IDs        []string
+	By, Reason string
 }
 
-var _ Store = (*fakeStore)(nil)
+var (
+	_ Store     = (*fakeStore)(nil)
+	_ Forgetter = (*fakeStore)(nil)
+)
 
 func (f *fakeStore) CreateMemories(_ context.Context, ms []Memory) ([]Memory, error) {
 	f.mu.Lock()
@@ -111,8 +117,29 @@ func (f *fakeStore) History(_ context.Context, _, _ string) ([]Memory, error) {
 func (f *fakeStore) DeleteMemory(_ context.Context, tenant, id, by, reason string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.deleted = append(f.deleted, deleteCall{Tenant: tenant, ID: id, By: by, Reason: reason})
+	f.deleted = append(f.deleted, deleteCall{Tenant: tenant, IDs: []string{id}, By: by, Reason: reason})
 	return f.deleteErr
+}
+
+func (f *fakeStore) EraseMemories(_ context.Context, tenant string, ids []string, t Tombstone) (GraphErased, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deleted = append(f.deleted, deleteCall{Tenant: tenant, IDs: ids, By: t.By, Reason: t.Reason})
+	return GraphErased{Memories: int64(len(ids))}, f.deleteErr
+}
+
+func (f *fakeStore) EraseUser(_ context.Context, tenant, userID string, t Tombstone) (GraphErased, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.erasedUsers = append(f.erasedUsers, deleteCall{Tenant: tenant, IDs: []string{userID}, By: t.By, Reason: t.Reason})
+	var n int64
+	for id, m := range f.memories {
+		if m.Tenant == tenant && m.UserID == userID {
+			delete(f.memories, id)
+			n++
+		}
+	}
+	return GraphErased{Memories: n, Users: min(n, 1)}, f.deleteErr
 }
 
 func (f *fakeStore) SearchVector(_ context.Context, scope Scope, q SearchQuery) ([]Hit, error) {

@@ -36,20 +36,28 @@ type Options struct {
 	Now func() time.Time
 	// Recall tunes recall; zero values take defaults.
 	Recall RecallConfig
+	// Forget erases from the graph; when nil, a Store that implements
+	// Forgetter is used.
+	Forget Forgetter
+	// Erasers are the places outside the graph that hold user data; an
+	// erase asks each of them.
+	Erasers []Eraser
 }
 
 // Service is the entry point for everything a principal does with memories.
 // Every read is decided by the Authorizer twice: once to narrow the query,
 // and again for each memory before it leaves.
 type Service struct {
-	store  Store
-	grants GrantStore
-	keys   KeyStore
-	authz  Authorizer
-	embed  Embedder
-	log    *slog.Logger
-	now    func() time.Time
-	recall RecallConfig
+	store   Store
+	grants  GrantStore
+	keys    KeyStore
+	authz   Authorizer
+	embed   Embedder
+	log     *slog.Logger
+	now     func() time.Time
+	recall  RecallConfig
+	forget  Forgetter
+	erasers []Eraser
 
 	grantsMu sync.Mutex // serialises grant reloads into the policy engine
 }
@@ -62,6 +70,10 @@ func NewService(opts Options) (*Service, error) {
 	s := &Service{
 		store: opts.Store, grants: opts.Grants, keys: opts.Keys, authz: opts.Authz, embed: opts.Embed,
 		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
+		forget: opts.Forget, erasers: opts.Erasers,
+	}
+	if s.forget == nil {
+		s.forget, _ = opts.Store.(Forgetter)
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -410,18 +422,6 @@ func (s *Service) History(ctx context.Context, p Principal, id string) ([]Memory
 		return nil, err
 	}
 	return s.visible(ctx, p, chain, s.now().UTC()), nil
-}
-
-// Delete removes a memory and leaves a tombstone.
-func (s *Service) Delete(ctx context.Context, p Principal, id string) error {
-	m, err := s.Get(ctx, p, id)
-	if err != nil {
-		return err
-	}
-	if err := s.require(ctx, p, ActionDelete, ResourceOf(m), s.now().UTC()); err != nil {
-		return err
-	}
-	return s.store.DeleteMemory(ctx, p.Tenant, id, p.Kind+":"+p.ID, "deleted through the API")
 }
 
 // require returns ErrForbidden unless policy allows the action.

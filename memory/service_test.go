@@ -570,9 +570,9 @@ func TestDelete(t *testing.T) {
 		wantDeleted []deleteCall
 	}{
 		{"allowed", agentSupport, nil, nil,
-			[]deleteCall{{Tenant: "acme", ID: "mem_1", By: "agent:support-bot", Reason: "deleted through the API"}}},
+			[]deleteCall{{Tenant: "acme", IDs: []string{"mem_1"}, By: "agent:support-bot", Reason: "deleted through the API"}}},
 		{"user deletes", userAlice, nil, nil,
-			[]deleteCall{{Tenant: "acme", ID: "mem_1", By: "user:alice", Reason: "deleted through the API"}}},
+			[]deleteCall{{Tenant: "acme", IDs: []string{"mem_1"}, By: "user:alice", Reason: "deleted through the API"}}},
 		{"may read, may not delete", agentBilling, denyAction(ActionDelete), ErrForbidden, nil},
 		{"may not read", agentBilling, denyAll, ErrNotFound, nil},
 		{"policy error", agentBilling, failAll, ErrNotFound, nil},
@@ -582,7 +582,7 @@ func TestDelete(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
 			f.store.memories[m.ID] = m
 			f.authz.decide = tt.decide
-			err := f.svc.Delete(context.Background(), tt.p, m.ID)
+			_, err := f.svc.Delete(context.Background(), tt.p, m.ID)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -595,7 +595,7 @@ func TestDelete(t *testing.T) {
 		f := newFixture(t, RecallConfig{})
 		f.store.memories[m.ID] = m
 		f.store.deleteErr = ErrUnavailable
-		if err := f.svc.Delete(context.Background(), agentSupport, m.ID); !errors.Is(err, ErrUnavailable) {
+		if _, err := f.svc.Delete(context.Background(), agentSupport, m.ID); !errors.Is(err, ErrUnavailable) {
 			t.Errorf("err = %v, want ErrUnavailable", err)
 		}
 	})

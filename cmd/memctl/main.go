@@ -36,6 +36,8 @@ Commands:
   grants list                  list sharing grants (admin)
   grants add JSON              add a grant, e.g. '{"grantee":"support-bot","source":"order-bot","types":["episodic"],"max_sensitivity":"internal"}'
   grants remove ID             remove a grant
+  delete ID                    delete a memory (every version you may delete); prints the receipt
+  erase USER                   erase a user everywhere (admin, or the user themself); prints the receipt
 
 Flags and environment: -url (MNEME_URL, default http://127.0.0.1:8080), -key (MNEME_API_KEY).
 `
@@ -95,6 +97,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.call(ctx, http.MethodGet, "/v1/memories?"+q.Encode(), nil)
 	case cmd == "recall" && len(rest) >= 2:
 		return c.call(ctx, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: rest[0], Query: strings.Join(rest[1:], " ")})
+	case cmd == "delete" && len(rest) == 1:
+		return c.call(ctx, http.MethodDelete, "/v1/memories/"+url.PathEscape(rest[0]), nil)
+	case cmd == "erase" && len(rest) == 1:
+		return c.call(ctx, http.MethodDelete, "/v1/users/"+url.PathEscape(rest[0]), nil)
 	case cmd == "grants" && len(rest) == 1 && rest[0] == "list":
 		return c.call(ctx, http.MethodGet, "/v1/grants", nil)
 	case cmd == "grants" && len(rest) == 2 && rest[0] == "add":

@@ -52,6 +52,24 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("grant still listed after remove: %q", out)
 	}
 
+	// Erase a user: the receipt counts what went, a second erase counts zeros.
+	m := f.Do(t, "order-bot", "POST", "/v1/memories", memory.NewMemory{UserID: "carol", Type: memory.TypeSemantic, Content: "Carol's budget is 100k"})
+	var created memory.Memory
+	m.Decode(t, &created)
+	for i, want := range []int64{1, 0} {
+		out, err = memctl(f.Keys["admin"], "erase", "carol")
+		var r memory.Receipt
+		if err != nil || json.Unmarshal([]byte(out), &r) != nil {
+			t.Fatalf("erase = %q, %v", out, err)
+		}
+		if r.Counts[memory.PlaceGraphMemories] != want || r.UserID != "carol" {
+			t.Errorf("erase #%d: receipt %+v, want %d memories", i+1, r, want)
+		}
+	}
+	if _, err = memctl(f.Keys["admin"], "get", created.ID); err == nil || !strings.Contains(err.Error(), "not_found") {
+		t.Errorf("get after erase: %v, want not_found", err)
+	}
+
 	// Errors carry the server's code; usage errors say what is wrong.
 	tests := []struct {
 		name, key string
@@ -61,6 +79,8 @@ func TestCommands(t *testing.T) {
 		{"agent may not manage grants", f.Keys["support-bot"], []string{"grants", "list"}, "forbidden"},
 		{"bad key", "mn_" + f.Tenant + "_nope-nope-nope", []string{"whoami"}, "unauthenticated"},
 		{"unknown memory", f.Keys["admin"], []string{"get", "mem_missing"}, "not_found"},
+		{"delete unknown memory", f.Keys["admin"], []string{"delete", "mem_missing"}, "not_found"},
+		{"agent may not erase a user", f.Keys["support-bot"], []string{"erase", "alice"}, "forbidden"},
 		{"invalid grant", f.Keys["admin"], []string{"grants", "add", `{"grantee":"x","source":"y","types":[],"max_sensitivity":"internal"}`}, "invalid_argument"},
 		{"no key", "", []string{"whoami"}, "API key is needed"},
 		{"unknown command", f.Keys["admin"], []string{"frobnicate"}, "unknown command"},

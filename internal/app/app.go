@@ -25,6 +25,8 @@ type App struct {
 	Redis   *redis.Client
 	Policy  *policy.Engine
 	Embed   memory.Embedder
+	// Erasers are the places outside the graph an erase reaches.
+	Erasers []memory.Eraser
 }
 
 // New connects to the stores (waiting up to cfg.StartTimeout for them),
@@ -59,9 +61,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.PolicyTimeout}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
+	// Every place outside the graph that holds user data: erasing a user
+	// (and deleting a memory, where the place can) asks each of them.
+	a.Erasers = []memory.Eraser{}
 	a.Service, err = memory.NewService(memory.Options{
 		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
-		Recall: memory.RecallConfig{VectorFloor: cfg.VectorFloor, Keywords: embed.Keywords},
+		Recall:  memory.RecallConfig{VectorFloor: cfg.VectorFloor, Keywords: embed.Keywords},
+		Erasers: a.Erasers,
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,62 @@
+package graph
+
+// Cypher of the lifecycle: erasing memories and users, and the janitor's
+// sweeps. Every query carries the tenant predicate.
+
+// Erasing.
+const (
+	// cypherLockUser write-locks a user's node before an erase, the node
+	// every write about the user locks first (cypherLockBatch), so an erase
+	// and a write of the same user queue instead of interleaving.
+	cypherLockUser = `MATCH (u:User {tenant: $tenant, id: $user_id})
+SET u._lock = true
+REMOVE u._lock`
+
+	// cypherEraseMemories leaves a content-free tombstone per memory, removes
+	// the memories with their edges (embeddings are properties, they go with
+	// the nodes) and returns what they linked to, for orphan cleanup.
+	cypherEraseMemories = `MATCH (m:Memory {tenant: $tenant})
+WHERE m.id IN $ids
+MERGE (t:Tombstone {tenant: $tenant, id: m.id})
+SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason
+WITH m, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids, [(m)-[:IN_SESSION]->(s) | s.id] AS session_ids
+DETACH DELETE m
+WITH count(*) AS memories, collect(entity_ids) AS es, collect(session_ids) AS ss
+RETURN memories,
+  reduce(acc = [], x IN es | acc + x) AS entity_ids,
+  reduce(acc = [], x IN ss | acc + x) AS session_ids`
+
+	// cypherUserMemoryIDs lists every memory about a user, in any status.
+	cypherUserMemoryIDs = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
+RETURN m.id AS id`
+
+	// cypherEraseOrphanEntities removes the entities among $ids that no memory
+	// mentions any more; an entity another memory still names stays.
+	cypherEraseOrphanEntities = `MATCH (e:Entity {tenant: $tenant})
+WHERE e.id IN $ids AND NOT EXISTS { (e)<-[:MENTIONS]-() }
+DETACH DELETE e
+RETURN count(*) AS n`
+
+	// cypherEraseOrphanSessions removes the sessions among $ids that no memory
+	// is in any more, and any session recorded as the user's own.
+	cypherEraseOrphanSessions = `MATCH (s:Session {tenant: $tenant})
+WHERE (s.id IN $ids AND NOT EXISTS { (s)<-[:IN_SESSION]-() })
+   OR ($user_id IS NOT NULL AND s.user_id = $user_id)
+DETACH DELETE s
+RETURN count(*) AS n`
+
+	cypherEraseUserNode = `MATCH (u:User {tenant: $tenant, id: $user_id})
+DETACH DELETE u
+RETURN count(*) AS n`
+
+	// cypherUserTombstone records that a user was erased, under a hash of
+	// the user's id (memory.UserTombstoneID).
+	cypherUserTombstone = `MERGE (t:Tombstone {tenant: $tenant, id: $id})
+SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.kind = 'user'`
+
+	// cypherTenantNodes returns every property of every node of a tenant: an
+	// audit that an erase left nothing behind. Embeddings are left out, they
+	// are numbers; their presence is reported.
+	cypherTenantNodes = `MATCH (n {tenant: $tenant})
+RETURN labels(n) AS labels, n {.*, embedding: null} AS props, n.embedding IS NOT NULL AS embedded`
+)

@@ -1,0 +1,220 @@
+package handlers_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+// TestEraseUserEverywhere erases a user who has memories in every status and
+// version, entities, sessions and whatever the Redis places hold, then looks
+// for them through every read API and by scanning Neo4j and Redis.
+func TestEraseUserEverywhere(t *testing.T) {
+	f := apptest.Start(t)
+	const bot, user = "order-bot", "carol"
+	tok := func() string {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		return "zq" + hex.EncodeToString(b[:])
+	}
+	// Every string below that holds a token is content to be forgotten.
+	secret, company, trait := tok(), tok(), tok()
+	tokens := []string{secret, company, trait}
+	session := "sess-" + tok()
+
+	create := func(who string, n memory.NewMemory) memory.Memory {
+		t.Helper()
+		r := f.Do(t, who, http.MethodPost, "/v1/memories", n)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("create as %s: %d %s", who, r.Status, r.Body)
+		}
+		var m memory.Memory
+		r.Decode(t, &m)
+		return m
+	}
+	ents := []memory.Entity{{ID: "co-" + company, Kind: "company", Name: "Company " + company}}
+	budget := create(bot, memory.NewMemory{UserID: user, Type: memory.TypeSemantic, Key: "budget", SessionID: session,
+		Content: "Carol's budget for " + secret + " is 100k", Entities: ents})
+	r := f.Do(t, bot, http.MethodPatch, "/v1/memories/"+budget.ID, map[string]any{"content": "Carol's budget for " + secret + " is 150k"})
+	if r.Status != http.StatusOK {
+		t.Fatalf("update: %d %s", r.Status, r.Body)
+	}
+	var budget2 memory.Memory
+	r.Decode(t, &budget2)
+	episode := create(bot, memory.NewMemory{UserID: user, Type: memory.TypeEpisodic, SessionID: session,
+		Content: "Carol asked about order " + secret, Entities: ents})
+	own := create(user, memory.NewMemory{UserID: user, Type: memory.TypeProfile, Content: "I collect " + trait + " stamps"})
+	keep := create(bot, memory.NewMemory{UserID: "bob", Type: memory.TypeSemantic, Content: "Bob prefers trains"})
+	ids := []string{budget.ID, budget2.ID, episode.ID, own.ID}
+
+	// Recall once, so that whatever a recall leaves behind (access counts,
+	// the recall log) exists before the erase.
+	if r := f.Do(t, bot, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: user, Query: "budget " + secret}); r.Status != http.StatusOK {
+		t.Fatalf("recall: %d %s", r.Status, r.Body)
+	}
+
+	// "Forget me", by the user themself.
+	r = f.Do(t, user, http.MethodDelete, "/v1/users/"+user, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("erase: %d %s", r.Status, r.Body)
+	}
+	var receipt memory.Receipt
+	r.Decode(t, &receipt)
+	want := map[string]int64{
+		memory.PlaceGraphMemories: int64(len(ids)), // both budget versions, the episode, the profile
+		memory.PlaceGraphEntities: 1,               // the company only they mentioned
+		memory.PlaceGraphSessions: 1,
+		memory.PlaceGraphUsers:    1,
+	}
+	for place, n := range want {
+		if receipt.Counts[place] != n {
+			t.Errorf("receipt %s = %d, want %d (receipt %v)", place, receipt.Counts[place], n, receipt.Counts)
+		}
+	}
+	for _, e := range f.App.Erasers {
+		if _, ok := receipt.Counts[e.Place()]; !ok {
+			t.Errorf("receipt lacks place %s: %v", e.Place(), receipt.Counts)
+		}
+	}
+	if receipt.Tenant != f.Tenant || receipt.UserID != user || receipt.ErasedAt.IsZero() {
+		t.Errorf("receipt = %+v", receipt)
+	}
+
+	// Idempotent: again, by an admin, every place counts zero.
+	r = f.Do(t, apptest.Admin, http.MethodDelete, "/v1/users/"+user, nil)
+	var again memory.Receipt
+	r.Decode(t, &again)
+	if r.Status != http.StatusOK || len(again.Counts) != len(receipt.Counts) {
+		t.Fatalf("second erase: %d %v", r.Status, again.Counts)
+	}
+	for place, n := range again.Counts {
+		if n != 0 {
+			t.Errorf("second erase: %s = %d, want 0", place, n)
+		}
+	}
+
+	// Nothing of the user through any read API, for anyone.
+	for _, who := range []string{bot, apptest.Admin, user, apptest.Analyst} {
+		for _, id := range ids {
+			for _, path := range []string{"/v1/memories/" + id, "/v1/memories/" + id + "/history"} {
+				if r := f.Do(t, who, http.MethodGet, path, nil); r.Status != http.StatusNotFound {
+					t.Errorf("%s GET %s = %d, want 404", who, path, r.Status)
+				}
+			}
+		}
+		for _, path := range []string{"/v1/memories?user_id=" + user, "/v1/memories?user_id=" + user + "&status=superseded", "/v1/memories?limit=500"} {
+			r := f.Do(t, who, http.MethodGet, path, nil)
+			for _, tk := range tokens {
+				if strings.Contains(string(r.Body), tk) {
+					t.Errorf("%s GET %s still shows %s", who, path, tk)
+				}
+			}
+		}
+		for _, q := range []string{"budget " + secret, "order " + secret, trait + " stamps", company} {
+			r := f.Do(t, who, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: user, Query: q})
+			var res memory.RecallResult
+			r.Decode(t, &res)
+			if len(res.Memories) != 0 {
+				t.Errorf("%s recalls %q: %d memories", who, q, len(res.Memories))
+			}
+		}
+	}
+	if r := f.Do(t, bot, http.MethodGet, "/v1/memories/"+keep.ID, nil); r.Status != http.StatusOK {
+		t.Errorf("another user's memory: %d, want 200", r.Status)
+	}
+
+	// Nothing in Neo4j: no node of the tenant holds a token or is the user's.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	nodes, err := f.App.Store.TenantNodes(ctx, f.Tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tombstones := 0
+	for _, n := range nodes {
+		for k, v := range n.Props {
+			s := fmt.Sprint(v)
+			for _, tk := range tokens {
+				if strings.Contains(s, tk) {
+					t.Errorf("Neo4j %v %v: %s holds %s", n.Labels, n.Props["id"], k, tk)
+				}
+			}
+		}
+		switch {
+		case n.Labels[0] == "Tombstone":
+			tombstones++
+		case n.Props["user_id"] == user, n.Labels[0] == "User" && n.Props["id"] == user, n.Props["id"] == session:
+			t.Errorf("Neo4j still holds %v %v", n.Labels, n.Props)
+		}
+	}
+	if want := len(ids) + 1; tombstones != want {
+		t.Errorf("%d tombstones, want %d (one per memory, one for the user)", tombstones, want)
+	}
+
+	// Nothing in Redis: every key, every value of every type.
+	scanRedis(t, ctx, f.App.Redis, tokens)
+}
+
+// scanRedis reads every key of the database and fails the test when a key
+// or value holds one of the tokens.
+func scanRedis(t *testing.T, ctx context.Context, rdb *redis.Client, tokens []string) {
+	t.Helper()
+	check := func(key, what string, vals ...string) {
+		for _, v := range vals {
+			for _, tk := range tokens {
+				if strings.Contains(v, tk) {
+					t.Errorf("Redis %s (%s) holds %s", key, what, tk)
+				}
+			}
+		}
+	}
+	keys := 0
+	iter := rdb.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		key := iter.Val()
+		keys++
+		check(key, "key", key)
+		typ, err := rdb.Type(ctx, key).Result()
+		if err != nil {
+			t.Fatalf("TYPE %s: %v", key, err)
+		}
+		var vals []string
+		switch typ {
+		case "string":
+			vals = []string{rdb.Get(ctx, key).Val()}
+		case "list":
+			vals = rdb.LRange(ctx, key, 0, -1).Val()
+		case "set":
+			vals = rdb.SMembers(ctx, key).Val()
+		case "zset":
+			vals = rdb.ZRange(ctx, key, 0, -1).Val()
+		case "hash":
+			for k, v := range rdb.HGetAll(ctx, key).Val() {
+				vals = append(vals, k, v)
+			}
+		case "stream":
+			for _, m := range rdb.XRange(ctx, key, "-", "+").Val() {
+				vals = append(vals, fmt.Sprint(m.Values))
+			}
+		case "none":
+			continue // expired between SCAN and TYPE
+		default:
+			t.Errorf("Redis %s has type %s, which this scan cannot read", key, typ)
+		}
+		check(key, typ, vals...)
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatalf("SCAN: %v", err)
+	}
+	t.Logf("scanned %d Redis keys", keys)
+}

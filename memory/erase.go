@@ -1,0 +1,171 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Forgetter removes memories and users from the system of record for good.
+// graph.Store implements it.
+type Forgetter interface {
+	// EraseMemories deletes the memories ids of tenant with their edges, leaves
+	// a content-free tombstone for each, and removes the entities and
+	// sessions no remaining memory links to. Missing ids are skipped.
+	EraseMemories(ctx context.Context, tenant string, ids []string, t Tombstone) (GraphErased, error)
+	// EraseUser deletes every memory about userID (every version and status),
+	// the entities and sessions that only they linked to, and the User node,
+	// and leaves content-free tombstones. A second call finds nothing.
+	EraseUser(ctx context.Context, tenant, userID string, t Tombstone) (GraphErased, error)
+}
+
+// Tombstone is what stays of an erased memory or user: who erased it, when
+// and why, never what it said.
+type Tombstone struct {
+	At     time.Time
+	By     string
+	Reason string
+	// UserRef names an erased user in its tombstone; see UserTombstoneID.
+	UserRef string
+}
+
+// GraphErased counts what an erase removed from the graph.
+type GraphErased struct {
+	Memories int64
+	Entities int64
+	Sessions int64
+	Users    int64
+}
+
+// MemoryEraser is an Eraser that can also forget single memories (a cache of
+// memory contents, say). Places that only hold data per user need not
+// implement it.
+type MemoryEraser interface {
+	Eraser
+	// EraseMemories removes what the place holds about the memories ids of
+	// one user and returns how many items it removed.
+	EraseMemories(ctx context.Context, tenant, userID string, ids []string) (int64, error)
+}
+
+// Places of the graph in a receipt. Erasers add their own Place().
+const (
+	PlaceGraphMemories = "graph.memories"
+	PlaceGraphEntities = "graph.entities"
+	PlaceGraphSessions = "graph.sessions"
+	PlaceGraphUsers    = "graph.users"
+)
+
+// Receipt says what an erase removed, place by place. A repeated erase
+// returns the same places with zero counts.
+type Receipt struct {
+	Tenant   string           `json:"tenant"`
+	UserID   string           `json:"user_id"`
+	MemoryID string           `json:"memory_id,omitempty"`
+	ErasedAt time.Time        `json:"erased_at"`
+	Counts   map[string]int64 `json:"counts"`
+}
+
+// UserTombstoneID is the id of the tombstone an erased user leaves. It is a
+// hash, so that the tombstone proves the erase without keeping the user's id
+// (which may be an e-mail address) in the graph.
+func UserTombstoneID(tenant, userID string) string {
+	sum := sha256.Sum256([]byte(tenant + "\x00" + userID))
+	return "user:" + hex.EncodeToString(sum[:16])
+}
+
+// Delete erases a memory: the version asked for and every other version of
+// its chain the principal may delete, in the graph and in every place that
+// can forget single memories. The principal needs delete permission on the
+// memory asked for.
+func (s *Service) Delete(ctx context.Context, p Principal, id string) (Receipt, error) {
+	if s.forget == nil {
+		return Receipt{}, errNoForgetter
+	}
+	m, err := s.Get(ctx, p, id)
+	if err != nil {
+		return Receipt{}, err
+	}
+	now := s.now().UTC()
+	if err := s.require(ctx, p, ActionDelete, ResourceOf(m), now); err != nil {
+		return Receipt{}, err
+	}
+	chain, err := s.store.History(ctx, p.Tenant, id)
+	if err != nil {
+		return Receipt{}, err
+	}
+	ids := []string{m.ID}
+	for _, v := range chain {
+		if v.ID != m.ID && s.require(ctx, p, ActionDelete, ResourceOf(v), now) == nil {
+			ids = append(ids, v.ID)
+		}
+	}
+	r := Receipt{Tenant: p.Tenant, UserID: m.UserID, MemoryID: m.ID, ErasedAt: now, Counts: map[string]int64{}}
+	// The places outside the graph go first: a cache refilled from the graph
+	// between the two steps would otherwise keep what was just erased.
+	for _, e := range s.erasers {
+		me, ok := e.(MemoryEraser)
+		if !ok {
+			continue
+		}
+		n, err := me.EraseMemories(ctx, p.Tenant, m.UserID, ids)
+		if err != nil {
+			return Receipt{}, fmt.Errorf("erase memory from %s: %w", e.Place(), err)
+		}
+		r.Counts[e.Place()] += n
+	}
+	g, err := s.forget.EraseMemories(ctx, p.Tenant, ids, Tombstone{At: now, By: p.Kind + ":" + p.ID, Reason: "deleted through the API"})
+	if err != nil {
+		return Receipt{}, err
+	}
+	r.Counts[PlaceGraphMemories] = g.Memories
+	r.Counts[PlaceGraphEntities] = g.Entities
+	r.Counts[PlaceGraphSessions] = g.Sessions
+	s.log.InfoContext(ctx, "memory erased", "tenant", p.Tenant, "memory", m.ID, "versions", g.Memories, "by", p.Kind+":"+p.ID)
+	return r, nil
+}
+
+// EraseUser forgets one user of the principal's tenant everywhere: every
+// Eraser place, then the graph. Policy decides it as the deletion of the
+// user's most sensitive memory: admins and the user themself may, agents
+// may not. Erasing a user nobody knows returns zero counts.
+func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (Receipt, error) {
+	if s.forget == nil {
+		return Receipt{}, errNoForgetter
+	}
+	if !validName(userID) {
+		return Receipt{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
+	}
+	now := s.now().UTC()
+	whole := Resource{Tenant: p.Tenant, UserID: userID, Sensitivity: SensitivityRestricted}
+	if err := s.require(ctx, p, ActionDelete, whole, now); err != nil {
+		return Receipt{}, err
+	}
+	r := Receipt{Tenant: p.Tenant, UserID: userID, ErasedAt: now, Counts: map[string]int64{}}
+	// Queued writes and open sessions are erased before the graph, so that
+	// none of them lands in the graph after it was cleaned.
+	for _, e := range s.erasers {
+		n, err := e.EraseUser(ctx, p.Tenant, userID)
+		if err != nil {
+			return Receipt{}, fmt.Errorf("erase user from %s: %w", e.Place(), err)
+		}
+		r.Counts[e.Place()] += n
+	}
+	by := p.Kind + ":" + p.ID
+	g, err := s.forget.EraseUser(ctx, p.Tenant, userID, Tombstone{
+		At: now, By: by, Reason: "user erased", UserRef: UserTombstoneID(p.Tenant, userID),
+	})
+	if err != nil {
+		return Receipt{}, err
+	}
+	r.Counts[PlaceGraphMemories] = g.Memories
+	r.Counts[PlaceGraphEntities] = g.Entities
+	r.Counts[PlaceGraphSessions] = g.Sessions
+	r.Counts[PlaceGraphUsers] = g.Users
+	s.log.InfoContext(ctx, "user erased", "tenant", p.Tenant, "by", by, "counts", r.Counts)
+	return r, nil
+}
+
+var errNoForgetter = errors.New("memory: the store cannot erase (no Forgetter)")

@@ -1,0 +1,154 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeEraser is a place outside the graph holding n items of one user.
+type fakeEraser struct {
+	place  string
+	held   map[string]int64 // "tenant/user" → items
+	memIDs [][]string       // EraseMemories calls
+	err    error
+	calls  int
+}
+
+func (f *fakeEraser) Place() string { return f.place }
+
+func (f *fakeEraser) EraseUser(_ context.Context, tenant, userID string) (int64, error) {
+	f.calls++
+	if f.err != nil {
+		return 0, f.err
+	}
+	n := f.held[tenant+"/"+userID]
+	delete(f.held, tenant+"/"+userID)
+	return n, nil
+}
+
+func (f *fakeEraser) EraseMemories(_ context.Context, _, _ string, ids []string) (int64, error) {
+	f.memIDs = append(f.memIDs, ids)
+	return int64(len(ids)), f.err
+}
+
+// userOnly hides EraseMemories: a place that holds data per user only.
+type userOnly struct{ Eraser }
+
+func TestEraseUser(t *testing.T) {
+	denyAgents := func(p Principal, action string, r Resource) (Decision, error) {
+		allow := p.Kind == KindAdmin || (p.Kind == KindUser && p.ID == r.UserID)
+		return Decision{Allow: allow}, nil
+	}
+	tests := []struct {
+		name       string
+		p          Principal
+		user       string
+		wantErr    error
+		wantCounts map[string]int64
+	}{
+		{"admin", adminAcme, "alice", nil, map[string]int64{
+			"sessions": 3, "recall_log": 2, PlaceGraphMemories: 2, PlaceGraphEntities: 0, PlaceGraphSessions: 0, PlaceGraphUsers: 1}},
+		{"the user themself", userAlice, "alice", nil, map[string]int64{
+			"sessions": 3, "recall_log": 2, PlaceGraphMemories: 2, PlaceGraphEntities: 0, PlaceGraphSessions: 0, PlaceGraphUsers: 1}},
+		{"unknown user: zeros", adminAcme, "nobody", nil, map[string]int64{
+			"sessions": 0, "recall_log": 0, PlaceGraphMemories: 0, PlaceGraphEntities: 0, PlaceGraphSessions: 0, PlaceGraphUsers: 0}},
+		{"another user", Principal{Tenant: "acme", Kind: KindUser, ID: "bob"}, "alice", ErrForbidden, nil},
+		{"an agent", agentSupport, "alice", ErrForbidden, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			f.authz.decide = denyAgents
+			f.store.memories["mem_1"] = stored("mem_1", "Alice prefers tea.")
+			f.store.memories["mem_2"] = stored("mem_2", "Alice lives in Lyon.")
+			sessions := &fakeEraser{place: "sessions", held: map[string]int64{"acme/alice": 3}}
+			log := &fakeEraser{place: "recall_log", held: map[string]int64{"acme/alice": 2}}
+			f.svc.erasers = []Eraser{userOnly{sessions}, log}
+
+			r, err := f.svc.EraseUser(context.Background(), tt.p, tt.user)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.wantCounts, r.Counts); diff != "" {
+				t.Errorf("counts (-want +got):\n%s", diff)
+			}
+			if err != nil {
+				if sessions.calls+log.calls+len(f.store.erasedUsers) > 0 {
+					t.Errorf("a refused erase touched a place")
+				}
+				return
+			}
+			if len(f.store.erasedUsers) != 1 || f.store.erasedUsers[0].By != tt.p.Kind+":"+tt.p.ID {
+				t.Errorf("graph erases = %+v", f.store.erasedUsers)
+			}
+			// Idempotent: everything is gone, a second erase counts zeros.
+			again, err := f.svc.EraseUser(context.Background(), tt.p, tt.user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for place, n := range again.Counts {
+				if n != 0 {
+					t.Errorf("second erase: %s = %d, want 0", place, n)
+				}
+			}
+		})
+	}
+	t.Run("a failing place stops the erase before the graph", func(t *testing.T) {
+		f := newFixture(t, RecallConfig{})
+		f.svc.erasers = []Eraser{&fakeEraser{place: "sessions", err: ErrUnavailable}}
+		if _, err := f.svc.EraseUser(context.Background(), adminAcme, "alice"); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnavailable", err)
+		}
+		if len(f.store.erasedUsers) != 0 {
+			t.Errorf("graph erased although a place failed")
+		}
+	})
+	t.Run("bad user id", func(t *testing.T) {
+		f := newFixture(t, RecallConfig{})
+		var inv *InvalidError
+		if _, err := f.svc.EraseUser(context.Background(), adminAcme, "a b"); !errors.As(err, &inv) {
+			t.Fatalf("err = %v, want invalid", err)
+		}
+	})
+}
+
+func TestDeleteErasesTheChainItMayDelete(t *testing.T) {
+	head := stored("mem_3", "Budget is 150k.")
+	mid := stored("mem_2", "Budget is 120k.")
+	old := stored("mem_1", "Budget is 100k.")
+	old.AgentID = "billing-bot" // written by another agent: support-bot may not delete it
+	f := newFixture(t, RecallConfig{})
+	f.store.memories[head.ID] = head
+	f.store.history = []Memory{head, mid, old}
+	f.authz.decide = func(p Principal, action string, r Resource) (Decision, error) {
+		return Decision{Allow: action == ActionRead || r.AgentID == p.ID}, nil
+	}
+	cache := &fakeEraser{place: "cache"}
+	perUser := &fakeEraser{place: "sessions"}
+	f.svc.erasers = []Eraser{cache, userOnly{perUser}}
+
+	r, err := f.svc.Delete(context.Background(), agentSupport, head.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []deleteCall{{Tenant: "acme", IDs: []string{"mem_3", "mem_2"}, By: "agent:support-bot", Reason: "deleted through the API"}}
+	if diff := cmp.Diff(want, f.store.deleted); diff != "" {
+		t.Errorf("graph erase (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([][]string{{"mem_3", "mem_2"}}, cache.memIDs); diff != "" {
+		t.Errorf("cache erase (-want +got):\n%s", diff)
+	}
+	if perUser.calls != 0 {
+		t.Errorf("deleting one memory erased a whole user from %s", perUser.place)
+	}
+	wantCounts := map[string]int64{"cache": 2, PlaceGraphMemories: 2, PlaceGraphEntities: 0, PlaceGraphSessions: 0}
+	if diff := cmp.Diff(wantCounts, r.Counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if r.MemoryID != head.ID || r.UserID != "alice" {
+		t.Errorf("receipt = %+v", r)
+	}
+}
