@@ -20,6 +20,8 @@ var crossTenantAllowlist = map[string]string{
 	// ListGrants(ctx, ""): the policy engine loads every tenant's grants at
 	// start-up and on reload. No client input reaches this form.
 	"cypherListAllGrants": "policy engine loads all grants at start-up",
+	// The janitor sweeps every tenant; this names them and reads nothing else.
+	"cypherListTenants": "janitor lists the tenants to sweep",
 }
 
 var (

@@ -384,6 +384,16 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	r = f.Do(t, apptest.Admin, "DELETE", "/v1/users/a%20b", nil)
 	expectResponse(t, "erase a bad user id", r, http.StatusBadRequest, "invalid_argument")
 
+	// The janitor: admins sweep or dry-run their tenant; agents may not.
+	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep?dry_run=true", nil)
+	expectResponse(t, "janitor dry run", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep", nil)
+	expectResponse(t, "janitor run", r, http.StatusOK)
+	r = f.Do(t, bot, "POST", "/v1/janitor/sweep", nil)
+	expectResponse(t, "janitor as an agent", r, http.StatusForbidden, "forbidden")
+	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep?dry_run=maybe", nil)
+	expectResponse(t, "janitor with a bad dry_run", r, http.StatusBadRequest, "invalid_argument")
+
 	// Errors and the routes outside /v1.
 	valid := []byte(`{"user_id":"alice","type":"semantic","content":"x"}`)
 	tooLarge := []byte(`{"user_id":"alice","type":"semantic","content":"` + strings.Repeat("a", handlers.DefaultMaxBody) + `"}`)
@@ -446,7 +456,7 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"UpdateRequest": memory.UpdateRequest{}, "Page": memory.Page{}, "RecallRequest": memory.RecallRequest{},
 		"RecallResult": memory.RecallResult{}, "Recalled": memory.Recalled{}, "Explain": memory.Explain{},
 		"NewGrant": memory.NewGrant{}, "Grant": memory.Grant{}, "Principal": memory.Principal{},
-		"Receipt": memory.Receipt{},
+		"Receipt": memory.Receipt{}, "SweepReport": memory.SweepReport{}, "Change": memory.Change{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

@@ -72,6 +72,7 @@ func New(opts Options) http.Handler {
 	v1.DELETE("/memories/:id", a.handle(a.deleteMemory))
 	v1.GET("/memories/:id/history", a.handle(a.history))
 	v1.DELETE("/users/:id", a.handle(a.eraseUser))
+	v1.POST("/janitor/sweep", a.handle(a.sweep))
 	v1.POST("/recall", a.handle(a.recall))
 	v1.POST("/grants", a.handle(a.createGrant))
 	v1.GET("/grants", a.handle(a.listGrants))

@@ -42,6 +42,8 @@ type Options struct {
 	// Erasers are the places outside the graph that hold user data; an
 	// erase asks each of them.
 	Erasers []Eraser
+	// Janitor serves admin-triggered sweeps; nil refuses them.
+	Janitor *Janitor
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -58,6 +60,7 @@ type Service struct {
 	recall  RecallConfig
 	forget  Forgetter
 	erasers []Eraser
+	janitor *Janitor
 
 	grantsMu sync.Mutex // serialises grant reloads into the policy engine
 }
@@ -70,7 +73,7 @@ func NewService(opts Options) (*Service, error) {
 	s := &Service{
 		store: opts.Store, grants: opts.Grants, keys: opts.Keys, authz: opts.Authz, embed: opts.Embed,
 		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
-		forget: opts.Forget, erasers: opts.Erasers,
+		forget: opts.Forget, erasers: opts.Erasers, janitor: opts.Janitor,
 	}
 	if s.forget == nil {
 		s.forget, _ = opts.Store.(Forgetter)

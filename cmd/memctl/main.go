@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,7 @@ Commands:
   grants remove ID             remove a grant
   delete ID                    delete a memory (every version you may delete); prints the receipt
   erase USER                   erase a user everywhere (admin, or the user themself); prints the receipt
+  janitor run|dry-run          sweep the tenant now: expire, archive, cap (admin); dry-run changes nothing
 
 Flags and environment: -url (MNEME_URL, default http://127.0.0.1:8080), -key (MNEME_API_KEY).
 `
@@ -101,6 +103,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.call(ctx, http.MethodDelete, "/v1/memories/"+url.PathEscape(rest[0]), nil)
 	case cmd == "erase" && len(rest) == 1:
 		return c.call(ctx, http.MethodDelete, "/v1/users/"+url.PathEscape(rest[0]), nil)
+	case cmd == "janitor" && len(rest) == 1 && (rest[0] == "run" || rest[0] == "dry-run"):
+		return c.call(ctx, http.MethodPost, "/v1/janitor/sweep?dry_run="+strconv.FormatBool(rest[0] == "dry-run"), nil)
 	case cmd == "grants" && len(rest) == 1 && rest[0] == "list":
 		return c.call(ctx, http.MethodGet, "/v1/grants", nil)
 	case cmd == "grants" && len(rest) == 2 && rest[0] == "add":

@@ -70,6 +70,15 @@ func TestCommands(t *testing.T) {
 		t.Errorf("get after erase: %v, want not_found", err)
 	}
 
+	// The janitor: a dry run and a run of a fresh tenant change nothing.
+	for _, mode := range []string{"dry-run", "run"} {
+		out, err = memctl(f.Keys["admin"], "janitor", mode)
+		var r memory.SweepReport
+		if err != nil || json.Unmarshal([]byte(out), &r) != nil || r.DryRun != (mode == "dry-run") || r.Tenants != 1 {
+			t.Errorf("janitor %s = %q, %v", mode, out, err)
+		}
+	}
+
 	// Errors carry the server's code; usage errors say what is wrong.
 	tests := []struct {
 		name, key string
@@ -81,6 +90,8 @@ func TestCommands(t *testing.T) {
 		{"unknown memory", f.Keys["admin"], []string{"get", "mem_missing"}, "not_found"},
 		{"delete unknown memory", f.Keys["admin"], []string{"delete", "mem_missing"}, "not_found"},
 		{"agent may not erase a user", f.Keys["support-bot"], []string{"erase", "alice"}, "forbidden"},
+		{"agent may not run the janitor", f.Keys["support-bot"], []string{"janitor", "run"}, "forbidden"},
+		{"janitor needs a mode", f.Keys["admin"], []string{"janitor"}, "unknown command"},
 		{"invalid grant", f.Keys["admin"], []string{"grants", "add", `{"grantee":"x","source":"y","types":[],"max_sensitivity":"internal"}`}, "invalid_argument"},
 		{"no key", "", []string{"whoami"}, "API key is needed"},
 		{"unknown command", f.Keys["admin"], []string{"frobnicate"}, "unknown command"},

@@ -27,6 +27,10 @@ type App struct {
 	Embed   memory.Embedder
 	// Erasers are the places outside the graph an erase reaches.
 	Erasers []memory.Eraser
+	// Janitor expires, archives and caps memories.
+	Janitor *memory.Janitor
+
+	janitorRunner *memory.Runner
 }
 
 // New connects to the stores (waiting up to cfg.StartTimeout for them),
@@ -61,13 +65,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.PolicyTimeout}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
+	if err := a.startJanitor(ctx, cfg.Lifecycle, log); err != nil {
+		return nil, fmt.Errorf("janitor: %w", err)
+	}
 	// Every place outside the graph that holds user data: erasing a user
 	// (and deleting a memory, where the place can) asks each of them.
 	a.Erasers = []memory.Eraser{}
 	a.Service, err = memory.NewService(memory.Options{
 		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall:  memory.RecallConfig{VectorFloor: cfg.VectorFloor, Keywords: embed.Keywords},
-		Erasers: a.Erasers,
+		Erasers: a.Erasers, Janitor: a.Janitor,
 	})
 	if err != nil {
 		return nil, err
@@ -91,6 +98,9 @@ func (a *App) Ready(ctx context.Context) error {
 
 // Close releases connections; it is safe on a partly built App.
 func (a *App) Close(ctx context.Context) {
+	if a.janitorRunner != nil {
+		a.janitorRunner.Stop(ctx)
+	}
 	if a.Redis != nil {
 		_ = a.Redis.Close()
 	}

@@ -31,6 +31,7 @@ type Config struct {
 	StartTimeout  time.Duration // how long start-up waits for the stores
 	LogLevel      slog.Level
 	Seed          bool // load the demo dataset at start-up
+	Lifecycle     Lifecycle
 }
 
 // Defaults returns the configuration used when nothing is set.
@@ -45,6 +46,7 @@ func Defaults() Config {
 		PolicyTimeout: 200 * time.Millisecond,
 		StartTimeout:  60 * time.Second,
 		LogLevel:      slog.LevelInfo,
+		Lifecycle:     defaultLifecycle(),
 	}
 }
 
@@ -82,6 +84,7 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 
 	fs := flag.NewFlagSet("memoryd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	errs = append(errs, lifecycleFlags(fs, getenv, &cfg.Lifecycle)...)
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address (MNEME_ADDR)")
 	fs.StringVar(&cfg.Neo4jURI, "neo4j-uri", cfg.Neo4jURI, "Neo4j URI (NEO4J_URI)")
 	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "Redis URL (REDIS_URL)")
@@ -129,6 +132,9 @@ func (c Config) Validate() error {
 	}
 	if c.StartTimeout <= 0 {
 		errs = append(errs, errors.New("start timeout must be positive"))
+	}
+	if err := c.Lifecycle.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -33,6 +33,24 @@ func TestLoad(t *testing.T) {
 					t.Errorf("config = %+v", c)
 				}
 			}},
+		{name: "lifecycle defaults", check: func(t *testing.T, c Config) {
+			l := c.Lifecycle
+			if l.TTL["episodic"] != 365*24*time.Hour || l.TTL["semantic"] != 0 || l.ArchiveAfter != 90*24*time.Hour || l.Cap != 1000 || l.Every != time.Hour {
+				t.Errorf("lifecycle = %+v", l)
+			}
+		}},
+		{name: "lifecycle from environment and flags", args: []string{"-user-cap", "50", "-janitor-every", "0"},
+			env: map[string]string{"MNEME_TTL": "semantic=30d, episodic=0", "MNEME_ARCHIVE_AFTER": "36h", "MNEME_USER_CAP": "7"},
+			check: func(t *testing.T, c Config) {
+				l := c.Lifecycle
+				if l.TTL["semantic"] != 30*24*time.Hour || l.TTL["episodic"] != 0 || l.ArchiveAfter != 36*time.Hour || l.Cap != 50 || l.Every != 0 {
+					t.Errorf("lifecycle = %+v", l)
+				}
+			}},
+		{name: "bad ttl", env: map[string]string{"MNEME_TTL": "episodic:1d"}, wantErr: "MNEME_TTL"},
+		{name: "ttl of no type", args: []string{"-ttl", "gossip=1d"}, wantErr: "not a memory type"},
+		{name: "bad archive after", env: map[string]string{"MNEME_ARCHIVE_AFTER": "soon"}, wantErr: "MNEME_ARCHIVE_AFTER"},
+		{name: "negative cap", args: []string{"-user-cap", "-1"}, wantErr: "cap"},
 		{name: "bad neo4j uri", env: map[string]string{"NEO4J_URI": "http://x"}, wantErr: "neo4j uri"},
 		{name: "bad redis url", env: map[string]string{"REDIS_URL": "cache:6379"}, wantErr: "redis url"},
 		{name: "bad dim", env: map[string]string{"MNEME_EMBED_DIM": "lots"}, wantErr: "MNEME_EMBED_DIM"},

@@ -1,0 +1,65 @@
+package graph
+
+import (
+	"context"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/memory"
+)
+
+// Tenants lists every tenant that has a user, for the janitor.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherListTenants, nil)
+		if err != nil {
+			return err
+		}
+		out = make([]string, 0, len(recs))
+		for _, r := range recs {
+			t, _ := r.Get("tenant")
+			out = append(out, str(t))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// LiveMemories returns the metadata of the active and candidate memories of
+// a tenant.
+func (s *Store) LiveMemories(ctx context.Context, tenant string) ([]memory.Usage, error) {
+	var out []memory.Usage
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherLiveMemories, map[string]any{"tenant": tenant})
+		if err != nil {
+			return err
+		}
+		out = make([]memory.Usage, 0, len(recs))
+		for _, rec := range recs {
+			r := rec.AsMap()
+			out = append(out, memory.Usage{
+				ID: str(r["id"]), UserID: str(r["user_id"]), Type: str(r["type"]), Status: str(r["status"]),
+				Importance: float(r["importance"]), CreatedAt: timeOf(r["created_at"]), UpdatedAt: timeOf(r["updated_at"]),
+				LastAccessedAt: timeOf(r["last_accessed_at"]), AccessCount: integer(r["access_count"]),
+			})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Transition moves the still-live memories ids of tenant to status to, and
+// returns how many moved.
+func (s *Store) Transition(ctx context.Context, tenant string, ids []string, to, reason string, at time.Time) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		n, err = count(ctx, tx, cypherTransition, map[string]any{
+			"tenant": tenant, "ids": ids, "to": to, "reason": reason, "at": at.UTC(),
+		})
+		return err
+	})
+	return n, err
+}

@@ -1,0 +1,116 @@
+package graph
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"mneme/internal/testenv"
+	"mneme/memory"
+)
+
+var _ memory.LifecycleStore = (*Store)(nil)
+
+// TestJanitorOnNeo4j runs the janitor on a real graph with a clock the test
+// moves: a dry run changes nothing, then TTL expiry, archive after disuse
+// and the per-user cap each take the memories they should.
+func TestJanitorOnNeo4j(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mem := func(user, typ, content string, importance float64, created time.Time) memory.Memory {
+		m := newMemory(tenant, user, content)
+		m.Type, m.Importance, m.CreatedAt, m.UpdatedAt, m.ValidFrom = typ, importance, created, created, created
+		return m
+	}
+	oldEpisode := mem("u1", memory.TypeEpisodic, "visited the Lyon shop", 0.9, t0.Add(-400*memory.Day))
+	oldRule := mem("u1", memory.TypeSemantic, "prefers invoices by mail", 0.9, t0.Add(-400*memory.Day))
+	oldRule.UpdatedAt = t0.Add(-10 * memory.Day) // changed recently: in use
+	stale := mem("u1", memory.TypeProfile, "likes jazz", 0.9, t0.Add(-100*memory.Day))
+	// u2 has four fresh active memories; the cap of 3 archives the one of
+	// least value (lowest importance here, all else equal).
+	var fresh []memory.Memory
+	for i, imp := range []float64{0.8, 0.2, 0.6, 0.9} {
+		fresh = append(fresh, mem("u2", memory.TypeSemantic, "fact "+string(rune('a'+i)), imp, t0.Add(-time.Duration(i+1)*time.Hour)))
+	}
+	all := append([]memory.Memory{oldEpisode, oldRule, stale}, fresh...)
+	if _, err := s.CreateMemories(testCtx(t), all); err != nil {
+		t.Fatal(err)
+	}
+	now := t0
+	j, err := memory.NewJanitor(memory.JanitorOptions{
+		Store: s, Now: func() time.Time { return now },
+		Config: memory.LifecycleConfig{
+			TTL:          map[string]time.Duration{memory.TypeEpisodic: 365 * memory.Day},
+			ArchiveAfter: 90 * memory.Day, Cap: 3, HalfLife: 30 * memory.Day,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := func() map[string]string {
+		out := map[string]string{}
+		for _, m := range all {
+			got, err := s.GetMemory(testCtx(t), tenant, m.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[m.Content] = got.Status
+		}
+		return out
+	}
+	before := statuses()
+
+	dry, err := j.Sweep(testCtx(t), tenant, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(before, statuses()); d != "" {
+		t.Fatalf("a dry run changed statuses (-before +after):\n%s", d)
+	}
+	wet, err := j.Sweep(testCtx(t), tenant, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []memory.SweepReport{dry, wet} {
+		if r.Expired != 1 || r.ArchivedUnused != 1 || r.ArchivedOverCap != 1 || r.Scanned != len(all) || len(r.Changes) != 3 {
+			t.Errorf("report (dry run %v) = %+v, want 1 expired, 1 unused, 1 over cap of %d scanned", r.DryRun, r, len(all))
+		}
+	}
+	if d := cmp.Diff(dry.Changes, wet.Changes); d != "" {
+		t.Errorf("the dry run promised other changes than the run made (-dry +run):\n%s", d)
+	}
+	want := map[string]string{
+		"visited the Lyon shop": memory.StatusExpired, "prefers invoices by mail": memory.StatusActive,
+		"likes jazz": memory.StatusArchived, "fact a": memory.StatusActive, "fact b": memory.StatusArchived,
+		"fact c": memory.StatusActive, "fact d": memory.StatusActive,
+	}
+	if d := cmp.Diff(want, statuses()); d != "" {
+		t.Errorf("statuses after the sweep (-want +got):\n%s", d)
+	}
+	expired, _ := s.GetMemory(testCtx(t), tenant, oldEpisode.ID)
+	if expired.ValidTo == nil || !expired.ValidTo.Equal(now) {
+		t.Errorf("expired memory valid_to = %v, want %v", expired.ValidTo, now)
+	}
+
+	// Time passes: 91 more days without use archive the rule too; nothing
+	// is changed twice.
+	now = t0.Add(81 * memory.Day)
+	r, err := j.Sweep(testCtx(t), tenant, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range r.Changes {
+		ids = append(ids, c.MemoryID)
+	}
+	if !slices.Contains(ids, oldRule.ID) || r.Expired != 0 {
+		t.Errorf("second sweep: %+v, want the rule archived as unused", r)
+	}
+	tenants, err := s.Tenants(testCtx(t))
+	if err != nil || !slices.Contains(tenants, tenant) {
+		t.Errorf("Tenants() lacks %s (err %v)", tenant, err)
+	}
+}

@@ -1,0 +1,163 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"mneme/leader"
+	"mneme/memory"
+)
+
+// Lifecycle configures the janitor: its rules and how often the leader runs
+// it.
+type Lifecycle struct {
+	memory.LifecycleConfig
+	// Every is the time between sweeps; 0 turns the periodic janitor off
+	// (admins can still sweep through the API).
+	Every time.Duration
+	// LockTTL is how long the janitor's leader lock outlives a replica that
+	// stopped renewing it.
+	LockTTL time.Duration
+}
+
+func defaultLifecycle() Lifecycle {
+	return Lifecycle{LifecycleConfig: memory.DefaultLifecycle(), Every: time.Hour, LockTTL: 30 * time.Second}
+}
+
+// janitorLockKey names the Redis lock the replicas' janitors compete for.
+const janitorLockKey = "mneme:janitor:leader"
+
+// lifecycleFlags reads the environment into l and registers the flags that
+// override it; it returns the environment's errors.
+func lifecycleFlags(fs *flag.FlagSet, getenv func(string) string, l *Lifecycle) []error {
+	var errs []error
+	env := func(name string, v flag.Value) {
+		if s := getenv(name); s != "" {
+			if err := v.Set(s); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	}
+	every, archive, lockTTL := (*days)(&l.Every), (*days)(&l.ArchiveAfter), (*days)(&l.LockTTL)
+	ttl, userCap := (*ttls)(&l.TTL), (*count)(&l.Cap)
+	env("MNEME_JANITOR_EVERY", every)
+	env("MNEME_TTL", ttl)
+	env("MNEME_ARCHIVE_AFTER", archive)
+	env("MNEME_USER_CAP", userCap)
+	fs.Var(every, "janitor-every", "time between janitor sweeps, 0 = off (MNEME_JANITOR_EVERY)")
+	fs.Var(ttl, "ttl", "memory TTL per type, e.g. episodic=365d,semantic=0 (MNEME_TTL)")
+	fs.Var(archive, "archive-after", "archive memories unused this long, 0 = never (MNEME_ARCHIVE_AFTER)")
+	fs.Var(userCap, "user-cap", "most active memories per user, 0 = no cap (MNEME_USER_CAP)")
+	fs.Var(lockTTL, "janitor-lock-ttl", "how long the janitor's leader lock outlives its holder")
+	return errs
+}
+
+func (l Lifecycle) validate() error {
+	errs := []error{l.LifecycleConfig.Validate()}
+	if l.Every < 0 {
+		errs = append(errs, errors.New("janitor every must not be negative"))
+	}
+	if l.LockTTL < 3*time.Millisecond {
+		errs = append(errs, errors.New("janitor lock ttl must be at least 3ms"))
+	}
+	return errors.Join(errs...)
+}
+
+// days is a duration that also accepts whole days: "90d".
+type days time.Duration
+
+func (d *days) String() string { return time.Duration(*d).String() }
+
+func (d *days) Set(s string) error {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 0 {
+			return fmt.Errorf("%q is not a number of days", s)
+		}
+		*d = days(time.Duration(v) * memory.Day)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 90d or 36h", s)
+	}
+	*d = days(v)
+	return nil
+}
+
+// ttls is a TTL per type: "episodic=365d,semantic=0". Types not named keep
+// their TTL.
+type ttls map[string]time.Duration
+
+func (t *ttls) String() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(*t)) {
+		parts = append(parts, k+"="+(*t)[k].String())
+	}
+	return strings.Join(parts, ",")
+}
+
+func (t *ttls) Set(s string) error {
+	m := maps.Clone(*t)
+	if m == nil {
+		m = map[string]time.Duration{}
+	}
+	for _, part := range strings.Split(s, ",") {
+		typ, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		var d days
+		if !ok || d.Set(v) != nil {
+			return fmt.Errorf("%q is not type=duration", part)
+		}
+		m[typ] = time.Duration(d)
+	}
+	*t = m
+	return nil
+}
+
+type count int
+
+func (c *count) String() string { return strconv.Itoa(int(*c)) }
+
+func (c *count) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	*c = count(v)
+	return nil
+}
+
+// startJanitor builds the janitor and, unless it is off, the runner that
+// sweeps every tenant on whichever replica holds the Redis lock. The App
+// owns the runner: Close stops it.
+func (a *App) startJanitor(ctx context.Context, cfg Lifecycle, log *slog.Logger) error {
+	j, err := memory.NewJanitor(memory.JanitorOptions{Store: a.Store, Config: cfg.LifecycleConfig, Logger: log})
+	if err != nil {
+		return err
+	}
+	a.Janitor = j
+	if cfg.Every == 0 {
+		return nil
+	}
+	lock, err := leader.New(a.Redis, janitorLockKey, cfg.LockTTL)
+	if err != nil {
+		return err
+	}
+	a.janitorRunner = memory.NewRunner(memory.RunnerOptions{
+		Name: "janitor", Every: cfg.Every, Renew: cfg.LockTTL / 3, Leader: lock, Logger: log,
+		Job: func(ctx context.Context) error {
+			_, err := j.SweepAll(ctx, false)
+			return err
+		},
+	})
+	a.janitorRunner.Start(ctx)
+	return nil
+}

@@ -1,0 +1,101 @@
+package memory
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Leader is a lock that lets one replica among many do a job. leader.Lock
+// implements it with Redis.
+type Leader interface {
+	// Hold takes the lock or renews it and reports whether the caller leads.
+	Hold(ctx context.Context) (bool, error)
+	// Release gives the lock up if the caller holds it.
+	Release(ctx context.Context) error
+}
+
+// RunnerOptions configures a Runner.
+type RunnerOptions struct {
+	Name string
+	// Every is the time between two runs of the job by the leader.
+	Every time.Duration
+	// Renew is how often the lock is held or renewed; it must be well under
+	// the lock's ttl (a third is usual).
+	Renew  time.Duration
+	Leader Leader
+	Job    func(ctx context.Context) error
+	Logger *slog.Logger
+}
+
+// Runner runs a job every interval on whichever replica leads. Its owner
+// calls Start once and Stop once; Stop waits for a running job and releases
+// the lock so another replica can take over at once.
+type Runner struct {
+	opts   RunnerOptions
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// NewRunner returns a stopped Runner.
+func NewRunner(opts RunnerOptions) *Runner {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Runner{opts: opts, done: make(chan struct{})}
+}
+
+// Start starts the loop; the first run comes one interval after the lock
+// is first held.
+func (r *Runner) Start(ctx context.Context) {
+	ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	go r.loop(ctx)
+}
+
+// Stop ends the loop, waits for it and releases the lock.
+func (r *Runner) Stop(ctx context.Context) {
+	r.once.Do(func() {
+		if r.cancel == nil {
+			close(r.done)
+			return
+		}
+		r.cancel()
+		<-r.done
+		if err := r.opts.Leader.Release(ctx); err != nil {
+			r.opts.Logger.WarnContext(ctx, "releasing the lock", "runner", r.opts.Name, "err", err)
+		}
+	})
+}
+
+func (r *Runner) loop(ctx context.Context) {
+	defer close(r.done)
+	log := r.opts.Logger.With("runner", r.opts.Name)
+	tick := time.NewTicker(r.opts.Renew)
+	defer tick.Stop()
+	var next time.Time // when the leader runs the job; zero while it does not lead
+	for {
+		leads, err := r.opts.Leader.Hold(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.WarnContext(ctx, "leader lock unavailable", "err", err)
+			next = time.Time{}
+		case !leads:
+			next = time.Time{}
+		case next.IsZero():
+			log.InfoContext(ctx, "leading", "every", r.opts.Every)
+			next = time.Now().Add(r.opts.Every)
+		case !time.Now().Before(next):
+			if err := r.opts.Job(ctx); err != nil && ctx.Err() == nil {
+				log.ErrorContext(ctx, "job failed", "err", err)
+			}
+			next = time.Now().Add(r.opts.Every)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
