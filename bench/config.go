@@ -28,6 +28,7 @@ type Config struct {
 	Keep        bool   `json:"keep"`         // keep the tenant's grants at the end
 	Breakdown   bool   `json:"breakdown"`    // also time the parts of a recall
 	JSON        string `json:"-"`            // file to write the results to
+	Tenant      string `json:"tenant"`       // reuse this tenant, loaded by an earlier run with -keep, instead of loading
 }
 
 func defaultConfig() Config {
@@ -58,6 +59,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.BoolVar(&c.Keep, "keep", c.Keep, "keep the tenant's grants (memories always stay: graph has no tenant purge)")
 	fs.BoolVar(&c.Breakdown, "breakdown", c.Breakdown, "also time the parts of a recall after the runs")
 	fs.StringVar(&c.JSON, "json", c.JSON, "write the results as JSON to this file")
+	fs.StringVar(&c.Tenant, "tenant", c.Tenant, "skip loading and query this tenant, loaded by an earlier run with -keep and the same -memories, -users, -agents and -seed")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}

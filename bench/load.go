@@ -110,11 +110,14 @@ func load(ctx context.Context, w memoryWriter, emb memory.Embedder, byUser [][]m
 // nothing, so trying it again is safe.
 const batchAttempts = 4
 
-// createWithRetry writes one batch, trying again after ErrUnavailable.
+// createWithRetry writes one batch, trying again after ErrUnavailable. An
+// attempt that timed out on the client may still have committed on the
+// server; the batch's ids are fresh, so a conflict on a later attempt means
+// exactly that, and the batch is written.
 func createWithRetry(ctx context.Context, w memoryWriter, batch []memory.Memory, retries *atomic.Int64) error {
 	for attempt := 1; ; attempt++ {
 		_, err := w.CreateMemories(ctx, batch)
-		if err == nil {
+		if err == nil || (attempt > 1 && errors.Is(err, memory.ErrConflict)) {
 			return nil
 		}
 		if !errors.Is(err, memory.ErrUnavailable) || attempt == batchAttempts {

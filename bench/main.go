@@ -1,13 +1,15 @@
 // Command bench is Mneme's recall load tool. It wires the real stores, policy
 // engine and embedder the way memoryd does (NEO4J_URI, REDIS_URL, …), loads
 // a generated tenant of memories through graph.Store.CreateMemories, and then
-// measures recall latency in four modes, interleaved per query so that
+// measures recall latency in five modes, interleaved per query so that
 // machine noise hits them alike:
 //
-//	policy      memory.Service.Recall with the OPA engine
-//	nopolicy    the same Service with an allow-all Authorizer
-//	bare-exact  graph.Store.SearchVector, the exact cosine query recall wraps
-//	bare-index  graph.Store.SearchVectorIndex, the Neo4j vector index alone
+//	policy          memory.Service.Recall with the OPA engine, its read
+//	                policy compiled to a Cypher filter by partial evaluation
+//	policy-clauses  the same with scope.rego's clauses as the read scope
+//	nopolicy        the same Service with an allow-all Authorizer
+//	bare-exact      graph.Store.SearchVector, the exact cosine query recall wraps
+//	bare-index      graph.Store.SearchVectorIndex, the Neo4j vector index alone
 //
 // It prints a table per run and the median across runs, and with -json
 // writes the same numbers to a file. Run it with

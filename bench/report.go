@@ -42,6 +42,9 @@ type Ratios struct {
 	PolicyOverNoPolicyP95  float64 `json:"policy_over_nopolicy_p95"`
 	PolicyOverBareExactP50 float64 `json:"policy_over_bare_exact_p50"`
 	PolicyOverBareExactP95 float64 `json:"policy_over_bare_exact_p95"`
+	// The same for recall with scope.rego's clauses instead of the filter.
+	ClausesOverNoPolicyP50 float64 `json:"clauses_over_nopolicy_p50"`
+	ClausesOverNoPolicyP95 float64 `json:"clauses_over_nopolicy_p95"`
 }
 
 // runReport summarises one pass.
@@ -73,10 +76,11 @@ func ratios(modes []ModeReport) Ratios {
 		}
 		return Summary{}
 	}
-	pol, nopol, bare := get(modePolicy), get(modeNoPolicy), get(modeBareExact)
+	pol, clauses, nopol, bare := get(modePolicy), get(modePolicyClauses), get(modeNoPolicy), get(modeBareExact)
 	return Ratios{
 		PolicyOverNoPolicyP50: ratio(pol.P50, nopol.P50), PolicyOverNoPolicyP95: ratio(pol.P95, nopol.P95),
 		PolicyOverBareExactP50: ratio(pol.P50, bare.P50), PolicyOverBareExactP95: ratio(pol.P95, bare.P95),
+		ClausesOverNoPolicyP50: ratio(clauses.P50, nopol.P50), ClausesOverNoPolicyP95: ratio(clauses.P95, nopol.P95),
 	}
 }
 
@@ -103,6 +107,8 @@ func medianRun(runs []RunReport) RunReport {
 			PolicyOverNoPolicyP95:  of(func(r RunReport) float64 { return r.Ratios.PolicyOverNoPolicyP95 }),
 			PolicyOverBareExactP50: of(func(r RunReport) float64 { return r.Ratios.PolicyOverBareExactP50 }),
 			PolicyOverBareExactP95: of(func(r RunReport) float64 { return r.Ratios.PolicyOverBareExactP95 }),
+			ClausesOverNoPolicyP50: of(func(r RunReport) float64 { return r.Ratios.ClausesOverNoPolicyP50 }),
+			ClausesOverNoPolicyP95: of(func(r RunReport) float64 { return r.Ratios.ClausesOverNoPolicyP95 }),
 		},
 	}
 	for i, mode := range runs[0].Modes {
@@ -131,6 +137,7 @@ func printRun(w io.Writer, title string, r RunReport) {
 	fmt.Fprintf(w, "  %-22s %8s %8s\n", "ratio", "p50", "p95")
 	fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", "policy/nopolicy", r.Ratios.PolicyOverNoPolicyP50, r.Ratios.PolicyOverNoPolicyP95)
 	fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", "policy/bare-exact", r.Ratios.PolicyOverBareExactP50, r.Ratios.PolicyOverBareExactP95)
+	fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", "policy-clauses/nopolicy", r.Ratios.ClausesOverNoPolicyP50, r.Ratios.ClausesOverNoPolicyP95)
 	fmt.Fprintf(w, "  queries where policy and nopolicy recalled different counts: %d\n\n", r.HitMismatches)
 }
 

@@ -14,14 +14,16 @@ import (
 	"mneme/embed"
 	"mneme/internal/app"
 	"mneme/memory"
+	"mneme/policy"
 )
 
 // Mode names, in the order they are reported.
 const (
-	modePolicy    = "policy"
-	modeNoPolicy  = "nopolicy"
-	modeBareExact = "bare-exact"
-	modeBareIndex = "bare-index"
+	modePolicy        = "policy"
+	modePolicyClauses = "policy-clauses"
+	modeNoPolicy      = "nopolicy"
+	modeBareExact     = "bare-exact"
+	modeBareIndex     = "bare-index"
 )
 
 // recaller is the agent everything is recalled as.
@@ -45,9 +47,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer a.Close(context.WithoutCancel(ctx))
 
-	tenant, err := freshTenant()
-	if err != nil {
-		return err
+	tenant := cfg.Tenant
+	if tenant == "" {
+		if tenant, err = freshTenant(); err != nil {
+			return err
+		}
 	}
 	rep := Report{Tenant: tenant, Neo4jURI: appCfg.Neo4jURI, Config: cfg, Kept: cfg.Keep}
 	fmt.Fprintf(stdout, "mneme recall benchmark: tenant %s on %s\n", tenant, appCfg.Neo4jURI)
@@ -71,11 +75,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	if rep.Load, err = load(ctx, a.Store, a.Embed, byUser, cfg.Batch, cfg.LoadWorkers, stderr); err != nil {
-		return fmt.Errorf("load: %w (tenant %s may hold part of the data)", err, tenant)
+	if cfg.Tenant != "" {
+		fmt.Fprintf(stdout, "reusing tenant %s as loaded by an earlier run with the same -memories, -users, -agents and -seed\n\n", tenant)
+	} else {
+		if rep.Load, err = load(ctx, a.Store, a.Embed, byUser, cfg.Batch, cfg.LoadWorkers, stderr); err != nil {
+			return fmt.Errorf("load: %w (tenant %s may hold part of the data)", err, tenant)
+		}
+		rep.Load.Agents = cfg.Agents
+		printLoad(stdout, rep.Load)
 	}
-	rep.Load.Agents = cfg.Agents
-	printLoad(stdout, rep.Load)
 
 	grants, err := putGrants(ctx, a.Service, tenant, cfg.Agents)
 	if err != nil {
@@ -95,8 +103,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	clauses, err := memory.NewService(memory.Options{
+		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: clauseAuthorizer{a.Policy}, Embed: a.Embed, Logger: log,
+		Recall: memory.RecallConfig{VectorFloor: appCfg.VectorFloor, Keywords: embed.Keywords},
+	})
+	if err != nil {
+		return err
+	}
 	agent := memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: recaller, Roles: []string{"agent"}}
-	modes := queryModes(a, open, agent, cfg)
+	modes := queryModes(a, open, clauses, agent, cfg)
 
 	if cfg.Warmup > 0 {
 		fmt.Fprintf(stderr, "bench: warming up with %d queries\n", cfg.Warmup)
@@ -218,10 +233,12 @@ func userScope(tenant, user string) memory.Scope {
 	return memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{UserID: user}}}
 }
 
-// queryModes returns the four measured modes, in report order: recall
-// through the real Service and through open (the same with an allow-all
-// Authorizer), the exact vector query recall wraps, and the vector index.
-func queryModes(a *app.App, open *memory.Service, agent memory.Principal, cfg Config) []mode {
+// queryModes returns the measured modes, in report order: recall through
+// the real Service (the policy compiled to a filter), through clauses (the
+// same with scope.rego's clauses narrowing the queries instead) and through
+// open (the same with an allow-all Authorizer), the exact vector query
+// recall wraps, and the vector index.
+func queryModes(a *app.App, open, clauses *memory.Service, agent memory.Principal, cfg Config) []mode {
 	tenant := agent.Tenant
 	recall := func(s *memory.Service) func(context.Context, query) (int, error) {
 		return func(ctx context.Context, q query) (int, error) {
@@ -231,6 +248,7 @@ func queryModes(a *app.App, open *memory.Service, agent memory.Principal, cfg Co
 	}
 	return []mode{
 		{modePolicy, recall(a.Service)},
+		{modePolicyClauses, recall(clauses)},
 		{modeNoPolicy, recall(open)},
 		{modeBareExact, func(ctx context.Context, q query) (int, error) {
 			hits, err := a.Store.SearchVector(ctx, userScope(tenant, q.user), memory.SearchQuery{
@@ -261,6 +279,14 @@ func (openAuthorizer) ReadScope(_ context.Context, p memory.Principal, userID st
 
 func (openAuthorizer) SetGrants(context.Context, []memory.Grant) error { return nil }
 
+// clauseAuthorizer is the policy engine with the read scope of scope.rego's
+// clauses, which the filter compiled by partial evaluation replaced.
+type clauseAuthorizer struct{ *policy.Engine }
+
+func (c clauseAuthorizer) ReadScope(ctx context.Context, p memory.Principal, userID string, now time.Time) (memory.Scope, error) {
+	return c.ClauseScope(ctx, p, userID, now)
+}
+
 // breakdownModes times the parts a policy recall is made of, each on its own:
 // embedding the question, the policy scope, k policy decisions, the vector
 // search under the policy's scope, and the full-text search.
@@ -279,8 +305,12 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 			vecs, err := a.Embed.Embed(ctx, []string{q.text})
 			return len(vecs), err
 		}},
-		{"policy scope", func(ctx context.Context, q query) (int, error) {
+		{"policy scope (filter)", func(ctx context.Context, q query) (int, error) {
 			s, err := a.Policy.ReadScope(ctx, agent, q.user, time.Now())
+			return len(s.Clauses), err
+		}},
+		{"policy scope (clauses)", func(ctx context.Context, q query) (int, error) {
+			s, err := a.Policy.ClauseScope(ctx, agent, q.user, time.Now())
 			return len(s.Clauses), err
 		}},
 		{fmt.Sprintf("policy decide ×%d", cfg.K), func(ctx context.Context, q query) (int, error) {
