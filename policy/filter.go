@@ -187,7 +187,7 @@ func simplifyOr(args []memory.Filter) memory.Filter {
 	for _, field := range fields {
 		out = append(out, simplify(memory.Filter{Op: memory.FilterIn, Field: field, Values: values[field]}))
 	}
-	out = dedupe(append(out, rest...))
+	out = mergeSiblings(absorb(dedupe(append(out, rest...))))
 	switch len(out) {
 	case 0:
 		return constant(false)
@@ -200,15 +200,84 @@ func simplifyOr(args []memory.Filter) memory.Filter {
 	return memory.Filter{Op: memory.FilterOr, Args: out}
 }
 
+// conjuncts returns the operands of an AND, or f alone.
+func conjuncts(f memory.Filter) []memory.Filter {
+	if f.Op == memory.FilterAnd {
+		return f.Args
+	}
+	return []memory.Filter{f}
+}
+
+// absorb drops each branch of an OR that implies another branch, A and B
+// beside A, because it holds only where A already does.
+func absorb(branches []memory.Filter) []memory.Filter {
+	keys := make([][]string, len(branches))
+	for i, b := range branches {
+		for _, c := range conjuncts(b) {
+			keys[i] = append(keys[i], key(c))
+		}
+	}
+	implies := func(i, j int) bool { // every conjunct of j is one of i
+		for _, k := range keys[j] {
+			if !slices.Contains(keys[i], k) {
+				return false
+			}
+		}
+		return true
+	}
+	var out []memory.Filter
+	for i, b := range branches {
+		absorbed := false
+		for j := range branches {
+			if j != i && implies(i, j) && len(keys[j]) < len(keys[i]) {
+				absorbed = true
+				break
+			}
+		}
+		if !absorbed {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// mergeSiblings rewrites (A and f in X) or (A and f in Y) as A and f in X∪Y:
+// partial evaluation gives one branch per sensitivity level a grant covers.
+func mergeSiblings(branches []memory.Filter) []memory.Filter {
+	isValues := func(f memory.Filter) bool { return f.Op == memory.FilterEq || f.Op == memory.FilterIn }
+	for merged := true; merged; {
+		merged = false
+	pairs:
+		for i := range branches {
+			for j := i + 1; j < len(branches); j++ {
+				a, b := conjuncts(branches[i]), conjuncts(branches[j])
+				if len(a) != len(b) {
+					continue
+				}
+				onlyA := slices.DeleteFunc(slices.Clone(a), func(c memory.Filter) bool {
+					return slices.ContainsFunc(b, func(d memory.Filter) bool { return key(c) == key(d) })
+				})
+				onlyB := slices.DeleteFunc(slices.Clone(b), func(d memory.Filter) bool {
+					return slices.ContainsFunc(a, func(c memory.Filter) bool { return key(c) == key(d) })
+				})
+				if len(onlyA) != 1 || len(onlyB) != 1 || !isValues(onlyA[0]) || !isValues(onlyB[0]) || onlyA[0].Field != onlyB[0].Field {
+					continue
+				}
+				union := memory.Filter{Op: memory.FilterIn, Field: onlyA[0].Field, Values: append(slices.Clone(onlyA[0].Values), onlyB[0].Values...)}
+				common := slices.DeleteFunc(slices.Clone(a), func(c memory.Filter) bool { return key(c) == key(onlyA[0]) })
+				branches[i] = simplify(memory.Filter{Op: memory.FilterAnd, Args: append(common, union)})
+				branches = slices.Delete(branches, j, j+1)
+				merged = true
+				break pairs
+			}
+		}
+	}
+	return branches
+}
+
 // factor rewrites (A and B) or (A and C) as A and (B or C) when every branch
 // shares A; it reports false when no conjunct is common.
 func factor(branches []memory.Filter) (memory.Filter, bool) {
-	conjuncts := func(f memory.Filter) []memory.Filter {
-		if f.Op == memory.FilterAnd {
-			return f.Args
-		}
-		return []memory.Filter{f}
-	}
 	var common []memory.Filter
 	for _, c := range conjuncts(branches[0]) {
 		k := key(c)

@@ -202,8 +202,18 @@ func TestSimplify(t *testing.T) {
 		},
 		{
 			"a conjunct in only some branches stays",
-			fOr(fAnd(fEq("agent_id", "a"), fEq("type", "t")), fAnd(fEq("agent_id", "b"), fEq("type", "t")), fEq("agent_id", "a")),
-			fOr(fEq("agent_id", "a"), fAnd(fEq("agent_id", "a"), fEq("type", "t")), fAnd(fEq("agent_id", "b"), fEq("type", "t"))),
+			fOr(fAnd(fEq("agent_id", "a"), fEq("type", "t")), fAnd(fEq("agent_id", "b"), fEq("kind", "k"))),
+			fOr(fAnd(fEq("agent_id", "a"), fEq("type", "t")), fAnd(fEq("agent_id", "b"), fEq("kind", "k"))),
+		},
+		{
+			"a branch that implies another is absorbed",
+			fOr(fAnd(fEq("agent_id", "a"), fEq("type", "t")), fAnd(fEq("agent_id", "b"), fEq("type", "t")), fAnd(fEq("agent_id", "a"), fEq("kind", "k")), fEq("agent_id", "a")),
+			fOr(fEq("agent_id", "a"), fAnd(fEq("agent_id", "b"), fEq("type", "t"))),
+		},
+		{
+			"branches that differ in the values of one field merge",
+			fOr(fAnd(fEq("agent_id", "a"), fEq("sensitivity", "public")), fAnd(fEq("agent_id", "a"), fEq("sensitivity", "internal")), fAnd(fEq("agent_id", "b"), fEq("sensitivity", "public"))),
+			fOr(fAnd(fEq("agent_id", "a"), fIn("sensitivity", "internal", "public")), fAnd(fEq("agent_id", "b"), fEq("sensitivity", "public"))),
 		},
 		{"not of eq is ne", memory.Filter{Op: memory.FilterNot, Args: []memory.Filter{fEq("kind", "k")}}, memory.Filter{Op: memory.FilterNe, Field: "kind", Values: []string{"k"}}},
 		{"not of true", memory.Filter{Op: memory.FilterNot, Args: []memory.Filter{fTrue}}, fFalse},
