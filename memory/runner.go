@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -87,7 +88,7 @@ func (r *Runner) loop(ctx context.Context) {
 			log.InfoContext(ctx, "leading", "every", r.opts.Every)
 			next = time.Now().Add(r.opts.Every)
 		case !time.Now().Before(next):
-			if err := r.opts.Job(ctx); err != nil && ctx.Err() == nil {
+			if err := r.run(ctx); err != nil && ctx.Err() == nil {
 				log.ErrorContext(ctx, "job failed", "err", err)
 			}
 			next = time.Now().Add(r.opts.Every)
@@ -99,3 +100,37 @@ func (r *Runner) loop(ctx context.Context) {
 		}
 	}
 }
+
+// run runs the job once while renewing the lock; losing the lock mid-job
+// (Redis unreachable, or a pause longer than the lock's ttl) cancels the
+// job, so that two replicas never sweep at once for long.
+func (r *Runner) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		tick := time.NewTicker(r.opts.Renew)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if leads, err := r.opts.Leader.Hold(ctx); err != nil || !leads {
+					cancel(errLostLead)
+					return
+				}
+			}
+		}
+	}()
+	if err := r.opts.Job(ctx); err != nil {
+		if context.Cause(ctx) == errLostLead {
+			return errLostLead
+		}
+		return err
+	}
+	return nil
+}
+
+var errLostLead = errors.New("lost the leader lock during the job")
