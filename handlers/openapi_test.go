@@ -362,6 +362,15 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	r = f.Do(t, apptest.Admin, "DELETE", "/v1/grants/"+grant.ID, nil)
 	expectResponse(t, "delete grant again", r, http.StatusNotFound, "not_found")
 
+	// Ingest: turns with a budget, then chit-chat that stores nothing.
+	r = f.Do(t, bot, "POST", "/v1/ingest", memory.IngestRequest{UserID: "alice", SessionID: "s-ingest", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "我们的预算是15万，订单 SO-1004 请周五前送到杭州。", At: time.Now().UTC()},
+		{Role: memory.RoleAssistant, Content: "好的。"},
+	}})
+	expectResponse(t, "ingest", r, http.StatusOK)
+	r = f.Do(t, bot, "POST", "/v1/ingest", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "thanks!"}}})
+	expectResponse(t, "ingest chit-chat", r, http.StatusOK)
+
 	// Who am I, by either header.
 	r = f.Do(t, apptest.Analyst, "GET", "/v1/whoami", nil)
 	expectResponse(t, "whoami", r, http.StatusOK)
@@ -413,6 +422,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"bad limit", bot, "GET", "/v1/memories?limit=0", nil, nil, 400, "invalid_argument"},
 		{"bad If-Match", bot, "PATCH", "/v1/memories/" + first.ID, []byte(`{}`), []string{"If-Match", "abc"}, 400, "invalid_precondition"},
 		{"empty recall", bot, "POST", "/v1/recall", []byte(`{"user_id":"alice","query":" "}`), nil, 400, "invalid_argument"},
+		{"ingest without turns", bot, "POST", "/v1/ingest", []byte(`{"user_id":"alice","turns":[]}`), nil, 400, "invalid_argument"},
 		{"wrong content type", bot, "POST", "/v1/memories", valid, []string{"Content-Type", "text/plain"}, 415, "unsupported_media_type"},
 		{"body over 1 MiB", bot, "POST", "/v1/memories", tooLarge, nil, 413, "body_too_large"},
 		{"write as another agent", bot, "POST", "/v1/memories", []byte(`{"user_id":"alice","agent_id":"support-bot","type":"semantic","content":"x"}`), nil, 403, "forbidden"},
@@ -457,6 +467,7 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"RecallResult": memory.RecallResult{}, "Recalled": memory.Recalled{}, "Explain": memory.Explain{},
 		"NewGrant": memory.NewGrant{}, "Grant": memory.Grant{}, "Principal": memory.Principal{},
 		"Receipt": memory.Receipt{}, "SweepReport": memory.SweepReport{}, "Change": memory.Change{},
+		"Turn": memory.Turn{}, "IngestRequest": memory.IngestRequest{}, "IngestResult": memory.IngestResult{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

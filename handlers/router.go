@@ -74,6 +74,7 @@ func New(opts Options) http.Handler {
 	v1.DELETE("/users/:id", a.handle(a.eraseUser))
 	v1.POST("/janitor/sweep", a.handle(a.sweep))
 	v1.POST("/recall", a.handle(a.recall))
+	v1.POST("/ingest", a.handle(a.ingest))
 	v1.POST("/grants", a.handle(a.createGrant))
 	v1.GET("/grants", a.handle(a.listGrants))
 	v1.DELETE("/grants/:id", a.handle(a.deleteGrant))

@@ -44,6 +44,8 @@ type Options struct {
 	Erasers []Eraser
 	// Janitor serves admin-triggered sweeps; nil refuses them.
 	Janitor *Janitor
+	// Extract finds memories in conversation turns; Ingest needs it.
+	Extract Extractor
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -61,6 +63,7 @@ type Service struct {
 	forget  Forgetter
 	erasers []Eraser
 	janitor *Janitor
+	extract Extractor
 
 	grantsMu sync.Mutex // serialises grant reloads into the policy engine
 }
@@ -73,7 +76,7 @@ func NewService(opts Options) (*Service, error) {
 	s := &Service{
 		store: opts.Store, grants: opts.Grants, keys: opts.Keys, authz: opts.Authz, embed: opts.Embed,
 		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
-		forget: opts.Forget, erasers: opts.Erasers, janitor: opts.Janitor,
+		forget: opts.Forget, erasers: opts.Erasers, janitor: opts.Janitor, extract: opts.Extract,
 	}
 	if s.forget == nil {
 		s.forget, _ = opts.Store.(Forgetter)

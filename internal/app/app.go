@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"mneme/embed"
+	"mneme/extract"
 	"mneme/graph"
 	"mneme/handlers"
 	"mneme/memory"
@@ -75,6 +76,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall:  memory.RecallConfig{VectorFloor: cfg.VectorFloor, Keywords: embed.Keywords},
 		Erasers: a.Erasers, Janitor: a.Janitor,
+		Extract: extract.New(cfg.ExtractLLM, log, nil),
 	})
 	if err != nil {
 		return nil, err

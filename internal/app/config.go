@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"mneme/extract"
 )
 
 // Config is everything memoryd needs to start.
@@ -32,6 +34,9 @@ type Config struct {
 	LogLevel      slog.Level
 	Seed          bool // load the demo dataset at start-up
 	Lifecycle     Lifecycle
+	// ExtractLLM is the optional chat model that extracts memories from
+	// conversations; with no URL the rule-based extractor does it alone.
+	ExtractLLM extract.LLMConfig
 }
 
 // Defaults returns the configuration used when nothing is set.
@@ -47,6 +52,7 @@ func Defaults() Config {
 		StartTimeout:  60 * time.Second,
 		LogLevel:      slog.LevelInfo,
 		Lifecycle:     defaultLifecycle(),
+		ExtractLLM:    extract.LLMConfig{Timeout: extract.DefaultLLMTimeout},
 	}
 }
 
@@ -65,7 +71,20 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	env("NEO4J_PASSWORD", &cfg.Neo4jPassword)
 	env("NEO4J_DATABASE", &cfg.Neo4jDatabase)
 	env("REDIS_URL", &cfg.RedisURL)
+	env("MNEME_EXTRACT_LLM_URL", &cfg.ExtractLLM.URL)
+	env("MNEME_EXTRACT_LLM_MODEL", &cfg.ExtractLLM.Model)
+	env("MNEME_EXTRACT_LLM_KEY", &cfg.ExtractLLM.APIKey)
 	var errs []error
+	duration := func(name string, dst *time.Duration) {
+		if v := getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a duration such as 10s", name, v))
+			}
+			*dst = d
+		}
+	}
+	duration("MNEME_EXTRACT_LLM_TIMEOUT", &cfg.ExtractLLM.Timeout)
 	if v := getenv("MNEME_EMBED_DIM"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -135,6 +154,17 @@ func (c Config) Validate() error {
 	}
 	if err := c.Lifecycle.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if u := c.ExtractLLM.URL; u != "" {
+		if p, err := url.Parse(u); err != nil || !oneOf(p.Scheme, "http", "https") || p.Host == "" {
+			errs = append(errs, fmt.Errorf("extract llm url: %q is not an http(s) URL", u))
+		}
+		if c.ExtractLLM.Model == "" {
+			errs = append(errs, errors.New("extract llm model: required with MNEME_EXTRACT_LLM_URL"))
+		}
+	}
+	if c.ExtractLLM.Timeout <= 0 {
+		errs = append(errs, errors.New("extract llm timeout must be positive"))
 	}
 	return errors.Join(errs...)
 }

@@ -59,6 +59,16 @@ func TestLoad(t *testing.T) {
 		{name: "bad floor", args: []string{"-vector-floor", "1.5"}, wantErr: "vector floor"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
 		{name: "unknown flag", args: []string{"-nope"}, wantErr: "not defined"},
+		{name: "extract llm", env: map[string]string{
+			"MNEME_EXTRACT_LLM_URL": "https://llm.example/v1", "MNEME_EXTRACT_LLM_MODEL": "m", "MNEME_EXTRACT_LLM_KEY": "sk", "MNEME_EXTRACT_LLM_TIMEOUT": "3s",
+		}, check: func(t *testing.T, c Config) {
+			if l := c.ExtractLLM; l.URL != "https://llm.example/v1" || l.Model != "m" || l.APIKey != "sk" || l.Timeout != 3*time.Second {
+				t.Errorf("extract llm = %+v", l)
+			}
+		}},
+		{name: "extract llm without model", env: map[string]string{"MNEME_EXTRACT_LLM_URL": "https://llm.example/v1"}, wantErr: "extract llm model"},
+		{name: "extract llm bad url", env: map[string]string{"MNEME_EXTRACT_LLM_URL": "llm.example", "MNEME_EXTRACT_LLM_MODEL": "m"}, wantErr: "extract llm url"},
+		{name: "extract llm bad timeout", env: map[string]string{"MNEME_EXTRACT_LLM_TIMEOUT": "soon"}, wantErr: "MNEME_EXTRACT_LLM_TIMEOUT"},
 		{name: "several problems at once", env: map[string]string{"NEO4J_URI": "x", "REDIS_URL": "y"}, wantErr: "redis url"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,115 @@
+package handlers_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+func ingest(t *testing.T, f *apptest.Fixture, who string, req memory.IngestRequest) memory.IngestResult {
+	t.Helper()
+	resp := f.Do(t, who, http.MethodPost, "/v1/ingest", req)
+	if resp.Status != http.StatusOK {
+		t.Fatalf("ingest as %s: %d %s", who, resp.Status, resp.Body)
+	}
+	var out memory.IngestResult
+	resp.Decode(t, &out)
+	return out
+}
+
+// The budget case: two conversations, days apart, state a budget; recall
+// answers with the second, and the history keeps the first, superseded.
+func TestIngestBudgetSupersedes(t *testing.T) {
+	for _, lang := range []struct {
+		name, first, second, query, want, old string
+	}{
+		{"english", "Hi! My budget is 100k for the new office chairs.", "Quick update: our budget is now 150k.", "What is the budget?", "150,000", "100,000"},
+		{"chinese", "你好，我们这次采购的预算10万。", "预算调整为15万，谢谢。", "预算是多少？", "150,000", "100,000"},
+	} {
+		t.Run(lang.name, func(t *testing.T) {
+			f := apptest.Start(t)
+			const bot = "order-bot"
+			day1 := time.Now().UTC().Add(-72 * time.Hour)
+			one := ingest(t, f, bot, memory.IngestRequest{UserID: "alice", SessionID: "conv-1", Turns: []memory.Turn{
+				{Role: memory.RoleUser, Content: lang.first, At: day1},
+				{Role: memory.RoleAssistant, Content: "Noted. 好的。", At: day1.Add(time.Second)},
+			}})
+			if len(one.Memories) != 1 || one.Memories[0].Key != "budget" || !strings.Contains(one.Memories[0].Content, lang.old) {
+				t.Fatalf("conversation 1 stored %+v", one.Memories)
+			}
+			first := one.Memories[0]
+			two := ingest(t, f, bot, memory.IngestRequest{UserID: "alice", SessionID: "conv-2", Turns: []memory.Turn{
+				{Role: memory.RoleUser, Content: lang.second, At: time.Now().UTC()},
+			}})
+			if len(two.Memories) != 1 {
+				t.Fatalf("conversation 2 stored %+v", two.Memories)
+			}
+			second := two.Memories[0]
+			if second.Supersedes != first.ID || second.Version != 2 || second.SessionID != "conv-2" {
+				t.Errorf("second = version %d supersedes %q session %q; want 2, %s, conv-2", second.Version, second.Supersedes, second.SessionID, first.ID)
+			}
+
+			got := recall(t, f, bot, memory.RecallRequest{UserID: "alice", Query: lang.query})
+			if len(got.Memories) == 0 || got.Memories[0].Memory.ID != second.ID {
+				t.Fatalf("recall %q = %v, want %s first", lang.query, recalledIDs(got), second.ID)
+			}
+			for _, r := range got.Memories {
+				if r.Memory.ID == first.ID {
+					t.Errorf("recall returned the superseded budget %q", r.Memory.Content)
+				}
+			}
+			if !strings.Contains(got.Context, lang.want) || strings.Contains(got.Context, lang.old) {
+				t.Errorf("context block = %q, want %s and not %s", got.Context, lang.want, lang.old)
+			}
+
+			resp := f.Do(t, bot, http.MethodGet, "/v1/memories/"+second.ID+"/history", nil)
+			var hist struct{ Memories []memory.Memory }
+			resp.Decode(t, &hist)
+			if len(hist.Memories) != 2 {
+				t.Fatalf("history = %+v", hist.Memories)
+			}
+			old := hist.Memories[1]
+			if old.ID != first.ID || old.Status != memory.StatusSuperseded || old.ValidTo == nil || !strings.Contains(old.Content, lang.old) {
+				t.Errorf("old version = %s %s valid_to %v %q", old.ID, old.Status, old.ValidTo, old.Content)
+			}
+			if hist.Memories[0].Status != memory.StatusActive || hist.Memories[0].ValidTo != nil {
+				t.Errorf("head = %s valid_to %v", hist.Memories[0].Status, hist.Memories[0].ValidTo)
+			}
+		})
+	}
+}
+
+func TestIngestChitChatStoresNothing(t *testing.T) {
+	f := apptest.Start(t)
+	res := ingest(t, f, "support-bot", memory.IngestRequest{UserID: "bob", SessionID: "s-chat", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "Hi! How are you today?"},
+		{Role: memory.RoleAssistant, Content: "I'm fine, I prefer sunny days. How can I help?"},
+		{Role: memory.RoleUser, Content: "哈哈，没事，谢谢。Thanks, bye!"},
+	}})
+	if len(res.Memories) != 0 || res.Reason == "" {
+		t.Fatalf("chit-chat stored %+v (reason %q)", res.Memories, res.Reason)
+	}
+	if got := list(t, f, "support-bot", "user_id=bob"); len(got) != 0 {
+		t.Errorf("bob has %d memories after chit-chat", len(got))
+	}
+}
+
+// Ingest writes through the normal pipeline, so policy applies: a user may
+// not ingest another user's conversation.
+func TestIngestPolicyApplies(t *testing.T) {
+	f := apptest.Start(t)
+	resp := f.Do(t, "bob", http.MethodPost, "/v1/ingest", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "My budget is 5k."},
+	}})
+	if resp.Status != http.StatusForbidden {
+		t.Fatalf("bob ingesting for alice = %d %s, want 403", resp.Status, resp.Body)
+	}
+	res := ingest(t, f, "alice", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "I prefer WeChat over phone calls."}}})
+	if len(res.Memories) != 1 || res.Memories[0].AgentID != "user:alice" || res.Memories[0].Key != "contact_channel" {
+		t.Errorf("alice's own ingestion = %+v", res.Memories)
+	}
+}
