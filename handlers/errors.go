@@ -69,6 +69,10 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusNotFound, "not_found", "not found"
 	case errors.Is(err, memory.ErrForbidden):
 		return http.StatusForbidden, "forbidden", "policy does not allow this action"
+	case errors.Is(err, memory.ErrSessionFull):
+		return http.StatusConflict, "session_full", "the session reached its cap of turns or bytes; close it and start a new one"
+	case errors.Is(err, memory.ErrSessionClosing):
+		return http.StatusConflict, "session_closing", "the session is being closed and takes no more turns"
 	case errors.Is(err, memory.ErrConflict):
 		return http.StatusConflict, "conflict", "the memory changed: it is not the current version"
 	case errors.Is(err, memory.ErrUnavailable):

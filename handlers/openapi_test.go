@@ -371,6 +371,20 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	r = f.Do(t, bot, "POST", "/v1/ingest", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "thanks!"}}})
 	expectResponse(t, "ingest chit-chat", r, http.StatusOK)
 
+	// Sessions: open with turns, read, recall with the session, close.
+	r = f.Do(t, bot, "POST", "/v1/sessions/s-open/turns", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "Remember that the loading dock closes at 5 pm."},
+	}})
+	expectResponse(t, "append turns", r, http.StatusOK)
+	r = f.Do(t, bot, "GET", "/v1/sessions/s-open", nil)
+	expectResponse(t, "get session", r, http.StatusOK)
+	r = f.Do(t, bot, "POST", "/v1/recall", memory.RecallRequest{UserID: "alice", SessionID: "s-open", Query: "office supplies budget"})
+	expectResponse(t, "recall with session", r, http.StatusOK)
+	r = f.Do(t, bot, "POST", "/v1/sessions/s-open/close", nil)
+	expectResponse(t, "close session", r, http.StatusOK)
+	r = f.Do(t, bot, "GET", "/v1/sessions/s-open", nil)
+	expectResponse(t, "get closed session", r, http.StatusNotFound, "not_found")
+
 	// Who am I, by either header.
 	r = f.Do(t, apptest.Analyst, "GET", "/v1/whoami", nil)
 	expectResponse(t, "whoami", r, http.StatusOK)
@@ -468,6 +482,8 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"NewGrant": memory.NewGrant{}, "Grant": memory.Grant{}, "Principal": memory.Principal{},
 		"Receipt": memory.Receipt{}, "SweepReport": memory.SweepReport{}, "Change": memory.Change{},
 		"Turn": memory.Turn{}, "IngestRequest": memory.IngestRequest{}, "IngestResult": memory.IngestResult{},
+		"Session": memory.Session{}, "AppendRequest": memory.AppendRequest{}, "CloseResult": memory.CloseResult{},
+		"RecallSession": memory.RecallSession{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

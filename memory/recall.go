@@ -86,6 +86,9 @@ type RecallResult struct {
 	Context string `json:"context"`
 	// Truncated is true when the budget or k left relevant memories out.
 	Truncated bool `json:"truncated"`
+	// Session holds the recent turns of the open session the request
+	// named, if any (recall_session.go).
+	Session *RecallSession `json:"session,omitempty"`
 }
 
 // Recalled is one memory with the reasons it was chosen.
@@ -181,6 +184,9 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		result.Memories = append(result.Memories, c)
 	}
 	result.Context = contextBlock(result.Memories)
+	if result.Session = s.openSession(ctx, p, r, now); result.Session != nil {
+		result.Context += sessionBlock(result.Session)
+	}
 	return result, nil
 }
 

@@ -46,24 +46,27 @@ type Options struct {
 	Janitor *Janitor
 	// Extract finds memories in conversation turns; Ingest needs it.
 	Extract Extractor
+	// Sessions keeps working memory; the session routes need it.
+	Sessions SessionStore
 }
 
 // Service is the entry point for everything a principal does with memories.
 // Every read is decided by the Authorizer twice: once to narrow the query,
 // and again for each memory before it leaves.
 type Service struct {
-	store   Store
-	grants  GrantStore
-	keys    KeyStore
-	authz   Authorizer
-	embed   Embedder
-	log     *slog.Logger
-	now     func() time.Time
-	recall  RecallConfig
-	forget  Forgetter
-	erasers []Eraser
-	janitor *Janitor
-	extract Extractor
+	store    Store
+	grants   GrantStore
+	keys     KeyStore
+	authz    Authorizer
+	embed    Embedder
+	log      *slog.Logger
+	now      func() time.Time
+	recall   RecallConfig
+	forget   Forgetter
+	erasers  []Eraser
+	janitor  *Janitor
+	extract  Extractor
+	sessions SessionStore
 
 	grantsMu sync.Mutex // serialises grant reloads into the policy engine
 }
@@ -77,6 +80,7 @@ func NewService(opts Options) (*Service, error) {
 		store: opts.Store, grants: opts.Grants, keys: opts.Keys, authz: opts.Authz, embed: opts.Embed,
 		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
 		forget: opts.Forget, erasers: opts.Erasers, janitor: opts.Janitor, extract: opts.Extract,
+		sessions: opts.Sessions,
 	}
 	if s.forget == nil {
 		s.forget, _ = opts.Store.(Forgetter)

@@ -62,6 +62,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	fmt.Fprintf(stdout, "memoryd listening on http://%s\n", ln.Addr())
 
+	// The expiry worker lives as long as the server; run waits for it.
+	workerCtx, stopWorker := context.WithCancel(ctx)
+	workerDone := make(chan error, 1)
+	go func() { workerDone <- a.RunSessionExpiry(workerCtx) }()
+	defer func() { stopWorker(); <-workerDone }()
+
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

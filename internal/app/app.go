@@ -16,6 +16,7 @@ import (
 	"mneme/handlers"
 	"mneme/memory"
 	"mneme/policy"
+	"mneme/session"
 )
 
 // App is a wired Mneme: its handler and the parts tests and tools reach for.
@@ -30,6 +31,11 @@ type App struct {
 	Erasers []memory.Eraser
 	// Janitor expires, archives and caps memories.
 	Janitor *memory.Janitor
+
+	// Sessions is working memory; SessionExpiry ends the sessions whose
+	// time is up and runs when the caller runs it (RunSessionExpiry).
+	Sessions      *session.Store
+	SessionExpiry *session.Expirer
 
 	janitorRunner *memory.Runner
 }
@@ -71,16 +77,27 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	// Every place outside the graph that holds user data: erasing a user
 	// (and deleting a memory, where the place can) asks each of them.
-	a.Erasers = []memory.Eraser{}
+	a.Sessions = session.New(session.Options{
+		Redis: a.Redis, TTL: cfg.SessionTTL, MaxTurns: cfg.SessionMaxTurns, MaxBytes: cfg.SessionMaxBytes,
+	})
+	a.Erasers = []memory.Eraser{a.Sessions}
 	a.Service, err = memory.NewService(memory.Options{
 		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall:  memory.RecallConfig{VectorFloor: cfg.VectorFloor, Keywords: embed.Keywords},
 		Erasers: a.Erasers, Janitor: a.Janitor,
-		Extract: extract.New(cfg.ExtractLLM, log, nil),
+		Extract:  extract.New(cfg.ExtractLLM, log, nil),
+		Sessions: a.Sessions,
 	})
 	if err != nil {
 		return nil, err
 	}
+	a.SessionExpiry = session.NewExpirer(a.Sessions, session.ExpirerOptions{
+		End: func(ctx context.Context, s memory.Session) error {
+			_, err := a.Service.EndSession(ctx, s)
+			return err
+		},
+		Interval: cfg.SessionScan, Logger: log,
+	})
 	if err := a.Service.ReloadGrants(startCtx); err != nil {
 		return nil, err
 	}
@@ -89,6 +106,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	ok = true
 	return a, nil
+}
+
+// RunSessionExpiry turns expired sessions into memories until ctx ends.
+func (a *App) RunSessionExpiry(ctx context.Context) error {
+	return a.SessionExpiry.Run(ctx)
 }
 
 // Ready reports whether Neo4j and Redis both answer.

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"mneme/extract"
+	"mneme/memory"
+	"mneme/session"
 )
 
 // Config is everything memoryd needs to start.
@@ -37,22 +39,32 @@ type Config struct {
 	// ExtractLLM is the optional chat model that extracts memories from
 	// conversations; with no URL the rule-based extractor does it alone.
 	ExtractLLM extract.LLMConfig
+	// Working memory: how long an idle session lives, its caps, and how
+	// often the expiry worker looks for sessions whose time is up.
+	SessionTTL      time.Duration
+	SessionMaxTurns int
+	SessionMaxBytes int
+	SessionScan     time.Duration
 }
 
 // Defaults returns the configuration used when nothing is set.
 func Defaults() Config {
 	return Config{
-		Addr:          "127.0.0.1:8080",
-		Neo4jURI:      "bolt://127.0.0.1:7687",
-		RedisURL:      "redis://127.0.0.1:6379/0",
-		EmbedDim:      256,
-		MaxBody:       1 << 20,
-		VectorFloor:   0.25,
-		PolicyTimeout: 200 * time.Millisecond,
-		StartTimeout:  60 * time.Second,
-		LogLevel:      slog.LevelInfo,
-		Lifecycle:     defaultLifecycle(),
-		ExtractLLM:    extract.LLMConfig{Timeout: extract.DefaultLLMTimeout},
+		Addr:            "127.0.0.1:8080",
+		Neo4jURI:        "bolt://127.0.0.1:7687",
+		RedisURL:        "redis://127.0.0.1:6379/0",
+		EmbedDim:        256,
+		MaxBody:         1 << 20,
+		VectorFloor:     0.25,
+		PolicyTimeout:   200 * time.Millisecond,
+		StartTimeout:    60 * time.Second,
+		LogLevel:        slog.LevelInfo,
+		Lifecycle:       defaultLifecycle(),
+		ExtractLLM:      extract.LLMConfig{Timeout: extract.DefaultLLMTimeout},
+		SessionTTL:      session.DefaultTTL,
+		SessionMaxTurns: session.DefaultMaxTurns,
+		SessionMaxBytes: session.DefaultMaxBytes,
+		SessionScan:     5 * time.Second,
 	}
 }
 
@@ -85,6 +97,8 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 		}
 	}
 	duration("MNEME_EXTRACT_LLM_TIMEOUT", &cfg.ExtractLLM.Timeout)
+	duration("MNEME_SESSION_TTL", &cfg.SessionTTL)
+	duration("MNEME_SESSION_SCAN", &cfg.SessionScan)
 	if v := getenv("MNEME_EMBED_DIM"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -112,6 +126,10 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	fs.Float64Var(&cfg.VectorFloor, "vector-floor", cfg.VectorFloor, "recall relevance floor (cosine)")
 	fs.DurationVar(&cfg.PolicyTimeout, "policy-timeout", cfg.PolicyTimeout, "deadline of one policy evaluation")
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "how long start-up waits for Neo4j and Redis")
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", cfg.SessionTTL, "how long an idle session lives (MNEME_SESSION_TTL)")
+	fs.IntVar(&cfg.SessionMaxTurns, "session-max-turns", cfg.SessionMaxTurns, "turns one session may hold")
+	fs.IntVar(&cfg.SessionMaxBytes, "session-max-bytes", cfg.SessionMaxBytes, "bytes of turn text one session may hold")
+	fs.DurationVar(&cfg.SessionScan, "session-scan", cfg.SessionScan, "how often expired sessions are looked for (MNEME_SESSION_SCAN)")
 	fs.BoolVar(&cfg.Seed, "seed", cfg.Seed, "load the demo dataset at start-up (MNEME_SEED)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -162,6 +180,15 @@ func (c Config) Validate() error {
 		if c.ExtractLLM.Model == "" {
 			errs = append(errs, errors.New("extract llm model: required with MNEME_EXTRACT_LLM_URL"))
 		}
+	}
+	if c.SessionTTL < time.Second || c.SessionTTL > memory.MaxSessionTTL {
+		errs = append(errs, fmt.Errorf("session ttl: %s is outside 1s..%s", c.SessionTTL, memory.MaxSessionTTL))
+	}
+	if c.SessionMaxTurns < 1 || c.SessionMaxBytes < 1024 {
+		errs = append(errs, fmt.Errorf("session caps: %d turns, %d bytes; want at least 1 turn and 1024 bytes", c.SessionMaxTurns, c.SessionMaxBytes))
+	}
+	if c.SessionScan <= 0 {
+		errs = append(errs, errors.New("session scan interval must be positive"))
 	}
 	if c.ExtractLLM.Timeout <= 0 {
 		errs = append(errs, errors.New("extract llm timeout must be positive"))

@@ -102,7 +102,9 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"mneme/embed":  {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers"},
 		"mneme/seed":   {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/handlers"},
 		// The leader lock is Redis only; it knows nothing of memories.
-		"mneme/leader": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/memory"},
+		"mneme/leader":  {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/memory"},
+		"mneme/extract": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/internal/app"},
+		"mneme/session": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embed"},
 		// Handlers call the service; they never reach past it.
 		"mneme/handlers": {"github.com/neo4j/", "mneme/graph", "mneme/policy"},
 	}

@@ -1,0 +1,42 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"mneme/memory"
+)
+
+// appendTurns adds turns to a session, opening it on first use.
+func (a *api) appendTurns(c *gin.Context) error {
+	var req memory.AppendRequest
+	if err := a.bind(c, &req); err != nil {
+		return err
+	}
+	s, err := a.svc.AppendTurns(c.Request.Context(), principalOf(c), c.Param("id"), req)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, s)
+	return nil
+}
+
+func (a *api) getSession(c *gin.Context) error {
+	s, err := a.svc.GetSession(c.Request.Context(), principalOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, s)
+	return nil
+}
+
+// closeSession ends a session and turns it into long-term memories.
+func (a *api) closeSession(c *gin.Context) error {
+	res, err := a.svc.CloseSession(c.Request.Context(), principalOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, res)
+	return nil
+}
