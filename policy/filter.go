@@ -62,6 +62,49 @@ func resourceField(r memory.Resource, name string) (string, bool) {
 	return "", false
 }
 
+// assume returns f for the memories whose field has the value v: each
+// comparison on field becomes true or false.
+func assume(f memory.Filter, field, v string) memory.Filter {
+	switch f.Op {
+	case memory.FilterEq, memory.FilterNe, memory.FilterIn:
+		if f.Field != field || !slices.Contains(memory.FilterFields, field) {
+			return f
+		}
+		return constant(FilterMatches(f, resourceWith(field, v)))
+	case memory.FilterAnd, memory.FilterOr, memory.FilterNot:
+		out := memory.Filter{Op: f.Op, Args: make([]memory.Filter, len(f.Args))}
+		for i, a := range f.Args {
+			out.Args[i] = assume(a, field, v)
+		}
+		return out
+	}
+	return f
+}
+
+// resourceWith returns a resource whose field has the value v.
+func resourceWith(field, v string) memory.Resource {
+	var r memory.Resource
+	switch field {
+	case "tenant":
+		r.Tenant = v
+	case "id":
+		r.ID = v
+	case "user_id":
+		r.UserID = v
+	case "agent_id":
+		r.AgentID = v
+	case "type":
+		r.Type = v
+	case "kind":
+		r.Kind = v
+	case "sensitivity":
+		r.Sensitivity = v
+	case "status":
+		r.Status = v
+	}
+	return r
+}
+
 // simplify returns a filter that matches exactly what f matches, smaller:
 // nested ANDs and ORs flattened, constants folded, duplicates dropped,
 // equalities on one field merged into one IN (OR) or intersected (AND), and

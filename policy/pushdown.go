@@ -196,12 +196,15 @@ func (pd *pushdown) compile(ctx context.Context, p memory.Principal, userID stri
 			"tenant", p.Tenant, "principal_kind", p.Kind, "principal", p.ID, "err", err)
 		return memory.Filter{Op: memory.FilterFalse}, nil
 	}
+	// The store reads only p's tenant, and only userID's memories when one
+	// is asked for: conditions on those fields are decided here.
+	f = assume(f, "tenant", p.Tenant)
 	if userID != "" {
-		f = simplify(memory.Filter{Op: memory.FilterAnd, Args: []memory.Filter{
-			{Op: memory.FilterEq, Field: "user_id", Values: []string{userID}}, f,
-		}})
+		f = memory.Filter{Op: memory.FilterAnd, Args: []memory.Filter{
+			{Op: memory.FilterEq, Field: "user_id", Values: []string{userID}}, assume(f, "user_id", userID),
+		}}
 	}
-	return f, nil
+	return simplify(f), nil
 }
 
 // ErrUntranslatable wraps every reason translate refuses a residual policy.

@@ -229,6 +229,25 @@ func TestSimplify(t *testing.T) {
 	}
 }
 
+func TestAssume(t *testing.T) {
+	ne := memory.Filter{Op: memory.FilterNe, Field: "user_id", Values: []string{"u2"}}
+	f := fAnd(fEq("tenant", "acme"), fOr(fEq("user_id", "u1"), fAnd(fEq("agent_id", "a"), ne)), fIn("user_id", "u1", "u3"))
+	tests := []struct {
+		field, v string
+		want     memory.Filter
+	}{
+		{"tenant", "acme", fAnd(fTrue, f.Args[1], f.Args[2])},
+		{"tenant", "globex", fAnd(fFalse, f.Args[1], f.Args[2])},
+		{"user_id", "u1", fAnd(f.Args[0], fOr(fTrue, fAnd(fEq("agent_id", "a"), fTrue)), fTrue)},
+		{"user_id", "u2", fAnd(f.Args[0], fOr(fFalse, fAnd(fEq("agent_id", "a"), fFalse)), fFalse)},
+	}
+	for _, tc := range tests {
+		if d := cmp.Diff(tc.want, assume(f, tc.field, tc.v)); d != "" {
+			t.Errorf("assume %s = %s (-want +got):\n%s", tc.field, tc.v, d)
+		}
+	}
+}
+
 // A read policy the translator cannot express denies every read through
 // the filter, says why in the log, and does not stop Decide.
 func TestReadScopeFailsClosed(t *testing.T) {
