@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -126,7 +127,8 @@ func validateTurn(t Turn) error {
 }
 
 func prefixTurn(err error, i int) error {
-	if inv, ok := err.(*InvalidError); ok {
+	var inv *InvalidError
+	if errors.As(err, &inv) {
 		return Invalid(fmt.Sprintf("turns[%d].%s", i, inv.Field), inv.Reason)
 	}
 	return err

@@ -374,8 +374,8 @@ func (e *Expirer) RunOnce(ctx context.Context) (int, error) {
 	}
 	ended := 0
 	for _, m := range due {
-		tenant, id, ok := cut(m)
-		if !ok {
+		tenant, id, ok := strings.Cut(m, "/")
+		if !ok || tenant == "" || id == "" {
 			e.store.rdb.ZRem(ctx, dueKey, m)
 			continue
 		}
@@ -412,13 +412,4 @@ func (e *Expirer) RunOnce(ctx context.Context) (int, error) {
 func permanent(err error) bool {
 	var inv *memory.InvalidError
 	return errors.Is(err, memory.ErrForbidden) || errors.As(err, &inv)
-}
-
-func cut(m string) (tenant, id string, ok bool) {
-	for i := 0; i < len(m); i++ {
-		if m[i] == '/' {
-			return m[:i], m[i+1:], i > 0 && i < len(m)-1
-		}
-	}
-	return "", "", false
 }
