@@ -28,9 +28,9 @@ func TestEraseUserEverywhere(t *testing.T) {
 		return "zq" + hex.EncodeToString(b[:])
 	}
 	// Every string below that holds a token is content to be forgotten.
-	secret, company, trait := tok(), tok(), tok()
-	tokens := []string{secret, company, trait}
-	session := "sess-" + tok()
+	secret, company, trait, spoken := tok(), tok(), tok(), tok()
+	tokens := []string{secret, company, trait, spoken}
+	session, open := "sess-"+tok(), "open-"+tok()
 
 	create := func(who string, n memory.NewMemory) memory.Memory {
 		t.Helper()
@@ -57,6 +57,30 @@ func TestEraseUserEverywhere(t *testing.T) {
 	keep := create(bot, memory.NewMemory{UserID: "bob", Type: memory.TypeSemantic, Content: "Bob prefers trains"})
 	ids := []string{budget.ID, budget2.ID, episode.ID, own.ID}
 
+	// An open session in working memory (Redis), with turns that hold content.
+	r = f.Do(t, bot, http.MethodPost, "/v1/sessions/"+open+"/turns", memory.AppendRequest{UserID: user, Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "My new address is " + spoken + " street"},
+		{Role: memory.RoleAssistant, Content: "Noted, " + spoken + " street."},
+	}})
+	if r.Status != http.StatusOK {
+		t.Fatalf("append turns: %d %s", r.Status, r.Body)
+	}
+	// An ingested conversation: the extractor writes what it finds.
+	r = f.Do(t, bot, http.MethodPost, "/v1/ingest", memory.IngestRequest{UserID: user, Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "Remember that my budget for " + secret + " is 200k"},
+	}})
+	if r.Status != http.StatusOK && r.Status != http.StatusCreated {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	var ingested memory.IngestResult
+	r.Decode(t, &ingested)
+	if len(ingested.Memories) == 0 {
+		t.Fatalf("ingest stored nothing: %s", r.Body)
+	}
+	for _, m := range ingested.Memories {
+		ids = append(ids, m.ID)
+	}
+
 	// Recall once, so that whatever a recall leaves behind (access counts,
 	// the recall log) exists before the erase.
 	if r := f.Do(t, bot, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: user, Query: "budget " + secret}); r.Status != http.StatusOK {
@@ -71,19 +95,26 @@ func TestEraseUserEverywhere(t *testing.T) {
 	var receipt memory.Receipt
 	r.Decode(t, &receipt)
 	want := map[string]int64{
-		memory.PlaceGraphMemories: int64(len(ids)), // both budget versions, the episode, the profile
-		memory.PlaceGraphEntities: 1,               // the company only they mentioned
-		memory.PlaceGraphSessions: 1,
+		// both budget versions, the episode, the profile, what ingestion
+		// stored (which superseded the budget: one more version)
+		memory.PlaceGraphMemories: int64(len(ids)),
+		memory.PlaceGraphSessions: 1, // the graph's Session node of the written memories
 		memory.PlaceGraphUsers:    1,
+		"sessions":                1, // the open session in Redis
 	}
 	for place, n := range want {
 		if receipt.Counts[place] != n {
 			t.Errorf("receipt %s = %d, want %d (receipt %v)", place, receipt.Counts[place], n, receipt.Counts)
 		}
 	}
+	if receipt.Counts[memory.PlaceGraphEntities] < 1 { // at least the company only they mentioned
+		t.Errorf("receipt %s = %d, want at least 1", memory.PlaceGraphEntities, receipt.Counts[memory.PlaceGraphEntities])
+	}
+	// The test put something in every place there is: each must have
+	// erased it.
 	for _, e := range f.App.Erasers {
-		if _, ok := receipt.Counts[e.Place()]; !ok {
-			t.Errorf("receipt lacks place %s: %v", e.Place(), receipt.Counts)
+		if n, ok := receipt.Counts[e.Place()]; !ok || n < 1 {
+			t.Errorf("receipt %s = %d (listed %v), want at least 1: %v", e.Place(), n, ok, receipt.Counts)
 		}
 	}
 	if receipt.Tenant != f.Tenant || receipt.UserID != user || receipt.ErasedAt.IsZero() {
@@ -105,6 +136,9 @@ func TestEraseUserEverywhere(t *testing.T) {
 
 	// Nothing of the user through any read API, for anyone.
 	for _, who := range []string{bot, apptest.Admin, user, apptest.Analyst} {
+		if r := f.Do(t, who, http.MethodGet, "/v1/sessions/"+open, nil); r.Status != http.StatusNotFound {
+			t.Errorf("%s GET session = %d, want 404", who, r.Status)
+		}
 		for _, id := range ids {
 			for _, path := range []string{"/v1/memories/" + id, "/v1/memories/" + id + "/history"} {
 				if r := f.Do(t, who, http.MethodGet, path, nil); r.Status != http.StatusNotFound {
