@@ -216,9 +216,6 @@ DETACH DELETE e`
 
 // Grants.
 const (
-	cypherCreateGrant = `CREATE (g:Grant {tenant: $tenant, id: $id})
-SET g += $props`
-
 	// "g.id IS NOT NULL": see cypherListMatch.
 	cypherListGrants = `MATCH (g:Grant {tenant: $tenant})
 WHERE g.id IS NOT NULL
@@ -229,10 +226,6 @@ RETURN g {.*} AS grant ORDER BY g.created_at, g.id`
 	// ""). It is allowlisted by name in TestCypherIsTenantScoped.
 	cypherListAllGrants = `MATCH (g:Grant)
 RETURN g {.*} AS grant ORDER BY g.tenant, g.created_at, g.id`
-
-	cypherDeleteGrant = `MATCH (g:Grant {tenant: $tenant, id: $id})
-DELETE g
-RETURN count(*) AS deleted`
 )
 
 // Principals and API keys.

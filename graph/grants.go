@@ -17,21 +17,7 @@ func (s *Store) CreateGrant(ctx context.Context, g memory.Grant) (memory.Grant, 
 	case g.ID == "":
 		return memory.Grant{}, memory.Invalid("id", "is required")
 	}
-	var expires any
-	if g.ExpiresAt != nil {
-		expires = timeOrNil(*g.ExpiresAt)
-	}
-	props := map[string]any{
-		"tenant":          g.Tenant,
-		"id":              g.ID,
-		"grantee":         g.Grantee,
-		"source":          g.Source,
-		"types":           listOrNil(g.Types),
-		"kinds":           listOrNil(g.Kinds),
-		"max_sensitivity": g.MaxSensitivity,
-		"expires_at":      expires,
-		"created_at":      timeOrNil(g.CreatedAt),
-	}
+	props := grantProps(g)
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
 		return exec(ctx, tx, cypherCreateGrant, map[string]any{"tenant": g.Tenant, "id": g.ID, "props": props})
 	})
@@ -70,19 +56,71 @@ func (s *Store) ListGrants(ctx context.Context, tenant string) ([]memory.Grant, 
 
 // DeleteGrant removes a grant, or returns memory.ErrNotFound.
 func (s *Store) DeleteGrant(ctx context.Context, tenant, id string) error {
+	return s.changeGrant(ctx, cypherDeleteGrant, map[string]any{"tenant": tenant, "id": id})
+}
+
+// UpdateGrant replaces the grant with g's id in one statement, or returns
+// memory.ErrNotFound.
+func (s *Store) UpdateGrant(ctx context.Context, g memory.Grant) (memory.Grant, error) {
+	if g.Tenant == "" || g.ID == "" {
+		return memory.Grant{}, memory.Invalid("id", "tenant and id are required")
+	}
+	err := s.changeGrant(ctx, cypherUpdateGrant, map[string]any{"tenant": g.Tenant, "id": g.ID, "props": grantProps(g)})
+	if err != nil {
+		return memory.Grant{}, err
+	}
+	return g, nil
+}
+
+// PutGrant creates g or replaces the grant with its id, in one statement.
+func (s *Store) PutGrant(ctx context.Context, g memory.Grant) (memory.Grant, error) {
+	if g.Tenant == "" || g.ID == "" {
+		return memory.Grant{}, memory.Invalid("id", "tenant and id are required")
+	}
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, cypherPutGrant, map[string]any{"tenant": g.Tenant, "id": g.ID, "props": grantProps(g)})
+	})
+	if err != nil {
+		return memory.Grant{}, err
+	}
+	return g, nil
+}
+
+// changeGrant runs a grant change that returns how many grants it changed;
+// none is memory.ErrNotFound.
+func (s *Store) changeGrant(ctx context.Context, cypher string, params map[string]any) error {
 	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherDeleteGrant, map[string]any{"tenant": tenant, "id": id})
+		recs, err := collect(ctx, tx, cypher, params)
 		if err != nil {
 			return err
 		}
 		if len(recs) == 0 {
 			return memory.ErrNotFound
 		}
-		if n, _ := recs[0].Get("deleted"); integer(n) == 0 {
+		if n, _ := recs[0].Get("changed"); integer(n) == 0 {
 			return memory.ErrNotFound
 		}
 		return nil
 	})
+}
+
+// grantProps are the stored properties of g, tenant and id included.
+func grantProps(g memory.Grant) map[string]any {
+	var expires any
+	if g.ExpiresAt != nil {
+		expires = timeOrNil(*g.ExpiresAt)
+	}
+	return map[string]any{
+		"tenant":          g.Tenant,
+		"id":              g.ID,
+		"grantee":         g.Grantee,
+		"source":          g.Source,
+		"types":           listOrNil(g.Types),
+		"kinds":           listOrNil(g.Kinds),
+		"max_sensitivity": g.MaxSensitivity,
+		"expires_at":      expires,
+		"created_at":      timeOrNil(g.CreatedAt),
+	}
 }
 
 func decodeGrant(v any) memory.Grant {

@@ -21,6 +21,7 @@ const schemaTimeout = 5 * time.Minute
 var schema = []string{
 	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlGrantID, ddlAPIKeyID,
 	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemoryFullText, ddlMemoryVector,
+	ddlPolicyStateTenant, ddlPolicyRevisionID,
 }
 
 // ErrSchemaMismatch means an existing index contradicts what EnsureSchema

@@ -48,7 +48,12 @@ func (a *api) fail(c *gin.Context, err error) {
 func classify(err error) (status int, code, msg string) {
 	var inv *memory.InvalidError
 	var bad *badRequest
+	var rejected *memory.PolicyRejectedError
 	switch {
+	case errors.As(err, &rejected):
+		return http.StatusUnprocessableEntity, rejected.Code, "policy rejected: " + rejected.Error()
+	case errors.Is(err, memory.ErrPolicyAdmin):
+		return http.StatusNotImplemented, "not_configured", err.Error()
 	case errors.As(err, &bad):
 		return http.StatusBadRequest, bad.code, bad.msg
 	case errors.As(err, &inv):

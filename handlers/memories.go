@@ -180,19 +180,12 @@ func (a *api) createGrant(c *gin.Context) error {
 	return nil
 }
 
-type grantsResponse struct {
-	Grants []memory.Grant `json:"grants"`
-}
-
 func (a *api) listGrants(c *gin.Context) error {
-	gs, err := a.svc.ListGrants(c.Request.Context(), principalOf(c))
+	set, err := a.svc.Grants(c.Request.Context(), principalOf(c))
 	if err != nil {
 		return err
 	}
-	if gs == nil {
-		gs = []memory.Grant{}
-	}
-	c.JSON(http.StatusOK, grantsResponse{Grants: gs})
+	c.JSON(http.StatusOK, set)
 	return nil
 }
 

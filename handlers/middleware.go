@@ -122,6 +122,12 @@ func (a *api) authenticate(c *gin.Context) {
 		a.fail(c, err)
 		return
 	}
+	// Decide nothing with a policy or grants older than the tenant's
+	// current ones: a replica that cannot tell denies with 503.
+	if err := a.svc.Sync(c.Request.Context(), p.Tenant); err != nil {
+		a.fail(c, err)
+		return
+	}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), principalKey, p))
 	c.Next()
 }

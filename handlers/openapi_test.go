@@ -357,6 +357,12 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	r.Decode(t, &grant)
 	r = f.Do(t, apptest.Admin, "GET", "/v1/grants", nil)
 	expectResponse(t, "list grants", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "GET", "/v1/grants/"+grant.ID, nil)
+	expectResponse(t, "get grant", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "PATCH", "/v1/grants/"+grant.ID, map[string]any{"kinds": []string{}, "no_expiry": true})
+	expectResponse(t, "change grant", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "PATCH", "/v1/grants/"+grant.ID, map[string]any{"max_sensitivity": "secret"})
+	expectResponse(t, "change grant badly", r, http.StatusBadRequest, "invalid_argument")
 	r = f.Do(t, apptest.Admin, "DELETE", "/v1/grants/"+grant.ID, nil)
 	expectResponse(t, "delete grant", r, http.StatusNoContent)
 	r = f.Do(t, apptest.Admin, "DELETE", "/v1/grants/"+grant.ID, nil)
@@ -384,6 +390,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "close session", r, http.StatusOK)
 	r = f.Do(t, bot, "GET", "/v1/sessions/s-open", nil)
 	expectResponse(t, "get closed session", r, http.StatusNotFound, "not_found")
+
+	exercisePolicyRoutes(t, f)
 
 	// Who am I, by either header.
 	r = f.Do(t, apptest.Analyst, "GET", "/v1/whoami", nil)
@@ -442,6 +450,9 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"write as another agent", bot, "POST", "/v1/memories", []byte(`{"user_id":"alice","agent_id":"support-bot","type":"semantic","content":"x"}`), nil, 403, "forbidden"},
 		{"grant as an agent", "support-bot", "POST", "/v1/grants", memory.NewGrant{Grantee: "support-bot", Source: bot, Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityInternal}, nil, 403, "forbidden"},
 		{"list grants as an agent", "support-bot", "GET", "/v1/grants", nil, nil, 403, "forbidden"},
+		{"policy as an agent", "support-bot", "GET", "/v1/policy", nil, nil, 403, "forbidden"},
+		{"push policy as an analyst", apptest.Analyst, "PUT", "/v1/policy", memory.NewPolicy{Modules: []memory.PolicyModule{{Name: "a.rego", Source: "package a"}}}, nil, 403, "forbidden"},
+		{"decisions as a user", "alice", "GET", "/v1/decisions", nil, nil, 403, "forbidden"},
 		{"history of nothing", bot, "GET", "/v1/memories/mem_missing/history", nil, nil, 404, "not_found"},
 		{"missing key", "", "GET", "/v1/memories", nil, nil, 401, "unauthenticated"},
 		{"unknown key", "mn_" + f.Tenant + "_notarealsecret", "GET", "/v1/whoami", nil, nil, 401, "unauthenticated"},
@@ -484,6 +495,12 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"Turn": memory.Turn{}, "IngestRequest": memory.IngestRequest{}, "IngestResult": memory.IngestResult{},
 		"Session": memory.Session{}, "AppendRequest": memory.AppendRequest{}, "CloseResult": memory.CloseResult{},
 		"RecallSession": memory.RecallSession{},
+		"GrantChange":   memory.GrantChange{}, "GrantSet": memory.GrantSet{},
+		"PolicyModule": memory.PolicyModule{}, "NewPolicy": memory.NewPolicy{}, "PolicyRevision": memory.PolicyRevision{},
+		"PolicyReport": memory.PolicyReport{}, "PolicyState": memory.PolicyState{}, "Resource": memory.Resource{},
+		"DecisionInput": memory.DecisionInput{}, "SimulateRequest": memory.SimulateRequest{}, "Simulation": memory.Simulation{},
+		"ReplayRequest": memory.ReplayRequest{}, "ReplayReport": memory.ReplayReport{}, "DecisionChange": memory.DecisionChange{},
+		"DecisionRecord": memory.DecisionRecord{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

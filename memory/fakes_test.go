@@ -221,6 +221,37 @@ func (f *fakeGrants) DeleteGrant(_ context.Context, tenant, id string) error {
 	return ErrNotFound
 }
 
+func (f *fakeGrants) UpdateGrant(_ context.Context, g Grant) (Grant, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.createErr != nil {
+		return Grant{}, f.createErr
+	}
+	for i, old := range f.grants {
+		if old.Tenant == g.Tenant && old.ID == g.ID {
+			f.grants[i] = g
+			return g, nil
+		}
+	}
+	return Grant{}, ErrNotFound
+}
+
+func (f *fakeGrants) PutGrant(_ context.Context, g Grant) (Grant, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.createErr != nil {
+		return Grant{}, f.createErr
+	}
+	for i, old := range f.grants {
+		if old.Tenant == g.Tenant && old.ID == g.ID {
+			f.grants[i] = g
+			return g, nil
+		}
+	}
+	f.grants = append(f.grants, g)
+	return g, nil
+}
+
 // fakeKeys resolves API keys from a map keyed by "tenant/hash".
 type fakeKeys struct {
 	mu      sync.Mutex

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,7 +17,8 @@ type NewGrant struct {
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
 }
 
-// CreateGrant stores a sharing grant and makes it effective at once.
+// CreateGrant stores a sharing grant and makes it effective at once, on
+// every replica.
 func (s *Service) CreateGrant(ctx context.Context, p Principal, n NewGrant) (Grant, error) {
 	if err := s.manage(ctx, p); err != nil {
 		return Grant{}, err
@@ -30,10 +30,11 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, n NewGrant) (Gra
 	if g, err = s.grants.CreateGrant(ctx, g); err != nil {
 		return Grant{}, err
 	}
-	return g, s.ReloadGrants(ctx)
+	return g, s.grantsChanged(ctx, p.Tenant)
 }
 
-// PutGrant stores a grant with a fixed id on behalf of the system (seed).
+// PutGrant stores a grant with a fixed id on behalf of the system (seed),
+// replacing one with the same id in a single step.
 func (s *Service) PutGrant(ctx context.Context, g Grant) error {
 	built, err := buildGrant(g.Tenant, NewGrant{
 		Grantee: g.Grantee, Source: g.Source, Types: g.Types, Kinds: g.Kinds,
@@ -43,13 +44,91 @@ func (s *Service) PutGrant(ctx context.Context, g Grant) error {
 		return err
 	}
 	built.ID = g.ID
-	if err := s.grants.DeleteGrant(ctx, g.Tenant, g.ID); err != nil && !isNotFound(err) {
+	if _, err := s.grants.PutGrant(ctx, built); err != nil {
 		return err
 	}
-	if _, err := s.grants.CreateGrant(ctx, built); err != nil {
-		return err
+	return s.grantsChanged(ctx, g.Tenant)
+}
+
+// GrantChange changes a grant; absent fields keep their value. "kinds": []
+// lifts the kinds filter; no_expiry removes the expiry.
+type GrantChange struct {
+	Grantee        *string    `json:"grantee,omitempty"`
+	Source         *string    `json:"source,omitempty"`
+	Types          *[]string  `json:"types,omitempty"`
+	Kinds          *[]string  `json:"kinds,omitempty"`
+	MaxSensitivity *string    `json:"max_sensitivity,omitempty"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+	NoExpiry       bool       `json:"no_expiry,omitempty"`
+}
+
+// UpdateGrant changes a grant of the principal's tenant in one step and
+// makes the change effective at once, on every replica.
+func (s *Service) UpdateGrant(ctx context.Context, p Principal, id string, c GrantChange) (Grant, error) {
+	if err := s.manage(ctx, p); err != nil {
+		return Grant{}, err
 	}
-	return s.ReloadGrants(ctx)
+	if c.NoExpiry && c.ExpiresAt != nil {
+		return Grant{}, Invalid("no_expiry", "give expires_at or no_expiry, not both")
+	}
+	cur, err := s.grant(ctx, p.Tenant, id)
+	if err != nil {
+		return Grant{}, err
+	}
+	n := NewGrant{
+		Grantee: cur.Grantee, Source: cur.Source, Types: cur.Types, Kinds: cur.Kinds,
+		MaxSensitivity: cur.MaxSensitivity, ExpiresAt: cur.ExpiresAt,
+	}
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&n.Grantee, c.Grantee)
+	set(&n.Source, c.Source)
+	set(&n.MaxSensitivity, c.MaxSensitivity)
+	if c.Types != nil {
+		n.Types = *c.Types
+	}
+	if c.Kinds != nil {
+		n.Kinds = *c.Kinds
+	}
+	if c.ExpiresAt != nil {
+		n.ExpiresAt = c.ExpiresAt
+	}
+	if c.NoExpiry {
+		n.ExpiresAt = nil
+	}
+	g, err := buildGrant(p.Tenant, n, s.now().UTC())
+	if err != nil {
+		return Grant{}, err
+	}
+	g.ID, g.CreatedAt = cur.ID, cur.CreatedAt
+	if g, err = s.grants.UpdateGrant(ctx, g); err != nil {
+		return Grant{}, err
+	}
+	return g, s.grantsChanged(ctx, p.Tenant)
+}
+
+// Grant returns one grant of the principal's tenant.
+func (s *Service) Grant(ctx context.Context, p Principal, id string) (Grant, error) {
+	if err := s.manage(ctx, p); err != nil {
+		return Grant{}, err
+	}
+	return s.grant(ctx, p.Tenant, id)
+}
+
+func (s *Service) grant(ctx context.Context, tenant, id string) (Grant, error) {
+	gs, err := s.grants.ListGrants(ctx, tenant)
+	if err != nil {
+		return Grant{}, err
+	}
+	for _, g := range gs {
+		if g.ID == id {
+			return g, nil
+		}
+	}
+	return Grant{}, ErrNotFound
 }
 
 // ListGrants returns the grants of the principal's tenant.
@@ -60,13 +139,55 @@ func (s *Service) ListGrants(ctx context.Context, p Principal) ([]Grant, error) 
 	return s.grants.ListGrants(ctx, p.Tenant)
 }
 
-// DeleteGrant removes a grant; its memories become unreadable at once.
+// GrantSet is a tenant's grants and the grant revision they are at.
+type GrantSet struct {
+	Grants   []Grant `json:"grants"`
+	Revision int64   `json:"revision"`
+}
+
+// Grants returns the grants of the principal's tenant with their revision.
+func (s *Service) Grants(ctx context.Context, p Principal) (GrantSet, error) {
+	if err := s.manage(ctx, p); err != nil {
+		return GrantSet{}, err
+	}
+	var set GrantSet
+	if s.admin.ready() {
+		// The revision first: the grants read after it are at least as new.
+		st, err := s.admin.Store.PolicyState(ctx, p.Tenant)
+		if err != nil {
+			return GrantSet{}, err
+		}
+		set.Revision = st.GrantRevision
+	}
+	gs, err := s.grants.ListGrants(ctx, p.Tenant)
+	if err != nil {
+		return GrantSet{}, err
+	}
+	set.Grants = gs
+	if set.Grants == nil {
+		set.Grants = []Grant{}
+	}
+	return set, nil
+}
+
+// DeleteGrant removes a grant; its memories become unreadable at once, on
+// every replica.
 func (s *Service) DeleteGrant(ctx context.Context, p Principal, id string) error {
 	if err := s.manage(ctx, p); err != nil {
 		return err
 	}
 	if err := s.grants.DeleteGrant(ctx, p.Tenant, id); err != nil {
 		return err
+	}
+	return s.grantsChanged(ctx, p.Tenant)
+}
+
+// grantsChanged puts the tenant's new grants in force: on every replica
+// through the revision bus when policy administration is configured, else
+// by reloading this engine.
+func (s *Service) grantsChanged(ctx context.Context, tenant string) error {
+	if s.admin.ready() {
+		return s.changed(ctx, tenant)
 	}
 	return s.ReloadGrants(ctx)
 }
@@ -114,5 +235,3 @@ func buildGrant(tenant string, n NewGrant, now time.Time) (Grant, error) {
 		Kinds: n.Kinds, MaxSensitivity: n.MaxSensitivity, ExpiresAt: n.ExpiresAt, CreatedAt: now,
 	}, nil
 }
-
-func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

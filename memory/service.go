@@ -48,6 +48,9 @@ type Options struct {
 	Extract Extractor
 	// Sessions keeps working memory; the session routes need it.
 	Sessions SessionStore
+	// Admin, when set, enables policy administration and keeps this
+	// replica in step with the others; without it grants reload locally.
+	Admin *PolicyAdmin
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -68,7 +71,9 @@ type Service struct {
 	extract  Extractor
 	sessions SessionStore
 
-	grantsMu sync.Mutex // serialises grant reloads into the policy engine
+	grantsMu  sync.Mutex // serialises grant reloads into the policy engine
+	admin     *PolicyAdmin
+	syncLocks tenantLocks
 }
 
 // NewService returns a Service; every dependency in opts is required.
@@ -78,7 +83,7 @@ func NewService(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		store: opts.Store, grants: opts.Grants, keys: opts.Keys, authz: opts.Authz, embed: opts.Embed,
-		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
+		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(), admin: opts.Admin,
 		forget: opts.Forget, erasers: opts.Erasers, janitor: opts.Janitor, extract: opts.Extract,
 		sessions: opts.Sessions,
 	}

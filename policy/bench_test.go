@@ -73,7 +73,7 @@ func BenchmarkReadScope(b *testing.B) {
 		b.Run(bc.name+"/pushdown compiled", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				f, err := e.pd.compile(ctx, bc.p, "u1", testNow)
+				f, err := e.base.pd.compile(ctx, bc.p, "u1", testNow)
 				if err != nil || f.IsFalse() {
 					b.Fatal(f, err)
 				}

@@ -16,6 +16,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -50,6 +52,37 @@ type Options struct {
 	// Modules holds the Rego policy: every *.rego file except *_test.rego.
 	// Nil means the default policy embedded from package rego.
 	Modules fs.FS
+	// Decisions, when set, receives a record of every Decide. It must not
+	// block: the record is made on the request's path.
+	Decisions DecisionSink
+}
+
+// DecisionSink receives decision records; the decision log implements it.
+type DecisionSink interface {
+	Record(r memory.DecisionRecord)
+}
+
+// Revision is one compiled policy: its modules, the compiler that compiled
+// them and the queries prepared against it. It is immutable once the engine
+// uses it; a change of policy swaps in another Revision.
+type Revision struct {
+	// Number is the tenant's revision number; 0 is the bundled policy.
+	Number   int64
+	Digest   string
+	Modules  map[string]*ast.Module
+	Compiler *ast.Compiler
+	decide   rego.PreparedEvalQuery
+	scope    rego.PreparedEvalQuery
+	// pd compiles this revision's read filters by partial evaluation.
+	pd *pushdown
+}
+
+// tenantState is what the engine decides with for one tenant.
+type tenantState struct {
+	rev         *Revision
+	epoch       int64
+	grants      int64
+	grantLoaded bool
 }
 
 // Engine evaluates the policy. It is safe for concurrent use.
@@ -57,9 +90,19 @@ type Engine struct {
 	log     *slog.Logger
 	timeout time.Duration
 	store   storage.Store
-	decide  rego.PreparedEvalQuery
-	scope   rego.PreparedEvalQuery
-	pd      *pushdown
+	sink    DecisionSink
+	// base is revision 0, which every tenant without a state runs.
+	base *Revision
+	// tenants maps a tenant to its state; it is replaced, never changed,
+	// so that Decide reads it without a lock.
+	tenants atomic.Pointer[map[string]tenantState]
+	mu      sync.Mutex // serialises changes to tenants and cache
+	// cache holds compiled revisions by digest and number, so that a
+	// rollback or many tenants on one revision compile once.
+	cache map[string]*Revision
+	// grants are every tenant's grants as loaded, which the pushdown of a
+	// newly compiled revision needs for the expiry of its cached filters.
+	grants map[string][]memory.Grant
 }
 
 var _ memory.Authorizer = (*Engine)(nil)
@@ -67,13 +110,14 @@ var _ memory.Authorizer = (*Engine)(nil)
 // New compiles the policy and prepares its queries, once. It starts with no
 // grants.
 func New(ctx context.Context, opts Options) (*Engine, error) {
-	e := &Engine{log: opts.Logger, timeout: opts.Timeout}
+	e := &Engine{log: opts.Logger, timeout: opts.Timeout, sink: opts.Decisions, cache: map[string]*Revision{}, grants: map[string][]memory.Grant{}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	if e.timeout <= 0 {
 		e.timeout = DefaultTimeout
 	}
+	e.tenants.Store(&map[string]tenantState{})
 	fsys := opts.Modules
 	if fsys == nil {
 		fsys = regofiles.FS
@@ -82,14 +126,23 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	compiler := ast.NewCompiler().WithCapabilities(sandbox())
-	if compiler.Compile(modules); compiler.Failed() {
-		return nil, fmt.Errorf("policy: compile: %w", compiler.Errors)
-	}
 	e.store = inmem.NewFromObjectWithOpts(
 		map[string]any{"grants": map[string]any{}},
 		inmem.OptReturnASTValuesOnRead(true),
 	)
+	compiler := ast.NewCompiler().WithCapabilities(sandbox())
+	if compiler.Compile(modules); compiler.Failed() {
+		return nil, fmt.Errorf("policy: compile: %w", compiler.Errors)
+	}
+	if e.base, err = e.prepare(ctx, 0, "", modules, compiler); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	return e, nil
+}
+
+// prepare prepares the engine's queries against a compiled policy.
+func (e *Engine) prepare(ctx context.Context, number int64, digest string, modules map[string]*ast.Module, compiler *ast.Compiler) (*Revision, error) {
+	r := &Revision{Number: number, Digest: digest, Modules: modules, Compiler: compiler}
 	prepare := func(query string) (rego.PreparedEvalQuery, error) {
 		return rego.New(
 			rego.Query(query),
@@ -98,14 +151,60 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 			rego.StrictBuiltinErrors(true),
 		).PrepareForEval(ctx)
 	}
-	if e.decide, err = prepare(decideQuery); err != nil {
-		return nil, fmt.Errorf("policy: prepare decide: %w", err)
+	var err error
+	if r.decide, err = prepare(decideQuery); err != nil {
+		return nil, fmt.Errorf("prepare decide: %w", err)
 	}
-	if e.scope, err = prepare(scopeQuery); err != nil {
-		return nil, fmt.Errorf("policy: prepare scope: %w", err)
+	if r.scope, err = prepare(scopeQuery); err != nil {
+		return nil, fmt.Errorf("prepare scope: %w", err)
 	}
-	e.pd = newPushdown(ctx, compiler, e.store, e.log)
-	return e, nil
+	// The caller that puts r in use gives its pushdown the grants.
+	r.pd = newPushdown(ctx, compiler, e.store, e.log)
+	return r, nil
+}
+
+// allGrants returns every tenant's grants as loaded.
+func (e *Engine) allGrants() []memory.Grant {
+	var out []memory.Grant
+	for _, gs := range e.grants {
+		out = append(out, gs...)
+	}
+	return out
+}
+
+// pushdowns returns the pushdown of every compiled revision, under e.mu.
+func (e *Engine) pushdowns() []*pushdown {
+	out := []*pushdown{e.base.pd}
+	for _, r := range e.cache {
+		out = append(out, r.pd)
+	}
+	return out
+}
+
+// Revision returns the revision the engine decides with for tenant.
+func (e *Engine) Revision(tenant string) *Revision {
+	return e.state(tenant).rev
+}
+
+func (e *Engine) state(tenant string) tenantState {
+	st, ok := (*e.tenants.Load())[tenant]
+	if !ok || st.rev == nil {
+		st.rev = e.base
+	}
+	return st
+}
+
+// update changes one tenant's state under e.mu, copying the map.
+func (e *Engine) update(tenant string, f func(st *tenantState)) {
+	old := *e.tenants.Load()
+	next := make(map[string]tenantState, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	st := next[tenant]
+	f(&st)
+	next[tenant] = st
+	e.tenants.Store(&next)
 }
 
 // loadModules parses every policy module of fsys, skipping tests.
@@ -135,25 +234,56 @@ func loadModules(fsys fs.FS) (map[string]*ast.Module, error) {
 	return modules, nil
 }
 
+// banned names the built-ins policies may not call beyond the
+// non-deterministic ones: the network and runtime introspection.
+func banned(b *ast.Builtin) bool {
+	return b.Nondeterministic || strings.HasPrefix(b.Name, "net.") || strings.HasPrefix(b.Name, "http.") ||
+		b.Name == "opa.runtime"
+}
+
 // sandbox returns the capabilities policies compile with: no network, no
 // runtime introspection, and no clock or randomness (context.now is the
 // clock), so that decisions are deterministic and admin-edited Rego cannot
 // reach out.
 func sandbox() *ast.Capabilities {
-	banned := map[string]bool{
-		"http.send": true, "net.lookup_ip_addr": true, "opa.runtime": true,
-		"time.now_ns": true, "rand.intn": true, "uuid.rfc4122": true,
-	}
 	caps := ast.CapabilitiesForThisVersion()
 	caps.AllowNet = []string{}
-	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool { return banned[b.Name] })
+	caps.Builtins = slices.DeleteFunc(caps.Builtins, banned)
 	return caps
 }
 
 // Decide evaluates data.mneme.authz.allow and .reasons for one action. Any
 // error denies: the Decision is then the zero value and the error says why.
 func (e *Engine) Decide(ctx context.Context, p memory.Principal, action string, r memory.Resource, now time.Time) (memory.Decision, error) {
-	b, err := e.eval(ctx, e.decide, inputValue(p, action, r, now))
+	start := time.Now()
+	st := e.state(p.Tenant)
+	d, err := e.decide(ctx, st.rev, p, action, r, now)
+	if e.sink != nil {
+		rec := memory.DecisionRecord{
+			Time: now, Principal: p, Action: action, Resource: r, Result: memory.ResultDeny, Reasons: d.Reasons,
+			PolicyRevision: st.rev.Number, GrantRevision: st.grants, LatencyMicros: time.Since(start).Microseconds(),
+		}
+		if d.Allow {
+			rec.Result = memory.ResultAllow
+		}
+		if err != nil {
+			rec.Error = err.Error()
+		}
+		e.sink.Record(rec)
+	}
+	return d, err
+}
+
+// tenantMismatch is the reason of a decision across tenants that the engine
+// makes itself, whatever a tenant's policy says: a tenant's policy decides
+// for that tenant only.
+const tenantMismatch = "tenant mismatch"
+
+func (e *Engine) decide(ctx context.Context, rev *Revision, p memory.Principal, action string, r memory.Resource, now time.Time) (memory.Decision, error) {
+	if rev != e.base && (p.Tenant == "" || r.Tenant != p.Tenant) {
+		return memory.Decision{Reasons: []string{tenantMismatch}}, nil
+	}
+	b, err := e.eval(ctx, rev.decide, inputValue(p, action, r, now))
 	if err != nil {
 		return memory.Decision{}, fmt.Errorf("policy: decide %s: %w", action, err)
 	}
@@ -175,7 +305,7 @@ func (e *Engine) Decide(ctx context.Context, p memory.Principal, action string, 
 func (e *Engine) ReadScope(ctx context.Context, p memory.Principal, userID string, now time.Time) (memory.Scope, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	f, err := e.pd.filter(ctx, p, userID, now)
+	f, err := e.Revision(p.Tenant).pd.filter(ctx, p, userID, now)
 	if err != nil {
 		return memory.Scope{}, fmt.Errorf("policy: read scope: %w", err)
 	}
@@ -188,7 +318,7 @@ func (e *Engine) ReadScope(ctx context.Context, p memory.Principal, userID strin
 // mirror of allow that ReadScope replaced, kept to compare the two.
 func (e *Engine) ClauseScope(ctx context.Context, p memory.Principal, userID string, now time.Time) (memory.Scope, error) {
 	r := memory.Resource{Tenant: p.Tenant, UserID: userID}
-	b, err := e.eval(ctx, e.scope, inputValue(p, memory.ActionRead, r, now))
+	b, err := e.eval(ctx, e.Revision(p.Tenant).scope, inputValue(p, memory.ActionRead, r, now))
 	if err != nil {
 		return memory.Scope{}, fmt.Errorf("policy: read scope: %w", err)
 	}
@@ -225,10 +355,23 @@ func (e *Engine) SetGrants(ctx context.Context, grants []memory.Grant) error {
 	if err := util.UnmarshalJSON(bs, &value); err != nil {
 		return fmt.Errorf("policy: set grants: %w", err)
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if err := storage.WriteOne(ctx, e.store, storage.ReplaceOp, storage.Path{"grants"}, value); err != nil {
 		return fmt.Errorf("policy: set grants: %w", err)
 	}
-	e.pd.setGrants(grants)
+	e.grants = map[string][]memory.Grant{}
+	for _, g := range grants {
+		e.grants[g.Tenant] = append(e.grants[g.Tenant], g)
+	}
+	for _, pd := range e.pushdowns() {
+		pd.setGrants(grants)
+	}
+	// Every tenant's grants changed without a revision: whoever keeps
+	// revisions must load them again.
+	for tenant := range *e.tenants.Load() {
+		e.update(tenant, func(st *tenantState) { st.grants, st.grantLoaded = 0, false })
+	}
 	e.log.InfoContext(ctx, "policy grants replaced", "grants", len(grants), "tenants", len(byTenant))
 	return nil
 }

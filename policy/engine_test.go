@@ -44,19 +44,6 @@ func setGrants(t testing.TB, e *Engine, grants ...memory.Grant) {
 	}
 }
 
-// decisionCase is one row of rego/testdata/decisions.json.
-type decisionCase struct {
-	Name      string           `json:"name"`
-	Principal memory.Principal `json:"principal"`
-	Action    string           `json:"action"`
-	Resource  memory.Resource  `json:"resource"`
-	Grants    []memory.Grant   `json:"grants"`
-	Now       time.Time        `json:"now"`
-	Allow     bool             `json:"allow"`
-	// Reasons, when present, must equal the decision's reasons.
-	Reasons []string `json:"reasons"`
-}
-
 func TestDecisionTable(t *testing.T) {
 	f, err := regofiles.FS.Open("testdata/decisions.json")
 	if err != nil {

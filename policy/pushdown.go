@@ -120,6 +120,28 @@ func (pd *pushdown) setGrants(grants []memory.Grant) {
 	pd.expiries = expiries
 }
 
+// setTenantGrants starts a new generation of cached filters for new grants
+// of one tenant, keeping the other tenants' expiries.
+func (pd *pushdown) setTenantGrants(tenant string, grants []memory.Grant) {
+	var expiries []time.Time
+	for _, g := range grants {
+		if g.ExpiresAt != nil {
+			expiries = append(expiries, g.ExpiresAt.UTC())
+		}
+	}
+	slices.SortFunc(expiries, time.Time.Compare)
+	pd.mu.Lock()
+	defer pd.mu.Unlock()
+	pd.gen++
+	pd.cache = map[pushdownKey]pushdownEntry{}
+	next := make(map[string][]time.Time, len(pd.expiries)+1)
+	for t, ts := range pd.expiries {
+		next[t] = ts
+	}
+	next[tenant] = expiries
+	pd.expiries = next
+}
+
 // filter returns the read filter of p for userID's memories ("" = every
 // user) at now: cached when a filter of this generation holds at now,
 // compiled otherwise. It errs only when partial evaluation does (a deadline,

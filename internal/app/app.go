@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,8 +15,10 @@ import (
 	"mneme/extract"
 	"mneme/graph"
 	"mneme/handlers"
+	"mneme/journal"
 	"mneme/memory"
 	"mneme/policy"
+	"mneme/policysync"
 	"mneme/session"
 )
 
@@ -38,6 +41,14 @@ type App struct {
 	SessionExpiry *session.Expirer
 
 	janitorRunner *memory.Runner
+	// Decisions is the policy decision log.
+	Decisions *journal.Decisions
+	// Bus carries policy and grant revisions between replicas.
+	Bus *policysync.Bus
+
+	// stop ends the workers New started; workers waits for them.
+	stop    context.CancelFunc
+	workers sync.WaitGroup
 }
 
 // New connects to the stores (waiting up to cfg.StartTimeout for them),
@@ -69,7 +80,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Redis, err = openRedis(startCtx, cfg, log); err != nil {
 		return nil, err
 	}
-	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.PolicyTimeout}); err != nil {
+	a.Decisions = journal.NewDecisions(a.Redis, journal.DecisionOptions{Logger: log})
+	a.Bus = policysync.New(a.Redis, log)
+	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.PolicyTimeout, Decisions: a.Decisions}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	if err := a.startJanitor(ctx, cfg.Lifecycle, log); err != nil {
@@ -87,6 +100,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Erasers: a.Erasers, Janitor: a.Janitor,
 		Extract:  extract.New(cfg.ExtractLLM, log, nil),
 		Sessions: a.Sessions,
+		Admin:    &memory.PolicyAdmin{Store: store, Engine: a.Policy, Bus: a.Bus, Decisions: a.Decisions},
 	})
 	if err != nil {
 		return nil, err
@@ -98,9 +112,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		},
 		Interval: cfg.SessionScan, Logger: log,
 	})
+	// Every tenant's grants as of start-up, for work that decides outside a
+	// request (which syncs its tenant first); announcements keep them fresh.
 	if err := a.Service.ReloadGrants(startCtx); err != nil {
 		return nil, err
 	}
+	a.startWorkers(log)
 	a.Handler = handlers.New(handlers.Options{
 		Service: a.Service, Logger: log, Ready: a.Ready, MaxBody: cfg.MaxBody,
 	})
@@ -120,10 +137,30 @@ func (a *App) Ready(ctx context.Context) error {
 	return errors.Join(a.Store.Ping(ctx), a.Redis.Ping(ctx).Err())
 }
 
-// Close releases connections; it is safe on a partly built App.
+// startWorkers starts the decision log writer and the listener of policy
+// announcements; Close stops them.
+func (a *App) startWorkers(log *slog.Logger) {
+	ctx, stop := context.WithCancel(context.Background())
+	a.stop = stop
+	a.workers.Go(func() { a.Decisions.Run(ctx) })
+	a.workers.Go(func() {
+		a.Bus.Listen(ctx, func(ctx context.Context, tenant string) {
+			if err := a.Service.Sync(ctx, tenant); err != nil && ctx.Err() == nil {
+				log.WarnContext(ctx, "policy sync after an announcement failed; the next request retries", "tenant", tenant, "err", err)
+			}
+		})
+	})
+}
+
+// Close stops the workers and releases connections; it is safe on a partly
+// built App.
 func (a *App) Close(ctx context.Context) {
 	if a.janitorRunner != nil {
 		a.janitorRunner.Stop(ctx)
+	}
+	if a.stop != nil {
+		a.stop()
+		a.workers.Wait()
 	}
 	if a.Redis != nil {
 		_ = a.Redis.Close()

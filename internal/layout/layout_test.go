@@ -106,7 +106,10 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"mneme/extract": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/internal/app"},
 		"mneme/session": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embed"},
 		// Handlers call the service; they never reach past it.
-		"mneme/handlers": {"github.com/neo4j/", "mneme/graph", "mneme/policy"},
+		"mneme/handlers": {"github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/journal", "mneme/policysync"},
+		// Redis-backed parts: one job each, nothing of the graph or policy.
+		"mneme/journal":    {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers"},
+		"mneme/policysync": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/journal"},
 	}
 	seen := 0
 	for _, p := range packages(t) {

@@ -1,0 +1,148 @@
+package graph
+
+import (
+	"context"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/memory"
+)
+
+var _ memory.PolicyStore = (*Store)(nil)
+
+// CreatePolicyRevision stores r under the tenant's next revision number,
+// from 1, and returns it with its number.
+func (s *Store) CreatePolicyRevision(ctx context.Context, r memory.PolicyRevision) (memory.PolicyRevision, error) {
+	if r.Tenant == "" {
+		return memory.PolicyRevision{}, memory.Invalid("tenant", "is required")
+	}
+	names := make([]string, len(r.Modules))
+	sources := make([]string, len(r.Modules))
+	for i, m := range r.Modules {
+		names[i], sources[i] = m.Name, m.Source
+	}
+	props := map[string]any{
+		"author": r.Author, "message": r.Message, "created_at": timeOrNil(r.CreatedAt), "digest": r.Digest,
+		"module_names": names, "module_sources": sources,
+	}
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherCreatePolicyRevision, map[string]any{"tenant": r.Tenant, "props": props})
+		if err != nil {
+			return err
+		}
+		n, _ := recs[0].Get("number")
+		r.Number = integer(n)
+		return nil
+	})
+	if err != nil {
+		return memory.PolicyRevision{}, err
+	}
+	return r, nil
+}
+
+// PolicyRevision returns one revision with its modules, or
+// memory.ErrNotFound.
+func (s *Store) PolicyRevision(ctx context.Context, tenant string, number int64) (memory.PolicyRevision, error) {
+	var out memory.PolicyRevision
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherPolicyRevision, map[string]any{"tenant": tenant, "number": number})
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return memory.ErrNotFound
+		}
+		v, _ := recs[0].Get("rev")
+		out = decodePolicyRevision(v)
+		return nil
+	})
+	return out, err
+}
+
+// ListPolicyRevisions returns the tenant's revisions without modules, oldest
+// first.
+func (s *Store) ListPolicyRevisions(ctx context.Context, tenant string) ([]memory.PolicyRevision, error) {
+	var out []memory.PolicyRevision
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherListPolicyRevisions, map[string]any{"tenant": tenant})
+		if err != nil {
+			return err
+		}
+		out = make([]memory.PolicyRevision, 0, len(recs))
+		for _, r := range recs {
+			v, _ := r.Get("rev")
+			out = append(out, decodePolicyRevision(v))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ActivatePolicy makes revision number the tenant's policy and bumps its
+// epoch, or returns memory.ErrNotFound when there is no such revision.
+// Revision 0, the bundled policy, always exists.
+func (s *Store) ActivatePolicy(ctx context.Context, tenant string, number int64, by string, at time.Time) (memory.PolicyState, error) {
+	var out memory.PolicyState
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherActivatePolicy, map[string]any{
+			"tenant": tenant, "number": number, "by": by, "at": timeOrNil(at),
+		})
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return memory.ErrNotFound
+		}
+		v, _ := recs[0].Get("state")
+		out = decodePolicyState(v)
+		return nil
+	})
+	return out, err
+}
+
+// PolicyState returns the tenant's state; the zero state when nothing was
+// ever changed.
+func (s *Store) PolicyState(ctx context.Context, tenant string) (memory.PolicyState, error) {
+	out := memory.PolicyState{Tenant: tenant, History: []int64{}}
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherPolicyState, map[string]any{"tenant": tenant})
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		v, _ := recs[0].Get("state")
+		out = decodePolicyState(v)
+		return nil
+	})
+	return out, err
+}
+
+func decodePolicyRevision(v any) memory.PolicyRevision {
+	p, _ := v.(map[string]any)
+	r := memory.PolicyRevision{
+		Tenant: str(p["tenant"]), Number: integer(p["number"]), Author: str(p["author"]),
+		Message: str(p["message"]), CreatedAt: timeOf(p["created_at"]), Digest: str(p["digest"]),
+	}
+	names, sources := strs(p["module_names"]), strs(p["module_sources"])
+	for i := range min(len(names), len(sources)) {
+		r.Modules = append(r.Modules, memory.PolicyModule{Name: names[i], Source: sources[i]})
+	}
+	return r
+}
+
+func decodePolicyState(v any) memory.PolicyState {
+	p, _ := v.(map[string]any)
+	st := memory.PolicyState{
+		Tenant: str(p["tenant"]), Active: integer(p["active"]), Epoch: integer(p["epoch"]),
+		GrantRevision: integer(p["grant_revision"]), ActivatedBy: str(p["activated_by"]), History: []int64{},
+	}
+	if hs, ok := p["history"].([]any); ok {
+		for _, h := range hs {
+			st.History = append(st.History, integer(h))
+		}
+	}
+	if t := timeOf(p["activated_at"]); !t.IsZero() {
+		st.ActivatedAt = &t
+	}
+	return st
+}

@@ -1,0 +1,174 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"mneme/memory"
+)
+
+// Defaults of the decision log.
+const (
+	// DefaultDecisionCap is how many decisions the log keeps per tenant.
+	DefaultDecisionCap = 10000
+	// decisionBuffer is how many records may wait for Redis before new
+	// ones are dropped (and counted) rather than slow a request down.
+	decisionBuffer = 8192
+	// decisionBatch is the most records written in one pipeline.
+	decisionBatch = 512
+)
+
+// DecisionOptions configure a Decisions log.
+type DecisionOptions struct {
+	// Cap is how many decisions to keep per tenant; DefaultDecisionCap when 0.
+	Cap    int
+	Logger *slog.Logger
+}
+
+// Decisions is the policy decision log: every decision the engine makes, per
+// tenant, newest first, capped, in Redis lists. Record is cheap and never
+// blocks; Run, owned by whoever built the log, writes records in pipelined
+// batches until its context ends. Records hold metadata, never content.
+type Decisions struct {
+	rdb     *redis.Client
+	log     *slog.Logger
+	cap     int
+	ch      chan memory.DecisionRecord
+	dropped atomic.Int64
+}
+
+var _ memory.DecisionLog = (*Decisions)(nil)
+
+// NewDecisions returns a decision log on rdb. Nothing is written until Run.
+func NewDecisions(rdb *redis.Client, opts DecisionOptions) *Decisions {
+	d := &Decisions{rdb: rdb, log: opts.Logger, cap: opts.Cap, ch: make(chan memory.DecisionRecord, decisionBuffer)}
+	if d.cap <= 0 {
+		d.cap = DefaultDecisionCap
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	return d
+}
+
+func decisionsKey(tenant string) string { return "mneme:decisions:" + tenant }
+
+// Record queues r for the log. When the queue is full the record is dropped
+// and counted: the log must never hold a request up.
+func (d *Decisions) Record(r memory.DecisionRecord) {
+	select {
+	case d.ch <- r:
+	default:
+		d.dropped.Add(1)
+	}
+}
+
+// Dropped returns how many records were dropped because the queue was full.
+func (d *Decisions) Dropped() int64 { return d.dropped.Load() }
+
+// Run writes queued records until ctx ends, then writes what is still
+// queued (within a few seconds) and returns.
+func (d *Decisions) Run(ctx context.Context) {
+	batch := make([]memory.DecisionRecord, 0, decisionBatch)
+	for {
+		select {
+		case r := <-d.ch:
+			batch = append(batch[:0], r)
+			batch = d.drain(batch)
+			d.write(ctx, batch)
+		case <-ctx.Done():
+			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+			for len(d.ch) > 0 && flush.Err() == nil {
+				batch = d.drain(batch[:0])
+				d.write(flush, batch)
+			}
+			cancel()
+			return
+		}
+	}
+}
+
+// drain appends whatever is queued, up to a batch.
+func (d *Decisions) drain(batch []memory.DecisionRecord) []memory.DecisionRecord {
+	for len(batch) < decisionBatch {
+		select {
+		case r := <-d.ch:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// write pushes a batch in one pipeline: LPUSH per record, one LTRIM per
+// tenant.
+func (d *Decisions) write(ctx context.Context, batch []memory.DecisionRecord) {
+	pipe := d.rdb.Pipeline()
+	tenants := map[string]bool{}
+	for _, r := range batch {
+		raw, err := json.Marshal(r)
+		if err != nil {
+			continue
+		}
+		pipe.LPush(ctx, decisionsKey(r.Principal.Tenant), raw)
+		tenants[r.Principal.Tenant] = true
+	}
+	for t := range tenants {
+		pipe.LTrim(ctx, decisionsKey(t), 0, int64(d.cap-1))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && ctx.Err() == nil {
+		d.log.WarnContext(ctx, "decision log: write failed", "records", len(batch), "err", err)
+	}
+}
+
+// Decisions returns the tenant's logged decisions that match q, newest
+// first, at most q.Limit (all when 0).
+func (d *Decisions) Decisions(ctx context.Context, tenant string, q memory.DecisionQuery) ([]memory.DecisionRecord, error) {
+	raws, err := d.rdb.LRange(ctx, decisionsKey(tenant), 0, int64(d.cap-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("%w: decision log: %w", memory.ErrUnavailable, err)
+	}
+	var out []memory.DecisionRecord
+	for _, raw := range raws {
+		var r memory.DecisionRecord
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			continue
+		}
+		if !q.Since.IsZero() && r.Time.Before(q.Since) {
+			// Newest first: everything further is older still.
+			break
+		}
+		if !matches(r, q) {
+			continue
+		}
+		out = append(out, r)
+		if q.Limit > 0 && len(out) == q.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func matches(r memory.DecisionRecord, q memory.DecisionQuery) bool {
+	switch {
+	case q.Result != "" && r.Result != q.Result:
+		return false
+	case q.Action != "" && r.Action != q.Action:
+		return false
+	case q.Principal != "":
+		kind, id, ok := strings.Cut(q.Principal, ":")
+		if !ok {
+			return r.Principal.ID == q.Principal
+		}
+		return r.Principal.Kind == kind && r.Principal.ID == id
+	}
+	return true
+}

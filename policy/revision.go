@@ -1,0 +1,531 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"github.com/open-policy-agent/opa/v1/tester"
+	"github.com/open-policy-agent/opa/v1/topdown"
+	"github.com/open-policy-agent/opa/v1/util"
+
+	"mneme/memory"
+	regofiles "mneme/rego"
+)
+
+// checkTimeout bounds the tests of one policy check.
+const checkTimeout = 30 * time.Second
+
+// The rules a policy must define: the engine's queries read them.
+var requiredRules = []string{"data.mneme.authz.allow", "data.mneme.authz.reasons", "data.mneme.authz.scope"}
+
+var _ memory.PolicyEngine = (*Engine)(nil)
+
+// BundledPolicy returns the modules of package rego, tests included, by
+// name: revision 0.
+func (e *Engine) BundledPolicy() []memory.PolicyModule {
+	out, err := readModules(regofiles.FS)
+	if err != nil {
+		// The embedded files were read once by New already.
+		panic(fmt.Sprintf("policy: bundled modules: %v", err))
+	}
+	return out
+}
+
+func readModules(fsys fs.FS) ([]memory.PolicyModule, error) {
+	var out []memory.PolicyModule
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(name) != ".rego" {
+			return err
+		}
+		src, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		out = append(out, memory.PolicyModule{Name: name, Source: string(src)})
+		return nil
+	})
+	slices.SortFunc(out, func(a, b memory.PolicyModule) int { return strings.Compare(a.Name, b.Name) })
+	return out, err
+}
+
+func isTest(name string) bool { return strings.HasSuffix(name, "_test.rego") }
+
+func reject(code string, problems ...string) error {
+	return &memory.PolicyRejectedError{Code: code, Problems: problems}
+}
+
+// parse parses modules as Rego v1 and refuses calls to built-ins outside
+// the sandbox, by name and place, before the compiler would say only
+// "undefined function".
+func parse(modules []memory.PolicyModule) (policy, tests map[string]*ast.Module, err error) {
+	policy, tests = map[string]*ast.Module{}, map[string]*ast.Module{}
+	var problems []string
+	for _, m := range modules {
+		parsed, err := ast.ParseModuleWithOpts(m.Name, m.Source, ast.ParserOptions{RegoVersion: ast.RegoV1})
+		if err != nil {
+			problems = append(problems, astProblems(err)...)
+			continue
+		}
+		if parsed == nil {
+			problems = append(problems, m.Name+": no package")
+			continue
+		}
+		if isTest(m.Name) {
+			tests[m.Name] = parsed
+		} else {
+			policy[m.Name] = parsed
+		}
+	}
+	if len(problems) > 0 {
+		return nil, nil, reject(memory.RejectParse, problems...)
+	}
+	forbidden := map[string]bool{}
+	for _, b := range ast.CapabilitiesForThisVersion().Builtins {
+		if banned(b) {
+			forbidden[b.Name] = true
+		}
+	}
+	for _, set := range []map[string]*ast.Module{policy, tests} {
+		for _, name := range sortedKeys(set) {
+			ast.WalkTerms(set[name], func(t *ast.Term) bool {
+				call, ok := t.Value.(ast.Call)
+				if ok && len(call) > 0 && forbidden[call[0].String()] {
+					problems = append(problems, fmt.Sprintf("%s: %s is not allowed: policies may not reach the network, the runtime, the clock or randomness (time comes in input.context.now)", loc(t.Location), call[0]))
+				}
+				return false
+			})
+			ast.WalkExprs(set[name], func(x *ast.Expr) bool {
+				if x.IsCall() && forbidden[x.Operator().String()] {
+					problems = append(problems, fmt.Sprintf("%s: %s is not allowed: policies may not reach the network, the runtime, the clock or randomness (time comes in input.context.now)", loc(x.Location), x.Operator()))
+				}
+				return false
+			})
+		}
+	}
+	if len(problems) > 0 {
+		return nil, nil, reject(memory.RejectForbiddenBuiltin, problems...)
+	}
+	if len(policy) == 0 {
+		return nil, nil, reject(memory.RejectInvalid, "no policy module: every module is a _test.rego")
+	}
+	return policy, tests, nil
+}
+
+func loc(l *ast.Location) string {
+	if l == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%s:%d", l.File, l.Row)
+}
+
+func astProblems(err error) []string {
+	var errs ast.Errors
+	if errors.As(err, &errs) {
+		out := make([]string, 0, len(errs))
+		for _, e := range errs {
+			out = append(out, fmt.Sprintf("%s: %s", loc(e.Location), e.Message))
+		}
+		return out
+	}
+	return []string{err.Error()}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// strictCompiler is how admin-pushed policy compiles: strict mode, sandboxed
+// capabilities.
+func strictCompiler() *ast.Compiler {
+	return ast.NewCompiler().WithCapabilities(sandbox()).WithStrict(true)
+}
+
+// compile parses and compiles modules into a prepared Revision, checking
+// that the policy defines the rules the engine queries.
+func (e *Engine) compile(ctx context.Context, number int64, modules []memory.PolicyModule) (*Revision, map[string]*ast.Module, error) {
+	policy, tests, err := parse(modules)
+	if err != nil {
+		return nil, nil, err
+	}
+	compiler := strictCompiler()
+	if compiler.Compile(policy); compiler.Failed() {
+		return nil, nil, reject(memory.RejectCompile, astProblems(compiler.Errors)...)
+	}
+	var missing []string
+	for _, r := range requiredRules {
+		if len(compiler.GetRulesExact(ast.MustParseRef(r))) == 0 {
+			missing = append(missing, "the policy must define "+r)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, nil, reject(memory.RejectCompile, missing...)
+	}
+	rev, err := e.prepare(ctx, number, memory.PolicyDigest(modules), policy, compiler)
+	if err != nil {
+		return nil, nil, reject(memory.RejectCompile, err.Error())
+	}
+	return rev, tests, nil
+}
+
+// CheckPolicy is what a policy must pass to become a revision and again to
+// be activated: it parses as Rego v1, calls no built-in outside the sandbox,
+// compiles in strict mode, defines allow, reasons and scope in package
+// mneme.authz, and passes its own tests, the bundled tests and the bundled
+// decision table.
+func (e *Engine) CheckPolicy(ctx context.Context, modules []memory.PolicyModule) (memory.PolicyReport, error) {
+	rev, own, err := e.compile(ctx, -1, modules)
+	if err != nil {
+		return memory.PolicyReport{}, err
+	}
+	report := memory.PolicyReport{Digest: rev.Digest, Modules: len(modules)}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+
+	if report.OwnTests, err = runTests(ctx, "", rev.Modules, own); err != nil {
+		return memory.PolicyReport{}, err
+	}
+	bundled := map[string]*ast.Module{}
+	for _, m := range e.BundledPolicy() {
+		if isTest(m.Name) {
+			parsed, err := ast.ParseModuleWithOpts("bundled/"+m.Name, m.Source, ast.ParserOptions{RegoVersion: ast.RegoV1})
+			if err != nil {
+				return memory.PolicyReport{}, fmt.Errorf("policy: bundled test %s: %w", m.Name, err)
+			}
+			bundled["bundled/"+m.Name] = parsed
+		}
+	}
+	if report.BundledTests, err = runTests(ctx, "bundled ", rev.Modules, bundled); err != nil {
+		return memory.PolicyReport{}, err
+	}
+	if report.DecisionCases, err = e.runDecisionTable(ctx, rev); err != nil {
+		return memory.PolicyReport{}, err
+	}
+	return report, nil
+}
+
+// runTests runs the tests among modules with OPA's tester against policy and
+// returns how many ran, or a rejection naming those that failed.
+func runTests(ctx context.Context, what string, policy, tests map[string]*ast.Module) (int, error) {
+	if len(tests) == 0 {
+		return 0, nil
+	}
+	all := make(map[string]*ast.Module, len(policy)+len(tests))
+	for k, v := range policy {
+		all[k] = v
+	}
+	for k, v := range tests {
+		all[k] = v
+	}
+	ch, err := tester.NewRunner().
+		SetCompiler(strictCompiler()).
+		SetModules(all).
+		SetTimeout(10*time.Second).
+		RaiseBuiltinErrors(true).
+		RunTests(ctx, nil)
+	if err != nil {
+		return 0, reject(memory.RejectCompile, astProblems(err)...)
+	}
+	ran := 0
+	var problems []string
+	for r := range ch {
+		ran++
+		name := fmt.Sprintf("%s%stest %s (%s)", what, "", strings.TrimPrefix(r.Package, "data.")+"."+r.Name, loc(r.Location))
+		switch {
+		case r.Error != nil:
+			problems = append(problems, fmt.Sprintf("%s: error: %v", name, r.Error))
+		case r.Fail:
+			problems = append(problems, name+" failed")
+		}
+	}
+	if ctx.Err() != nil {
+		problems = append(problems, "tests did not finish in time")
+	}
+	if len(problems) > 0 {
+		return ran, reject(memory.RejectTestFailed, problems...)
+	}
+	return ran, nil
+}
+
+// decisionCase is one row of rego/testdata/decisions.json.
+type decisionCase struct {
+	Name      string           `json:"name"`
+	Principal memory.Principal `json:"principal"`
+	Action    string           `json:"action"`
+	Resource  memory.Resource  `json:"resource"`
+	Grants    []memory.Grant   `json:"grants"`
+	Now       time.Time        `json:"now"`
+	Allow     bool             `json:"allow"`
+	// Reasons, when present, must equal the decision's reasons.
+	Reasons []string `json:"reasons"`
+}
+
+// decisionTable reads the bundled decision table.
+func decisionTable() ([]decisionCase, error) {
+	raw, err := fs.ReadFile(regofiles.FS, "testdata/decisions.json")
+	if err != nil {
+		return nil, err
+	}
+	var table struct {
+		Cases []decisionCase `json:"cases"`
+	}
+	if err := json.Unmarshal(raw, &table); err != nil {
+		return nil, err
+	}
+	return table.Cases, nil
+}
+
+// runDecisionTable checks the allow of every case of the bundled decision
+// table against rev; reasons are the bundled policy's wording and are not
+// compared.
+func (e *Engine) runDecisionTable(ctx context.Context, rev *Revision) (int, error) {
+	cases, err := decisionTable()
+	if err != nil {
+		return 0, fmt.Errorf("policy: decision table: %w", err)
+	}
+	var problems []string
+	for _, tc := range cases {
+		grants, err := grantsValue(tc.Grants)
+		if err != nil {
+			return 0, fmt.Errorf("policy: decision table %q: %w", tc.Name, err)
+		}
+		store := inmem.NewFromObjectWithOpts(map[string]any{"grants": grants}, inmem.OptReturnASTValuesOnRead(true))
+		rs, err := rego.New(
+			rego.Query(decideQuery),
+			rego.Compiler(rev.Compiler),
+			rego.Store(store),
+			rego.StrictBuiltinErrors(true),
+			rego.ParsedInput(inputValue(tc.Principal, tc.Action, tc.Resource, tc.Now)),
+		).Eval(ctx)
+		allow := err == nil && len(rs) == 1 && rs[0].Bindings["allow"] == true
+		if allow != tc.Allow {
+			problems = append(problems, fmt.Sprintf("bundled decision case %q: allow = %v, want %v", tc.Name, allow, tc.Allow))
+		}
+	}
+	if len(problems) > 0 {
+		return len(cases), reject(memory.RejectTestFailed, problems...)
+	}
+	return len(cases), nil
+}
+
+// grantsValue files grants by tenant and grantee as data.grants, as
+// SetGrants does.
+func grantsValue(grants []memory.Grant) (any, error) {
+	byTenant := map[string]map[string][]memory.Grant{}
+	for i, g := range grants {
+		if g.Tenant == "" || g.Grantee == "" {
+			return nil, fmt.Errorf("grant %d (%q) has no tenant or no grantee", i, g.ID)
+		}
+		if g.Types == nil {
+			g.Types = []string{}
+		}
+		if byTenant[g.Tenant] == nil {
+			byTenant[g.Tenant] = map[string][]memory.Grant{}
+		}
+		byTenant[g.Tenant][g.Grantee] = append(byTenant[g.Tenant][g.Grantee], g)
+	}
+	return astValue(byTenant)
+}
+
+func astValue(v any) (any, error) {
+	bs, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var value any
+	if err := util.UnmarshalJSON(bs, &value); err != nil {
+		return nil, err
+	}
+	return value, nil
+}
+
+// UsePolicy makes the revision the tenant's policy, unless the engine has a
+// newer epoch for it already. Revision 0 is the bundled policy.
+func (e *Engine) UsePolicy(ctx context.Context, tenant string, number, epoch int64, modules []memory.PolicyModule) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if st, ok := (*e.tenants.Load())[tenant]; ok && st.rev != nil && epoch < st.epoch {
+		return nil
+	}
+	rev := e.base
+	if number != 0 {
+		key := fmt.Sprintf("%s#%d", memory.PolicyDigest(modules), number)
+		if rev = e.cache[key]; rev == nil {
+			var err error
+			if rev, _, err = e.compile(ctx, number, modules); err != nil {
+				return fmt.Errorf("policy: revision %d of %s: %w", number, tenant, err)
+			}
+			rev.pd.setGrants(e.allGrants())
+			e.cache[key] = rev
+		}
+	}
+	e.update(tenant, func(st *tenantState) { st.rev, st.epoch = rev, epoch })
+	e.log.InfoContext(ctx, "policy revision in force", "tenant", tenant, "revision", number, "epoch", epoch)
+	return nil
+}
+
+// UseGrants replaces the grants of one tenant, unless the engine has a newer
+// grant revision for it already. An evaluation sees either the old grants or
+// the new ones.
+func (e *Engine) UseGrants(ctx context.Context, tenant string, revision int64, grants []memory.Grant) error {
+	for i, g := range grants {
+		if g.Tenant != tenant {
+			return fmt.Errorf("policy: grants of %s: grant %d (%q) is of tenant %q", tenant, i, g.ID, g.Tenant)
+		}
+	}
+	value, err := grantsValue(grants)
+	if err != nil {
+		return fmt.Errorf("policy: grants of %s: %w", tenant, err)
+	}
+	var mine any = map[string]any{}
+	if m, ok := value.(map[string]any); ok && m[tenant] != nil {
+		mine = m[tenant]
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if st, ok := (*e.tenants.Load())[tenant]; ok && st.grantLoaded && revision < st.grants {
+		return nil
+	}
+	if err := storage.WriteOne(ctx, e.store, storage.AddOp, storage.Path{"grants", tenant}, mine); err != nil {
+		return fmt.Errorf("policy: grants of %s: %w", tenant, err)
+	}
+	e.grants[tenant] = grants
+	for _, pd := range e.pushdowns() {
+		pd.setTenantGrants(tenant, grants)
+	}
+	e.update(tenant, func(st *tenantState) { st.grants, st.grantLoaded = revision, true })
+	e.log.InfoContext(ctx, "grants in force", "tenant", tenant, "revision", revision, "grants", len(grants))
+	return nil
+}
+
+// Loaded returns the revisions the engine decides with for tenant; false
+// until both its policy and its grants were loaded.
+func (e *Engine) Loaded(tenant string) (memory.Revisions, bool) {
+	st, ok := (*e.tenants.Load())[tenant]
+	if !ok || st.rev == nil || !st.grantLoaded {
+		return memory.Revisions{}, false
+	}
+	return memory.Revisions{Policy: st.rev.Number, PolicyEpoch: st.epoch, Grants: st.grants}, true
+}
+
+// draft compiles modules for a simulation, without the tests.
+func (e *Engine) draft(ctx context.Context, modules []memory.PolicyModule) (*Revision, error) {
+	rev, _, err := e.compile(ctx, -1, modules)
+	return rev, err
+}
+
+// Simulate decides in against modules with the engine's current grants and
+// nothing recorded. With explain, it lists the rules OPA entered, left and
+// failed on the way.
+func (e *Engine) Simulate(ctx context.Context, modules []memory.PolicyModule, in memory.DecisionInput, explain bool) (memory.Simulation, error) {
+	rev, err := e.draft(ctx, modules)
+	if err != nil {
+		return memory.Simulation{}, err
+	}
+	if !explain {
+		d, err := e.decide(ctx, rev, in.Principal, in.Action, in.Resource, in.Now)
+		if err != nil {
+			return memory.Simulation{}, err
+		}
+		return memory.Simulation{Allow: d.Allow, Reasons: nonNil(d.Reasons)}, nil
+	}
+	tracer := topdown.NewBufferTracer()
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	rs, err := rev.decide.Eval(ctx, rego.EvalParsedInput(inputValue(in.Principal, in.Action, in.Resource, in.Now)), rego.EvalQueryTracer(tracer))
+	if err != nil {
+		return memory.Simulation{}, fmt.Errorf("policy: simulate: %w", err)
+	}
+	var sim memory.Simulation
+	if len(rs) == 1 {
+		sim.Allow, _ = rs[0].Bindings["allow"].(bool)
+		sim.Reasons, _ = stringSet(rs[0].Bindings["reasons"])
+	}
+	if in.Principal.Tenant == "" || in.Resource.Tenant != in.Principal.Tenant {
+		sim.Allow, sim.Reasons = false, []string{tenantMismatch}
+	}
+	sim.Reasons = nonNil(sim.Reasons)
+	sim.Explanation = explainTrace(*tracer)
+	return sim, nil
+}
+
+// maxExplanation caps the lines of an explanation.
+const maxExplanation = 300
+
+// explainTrace keeps the rule-level events of a trace: which rules were
+// entered, which held (exit) and which failed.
+func explainTrace(events []*topdown.Event) []string {
+	var out []string
+	for _, ev := range events {
+		var line string
+		switch node := ev.Node.(type) {
+		case *ast.Rule:
+			switch ev.Op {
+			case topdown.EnterOp:
+				line = fmt.Sprintf("enter %s (%s)", node.Head.Ref(), loc(node.Location))
+			case topdown.ExitOp:
+				line = fmt.Sprintf("holds %s (%s)", node.Head.Ref(), loc(node.Location))
+			}
+		case *ast.Expr:
+			// The expression that stopped a rule body: why a rule did not hold.
+			if ev.Op == topdown.FailOp {
+				line = fmt.Sprintf("fails %s (%s)", node, loc(node.Location))
+			}
+		}
+		if line == "" {
+			continue
+		}
+		if len(out) > 0 && out[len(out)-1] == line {
+			continue
+		}
+		if len(out) == maxExplanation {
+			out = append(out, "…")
+			break
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+// Replay decides every record again against modules with the engine's
+// current grants, each at its own time; an evaluation error is a deny.
+func (e *Engine) Replay(ctx context.Context, modules []memory.PolicyModule, records []memory.DecisionRecord) ([]memory.Decision, error) {
+	rev, err := e.draft(ctx, modules)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memory.Decision, len(records))
+	for i, r := range records {
+		d, err := e.decide(ctx, rev, r.Principal, r.Action, r.Resource, r.Time)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			d = memory.Decision{Reasons: []string{"error: " + err.Error()}}
+		}
+		out[i] = d
+	}
+	return out, nil
+}

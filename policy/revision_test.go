@@ -1,0 +1,312 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"mneme/memory"
+)
+
+// withModule returns the bundled policy with one module's source edited.
+func withModule(t *testing.T, e *Engine, name string, edit func(string) string) []memory.PolicyModule {
+	t.Helper()
+	modules := e.BundledPolicy()
+	found := false
+	for i, m := range modules {
+		if m.Name == name {
+			modules[i].Source = edit(m.Source)
+			found = true
+		}
+	}
+	if !found {
+		modules = append(modules, memory.PolicyModule{Name: name, Source: edit("")})
+	}
+	return modules
+}
+
+func withoutTests(modules []memory.PolicyModule) []memory.PolicyModule {
+	var out []memory.PolicyModule
+	for _, m := range modules {
+		if !strings.HasSuffix(m.Name, "_test.rego") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// denySecretKind is the bundled policy with one more guard: no read of a
+// memory of kind "secret-plan", by anyone.
+func denySecretKind(t *testing.T, e *Engine) []memory.PolicyModule {
+	return withModule(t, e, "authz.rego", func(s string) string {
+		s = strings.Replace(s, "\tknown_sensitivity\n}", "\tknown_sensitivity\n\tnot secret_plan\n}", 1)
+		return s + `
+secret_plan if input.resource.kind == "secret-plan"
+
+denials contains "secret plans are never read" if secret_plan
+`
+	})
+}
+
+func TestCheckPolicy(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Options{})
+
+	t.Run("bundled policy passes its own admission", func(t *testing.T) {
+		report, err := e.CheckPolicy(ctx, e.BundledPolicy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if report.OwnTests < minRegoTests || report.BundledTests < minRegoTests || report.DecisionCases < 25 {
+			t.Errorf("report %+v: too few tests ran", report)
+		}
+		if report.Digest != memory.PolicyDigest(e.BundledPolicy()) {
+			t.Errorf("digest %s", report.Digest)
+		}
+	})
+	t.Run("an added guard with its own test passes", func(t *testing.T) {
+		modules := append(denySecretKind(t, e), memory.PolicyModule{Name: "secret_test.rego", Source: `package mneme.authz_test
+
+test_secret_plans_are_never_read if {
+	not allowed(admin, "read", mem({"kind": "secret-plan"}))
+}
+`})
+		report, err := e.CheckPolicy(ctx, modules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if report.OwnTests != report.BundledTests+1 {
+			t.Errorf("own tests %d, bundled %d: the new test did not run", report.OwnTests, report.BundledTests)
+		}
+	})
+
+	tests := []struct {
+		name     string
+		modules  []memory.PolicyModule
+		code     string
+		contains string
+	}{
+		{
+			name: "http.send",
+			modules: withModule(t, e, "authz.rego", func(s string) string {
+				return s + "\nphone_home if http.send({\"method\": \"GET\", \"url\": \"http://127.0.0.1:1/\"}).status_code == 200\n"
+			}),
+			code: memory.RejectForbiddenBuiltin, contains: "authz.rego:154: http.send is not allowed",
+		},
+		{
+			name: "http.send nested in a term",
+			modules: withModule(t, e, "extra.rego", func(string) string {
+				return "package mneme.extra\n\nx := [http.send({\"method\": \"GET\", \"url\": \"http://x/\"})]\n"
+			}),
+			code: memory.RejectForbiddenBuiltin, contains: "extra.rego:3: http.send",
+		},
+		{
+			name: "net.lookup_ip_addr in a test",
+			modules: withModule(t, e, "x_test.rego", func(string) string {
+				return "package x_test\n\ntest_net if net.lookup_ip_addr(\"localhost\")\n"
+			}),
+			code: memory.RejectForbiddenBuiltin, contains: "net.lookup_ip_addr",
+		},
+		{
+			name:    "clock",
+			modules: withModule(t, e, "authz.rego", func(s string) string { return s + "\nlate if time.now_ns() > 0\n" }),
+			code:    memory.RejectForbiddenBuiltin, contains: "time.now_ns",
+		},
+		{
+			name: "syntax error",
+			modules: withModule(t, e, "authz.rego", func(s string) string {
+				return strings.Replace(s, "default allow := false", "default allow := ", 1)
+			}),
+			code: memory.RejectParse, contains: "authz.rego:",
+		},
+		{
+			name:    "Rego v0 syntax",
+			modules: withModule(t, e, "old.rego", func(string) string { return "package mneme.old\n\np { true }\n" }),
+			code:    memory.RejectParse, contains: "old.rego:",
+		},
+		{
+			name: "fails a bundled test",
+			modules: withoutTests(withModule(t, e, "roles.rego", func(s string) string {
+				return strings.Replace(s, `"types": ["procedural", "semantic"],`, `"types": ["procedural", "semantic", "profile"],`, 1)
+			})),
+			code: memory.RejectTestFailed, contains: "bundled test",
+		},
+		{
+			name: "fails its own test",
+			modules: withModule(t, e, "mine_test.rego", func(string) string {
+				return "package mneme.authz_test\n\nimport data.mneme.authz\n\ntest_admins_cannot_read if not authz.allow with input as {\"principal\": admin, \"action\": \"read\", \"resource\": mem({}), \"context\": {\"now\": now}} with data.grants as {}\n"
+			}),
+			code: memory.RejectTestFailed, contains: "test mneme.authz_test.test_admins_cannot_read",
+		},
+		{
+			name: "fails the decision table only",
+			modules: withModule(t, e, "authz.rego", func(s string) string {
+				// u5 appears in the table, never in the Rego tests.
+				return strings.Replace(s, "\tinput.principal.kind == \"admin\"\n}", "\tinput.principal.kind == \"admin\"\n\tobject.get(input.resource, \"user_id\", \"\") != \"u5\"\n}", 1)
+			}),
+			code: memory.RejectTestFailed, contains: "bundled decision case",
+		},
+		{
+			name: "strict mode: unused variable",
+			modules: withModule(t, e, "authz.rego", func(s string) string {
+				return s + "\nunused if {\n\tx := 1\n\ttrue\n}\n"
+			}),
+			code: memory.RejectCompile, contains: "authz.rego:155: assigned var x unused",
+		},
+		{
+			name:    "missing scope",
+			modules: []memory.PolicyModule{{Name: "p.rego", Source: "package mneme.authz\n\ndefault allow := false\n\nreasons := set()\n"}},
+			code:    memory.RejectCompile, contains: "must define data.mneme.authz.scope",
+		},
+		{
+			name:    "only tests",
+			modules: []memory.PolicyModule{{Name: "p_test.rego", Source: "package p_test\n\ntest_x if true\n"}},
+			code:    memory.RejectInvalid, contains: "no policy module",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.CheckPolicy(ctx, tc.modules)
+			var rej *memory.PolicyRejectedError
+			if !errors.As(err, &rej) {
+				t.Fatalf("err = %v, want a rejection", err)
+			}
+			if rej.Code != tc.code || !strings.Contains(err.Error(), tc.contains) {
+				t.Errorf("rejected %s: %v\nwant %s containing %q", rej.Code, err, tc.code, tc.contains)
+			}
+		})
+	}
+}
+
+func TestUsePolicyPerTenant(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Options{})
+	secret := orderM
+	secret.Kind = "secret-plan"
+	other := admin
+	other.Tenant = "globex"
+	otherSecret := secret
+	otherSecret.Tenant = "globex"
+	allowed := func(p memory.Principal, r memory.Resource) bool {
+		t.Helper()
+		d, err := e.Decide(ctx, p, memory.ActionRead, r, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Allow
+	}
+	if !allowed(admin, secret) || !allowed(other, otherSecret) {
+		t.Fatal("the bundled policy denies an admin")
+	}
+	if _, ok := e.Loaded("acme"); ok {
+		t.Error("Loaded before anything was loaded")
+	}
+	if err := e.UsePolicy(ctx, "acme", 1, 1, denySecretKind(t, e)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.UseGrants(ctx, "acme", 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if allowed(admin, secret) {
+		t.Error("revision 1 of acme is not in force")
+	}
+	if !allowed(other, otherSecret) {
+		t.Error("acme's policy changed what globex decides")
+	}
+	if got, ok := e.Loaded("acme"); !ok || got != (memory.Revisions{Policy: 1, PolicyEpoch: 1, Grants: 3}) {
+		t.Errorf("Loaded = %+v, %v", got, ok)
+	}
+	// An older epoch arriving late changes nothing.
+	if err := e.UsePolicy(ctx, "acme", 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if allowed(admin, secret) {
+		t.Error("a stale epoch replaced the newer revision")
+	}
+	// Rollback to the bundled policy is a newer epoch.
+	if err := e.UsePolicy(ctx, "acme", 0, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !allowed(admin, secret) {
+		t.Error("the rollback to revision 0 is not in force")
+	}
+	// A tenant's revision never decides across tenants, whatever it says.
+	permissive := withModule(t, e, "authz.rego", func(s string) string {
+		return strings.Replace(s, "same_tenant if {\n\tinput.principal.tenant != \"\"\n\tinput.resource.tenant == input.principal.tenant\n}", "same_tenant := true", 1)
+	})
+	if err := e.UsePolicy(ctx, "acme", 2, 3, permissive); err != nil {
+		t.Fatal(err)
+	}
+	if allowed(admin, otherSecret) {
+		t.Error("a tenant's policy allowed a read across tenants")
+	}
+}
+
+func TestUseGrantsPerTenant(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Options{})
+	globexG := grantG1
+	globexG.Tenant = "globex"
+	if err := e.UseGrants(ctx, "acme", 1, []memory.Grant{globexG}); err == nil {
+		t.Error("UseGrants took another tenant's grant")
+	}
+	if err := e.UseGrants(ctx, "acme", 1, []memory.Grant{grantG1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.UseGrants(ctx, "globex", 1, []memory.Grant{globexG}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(tenant string) bool {
+		p, r := support, orderM
+		p.Tenant, r.Tenant = tenant, tenant
+		d, err := e.Decide(ctx, p, memory.ActionRead, r, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Allow
+	}
+	if !read("acme") || !read("globex") {
+		t.Fatal("grant not in force")
+	}
+	if err := e.UseGrants(ctx, "acme", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if read("acme") {
+		t.Error("revoked grant still in force")
+	}
+	if !read("globex") {
+		t.Error("revoking acme's grant changed globex")
+	}
+	if err := e.UseGrants(ctx, "acme", 1, []memory.Grant{grantG1}); err != nil {
+		t.Fatal(err)
+	}
+	if read("acme") {
+		t.Error("an older grant revision replaced a newer one")
+	}
+}
+
+func TestSimulateExplains(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Options{})
+	secret := orderM
+	secret.Kind = "secret-plan"
+	sim, err := e.Simulate(ctx, denySecretKind(t, e), memory.DecisionInput{Principal: admin, Action: memory.ActionRead, Resource: secret, Now: testNow}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sim.Allow || len(sim.Reasons) != 1 || sim.Reasons[0] != "secret plans are never read" {
+		t.Errorf("simulation %+v", sim)
+	}
+	joined := strings.Join(sim.Explanation, "\n")
+	for _, want := range []string{"holds secret_plan", "fails not data.mneme.authz.secret_plan", "holds denials"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("explanation lacks %q:\n%s", want, joined)
+		}
+	}
+	// Nothing was recorded and the live policy did not change.
+	d, err := e.Decide(ctx, admin, memory.ActionRead, secret, testNow)
+	if err != nil || !d.Allow {
+		t.Errorf("live decision %+v, %v", d, err)
+	}
+}
