@@ -120,13 +120,14 @@ func TestSessionOfChitChatLeavesNothing(t *testing.T) {
 }
 
 // A session nobody closes ends when its TTL runs out: the expiry worker
-// turns it into memories. The worker here runs on a clock two seconds
-// ahead, so that it finds the one-second session due before any other
-// worker sharing this Redis could (session/store_test.go covers the due set
-// and the keys' own Redis TTL on the wall clock).
+// turns it into memories. The worker here runs on a clock 25 seconds ahead,
+// so that it finds the 20-second session due before any other worker
+// sharing this Redis could, and a slow machine cannot make the session due
+// before the first look (session/store_test.go covers the due set with a
+// one-second TTL, and the keys' own Redis TTL).
 func TestSessionExpiryBecomesMemory(t *testing.T) {
 	f := apptest.Start(t)
-	appendTurns(t, f, "support-bot", "ttl-1", memory.AppendRequest{UserID: "bob", TTLSeconds: 1, Turns: userTurns(
+	appendTurns(t, f, "support-bot", "ttl-1", memory.AppendRequest{UserID: "bob", TTLSeconds: 20, Turns: userTurns(
 		"Please don't call me after 6 pm, email is better.",
 	)})
 	ctx := context.Background()
@@ -146,7 +147,7 @@ func TestSessionExpiryBecomesMemory(t *testing.T) {
 	if r := f.Do(t, "support-bot", http.MethodGet, "/v1/sessions/ttl-1", nil); r.Status != http.StatusOK {
 		t.Fatalf("session gone before its TTL: %d", r.Status)
 	}
-	if _, err := worker(2 * time.Second).RunOnce(ctx); err != nil {
+	if _, err := worker(25 * time.Second).RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.Do(t, "support-bot", http.MethodGet, "/v1/sessions/ttl-1", nil); r.Status != http.StatusNotFound {

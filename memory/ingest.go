@@ -67,30 +67,39 @@ func (s *Service) Ingest(ctx context.Context, p Principal, r IngestRequest) (Ing
 	if err := validateIngest(r); err != nil {
 		return IngestResult{}, err
 	}
-	if s.extract == nil {
-		return IngestResult{}, fmt.Errorf("ingest: no extractor configured")
-	}
-	found, err := s.extract.Extract(ctx, r.Turns)
+	found, err := s.extractFor(ctx, r)
 	if err != nil {
-		return IngestResult{}, fmt.Errorf("extract: %w", err)
-	}
-	if len(found) > MaxExtractedPerRun {
-		found = found[:MaxExtractedPerRun]
+		return IngestResult{}, err
 	}
 	if len(found) == 0 {
 		return IngestResult{Memories: []Memory{}, Reason: ReasonNothingWorthRemembering}, nil
-	}
-	for i := range found {
-		found[i].Tenant = ""
-		found[i].UserID = r.UserID
-		found[i].SessionID = r.SessionID
-		found[i].AgentID = ""
 	}
 	ms, err := s.Create(ctx, p, found)
 	if err != nil {
 		return IngestResult{}, err
 	}
 	return IngestResult{Memories: ms}, nil
+}
+
+// extractFor runs the extractor over an ingestion's turns and makes what it
+// found the request's: its user and session; tenant and author are left to
+// the writer, so an extractor cannot choose them.
+func (s *Service) extractFor(ctx context.Context, r IngestRequest) ([]NewMemory, error) {
+	if s.extract == nil {
+		return nil, fmt.Errorf("ingest: no extractor configured")
+	}
+	found, err := s.extract.Extract(ctx, r.Turns)
+	if err != nil {
+		return nil, fmt.Errorf("extract: %w", err)
+	}
+	if len(found) > MaxExtractedPerRun {
+		found = found[:MaxExtractedPerRun]
+	}
+	for i := range found {
+		found[i].Tenant, found[i].AgentID = "", ""
+		found[i].UserID, found[i].SessionID = r.UserID, r.SessionID
+	}
+	return found, nil
 }
 
 func validateIngest(r IngestRequest) error {
