@@ -117,7 +117,15 @@ func diffLines(a, b []string) string {
 				nb++
 			}
 		}
-		fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", edits[start].a+1, na, edits[start].b+1, nb)
+		// An empty range is numbered by the line before it, as diff does.
+		sa, sb := edits[start].a+1, edits[start].b+1
+		if na == 0 {
+			sa--
+		}
+		if nb == 0 {
+			sb--
+		}
+		fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", sa, na, sb, nb)
 		for _, e := range edits[start:end] {
 			out.WriteByte(e.op)
 			out.WriteString(e.line)
