@@ -37,6 +37,22 @@ Commands:
   grants list                  list sharing grants (admin)
   grants add JSON              add a grant, e.g. '{"grantee":"support-bot","source":"order-bot","types":["episodic"],"max_sensitivity":"internal"}'
   grants remove ID             remove a grant
+  grants change ID JSON        change a grant, e.g. '{"kinds":["order"]}' or '{"no_expiry":true}'
+  policy show                  the active revision, epoch, grant revision and history (admin)
+  policy list                  list policy revisions (0 is the bundled policy)
+  policy get N                 show revision N with its modules
+  policy export N DIR          write revision N's modules into DIR, to edit and push
+  policy diff A B              line diff from revision A to revision B
+  policy test PATH...          check modules (files or directories of .rego) without storing them
+  policy push [-m MSG] PATH... store modules as a new revision (checked, not activated)
+  policy simulate DRAFT INPUT [explain]
+                               decide INPUT ({"principal":…,"action":…,"resource":…}) against
+                               DRAFT: a revision number or PATH; explain lists the rules
+  policy replay DRAFT [LIMIT]  replay recent logged decisions against DRAFT; show changes
+  policy activate N            check revision N again and put it in force on every replica
+  policy rollback [N]          activate the previous revision, or revision N
+  decisions [principal=P] [result=R] [action=A] [since=T] [limit=N]
+                               the decision log, newest first (admin)
   delete ID                    delete a memory (every version you may delete); prints the receipt
   erase USER                   erase a user everywhere (admin, or the user themself); prints the receipt
   janitor run|dry-run          sweep the tenant now: expire, archive, cap (admin); dry-run changes nothing
@@ -111,6 +127,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.call(ctx, http.MethodPost, "/v1/grants", json.RawMessage(rest[1]))
 	case cmd == "grants" && len(rest) == 2 && rest[0] == "remove":
 		return c.call(ctx, http.MethodDelete, "/v1/grants/"+url.PathEscape(rest[1]), nil)
+	case cmd == "grants" && len(rest) == 3 && rest[0] == "change":
+		return c.call(ctx, http.MethodPatch, "/v1/grants/"+url.PathEscape(rest[1]), json.RawMessage(rest[2]))
+	case cmd == "policy" && len(rest) > 0:
+		if err := c.policy(ctx, rest); !errors.Is(err, errUsage) {
+			return err
+		}
+	case cmd == "decisions":
+		q, err := filters(rest)
+		if err != nil {
+			return err
+		}
+		return c.call(ctx, http.MethodGet, "/v1/decisions?"+q.Encode(), nil)
 	}
 	fs.Usage()
 	return fmt.Errorf("unknown command or wrong arguments: %s", strings.Join(fs.Args(), " "))
@@ -156,37 +184,9 @@ type client struct {
 // call sends one request and prints the JSON answer indented; an error
 // status becomes an error carrying the server's code and message.
 func (c client) call(ctx context.Context, method, path string, body any) error {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = strings.NewReader(string(raw))
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	raw, err := c.fetch(ctx, method, path, body)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		var e struct{ Code, Message string }
-		if json.Unmarshal(raw, &e) == nil && e.Code != "" {
-			return fmt.Errorf("%s: %s (HTTP %d)", e.Code, e.Message, resp.StatusCode)
-		}
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	if len(raw) == 0 {
 		fmt.Fprintln(c.out, "ok")
@@ -200,6 +200,44 @@ func (c client) call(ctx context.Context, method, path string, body any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false) // the context block is meant to be read
 	return enc.Encode(v)
+}
+
+// fetch sends one request and returns the body of a successful answer; an
+// error status becomes an error carrying the server's code and message.
+func (c client) fetch(ctx context.Context, method, path string, body any) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = strings.NewReader(string(raw))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct{ Code, Message string }
+		if json.Unmarshal(raw, &e) == nil && e.Code != "" {
+			return nil, fmt.Errorf("%s: %s (HTTP %d)", e.Code, e.Message, resp.StatusCode)
+		}
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return raw, nil
 }
 
 func firstNonEmpty(vs ...string) string {
