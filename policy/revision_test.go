@@ -10,7 +10,7 @@ import (
 )
 
 // withModule returns the bundled policy with one module's source edited.
-func withModule(t *testing.T, e *Engine, name string, edit func(string) string) []memory.PolicyModule {
+func withModule(t testing.TB, e *Engine, name string, edit func(string) string) []memory.PolicyModule {
 	t.Helper()
 	modules := e.BundledPolicy()
 	found := false
@@ -38,7 +38,7 @@ func withoutTests(modules []memory.PolicyModule) []memory.PolicyModule {
 
 // denySecretKind is the bundled policy with one more guard: no read of a
 // memory of kind "secret-plan", by anyone.
-func denySecretKind(t *testing.T, e *Engine) []memory.PolicyModule {
+func denySecretKind(t testing.TB, e *Engine) []memory.PolicyModule {
 	return withModule(t, e, "authz.rego", func(s string) string {
 		s = strings.Replace(s, "\tknown_sensitivity\n}", "\tknown_sensitivity\n\tnot secret_plan\n}", 1)
 		return s + `
