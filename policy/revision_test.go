@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"mneme/memory"
@@ -308,5 +309,53 @@ func TestSimulateExplains(t *testing.T) {
 	d, err := e.Decide(ctx, admin, memory.ActionRead, secret, testNow)
 	if err != nil || !d.Allow {
 		t.Errorf("live decision %+v, %v", d, err)
+	}
+}
+
+// TestDecideWhileRevisionsChange decides and computes scopes while grants
+// and revisions change underneath; run with -race it checks that the swaps
+// are safe, and every answer must come from a complete state.
+func TestDecideWhileRevisionsChange(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Options{})
+	secret := denySecretKind(t, e)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := e.Decide(ctx, support, memory.ActionRead, orderM, testNow); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := e.ReadScope(ctx, support, "u1", testNow); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for i := range int64(20) {
+		if err := e.UseGrants(ctx, "acme", i, []memory.Grant{grantG1}[:i%2]); err != nil {
+			t.Fatal(err)
+		}
+		mods, number := secret, int64(1)
+		if i%3 == 0 {
+			mods, number = nil, 0
+		}
+		if err := e.UsePolicy(ctx, "acme", number, i, mods); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	got, ok := e.Loaded("acme")
+	if !ok || got.PolicyEpoch != 19 || got.Grants != 19 || got.Policy != 1 {
+		t.Errorf("Loaded = %+v, %v", got, ok)
 	}
 }
