@@ -51,6 +51,7 @@ func memoryProps(m memory.Memory) map[string]any {
 		"version":          m.Version,
 		"embedding":        embeddingOrNil(embedding),
 		"idem_key":         strOrNil(m.IdempotencyKey),
+		"evidence_count":   intOrNil(m.EvidenceCount),
 	}
 }
 
@@ -68,6 +69,13 @@ func strOrNil(s string) any {
 		return nil
 	}
 	return s
+}
+
+func intOrNil(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
 }
 
 func timeOrNil(t time.Time) any {
@@ -110,6 +118,7 @@ func decodeMemory(v any) (memory.Memory, error) {
 		UpdatedAt:      timeOf(p["updated_at"]),
 		Version:        int(integer(p["version"])),
 		IdempotencyKey: str(p["idem_key"]),
+		EvidenceCount:  int(integer(p["evidence_count"])),
 	}
 	if t := timeOf(p["valid_to"]); !t.IsZero() {
 		m.ValidTo = &t

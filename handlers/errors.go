@@ -49,6 +49,7 @@ func classify(err error) (status int, code, msg string) {
 	var inv *memory.InvalidError
 	var bad *badRequest
 	var rejected *memory.PolicyRejectedError
+	var guarded *memory.GuardError
 	switch {
 	case errors.As(err, &rejected):
 		return http.StatusUnprocessableEntity, rejected.Code, "policy rejected: " + rejected.Error()
@@ -56,6 +57,8 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusNotImplemented, "not_configured", err.Error()
 	case errors.As(err, &bad):
 		return http.StatusBadRequest, bad.code, bad.msg
+	case errors.As(err, &guarded):
+		return http.StatusUnprocessableEntity, "guard_rejected", guarded.Error()
 	case errors.As(err, &inv):
 		return http.StatusBadRequest, "invalid_argument", inv.Error()
 	case errors.Is(err, errTooLarge):

@@ -21,6 +21,13 @@ type memoriesResponse struct {
 	Memories []memory.Memory `json:"memories"`
 }
 
+// writeResponse answers a batch write: the memories stored or reinforced, in
+// request order, and one result per memory sent.
+type writeResponse struct {
+	Memories []memory.Memory      `json:"memories"`
+	Results  []memory.WriteResult `json:"results"`
+}
+
 func (a *api) createMemories(c *gin.Context) error {
 	body, err := a.readBody(c)
 	if err != nil {
@@ -43,16 +50,35 @@ func (a *api) createMemories(c *gin.Context) error {
 		}
 		batch = []memory.NewMemory{one}
 	}
-	ms, err := a.svc.Create(c.Request.Context(), principalOf(c), batch)
+	results, err := a.svc.Write(c.Request.Context(), principalOf(c), batch)
 	if err != nil {
 		return err
 	}
+	status := http.StatusOK
+	for _, r := range results {
+		if r.Outcome == memory.OutcomeCreated {
+			status = http.StatusCreated
+		}
+	}
 	if !isBatch(body) {
-		c.Header("ETag", etag(ms[0].Version))
-		c.JSON(http.StatusCreated, ms[0])
+		r := results[0]
+		if r.Memory == nil {
+			c.JSON(status, r)
+			return nil
+		}
+		m := *r.Memory
+		m.Outcome, m.Redacted = r.Outcome, r.Redacted
+		c.Header("ETag", etag(m.Version))
+		c.JSON(status, m)
 		return nil
 	}
-	c.JSON(http.StatusCreated, memoriesResponse{Memories: ms})
+	resp := writeResponse{Memories: []memory.Memory{}, Results: results}
+	for _, r := range results {
+		if r.Memory != nil {
+			resp.Memories = append(resp.Memories, *r.Memory)
+		}
+	}
+	c.JSON(status, resp)
 	return nil
 }
 

@@ -291,6 +291,13 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{UserID: "alice", Type: memory.TypeProcedural, Content: "Refunds over 100 euros need a manager's approval", Sensitivity: memory.SensitivityPublic},
 	}})
 	expectResponse(t, "create batch", r, http.StatusCreated)
+	r = f.Do(t, bot, "POST", "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "Thanks!"})
+	expectResponse(t, "create chit-chat", r, http.StatusOK)
+	r = f.Do(t, bot, "POST", "/v1/memories", map[string]any{"memories": []memory.NewMemory{
+		{UserID: "alice", Type: memory.TypeEpisodic, Content: "ok"},
+		{UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice paid with card 4111 1111 1111 1111", Source: memory.SourceInferred},
+	}})
+	expectResponse(t, "create batch with a skip and a candidate", r, http.StatusCreated)
 
 	r = f.Do(t, bot, "GET", "/v1/memories/"+first.ID, nil)
 	expectResponse(t, "get", r, http.StatusOK)
@@ -447,6 +454,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"ingest without turns", bot, "POST", "/v1/ingest", []byte(`{"user_id":"alice","turns":[]}`), nil, 400, "invalid_argument"},
 		{"wrong content type", bot, "POST", "/v1/memories", valid, []string{"Content-Type", "text/plain"}, 415, "unsupported_media_type"},
 		{"body over 1 MiB", bot, "POST", "/v1/memories", tooLarge, nil, 413, "body_too_large"},
+		{"guard rejects a secret", bot, "POST", "/v1/memories", []byte(`{"user_id":"alice","type":"semantic","content":"api_key=Zx81kQp0vLr7TnW2yB5m"}`), nil, 422, "guard_rejected"},
 		{"write as another agent", bot, "POST", "/v1/memories", []byte(`{"user_id":"alice","agent_id":"support-bot","type":"semantic","content":"x"}`), nil, 403, "forbidden"},
 		{"grant as an agent", "support-bot", "POST", "/v1/grants", memory.NewGrant{Grantee: "support-bot", Source: bot, Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityInternal}, nil, 403, "forbidden"},
 		{"list grants as an agent", "support-bot", "GET", "/v1/grants", nil, nil, 403, "forbidden"},
@@ -501,6 +509,7 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"DecisionInput": memory.DecisionInput{}, "SimulateRequest": memory.SimulateRequest{}, "Simulation": memory.Simulation{},
 		"ReplayRequest": memory.ReplayRequest{}, "ReplayReport": memory.ReplayReport{}, "DecisionChange": memory.DecisionChange{},
 		"DecisionRecord": memory.DecisionRecord{},
+		"WriteResult":    memory.WriteResult{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

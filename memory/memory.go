@@ -80,6 +80,13 @@ type Memory struct {
 	Embedding []float32 `json:"-"`
 	// IdempotencyKey lets a client retry a create safely.
 	IdempotencyKey string `json:"-"`
+	// EvidenceCount is how many writes observed this memory: one for the
+	// write that created it, one more for each duplicate that reinforced it.
+	EvidenceCount int `json:"evidence_count,omitempty"`
+	// Outcome and Redacted are set in write responses only: what the write
+	// did (see WriteResult) and the finding kinds masked in the content.
+	Outcome  string   `json:"outcome,omitempty"`
+	Redacted []string `json:"redacted,omitempty"`
 }
 
 // Entity is a business object a memory mentions: an order, a company, a product.

@@ -51,6 +51,8 @@ type Options struct {
 	// Admin, when set, enables policy administration and keeps this
 	// replica in step with the others; without it grants reload locally.
 	Admin *PolicyAdmin
+	// Write tunes the write pipeline; zero values take defaults.
+	Write WriteConfig
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -70,6 +72,7 @@ type Service struct {
 	janitor  *Janitor
 	extract  Extractor
 	sessions SessionStore
+	write    WriteConfig
 
 	grantsMu  sync.Mutex // serialises grant reloads into the policy engine
 	admin     *PolicyAdmin
@@ -86,6 +89,7 @@ func NewService(opts Options) (*Service, error) {
 		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(), admin: opts.Admin,
 		forget: opts.Forget, erasers: opts.Erasers, janitor: opts.Janitor, extract: opts.Extract,
 		sessions: opts.Sessions,
+		write:    opts.Write.withDefaults(),
 	}
 	if s.forget == nil {
 		s.forget, _ = opts.Store.(Forgetter)
@@ -133,31 +137,20 @@ type NewMemory struct {
 	IdempotencyKey string   `json:"idempotency_key,omitempty"`
 }
 
-// Create validates, authorises, embeds and stores memories in one
-// transaction: either all of them are written or none.
+// Create writes memories through the write pipeline (see Write) and returns
+// the ones stored or reinforced; skipped memories are left out.
 func (s *Service) Create(ctx context.Context, p Principal, in []NewMemory) ([]Memory, error) {
-	if len(in) == 0 {
-		return nil, Invalid("memories", "at least one memory is required")
-	}
-	if len(in) > MaxBatch {
-		return nil, Invalid("memories", fmt.Sprintf("at most %d memories per request", MaxBatch))
-	}
-	now := s.now().UTC()
-	ms := make([]Memory, len(in))
-	for i, n := range in {
-		m, err := s.build(p, n, now)
-		if err != nil {
-			return nil, prefixField(err, i, len(in))
-		}
-		if err := s.require(ctx, p, ActionWrite, ResourceOf(m), now); err != nil {
-			return nil, err
-		}
-		ms[i] = m
-	}
-	if err := s.embedAll(ctx, ms); err != nil {
+	results, err := s.Write(ctx, p, in)
+	if err != nil {
 		return nil, err
 	}
-	return s.store.CreateMemories(ctx, ms)
+	ms := make([]Memory, 0, len(results))
+	for _, r := range results {
+		if r.Memory != nil {
+			ms = append(ms, *r.Memory)
+		}
+	}
+	return ms, nil
 }
 
 // Import stores a memory on behalf of the system (the seed loader), without
@@ -418,6 +411,9 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 		return Memory{}, err
 	}
 	if err := s.require(ctx, p, ActionWrite, ResourceOf(next), now); err != nil {
+		return Memory{}, err
+	}
+	if _, err := s.guard(ctx, p, &next, now); err != nil {
 		return Memory{}, err
 	}
 	if next.Embedding, err = s.embedOne(ctx, next.Content); err != nil {

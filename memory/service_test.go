@@ -248,7 +248,7 @@ func TestCreateDefaults(t *testing.T) {
 	base := Memory{
 		Tenant: "acme", UserID: "alice", Type: TypeSemantic, Content: "Alice prefers tea over coffee.",
 		Status: StatusActive, Sensitivity: SensitivityInternal, Importance: 0.5, Confidence: 1,
-		ValidFrom: testNow, CreatedAt: testNow, UpdatedAt: testNow, Version: 1,
+		ValidFrom: testNow, CreatedAt: testNow, UpdatedAt: testNow, Version: 1, EvidenceCount: 1,
 	}
 	with := func(edit func(*Memory)) Memory { m := base; edit(&m); return m }
 	tests := []struct {

@@ -75,6 +75,8 @@ type Revision struct {
 	scope    rego.PreparedEvalQuery
 	// pd compiles this revision's read filters by partial evaluation.
 	pd *pushdown
+	// guard decides what happens to the guard's findings (see guard.go).
+	guard rego.PreparedEvalQuery
 }
 
 // tenantState is what the engine decides with for one tenant.
@@ -157,6 +159,9 @@ func (e *Engine) prepare(ctx context.Context, number int64, digest string, modul
 	}
 	if r.scope, err = prepare(scopeQuery); err != nil {
 		return nil, fmt.Errorf("prepare scope: %w", err)
+	}
+	if r.guard, err = prepare(guardQuery); err != nil {
+		return nil, fmt.Errorf("prepare guard: %w", err)
 	}
 	// The caller that puts r in use gives its pushdown the grants.
 	r.pd = newPushdown(ctx, compiler, e.store, e.log)

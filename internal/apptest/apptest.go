@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"mneme/handlers"
 	"mneme/internal/app"
 	"mneme/internal/testenv"
 	"mneme/memory"
@@ -51,21 +52,11 @@ func Start(t testing.TB) *Fixture {
 	testenv.Neo4j(t) // skips in -short mode, fails without NEO4J_URI
 	redisURL := testenv.RedisURL(t)
 	shared.Do(func() {
-		cfg := app.Defaults()
-		cfg.Neo4jURI = os.Getenv(testenv.EnvNeo4jURI)
-		cfg.Neo4jUser = os.Getenv(testenv.EnvNeo4jUser)
-		cfg.Neo4jPassword = os.Getenv(testenv.EnvNeo4jPassword)
-		cfg.Neo4jDatabase = testenv.Neo4jDatabase()
-		cfg.RedisURL = redisURL
-		cfg.EmbedDim = testenv.EmbeddingDimension
-		cfg.StartTimeout = 30 * time.Second
-		// A loaded CI machine must not turn slow decisions into denials.
-		cfg.PolicyTimeout = 5 * time.Second
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
 		if os.Getenv("MNEME_TEST_LOG") != "" {
 			log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		}
-		instance, startErr = app.New(context.Background(), cfg, log)
+		instance, startErr = app.New(context.Background(), config(redisURL), log)
 		if startErr == nil {
 			server = httptest.NewServer(instance.Handler)
 		}
@@ -73,7 +64,47 @@ func Start(t testing.TB) *Fixture {
 	if startErr != nil {
 		t.Fatalf("start mneme: %v", startErr)
 	}
-	f := &Fixture{URL: server.URL, App: instance, Tenant: testenv.Tenant(t), Keys: map[string]string{}}
+	return provision(t, instance, server.URL)
+}
+
+// StartLogged is Start with a Mneme of the test's own whose log, at debug
+// level and with request ids, goes to w. Tests that must prove what is never
+// logged use it; it is closed when the test ends.
+func StartLogged(t testing.TB, w io.Writer) *Fixture {
+	t.Helper()
+	testenv.Neo4j(t)
+	redisURL := testenv.RedisURL(t)
+	log := slog.New(handlers.LogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	a, err := app.New(context.Background(), config(redisURL), log)
+	if err != nil {
+		t.Fatalf("start mneme: %v", err)
+	}
+	srv := httptest.NewServer(a.Handler)
+	t.Cleanup(func() {
+		srv.Close()
+		a.Close(context.Background())
+	})
+	return provision(t, a, srv.URL)
+}
+
+func config(redisURL string) app.Config {
+	cfg := app.Defaults()
+	cfg.Neo4jURI = os.Getenv(testenv.EnvNeo4jURI)
+	cfg.Neo4jUser = os.Getenv(testenv.EnvNeo4jUser)
+	cfg.Neo4jPassword = os.Getenv(testenv.EnvNeo4jPassword)
+	cfg.Neo4jDatabase = testenv.Neo4jDatabase()
+	cfg.RedisURL = redisURL
+	cfg.EmbedDim = testenv.EmbeddingDimension
+	cfg.StartTimeout = 30 * time.Second
+	// A loaded CI machine must not turn slow decisions into denials.
+	cfg.PolicyTimeout = 5 * time.Second
+	return cfg
+}
+
+// provision gives a fixture a fresh tenant with its agents, users and keys.
+func provision(t testing.TB, instance *app.App, url string) *Fixture {
+	t.Helper()
+	f := &Fixture{URL: url, App: instance, Tenant: testenv.Tenant(t), Keys: map[string]string{}}
 	ctx := context.Background()
 	add := func(name string, p memory.Principal) {
 		key := memory.NewAPIKey(f.Tenant)

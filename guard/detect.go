@@ -1,0 +1,281 @@
+package guard
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// secretPatterns are credentials recognisable by their shape: vendor
+// prefixes, JWTs, PEM private keys and Mneme's own API keys.
+var secretPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}`),
+	regexp.MustCompile(`\b[spr]k_(?:live|test)_[A-Za-z0-9]{16,}`),
+	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
+	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}`),
+	regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`),
+	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`),
+	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`),
+	regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`),
+	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z ]*PRIVATE KEY-----|$)`),
+	regexp.MustCompile(`\bmn_[A-Za-z0-9\-.:@]{1,64}_[0-9a-f]{16,}`),
+	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{20,}=*`),
+}
+
+// secretAssignment is a credential named and given a value: "api_key=…",
+// "token: …", "密钥是…". The value counts only when it looks random.
+var secretAssignment = regexp.MustCompile(`(?i)(?:\b(?:api[_\-]?key|apikey|secret(?:[_\-]?key)?|client[_\-]?secret|access[_\-]?(?:key|token)|auth[_\-]?token|refresh[_\-]?token|token|private[_\-]?key)\b|密钥|秘钥|令牌)["']?\s*(?:[:=：]|是|为|\bis\b)\s*["']?([^\s"',;，。；]{8,})`)
+
+func findSecrets(text string) [][2]int {
+	var out [][2]int
+	for _, re := range secretPatterns {
+		for _, m := range re.FindAllStringIndex(text, -1) {
+			out = append(out, [2]int{m[0], m[1]})
+		}
+	}
+	for _, m := range secretAssignment.FindAllStringSubmatchIndex(text, -1) {
+		if v := text[m[2]:m[3]]; looksRandom(v) {
+			out = append(out, [2]int{m[2], m[3]})
+		}
+	}
+	return out
+}
+
+// looksRandom tells a generated credential from a word: long enough, and
+// either high in entropy or a mix of letters and digits.
+func looksRandom(v string) bool {
+	if len(v) < 12 {
+		return false
+	}
+	var letters, digits bool
+	for _, r := range v {
+		letters = letters || unicode.IsLetter(r)
+		digits = digits || unicode.IsDigit(r)
+	}
+	return entropy(v) >= 3.5 || (letters && digits && len(v) >= 16)
+}
+
+// entropy is the Shannon entropy of s in bits per character.
+func entropy(s string) float64 {
+	counts := map[rune]int{}
+	n := 0
+	for _, r := range s {
+		counts[r]++
+		n++
+	}
+	h := 0.0
+	for _, c := range counts {
+		p := float64(c) / float64(n)
+		h -= p * math.Log2(p)
+	}
+	return h
+}
+
+// Passwords are recognised by being named: "password: …", "密码是…".
+var (
+	passwordEN = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passcode|passphrase|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
+	passwordZH = regexp.MustCompile(`(?:密码|口令)\s*(?:是|为|改成|改为|[:：=])\s*["']?([!-~]{4,})`)
+)
+
+func findPasswords(text string) [][2]int {
+	var out [][2]int
+	for _, m := range passwordEN.FindAllStringSubmatchIndex(text, -1) {
+		v := strings.TrimRight(text[m[4]:m[5]], ".!?")
+		// "password is expired" names a state, not a password: after "is",
+		// a plain lowercase word is prose. After ':' or '=' anything goes.
+		if v == "" || (m[2] >= 0 && isPlainWord(v)) {
+			continue
+		}
+		out = append(out, [2]int{m[4], m[4] + len(v)})
+	}
+	for _, m := range passwordZH.FindAllStringSubmatchIndex(text, -1) {
+		out = append(out, [2]int{m[2], m[3]})
+	}
+	return out
+}
+
+func isPlainWord(v string) bool {
+	for _, r := range v {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+var email = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`)
+
+func findEmails(text string) [][2]int {
+	var out [][2]int
+	for _, m := range email.FindAllStringIndex(text, -1) {
+		out = append(out, [2]int{m[0], m[1]})
+	}
+	return out
+}
+
+// cnID is an 18-character resident identity number, optionally grouped
+// 6-8-4 by spaces.
+var cnID = regexp.MustCompile(`\d{6} ?\d{8} ?\d{3}[\dXx]`)
+
+func findCNIDs(text string) [][2]int {
+	var out [][2]int
+	for _, m := range cnID.FindAllStringIndex(text, -1) {
+		if isolated(text, m[0], m[1]) && ValidCNID(strings.ReplaceAll(text[m[0]:m[1]], " ", "")) {
+			out = append(out, [2]int{m[0], m[1]})
+		}
+	}
+	return out
+}
+
+// provinces are the first two digits GB/T 2260 assigns.
+var provinces = map[string]bool{
+	"11": true, "12": true, "13": true, "14": true, "15": true, "21": true, "22": true, "23": true,
+	"31": true, "32": true, "33": true, "34": true, "35": true, "36": true, "37": true,
+	"41": true, "42": true, "43": true, "44": true, "45": true, "46": true,
+	"50": true, "51": true, "52": true, "53": true, "54": true,
+	"61": true, "62": true, "63": true, "64": true, "65": true, "71": true, "81": true, "82": true, "83": true, "91": true,
+}
+
+// ValidCNID reports whether id is a valid 18-character resident identity
+// number: a known province, a real birth date not in the future and the
+// GB 11643 check character.
+func ValidCNID(id string) bool {
+	if len(id) != 18 || !provinces[id[:2]] {
+		return false
+	}
+	birth, err := time.Parse("20060102", id[6:14])
+	if err != nil || birth.Year() < 1900 || birth.After(time.Now()) {
+		return false
+	}
+	weights := [17]int{7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2}
+	sum := 0
+	for i, w := range weights {
+		c := id[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		sum += int(c-'0') * w
+	}
+	return strings.EqualFold(id[17:], string("10X98765432"[sum%11]))
+}
+
+// digitRun is a run of digits with single spaces or dashes between groups.
+var digitRun = regexp.MustCompile(`\d+(?:[ \-]\d+)*`)
+
+func findBankCards(text string) [][2]int {
+	var out [][2]int
+	for _, m := range digitRun.FindAllStringIndex(text, -1) {
+		digits := onlyDigits(text[m[0]:m[1]])
+		if isolated(text, m[0], m[1]) && ValidCard(digits) {
+			out = append(out, [2]int{m[0], m[1]})
+		}
+	}
+	return out
+}
+
+// ValidCard reports whether digits can be a payment card number: 13–19
+// digits, an issuer prefix (2–6: Mastercard, Amex, Visa, UnionPay, …) and a
+// valid Luhn check digit.
+func ValidCard(digits string) bool {
+	if len(digits) < 13 || len(digits) > 19 || digits[0] < '2' || digits[0] > '6' {
+		return false
+	}
+	return Luhn(digits)
+}
+
+// Luhn reports whether a string of digits passes the Luhn check.
+func Luhn(digits string) bool {
+	sum := 0
+	double := false
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := int(digits[i] - '0')
+		if d < 0 || d > 9 {
+			return false
+		}
+		if double {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+var (
+	// A Chinese mobile number: 1[3-9] and nine digits, optionally with +86
+	// and grouped 3-4-4.
+	phoneCN = regexp.MustCompile(`(?:\+?86[ \-]?)?1[3-9]\d(?:[ \-]?\d{4}){2}`)
+	// An international number: '+', a country code and groups, 8–15
+	// digits in all (E.164).
+	phoneIntl = regexp.MustCompile(`\+\d{1,3}(?:[ \-]?\(?\d{1,5}\)?){2,6}`)
+	// A Chinese landline with its area code: 010-12345678.
+	phoneLandline = regexp.MustCompile(`\(?0\d{2,3}\)?[ \-]\d{7,8}`)
+)
+
+func findPhones(text string) [][2]int {
+	var out [][2]int
+	for _, re := range []*regexp.Regexp{phoneCN, phoneIntl, phoneLandline} {
+		for _, m := range re.FindAllStringIndex(text, -1) {
+			n := len(onlyDigits(text[m[0]:m[1]]))
+			if isolated(text, m[0], m[1]) && n >= 8 && n <= 15 {
+				out = append(out, [2]int{m[0], m[1]})
+			}
+		}
+	}
+	return out
+}
+
+// isolated reports whether text[start:end] is not part of a longer word or
+// number: an order id "ORD13812345678" holds no phone number.
+func isolated(text string, start, end int) bool {
+	if start > 0 {
+		r, _ := utf8.DecodeLastRuneInString(text[:start])
+		if r < utf8.RuneSelf && (isAlnum(r) || r == '_' || r == '+') {
+			return false
+		}
+	}
+	if end < len(text) {
+		r, _ := utf8.DecodeRuneInString(text[end:])
+		if r < utf8.RuneSelf && (isAlnum(r) || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(r rune) bool {
+	return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+}
+
+func onlyDigits(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Health terms: conditions, treatments and states that make a memory health
+// data. English terms match whole words; Chinese terms match anywhere.
+var (
+	healthEN = regexp.MustCompile(`(?i)\b(?:diabet(?:es|ic)|cancer|tumou?r|chemotherapy|hiv|hepatitis|depression|depressed|anxiety disorder|bipolar|schizophreni[ac]|adhd|autism|asthma|epilep(?:sy|tic)|hypertension|high blood pressure|heart disease|pregnan(?:t|cy)|miscarriage|alzheimer'?s|dementia|tuberculosis|insulin|antidepressants?|diagnosed with|allerg(?:y|ies|ic)|disabilit(?:y|ies)|medical condition|surgery|therapy sessions?)\b`)
+	healthZH = regexp.MustCompile(`糖尿病|癌症|癌|肿瘤|化疗|艾滋病|乙肝|肝炎|抑郁症|焦虑症|精神分裂|双相情感|哮喘|癫痫|高血压|心脏病|怀孕|孕期|流产|阿尔茨海默|痴呆|肺结核|过敏|胰岛素|抗抑郁|确诊|病历|残疾|手术`)
+)
+
+func findHealthTerms(text string) [][2]int {
+	var out [][2]int
+	for _, re := range []*regexp.Regexp{healthEN, healthZH} {
+		for _, m := range re.FindAllStringIndex(text, -1) {
+			out = append(out, [2]int{m[0], m[1]})
+		}
+	}
+	return out
+}

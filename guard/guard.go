@@ -1,0 +1,97 @@
+// Package guard finds secrets and personal identifiers in text before it is
+// remembered: passwords, API keys and tokens, Chinese resident identity
+// numbers (GB 11643 checksum and birth date), bank card numbers (Luhn),
+// phone numbers, e-mail addresses and health terms, in Chinese and English.
+// It only detects and masks; what to do with a finding (reject, redact or
+// allow) is policy, decided elsewhere.
+package guard
+
+import (
+	"slices"
+	"strings"
+)
+
+// Finding kinds. Policies and API errors name findings by these, never by
+// the value found.
+const (
+	KindPassword = "password"
+	KindSecret   = "secret"
+	KindCNID     = "cn_id"
+	KindBankCard = "bank_card"
+	KindPhone    = "phone"
+	KindEmail    = "email"
+	KindHealth   = "health"
+)
+
+// Kinds lists every finding kind.
+var Kinds = []string{KindPassword, KindSecret, KindCNID, KindBankCard, KindPhone, KindEmail, KindHealth}
+
+// Finding is one sensitive value: its kind and its byte span in the text.
+type Finding struct {
+	Kind       string
+	Start, End int
+}
+
+// detectors run in order of precedence: where two findings overlap, the
+// earlier detector's wins (an 18-digit ID number is not also a bank card).
+var detectors = []struct {
+	kind string
+	find func(string) [][2]int
+}{
+	{KindSecret, findSecrets},
+	{KindPassword, findPasswords},
+	{KindEmail, findEmails},
+	{KindCNID, findCNIDs},
+	{KindBankCard, findBankCards},
+	{KindPhone, findPhones},
+	{KindHealth, findHealthTerms},
+}
+
+// Scan returns the findings of text, without overlaps, in text order.
+func Scan(text string) []Finding {
+	var out []Finding
+	for _, d := range detectors {
+		for _, span := range d.find(text) {
+			f := Finding{Kind: d.kind, Start: span[0], End: span[1]}
+			if !slices.ContainsFunc(out, f.overlaps) {
+				out = append(out, f)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Finding) int { return a.Start - b.Start })
+	return out
+}
+
+func (f Finding) overlaps(g Finding) bool { return f.Start < g.End && g.Start < f.End }
+
+// KindsOf returns the distinct kinds of fs, sorted.
+func KindsOf(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if !slices.Contains(out, f.Kind) {
+			out = append(out, f.Kind)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Mask returns the placeholder that replaces a redacted value of kind.
+func Mask(kind string) string { return "[REDACTED:" + kind + "]" }
+
+// Redact replaces the span of every finding whose kind is in kinds with its
+// mask. fs must come from Scan(text).
+func Redact(text string, fs []Finding, kinds []string) string {
+	var b strings.Builder
+	last := 0
+	for _, f := range fs {
+		if !slices.Contains(kinds, f.Kind) || f.Start < last {
+			continue
+		}
+		b.WriteString(text[last:f.Start])
+		b.WriteString(Mask(f.Kind))
+		last = f.End
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}

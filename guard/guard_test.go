@@ -1,0 +1,162 @@
+package guard_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"mneme/guard"
+)
+
+func TestScan(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want []string // finding kinds
+		raw  string   // the value that must lie inside a finding
+	}{
+		// Secrets: vendor prefixes, JWTs, PEM keys, Mneme keys, assignments.
+		{"openai key", "use sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t for the bot", []string{"secret"}, "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"},
+		{"stripe key", "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", []string{"secret"}, "sk_live_4eC39HqLyjWDarjtT1zdp7dc"},
+		{"github token", "token ghp_16C7e42F292c6912E7710c838347Ae178B4a ok", []string{"secret"}, "ghp_16C7e42F292c6912E7710c838347Ae178B4a"},
+		{"aws key", "AWS key AKIAIOSFODNN7EXAMPLE in the config", []string{"secret"}, "AKIAIOSFODNN7EXAMPLE"},
+		{"jwt", "header eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", []string{"secret"}, "eyJhbGciOiJIUzI1NiJ9"},
+		{"pem", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", []string{"secret"}, "MIIEow"},
+		{"mneme key", "my key is mn_acme_3f9a0c1d2e3f4a5b6c7d8e9f", []string{"secret"}, "mn_acme_3f9a0c1d2e3f4a5b6c7d8e9f"},
+		{"assignment", "api_key=Zx81kQp0vLr7TnW2yB5m", []string{"secret"}, "Zx81kQp0vLr7TnW2yB5m"},
+		{"chinese assignment", "令牌是 Zx81kQp0vLr7TnW2yB5m", []string{"secret"}, "Zx81kQp0vLr7TnW2yB5m"},
+		{"bearer", "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345'", []string{"secret"}, "abcdefghijklmnopqrstuvwxyz012345"},
+		{"token word only", "Alice asked how API tokens work and where to find her api key", nil, ""},
+		{"low entropy assignment", "token = aaaaaaaaaaaaaaaa", nil, ""},
+		// Passwords are named.
+		{"password colon", "Alice's password: hunter2!", []string{"password"}, "hunter2!"},
+		{"password is", "her wifi password is Tr0ub4dor&3", []string{"password"}, "Tr0ub4dor&3"},
+		{"chinese password", "他的密码是 abc12345，别忘了", []string{"password"}, "abc12345"},
+		{"password prose", "Alice's password is expired and she wants to reset it", nil, ""},
+		{"password topic", "Alice forgot her password and asked for a reset link", nil, ""},
+		{"chinese password prose", "用户说密码错误，需要重置", nil, ""},
+		// Resident identity numbers: checksum, birth date, province.
+		{"cn id", "身份证号 11010519491231002X 已核验", []string{"cn_id"}, "11010519491231002X"},
+		{"cn id lowercase x", "ID 44030419900307123x", []string{"cn_id"}, "44030419900307123x"},
+		{"cn id digit check", "id 310101198511110019", []string{"cn_id"}, "310101198511110019"},
+		{"cn id grouped", "110105 19491231 002X", []string{"cn_id"}, "19491231"},
+		{"cn id leap day", "11010120000229123X", []string{"cn_id"}, "11010120000229123X"},
+		{"cn id bad checksum", "身份证号 110105194912310021", nil, ""},
+		{"cn id bad date", "110105194913310028 is not a date", nil, ""},
+		{"cn id bad province", "990105194912310021 has no province", nil, ""},
+		// Bank cards: Luhn, 13–19 digits, separators.
+		{"visa", "card 4111111111111111 expires soon", []string{"bank_card"}, "4111111111111111"},
+		{"unionpay spaced", "卡号 6222 0212 3456 7890 128", []string{"bank_card"}, "6222 0212 3456 7890 128"},
+		{"mastercard dashed", "MC 5555-5555-5555-4444.", []string{"bank_card"}, "5555-5555-5555-4444"},
+		{"amex", "amex 378282246310005", []string{"bank_card"}, "378282246310005"},
+		{"card bad luhn", "card 4111111111111112", nil, ""},
+		{"order number", "order 1234567890123456 shipped", nil, ""},
+		{"card inside id", "SKU-A4111111111111111", nil, ""},
+		// Phones: Chinese mobiles and international numbers.
+		{"cn mobile", "call 13812345678 after 6pm", []string{"phone"}, "13812345678"},
+		{"cn mobile +86 grouped", "电话 +86 138 1234 5678", []string{"phone"}, "138 1234 5678"},
+		{"cn mobile dashed", "手机：139-1234-5678", []string{"phone"}, "139-1234-5678"},
+		{"international", "reach him at +1 415 555 2671", []string{"phone"}, "+1 415 555 2671"},
+		{"international uk", "office +44 20 7946 0958", []string{"phone"}, "+44 20 7946 0958"},
+		{"landline", "座机 010-62345678", []string{"phone"}, "010-62345678"},
+		{"order id with mobile digits", "order ORD13812345678 is late", nil, ""},
+		{"amount", "budget 150000 yuan for 2026", nil, ""},
+		{"date", "delivery on 2026-03-01", nil, ""},
+		{"too short", "room 12345", nil, ""},
+		// E-mail addresses.
+		{"email", "write to alice.wong+crm@example.co.uk today", []string{"email"}, "alice.wong+crm@example.co.uk"},
+		{"email in chinese", "邮箱是zhang_san@qq.com。", []string{"email"}, "zhang_san@qq.com"},
+		{"at sign", "meet @ the office at 5", nil, ""},
+		{"handle", "twitter @alice_w", nil, ""},
+		// Health terms.
+		{"health en", "Alice has type 2 diabetes and avoids sugar", []string{"health"}, "diabetes"},
+		{"health en allergy", "Bob is allergic to peanuts", []string{"health"}, "allergic"},
+		{"health zh", "用户患有高血压，需要低盐饮食", []string{"health"}, "高血压"},
+		{"health zh pregnancy", "她怀孕了，下个月休假", []string{"health"}, "怀孕"},
+		{"no health", "Alice prefers short answers and ships to Berlin", nil, ""},
+		{"no health zh", "用户喜欢简短的回答", nil, ""},
+		// Several at once.
+		{"mixed", "Alice: 13812345678, alice@example.com, card 4111 1111 1111 1111", []string{"bank_card", "email", "phone"}, "4111 1111 1111 1111"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := guard.Scan(tc.text)
+			if diff := cmp.Diff(tc.want, guard.KindsOf(fs)); diff != "" {
+				t.Errorf("kinds of %q (-want +got):\n%s", tc.text, diff)
+			}
+			if tc.raw == "" {
+				return
+			}
+			masked := guard.Redact(tc.text, fs, guard.Kinds)
+			if strings.Contains(masked, tc.raw) {
+				t.Errorf("redacted %q still holds %q", masked, tc.raw)
+			}
+			if !strings.Contains(masked, "[REDACTED:") {
+				t.Errorf("redacted %q has no mask", masked)
+			}
+		})
+	}
+}
+
+func TestValidCNID(t *testing.T) {
+	tests := []struct {
+		id   string
+		want bool
+	}{
+		{"11010519491231002X", true},
+		{"11010519491231002x", true},
+		{"44030419900307123X", true},
+		{"310101198511110019", true},
+		{"110105194912310021", false}, // wrong check character
+		{"310101198511110018", false}, // wrong check digit
+		{"11010519491331002X", false}, // month 13
+		{"11010119000229123X", false}, // 1900 was not a leap year
+		{"99010519491231002X", false}, // no such province
+		{"11010530001231002X", false}, // born in the future
+		{"1101051949123100", false},   // too short
+		{"1101051949123100AX", false}, // letters
+	}
+	for _, tc := range tests {
+		if got := guard.ValidCNID(tc.id); got != tc.want {
+			t.Errorf("ValidCNID(%q) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+}
+
+func TestValidCard(t *testing.T) {
+	tests := []struct {
+		digits string
+		want   bool
+	}{
+		{"4111111111111111", true},
+		{"5555555555554444", true},
+		{"378282246310005", true},
+		{"6222021234567890128", true},
+		{"6217001234567893", true},
+		{"4111111111111112", false},     // Luhn fails
+		{"6222021234567890127", false},  // Luhn fails
+		{"1234567890123452", false},     // no issuer starts with 1
+		{"411111111111", false},         // 12 digits
+		{"41111111111111111111", false}, // 20 digits
+	}
+	for _, tc := range tests {
+		if got := guard.ValidCard(tc.digits); got != tc.want {
+			t.Errorf("ValidCard(%q) = %v, want %v", tc.digits, got, tc.want)
+		}
+	}
+}
+
+func TestRedactOnlyChosenKinds(t *testing.T) {
+	text := "Alice 13812345678 alice@example.com"
+	fs := guard.Scan(text)
+	got := guard.Redact(text, fs, []string{guard.KindPhone})
+	want := "Alice [REDACTED:phone] alice@example.com"
+	if got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+	if !slices.Equal(guard.KindsOf(fs), []string{"email", "phone"}) {
+		t.Errorf("kinds = %v", guard.KindsOf(fs))
+	}
+}
