@@ -23,3 +23,54 @@ WHERE (v IS :: STRING AND v CONTAINS $needle)
    OR (v IS :: LIST<STRING> AND any(x IN v WHERE x CONTAINS $needle))
 RETURN count(*) AS hits`
 )
+
+const (
+	// cypherSimilarCandidates and cypherSimilarScore find a user's memories
+	// of one type and given statuses nearest to $vec by exact cosine
+	// similarity (mapped back to [-1, 1]), inside the writer's read scope,
+	// which similarQuery appends as a predicate.
+	cypherSimilarCandidates = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
+WHERE m.type = $type AND m.status IN $statuses AND m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
+	cypherSimilarScore = ` WITH m, 2 * vector.similarity.cosine(m.embedding, $vec) - 1 AS score
+RETURN ` + memoryProjection + `, score ORDER BY score DESC, m.id LIMIT $limit`
+
+	// cypherReinforce counts one more observation of an active or candidate
+	// memory: evidence up, importance up (at most 1), updated_at now, the
+	// session remembered. The sessions start from the memory's own. A
+	// candidate observed in $activate_at distinct sessions (0: never)
+	// becomes active, valid from now. A replay — $idem already created or
+	// reinforced this memory — changes nothing. The SET before the read
+	// takes the write lock, so concurrent reinforcements count every
+	// observation.
+	cypherReinforce = `MATCH (m:Memory {tenant: $tenant, id: $id})
+WHERE m.status IN ['active', 'candidate']
+SET m._lock = true
+REMOVE m._lock
+WITH m, m.status AS before, coalesce(m.evidence_sessions, [coalesce(m.session_id, '')]) AS seen,
+     $idem IS NOT NULL AND ($idem = m.idem_key OR $idem IN coalesce(m.evidence_keys, [])) AS replay
+FOREACH (_ IN CASE WHEN replay THEN [] ELSE [1] END |
+  SET m.evidence_count = coalesce(m.evidence_count, 1) + 1,
+      m.evidence_sessions = CASE WHEN $session IN seen THEN seen ELSE seen + $session END,
+      m.evidence_keys = CASE WHEN $idem IS NULL THEN m.evidence_keys ELSE coalesce(m.evidence_keys, []) + $idem END,
+      m.importance = CASE WHEN m.importance + $step > 1.0 THEN 1.0 ELSE m.importance + $step END,
+      m.updated_at = $at)
+WITH m, before, NOT replay AND before = 'candidate' AND $activate_at > 0 AND size(m.evidence_sessions) >= $activate_at AS activate
+SET m.status = CASE WHEN activate THEN 'active' ELSE before END,
+    m.valid_from = CASE WHEN activate THEN $at ELSE m.valid_from END
+RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
+
+	// cypherConfirm makes a candidate active, as its user confirmed it.
+	cypherConfirm = `MATCH (m:Memory {tenant: $tenant, id: $id})
+SET m._lock = true
+REMOVE m._lock
+WITH m, m.status AS before, m.status = 'candidate' AS activate
+SET m.status = CASE WHEN activate THEN 'active' ELSE before END,
+    m.valid_from = CASE WHEN activate THEN $at ELSE m.valid_from END,
+    m.updated_at = CASE WHEN activate THEN $at ELSE m.updated_at END
+RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
+)
+
+// Reasons on SUPERSEDES edges of the write pipeline.
+const (
+	reasonActivated = "same key, activated"
+)

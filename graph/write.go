@@ -2,8 +2,12 @@ package graph
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/memory"
 )
 
 // CountText returns how many property values of tenant's nodes and
@@ -24,4 +28,76 @@ func (s *Store) CountText(ctx context.Context, tenant, needle string) (int64, er
 		return nil
 	})
 	return n, err
+}
+
+// SimilarMemories returns the memories of q.UserID of type q.Type in one of
+// q.Statuses, in scope, most similar to q.Embedding first (cosine in
+// [-1, 1]). An empty scope or embedding finds nothing.
+func (s *Store) SimilarMemories(ctx context.Context, scope memory.Scope, q memory.SimilarQuery) ([]memory.Hit, error) {
+	if scope.Empty() || scope.Tenant == "" || len(q.Embedding) == 0 || len(q.Statuses) == 0 {
+		return nil, nil
+	}
+	pred, params := scopePredicate(scope)
+	params["tenant"] = scope.Tenant
+	params["user_id"] = q.UserID
+	params["type"] = q.Type
+	params["statuses"] = q.Statuses
+	params["vec"] = float64s(q.Embedding)
+	params["limit"] = clampLimit(q.Limit, 5, maxSearchLimit)
+	return s.search(ctx, cypherSimilarCandidates+pred+cypherSimilarScore, params)
+}
+
+// ReinforceMemory records one more observation of the active or candidate
+// memory id (see memory.Reinforcement) and returns it as stored. A candidate
+// that becomes active takes over its key's slot, superseding the slot's
+// head. memory.ErrNotFound when id is missing or no longer active or a
+// candidate.
+func (s *Store) ReinforceMemory(ctx context.Context, tenant, id string, r memory.Reinforcement) (memory.Memory, error) {
+	return s.promote(ctx, tenant, id, r.UserID, cypherReinforce, map[string]any{
+		"session": r.SessionID, "step": r.ImportanceStep, "at": r.At.UTC(), "activate_at": r.ActivateAt,
+		"idem": strOrNil(r.IdempotencyKey),
+	})
+}
+
+// ConfirmMemory makes the candidate id active, taking over its key's slot,
+// and returns it. An active memory is returned as it is;
+// memory.ErrConflict for any other status, memory.ErrNotFound when missing.
+func (s *Store) ConfirmMemory(ctx context.Context, tenant, id, userID string, at time.Time) (memory.Memory, error) {
+	return s.promote(ctx, tenant, id, userID, cypherConfirm, map[string]any{"at": at.UTC()})
+}
+
+// promote runs a query that may turn a candidate active, then supersedes the
+// slot's old head when it did. It locks the user first, as every write does,
+// so that promotions and creations of one slot queue in one order.
+func (s *Store) promote(ctx context.Context, tenant, id, userID, cypher string, params map[string]any) (memory.Memory, error) {
+	params["tenant"], params["id"] = tenant, id
+	var out memory.Memory
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		if err := lockBatch(ctx, tx, tenant, []memory.Memory{{UserID: userID}}); err != nil {
+			return err
+		}
+		recs, err := collect(ctx, tx, cypher, params)
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return memory.ErrNotFound
+		}
+		r := recs[0].AsMap()
+		before, status, key := str(r["before"]), str(r["status"]), str(r["key"])
+		if status != memory.StatusActive && status != memory.StatusCandidate {
+			return fmt.Errorf("%w: memory %s is %s", memory.ErrConflict, id, status)
+		}
+		if before == memory.StatusCandidate && status == memory.StatusActive && key != "" {
+			err := exec(ctx, tx, cypherSupersedeSlot, map[string]any{
+				"tenant": tenant, "id": id, "user_id": str(r["user_id"]), "key": key, "reason": reasonActivated,
+			})
+			if err != nil {
+				return err
+			}
+		}
+		out, err = getMemory(ctx, tx, tenant, id)
+		return err
+	})
+	return out, err
 }

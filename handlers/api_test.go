@@ -71,10 +71,14 @@ func has(list []string, id string) bool {
 
 func TestPreferenceRecalledInNewSession(t *testing.T) {
 	f := apptest.Start(t)
-	pref := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", SessionID: "s-1", Type: memory.TypeProfile, Kind: "preference", Key: "answer_style",
-		Content: "Alice prefers short answers without long explanations.",
-	})
+	// A preference is trusted once seen in two sessions.
+	for _, session := range []string{"s-0", "s-1"} {
+		write(t, f, "support-bot", memory.NewMemory{
+			UserID: "alice", SessionID: session, Type: memory.TypeProfile, Kind: "preference", Key: "answer_style",
+			Content: "Alice prefers short answers without long explanations.",
+		})
+	}
+	pref := list(t, f, "support-bot", "user_id=alice&kind=preference&status=active")[0]
 	create(t, f, "support-bot", memory.NewMemory{
 		UserID: "alice", SessionID: "s-1", Type: memory.TypeEpisodic, Kind: "ticket",
 		Content: "Alice asked how to reset the password of her dashboard account.",

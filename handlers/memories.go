@@ -162,6 +162,16 @@ func (a *api) updateMemory(c *gin.Context) error {
 	return nil
 }
 
+func (a *api) confirmMemory(c *gin.Context) error {
+	m, err := a.svc.Confirm(c.Request.Context(), principalOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.Header("ETag", etag(m.Version))
+	c.JSON(http.StatusOK, m)
+	return nil
+}
+
 func (a *api) deleteMemory(c *gin.Context) error {
 	r, err := a.svc.Delete(c.Request.Context(), principalOf(c), c.Param("id"))
 	if err != nil {

@@ -298,6 +298,14 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice paid with card 4111 1111 1111 1111", Source: memory.SourceInferred},
 	}})
 	expectResponse(t, "create batch with a skip and a candidate", r, http.StatusCreated)
+	var withCandidate struct{ Memories []memory.Memory }
+	r.Decode(t, &withCandidate)
+	r = f.Do(t, "alice", "POST", "/v1/memories/"+withCandidate.Memories[0].ID+"/confirm", nil)
+	expectResponse(t, "confirm", r, http.StatusOK)
+	r = f.Do(t, bot, "POST", "/v1/memories/"+withCandidate.Memories[0].ID+"/confirm", nil)
+	expectResponse(t, "confirm as an agent", r, http.StatusForbidden, "forbidden")
+	r = f.Do(t, bot, "POST", "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice asked when order 42 will be delivered."})
+	expectResponse(t, "create a repeat", r, http.StatusOK)
 
 	r = f.Do(t, bot, "GET", "/v1/memories/"+first.ID, nil)
 	expectResponse(t, "get", r, http.StatusOK)

@@ -71,6 +71,7 @@ func New(opts Options) http.Handler {
 	v1.PATCH("/memories/:id", a.handle(a.updateMemory))
 	v1.DELETE("/memories/:id", a.handle(a.deleteMemory))
 	v1.GET("/memories/:id/history", a.handle(a.history))
+	v1.POST("/memories/:id/confirm", a.handle(a.confirmMemory))
 	v1.DELETE("/users/:id", a.handle(a.eraseUser))
 	v1.POST("/janitor/sweep", a.handle(a.sweep))
 	v1.POST("/recall", a.handle(a.recall))

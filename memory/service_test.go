@@ -264,11 +264,11 @@ func TestCreateDefaults(t *testing.T) {
 		{"admin names an agent", adminAcme, func() NewMemory { n := validNew(); n.AgentID = "billing-bot"; return n }(),
 			with(func(m *Memory) { m.AgentID = "billing-bot" })},
 		{"explicit values are kept", agentSupport, NewMemory{
-			UserID: "alice", SessionID: "s1", Type: TypeProfile, Kind: "preference", Key: "drink",
+			UserID: "alice", SessionID: "s1", Type: TypeProfile, Kind: "habit", Key: "drink",
 			Content: "tea", Sensitivity: SensitivityConfidential, Importance: ptr(0.9), Confidence: ptr(0.0),
 			Source: "chat", Entities: []Entity{{ID: "p1", Kind: "product", Name: "Tea"}}, IdempotencyKey: "req-1",
 		}, with(func(m *Memory) {
-			m.AgentID, m.SessionID, m.Type, m.Kind, m.Key, m.Content = "support-bot", "s1", TypeProfile, "preference", "drink", "tea"
+			m.AgentID, m.SessionID, m.Type, m.Kind, m.Key, m.Content = "support-bot", "s1", TypeProfile, "habit", "drink", "tea"
 			m.Sensitivity, m.Importance, m.Confidence, m.Source = SensitivityConfidential, 0.9, 0, "chat"
 			m.Entities, m.IdempotencyKey = []Entity{{ID: "p1", Kind: "product", Name: "Tea"}}, "req-1"
 		})},

@@ -4,7 +4,7 @@
 # package's types):
 #
 #   principal: {tenant, kind: agent|user|admin|analyst, id, roles: [...]}
-#   action:    read | write | delete | manage
+#   action:    read | write | delete | manage | confirm
 #   resource:  a memory's metadata, never its content:
 #              {tenant, id, user_id, agent_id, type, kind, sensitivity, status}
 #              (for manage, only tenant matters)
@@ -46,7 +46,7 @@ action_name := object.get(input, "action", "?")
 
 principal_kinds := {"agent", "user", "admin", "analyst"}
 
-actions := {"read", "write", "delete", "manage"}
+actions := {"read", "write", "delete", "manage", "confirm"}
 
 # Guards. Each is stated positively, so that a missing input field fails it.
 
@@ -121,6 +121,15 @@ permits contains "user reads memories about themselves" if {
 permits contains "user deletes memories about themselves" if {
 	input.principal.kind == "user"
 	input.action == "delete"
+	input.resource.user_id == input.principal.id
+}
+
+# A candidate memory (an agent's inference, a preference seen too few times)
+# becomes active when the user it is about confirms it. Agents cannot confirm
+# their own guesses.
+permits contains "user confirms memories about themselves" if {
+	input.principal.kind == "user"
+	input.action == "confirm"
 	input.resource.user_id == input.principal.id
 }
 

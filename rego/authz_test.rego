@@ -207,3 +207,14 @@ test_analyst_does_not_write_or_delete if {
 test_roles_of_other_kinds_are_ignored if {
 	not allowed(object.union(user, {"roles": ["analyst_full"]}), "read", mem({"user_id": "u2", "type": "semantic"}))
 }
+
+test_user_confirms_memories_about_themselves if {
+	allowed(user, "confirm", mem({"status": "candidate"}))
+	reasons(user, "confirm", mem({"status": "candidate"})) == {"user confirms memories about themselves"}
+}
+
+test_user_does_not_confirm_memories_about_others if not allowed(user, "confirm", mem({"user_id": "u2", "status": "candidate"}))
+
+test_agent_does_not_confirm_its_guesses if not allowed(agent, "confirm", mem({"status": "candidate"}))
+
+test_admin_confirms if allowed(admin, "confirm", mem({"status": "candidate"}))

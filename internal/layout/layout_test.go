@@ -101,6 +101,8 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"mneme/policy": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/handlers"},
 		"mneme/embed":  {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers"},
 		"mneme/seed":   {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/handlers"},
+		// The guard only detects: no store, no policy, no domain.
+		"mneme/guard": {"github.com/", "mneme/"},
 		// The leader lock is Redis only; it knows nothing of memories.
 		"mneme/leader":  {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/memory"},
 		"mneme/extract": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/internal/app"},
