@@ -1,0 +1,101 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+// TestConcurrentWritersOfOneKeyKeepOneChain has two agents write the same
+// key of one user from many goroutines at once, through the API. Every
+// write must land as one version of a single chain: one active head,
+// versions 1..n without gaps or repeats, each superseding the one before,
+// and the head's history holding them all.
+func TestConcurrentWritersOfOneKeyKeepOneChain(t *testing.T) {
+	f := apptest.Start(t)
+	const perAgent = 12
+	agents := []string{"order-bot", "finance-bot"}
+	var wg sync.WaitGroup
+	for _, agent := range agents {
+		for i := range perAgent {
+			wg.Go(func() {
+				m := write(t, f, agent, memory.NewMemory{
+					UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget",
+					Content: fmt.Sprintf("Alice's purchasing budget is %dk, says %s", 100+i, agent),
+				})
+				if m.Outcome != memory.OutcomeCreated {
+					t.Errorf("%s write %d: outcome %s, want created", agent, i, m.Outcome)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	n := perAgent * len(agents)
+
+	all := list(t, f, apptest.Admin, "user_id=alice&kind=budget&limit=500")
+	if len(all) != n {
+		t.Fatalf("%d memories stored, want %d", len(all), n)
+	}
+	byVersion := map[int]memory.Memory{}
+	var head memory.Memory
+	for _, m := range all {
+		if _, dup := byVersion[m.Version]; dup {
+			t.Errorf("version %d appears twice", m.Version)
+		}
+		byVersion[m.Version] = m
+		if m.Status == memory.StatusActive {
+			if head.ID != "" {
+				t.Errorf("two active heads: %s and %s", head.ID, m.ID)
+			}
+			head = m
+		}
+	}
+	if head.Version != n {
+		t.Fatalf("head %s is version %d, want %d", head.ID, head.Version, n)
+	}
+	for v := 1; v <= n; v++ {
+		m, ok := byVersion[v]
+		switch {
+		case !ok:
+			t.Errorf("version %d is missing", v)
+		case v == 1 && m.Supersedes != "":
+			t.Errorf("version 1 supersedes %s", m.Supersedes)
+		case v > 1 && m.Supersedes != byVersion[v-1].ID:
+			t.Errorf("version %d supersedes %q, want version %d (%s)", v, m.Supersedes, v-1, byVersion[v-1].ID)
+		case v < n && (m.Status != memory.StatusSuperseded || m.ValidTo == nil):
+			t.Errorf("version %d is %s with valid_to %v, want superseded with an end", v, m.Status, m.ValidTo)
+		}
+	}
+
+	r := f.Do(t, apptest.Admin, http.MethodGet, "/v1/memories/"+head.ID+"/history", nil)
+	var hist struct{ Memories []memory.Memory }
+	r.Decode(t, &hist)
+	versions := make([]int, len(hist.Memories))
+	for i, m := range hist.Memories {
+		versions[i] = m.Version
+	}
+	if len(versions) != n || !sort.SliceIsSorted(versions, func(i, j int) bool { return versions[i] > versions[j] }) || versions[0] != n {
+		t.Errorf("history of the head = versions %v, want %d..1", versions, n)
+	}
+	// Both agents' writes are in the history.
+	by := map[string]int{}
+	for _, m := range hist.Memories {
+		by[m.AgentID]++
+	}
+	for _, a := range agents {
+		if by[a] != perAgent {
+			t.Errorf("history holds %d versions by %s, want %d", by[a], a, perAgent)
+		}
+	}
+
+	// A writer holding a stale version is refused.
+	r = f.Do(t, apptest.Admin, http.MethodPatch, "/v1/memories/"+head.ID, map[string]any{"importance": 0.9}, "If-Match", fmt.Sprint(n-1))
+	if r.Status != http.StatusConflict {
+		t.Errorf("PATCH with a stale If-Match = %d %s, want 409", r.Status, r.Body)
+	}
+}
