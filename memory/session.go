@@ -203,6 +203,11 @@ func (s *Service) EndSession(ctx context.Context, sess Session) ([]Memory, error
 		found = found[:MaxExtractedPerRun-1]
 	}
 	found = append(found, sessionRecord(sess, found))
+	// This runs outside a request, so nothing has made sure this replica
+	// decides with the tenant's current policy and grants yet.
+	if err := s.Sync(ctx, sess.Owner.Tenant); err != nil {
+		return nil, err
+	}
 	idem := fmt.Sprintf("session:%s:%d", sess.ID, sess.CreatedAt.UnixMilli())
 	for i := range found {
 		found[i].Tenant, found[i].AgentID = "", ""
