@@ -51,8 +51,9 @@ const memoryProjection = `m {.*, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind
 const memoryProjectionLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]} AS memory`
 
-// Writing memories. One CreateMemories call runs these, per memory and in
-// order, inside one transaction.
+// Writing memories. CreateMemories takes cypherLockBatch, then writes the
+// whole batch with cypherWriteBatch (cypher_batch.go); ReplaceMemory uses
+// the others.
 const (
 	// cypherLockBatch takes every node a write will link to, in one global
 	// order — users, agents, sessions, entities, each list sorted by id —
@@ -89,29 +90,7 @@ CALL {
 SET m += $props
 RETURN m.id AS id`
 
-	// cypherMergeIdempotent creates the memory unless one with the same
-	// idempotency key exists. MERGE on the (tenant, idem_key) uniqueness
-	// constraint locks the key, so concurrent retries cannot both create.
-	cypherMergeIdempotent = `MERGE (m:Memory {tenant: $tenant, idem_key: $idem_key})
-ON CREATE SET m += $props, m._created = true
-WITH m, m._created IS NOT NULL AS created
-REMOVE m._created
-RETURN m.id AS id, created`
-
-	// cypherSupersedeSlot makes the new memory the head of its (user, key)
-	// slot: every other active memory in the slot becomes superseded (there is
-	// at most one unless data predates the lock), and the new memory takes the
-	// next version number.
-	cypherSupersedeSlot = `MATCH (n:Memory {tenant: $tenant, id: $id})
-MATCH (o:Memory {tenant: $tenant, user_id: $user_id, key: $key})
-WHERE o.status = 'active' AND o.id <> $id
-SET o.status = 'superseded', o.valid_to = n.valid_from, o.updated_at = n.updated_at
-CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(o)
-WITH n, max(o.version) AS top
-SET n.version = top + 1
-RETURN n.version AS version`
-
-	// cypherLinkMemory adds the edges of a new memory. FOREACH over a zero-
+	// cypherLinkMemory adds the edges of a new version. FOREACH over a zero-
 	// or one-element list is Cypher 5's conditional write.
 	cypherLinkMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
 MERGE (u:User {tenant: $tenant, id: $user_id})

@@ -25,14 +25,38 @@ const (
 // supersession. An active memory with a Key supersedes the active memory in
 // its (tenant, user, key) slot, taking the next version number; memories of
 // one batch apply in order. A memory in another status (a candidate, say) is
-// stored beside the slot's head without displacing it. A memory whose IdempotencyKey is already stored for
-// the tenant is not created; the stored memory is returned in its place.
-// Every memory of a batch must belong to the same tenant.
+// stored beside the slot's head without displacing it. A memory whose
+// IdempotencyKey is already stored for the tenant is not created; the stored
+// memory is returned in its place. Every memory of a batch must belong to
+// the same tenant. The whole batch costs two queries: the locks, then the
+// writes.
 func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memory.Memory, error) {
+	ws, err := s.writeBatch(ctx, ms, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memory.Memory, len(ws))
+	for i, w := range ws {
+		out[i] = w.Memory
+	}
+	return out, nil
+}
+
+// WriteEvents is CreateMemories for writes applied from the queue: it
+// reports an outcome per memory, and an active memory with a Key is not
+// written when its slot's active head has a later valid_from (stale).
+func (s *Store) WriteEvents(ctx context.Context, ms []memory.Memory) ([]memory.Written, error) {
+	return s.writeBatch(ctx, ms, true)
+}
+
+// writeBatch commits ms in one transaction, checking for stale events when
+// checkStale is set.
+func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, checkStale bool) ([]memory.Written, error) {
 	if len(ms) == 0 {
 		return nil, nil
 	}
 	tenant := ms[0].Tenant
+	rows := make([]map[string]any, len(ms))
 	for i, m := range ms {
 		if err := checkNew(m); err != nil {
 			return nil, err
@@ -40,19 +64,45 @@ func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memor
 		if m.Tenant != tenant {
 			return nil, memory.Invalid(fmt.Sprintf("memories[%d].tenant", i), "every memory of a batch must belong to one tenant")
 		}
+		// Only an active memory takes over its slot: a candidate (or a
+		// memory imported in another status) must not displace the trusted
+		// fact, and is never stale.
+		slot := m.Key != "" && m.Status == memory.StatusActive
+		rows[i] = map[string]any{
+			"i": i, "props": memoryProps(m), "idem": strOrNil(m.IdempotencyKey),
+			"user_id": m.UserID, "key": strOrNil(m.Key), "entities": entityParams(m.Entities),
+			"supersede": slot, "check_stale": slot && checkStale,
+		}
 	}
-	var out []memory.Memory
+	var out []memory.Written
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		out = make([]memory.Memory, 0, len(ms)) // work may be retried: start afresh
+		out = make([]memory.Written, len(ms)) // work may be retried: start afresh
 		if err := lockBatch(ctx, tx, tenant, ms); err != nil {
 			return err
 		}
-		for _, m := range ms {
-			stored, err := createMemory(ctx, tx, m)
+		recs, err := collect(ctx, tx, cypherWriteBatch, map[string]any{
+			"tenant": tenant, "rows": rows, "reason": reasonSameKey,
+		})
+		if err != nil {
+			return err
+		}
+		if len(recs) != len(ms) {
+			return fmt.Errorf("graph: batch of %d memories returned %d rows", len(ms), len(recs))
+		}
+		for _, r := range recs {
+			rm := r.AsMap()
+			i := int(integer(rm["i"]))
+			m, err := decodeMemory(rm["memory"])
 			if err != nil {
 				return err
 			}
-			out = append(out, stored)
+			w := memory.Written{Memory: m, Outcome: str(rm["outcome"])}
+			if w.Outcome == memory.OutcomeCreated {
+				// The new memory's embedding is the one sent; reading it back
+				// would only cost bandwidth.
+				w.Memory.Embedding = ms[i].Embedding
+			}
+			out[i] = w
 		}
 		return nil
 	})
@@ -103,42 +153,6 @@ func checkNew(m memory.Memory) error {
 		return memory.Invalid("user_id", "is required")
 	}
 	return nil
-}
-
-// createMemory writes one memory inside tx and returns it as stored.
-func createMemory(ctx context.Context, tx neo4j.ManagedTransaction, m memory.Memory) (memory.Memory, error) {
-	props := memoryProps(m)
-	if m.IdempotencyKey != "" {
-		recs, err := collect(ctx, tx, cypherMergeIdempotent, map[string]any{
-			"tenant": m.Tenant, "idem_key": m.IdempotencyKey, "props": props,
-		})
-		if err != nil {
-			return memory.Memory{}, err
-		}
-		if len(recs) != 1 {
-			return memory.Memory{}, fmt.Errorf("graph: idempotent create returned %d rows", len(recs))
-		}
-		if created, _ := recs[0].Get("created"); created != true {
-			id, _ := recs[0].Get("id")
-			return getMemory(ctx, tx, m.Tenant, str(id))
-		}
-	} else if err := exec(ctx, tx, cypherCreateMemory, map[string]any{"tenant": m.Tenant, "props": props}); err != nil {
-		return memory.Memory{}, err
-	}
-	// Only an active memory takes over its slot: a candidate (or a memory
-	// imported in another status) must not displace the trusted fact.
-	if m.Key != "" && m.Status == memory.StatusActive {
-		err := exec(ctx, tx, cypherSupersedeSlot, map[string]any{
-			"tenant": m.Tenant, "id": m.ID, "user_id": m.UserID, "key": m.Key, "reason": reasonSameKey,
-		})
-		if err != nil {
-			return memory.Memory{}, err
-		}
-	}
-	if err := link(ctx, tx, m); err != nil {
-		return memory.Memory{}, err
-	}
-	return getMemory(ctx, tx, m.Tenant, m.ID)
 }
 
 // link adds the edges of a newly created memory.
