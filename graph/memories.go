@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -50,13 +51,12 @@ func (s *Store) WriteEvents(ctx context.Context, ms []memory.Memory) ([]memory.W
 }
 
 // writeBatch commits ms in one transaction, checking for stale events when
-// checkStale is set.
+// checkStale is set. See cypher_batch.go for the three queries it runs.
 func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, checkStale bool) ([]memory.Written, error) {
 	if len(ms) == 0 {
 		return nil, nil
 	}
 	tenant := ms[0].Tenant
-	rows := make([]map[string]any, len(ms))
 	for i, m := range ms {
 		if err := checkNew(m); err != nil {
 			return nil, err
@@ -64,52 +64,198 @@ func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, checkStale b
 		if m.Tenant != tenant {
 			return nil, memory.Invalid(fmt.Sprintf("memories[%d].tenant", i), "every memory of a batch must belong to one tenant")
 		}
-		// Only an active memory takes over its slot: a candidate (or a
-		// memory imported in another status) must not displace the trusted
-		// fact, and is never stale.
-		slot := m.Key != "" && m.Status == memory.StatusActive
-		rows[i] = map[string]any{
-			"i": i, "props": memoryProps(m), "idem": strOrNil(m.IdempotencyKey),
-			"user_id": m.UserID, "key": strOrNil(m.Key), "entities": entityParams(m.Entities),
-			"supersede": slot, "check_stale": slot && checkStale,
-		}
 	}
 	var out []memory.Written
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		out = make([]memory.Written, len(ms)) // work may be retried: start afresh
 		if err := lockBatch(ctx, tx, tenant, ms); err != nil {
 			return err
 		}
-		recs, err := collect(ctx, tx, cypherWriteBatch, map[string]any{
-			"tenant": tenant, "rows": rows, "reason": reasonSameKey,
-		})
+		st, err := readBatchState(ctx, tx, tenant, ms)
 		if err != nil {
 			return err
 		}
-		if len(recs) != len(ms) {
-			return fmt.Errorf("graph: batch of %d memories returned %d rows", len(ms), len(recs))
+		plan := planBatch(ms, st, checkStale)
+		out = plan.written // work may be retried: the plan is built afresh
+		if len(plan.rows) == 0 {
+			return nil
 		}
-		for _, r := range recs {
-			rm := r.AsMap()
-			i := int(integer(rm["i"]))
-			m, err := decodeMemory(rm["memory"])
-			if err != nil {
-				return err
-			}
-			w := memory.Written{Memory: m, Outcome: str(rm["outcome"])}
-			if w.Outcome == memory.OutcomeCreated {
-				// The new memory's embedding is the one sent; reading it back
-				// would only cost bandwidth.
-				w.Memory.Embedding = ms[i].Embedding
-			}
-			out[i] = w
-		}
-		return nil
+		return exec(ctx, tx, cypherWriteBatch, map[string]any{
+			"tenant": tenant, "rows": plan.rows, "supersedes": plan.supersedes, "reason": reasonSameKey,
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// batchState is what a batch's outcome depends on, read under its locks.
+type batchState struct {
+	dups     map[string]memory.Memory // by idempotency key
+	heads    map[slot][]memory.Memory // active memories per slot
+	entities map[string]memory.Entity // as stored, by id
+}
+
+// slot is a (user, key) pair; the tenant is the batch's.
+type slot struct{ user, key string }
+
+// takesSlot says whether m becomes the head of its slot: only an active
+// memory with a key does. A candidate (or a memory imported in another
+// status) must not displace the trusted fact, and is never stale.
+func takesSlot(m memory.Memory) bool { return m.Key != "" && m.Status == memory.StatusActive }
+
+func readBatchState(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) (batchState, error) {
+	idems, slots, entityIDs := map[string]bool{}, map[slot]bool{}, map[string]bool{}
+	for _, m := range ms {
+		if m.IdempotencyKey != "" {
+			idems[m.IdempotencyKey] = true
+		}
+		if takesSlot(m) {
+			slots[slot{m.UserID, m.Key}] = true
+		}
+		for _, e := range m.Entities {
+			entityIDs[e.ID] = true
+		}
+	}
+	slotParams := make([]map[string]any, 0, len(slots))
+	for sl := range slots {
+		slotParams = append(slotParams, map[string]any{"user_id": sl.user, "key": sl.key})
+	}
+	recs, err := collect(ctx, tx, cypherBatchState, map[string]any{
+		"tenant": tenant, "idems": slices.Collect(maps.Keys(idems)), "slots": slotParams,
+		"entity_ids": slices.Collect(maps.Keys(entityIDs)),
+	})
+	if err != nil {
+		return batchState{}, err
+	}
+	if len(recs) != 1 {
+		return batchState{}, fmt.Errorf("graph: batch state returned %d rows", len(recs))
+	}
+	r := recs[0].AsMap()
+	st := batchState{dups: map[string]memory.Memory{}, heads: map[slot][]memory.Memory{}, entities: map[string]memory.Entity{}}
+	dups, _ := r["dups"].([]any)
+	for _, v := range dups {
+		m, err := decodeMemory(v)
+		if err != nil {
+			return batchState{}, err
+		}
+		st.dups[m.IdempotencyKey] = m
+	}
+	heads, _ := r["heads"].([]any)
+	for _, v := range heads {
+		m, err := decodeMemory(v)
+		if err != nil {
+			return batchState{}, err
+		}
+		sl := slot{m.UserID, m.Key}
+		st.heads[sl] = append(st.heads[sl], m)
+	}
+	ents, _ := r["entities"].([]any)
+	for _, v := range ents {
+		em, _ := v.(map[string]any)
+		e := memory.Entity{ID: str(em["id"]), Kind: str(em["kind"]), Name: str(em["name"])}
+		st.entities[e.ID] = e
+	}
+	return st, nil
+}
+
+// batchPlan is what a batch writes and reports.
+type batchPlan struct {
+	written    []memory.Written
+	rows       []map[string]any
+	supersedes []map[string]any
+}
+
+// planBatch decides, in batch order, what becomes of each memory: a stored
+// or earlier idempotency key makes it a duplicate; with checkStale, a head
+// of its slot valid from later makes it stale; otherwise it is created, and
+// if it takes its slot it supersedes every active head there and takes the
+// next version. Created memories are reported as the store would read them
+// back: times in UTC, entities as stored, sorted by id.
+func planBatch(ms []memory.Memory, st batchState, checkStale bool) batchPlan {
+	p := batchPlan{written: make([]memory.Written, len(ms))}
+	dups := maps.Clone(st.dups)
+	heads := make(map[slot][]memory.Memory, len(st.heads))
+	for sl, hs := range st.heads {
+		heads[sl] = slices.Clone(hs)
+	}
+	for i, m := range ms {
+		if d, ok := dups[m.IdempotencyKey]; ok && m.IdempotencyKey != "" {
+			p.written[i] = memory.Written{Memory: d, Outcome: memory.OutcomeDuplicate}
+			continue
+		}
+		sl := slot{m.UserID, m.Key}
+		if checkStale && takesSlot(m) {
+			if newest, ok := newestHead(heads[sl]); ok && newest.ValidFrom.After(m.ValidFrom) {
+				p.written[i] = memory.Written{Memory: newest, Outcome: memory.OutcomeStale}
+				continue
+			}
+		}
+		m = asStored(m, st.entities)
+		if takesSlot(m) {
+			if top := heads[sl]; len(top) > 0 {
+				best := top[0]
+				for _, h := range top {
+					p.supersedes = append(p.supersedes, map[string]any{"id": m.ID, "prev": h.ID})
+					if h.Version > best.Version {
+						best = h
+					}
+				}
+				m.Version, m.Supersedes = best.Version+1, best.ID
+			}
+			heads[sl] = []memory.Memory{m}
+		}
+		if m.IdempotencyKey != "" {
+			dups[m.IdempotencyKey] = m
+		}
+		p.written[i] = memory.Written{Memory: m, Outcome: memory.OutcomeCreated}
+		p.rows = append(p.rows, map[string]any{
+			"props": memoryProps(m), "user_id": m.UserID, "entities": entityParams(m.Entities),
+		})
+	}
+	return p
+}
+
+// newestHead returns the head valid from the latest time.
+func newestHead(hs []memory.Memory) (memory.Memory, bool) {
+	if len(hs) == 0 {
+		return memory.Memory{}, false
+	}
+	best := hs[0]
+	for _, h := range hs[1:] {
+		if h.ValidFrom.After(best.ValidFrom) {
+			best = h
+		}
+	}
+	return best, true
+}
+
+// asStored returns m as reading it back would: times in UTC, entities once
+// each with the kind and name stored, sorted by id.
+func asStored(m memory.Memory, stored map[string]memory.Entity) memory.Memory {
+	m.ValidFrom, m.CreatedAt, m.UpdatedAt = utc(m.ValidFrom), utc(m.CreatedAt), utc(m.UpdatedAt)
+	if m.ValidTo != nil {
+		t := utc(*m.ValidTo)
+		m.ValidTo = &t
+	}
+	if len(m.Entities) > 0 {
+		byID := map[string]memory.Entity{}
+		for _, e := range m.Entities {
+			if s, ok := stored[e.ID]; ok {
+				e = s
+			}
+			byID[e.ID] = e
+		}
+		m.Entities = slices.SortedFunc(maps.Values(byID), func(a, b memory.Entity) int { return strings.Compare(a.ID, b.ID) })
+	}
+	return m
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
 }
 
 // lockBatch write-locks every user, agent, session and entity the batch
