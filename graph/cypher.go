@@ -90,6 +90,19 @@ CALL {
 SET m += $props
 RETURN m.id AS id`
 
+	// cypherSupersedeSlot makes the new memory the head of its (user, key)
+	// slot: every other active memory in the slot becomes superseded (there is
+	// at most one unless data predates the lock), and the new memory takes the
+	// next version number.
+	cypherSupersedeSlot = `MATCH (n:Memory {tenant: $tenant, id: $id})
+MATCH (o:Memory {tenant: $tenant, user_id: $user_id, key: $key})
+WHERE o.status = 'active' AND o.id <> $id
+SET o.status = 'superseded', o.valid_to = n.valid_from, o.updated_at = n.updated_at
+CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(o)
+WITH n, max(o.version) AS top
+SET n.version = top + 1
+RETURN n.version AS version`
+
 	// cypherLinkMemory adds the edges of a new version. FOREACH over a zero-
 	// or one-element list is Cypher 5's conditional write.
 	cypherLinkMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})

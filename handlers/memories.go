@@ -50,6 +50,17 @@ func (a *api) createMemories(c *gin.Context) error {
 		}
 		batch = []memory.NewMemory{one}
 	}
+	if async, err := boolParam(c, "async"); err != nil {
+		return err
+	} else if async {
+		job, err := a.svc.CreateAsync(c.Request.Context(), principalOf(c), batch, c.GetHeader("Idempotency-Key"))
+		if err != nil {
+			return err
+		}
+		c.Header("Location", "/v1/jobs/"+job.ID)
+		c.JSON(http.StatusAccepted, job)
+		return nil
+	}
 	results, err := a.svc.Write(c.Request.Context(), principalOf(c), batch)
 	if err != nil {
 		return err
@@ -125,6 +136,26 @@ func (a *api) listMemories(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, page)
+	return nil
+}
+
+// boolParam reads an optional true/false query parameter.
+func boolParam(c *gin.Context, name string) (bool, error) {
+	switch c.Query(name) {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, memory.Invalid(name, "must be true or false")
+}
+
+func (a *api) getJob(c *gin.Context) error {
+	job, err := a.svc.JobStatus(c.Request.Context(), principalOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, job)
 	return nil
 }
 

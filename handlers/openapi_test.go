@@ -307,6 +307,27 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	r = f.Do(t, bot, "POST", "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice asked when order 42 will be delivered."})
 	expectResponse(t, "create a repeat", r, http.StatusOK)
 
+	// An asynchronous write, and its job until a worker has applied it.
+	r = f.Do(t, bot, "POST", "/v1/memories?async=true", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice asked for a callback tomorrow morning",
+	}, "Idempotency-Key", "openapi-async-1")
+	expectResponse(t, "create async", r, http.StatusAccepted)
+	var job memory.JobStatus
+	r.Decode(t, &job)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r = f.Do(t, bot, "GET", "/v1/jobs/"+job.ID, nil)
+		expectResponse(t, "job", r, http.StatusOK)
+		r.Decode(t, &job)
+		if job.Status != memory.JobQueued || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if job.Status != memory.JobDone || len(job.Memories) != 1 {
+		t.Errorf("async job: %+v, want done with one memory", job)
+	}
+
 	r = f.Do(t, bot, "GET", "/v1/memories/"+first.ID, nil)
 	expectResponse(t, "get", r, http.StatusOK)
 	if got := r.Header.Get("ETag"); got != `"1"` {
@@ -470,6 +491,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"push policy as an analyst", apptest.Analyst, "PUT", "/v1/policy", memory.NewPolicy{Modules: []memory.PolicyModule{{Name: "a.rego", Source: "package a"}}}, nil, 403, "forbidden"},
 		{"decisions as a user", "alice", "GET", "/v1/decisions", nil, nil, 403, "forbidden"},
 		{"history of nothing", bot, "GET", "/v1/memories/mem_missing/history", nil, nil, 404, "not_found"},
+		{"someone else's job", "support-bot", "GET", "/v1/jobs/" + job.ID, nil, nil, 404, "not_found"},
+		{"bad async flag", bot, "POST", "/v1/memories?async=maybe", valid, nil, 400, "invalid_argument"},
 		{"missing key", "", "GET", "/v1/memories", nil, nil, 401, "unauthenticated"},
 		{"unknown key", "mn_" + f.Tenant + "_notarealsecret", "GET", "/v1/whoami", nil, nil, 401, "unauthenticated"},
 		{"healthz", "", "GET", "/healthz", nil, nil, 200, ""},
@@ -518,6 +541,7 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"ReplayRequest": memory.ReplayRequest{}, "ReplayReport": memory.ReplayReport{}, "DecisionChange": memory.DecisionChange{},
 		"DecisionRecord": memory.DecisionRecord{},
 		"WriteResult":    memory.WriteResult{},
+		"JobStatus":      memory.JobStatus{}, "JobMemory": memory.JobMemory{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

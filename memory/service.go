@@ -53,6 +53,12 @@ type Options struct {
 	Admin *PolicyAdmin
 	// Write tunes the write pipeline; zero values take defaults.
 	Write WriteConfig
+	// Queue takes asynchronous writes; without it CreateAsync is
+	// unavailable.
+	Queue JobQueue
+	// Events applies queued writes; it defaults to Store when Store
+	// implements EventStore.
+	Events EventStore
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -73,6 +79,8 @@ type Service struct {
 	extract  Extractor
 	sessions SessionStore
 	write    WriteConfig
+	queue    JobQueue
+	events   EventStore
 
 	grantsMu  sync.Mutex // serialises grant reloads into the policy engine
 	admin     *PolicyAdmin
@@ -90,9 +98,13 @@ func NewService(opts Options) (*Service, error) {
 		forget: opts.Forget, erasers: opts.Erasers, janitor: opts.Janitor, extract: opts.Extract,
 		sessions: opts.Sessions,
 		write:    opts.Write.withDefaults(),
+		queue:    opts.Queue, events: opts.Events,
 	}
 	if s.forget == nil {
 		s.forget, _ = opts.Store.(Forgetter)
+	}
+	if s.events == nil {
+		s.events, _ = opts.Store.(EventStore)
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -2,10 +2,8 @@ package memory
 
 import "context"
 
-// Outcomes of writing one memory.
+// Outcomes of writing one memory beside those of Write (OutcomeCreated, …).
 const (
-	// OutcomeCreated: the memory was stored.
-	OutcomeCreated = "created"
 	// OutcomeDuplicate: its idempotency key was stored already; nothing new
 	// was written and the stored memory stands in for it.
 	OutcomeDuplicate = "duplicate"

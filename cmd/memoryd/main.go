@@ -49,6 +49,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.InfoContext(ctx, "demo data loaded", "report", report)
 	}
 
+	if err := a.StartQueueWorkers(ctx); err != nil {
+		return fmt.Errorf("queue workers: %w", err)
+	}
+
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -80,6 +84,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	// Workers stop after the server: writes accepted until then stay queued
+	// and whatever a worker holds is replayed by the next owner of its shard.
+	if err := a.StopQueueWorkers(shutdownCtx); err != nil {
+		log.Warn("queue workers did not stop in time; their batches will be replayed", "err", err)
 	}
 	return nil
 }

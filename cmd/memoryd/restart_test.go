@@ -58,10 +58,12 @@ func TestRestartKeepsEverythingAndOutagesGive503(t *testing.T) {
 
 	addr := freeAddr(t)
 	base := "http://" + addr
+	queuePrefix := "mneme-test-" + memory.NewID("q")
 	startMemoryd := func(args ...string) *exec.Cmd {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "NEO4J_URI="+uri, "NEO4J_USER=", "NEO4J_PASSWORD=", "REDIS_URL="+redisURL, "MNEME_ADDR="+addr)
+		cmd.Env = append(os.Environ(), "NEO4J_URI="+uri, "NEO4J_USER=", "NEO4J_PASSWORD=", "REDIS_URL="+redisURL, "MNEME_ADDR="+addr,
+			"MNEME_QUEUE_PREFIX="+queuePrefix)
 		var logs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		if err := cmd.Start(); err != nil {

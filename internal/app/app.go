@@ -19,6 +19,7 @@ import (
 	"mneme/memory"
 	"mneme/policy"
 	"mneme/policysync"
+	"mneme/queue"
 	"mneme/session"
 )
 
@@ -49,6 +50,10 @@ type App struct {
 	// stop ends the workers New started; workers waits for them.
 	stop    context.CancelFunc
 	workers sync.WaitGroup
+	// Queue holds asynchronous writes; Workers applies them once started.
+	Queue        *queue.Queue
+	QueueWorkers *queue.Pool
+	cfg          Config
 }
 
 // New connects to the stores (waiting up to cfg.StartTimeout for them),
@@ -65,7 +70,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Store: store}
+	a := &App{Store: store, cfg: cfg}
 	ok := false
 	defer func() {
 		if !ok {
@@ -93,7 +98,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.Sessions = session.New(session.Options{
 		Redis: a.Redis, TTL: cfg.SessionTTL, MaxTurns: cfg.SessionMaxTurns, MaxBytes: cfg.SessionMaxBytes,
 	})
-	a.Erasers = []memory.Eraser{a.Sessions}
+	a.Queue = queue.New(a.Redis, queue.Options{Prefix: cfg.Queue.Prefix, Shards: cfg.Queue.Shards, Logger: log})
+	a.Erasers = []memory.Eraser{a.Sessions, a.Queue}
 	a.Service, err = memory.NewService(memory.Options{
 		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall:  memory.RecallConfig{VectorFloor: cfg.VectorFloor, Keywords: embed.Keywords},
@@ -101,6 +107,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Extract:  extract.New(cfg.ExtractLLM, log, nil),
 		Sessions: a.Sessions,
 		Admin:    &memory.PolicyAdmin{Store: store, Engine: a.Policy, Bus: a.Bus, Decisions: a.Decisions},
+		Queue:    a.Queue,
 	})
 	if err != nil {
 		return nil, err
@@ -112,6 +119,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		},
 		Interval: cfg.SessionScan, Logger: log,
 	})
+	a.QueueWorkers = queue.NewPool(a.Queue, queue.PoolOptions{
+		Batch: cfg.Queue.Batch, MaxAttempts: cfg.Queue.MaxAttempts, LeaseTTL: cfg.Queue.LeaseTTL,
+	})
+	a.QueueWorkers.Handle(memory.JobMemories, a.Service.ApplyMemoryJobs)
 	// Every tenant's grants as of start-up, for work that decides outside a
 	// request (which syncs its tenant first); announcements keep them fresh.
 	if err := a.Service.ReloadGrants(startCtx); err != nil {
@@ -128,6 +139,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 // RunSessionExpiry turns expired sessions into memories until ctx ends.
 func (a *App) RunSessionExpiry(ctx context.Context) error {
 	return a.SessionExpiry.Run(ctx)
+}
+
+// StartWorkers starts applying queued jobs in this process, unless the
+// configuration turned workers off. Close stops them.
+func (a *App) StartQueueWorkers(ctx context.Context) error {
+	if !a.cfg.Queue.Workers {
+		return nil
+	}
+	return a.QueueWorkers.Start(ctx)
+}
+
+// StopWorkers lets the workers finish their batches, within ctx.
+func (a *App) StopQueueWorkers(ctx context.Context) error {
+	if a.QueueWorkers == nil {
+		return nil
+	}
+	return a.QueueWorkers.Stop(ctx)
 }
 
 // Ready reports whether Neo4j and Redis both answer.
@@ -161,6 +189,11 @@ func (a *App) Close(ctx context.Context) {
 	if a.stop != nil {
 		a.stop()
 		a.workers.Wait()
+	}
+	if a.QueueWorkers != nil {
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_ = a.QueueWorkers.Stop(stopCtx)
+		cancel()
 	}
 	if a.Redis != nil {
 		_ = a.Redis.Close()

@@ -45,6 +45,17 @@ type Config struct {
 	SessionMaxTurns int
 	SessionMaxBytes int
 	SessionScan     time.Duration
+	Queue           QueueConfig
+}
+
+// QueueConfig is the write queue's part of the configuration.
+type QueueConfig struct {
+	Prefix      string        // Redis key prefix; replicas that share work share it
+	Shards      int           // streams; must not change while writes are queued
+	Batch       int           // entries a worker applies at once
+	MaxAttempts int           // tries before a job is dead-lettered
+	Workers     bool          // apply queued jobs in this process
+	LeaseTTL    time.Duration // how long a dead process holds its shards
 }
 
 // Defaults returns the configuration used when nothing is set.
@@ -65,6 +76,9 @@ func Defaults() Config {
 		SessionMaxTurns: session.DefaultMaxTurns,
 		SessionMaxBytes: session.DefaultMaxBytes,
 		SessionScan:     5 * time.Second,
+		Queue: QueueConfig{
+			Prefix: "mneme", Shards: 8, Batch: 256, MaxAttempts: 5, Workers: true, LeaseTTL: 10 * time.Second,
+		},
 	}
 }
 
@@ -99,6 +113,22 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	duration("MNEME_EXTRACT_LLM_TIMEOUT", &cfg.ExtractLLM.Timeout)
 	duration("MNEME_SESSION_TTL", &cfg.SessionTTL)
 	duration("MNEME_SESSION_SCAN", &cfg.SessionScan)
+	env("MNEME_QUEUE_PREFIX", &cfg.Queue.Prefix)
+	for name, dst := range map[string]*int{
+		"MNEME_QUEUE_SHARDS": &cfg.Queue.Shards, "MNEME_QUEUE_BATCH": &cfg.Queue.Batch, "MNEME_QUEUE_ATTEMPTS": &cfg.Queue.MaxAttempts,
+	} {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", name, v))
+			}
+			*dst = n
+		}
+	}
+	duration("MNEME_QUEUE_LEASE", &cfg.Queue.LeaseTTL)
+	if v := getenv("MNEME_WORKERS"); v != "" {
+		cfg.Queue.Workers = !(v == "0" || strings.EqualFold(v, "false"))
+	}
 	if v := getenv("MNEME_EMBED_DIM"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -131,6 +161,10 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	fs.IntVar(&cfg.SessionMaxBytes, "session-max-bytes", cfg.SessionMaxBytes, "bytes of turn text one session may hold")
 	fs.DurationVar(&cfg.SessionScan, "session-scan", cfg.SessionScan, "how often expired sessions are looked for (MNEME_SESSION_SCAN)")
 	fs.BoolVar(&cfg.Seed, "seed", cfg.Seed, "load the demo dataset at start-up (MNEME_SEED)")
+	fs.StringVar(&cfg.Queue.Prefix, "queue-prefix", cfg.Queue.Prefix, "Redis key prefix of the write queue (MNEME_QUEUE_PREFIX)")
+	fs.IntVar(&cfg.Queue.Shards, "queue-shards", cfg.Queue.Shards, "write queue streams (MNEME_QUEUE_SHARDS)")
+	fs.IntVar(&cfg.Queue.Batch, "queue-batch", cfg.Queue.Batch, "queued jobs a worker applies at once (MNEME_QUEUE_BATCH)")
+	fs.BoolVar(&cfg.Queue.Workers, "workers", cfg.Queue.Workers, "apply queued writes in this process (MNEME_WORKERS)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -192,6 +226,21 @@ func (c Config) Validate() error {
 	}
 	if c.ExtractLLM.Timeout <= 0 {
 		errs = append(errs, errors.New("extract llm timeout must be positive"))
+	}
+	if c.Queue.Prefix == "" || strings.ContainsAny(c.Queue.Prefix, "{} ") {
+		errs = append(errs, fmt.Errorf("queue prefix: %q must be non-empty, without braces or spaces", c.Queue.Prefix))
+	}
+	if c.Queue.Shards < 1 || c.Queue.Shards > 1024 {
+		errs = append(errs, fmt.Errorf("queue shards: %d is outside 1..1024", c.Queue.Shards))
+	}
+	if c.Queue.Batch < 1 || c.Queue.Batch > 10000 {
+		errs = append(errs, fmt.Errorf("queue batch: %d is outside 1..10000", c.Queue.Batch))
+	}
+	if c.Queue.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("queue attempts: %d must be at least 1", c.Queue.MaxAttempts))
+	}
+	if c.Queue.LeaseTTL < time.Second {
+		errs = append(errs, fmt.Errorf("queue lease: %s is shorter than 1s", c.Queue.LeaseTTL))
 	}
 	return errors.Join(errs...)
 }

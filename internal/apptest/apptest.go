@@ -58,6 +58,9 @@ func Start(t testing.TB) *Fixture {
 		}
 		instance, startErr = app.New(context.Background(), config(redisURL), log)
 		if startErr == nil {
+			startErr = instance.StartQueueWorkers(context.Background())
+		}
+		if startErr == nil {
 			server = httptest.NewServer(instance.Handler)
 		}
 	})
@@ -98,6 +101,9 @@ func config(redisURL string) app.Config {
 	cfg.StartTimeout = 30 * time.Second
 	// A loaded CI machine must not turn slow decisions into denials.
 	cfg.PolicyTimeout = 5 * time.Second
+	// A queue of this test process's own: workers of other processes on
+	// the same Redis must not apply its jobs to their graphs.
+	cfg.Queue.Prefix = "mneme-test-" + memory.NewID("q")
 	return cfg
 }
 

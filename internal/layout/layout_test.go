@@ -107,6 +107,8 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"mneme/leader":  {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/memory"},
 		"mneme/extract": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/internal/app"},
 		"mneme/session": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embed"},
+		// The write queue knows Redis and the domain's job types, nothing else.
+		"mneme/queue": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embed", "mneme/internal/app"},
 		// Handlers call the service; they never reach past it.
 		"mneme/handlers": {"github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/journal", "mneme/policysync"},
 		// Redis-backed parts: one job each, nothing of the graph or policy.

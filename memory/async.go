@@ -1,0 +1,228 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Job kinds. A kind names the handler a queue worker gives a job to.
+const (
+	// JobMemories writes memories accepted by CreateAsync.
+	JobMemories = "memories"
+)
+
+// Job statuses.
+const (
+	JobQueued = "queued"
+	JobDone   = "done"
+	JobFailed = "failed"
+)
+
+// Job is one unit of queued work about one user: the queue shards by
+// (Tenant, UserID), so one user's jobs apply in the order they were accepted.
+type Job struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Tenant string `json:"tenant"`
+	UserID string `json:"user_id"`
+	// Principal submitted the job; it is authorised again when applied.
+	Principal Principal `json:"principal"`
+	// AcceptedAt is the event time: memories written by the job are valid
+	// from then, and a slot whose head is newer keeps its head.
+	AcceptedAt time.Time `json:"accepted_at"`
+	// IdempotencyKey makes a resubmission return the first job.
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	Payload        json.RawMessage `json:"payload"`
+}
+
+// JobStatus is what a client sees of a job.
+type JobStatus struct {
+	ID         string      `json:"id"`
+	Kind       string      `json:"kind"`
+	Status     string      `json:"status"`
+	AcceptedAt time.Time   `json:"accepted_at"`
+	FinishedAt *time.Time  `json:"finished_at,omitempty"`
+	Attempts   int         `json:"attempts,omitempty"`
+	Memories   []JobMemory `json:"memories,omitempty"`
+	Error      string      `json:"error,omitempty"`
+	// Owner submitted the job; only it and admins may see the status.
+	Owner Principal `json:"-"`
+}
+
+// JobMemory is what became of one memory of a job: its id and the write's
+// outcome (created, duplicate or stale, see Written).
+type JobMemory struct {
+	ID      string `json:"id"`
+	Outcome string `json:"outcome"`
+}
+
+// JobQueue keeps jobs until a worker applies them. The queue package
+// implements it on Redis Streams.
+type JobQueue interface {
+	// Enqueue stores a new job and returns its status. A job whose
+	// IdempotencyKey the queue has seen for the same tenant and user is not
+	// stored again: the first job's status is returned.
+	Enqueue(ctx context.Context, job Job) (JobStatus, error)
+	// Status returns a job of the tenant, or ErrNotFound.
+	Status(ctx context.Context, tenant, id string) (JobStatus, error)
+}
+
+// JobResult is the outcome of applying one job. Err set means the job failed
+// and may be retried; Memories lists what it wrote otherwise.
+type JobResult struct {
+	Memories []JobMemory
+	Err      error
+}
+
+// CreateAsync validates and authorises memories like Create and queues them
+// for a worker; nothing is stored yet. Every memory of one call must be
+// about the same user, whose writes apply in order. idemKey, when given,
+// makes a retried call return the first call's job.
+func (s *Service) CreateAsync(ctx context.Context, p Principal, in []NewMemory, idemKey string) (JobStatus, error) {
+	if s.queue == nil {
+		return JobStatus{}, fmt.Errorf("%w: no write queue is configured", ErrUnavailable)
+	}
+	if len(in) == 0 {
+		return JobStatus{}, Invalid("memories", "at least one memory is required")
+	}
+	if len(in) > MaxBatch {
+		return JobStatus{}, Invalid("memories", fmt.Sprintf("at most %d memories per request", MaxBatch))
+	}
+	if len(idemKey) > 128 {
+		return JobStatus{}, Invalid("idempotency_key", "must be at most 128 bytes")
+	}
+	if idemKey == "" && len(in) == 1 {
+		idemKey = in[0].IdempotencyKey
+	}
+	now := s.now().UTC()
+	var tenant string
+	in = append([]NewMemory(nil), in...)
+	for i, n := range in {
+		m, err := s.build(p, n, now)
+		if err != nil {
+			return JobStatus{}, prefixField(err, i, len(in))
+		}
+		if i > 0 && (m.UserID != in[0].UserID || m.Tenant != tenant) {
+			return JobStatus{}, Invalid("memories", "an asynchronous write is about one user: every memory needs the same user_id")
+		}
+		tenant = m.Tenant
+		if err := s.require(ctx, p, ActionWrite, ResourceOf(m), now); err != nil {
+			return JobStatus{}, err
+		}
+		// The guard runs before the write is queued: what it rejects is
+		// refused now, and what it masks never reaches Redis in clear.
+		if _, err := s.guard(ctx, p, &m, now); err != nil {
+			return JobStatus{}, prefixGuard(err, i, len(in))
+		}
+		in[i].Content = m.Content
+	}
+	payload, err := json.Marshal(in)
+	if err != nil {
+		return JobStatus{}, fmt.Errorf("encode job: %w", err)
+	}
+	return s.queue.Enqueue(ctx, Job{
+		Kind: JobMemories, Tenant: tenant, UserID: in[0].UserID, Principal: p,
+		AcceptedAt: now, IdempotencyKey: idemKey, Payload: payload,
+	})
+}
+
+// JobStatus returns a job of the principal's tenant. Only the principal that
+// submitted it and the tenant's admins see it; anyone else gets ErrNotFound.
+func (s *Service) JobStatus(ctx context.Context, p Principal, id string) (JobStatus, error) {
+	if s.queue == nil {
+		return JobStatus{}, ErrNotFound
+	}
+	st, err := s.queue.Status(ctx, p.Tenant, id)
+	if err != nil {
+		return JobStatus{}, err
+	}
+	if p.Kind != KindAdmin && (st.Owner.Kind != p.Kind || st.Owner.ID != p.ID) {
+		return JobStatus{}, ErrNotFound
+	}
+	return st, nil
+}
+
+// ApplyMemoryJobs writes the memories of queued JobMemories jobs, in order,
+// with the pipeline of Create: validation, policy (again, as of now),
+// embedding. Each memory is valid from its job's AcceptedAt, and carries an
+// idempotency key (the client's, or one derived from the job), so a job
+// applied twice — after a crash between commit and acknowledgement — writes
+// nothing new. Jobs of one tenant are written in one transaction; when that
+// fails the error is returned for the caller to retry the jobs one by one.
+// A job that cannot be valid or allowed gets its own Err and writes nothing.
+func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult, error) {
+	if s.events == nil {
+		return nil, errors.New("memory: no event store is configured")
+	}
+	now := s.now().UTC()
+	results := make([]JobResult, len(jobs))
+	type span struct{ job, from, to int }
+	var ms []Memory
+	var spans []span
+	for j, job := range jobs {
+		built, err := s.buildJob(ctx, job, now)
+		if err != nil {
+			results[j].Err = err
+			continue
+		}
+		spans = append(spans, span{j, len(ms), len(ms) + len(built)})
+		ms = append(ms, built...)
+	}
+	if len(ms) == 0 {
+		return results, nil
+	}
+	if err := s.embedAll(ctx, ms); err != nil {
+		return nil, err
+	}
+	written := make([]Written, 0, len(ms))
+	for from := 0; from < len(ms); {
+		to := from + 1
+		for to < len(ms) && ms[to].Tenant == ms[from].Tenant {
+			to++
+		}
+		ws, err := s.events.WriteEvents(ctx, ms[from:to])
+		if err != nil {
+			return nil, err
+		}
+		written = append(written, ws...)
+		from = to
+	}
+	for _, sp := range spans {
+		out := results[sp.job].Memories
+		for _, w := range written[sp.from:sp.to] {
+			out = append(out, JobMemory{ID: w.Memory.ID, Outcome: w.Outcome})
+		}
+		results[sp.job].Memories = out
+	}
+	return results, nil
+}
+
+// buildJob turns one queued job into the memories it writes.
+func (s *Service) buildJob(ctx context.Context, job Job, now time.Time) ([]Memory, error) {
+	var in []NewMemory
+	if err := json.Unmarshal(job.Payload, &in); err != nil {
+		return nil, Invalid("payload", "is not a list of memories")
+	}
+	ms := make([]Memory, len(in))
+	for i, n := range in {
+		if n.IdempotencyKey == "" {
+			n.IdempotencyKey = "job:" + job.ID + ":" + strconv.Itoa(i)
+		}
+		m, err := s.build(job.Principal, n, job.AcceptedAt.UTC())
+		if err != nil {
+			return nil, prefixField(err, i, len(in))
+		}
+		if m.Tenant != job.Tenant || m.UserID != job.UserID {
+			return nil, Invalid("memories", "a job's memories must be about the job's tenant and user")
+		}
+		if err := s.require(ctx, job.Principal, ActionWrite, ResourceOf(m), now); err != nil {
+			return nil, err
+		}
+		ms[i] = m
+	}
+	return ms, nil
+}

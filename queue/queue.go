@@ -1,0 +1,338 @@
+// Package queue is Mneme's write queue on Redis Streams: asynchronous writes
+// and ingestion jobs wait here until a worker applies them to the graph.
+//
+// Jobs are sharded by a hash of (tenant, user) into a fixed number of
+// streams. A worker pool leases whole shards, so each shard has one consumer
+// at a time and one user's jobs apply in the order they were accepted.
+// Entries are acknowledged (and deleted) only after the handler's graph
+// commit; a crash before that leaves them pending, and the next owner of the
+// shard claims them with XAUTOCLAIM. Handlers make a replay harmless: every
+// queued memory carries an idempotency key the graph deduplicates on.
+//
+// Keys of one shard share a hash tag, so the layout works on Redis Cluster.
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"mneme/memory"
+)
+
+// Options configures a Queue.
+type Options struct {
+	// Prefix starts every key; replicas that share work share it. Default
+	// "mneme".
+	Prefix string
+	// Shards is the number of streams. It must stay the same while entries
+	// are queued: a user's shard is hash(tenant, user) mod Shards. Default 8.
+	Shards int
+	// StatusTTL is how long job statuses and idempotency keys live. Default
+	// 24h.
+	StatusTTL time.Duration
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Queue is the Redis side of the write queue: it enqueues jobs, answers
+// status queries and erases a user's queued jobs. Pool consumes it.
+type Queue struct {
+	rdb    *redis.Client
+	prefix string
+	shards int
+	ttl    time.Duration
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+var (
+	_ memory.JobQueue = (*Queue)(nil)
+	_ memory.Eraser   = (*Queue)(nil)
+)
+
+// New returns a Queue on rdb.
+func New(rdb *redis.Client, opts Options) *Queue {
+	if opts.Prefix == "" {
+		opts.Prefix = "mneme"
+	}
+	if opts.Shards <= 0 {
+		opts.Shards = 8
+	}
+	if opts.StatusTTL <= 0 {
+		opts.StatusTTL = 24 * time.Hour
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Queue{rdb: rdb, prefix: opts.Prefix, shards: opts.Shards, ttl: opts.StatusTTL, log: opts.Logger, now: opts.Now}
+}
+
+// Shards returns the number of shards.
+func (q *Queue) Shards() int { return q.shards }
+
+// shardOf returns the shard of a user.
+func (q *Queue) shardOf(tenant, user string) int {
+	h := fnv.New32a()
+	h.Write([]byte(tenant))
+	h.Write([]byte{0})
+	h.Write([]byte(user))
+	return int(h.Sum32() % uint32(q.shards))
+}
+
+// Key names. The braces are a Redis Cluster hash tag: a shard's keys live
+// on one node, so the enqueue script may touch them together.
+func (q *Queue) tag(shard int) string { return fmt.Sprintf("%s:q{%d}", q.prefix, shard) }
+
+// Stream returns the name of a shard's stream.
+func (q *Queue) Stream(shard int) string { return q.tag(shard) + ":stream" }
+
+// DeadStream returns the name of a shard's dead-letter stream.
+func (q *Queue) DeadStream(shard int) string { return q.tag(shard) + ":dead" }
+func (q *Queue) leaseKey(shard int) string   { return q.tag(shard) + ":owner" }
+func (q *Queue) statusKey(shard int, tenant, id string) string {
+	return q.tag(shard) + ":job:" + tenant + ":" + id
+}
+
+// userKey names a per-user key without spelling the user id out, so that
+// Redis holds no readable trace of a user beyond the queued jobs themselves.
+func (q *Queue) userKey(shard int, what, tenant, user string, more ...string) string {
+	h := sha256.New()
+	for _, s := range append([]string{tenant, user}, more...) {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return q.tag(shard) + ":" + what + ":" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+func (q *Queue) idemKey(shard int, tenant, user, key string) string {
+	return q.userKey(shard, "idem", tenant, user, key)
+}
+func (q *Queue) userJobsKey(shard int, tenant, user string) string {
+	return q.userKey(shard, "jobs", tenant, user)
+}
+func (q *Queue) fenceKey(shard int, tenant, user string) string {
+	return q.userKey(shard, "erased", tenant, user)
+}
+func (q *Queue) poolsKey() string { return q.prefix + ":q:pools" }
+func (q *Queue) group() string    { return "workers" }
+
+// newJobID returns "job_<shard>_<random>": the shard is part of the id so
+// that a status lookup finds the shard's keys.
+func newJobID(shard int) string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("queue: crypto/rand failed: " + err.Error())
+	}
+	return "job_" + strconv.Itoa(shard) + "_" + hex.EncodeToString(b[:])
+}
+
+// shardOfID reads the shard out of a job id, or -1.
+func (q *Queue) shardOfID(id string) int {
+	rest, ok := strings.CutPrefix(id, "job_")
+	if !ok {
+		return -1
+	}
+	s, rnd, ok := strings.Cut(rest, "_")
+	if !ok || len(rnd) != 24 {
+		return -1
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n >= q.shards {
+		return -1
+	}
+	return n
+}
+
+// enqueueScript stores a job atomically: its idempotency key (unless one is
+// there: then it returns the earlier job's id and stores nothing), its
+// status hash, its place in the user's job set and its stream entry.
+//
+// KEYS: idem key ("" none), status key, user jobs key, stream.
+// ARGV: job id, ttl ms, job JSON, status fields JSON-free: kind, accepted_at, owner JSON.
+var enqueueScript = redis.NewScript(`
+if KEYS[1] ~= '' then
+  local prev = redis.call('GET', KEYS[1])
+  if prev then return prev end
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+redis.call('HSET', KEYS[2], 'status', 'queued', 'kind', ARGV[4], 'accepted_at', ARGV[5], 'owner', ARGV[6], 'idem', KEYS[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+redis.call('XADD', KEYS[4], '*', 'job', ARGV[3])
+return ARGV[1]
+`)
+
+// Enqueue stores job on its user's shard and returns its status. The job's
+// ID is set here. A job whose IdempotencyKey was enqueued before for the
+// same tenant and user (within StatusTTL) is not stored again: the earlier
+// job's status is returned.
+func (q *Queue) Enqueue(ctx context.Context, job memory.Job) (memory.JobStatus, error) {
+	if job.Tenant == "" || job.UserID == "" || job.Kind == "" {
+		return memory.JobStatus{}, errors.New("queue: a job needs a tenant, a user and a kind")
+	}
+	shard := q.shardOf(job.Tenant, job.UserID)
+	job.ID = newJobID(shard)
+	if job.AcceptedAt.IsZero() {
+		job.AcceptedAt = q.now().UTC()
+	}
+	body, err := json.Marshal(job)
+	if err != nil {
+		return memory.JobStatus{}, fmt.Errorf("queue: encode job: %w", err)
+	}
+	owner, _ := json.Marshal(job.Principal)
+	idem := ""
+	if job.IdempotencyKey != "" {
+		idem = q.idemKey(shard, job.Tenant, job.UserID, job.IdempotencyKey)
+	}
+	keys := []string{idem, q.statusKey(shard, job.Tenant, job.ID), q.userJobsKey(shard, job.Tenant, job.UserID), q.Stream(shard)}
+	id, err := enqueueScript.Run(ctx, q.rdb, keys,
+		job.ID, q.ttl.Milliseconds(), body, job.Kind, job.AcceptedAt.Format(time.RFC3339Nano), owner).Text()
+	if err != nil {
+		return memory.JobStatus{}, unavailable("enqueue", err)
+	}
+	return q.Status(ctx, job.Tenant, id)
+}
+
+// Status returns a job of the tenant, or memory.ErrNotFound.
+func (q *Queue) Status(ctx context.Context, tenant, id string) (memory.JobStatus, error) {
+	shard := q.shardOfID(id)
+	if shard < 0 {
+		return memory.JobStatus{}, memory.ErrNotFound
+	}
+	h, err := q.rdb.HGetAll(ctx, q.statusKey(shard, tenant, id)).Result()
+	if err != nil {
+		return memory.JobStatus{}, unavailable("job status", err)
+	}
+	if len(h) == 0 {
+		return memory.JobStatus{}, memory.ErrNotFound
+	}
+	st := memory.JobStatus{ID: id, Kind: h["kind"], Status: h["status"], Error: h["error"]}
+	st.AcceptedAt, _ = time.Parse(time.RFC3339Nano, h["accepted_at"])
+	if t, err := time.Parse(time.RFC3339Nano, h["finished_at"]); err == nil {
+		st.FinishedAt = &t
+	}
+	st.Attempts, _ = strconv.Atoi(h["attempts"])
+	_ = json.Unmarshal([]byte(h["owner"]), &st.Owner)
+	if m := h["memories"]; m != "" {
+		if err := json.Unmarshal([]byte(m), &st.Memories); err != nil {
+			return memory.JobStatus{}, fmt.Errorf("queue: job %s: memories: %w", id, err)
+		}
+	}
+	return st, nil
+}
+
+// Place names the queue in erase receipts.
+func (q *Queue) Place() string { return "queue" }
+
+// EraseUser removes a user's queued jobs — waiting and dead-lettered — with
+// their statuses and idempotency keys, and fences the user: a worker that
+// already read one of those jobs drops it instead of writing it. It returns
+// how many jobs it removed from the streams. A job whose graph write is
+// already under way when EraseUser runs may still commit; erasing the graph
+// after the queue catches it.
+func (q *Queue) EraseUser(ctx context.Context, tenant, userID string) (int64, error) {
+	shard := q.shardOf(tenant, userID)
+	fence := q.now().UTC().UnixNano()
+	if err := q.rdb.Set(ctx, q.fenceKey(shard, tenant, userID), fence, q.ttl).Err(); err != nil {
+		return 0, unavailable("erase fence", err)
+	}
+	var removed int64
+	for _, stream := range []string{q.Stream(shard), q.DeadStream(shard)} {
+		n, err := q.eraseFrom(ctx, stream, tenant, userID)
+		removed += n
+		if err != nil {
+			return removed, err
+		}
+	}
+	jobsKey := q.userJobsKey(shard, tenant, userID)
+	ids, err := q.rdb.SMembers(ctx, jobsKey).Result()
+	if err != nil {
+		return removed, unavailable("erase job statuses", err)
+	}
+	for _, id := range ids {
+		sk := q.statusKey(shard, tenant, id)
+		idem, err := q.rdb.HGet(ctx, sk, "idem").Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return removed, unavailable("erase job status", err)
+		}
+		keys := []string{sk}
+		if idem != "" {
+			keys = append(keys, idem)
+		}
+		if err := q.rdb.Del(ctx, keys...).Err(); err != nil {
+			return removed, unavailable("erase job status", err)
+		}
+	}
+	if err := q.rdb.Del(ctx, jobsKey).Err(); err != nil {
+		return removed, unavailable("erase job set", err)
+	}
+	return removed, nil
+}
+
+// eraseFrom deletes the entries of one user from a stream, acknowledging
+// those a worker holds.
+func (q *Queue) eraseFrom(ctx context.Context, stream, tenant, userID string) (int64, error) {
+	var removed int64
+	start := "-"
+	for {
+		entries, err := q.rdb.XRangeN(ctx, stream, start, "+", 500).Result()
+		if err != nil {
+			return removed, unavailable("erase scan", err)
+		}
+		var ids []string
+		for _, e := range entries {
+			job, err := decodeEntry(e)
+			if err == nil && job.Tenant == tenant && job.UserID == userID {
+				ids = append(ids, e.ID)
+			}
+		}
+		if len(ids) > 0 {
+			pipe := q.rdb.TxPipeline()
+			pipe.XAck(ctx, stream, q.group(), ids...)
+			del := pipe.XDel(ctx, stream, ids...)
+			if _, err := pipe.Exec(ctx); err != nil && !isNoGroup(err) {
+				return removed, unavailable("erase", err)
+			}
+			removed += del.Val()
+		}
+		if len(entries) < 500 {
+			return removed, nil
+		}
+		start = "(" + entries[len(entries)-1].ID
+	}
+}
+
+// decodeEntry reads the job of a stream entry.
+func decodeEntry(e redis.XMessage) (memory.Job, error) {
+	raw, _ := e.Values["job"].(string)
+	var job memory.Job
+	if err := json.Unmarshal([]byte(raw), &job); err != nil {
+		return memory.Job{}, fmt.Errorf("queue: entry %s: %w", e.ID, err)
+	}
+	return job, nil
+}
+
+func isNoGroup(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOGROUP") }
+
+// unavailable wraps a Redis failure as memory.ErrUnavailable.
+func unavailable(what string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("%w: redis %s: %w", memory.ErrUnavailable, what, err)
+}
