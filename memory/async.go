@@ -147,8 +147,10 @@ func (s *Service) JobStatus(ctx context.Context, p Principal, id string) (JobSta
 }
 
 // ApplyMemoryJobs writes the memories of queued JobMemories jobs, in order,
-// with the pipeline of Create: validation, policy (again, as of now),
-// embedding. Each memory is valid from its job's AcceptedAt, and carries an
+// with the pipeline of Create: validation and embedding. Policy is not asked
+// again: it allowed the write when the job was accepted, and a write must
+// not turn into a failure because a policy evaluation timed out on a busy
+// worker. Each memory is valid from its job's AcceptedAt, and carries an
 // idempotency key (the client's, or one derived from the job), so a job
 // applied twice — after a crash between commit and acknowledgement — writes
 // nothing new. Jobs of one tenant are written in one transaction; when that
@@ -158,13 +160,12 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 	if s.events == nil {
 		return nil, errors.New("memory: no event store is configured")
 	}
-	now := s.now().UTC()
 	results := make([]JobResult, len(jobs))
 	type span struct{ job, from, to int }
 	var ms []Memory
 	var spans []span
 	for j, job := range jobs {
-		built, err := s.buildJob(ctx, job, now)
+		built, err := s.buildJob(job)
 		if err != nil {
 			results[j].Err = err
 			continue
@@ -202,7 +203,7 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 }
 
 // buildJob turns one queued job into the memories it writes.
-func (s *Service) buildJob(ctx context.Context, job Job, now time.Time) ([]Memory, error) {
+func (s *Service) buildJob(job Job) ([]Memory, error) {
 	var in []NewMemory
 	if err := json.Unmarshal(job.Payload, &in); err != nil {
 		return nil, Invalid("payload", "is not a list of memories")
@@ -218,9 +219,6 @@ func (s *Service) buildJob(ctx context.Context, job Job, now time.Time) ([]Memor
 		}
 		if m.Tenant != job.Tenant || m.UserID != job.UserID {
 			return nil, Invalid("memories", "a job's memories must be about the job's tenant and user")
-		}
-		if err := s.require(ctx, job.Principal, ActionWrite, ResourceOf(m), now); err != nil {
-			return nil, err
 		}
 		ms[i] = m
 	}
