@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -81,6 +82,16 @@ func TestEraseUserEverywhere(t *testing.T) {
 		ids = append(ids, m.ID)
 	}
 
+	// A queued write the workers cannot apply (no handler knows its kind):
+	// it waits in the queue, retried and then dead-lettered, until the erase.
+	held, _ := json.Marshal(map[string]string{"content": "queued note about " + secret})
+	if _, err := f.App.Queue.Enqueue(t.Context(), memory.Job{
+		Kind: "held-by-the-erase-test", Tenant: f.Tenant, UserID: user, Payload: held,
+		Principal: memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: bot},
+	}); err != nil {
+		t.Fatalf("enqueue: %v", err)
+	}
+
 	// Recall once, so that whatever a recall leaves behind (access counts,
 	// the recall log) exists before the erase.
 	if r := f.Do(t, bot, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: user, Query: "budget " + secret}); r.Status != http.StatusOK {
@@ -101,6 +112,7 @@ func TestEraseUserEverywhere(t *testing.T) {
 		memory.PlaceGraphSessions: 1, // the graph's Session node of the written memories
 		memory.PlaceGraphUsers:    1,
 		"sessions":                1, // the open session in Redis
+		"queue":                   1, // the held write
 	}
 	for place, n := range want {
 		if receipt.Counts[place] != n {

@@ -450,6 +450,11 @@ func (p *Pool) finish(ctx, waitCtx context.Context, shard int, es []entry, resul
 // short: the entry stays pending for the shard's next owner.
 func (p *Pool) applyOne(ctx, waitCtx context.Context, shard int, e entry) bool {
 	for {
+		if p.erased(ctx, shard, e) {
+			p.ack(ctx, shard, e.id)
+			p.stats.Dropped.Add(1)
+			return true
+		}
 		results, err := p.apply(ctx, []entry{e})
 		if err == nil && results[0].Err == nil {
 			e.attempts++ // the attempt that succeeded
@@ -529,6 +534,12 @@ func (p *Pool) markDone(ctx context.Context, shard int, es []entry, results []me
 // failed and acknowledges it.
 func (p *Pool) deadLetter(ctx context.Context, shard int, e entry, raw map[string]any, cause error) {
 	q := p.q
+	if e.job.ID != "" && p.erased(ctx, shard, e) {
+		// Its user was erased while the job was retried: keep nothing.
+		p.ack(ctx, shard, e.id)
+		p.stats.Dropped.Add(1)
+		return
+	}
 	if raw == nil {
 		body, _ := json.Marshal(e.job)
 		raw = map[string]any{"job": string(body)}
@@ -588,6 +599,17 @@ func (p *Pool) dropErased(ctx context.Context, shard int, es []entry) []entry {
 		kept = append(kept, e)
 	}
 	return kept
+}
+
+// erased reports whether the job's user was erased after the job was
+// accepted. A failed read counts as not erased: the job goes on.
+func (p *Pool) erased(ctx context.Context, shard int, e entry) bool {
+	s, err := p.q.rdb.Get(ctx, p.q.fenceKey(shard, e.job.Tenant, e.job.UserID)).Result()
+	if err != nil {
+		return false
+	}
+	at, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && e.job.AcceptedAt.UnixNano() <= at
 }
 
 // sleep waits d or until ctx ends; it reports whether d passed.

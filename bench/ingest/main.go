@@ -163,10 +163,10 @@ func oneRun(ctx context.Context, a *app.App, c config, stdout io.Writer) (runRes
 	res.acceptRate = float64(c.jobs) / res.acceptSecs
 
 	// 2. Drain it with the pool, sampling the applied count every second.
-	stats := a.Workers.Stats()
+	stats := a.QueueWorkers.Stats()
 	base := stats.Memories.Load()
 	start = time.Now()
-	if err := a.Workers.Start(ctx); err != nil {
+	if err := a.QueueWorkers.Start(ctx); err != nil {
 		return res, err
 	}
 	var perSec []float64
@@ -190,7 +190,7 @@ func oneRun(ctx context.Context, a *app.App, c config, stdout io.Writer) (runRes
 	res.rate = float64(res.applied) / res.applySecs
 	stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := a.Workers.Stop(stopCtx); err != nil {
+	if err := a.QueueWorkers.Stop(stopCtx); err != nil {
 		return res, err
 	}
 	// The first seconds warm up and the last is partial: leave them out.

@@ -50,7 +50,7 @@ type App struct {
 	// stop ends the workers New started; workers waits for them.
 	stop    context.CancelFunc
 	workers sync.WaitGroup
-	// Queue holds asynchronous writes; Workers applies them once started.
+	// Queue holds asynchronous writes; QueueWorkers applies them once started.
 	Queue        *queue.Queue
 	QueueWorkers *queue.Pool
 	cfg          Config
