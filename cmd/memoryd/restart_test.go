@@ -27,7 +27,7 @@ func TestRestartKeepsEverythingAndOutagesGive503(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts its own Neo4j")
 	}
-	redisURL := testenv.RedisURL(t)
+	testenv.RedisURL(t) // fails clearly when the harness is missing
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +54,21 @@ func TestRestartKeepsEverythingAndOutagesGive503(t *testing.T) {
 	}
 	uri := neo4jCtl("start")
 	t.Cleanup(func() { neo4jCtl("stop") })
+
+	// And a Redis of its own: Redis holds the policy and grant counters of
+	// the tenants in its Neo4j, so the two belong together.
+	redisDir := filepath.Join(tmp, "redis")
+	redisCtl := func(action string) string {
+		t.Helper()
+		out, err := exec.Command(filepath.Join(root, "scripts", "redis.sh"), action, redisDir).Output()
+		if err != nil {
+			t.Fatalf("redis.sh %s: %v", action, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		return lines[len(lines)-1]
+	}
+	redisURL := redisCtl("start")
+	t.Cleanup(func() { redisCtl("stop") })
 	port := uri[strings.LastIndex(uri, ":")+1:]
 
 	addr := freeAddr(t)
