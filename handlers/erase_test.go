@@ -67,7 +67,7 @@ func TestEraseUserEverywhere(t *testing.T) {
 		t.Fatalf("append turns: %d %s", r.Status, r.Body)
 	}
 	// An ingested conversation: the extractor writes what it finds.
-	r = f.Do(t, bot, http.MethodPost, "/v1/ingest", memory.IngestRequest{UserID: user, Turns: []memory.Turn{
+	r = f.Do(t, bot, http.MethodPost, "/v1/ingest?sync=true", memory.IngestRequest{UserID: user, Turns: []memory.Turn{
 		{Role: memory.RoleUser, Content: "Remember that my budget for " + secret + " is 200k"},
 	}})
 	if r.Status != http.StatusOK && r.Status != http.StatusCreated {

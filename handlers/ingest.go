@@ -8,12 +8,26 @@ import (
 	"mneme/memory"
 )
 
-// ingest learns from conversation turns: the extractor finds what is worth
-// keeping and the service writes it like any other memory.
+// ingest learns from conversation turns. By default the turns are queued
+// (202 and a job to poll); with sync=true the extractor runs now and the
+// answer holds the memories written.
 func (a *api) ingest(c *gin.Context) error {
+	sync, err := boolParam(c, "sync")
+	if err != nil {
+		return err
+	}
 	var req memory.IngestRequest
 	if err := a.bind(c, &req); err != nil {
 		return err
+	}
+	if !sync {
+		job, err := a.svc.IngestAsync(c.Request.Context(), principalOf(c), req, c.GetHeader("Idempotency-Key"))
+		if err != nil {
+			return err
+		}
+		c.Header("Location", "/v1/jobs/"+job.ID)
+		c.JSON(http.StatusAccepted, job)
+		return nil
 	}
 	res, err := a.svc.Ingest(c.Request.Context(), principalOf(c), req)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 func ingest(t *testing.T, f *apptest.Fixture, who string, req memory.IngestRequest) memory.IngestResult {
 	t.Helper()
-	resp := f.Do(t, who, http.MethodPost, "/v1/ingest", req)
+	resp := f.Do(t, who, http.MethodPost, "/v1/ingest?sync=true", req)
 	if resp.Status != http.StatusOK {
 		t.Fatalf("ingest as %s: %d %s", who, resp.Status, resp.Body)
 	}
@@ -102,7 +102,7 @@ func TestIngestChitChatStoresNothing(t *testing.T) {
 // not ingest another user's conversation.
 func TestIngestPolicyApplies(t *testing.T) {
 	f := apptest.Start(t)
-	resp := f.Do(t, "bob", http.MethodPost, "/v1/ingest", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{
+	resp := f.Do(t, "bob", http.MethodPost, "/v1/ingest?sync=true", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{
 		{Role: memory.RoleUser, Content: "My budget is 5k."},
 	}})
 	if resp.Status != http.StatusForbidden {

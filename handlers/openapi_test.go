@@ -405,13 +405,13 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "delete grant again", r, http.StatusNotFound, "not_found")
 
 	// Ingest: turns with a budget, then chit-chat that stores nothing.
-	r = f.Do(t, bot, "POST", "/v1/ingest", memory.IngestRequest{UserID: "alice", SessionID: "s-ingest", Turns: []memory.Turn{
+	r = f.Do(t, bot, "POST", "/v1/ingest?sync=true", memory.IngestRequest{UserID: "alice", SessionID: "s-ingest", Turns: []memory.Turn{
 		{Role: memory.RoleUser, Content: "我们的预算是15万，订单 SO-1004 请周五前送到杭州。", At: time.Now().UTC()},
 		{Role: memory.RoleAssistant, Content: "好的。"},
 	}})
 	expectResponse(t, "ingest", r, http.StatusOK)
 	r = f.Do(t, bot, "POST", "/v1/ingest", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "thanks!"}}})
-	expectResponse(t, "ingest chit-chat", r, http.StatusOK)
+	expectResponse(t, "ingest queued", r, http.StatusAccepted)
 
 	// Sessions: open with turns, read, recall with the session, close.
 	r = f.Do(t, bot, "POST", "/v1/sessions/s-open/turns", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{

@@ -123,6 +123,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Batch: cfg.Queue.Batch, MaxAttempts: cfg.Queue.MaxAttempts, LeaseTTL: cfg.Queue.LeaseTTL,
 	})
 	a.QueueWorkers.Handle(memory.JobMemories, a.Service.ApplyMemoryJobs)
+	a.QueueWorkers.Handle(memory.JobIngest, a.Service.ApplyIngestJobs)
 	// Every tenant's grants as of start-up, for work that decides outside a
 	// request (which syncs its tenant first); announcements keep them fresh.
 	if err := a.Service.ReloadGrants(startCtx); err != nil {

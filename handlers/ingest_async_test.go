@@ -1,0 +1,77 @@
+package handlers_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+// waitJob polls a job until it is no longer queued.
+func waitJob(t *testing.T, f *apptest.Fixture, who, id string) memory.JobStatus {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r := f.Do(t, who, http.MethodGet, "/v1/jobs/"+id, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("job %s: %d %s", id, r.Status, r.Body)
+		}
+		var st memory.JobStatus
+		r.Decode(t, &st)
+		if st.Status != memory.JobQueued {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still queued after 60s", id)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The budget case through the queue: two conversations ingested
+// asynchronously, one user's jobs applied in order; a replayed request with
+// the same Idempotency-Key is the same job and writes nothing new.
+func TestIngestAsyncBudgetSupersedes(t *testing.T) {
+	f := apptest.Start(t)
+	const bot = "order-bot"
+	submit := func(key, text string) memory.JobStatus {
+		t.Helper()
+		r := f.Do(t, bot, http.MethodPost, "/v1/ingest", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{
+			{Role: memory.RoleUser, Content: text},
+		}}, "Idempotency-Key", key)
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("ingest async: %d %s", r.Status, r.Body)
+		}
+		var st memory.JobStatus
+		r.Decode(t, &st)
+		if st.ID == "" || st.Kind != memory.JobIngest {
+			t.Fatalf("job = %+v", st)
+		}
+		return st
+	}
+	one := submit("conv-1", "我们的预算是10万。")
+	two := submit("conv-2", "Our budget is now 150k.")
+	if again := submit("conv-1", "我们的预算是10万。"); again.ID != one.ID {
+		t.Errorf("replayed ingest = job %s, want %s", again.ID, one.ID)
+	}
+	first, second := waitJob(t, f, bot, one.ID), waitJob(t, f, bot, two.ID)
+	if first.Status != memory.JobDone || second.Status != memory.JobDone || len(first.Memories) != 1 || len(second.Memories) != 1 {
+		t.Fatalf("jobs = %+v / %+v", first, second)
+	}
+	got := recall(t, f, bot, memory.RecallRequest{UserID: "alice", Query: "What is the budget?"})
+	if len(got.Memories) == 0 || got.Memories[0].Memory.ID != second.Memories[0].ID || !strings.Contains(got.Context, "150,000") || strings.Contains(got.Context, "100,000") {
+		t.Fatalf("recall = %v, context %q", recalledIDs(got), got.Context)
+	}
+	budgets := list(t, f, bot, "user_id=alice&kind=budget&status=superseded")
+	if len(budgets) != 1 || budgets[0].ID != first.Memories[0].ID || budgets[0].ValidTo == nil {
+		t.Errorf("superseded budgets = %+v", budgets)
+	}
+	// Chit-chat through the queue: done, nothing written.
+	chat := submit("chat", "Thanks, bye!")
+	if st := waitJob(t, f, bot, chat.ID); st.Status != memory.JobDone || len(st.Memories) != 0 {
+		t.Errorf("chit-chat job = %+v", st)
+	}
+}
