@@ -74,6 +74,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cfg.Queue.Prefix = "bench-" + randomHex()
 	cfg.Queue.Batch, cfg.Queue.Shards = c.batch, c.shards
+	// A benchmark on a busy machine must not turn slow policy decisions
+	// into refused writes.
+	cfg.PolicyTimeout = max(cfg.PolicyTimeout, 5*time.Second)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
