@@ -44,11 +44,11 @@ const (
 
 // memoryProjection returns a memory as a map with its entities and the
 // versions it supersedes; decodeMemory reads it. Callers bind the memory to m.
-const memoryProjection = `m {.*, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
+const memoryProjection = `m {.*, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name, .aliases}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]} AS memory`
 
 // memoryProjectionLean is memoryProjection without the embedding, for listings.
-const memoryProjectionLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
+const memoryProjectionLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name, .aliases}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]} AS memory`
 
 // Writing memories. CreateMemories takes cypherLockBatch, then writes the
@@ -81,7 +81,7 @@ CALL {
 CALL {
   UNWIND $entities AS ent
   MERGE (e:Entity {tenant: $tenant, id: ent.id})
-  ON CREATE SET e.kind = ent.kind, e.name = ent.name
+  ON CREATE SET e.kind = ent.kind, e.name = ent.name, e.aliases = ent.aliases
   SET e._lock = true
   REMOVE e._lock
 }`
@@ -116,8 +116,10 @@ FOREACH (session IN CASE WHEN $session_id IS NULL THEN [] ELSE [$session_id] END
   CREATE (m)-[:IN_SESSION]->(s))
 FOREACH (ent IN $entities |
   MERGE (e:Entity {tenant: $tenant, id: ent.id})
-  ON CREATE SET e.kind = ent.kind, e.name = ent.name
-  MERGE (m)-[:MENTIONS]->(e))`
+  ON CREATE SET e.kind = ent.kind, e.name = ent.name, e.aliases = ent.aliases
+  MERGE (m)-[:MENTIONS]->(e)
+  FOREACH (alias IN [a IN ent.aliases WHERE NOT a IN coalesce(e.aliases, [])] |
+    SET e.aliases = coalesce(e.aliases, []) + alias))`
 
 	// cypherLockHead locks the memory a replacement supersedes and reads what
 	// the preconditions need. The SET takes the write lock before the read, so
@@ -160,24 +162,8 @@ RETURN ` + memoryProjection
 	cypherListMatch  = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IS NOT NULL AND `
 	cypherListReturn = ` RETURN ` + memoryProjectionLean + ` ORDER BY m.created_at DESC, m.id DESC LIMIT $limit`
 
-	// Search queries are built by searchQuery: a candidate part, the common
-	// filters and the scope predicate, then searchReturn.
-	//
-	// Exact cosine similarity inside one user's partition (the (tenant,
-	// user_id) index narrows it first). vector.similarity.cosine returns
-	// (1 + cos) / 2; callers compare scores with thresholds in plain cosine,
-	// so the score is mapped back to [-1, 1].
-	cypherVectorCandidates = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
-WHERE m.status = 'active' AND m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
-	cypherVectorScore = ` WITH m, 2 * vector.similarity.cosine(m.embedding, $vec) - 1 AS score`
-
-	// Full-text candidates: the index spans every tenant, so the tenant
-	// filter comes first, right after the call.
-	cypherFullTextCandidates = `CALL db.index.fulltext.queryNodes('` + indexFullText + `', $query) YIELD node, score
-WHERE node.tenant = $tenant
-WITH node AS m, score
-WHERE m.user_id = $user_id AND m.status = 'active' AND `
-
+	// Recall's searches are built in cypher_recall.go from a candidate
+	// part, recallFilters and cypherSearchReturn.
 	cypherSearchReturn = ` RETURN ` + memoryProjection + `, score ORDER BY score DESC, m.id LIMIT $limit`
 
 	// cypherVectorIndexSearch is the bare approximate nearest-neighbour query,
@@ -268,33 +254,4 @@ func listQuery(scope memory.Scope, q memory.ListQuery) (string, map[string]any) 
 		params["after_id"] = q.After.ID
 	}
 	return cypherListMatch + strings.Join(conds, " AND ") + cypherListReturn, params
-}
-
-// searchFilters returns the conditions shared by both searches: the scope
-// predicate and, when given, the types.
-func searchFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
-	pred, params := scopePredicate(scope)
-	params["tenant"] = scope.Tenant
-	params["user_id"] = q.UserID
-	params["limit"] = clampLimit(q.Limit, defaultSearchLimit, maxSearchLimit)
-	if types := withoutEmpty(q.Types); len(types) > 0 {
-		params["types"] = types
-		return pred + " AND m.type IN $types", params
-	}
-	return pred, params
-}
-
-// vectorQuery builds the exact cosine search of one user's memories.
-func vectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
-	filters, params := searchFilters(scope, q)
-	params["vec"] = float64s(q.Embedding)
-	return cypherVectorCandidates + filters + cypherVectorScore + cypherSearchReturn, params
-}
-
-// fullTextSearchQuery builds the full-text search of one user's memories for
-// an already escaped Lucene query.
-func fullTextSearchQuery(scope memory.Scope, q memory.SearchQuery, lucene string) (string, map[string]any) {
-	filters, params := searchFilters(scope, q)
-	params["query"] = lucene
-	return cypherFullTextCandidates + filters + cypherSearchReturn, params
 }

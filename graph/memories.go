@@ -460,10 +460,10 @@ func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string)
 	})
 }
 
-// SearchVector returns the active memories of q.UserID in scope, most similar
-// to q.Embedding first, by exact cosine similarity over the user's partition
-// (score in [0, 1]). Memories without an embedding of the same dimension are
-// skipped.
+// SearchVector returns the memories of q.UserID in scope that pass q's
+// filters (active ones unless q.AsOf), most similar to q.Embedding first, by
+// exact cosine similarity over the user's partition (score in [-1, 1]).
+// Memories without an embedding of the same dimension are skipped.
 func (s *Store) SearchVector(ctx context.Context, scope memory.Scope, q memory.SearchQuery) ([]memory.Hit, error) {
 	if scope.Empty() || scope.Tenant == "" || len(q.Embedding) == 0 {
 		return nil, nil
@@ -471,13 +471,13 @@ func (s *Store) SearchVector(ctx context.Context, scope memory.Scope, q memory.S
 	if q.UserID == "" {
 		return nil, memory.Invalid("user_id", "search needs a user")
 	}
-	cypher, params := vectorQuery(scope, q)
+	cypher, params := recallVectorQuery(scope, q)
 	return s.search(ctx, cypher, params)
 }
 
-// SearchFullText returns the active memories of q.UserID in scope that match
-// the words of q.Text, best Lucene score first. q.Text is escaped: Lucene
-// syntax in it is searched for as text, never interpreted.
+// SearchFullText returns the memories of q.UserID in scope that pass q's
+// filters and match the words of q.Text, best Lucene score first. q.Text is
+// escaped: Lucene syntax in it is searched for as text, never interpreted.
 func (s *Store) SearchFullText(ctx context.Context, scope memory.Scope, q memory.SearchQuery) ([]memory.Hit, error) {
 	if scope.Empty() || scope.Tenant == "" {
 		return nil, nil
@@ -489,7 +489,7 @@ func (s *Store) SearchFullText(ctx context.Context, scope memory.Scope, q memory
 	if query == "" {
 		return nil, nil
 	}
-	cypher, params := fullTextSearchQuery(scope, q, query)
+	cypher, params := recallFullTextQuery(scope, q, query)
 	return s.search(ctx, cypher, params)
 }
 

@@ -59,7 +59,11 @@ func memoryProps(m memory.Memory) map[string]any {
 func entityParams(es []memory.Entity) []map[string]any {
 	out := make([]map[string]any, len(es))
 	for i, e := range es {
-		out[i] = map[string]any{"id": e.ID, "kind": e.Kind, "name": e.Name}
+		aliases := withoutEmpty(e.Aliases)
+		if aliases == nil {
+			aliases = []string{}
+		}
+		out[i] = map[string]any{"id": e.ID, "kind": e.Kind, "name": e.Name, "aliases": aliases}
 	}
 	return out
 }
@@ -123,6 +127,10 @@ func decodeMemory(v any) (memory.Memory, error) {
 	if t := timeOf(p["valid_to"]); !t.IsZero() {
 		m.ValidTo = &t
 	}
+	m.AccessCount = int(integer(p["access_count"]))
+	if t := timeOf(p["last_accessed_at"]); !t.IsZero() {
+		m.LastAccessedAt = &t
+	}
 	if vec, ok := p["embedding"].([]any); ok {
 		m.Embedding = make([]float32, len(vec))
 		for i, f := range vec {
@@ -132,7 +140,7 @@ func decodeMemory(v any) (memory.Memory, error) {
 	if es, ok := p["entities"].([]any); ok {
 		for _, e := range es {
 			em, _ := e.(map[string]any)
-			m.Entities = append(m.Entities, memory.Entity{ID: str(em["id"]), Kind: str(em["kind"]), Name: str(em["name"])})
+			m.Entities = append(m.Entities, memory.Entity{ID: str(em["id"]), Kind: str(em["kind"]), Name: str(em["name"]), Aliases: strs(em["aliases"])})
 		}
 		// Graph edges have no order; sort for stable output.
 		slices.SortFunc(m.Entities, func(a, b memory.Entity) int { return cmp.Compare(a.ID, b.ID) })

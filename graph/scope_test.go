@@ -113,8 +113,16 @@ func TestQueryBuilders(t *testing.T) {
 		UserID: "u1", Type: "semantic", Kind: "k", Status: "active", From: at, To: at.Add(time.Hour),
 		After: &memory.Cursor{CreatedAt: at, ID: "m1"}, Limit: 10000,
 	})
-	vector, vectorParams := vectorQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}, Types: []string{"", "episodic"}})
-	text, textParams := fullTextSearchQuery(scope, memory.SearchQuery{UserID: "u1"}, "hello")
+	filtered := memory.SearchQuery{
+		UserID: "u1", Embedding: []float32{1}, Types: []string{"", "episodic"}, Kinds: []string{"k"},
+		From: at, To: at.Add(time.Hour), SessionID: "s1", AsOf: at,
+	}
+	vector, vectorParams := recallVectorQuery(scope, filtered)
+	index, indexParams := recallVectorIndexQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}}, 100)
+	text, textParams := recallFullTextQuery(scope, memory.SearchQuery{UserID: "u1"}, "hello")
+	expand, expandParams := expandQuery(scope, memory.ExpandQuery{
+		UserID: "u1", Text: "Order SO-1 for hello", Hops: 2, Seeds: []string{"m1"}, SessionID: "s1", Filters: filtered, Limit: 20,
+	})
 	tests := []struct {
 		name   string
 		cypher string
@@ -125,8 +133,15 @@ func TestQueryBuilders(t *testing.T) {
 			"tenant": "t1", "limit": maxListLimit, "user_id": "u1", "type": "semantic", "kind": "k",
 			"status": "active", "after_id": "m1",
 		}},
-		{"vector", vector, vectorParams, map[string]any{"tenant": "t1", "user_id": "u1", "limit": defaultSearchLimit}},
+		{"vector", vector, vectorParams, map[string]any{
+			"tenant": "t1", "user_id": "u1", "limit": defaultSearchLimit, "kinds": []string{"k"}, "in_session": "s1", "as_of": at,
+		}},
+		{"vector index", index, indexParams, map[string]any{"tenant": "t1", "user_id": "u1", "fetch": 100}},
 		{"full text", text, textParams, map[string]any{"tenant": "t1", "user_id": "u1", "query": "hello"}},
+		{"expand", expand, expandParams, map[string]any{
+			"tenant": "t1", "user_id": "u1", "limit": 20, "seeds": []string{"m1"}, "session_id": "s1",
+			"padded": " order so-1 for hello ", "resolve": false,
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,7 +158,7 @@ func TestQueryBuilders(t *testing.T) {
 					t.Errorf("param %s is not used by the query", name)
 				}
 			}
-			for _, v := range []string{"u1", "t1", "hello", "semantic"} {
+			for _, v := range []string{"u1", "t1", "hello", "semantic", "SO-1", "s1", "m1"} {
 				if strings.Contains(tc.cypher, v) {
 					t.Errorf("value %q was spliced into the query text:\n%s", v, tc.cypher)
 				}

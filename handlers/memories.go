@@ -234,6 +234,26 @@ func (a *api) recall(c *gin.Context) error {
 	return nil
 }
 
+type recallLogResponse struct {
+	Recalls []memory.RecallRecord `json:"recalls"`
+}
+
+func (a *api) recallLog(c *gin.Context) error {
+	limit := 0
+	if s := c.Query("limit"); s != "" {
+		var err error
+		if limit, err = strconv.Atoi(s); err != nil || limit < 1 {
+			return memory.Invalid("limit", "must be a positive whole number")
+		}
+	}
+	recs, err := a.svc.RecallLog(c.Request.Context(), principalOf(c), c.Query("user_id"), limit)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, recallLogResponse{Recalls: recs})
+	return nil
+}
+
 func (a *api) createGrant(c *gin.Context) error {
 	var req memory.NewGrant
 	if err := a.bind(c, &req); err != nil {

@@ -542,6 +542,8 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"DecisionRecord": memory.DecisionRecord{},
 		"WriteResult":    memory.WriteResult{},
 		"JobStatus":      memory.JobStatus{}, "JobMemory": memory.JobMemory{},
+		"SearchInfo": memory.SearchInfo{}, "SourceCounts": memory.SourceCounts{}, "Stages": memory.Stages{},
+		"RecallRecord": memory.RecallRecord{}, "RecalledMemory": memory.RecalledMemory{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

@@ -79,6 +79,7 @@ func New(opts Options) http.Handler {
 	v1.POST("/sessions/:id/turns", a.handle(a.appendTurns))
 	v1.GET("/sessions/:id", a.handle(a.getSession))
 	v1.POST("/sessions/:id/close", a.handle(a.closeSession))
+	v1.GET("/recall-log", a.handle(a.recallLog))
 	v1.POST("/grants", a.handle(a.createGrant))
 	v1.GET("/grants", a.handle(a.listGrants))
 	v1.GET("/grants/:id", a.handle(a.getGrant))

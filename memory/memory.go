@@ -74,6 +74,10 @@ type Memory struct {
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
 	Version     int        `json:"version"`
+	// AccessCount and LastAccessedAt say how often and when recall last
+	// returned the memory; they are updated after the answer has left.
+	AccessCount    int        `json:"access_count"`
+	LastAccessedAt *time.Time `json:"last_accessed_at,omitempty"`
 	// Supersedes is the id of the version this memory replaced, if any.
 	Supersedes string `json:"supersedes,omitempty"`
 	// Embedding is never serialised to clients.
@@ -94,6 +98,9 @@ type Entity struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind"`
 	Name string `json:"name"`
+	// Aliases are other names the entity goes by ("ACME", "艾克米"); recall
+	// matches a question against the name and every alias.
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // Principal is who is calling, derived from the API key alone.

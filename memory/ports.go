@@ -64,13 +64,64 @@ type Cursor struct {
 	ID        string
 }
 
-// SearchQuery asks for the memories of one user nearest to a query.
+// SearchQuery asks for the memories of one user nearest to a query. Zero
+// filters mean "no filter".
 type SearchQuery struct {
 	UserID    string
 	Text      string    // full-text: raw user text, escaped by the store
 	Embedding []float32 // vector
 	Types     []string
-	Limit     int
+	Kinds     []string
+	From, To  time.Time // created_at in [From, To)
+	SessionID string    // only memories written in this session
+	// AsOf, when set, searches what was true at that moment: versions whose
+	// validity [valid_from, valid_to) covers it, superseded or not. Zero
+	// means active memories now.
+	AsOf  time.Time
+	Limit int
+}
+
+// SearchStore is what recall needs from the graph beyond Store's exact
+// searches: the size of a user's partition, the vector index, and graph
+// expansion. graph.Store implements it.
+type SearchStore interface {
+	// PartitionSize counts the memories of one user, every status: the work
+	// of an exact vector scan.
+	PartitionSize(ctx context.Context, tenant, userID string) (int, error)
+	// SearchVectorApprox returns in-scope memories of one user through the
+	// approximate vector index, asking it for fetch neighbours of the whole
+	// database; it may return fewer than q.Limit although more exist.
+	SearchVectorApprox(ctx context.Context, scope Scope, q SearchQuery, fetch int) ([]Hit, error)
+	// Expand returns in-scope memories of one user reached through the
+	// graph, nearest first, with the path that reached each.
+	Expand(ctx context.Context, scope Scope, q ExpandQuery) ([]Expansion, error)
+}
+
+// ExpandQuery asks for memories linked to a question, to first hits, or to
+// a session. Empty parts are skipped.
+type ExpandQuery struct {
+	UserID string
+	// Text is the question; entities whose name or alias it contains are
+	// expanded Hops (1 or 2) steps to the memories that mention them.
+	Text string
+	Hops int
+	// Seeds are ids of first hits whose entities are expanded one step.
+	Seeds []string
+	// SessionID adds the memories of the caller's session.
+	SessionID string
+	// Filters applies the recall filters (types, kinds, window, as_of).
+	Filters SearchQuery
+	Limit   int
+}
+
+// Expansion is a memory found through the graph. A superseded memory
+// reached on the way is replaced by the head of its chain (unless the
+// search is as of a past time), and the path says so.
+type Expansion struct {
+	Memory Memory
+	Hop    int      // 1 or 2 steps from the question, hit or session
+	Via    string   // "entity" (named in the question), "hit" or "session"
+	Path   []string // "query", "Entity:<id>", "Memory:<id>", "SUPERSEDED_BY", …
 }
 
 // Hit is a memory found by one retrieval source, with its raw score.

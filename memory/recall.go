@@ -2,9 +2,11 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sort"
+	"math"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -22,35 +24,102 @@ type RecallConfig struct {
 	// to count: a hit that only shares a common word with the question (the
 	// user's name, say) scores far below one that shares its subject.
 	FullTextRelative float64
-	// Weights per source for fusion.
-	VectorWeight, FullTextWeight float64
+	// Weights per source for fusion. Graph counts memories reached from
+	// entities (named in the question or mentioned by the first hits);
+	// Session counts memories of the caller's session.
+	VectorWeight, FullTextWeight, GraphWeight, SessionWeight float64
 	// Candidates is how many hits each source contributes before fusion.
 	Candidates int
 	// Keywords turns a question into full-text search terms; it should drop
 	// function words so that "what is the weather today" finds nothing in a
 	// memory that merely says "today". Defaults to strings.Fields.
 	Keywords func(string) []string
+
+	// ExactMax is the largest partition (a user's memories) searched by
+	// exact cosine; larger ones go through the vector index. The vector
+	// index ranks the whole database, so for a small partition its top
+	// neighbours rarely include the user's memories at all.
+	ExactMax int
+	// IndexOverfetch multiplies Candidates for the first vector-index ask;
+	// each retry asks four times as many, up to IndexMaxFetch.
+	IndexOverfetch, IndexMaxFetch int
+	// IndexNoFallback stops recall from scanning the partition exactly when
+	// the vector index could not fill Candidates; the answer then says the
+	// vector results may be incomplete.
+	IndexNoFallback bool
+	// PartitionTTL is how long a measured partition size is reused.
+	PartitionTTL time.Duration
+
+	// GraphHops is how far entities named in the question are expanded (1
+	// or 2); GraphSeeds is how many first hits lend their entities.
+	// NoGraph turns graph expansion off.
+	GraphHops, GraphSeeds int
+	NoGraph               bool
+
+	// DecayPerDay is λ per memory type in score·exp(−λ·days since the
+	// memory was last updated). Missing types take the defaults: episodic
+	// events fade in weeks, semantic and procedural knowledge in years,
+	// profile traits barely.
+	DecayPerDay map[string]float64
+	// ProfileBoost multiplies the score of profile memories.
+	ProfileBoost float64
+	// MMRLambda trades relevance (1) against diversity (0) when a request
+	// asks for diversity.
+	MMRLambda float64
+
+	// Reranker, when set, reorders the best RerankTop candidates by a
+	// cross-encoder score.
+	Reranker  Reranker
+	RerankTop int
+}
+
+// Default decay rates: half-lives of 30 days (episodic), a year (semantic,
+// procedural) and two years (profile).
+var defaultDecay = map[string]float64{
+	TypeEpisodic:   math.Ln2 / 30,
+	TypeSemantic:   math.Ln2 / 365,
+	TypeProcedural: math.Ln2 / 365,
+	TypeProfile:    math.Ln2 / 730,
 }
 
 func (c RecallConfig) withDefaults() RecallConfig {
-	if c.VectorFloor == 0 {
-		c.VectorFloor = 0.25
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
 	}
-	if c.FullTextRelative == 0 {
-		c.FullTextRelative = 0.5
+	defInt := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
 	}
-	if c.RRFK == 0 {
-		c.RRFK = 60
+	def(&c.VectorFloor, 0.25)
+	def(&c.FullTextRelative, 0.5)
+	def(&c.RRFK, 60)
+	def(&c.VectorWeight, 1)
+	def(&c.FullTextWeight, 1)
+	def(&c.GraphWeight, 0.8)
+	def(&c.SessionWeight, 0.5)
+	def(&c.ProfileBoost, 1.2)
+	def(&c.MMRLambda, 0.5)
+	defInt(&c.Candidates, 30)
+	defInt(&c.ExactMax, 20_000)
+	defInt(&c.IndexOverfetch, 10)
+	defInt(&c.IndexMaxFetch, 5_000)
+	defInt(&c.GraphHops, 2)
+	defInt(&c.GraphSeeds, 3)
+	defInt(&c.RerankTop, 20)
+	if c.PartitionTTL == 0 {
+		c.PartitionTTL = 30 * time.Second
 	}
-	if c.VectorWeight == 0 {
-		c.VectorWeight = 1
+	decay := make(map[string]float64, len(defaultDecay))
+	for t, l := range defaultDecay {
+		decay[t] = l
 	}
-	if c.FullTextWeight == 0 {
-		c.FullTextWeight = 1
+	for t, l := range c.DecayPerDay {
+		decay[t] = l
 	}
-	if c.Candidates == 0 {
-		c.Candidates = 30
-	}
+	c.DecayPerDay = decay
 	if c.Keywords == nil {
 		c.Keywords = strings.Fields
 	}
@@ -69,14 +138,25 @@ const (
 type RecallRequest struct {
 	UserID string `json:"user_id"`
 	Query  string `json:"query"`
-	// SessionID names the caller's open session. It is validated now and
-	// used by session-aware ranking.
-	SessionID string   `json:"session_id,omitempty"`
-	Types     []string `json:"types,omitempty"`
-	K         int      `json:"k,omitempty"`
-	// Budget caps the characters of the returned memories' content; 0 means
-	// no cap beyond K.
+	// SessionID names the caller's open session: its memories join the
+	// candidates. With SessionOnly, recall is limited to them.
+	SessionID   string   `json:"session_id,omitempty"`
+	SessionOnly bool     `json:"session_only,omitempty"`
+	Types       []string `json:"types,omitempty"`
+	Kinds       []string `json:"kinds,omitempty"`
+	// From and To bound when memories were created: [From, To).
+	From *time.Time `json:"from,omitempty"`
+	To   *time.Time `json:"to,omitempty"`
+	// AsOf recalls what was true at a past moment: the versions valid then,
+	// including ones superseded since.
+	AsOf *time.Time `json:"as_of,omitempty"`
+	K    int        `json:"k,omitempty"`
+	// Budget caps the characters (Unicode code points) of the returned
+	// memories' content; 0 means no cap beyond K.
 	Budget int `json:"budget,omitempty"`
+	// Diversify reorders the candidates by maximal marginal relevance, so
+	// that near-duplicates do not crowd out other memories.
+	Diversify bool `json:"diversify,omitempty"`
 }
 
 // RecallResult is the answer to a recall.
@@ -89,6 +169,71 @@ type RecallResult struct {
 	// Session holds the recent turns of the open session the request
 	// named, if any (recall_session.go).
 	Session *RecallSession `json:"session,omitempty"`
+	// UsedChars is the content the memories take against the budget.
+	UsedChars int `json:"used_chars"`
+	// Search says how the candidates were found and ranked.
+	Search SearchInfo `json:"search"`
+}
+
+// Vector search paths.
+const (
+	VectorExact      = "exact"       // cosine over the user's partition
+	VectorIndex      = "index"       // the vector index, filtered to the user
+	VectorIndexExact = "index+exact" // the index fell short; exact scan after it
+	VectorNone       = "none"        // no vector search (zero embedding)
+)
+
+// Rerank outcomes.
+const (
+	RerankOff     = "off"
+	RerankApplied = "applied"
+	RerankFailed  = "failed"
+)
+
+// SearchInfo describes one recall's search.
+type SearchInfo struct {
+	// VectorPath is exact, index, index+exact or none.
+	VectorPath string `json:"vector_path"`
+	// PartitionSize is the measured size of the user's partition that chose
+	// the path (0 when not measured).
+	PartitionSize int `json:"partition_size"`
+	// VectorComplete is false when the vector index returned fewer
+	// candidates than asked for and no exact scan made up for it: more
+	// matching memories may exist.
+	VectorComplete bool `json:"vector_complete"`
+	// Candidates counts what each source returned before fusion.
+	Candidates SourceCounts `json:"candidates"`
+	// Diversified is true when MMR ordered the memories.
+	Diversified bool `json:"diversified"`
+	// Rerank is off, applied or failed; on failure the fused order stands
+	// and RerankError says why.
+	Rerank      string `json:"rerank"`
+	RerankError string `json:"rerank_error,omitempty"`
+	// Stages times the parts of the recall, in milliseconds.
+	Stages Stages `json:"stages_ms"`
+}
+
+// SourceCounts counts candidates per source.
+type SourceCounts struct {
+	Vector   int `json:"vector"`
+	FullText int `json:"fulltext"`
+	Graph    int `json:"graph"`
+}
+
+// Stages are the durations of a recall's parts in milliseconds. Vector,
+// full-text and graph run in parallel inside Candidates.
+type Stages struct {
+	Scope      float64 `json:"scope"`
+	Embed      float64 `json:"embed"`
+	Candidates float64 `json:"candidates"`
+	Vector     float64 `json:"vector"`
+	FullText   float64 `json:"fulltext"`
+	Graph      float64 `json:"graph"`
+	Seeds      float64 `json:"seeds"`
+	Rank       float64 `json:"rank"`
+	Rerank     float64 `json:"rerank"`
+	Policy     float64 `json:"policy"`
+	Total      float64 `json:"total"`
 }
 
 // Recalled is one memory with the reasons it was chosen.
@@ -98,32 +243,59 @@ type Recalled struct {
 	Explain Explain `json:"explain"`
 }
 
-// Explain breaks a recall score into its parts.
+// Explain breaks a recall score into its parts. Score = Fused ×
+// DecayFactor × ImportanceFactor × ProfileFactor; the order of the answer is
+// by Score unless MMR or the reranker reordered it.
 type Explain struct {
 	Sources          []string `json:"sources"`
 	VectorSimilarity float64  `json:"vector_similarity"`
 	VectorRank       int      `json:"vector_rank,omitempty"`
 	FullTextScore    float64  `json:"fulltext_score,omitempty"`
 	FullTextRank     int      `json:"fulltext_rank,omitempty"`
+	GraphRank        int      `json:"graph_rank,omitempty"`
+	GraphHops        int      `json:"graph_hops,omitempty"`
+	// GraphPath is how graph expansion reached the memory: "query",
+	// "Entity:<id>", "Memory:<id>", "Session:<id>", "SUPERSEDED_BY", ….
+	GraphPath        []string `json:"graph_path,omitempty"`
+	SessionRank      int      `json:"session_rank,omitempty"`
 	Fused            float64  `json:"fused"`
+	AgeDays          float64  `json:"age_days"`
+	DecayFactor      float64  `json:"decay_factor"`
 	ImportanceFactor float64  `json:"importance_factor"`
-	Policy           string   `json:"policy"`
+	ProfileFactor    float64  `json:"profile_factor"`
+	// MMRMaxSimilarity is the memory's highest similarity to the memories
+	// chosen before it, when MMR ordered the answer.
+	MMRMaxSimilarity *float64 `json:"mmr_max_similarity,omitempty"`
+	// RerankScore is the cross-encoder's score, when it ran.
+	RerankScore *float64 `json:"rerank_score,omitempty"`
+	Policy      string   `json:"policy"`
 }
 
-// Recall finds the policy-visible active memories of one user relevant to a
-// query: vector and full-text candidates in parallel, fused by reciprocal
-// rank, cut by a relevance floor, re-checked by policy and packed into k and
-// the budget.
+// Reranker scores documents against a query with a cross-encoder; higher is
+// more relevant. It returns one score per document, in order.
+type Reranker interface {
+	Rerank(ctx context.Context, query string, docs []string) ([]float64, error)
+}
+
+// Recall finds the policy-visible memories of one user relevant to a query:
+// vector, full-text and graph candidates in parallel inside the policy
+// scope, fused by weighted reciprocal rank, weighed by age, importance and
+// type, cut by a relevance floor, optionally diversified and reranked,
+// re-checked by policy and packed into k and the budget.
 func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (RecallResult, error) {
-	if err := validateRecall(&r); err != nil {
+	start := time.Now()
+	if err := validateRecall(&r, s.now()); err != nil {
 		return RecallResult{}, err
 	}
 	now := s.now().UTC()
+	result := RecallResult{Memories: []Recalled{}, Search: SearchInfo{VectorPath: VectorNone, VectorComplete: true, Rerank: RerankOff}}
+	st := &result.Search.Stages
+	lap := stopwatch()
 	scope, err := s.authz.ReadScope(ctx, p, r.UserID, now)
 	if err != nil {
 		return RecallResult{}, fmt.Errorf("read scope: %w", err)
 	}
-	result := RecallResult{Memories: []Recalled{}}
+	st.Scope = lap()
 	if scope.Empty() {
 		result.Context = contextBlock(nil)
 		return result, nil
@@ -132,35 +304,62 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	if err != nil {
 		return RecallResult{}, err
 	}
-	terms := s.recall.Keywords(r.Query)
+	st.Embed = lap()
 
-	var byVector, byText []Hit
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if isZero(query) {
-			return nil
-		}
-		var err error
-		byVector, err = s.store.SearchVector(gctx, scope, SearchQuery{
-			UserID: r.UserID, Embedding: query, Types: r.Types, Limit: s.recall.Candidates,
-		})
-		return err
-	})
-	g.Go(func() error {
-		if len(terms) == 0 {
-			return nil
-		}
-		var err error
-		byText, err = s.store.SearchFullText(gctx, scope, SearchQuery{
-			UserID: r.UserID, Text: strings.Join(terms, " "), Types: r.Types, Limit: s.recall.Candidates,
-		})
-		return err
-	})
-	if err := g.Wait(); err != nil {
+	filters := SearchQuery{UserID: r.UserID, Types: r.Types, Kinds: r.Kinds, Limit: s.recall.Candidates}
+	if r.From != nil {
+		filters.From = *r.From
+	}
+	if r.To != nil {
+		filters.To = *r.To
+	}
+	if r.AsOf != nil {
+		filters.AsOf = *r.AsOf
+	}
+	if r.SessionOnly {
+		filters.SessionID = r.SessionID
+	}
+	found, err := s.candidates(ctx, scope, r, query, filters, &result.Search)
+	if err != nil {
 		return RecallResult{}, err
 	}
+	st.Candidates = lap()
 
-	ranked := s.fuse(byVector, byText)
+	ranked := s.rank(found, now)
+	st.Rank = lap()
+	if len(ranked) > 0 && s.graphOn() && s.recall.GraphSeeds > 0 {
+		// The entities of the first hits lead to memories no source found.
+		seeds := make([]string, 0, s.recall.GraphSeeds)
+		for _, c := range ranked[:min(len(ranked), s.recall.GraphSeeds)] {
+			seeds = append(seeds, c.Memory.ID)
+		}
+		more, err := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: r.UserID, Seeds: seeds, Filters: filters, Limit: s.recall.Candidates})
+		if err != nil {
+			return RecallResult{}, fmt.Errorf("graph expansion: %w", err)
+		}
+		if len(more) > 0 {
+			found.graph = append(found.graph, more...)
+			result.Search.Candidates.Graph = len(found.graph)
+			ranked = s.rank(found, now)
+		}
+		st.Seeds = lap()
+	}
+
+	if s.recall.Reranker != nil && len(ranked) > 1 {
+		if err := s.rerank(ctx, r.Query, ranked); err != nil {
+			result.Search.Rerank, result.Search.RerankError = RerankFailed, err.Error()
+			s.log.WarnContext(ctx, "rerank failed; fused order kept", "err", err)
+		} else {
+			result.Search.Rerank = RerankApplied
+		}
+		st.Rerank = lap()
+	}
+	if r.Diversify && len(ranked) > 1 {
+		ranked = s.diversify(ranked, max(3*r.K, 20))
+		result.Search.Diversified = true
+		st.Rank += lap()
+	}
+
 	used := 0
 	for _, c := range ranked {
 		d, err := s.authz.Decide(ctx, p, ActionRead, ResourceOf(c.Memory), now)
@@ -183,77 +382,186 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		c.Explain.Policy = "allow: " + strings.Join(d.Reasons, "; ")
 		result.Memories = append(result.Memories, c)
 	}
+	st.Policy = lap()
+	result.UsedChars = used
 	result.Context = contextBlock(result.Memories)
 	if result.Session = s.openSession(ctx, p, r, now); result.Session != nil {
 		result.Context += sessionBlock(result.Session)
 	}
+	st.Total = ms(time.Since(start))
+	s.record(ctx, p, r, result, now)
 	return result, nil
 }
 
-// fuse merges the two candidate lists by weighted reciprocal rank fusion and
-// keeps only memories that clear the relevance floor.
-func (s *Service) fuse(byVector, byText []Hit) []Recalled {
-	cfg := s.recall
-	byID := map[string]*Recalled{}
-	get := func(m Memory) *Recalled {
-		c, ok := byID[m.ID]
-		if !ok {
-			c = &Recalled{Memory: m}
-			byID[m.ID] = c
-		}
-		return c
-	}
-	for i, h := range byVector {
-		c := get(h.Memory)
-		c.Explain.VectorSimilarity = h.Score
-		c.Explain.VectorRank = i + 1
-	}
-	var bestText float64
-	for _, h := range byText {
-		bestText = max(bestText, h.Score)
-	}
-	for i, h := range byText {
-		c := get(h.Memory)
-		c.Explain.FullTextScore = h.Score
-		c.Explain.FullTextRank = i + 1
-	}
-	out := make([]Recalled, 0, len(byID))
-	for _, c := range byID {
-		e := &c.Explain
-		var fused float64
-		// A vector hit below the floor does not count as a source: every
-		// memory has some similarity to every question.
-		if e.VectorRank > 0 && e.VectorSimilarity >= cfg.VectorFloor {
-			e.Sources = append(e.Sources, "vector")
-			fused += cfg.VectorWeight / (cfg.RRFK + float64(e.VectorRank))
-		}
-		if e.FullTextRank > 0 && e.FullTextScore >= cfg.FullTextRelative*bestText {
-			e.Sources = append(e.Sources, "fulltext")
-			fused += cfg.FullTextWeight / (cfg.RRFK + float64(e.FullTextRank))
-		}
-		if len(e.Sources) == 0 {
-			continue
-		}
-		e.Fused = fused
-		e.ImportanceFactor = 0.75 + 0.5*c.Memory.Importance
-		c.Score = fused * e.ImportanceFactor
-		out = append(out, *c)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].Memory.ID < out[j].Memory.ID
-	})
-	return out
+// found is what the candidate sources returned.
+type found struct {
+	vector, text []Hit
+	graph        []Expansion
 }
 
-func validateRecall(r *RecallRequest) error {
+// candidates runs the sources in parallel inside scope.
+func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, query []float32, filters SearchQuery, info *SearchInfo) (found, error) {
+	var f found
+	terms := s.recall.Keywords(r.Query)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if isZero(query) {
+			return nil
+		}
+		t0 := time.Now()
+		q := filters
+		q.Embedding = query
+		var err error
+		f.vector, err = s.searchVector(gctx, scope, q, info)
+		info.Stages.Vector = ms(time.Since(t0))
+		return err
+	})
+	g.Go(func() error {
+		if len(terms) == 0 {
+			return nil
+		}
+		t0 := time.Now()
+		q := filters
+		q.Text = strings.Join(terms, " ")
+		var err error
+		f.text, err = s.store.SearchFullText(gctx, scope, q)
+		info.Stages.FullText = ms(time.Since(t0))
+		return err
+	})
+	if s.graphOn() {
+		g.Go(func() error {
+			t0 := time.Now()
+			var err error
+			f.graph, err = s.searchStore.Expand(gctx, scope, ExpandQuery{
+				UserID: r.UserID, Text: r.Query, Hops: s.recall.GraphHops, SessionID: r.SessionID,
+				Filters: filters, Limit: s.recall.Candidates,
+			})
+			info.Stages.Graph = ms(time.Since(t0))
+			if err != nil {
+				return fmt.Errorf("graph expansion: %w", err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return found{}, err
+	}
+	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph)}
+	return f, nil
+}
+
+func (s *Service) graphOn() bool { return s.searchStore != nil && !s.recall.NoGraph }
+
+// searchVector picks the vector path by the size of the user's partition:
+// an exact scan of a small one, the vector index for a large one, falling
+// back to the exact scan when the index cannot fill the candidates.
+func (s *Service) searchVector(ctx context.Context, scope Scope, q SearchQuery, info *SearchInfo) ([]Hit, error) {
+	exact := func(path string) ([]Hit, error) {
+		info.VectorPath = path
+		return s.store.SearchVector(ctx, scope, q)
+	}
+	if s.searchStore == nil {
+		return exact(VectorExact)
+	}
+	n, err := s.partitionSize(ctx, scope.Tenant, q.UserID)
+	if err != nil {
+		return nil, fmt.Errorf("partition size: %w", err)
+	}
+	info.PartitionSize = n
+	if n <= s.recall.ExactMax {
+		return exact(VectorExact)
+	}
+	info.VectorPath = VectorIndex
+	// The partition bounds what can exist; scope and filters may leave
+	// fewer, which only an exact scan can tell.
+	want := min(q.Limit, n)
+	fetch := max(q.Limit*s.recall.IndexOverfetch, q.Limit)
+	for {
+		hits, err := s.searchStore.SearchVectorApprox(ctx, scope, q, fetch)
+		if err != nil || len(hits) >= want {
+			return hits, err
+		}
+		if fetch >= s.recall.IndexMaxFetch {
+			if s.recall.IndexNoFallback {
+				info.VectorComplete = false
+				return hits, nil
+			}
+			return exact(VectorIndexExact)
+		}
+		fetch = min(fetch*4, s.recall.IndexMaxFetch)
+	}
+}
+
+// partitionCache remembers partition sizes for PartitionTTL.
+type partitionCache struct {
+	mu      sync.Mutex
+	entries map[string]partitionEntry
+}
+
+type partitionEntry struct {
+	n  int
+	at time.Time
+}
+
+// maxPartitionEntries bounds the cache; when full it starts afresh.
+const maxPartitionEntries = 100_000
+
+func (s *Service) partitionSize(ctx context.Context, tenant, user string) (int, error) {
+	key := tenant + "\x00" + user
+	c := &s.partitions
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok && time.Since(e.at) < s.recall.PartitionTTL {
+		return e.n, nil
+	}
+	n, err := s.searchStore.PartitionSize(ctx, tenant, user)
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= maxPartitionEntries {
+		c.entries = map[string]partitionEntry{}
+	}
+	c.entries[key] = partitionEntry{n: n, at: time.Now()}
+	c.mu.Unlock()
+	return n, nil
+}
+
+// errRerankShape is a reranker answer that does not fit the request.
+var errRerankShape = errors.New("reranker returned a score count unlike the documents'")
+
+// rerank reorders the first RerankTop candidates by the reranker's scores,
+// in place. On error the order is left as it was.
+func (s *Service) rerank(ctx context.Context, query string, ranked []Recalled) error {
+	top := ranked[:min(len(ranked), s.recall.RerankTop)]
+	docs := make([]string, len(top))
+	for i, c := range top {
+		docs[i] = c.Memory.Content
+	}
+	scores, err := s.recall.Reranker.Rerank(ctx, query, docs)
+	if err != nil {
+		return err
+	}
+	if len(scores) != len(top) {
+		return fmt.Errorf("%w: %d scores for %d documents", errRerankShape, len(scores), len(top))
+	}
+	for i := range top {
+		sc := scores[i]
+		top[i].Explain.RerankScore = &sc
+	}
+	sortStable(top, func(a, b Recalled) bool { return *a.Explain.RerankScore > *b.Explain.RerankScore })
+	return nil
+}
+
+func validateRecall(r *RecallRequest, now time.Time) error {
 	switch {
 	case !validName(r.UserID):
 		return Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
 	case r.SessionID != "" && !validName(r.SessionID):
 		return Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
+	case r.SessionOnly && r.SessionID == "":
+		return Invalid("session_only", "needs a session_id")
 	case strings.TrimSpace(r.Query) == "":
 		return Invalid("query", "must not be empty")
 	case utf8.RuneCountInString(r.Query) > MaxQueryChars:
@@ -262,10 +570,19 @@ func validateRecall(r *RecallRequest) error {
 		return Invalid("k", fmt.Sprintf("must be between 1 and %d", MaxRecallK))
 	case r.Budget < 0 || r.Budget > MaxRecallBudget:
 		return Invalid("budget", fmt.Sprintf("must be between 0 and %d characters", MaxRecallBudget))
+	case r.From != nil && r.To != nil && !r.From.Before(*r.To):
+		return Invalid("from", "must be before to")
+	case r.AsOf != nil && r.AsOf.After(now):
+		return Invalid("as_of", "must not be in the future")
 	}
 	for _, t := range r.Types {
 		if !contains(Types, t) {
 			return Invalid("types", "each must be one of "+strings.Join(Types, ", "))
+		}
+	}
+	for _, k := range r.Kinds {
+		if k == "" || len(k) > 64 {
+			return Invalid("kinds", "each kind is 1–64 bytes")
 		}
 	}
 	if r.K == 0 {
@@ -296,3 +613,17 @@ func isZero(v []float32) bool {
 	}
 	return true
 }
+
+// stopwatch returns a function that reports the milliseconds since its
+// previous call (or since stopwatch).
+func stopwatch() func() float64 {
+	last := time.Now()
+	return func() float64 {
+		now := time.Now()
+		d := now.Sub(last)
+		last = now
+		return ms(d)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -72,8 +73,9 @@ func TestRecallEmptyScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := RecallResult{Memories: []Recalled{}, Context: contextBlock(nil)}
-	if diff := cmp.Diff(want, got); diff != "" {
+	want := RecallResult{Memories: []Recalled{}, Context: contextBlock(nil),
+		Search: SearchInfo{VectorPath: VectorNone, VectorComplete: true, Rerank: RerankOff}}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(SearchInfo{}, "Stages")); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
 	if got.Memories == nil {
@@ -125,10 +127,18 @@ func TestRecallRanking(t *testing.T) {
 		Fused: 1.0 / 11, ImportanceFactor: 1, Policy: "allow: test"}
 	exE := Explain{Sources: []string{"vector"}, VectorSimilarity: 0.5, VectorRank: 5,
 		Fused: 1.0 / 15, ImportanceFactor: 0.75, Policy: "allow: test"}
-	sA := scored{"mem_a", exA.Fused * 1, exA}
-	sB := scored{"mem_b", exB.Fused * 1.25, exB}
-	sC := scored{"mem_c", exC.Fused * 1, exC}
-	sE := scored{"mem_e", exE.Fused * 0.75, exE}
+	// Every memory is semantic and an hour old: it has decayed by
+	// exp(−λ/24) and gets no profile priority.
+	aged := func(e Explain) Explain {
+		e.AgeDays, e.DecayFactor, e.ProfileFactor = 1.0/24, math.Exp(-math.Ln2/365/24), 1
+		return e
+	}
+	exA, exB, exC, exE = aged(exA), aged(exB), aged(exC), aged(exE)
+	decay := exA.DecayFactor
+	sA := scored{"mem_a", exA.Fused * 1 * decay, exA}
+	sB := scored{"mem_b", exB.Fused * 1.25 * decay, exB}
+	sC := scored{"mem_c", exC.Fused * 1 * decay, exC}
+	sE := scored{"mem_e", exE.Fused * 0.75 * decay, exE}
 	policy := func(s scored, p string) scored { s.Explain.Policy = p; return s }
 	weighted := func(s scored, vw, fw float64) scored {
 		e := &s.Explain
@@ -139,7 +149,7 @@ func TestRecallRanking(t *testing.T) {
 		if contains(e.Sources, "fulltext") {
 			e.Fused += fw / (10 + float64(e.FullTextRank))
 		}
-		s.Score = e.Fused * e.ImportanceFactor
+		s.Score = e.Fused * e.ImportanceFactor * e.DecayFactor
 		return s
 	}
 

@@ -17,6 +17,8 @@ const (
 	MaxBatch        = 100
 	DefaultListSize = 50
 	MaxListSize     = 500
+	// MaxEntityAliases caps the other names one entity may carry.
+	MaxEntityAliases = 16
 )
 
 // KeyStore resolves stored API keys.
@@ -59,6 +61,13 @@ type Options struct {
 	// Events applies queued writes; it defaults to Store when Store
 	// implements EventStore.
 	Events EventStore
+	// Search adds the vector index and graph expansion to recall; nil
+	// recalls by exact vector and full-text search alone.
+	Search SearchStore
+	// Recorder, when set, takes note of answered recalls (access counts,
+	// recall log); RecallLog reads that log back for admins.
+	Recorder  RecallRecorder
+	RecallLog RecallLogReader
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -82,9 +91,13 @@ type Service struct {
 	queue    JobQueue
 	events   EventStore
 
-	grantsMu  sync.Mutex // serialises grant reloads into the policy engine
-	admin     *PolicyAdmin
-	syncLocks tenantLocks
+	grantsMu    sync.Mutex // serialises grant reloads into the policy engine
+	admin       *PolicyAdmin
+	syncLocks   tenantLocks
+	searchStore SearchStore
+	recorder    RecallRecorder
+	recallLog   RecallLogReader
+	partitions  partitionCache
 }
 
 // NewService returns a Service; every dependency in opts is required.
@@ -99,6 +112,7 @@ func NewService(opts Options) (*Service, error) {
 		sessions: opts.Sessions,
 		write:    opts.Write.withDefaults(),
 		queue:    opts.Queue, events: opts.Events,
+		searchStore: opts.Search, recorder: opts.Recorder, recallLog: opts.RecallLog,
 	}
 	if s.forget == nil {
 		s.forget, _ = opts.Store.(Forgetter)
@@ -253,6 +267,14 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 	for _, e := range n.Entities {
 		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 {
 			return Memory{}, Invalid("entities", "each entity needs an id (≤ 128 bytes), kind ≤ 64, name ≤ 256")
+		}
+		if len(e.Aliases) > MaxEntityAliases {
+			return Memory{}, Invalid("entities", fmt.Sprintf("an entity has at most %d aliases", MaxEntityAliases))
+		}
+		for _, a := range e.Aliases {
+			if strings.TrimSpace(a) == "" || len(a) > 256 {
+				return Memory{}, Invalid("entities", "each alias is 1–256 bytes")
+			}
 		}
 	}
 	return Memory{

@@ -20,6 +20,7 @@ import (
 	"mneme/policy"
 	"mneme/policysync"
 	"mneme/queue"
+	"mneme/rerank"
 	"mneme/session"
 )
 
@@ -35,6 +36,12 @@ type App struct {
 	Erasers []memory.Eraser
 	// Janitor expires, archives and caps memories.
 	Janitor *memory.Janitor
+	// RecallLog is the recall log in Redis; it is also the memory.Eraser of
+	// the "recall_log" place.
+	RecallLog *journal.RecallLog
+	// Recorder writes access counts and the recall log off the request
+	// path. New starts it; Close stops it after it has written its queue.
+	Recorder *journal.Recorder
 
 	// Sessions is working memory; SessionExpiry ends the sessions whose
 	// time is up and runs when the caller runs it (RunSessionExpiry).
@@ -93,16 +100,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := a.startJanitor(ctx, cfg.Lifecycle, log); err != nil {
 		return nil, fmt.Errorf("janitor: %w", err)
 	}
+	a.RecallLog = journal.NewRecallLog(a.Redis, cfg.RecallLogCap, 0)
+	a.Recorder = journal.NewRecorder(journal.RecorderOptions{Log: a.RecallLog, Touch: store, Logger: log})
+	recallCfg, err := cfg.RecallConfig()
+	if err != nil {
+		return nil, err
+	}
 	// Every place outside the graph that holds user data: erasing a user
 	// (and deleting a memory, where the place can) asks each of them.
 	a.Sessions = session.New(session.Options{
 		Redis: a.Redis, TTL: cfg.SessionTTL, MaxTurns: cfg.SessionMaxTurns, MaxBytes: cfg.SessionMaxBytes,
 	})
 	a.Queue = queue.New(a.Redis, queue.Options{Prefix: cfg.Queue.Prefix, Shards: cfg.Queue.Shards, Logger: log})
-	a.Erasers = []memory.Eraser{a.Sessions, a.Queue}
+	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.RecallLog}
 	a.Service, err = memory.NewService(memory.Options{
 		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
-		Recall:  memory.RecallConfig{VectorFloor: cfg.VectorFloor, Keywords: embed.Keywords},
+		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Erasers: a.Erasers, Janitor: a.Janitor,
 		Extract:  extract.New(cfg.ExtractLLM, log, nil),
 		Sessions: a.Sessions,
@@ -133,6 +146,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.Handler = handlers.New(handlers.Options{
 		Service: a.Service, Logger: log, Ready: a.Ready, MaxBody: cfg.MaxBody,
 	})
+	a.Recorder.Start()
 	ok = true
 	return a, nil
 }
@@ -157,6 +171,20 @@ func (a *App) StopQueueWorkers(ctx context.Context) error {
 		return nil
 	}
 	return a.QueueWorkers.Stop(ctx)
+}
+
+// RecallConfig is recall's tuning from the configuration: the relevance
+// floor, the exact-scan limit and, when a URL is set, the reranker.
+func (c Config) RecallConfig() (memory.RecallConfig, error) {
+	rc := memory.RecallConfig{VectorFloor: c.VectorFloor, Keywords: embed.Keywords, ExactMax: c.RecallExactMax}
+	if c.RerankURL != "" {
+		r, err := rerank.New(rerank.Options{URL: c.RerankURL, Model: c.RerankModel, Timeout: c.RerankTimeout})
+		if err != nil {
+			return memory.RecallConfig{}, err
+		}
+		rc.Reranker = r
+	}
+	return rc, nil
 }
 
 // Ready reports whether Neo4j and Redis both answer.
@@ -194,6 +222,11 @@ func (a *App) Close(ctx context.Context) {
 	if a.QueueWorkers != nil {
 		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		_ = a.QueueWorkers.Stop(stopCtx)
+		cancel()
+	}
+	if a.Recorder != nil {
+		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_ = a.Recorder.Stop(stopCtx)
 		cancel()
 	}
 	if a.Redis != nil {

@@ -45,7 +45,15 @@ type Config struct {
 	SessionMaxTurns int
 	SessionMaxBytes int
 	SessionScan     time.Duration
-	Queue           QueueConfig
+	// Recall: partitions up to RecallExactMax memories are searched by exact
+	// cosine; RecallLogCap is how many recalls the log keeps per user.
+	RecallExactMax int
+	RecallLogCap   int
+	// RerankURL turns on the cross-encoder rerank (empty: off).
+	RerankURL     string
+	RerankModel   string
+	RerankTimeout time.Duration
+	Queue         QueueConfig
 }
 
 // QueueConfig is the write queue's part of the configuration.
@@ -79,6 +87,9 @@ func Defaults() Config {
 		Queue: QueueConfig{
 			Prefix: "mneme", Shards: 8, Batch: 256, MaxAttempts: 5, Workers: true, LeaseTTL: 10 * time.Second,
 		},
+		RecallExactMax: 20_000,
+		RecallLogCap:   200,
+		RerankTimeout:  2 * time.Second,
 	}
 }
 
@@ -100,6 +111,8 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	env("MNEME_EXTRACT_LLM_URL", &cfg.ExtractLLM.URL)
 	env("MNEME_EXTRACT_LLM_MODEL", &cfg.ExtractLLM.Model)
 	env("MNEME_EXTRACT_LLM_KEY", &cfg.ExtractLLM.APIKey)
+	env("MNEME_RERANK_URL", &cfg.RerankURL)
+	env("MNEME_RERANK_MODEL", &cfg.RerankModel)
 	var errs []error
 	duration := func(name string, dst *time.Duration) {
 		if v := getenv(name); v != "" {
@@ -160,6 +173,11 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	fs.IntVar(&cfg.SessionMaxTurns, "session-max-turns", cfg.SessionMaxTurns, "turns one session may hold")
 	fs.IntVar(&cfg.SessionMaxBytes, "session-max-bytes", cfg.SessionMaxBytes, "bytes of turn text one session may hold")
 	fs.DurationVar(&cfg.SessionScan, "session-scan", cfg.SessionScan, "how often expired sessions are looked for (MNEME_SESSION_SCAN)")
+	fs.IntVar(&cfg.RecallExactMax, "recall-exact-max", cfg.RecallExactMax, "largest user partition recall searches by exact cosine")
+	fs.IntVar(&cfg.RecallLogCap, "recall-log-cap", cfg.RecallLogCap, "recalls the recall log keeps per user")
+	fs.StringVar(&cfg.RerankURL, "rerank-url", cfg.RerankURL, "cross-encoder rerank endpoint; empty: no rerank (MNEME_RERANK_URL)")
+	fs.StringVar(&cfg.RerankModel, "rerank-model", cfg.RerankModel, "model name sent to the rerank endpoint (MNEME_RERANK_MODEL)")
+	fs.DurationVar(&cfg.RerankTimeout, "rerank-timeout", cfg.RerankTimeout, "deadline of one rerank call")
 	fs.BoolVar(&cfg.Seed, "seed", cfg.Seed, "load the demo dataset at start-up (MNEME_SEED)")
 	fs.StringVar(&cfg.Queue.Prefix, "queue-prefix", cfg.Queue.Prefix, "Redis key prefix of the write queue (MNEME_QUEUE_PREFIX)")
 	fs.IntVar(&cfg.Queue.Shards, "queue-shards", cfg.Queue.Shards, "write queue streams (MNEME_QUEUE_SHARDS)")
@@ -241,6 +259,20 @@ func (c Config) Validate() error {
 	}
 	if c.Queue.LeaseTTL < time.Second {
 		errs = append(errs, fmt.Errorf("queue lease: %s is shorter than 1s", c.Queue.LeaseTTL))
+	}
+	if c.RecallExactMax < 0 {
+		errs = append(errs, fmt.Errorf("recall exact max: %d must not be negative", c.RecallExactMax))
+	}
+	if c.RecallLogCap < 1 || c.RecallLogCap > 100_000 {
+		errs = append(errs, fmt.Errorf("recall log cap: %d is outside 1..100000", c.RecallLogCap))
+	}
+	if c.RerankURL != "" {
+		if u, err := url.Parse(c.RerankURL); err != nil || !oneOf(u.Scheme, "http", "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("rerank url: %q is not an http:// or https:// URL", c.RerankURL))
+		}
+	}
+	if c.RerankTimeout <= 0 {
+		errs = append(errs, errors.New("rerank timeout must be positive"))
 	}
 	return errors.Join(errs...)
 }

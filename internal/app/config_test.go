@@ -57,6 +57,14 @@ func TestLoad(t *testing.T) {
 		{name: "dim out of range", args: []string{"-embed-dim", "3"}, wantErr: "embed dim"},
 		{name: "bad addr", args: []string{"-addr", "8080"}, wantErr: "addr"},
 		{name: "bad floor", args: []string{"-vector-floor", "1.5"}, wantErr: "vector floor"},
+		{name: "rerank", env: map[string]string{"MNEME_RERANK_URL": "http://127.0.0.1:8081/v1/rerank"},
+			args: []string{"-rerank-timeout", "300ms", "-recall-exact-max", "500"}, check: func(t *testing.T, c Config) {
+				if c.RerankURL != "http://127.0.0.1:8081/v1/rerank" || c.RerankTimeout != 300*time.Millisecond || c.RecallExactMax != 500 {
+					t.Errorf("config = %+v", c)
+				}
+			}},
+		{name: "bad rerank url", args: []string{"-rerank-url", "ftp://x"}, wantErr: "rerank url"},
+		{name: "bad recall log cap", args: []string{"-recall-log-cap", "0"}, wantErr: "recall log cap"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
 		{name: "unknown flag", args: []string{"-nope"}, wantErr: "not defined"},
 		{name: "extract llm", env: map[string]string{

@@ -1,0 +1,238 @@
+package graph
+
+import (
+	"strings"
+	"time"
+
+	"mneme/memory"
+)
+
+// Recall's Cypher: the partition count that picks the vector path, the
+// vector-index search, graph expansion and the access-count update. Every
+// query is built from these constants, the scope predicate and parameters.
+
+const (
+	// cypherPartitionSize counts one user's memories, every status: it is
+	// what an exact vector scan walks through. The (tenant, user_id) index
+	// answers it without touching the memories.
+	cypherPartitionSize = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
+RETURN count(m) AS n`
+
+	// cypherRecallVector is the exact cosine scan of one user's partition;
+	// recallFilters follows the WHERE.
+	cypherRecallVector = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
+WHERE m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
+
+	// cypherRecallVectorIndex asks the vector index for $fetch neighbours of
+	// the whole database and keeps the ones of this tenant and user;
+	// recallFilters follows. The index score is (1 + cos) / 2 like
+	// vector.similarity.cosine.
+	cypherRecallVectorIndex = `CALL db.index.vector.queryNodes('` + indexVector + `', $fetch, $vec) YIELD node, score
+WHERE node.tenant = $tenant
+WITH node AS m, score
+WHERE m.user_id = $user_id AND `
+
+	cypherRecallFullText = `CALL db.index.fulltext.queryNodes('` + indexFullText + `', $query) YIELD node, score
+WHERE node.tenant = $tenant
+WITH node AS m, score
+WHERE m.user_id = $user_id AND `
+
+	// recallCosine maps the [0, 1] similarity back to plain cosine.
+	cypherRecallCosine = ` WITH m, 2 * score - 1 AS score`
+	cypherRecallExact  = ` WITH m, 2 * vector.similarity.cosine(m.embedding, $vec) - 1 AS score`
+
+	// Graph expansion: the parts are joined by UNION inside one CALL, each
+	// returning (found, hop, via, path). Entities named in the question are
+	// looked for among the entities the user's own memories mention, so the
+	// match never scans the tenant's whole entity set. An entity matches when
+	// its name or an alias appears in the question: ASCII names as whole
+	// words of the padded, normalised question, other names anywhere in it.
+	cypherExpandNamed = `MATCH (um:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e:Entity {tenant: $tenant})
+USING INDEX um:Memory(tenant, user_id)
+WITH DISTINCT e
+WHERE any(n IN [e.name] + coalesce(e.aliases, []) WHERE size(n) >= 2 AND (
+  $padded CONTAINS (' ' + toLower(n) + ' ') OR (NOT n =~ '[ -~]*' AND $text CONTAINS toLower(n))))
+WITH e LIMIT $named_limit`
+
+	cypherExpandNamedHop1 = cypherExpandNamed + `
+MATCH (e)<-[:MENTIONS]-(found:Memory {tenant: $tenant, user_id: $user_id})
+RETURN found, 1 AS hop, 'entity' AS via, ['query', 'Entity:' + e.id, 'Memory:' + found.id] AS path`
+
+	// The second hop skips hub entities (a company every memory of the user
+	// mentions says nothing about the question).
+	cypherExpandNamedHop2 = cypherExpandNamed + `
+MATCH (e)<-[:MENTIONS]-(mid:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e2:Entity {tenant: $tenant})
+WHERE e2 <> e AND COUNT { (e2)<-[:MENTIONS]-() } <= $max_degree
+WITH DISTINCT e, mid, e2 LIMIT $fanout
+MATCH (e2)<-[:MENTIONS]-(found:Memory {tenant: $tenant, user_id: $user_id})
+WHERE found <> mid
+RETURN found, 2 AS hop, 'entity' AS via,
+  ['query', 'Entity:' + e.id, 'Memory:' + mid.id, 'Entity:' + e2.id, 'Memory:' + found.id] AS path`
+
+	// Entities of the first hits, one hop out.
+	cypherExpandSeeds = `MATCH (s:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e:Entity {tenant: $tenant})
+WHERE s.id IN $seeds AND COUNT { (e)<-[:MENTIONS]-() } <= $max_degree
+WITH DISTINCT s, e LIMIT $fanout
+MATCH (e)<-[:MENTIONS]-(found:Memory {tenant: $tenant, user_id: $user_id})
+WHERE NOT found.id IN $seeds
+RETURN found, 1 AS hop, 'hit' AS via, ['Memory:' + s.id, 'Entity:' + e.id, 'Memory:' + found.id] AS path`
+
+	cypherExpandSession = `MATCH (found:Memory {tenant: $tenant, user_id: $user_id})
+WHERE found.session_id = $session_id
+RETURN found, 1 AS hop, 'session' AS via, ['Session:' + found.session_id, 'Memory:' + found.id] AS path`
+
+	// cypherExpandResolve follows a superseded memory to the current head of
+	// its chain (when $resolve), keeps the shortest way to each memory and
+	// hands over to recallFilters.
+	cypherExpandResolve = `
+WITH found, hop, via, path,
+  CASE WHEN $resolve AND found.status <> 'active' THEN COLLECT {
+    MATCH (found)<-[:SUPERSEDES*1..16]-(h:Memory {tenant: $tenant})
+    WHERE h.status = 'active'
+    RETURN h LIMIT 1
+  } ELSE [] END AS heads
+WITH coalesce(heads[0], found) AS m, hop, via,
+  CASE WHEN size(heads) = 0 THEN path ELSE path + ['SUPERSEDED_BY', 'Memory:' + heads[0].id] END AS path
+WHERE m.user_id = $user_id AND `
+
+	cypherExpandReturn = `
+WITH m, hop, via, path ORDER BY hop, size(path)
+WITH m, collect({hop: hop, via: via, path: path})[0] AS how
+RETURN ` + memoryProjection + `, how.hop AS hop, how.via AS via, how.path AS path
+ORDER BY hop, m.updated_at DESC, m.id LIMIT $limit`
+
+	// cypherTouchMemories records that memories were recalled. It runs off
+	// the request path, after the answer has left.
+	cypherTouchMemories = `UNWIND $ids AS id
+MATCH (m:Memory {tenant: $tenant, id: id})
+SET m.access_count = coalesce(m.access_count, 0) + 1,
+    m.last_accessed_at = CASE WHEN m.last_accessed_at IS NULL OR m.last_accessed_at < $at THEN $at ELSE m.last_accessed_at END
+RETURN count(m) AS touched`
+)
+
+// recallFilters returns the conditions every recall search shares: what was
+// true (active now, or valid at AsOf), the request's filters and the scope
+// predicate. params gets their values.
+func recallFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
+	pred, params := scopePredicate(scope)
+	params["tenant"] = scope.Tenant
+	params["user_id"] = q.UserID
+	params["limit"] = clampLimit(q.Limit, defaultSearchLimit, maxSearchLimit)
+	var conds []string
+	add := func(cond, name string, value any) {
+		conds = append(conds, cond)
+		params[name] = value
+	}
+	if q.AsOf.IsZero() {
+		conds = append(conds, "m.status = 'active'")
+	} else {
+		// What was true then: a version created by then whose validity
+		// covers the moment, whether or not a later one replaced it since.
+		add("m.status IN ['active', 'superseded'] AND m.created_at <= $as_of AND m.valid_from <= $as_of "+
+			"AND (m.valid_to IS NULL OR m.valid_to > $as_of)", "as_of", q.AsOf.UTC())
+	}
+	if types := withoutEmpty(q.Types); len(types) > 0 {
+		add("m.type IN $types", "types", types)
+	}
+	if kinds := withoutEmpty(q.Kinds); len(kinds) > 0 {
+		add("m.kind IN $kinds", "kinds", kinds)
+	}
+	if !q.From.IsZero() {
+		add("m.created_at >= $from", "from", q.From.UTC())
+	}
+	if !q.To.IsZero() {
+		add("m.created_at < $to", "to", q.To.UTC())
+	}
+	if q.SessionID != "" {
+		add("m.session_id = $in_session", "in_session", q.SessionID)
+	}
+	conds = append(conds, pred)
+	return strings.Join(conds, " AND "), params
+}
+
+// recallVectorQuery builds the exact cosine search of one user's partition.
+func recallVectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
+	filters, params := recallFilters(scope, q)
+	params["vec"] = float64s(q.Embedding)
+	return cypherRecallVector + filters + cypherRecallExact + cypherSearchReturn, params
+}
+
+// recallVectorIndexQuery builds the vector-index search that fetches fetch
+// neighbours and keeps those of the user in scope.
+func recallVectorIndexQuery(scope memory.Scope, q memory.SearchQuery, fetch int) (string, map[string]any) {
+	filters, params := recallFilters(scope, q)
+	params["vec"] = float64s(q.Embedding)
+	params["fetch"] = fetch
+	return cypherRecallVectorIndex + filters + cypherRecallCosine + cypherSearchReturn, params
+}
+
+// recallFullTextQuery builds the full-text search for an escaped Lucene query.
+func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, lucene string) (string, map[string]any) {
+	filters, params := recallFilters(scope, q)
+	params["query"] = lucene
+	return cypherRecallFullText + filters + cypherSearchReturn, params
+}
+
+// Expansion bounds: how many named entities, intermediate paths and hub
+// sizes a graph expansion considers.
+const (
+	expandNamedLimit = 10
+	expandFanout     = 200
+	expandMaxDegree  = 50
+)
+
+// expandQuery builds the graph expansion for the parts q asks for, or ""
+// when it asks for none.
+func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]any) {
+	var parts []string
+	sq := q.Filters
+	sq.UserID, sq.Limit = q.UserID, q.Limit
+	filters, params := recallFilters(scope, sq)
+	if q.Text != "" {
+		text, padded := normaliseForNames(q.Text)
+		params["text"], params["padded"], params["named_limit"] = text, padded, expandNamedLimit
+		parts = append(parts, cypherExpandNamedHop1)
+		if q.Hops >= 2 {
+			parts = append(parts, cypherExpandNamedHop2)
+		}
+	}
+	if len(q.Seeds) > 0 {
+		params["seeds"] = q.Seeds
+		parts = append(parts, cypherExpandSeeds)
+	}
+	if q.SessionID != "" {
+		params["session_id"] = q.SessionID
+		parts = append(parts, cypherExpandSession)
+	}
+	if len(parts) == 0 {
+		return "", nil
+	}
+	params["fanout"], params["max_degree"] = expandFanout, expandMaxDegree
+	params["resolve"] = q.Filters.AsOf.IsZero()
+	return "CALL {\n" + strings.Join(parts, "\nUNION\n") + "\n}" + cypherExpandResolve + filters + cypherExpandReturn, params
+}
+
+// normaliseForNames lowercases a question for entity-name matching and
+// returns it as is and padded with word separators: letters, digits and
+// '-' stay, everything else becomes a space, so " so-1001 " is found as a
+// whole word.
+func normaliseForNames(text string) (string, string) {
+	lower := strings.ToLower(text)
+	var b strings.Builder
+	b.WriteByte(' ')
+	for _, r := range lower {
+		switch {
+		case r < 128 && !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_'):
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(' ')
+	return lower, b.String()
+}
+
+// touchParams are the parameters of cypherTouchMemories.
+func touchParams(tenant string, ids []string, at time.Time) map[string]any {
+	return map[string]any{"tenant": tenant, "ids": ids, "at": at.UTC()}
+}

@@ -1,0 +1,98 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/memory"
+)
+
+var _ memory.SearchStore = (*Store)(nil)
+
+// PartitionSize counts the memories of one user in every status.
+func (s *Store) PartitionSize(ctx context.Context, tenant, userID string) (int, error) {
+	var n int64
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypherPartitionSize, map[string]any{"tenant": tenant, "user_id": userID})
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		v, _ := recs[0].Get("n")
+		n = integer(v)
+		return nil
+	})
+	return int(n), err
+}
+
+// SearchVectorApprox asks the vector index for fetch neighbours of q.Embedding
+// across the database and returns those of q.UserID in scope that pass q's
+// filters, nearest first (cosine in [-1, 1]), at most q.Limit. The index
+// knows no tenant or user: when the user's memories are a small share of the
+// index, fewer than q.Limit come back although more exist.
+func (s *Store) SearchVectorApprox(ctx context.Context, scope memory.Scope, q memory.SearchQuery, fetch int) ([]memory.Hit, error) {
+	if scope.Empty() || scope.Tenant == "" || len(q.Embedding) == 0 || fetch <= 0 {
+		return nil, nil
+	}
+	if q.UserID == "" {
+		return nil, memory.Invalid("user_id", "search needs a user")
+	}
+	cypher, params := recallVectorIndexQuery(scope, q, fetch)
+	return s.search(ctx, cypher, params)
+}
+
+// Expand returns the memories of q.UserID in scope reached from the entities
+// named in q.Text (q.Hops steps), from the entities of q.Seeds (one step) and
+// from q.SessionID, fewest steps first, then newest. A superseded memory
+// reached on the way counts as the active head of its chain unless
+// q.Filters.AsOf is set.
+func (s *Store) Expand(ctx context.Context, scope memory.Scope, q memory.ExpandQuery) ([]memory.Expansion, error) {
+	if scope.Empty() || scope.Tenant == "" {
+		return nil, nil
+	}
+	if q.UserID == "" {
+		return nil, memory.Invalid("user_id", "expansion needs a user")
+	}
+	cypher, params := expandQuery(scope, q)
+	if cypher == "" {
+		return nil, nil
+	}
+	var out []memory.Expansion
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, cypher, params)
+		if err != nil {
+			return err
+		}
+		out = make([]memory.Expansion, 0, len(recs))
+		for _, r := range recs {
+			v, _ := r.Get("memory")
+			m, err := decodeMemory(v)
+			if err != nil {
+				return err
+			}
+			hop, _ := r.Get("hop")
+			via, _ := r.Get("via")
+			path, _ := r.Get("path")
+			out = append(out, memory.Expansion{Memory: m, Hop: int(integer(hop)), Via: str(via), Path: strs(path)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// TouchMemories adds one to the access count of each memory of ids and moves
+// its last_accessed_at forward to at. Unknown ids are skipped.
+func (s *Store) TouchMemories(ctx context.Context, tenant string, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, cypherTouchMemories, touchParams(tenant, ids, at))
+	})
+	if err != nil {
+		return fmt.Errorf("touch memories: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,518 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"mneme/embed"
+	"mneme/internal/apptest"
+	"mneme/journal"
+	"mneme/memory"
+	"mneme/rerank"
+)
+
+func sourcesOf(r memory.RecallResult, id string) []string {
+	for _, m := range r.Memories {
+		if m.Memory.ID == id {
+			return m.Explain.Sources
+		}
+	}
+	return nil
+}
+
+func recalledOf(r memory.RecallResult, id string) (memory.Recalled, bool) {
+	for _, m := range r.Memories {
+		if m.Memory.ID == id {
+			return m, true
+		}
+	}
+	return memory.Recalled{}, false
+}
+
+func TestRecallGraphExpansion(t *testing.T) {
+	f := apptest.Start(t)
+	// The note never says the order number: only its entity links it.
+	note := create(t, f, "order-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeEpisodic, Kind: "note",
+		Content:  "Deliver to the back entrance; the front door is locked on weekends.",
+		Entities: []memory.Entity{{ID: "order:SO-7731", Kind: "order", Name: "SO-7731", Aliases: []string{"七七三一号订单"}}},
+	})
+	// The shipment is found by words; the fragile note only through the
+	// product both mention.
+	shipped := create(t, f, "order-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeEpisodic, Kind: "delivery",
+		Content:  "Alice's label printer order shipped to the Hangzhou warehouse on Monday.",
+		Entities: []memory.Entity{{ID: "product:px-9000", Kind: "product", Name: "PX-9000"}},
+	})
+	fragile := create(t, f, "order-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeProcedural, Kind: "rule",
+		Content:  "Handle with care: glass parts inside, keep upright.",
+		Entities: []memory.Entity{{ID: "product:px-9000", Kind: "product", Name: "PX-9000"}},
+	})
+	// Bob's memory names the same order: never Alice's answer.
+	create(t, f, "order-bot", memory.NewMemory{
+		UserID: "bob", Type: memory.TypeEpisodic, Content: "Bob's note about parking.",
+		Entities: []memory.Entity{{ID: "order:SO-7731", Kind: "order", Name: "SO-7731"}},
+	})
+
+	tests := []struct {
+		name, query string
+		want        string
+		wantPath    []string
+	}{
+		{"entity named in the question", "Any delivery notes for SO-7731?", note.ID,
+			[]string{"query", "Entity:order:SO-7731", "Memory:" + note.ID}},
+		{"entity named by an alias", "七七三一号订单有什么要注意的", note.ID,
+			[]string{"query", "Entity:order:SO-7731", "Memory:" + note.ID}},
+		{"entity of a first hit", "Where did Alice's label printer order ship?", fragile.ID,
+			[]string{"Memory:" + shipped.ID, "Entity:product:px-9000", "Memory:" + fragile.ID}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := recall(t, f, "order-bot", memory.RecallRequest{UserID: "alice", Query: tt.query, K: 10})
+			m, ok := recalledOf(got, tt.want)
+			if !ok {
+				t.Fatalf("recall %q = %v, want %s", tt.query, recalledIDs(got), tt.want)
+			}
+			if !has(m.Explain.Sources, memory.SourceGraph) || !slices.Equal(m.Explain.GraphPath, tt.wantPath) {
+				t.Errorf("explain = sources %v, path %v; want graph via %v", m.Explain.Sources, m.Explain.GraphPath, tt.wantPath)
+			}
+			for _, r := range got.Memories {
+				if r.Memory.UserID != "alice" {
+					t.Errorf("recalled %s of %s", r.Memory.ID, r.Memory.UserID)
+				}
+			}
+		})
+	}
+	if got := recall(t, f, "order-bot", memory.RecallRequest{UserID: "alice", Query: "tell me a joke about penguins"}); len(got.Memories) != 0 {
+		t.Errorf("an unrelated question recalled %v", recalledIDs(got))
+	}
+}
+
+func TestRecallResolvesSupersededToHead(t *testing.T) {
+	f := apptest.Start(t)
+	ent := []memory.Entity{{ID: "company:lotus", Kind: "company", Name: "Lotus Trading"}}
+	old := create(t, f, "finance-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeProfile, Key: "budget", Content: "The quarterly allowance is 100k yuan.", Entities: ent,
+	})
+	head := create(t, f, "finance-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeProfile, Key: "budget", Content: "The quarterly allowance is 150k yuan.",
+	})
+	got := recall(t, f, "finance-bot", memory.RecallRequest{UserID: "alice", Query: "What did we agree with Lotus Trading?", K: 10})
+	m, ok := recalledOf(got, head.ID)
+	if !ok || has(recalledIDs(got), old.ID) {
+		t.Fatalf("recall = %v, want the head %s and not %s", recalledIDs(got), head.ID, old.ID)
+	}
+	want := []string{"query", "Entity:company:lotus", "Memory:" + old.ID, "SUPERSEDED_BY", "Memory:" + head.ID}
+	if !slices.Equal(m.Explain.GraphPath, want) {
+		t.Errorf("path = %v, want %v", m.Explain.GraphPath, want)
+	}
+}
+
+func TestRecallAsOf(t *testing.T) {
+	f := apptest.Start(t)
+	old := create(t, f, "finance-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeProfile, Key: "budget", Content: "Alice's procurement budget is 100k yuan.",
+	})
+	between := time.Now().UTC()
+	time.Sleep(20 * time.Millisecond)
+	head := create(t, f, "finance-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeProfile, Key: "budget", Content: "Alice's procurement budget is 150k yuan.",
+	})
+	q := memory.RecallRequest{UserID: "alice", Query: "What is Alice's procurement budget?"}
+	if got := recalledIDs(recall(t, f, "finance-bot", q)); !slices.Equal(got, []string{head.ID}) {
+		t.Errorf("now = %v, want only %s", got, head.ID)
+	}
+	q.AsOf = &between
+	if got := recalledIDs(recall(t, f, "finance-bot", q)); !slices.Equal(got, []string{old.ID}) {
+		t.Errorf("as of %s = %v, want only the old budget %s", between, got, old.ID)
+	}
+	before := old.CreatedAt.Add(-time.Second)
+	q.AsOf = &before
+	if got := recalledIDs(recall(t, f, "finance-bot", q)); len(got) != 0 {
+		t.Errorf("as of before both = %v, want nothing", got)
+	}
+	future := time.Now().Add(time.Hour)
+	q.AsOf = &future
+	if resp := f.Do(t, "finance-bot", http.MethodPost, "/v1/recall", q); resp.Status != http.StatusBadRequest {
+		t.Errorf("as_of in the future: %d %s, want 400", resp.Status, resp.Body)
+	}
+}
+
+func TestRecallDecayPrefersRecentEpisodes(t *testing.T) {
+	f := apptest.Start(t)
+	ctx := context.Background()
+	imp := func(v float64) *float64 { return &v }
+	// Without decay the old episode wins: it is more important.
+	old, err := f.App.Service.Import(ctx, memory.NewMemory{
+		Tenant: f.Tenant, UserID: "alice", AgentID: "support-bot", Type: memory.TypeEpisodic, Importance: imp(0.9),
+		Content: "Alice called about the late delivery of her office chairs.",
+	}, time.Now().Add(-120*24*time.Hour), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recent := create(t, f, "support-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeEpisodic, Importance: imp(0.5),
+		Content: "Alice called about the late delivery of her standing desks.",
+	})
+	got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "Alice called about a late delivery", K: 10})
+	ids := recalledIDs(got)
+	if len(ids) != 2 || ids[0] != recent.ID || ids[1] != old.ID {
+		t.Fatalf("order = %v, want recent %s before old %s", ids, recent.ID, old.ID)
+	}
+	o, r := got.Memories[1].Explain, got.Memories[0].Explain
+	if o.AgeDays < 119 || o.DecayFactor > 0.1 || r.DecayFactor < 0.99 {
+		t.Errorf("decay: old %v days → %v, recent → %v", o.AgeDays, o.DecayFactor, r.DecayFactor)
+	}
+	if o.Fused*o.ImportanceFactor <= r.Fused*r.ImportanceFactor {
+		t.Errorf("the old episode should win without decay: %+v vs %+v", o, r)
+	}
+}
+
+func TestRecallSession(t *testing.T) {
+	f := apptest.Start(t)
+	inSession := create(t, f, "support-bot", memory.NewMemory{
+		UserID: "alice", SessionID: "s-42", Type: memory.TypeEpisodic, Content: "Alice asked to change the delivery address of her chair order.",
+	})
+	elsewhere := create(t, f, "support-bot", memory.NewMemory{
+		UserID: "alice", SessionID: "s-41", Type: memory.TypeEpisodic, Content: "Alice asked about the delivery address of her desk order.",
+	})
+	// Written in the session, but shares no words with the question.
+	sideNote := create(t, f, "support-bot", memory.NewMemory{
+		UserID: "alice", SessionID: "s-42", Type: memory.TypeEpisodic, Content: "She sounded in a hurry.",
+	})
+
+	only := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "delivery address", SessionID: "s-42", SessionOnly: true, K: 10})
+	if ids := recalledIDs(only); !has(ids, inSession.ID) || has(ids, elsewhere.ID) {
+		t.Errorf("session_only = %v, want %s and not %s", ids, inSession.ID, elsewhere.ID)
+	}
+	joined := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "delivery address", SessionID: "s-42", K: 10})
+	if ids := recalledIDs(joined); !has(ids, elsewhere.ID) || !has(ids, sideNote.ID) {
+		t.Errorf("with session = %v, want %s too and the session's %s", ids, elsewhere.ID, sideNote.ID)
+	}
+	if src := sourcesOf(joined, sideNote.ID); !slices.Equal(src, []string{memory.SourceSession}) {
+		t.Errorf("side note sources = %v, want [session]", src)
+	}
+	if got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "tell me a joke about penguins", SessionID: "s-42"}); len(got.Memories) != 0 {
+		t.Errorf("an unrelated question recalled the session: %v", recalledIDs(got))
+	}
+	if resp := f.Do(t, "support-bot", http.MethodPost, "/v1/recall",
+		memory.RecallRequest{UserID: "alice", Query: "x", SessionOnly: true}); resp.Status != http.StatusBadRequest {
+		t.Errorf("session_only without session_id: %d, want 400", resp.Status)
+	}
+}
+
+func TestRecallFilters(t *testing.T) {
+	f := apptest.Start(t)
+	rule := create(t, f, "support-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeProcedural, Kind: "rule", Content: "Refunds for Alice's orders above 500 yuan need a manager.",
+	})
+	event := create(t, f, "support-bot", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeEpisodic, Kind: "refund", Content: "Alice's refund of 300 yuan for her orders was paid.",
+	})
+	q := func(edit func(*memory.RecallRequest)) []string {
+		r := memory.RecallRequest{UserID: "alice", Query: "refunds for Alice's orders", K: 10}
+		edit(&r)
+		return recalledIDs(recall(t, f, "support-bot", r))
+	}
+	later := event.CreatedAt.Add(time.Hour)
+	tests := []struct {
+		name string
+		edit func(*memory.RecallRequest)
+		want []string
+	}{
+		{"no filter", func(*memory.RecallRequest) {}, []string{rule.ID, event.ID}},
+		{"types", func(r *memory.RecallRequest) { r.Types = []string{memory.TypeEpisodic} }, []string{event.ID}},
+		{"kinds", func(r *memory.RecallRequest) { r.Kinds = []string{"rule"} }, []string{rule.ID}},
+		{"window after both", func(r *memory.RecallRequest) { r.From = &later }, nil},
+		{"window up to the rule", func(r *memory.RecallRequest) { r.To = &event.CreatedAt }, []string{rule.ID}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := q(tt.edit)
+			slices.Sort(got)
+			want := slices.Clone(tt.want)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("recalled %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestRecallDiversifyOnNearDuplicates(t *testing.T) {
+	f := apptest.Start(t)
+	a := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Importance: ptrTo(0.9),
+		Content: "Alice drinks green tea every morning."})
+	a2 := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Importance: ptrTo(0.8),
+		Content: "Every morning Alice drinks green tea."})
+	b := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Importance: ptrTo(0.5),
+		Content: "Alice drinks black coffee every morning before work."})
+	q := memory.RecallRequest{UserID: "alice", Query: "What does Alice drink every morning?", K: 3}
+	plain := recall(t, f, "support-bot", q)
+	q.Diversify = true
+	diverse := recall(t, f, "support-bot", q)
+	if got := recalledIDs(plain); !slices.Equal(got, []string{a.ID, a2.ID, b.ID}) {
+		t.Fatalf("plain order = %v, want %v", got, []string{a.ID, a2.ID, b.ID})
+	}
+	if got := recalledIDs(diverse); !slices.Equal(got, []string{a.ID, b.ID, a2.ID}) {
+		for _, m := range diverse.Memories {
+			t.Logf("%s %.4f %+v", m.Memory.Content, m.Score, m.Explain)
+		}
+		t.Errorf("diversified order = %v, want the near-duplicate last: %v", got, []string{a.ID, b.ID, a2.ID})
+	}
+	if !diverse.Search.Diversified || plain.Search.Diversified {
+		t.Errorf("diversified flags: plain %v, diverse %v", plain.Search.Diversified, diverse.Search.Diversified)
+	}
+	if s := diverse.Memories[2].Explain.MMRMaxSimilarity; s == nil || *s < 0.5 {
+		t.Errorf("the near-duplicate's similarity to the first is missing or low")
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// serviceWith builds a second Service over the fixture's real stores and
+// policy engine with its own recall tuning.
+func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *memory.Service {
+	t.Helper()
+	cfg.Keywords = embed.Keywords
+	svc, err := memory.NewService(memory.Options{
+		Store: f.App.Store, Grants: f.App.Store, Keys: f.App.Store, Authz: f.App.Policy, Embed: f.App.Embed,
+		Recall: cfg, Search: f.App.Store,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func agentOf(f *apptest.Fixture, id string) memory.Principal {
+	return memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: id}
+}
+
+func TestRecallRerank(t *testing.T) {
+	f := apptest.Start(t)
+	for _, c := range []string{
+		"Alice's invoices go to the finance team in Suzhou.",
+		"Alice's invoices must show the order number.",
+		"Alice wants invoices sent by email.",
+	} {
+		create(t, f, "finance-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: c})
+	}
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "model not loaded", http.StatusInternalServerError)
+	}))
+	defer failing.Close()
+	// The reordering server scores documents in reverse: the last first.
+	reversing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Query     string   `json:"query"`
+			Documents []string `json:"documents"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Query == "" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		var b strings.Builder
+		b.WriteString(`{"results":[`)
+		for i := range req.Documents {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"index":%d,"relevance_score":%d}`, i, i)
+		}
+		b.WriteString("]}")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(b.String()))
+	}))
+	defer reversing.Close()
+
+	req := memory.RecallRequest{UserID: "alice", Query: "Where do Alice's invoices go?", K: 10}
+	ctx := context.Background()
+	fused, err := serviceWith(t, f, memory.RecallConfig{}).Recall(ctx, agentOf(f, "finance-bot"), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fused.Memories) < 2 || fused.Search.Rerank != memory.RerankOff {
+		t.Fatalf("fused = %v (rerank %s), want at least two memories and no rerank", recalledIDs(fused), fused.Search.Rerank)
+	}
+	want := recalledIDs(fused)
+	reversed := slices.Clone(want)
+	slices.Reverse(reversed)
+
+	tests := []struct {
+		name       string
+		url        string
+		wantOrder  []string
+		wantRerank string
+	}{
+		{"failing endpoint keeps the fused order", failing.URL, want, memory.RerankFailed},
+		{"reordering endpoint reorders", reversing.URL, reversed, memory.RerankApplied},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rr, err := rerank.New(rerank.Options{URL: tt.url, Timeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := serviceWith(t, f, memory.RecallConfig{Reranker: rr}).Recall(ctx, agentOf(f, "finance-bot"), req)
+			if err != nil {
+				t.Fatalf("recall with a reranker: %v", err)
+			}
+			if ids := recalledIDs(got); !slices.Equal(ids, tt.wantOrder) {
+				t.Errorf("order = %v, want %v", ids, tt.wantOrder)
+			}
+			if got.Search.Rerank != tt.wantRerank {
+				t.Errorf("rerank = %q (%s), want %q", got.Search.Rerank, got.Search.RerankError, tt.wantRerank)
+			}
+			if (got.Search.RerankError != "") != (tt.wantRerank == memory.RerankFailed) {
+				t.Errorf("rerank error = %q", got.Search.RerankError)
+			}
+		})
+	}
+}
+
+func TestRecallVectorPaths(t *testing.T) {
+	f := apptest.Start(t)
+	contents := []string{
+		"Alice's favourite supplier for thermal paper is Jinda Trading in Shanghai.",
+		"Alice keeps spare ink cartridges in the second drawer of the Hangzhou office.",
+		"Alice's barcode scanners were replaced after the warranty claim in Suzhou.",
+		"Alice asked for quotes on standing desks for the new Beijing team.",
+	}
+	for _, c := range contents {
+		create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: c})
+	}
+	ctx := context.Background()
+	agent := agentOf(f, "support-bot")
+	req := memory.RecallRequest{UserID: "alice", Query: contents[1], K: 4}
+	exact, err := serviceWith(t, f, memory.RecallConfig{}).Recall(ctx, agent, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact.Search.VectorPath != memory.VectorExact || exact.Search.PartitionSize != len(contents) || !exact.Search.VectorComplete {
+		t.Fatalf("small partition: %+v, want the exact path over %d memories", exact.Search, len(contents))
+	}
+	if len(exact.Memories) == 0 || exact.Memories[0].Memory.Content != contents[1] {
+		t.Fatalf("exact recall = %v, want the identical memory first", recalledIDs(exact))
+	}
+
+	tests := []struct {
+		name       string
+		cfg        memory.RecallConfig
+		wantPaths  []string
+		checkCount bool
+	}{
+		// The index ranks the whole shared database: it may not fill the
+		// candidates, and then the partition is scanned exactly after it.
+		{"index with exact fallback", memory.RecallConfig{ExactMax: 1}, []string{memory.VectorIndex, memory.VectorIndexExact}, false},
+		{"index alone says when it fell short", memory.RecallConfig{ExactMax: 1, IndexNoFallback: true, IndexMaxFetch: 100}, []string{memory.VectorIndex}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := serviceWith(t, f, tt.cfg).Recall(ctx, agent, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := got.Search
+			if !slices.Contains(tt.wantPaths, s.VectorPath) || s.PartitionSize != len(contents) {
+				t.Fatalf("search = %+v, want a path of %v", s, tt.wantPaths)
+			}
+			if len(got.Memories) == 0 || got.Memories[0].Memory.ID != exact.Memories[0].Memory.ID {
+				t.Errorf("index recall = %v, want %s first like the exact path", recalledIDs(got), exact.Memories[0].Memory.ID)
+			}
+			if tt.checkCount && s.VectorComplete != (s.Candidates.Vector >= len(contents)) {
+				t.Errorf("vector_complete = %v with %d of %d candidates", s.VectorComplete, s.Candidates.Vector, len(contents))
+			}
+			if !tt.checkCount && !s.VectorComplete {
+				t.Errorf("the exact fallback left the answer incomplete: %+v", s)
+			}
+		})
+	}
+}
+
+func TestRecallLogAndAccessCounts(t *testing.T) {
+	f := apptest.Start(t)
+	m := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Content: "Alice prefers short answers."})
+	got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "Does Alice prefer short answers?"})
+	if !has(recalledIDs(got), m.ID) {
+		t.Fatalf("recall = %v, want %s", recalledIDs(got), m.ID)
+	}
+	// Both are written after the answer: wait for them.
+	var log struct {
+		Recalls []memory.RecallRecord `json:"recalls"`
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp := f.Do(t, apptest.Admin, http.MethodGet, "/v1/recall-log?user_id=alice", nil)
+		if resp.Status != http.StatusOK {
+			t.Fatalf("recall log as admin: %d %s", resp.Status, resp.Body)
+		}
+		resp.Decode(t, &log)
+		var stored memory.Memory
+		f.Do(t, "support-bot", http.MethodGet, "/v1/memories/"+m.ID, nil).Decode(t, &stored)
+		if len(log.Recalls) == 1 && stored.AccessCount == 1 && stored.LastAccessedAt != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: log %+v, access_count %d, last_accessed_at %v", log.Recalls, stored.AccessCount, stored.LastAccessedAt)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	rec := log.Recalls[0]
+	if rec.Caller.ID != "support-bot" || rec.UserID != "alice" || len(rec.Memories) == 0 || rec.Memories[0].ID != m.ID || rec.Memories[0].Score <= 0 {
+		t.Errorf("log entry = %+v", rec)
+	}
+
+	for _, who := range []string{"support-bot", "alice", apptest.Analyst} {
+		if resp := f.Do(t, who, http.MethodGet, "/v1/recall-log?user_id=alice", nil); resp.Status != http.StatusForbidden {
+			t.Errorf("recall log as %s: %d, want 403", who, resp.Status)
+		}
+	}
+	if resp := f.Do(t, apptest.Admin, http.MethodGet, "/v1/recall-log", nil); resp.Status != http.StatusBadRequest {
+		t.Errorf("recall log without user_id: %d, want 400", resp.Status)
+	}
+}
+
+func TestRecallLogCapAndErase(t *testing.T) {
+	f := apptest.Start(t)
+	ctx := context.Background()
+	log := journal.NewRecallLog(f.App.Redis, 3, time.Minute)
+	for i := range 5 {
+		err := log.Append(ctx, memory.RecallRecord{
+			At: time.Now(), Tenant: f.Tenant, UserID: "alice", Query: fmt.Sprintf("q%d", i),
+			Memories: []memory.RecalledMemory{{ID: "mem_x", Score: 0.1}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := log.RecentRecalls(ctx, f.Tenant, "alice", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []string
+	for _, r := range got {
+		qs = append(qs, r.Query)
+	}
+	if !slices.Equal(qs, []string{"q4", "q3", "q2"}) {
+		t.Errorf("kept %v, want the newest three", qs)
+	}
+	if log.Place() != "recall_log" {
+		t.Errorf("place = %q", log.Place())
+	}
+	n, err := log.EraseUser(ctx, f.Tenant, "alice")
+	if err != nil || n != 3 {
+		t.Fatalf("erase = %d, %v; want 3", n, err)
+	}
+	if got, err := log.RecentRecalls(ctx, f.Tenant, "alice", 10); err != nil || len(got) != 0 {
+		t.Errorf("after erase: %v, %v", got, err)
+	}
+}

@@ -1,0 +1,271 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"mneme/memory"
+)
+
+// DefaultRecallCap is how many recalls the log keeps per user.
+const DefaultRecallCap = 200
+
+// DefaultRecallTTL is how long a user's recall log outlives its last entry.
+const DefaultRecallTTL = 30 * 24 * time.Hour
+
+// RecallLog keeps who recalled what about a user: one Redis list per
+// (tenant, user), newest first, trimmed to a cap on every append.
+type RecallLog struct {
+	rdb redis.Cmdable
+	cap int
+	ttl time.Duration
+}
+
+var (
+	_ memory.RecallLogReader = (*RecallLog)(nil)
+	_ memory.Eraser          = (*RecallLog)(nil)
+)
+
+// NewRecallLog returns the recall log on rdb, keeping at most capPerUser
+// entries per user (DefaultRecallCap when <= 0) for ttl after the last one
+// (DefaultRecallTTL when <= 0).
+func NewRecallLog(rdb redis.Cmdable, capPerUser int, ttl time.Duration) *RecallLog {
+	if capPerUser <= 0 {
+		capPerUser = DefaultRecallCap
+	}
+	if ttl <= 0 {
+		ttl = DefaultRecallTTL
+	}
+	return &RecallLog{rdb: rdb, cap: capPerUser, ttl: ttl}
+}
+
+// recallKey names a user's list. Tenants and user ids never contain '/'.
+func recallKey(tenant, userID string) string { return "mneme:recall:" + tenant + "/" + userID }
+
+// Append adds one recall to the front of its user's list and trims the list
+// to the cap, in one transaction.
+func (l *RecallLog) Append(ctx context.Context, rec memory.RecallRecord) error {
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("journal: encode recall: %w", err)
+	}
+	key := recallKey(rec.Tenant, rec.UserID)
+	_, err = l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.LPush(ctx, key, raw)
+		p.LTrim(ctx, key, 0, int64(l.cap-1))
+		p.Expire(ctx, key, l.ttl)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("journal: append recall: %w", err)
+	}
+	return nil
+}
+
+// RecentRecalls returns up to limit recalls about one user, newest first.
+func (l *RecallLog) RecentRecalls(ctx context.Context, tenant, userID string, limit int) ([]memory.RecallRecord, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	raws, err := l.rdb.LRange(ctx, recallKey(tenant, userID), 0, int64(limit-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("journal: read recalls: %w", err)
+	}
+	out := make([]memory.RecallRecord, 0, len(raws))
+	for _, raw := range raws {
+		var rec memory.RecallRecord
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+			return nil, fmt.Errorf("journal: decode recall: %w", err)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// Place names the recall log in erase receipts.
+func (l *RecallLog) Place() string { return "recall_log" }
+
+// EraseUser removes the user's recall log and returns how many entries it
+// held.
+func (l *RecallLog) EraseUser(ctx context.Context, tenant, userID string) (int64, error) {
+	key := recallKey(tenant, userID)
+	var n *redis.IntCmd
+	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		n = p.LLen(ctx, key)
+		p.Del(ctx, key)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("journal: erase recalls: %w", err)
+	}
+	return n.Val(), nil
+}
+
+// Toucher counts accesses in the system of record; graph.Store implements it.
+type Toucher interface {
+	TouchMemories(ctx context.Context, tenant string, ids []string, at time.Time) error
+}
+
+// RecorderOptions configures a Recorder.
+type RecorderOptions struct {
+	Log    *RecallLog
+	Touch  Toucher
+	Logger *slog.Logger
+	// Queue is how many recalls may wait (default 1024); beyond it new ones
+	// are dropped and counted rather than slowing recall down.
+	Queue int
+	// Timeout bounds the writes of one batch (default 5s).
+	Timeout time.Duration
+}
+
+// maxRecorderBatch bounds how many queued recalls one pass writes.
+const maxRecorderBatch = 64
+
+// Recorder applies answered recalls off the request path: it appends them
+// to the recall log and counts the accesses of their memories. Record only
+// queues; one goroutine, started by Start and ended by Stop, does the work.
+type Recorder struct {
+	log     *RecallLog
+	touch   Toucher
+	logger  *slog.Logger
+	timeout time.Duration
+	queue   chan memory.RecallRecord
+
+	startOnce, stopOnce sync.Once
+	stop, done          chan struct{}
+	dropped             atomic.Int64
+}
+
+var _ memory.RecallRecorder = (*Recorder)(nil)
+
+// NewRecorder returns a stopped Recorder.
+func NewRecorder(opts RecorderOptions) *Recorder {
+	if opts.Queue <= 0 {
+		opts.Queue = 1024
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Recorder{
+		log: opts.Log, touch: opts.Touch, logger: opts.Logger, timeout: opts.Timeout,
+		queue: make(chan memory.RecallRecord, opts.Queue),
+		stop:  make(chan struct{}), done: make(chan struct{}),
+	}
+}
+
+// Record queues a recall; it never blocks. A full queue drops it.
+func (r *Recorder) Record(rec memory.RecallRecord) {
+	select {
+	case r.queue <- rec:
+	default:
+		if n := r.dropped.Add(1); n&(n-1) == 0 { // log at 1, 2, 4, 8, … drops
+			r.logger.Warn("recall recorder queue full; recall not recorded", "dropped", n)
+		}
+	}
+}
+
+// Dropped returns how many recalls a full queue dropped.
+func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
+
+// Start starts the worker; later calls do nothing.
+func (r *Recorder) Start() {
+	r.startOnce.Do(func() { go r.run() })
+}
+
+// Stop ends the worker after it has written what was queued, or when ctx
+// ends. A Recorder that was never started stops at once.
+func (r *Recorder) Stop(ctx context.Context) error {
+	started := true
+	r.startOnce.Do(func() { started = false; close(r.done) })
+	r.stopOnce.Do(func() { close(r.stop) })
+	if !started {
+		return nil
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("journal: recorder stop: %w", ctx.Err())
+	}
+}
+
+func (r *Recorder) run() {
+	defer close(r.done)
+	for {
+		select {
+		case rec := <-r.queue:
+			r.write(r.batch(rec))
+		case <-r.stop:
+			for {
+				select {
+				case rec := <-r.queue:
+					r.write(r.batch(rec))
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// batch returns first and whatever else is queued, up to maxRecorderBatch.
+func (r *Recorder) batch(first memory.RecallRecord) []memory.RecallRecord {
+	recs := []memory.RecallRecord{first}
+	for len(recs) < maxRecorderBatch {
+		select {
+		case rec := <-r.queue:
+			recs = append(recs, rec)
+		default:
+			return recs
+		}
+	}
+	return recs
+}
+
+// write logs every recall of recs and counts accesses with one update per
+// tenant. Failures are logged: recall has answered long ago.
+func (r *Recorder) write(recs []memory.RecallRecord) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	type touch struct {
+		ids []string
+		at  time.Time
+	}
+	byTenant := map[string]*touch{}
+	var errs []error
+	for _, rec := range recs {
+		if r.log != nil {
+			errs = append(errs, r.log.Append(ctx, rec))
+		}
+		t := byTenant[rec.Tenant]
+		if t == nil {
+			t = &touch{}
+			byTenant[rec.Tenant] = t
+		}
+		for _, m := range rec.Memories {
+			t.ids = append(t.ids, m.ID)
+		}
+		if rec.At.After(t.at) {
+			t.at = rec.At
+		}
+	}
+	if r.touch != nil {
+		for tenant, t := range byTenant {
+			errs = append(errs, r.touch.TouchMemories(ctx, tenant, t.ids, t.at))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		r.logger.Warn("recording recalls failed", "recalls", len(recs), "err", err)
+	}
+}

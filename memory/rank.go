@@ -1,0 +1,197 @@
+package memory
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Source names in Explain.Sources; SourceSession ("session", in
+// recall_session.go) names memories of the caller's session.
+const (
+	SourceVector   = "vector"
+	SourceFullText = "fulltext"
+	SourceGraph    = "graph"
+)
+
+// rank fuses the sources by weighted reciprocal rank, keeps what clears the
+// relevance floor, weighs each memory by age, importance and type, and sorts
+// by the result (ties by id).
+//
+// The floor: a vector hit counts only at VectorFloor or above, a full-text
+// hit only near the best full-text score, and a graph hit only when the
+// question names its entity. Memories of the session and those reached from
+// the first hits' entities ride along only when something else was
+// relevant, so an unrelated question still recalls nothing.
+func (s *Service) rank(f found, now time.Time) []Recalled {
+	cfg := s.recall
+	byID := map[string]*Recalled{}
+	get := func(m Memory) *Recalled {
+		c, ok := byID[m.ID]
+		if !ok {
+			c = &Recalled{Memory: m}
+			byID[m.ID] = c
+		}
+		return c
+	}
+	for i, h := range f.vector {
+		c := get(h.Memory)
+		c.Explain.VectorSimilarity = h.Score
+		c.Explain.VectorRank = i + 1
+	}
+	var bestText float64
+	for _, h := range f.text {
+		bestText = max(bestText, h.Score)
+	}
+	for i, h := range f.text {
+		c := get(h.Memory)
+		c.Explain.FullTextScore = h.Score
+		c.Explain.FullTextRank = i + 1
+	}
+	graphRank, sessionRank := 0, 0
+	named := map[string]bool{}
+	for _, x := range f.graph {
+		c := get(x.Memory)
+		e := &c.Explain
+		if x.Via == "session" {
+			if e.SessionRank == 0 {
+				sessionRank++
+				e.SessionRank = sessionRank
+			}
+			continue
+		}
+		if e.GraphRank == 0 {
+			graphRank++
+			e.GraphRank, e.GraphHops, e.GraphPath = graphRank, x.Hop, x.Path
+		}
+		if x.Via == "entity" {
+			named[x.Memory.ID] = true
+		}
+	}
+
+	var relevant bool
+	for id, c := range byID {
+		e := &c.Explain
+		if e.VectorRank > 0 && e.VectorSimilarity >= cfg.VectorFloor ||
+			e.FullTextRank > 0 && e.FullTextScore >= cfg.FullTextRelative*bestText || named[id] {
+			relevant = true
+			break
+		}
+	}
+	out := make([]Recalled, 0, len(byID))
+	if !relevant {
+		return out
+	}
+	for _, c := range byID {
+		e := &c.Explain
+		var fused float64
+		// A vector hit below the floor does not count as a source: every
+		// memory has some similarity to every question.
+		if e.VectorRank > 0 && e.VectorSimilarity >= cfg.VectorFloor {
+			e.Sources = append(e.Sources, SourceVector)
+			fused += cfg.VectorWeight / (cfg.RRFK + float64(e.VectorRank))
+		}
+		if e.FullTextRank > 0 && e.FullTextScore >= cfg.FullTextRelative*bestText {
+			e.Sources = append(e.Sources, SourceFullText)
+			fused += cfg.FullTextWeight / (cfg.RRFK + float64(e.FullTextRank))
+		}
+		if e.GraphRank > 0 {
+			e.Sources = append(e.Sources, SourceGraph)
+			fused += cfg.GraphWeight / (cfg.RRFK + float64(e.GraphRank))
+		}
+		if e.SessionRank > 0 {
+			e.Sources = append(e.Sources, SourceSession)
+			fused += cfg.SessionWeight / (cfg.RRFK + float64(e.SessionRank))
+		}
+		if len(e.Sources) == 0 {
+			continue
+		}
+		e.Fused = fused
+		s.weigh(c, now)
+		out = append(out, *c)
+	}
+	sortStable(out, func(a, b Recalled) bool {
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.Memory.ID < b.Memory.ID
+	})
+	return out
+}
+
+// weigh sets the score of a fused candidate: fused × decay × importance ×
+// profile priority.
+func (s *Service) weigh(c *Recalled, now time.Time) {
+	e := &c.Explain
+	m := c.Memory
+	at := m.UpdatedAt
+	if at.IsZero() {
+		at = m.CreatedAt
+	}
+	e.AgeDays = max(0, now.Sub(at).Hours()/24)
+	e.DecayFactor = math.Exp(-s.recall.DecayPerDay[m.Type] * e.AgeDays)
+	e.ImportanceFactor = 0.75 + 0.5*m.Importance
+	e.ProfileFactor = 1
+	if m.Type == TypeProfile {
+		e.ProfileFactor = s.recall.ProfileBoost
+	}
+	c.Score = e.Fused * e.DecayFactor * e.ImportanceFactor * e.ProfileFactor
+}
+
+// diversify reorders the first n candidates by maximal marginal relevance:
+// each pick maximises λ·relevance − (1−λ)·(highest cosine to the picks so
+// far), relevance being the score as a share of the best one (the rerank
+// score when the reranker ran). The rest keep their order after them.
+func (s *Service) diversify(ranked []Recalled, n int) []Recalled {
+	n = min(n, len(ranked))
+	pool := append([]Recalled(nil), ranked[:n]...)
+	rel := make([]float64, n)
+	// Rerank scores may be negative logits: shift them to start at 0.
+	shift := 0.0
+	for i, c := range pool {
+		rel[i] = c.Score
+		if c.Explain.RerankScore != nil {
+			rel[i] = *c.Explain.RerankScore
+		}
+		shift = min(shift, rel[i])
+	}
+	best := 0.0
+	for i := range rel {
+		rel[i] -= shift
+		best = max(best, rel[i])
+	}
+	for i := range rel {
+		if best > 0 {
+			rel[i] /= best
+		} else {
+			rel[i] = 1
+		}
+	}
+	lambda := s.recall.MMRLambda
+	out := make([]Recalled, 0, len(ranked))
+	taken := make([]bool, n)
+	for range n {
+		pick, pickVal, pickSim := -1, math.Inf(-1), 0.0
+		for i := range pool {
+			if taken[i] {
+				continue
+			}
+			sim := 0.0
+			for _, o := range out {
+				sim = max(sim, cosine(pool[i].Memory.Embedding, o.Memory.Embedding))
+			}
+			if v := lambda*rel[i] - (1-lambda)*sim; v > pickVal {
+				pick, pickVal, pickSim = i, v, sim
+			}
+		}
+		taken[pick] = true
+		c := pool[pick]
+		c.Explain.MMRMaxSimilarity = &pickSim
+		out = append(out, c)
+	}
+	return append(out, ranked[n:]...)
+}
+
+func sortStable(rs []Recalled, less func(a, b Recalled) bool) {
+	sort.SliceStable(rs, func(i, j int) bool { return less(rs[i], rs[j]) })
+}

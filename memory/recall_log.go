@@ -1,0 +1,98 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// RecallRecorder takes note of answered recalls off the request path: it
+// counts the accesses of the recalled memories and appends to the recall
+// log. Record must return at once; the work happens later or not at all
+// (a full queue drops, and says so in its own log).
+type RecallRecorder interface {
+	Record(r RecallRecord)
+}
+
+// RecallLogReader reads the recall log, newest first.
+type RecallLogReader interface {
+	RecentRecalls(ctx context.Context, tenant, userID string, limit int) ([]RecallRecord, error)
+}
+
+// RecallRecord is one answered recall: who asked about which user, what,
+// and what came back.
+type RecallRecord struct {
+	At       time.Time        `json:"at"`
+	Tenant   string           `json:"tenant"`
+	UserID   string           `json:"user_id"`
+	Caller   Principal        `json:"caller"`
+	Query    string           `json:"query"`
+	Memories []RecalledMemory `json:"memories"`
+}
+
+// RecalledMemory is one memory of a recall log entry.
+type RecalledMemory struct {
+	ID    string  `json:"id"`
+	Score float64 `json:"score"`
+}
+
+// maxLoggedQuery caps the question kept in the recall log.
+const maxLoggedQuery = 200
+
+// Recall log listing limits.
+const (
+	DefaultRecallLogLimit = 50
+	MaxRecallLogLimit     = 500
+)
+
+// record hands an answered recall to the recorder, if any.
+func (s *Service) record(ctx context.Context, p Principal, r RecallRequest, res RecallResult, now time.Time) {
+	if s.recorder == nil || len(res.Memories) == 0 {
+		return
+	}
+	q := r.Query
+	if utf8.RuneCountInString(q) > maxLoggedQuery {
+		q = string([]rune(q)[:maxLoggedQuery])
+	}
+	rec := RecallRecord{
+		At: now, Tenant: p.Tenant, UserID: r.UserID, Query: q,
+		Caller:   Principal{Tenant: p.Tenant, Kind: p.Kind, ID: p.ID},
+		Memories: make([]RecalledMemory, len(res.Memories)),
+	}
+	for i, m := range res.Memories {
+		rec.Memories[i] = RecalledMemory{ID: m.Memory.ID, Score: m.Score}
+	}
+	s.recorder.Record(rec)
+}
+
+// RecallLog returns the latest recalls about one user of the admin's
+// tenant, newest first. Only admins read it.
+func (s *Service) RecallLog(ctx context.Context, p Principal, userID string, limit int) ([]RecallRecord, error) {
+	if p.Kind != KindAdmin {
+		return nil, ErrForbidden
+	}
+	if err := s.manage(ctx, p); err != nil {
+		return nil, err
+	}
+	switch {
+	case !validName(userID):
+		return nil, Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
+	case limit < 0 || limit > MaxRecallLogLimit:
+		return nil, Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxRecallLogLimit))
+	}
+	if limit == 0 {
+		limit = DefaultRecallLogLimit
+	}
+	if s.recallLog == nil {
+		return []RecallRecord{}, nil
+	}
+	out, err := s.recallLog.RecentRecalls(ctx, p.Tenant, userID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recall log: %w", err)
+	}
+	if out == nil {
+		out = []RecallRecord{}
+	}
+	return out, nil
+}
