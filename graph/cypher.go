@@ -29,6 +29,11 @@ const (
 	ddlMemoryKeyIdx   = `CREATE INDEX memory_tenant_key IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.key)`
 	ddlMemoryFullText = "CREATE FULLTEXT INDEX " + indexFullText + " IF NOT EXISTS FOR (n:Memory) ON EACH [n.content] " +
 		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}"
+	// ddlMemoryFullTextPartition indexes the content together with the
+	// memory's partition (tenant/user), so that recall's Lucene query finds
+	// one user's matches inside the index instead of every tenant's.
+	ddlMemoryFullTextPartition = "CREATE FULLTEXT INDEX " + indexFullTextPartition + " IF NOT EXISTS FOR (n:Memory) ON EACH [n.content, n.partition] " +
+		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}"
 	// The dimension is a parameter: index OPTIONS accept parameters in Cypher 5.
 	ddlMemoryVector = "CREATE VECTOR INDEX " + indexVector + " IF NOT EXISTS FOR (n:Memory) ON (n.embedding) " +
 		"OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}}"
@@ -40,6 +45,8 @@ const (
 const (
 	indexVector   = "memory_embedding"
 	indexFullText = "memory_content"
+	// indexFullTextPartition is the full-text index recall queries.
+	indexFullTextPartition = "memory_content_partition"
 )
 
 // memoryProjection returns a memory as a map with its entities and the

@@ -32,7 +32,9 @@ WHERE node.tenant = $tenant
 WITH node AS m, score
 WHERE m.user_id = $user_id AND `
 
-	cypherRecallFullText = `CALL db.index.fulltext.queryNodes('` + indexFullText + `', $query) YIELD node, score
+	// The Lucene query names the partition, so the index returns only the
+	// user's matches; the tenant and user are still checked on each node.
+	cypherRecallFullText = `CALL db.index.fulltext.queryNodes('` + indexFullTextPartition + `', $query, {limit: $fetch}) YIELD node, score
 WHERE node.tenant = $tenant
 WITH node AS m, score
 WHERE m.user_id = $user_id AND `
@@ -95,11 +97,26 @@ WITH coalesce(heads[0], found) AS m, hop, via,
   CASE WHEN size(heads) = 0 THEN path ELSE path + ['SUPERSEDED_BY', 'Memory:' + heads[0].id] END AS path
 WHERE m.user_id = $user_id AND `
 
-	cypherExpandReturn = `
+	cypherExpandBest = `
 WITH m, hop, via, path ORDER BY hop, size(path)
 WITH m, collect({hop: hop, via: via, path: path})[0] AS how
-RETURN ` + memoryProjection + `, how.hop AS hop, how.via AS via, how.path AS path
+RETURN `
+	cypherExpandOrder = `, how.hop AS hop, how.via AS via, how.path AS path
 ORDER BY hop, m.updated_at DESC, m.id LIMIT $limit`
+
+	// cypherSearchReturnLean is cypherSearchReturn without embeddings:
+	// decoding them is most of a search's client time, and only MMR needs
+	// them.
+	cypherSearchReturnLean = ` RETURN ` + memoryProjectionLean + `, score ORDER BY score DESC, m.id LIMIT $limit`
+
+	// cypherBackfillPartition is the one-time migration that sets the
+	// partition of memories stored before it existed. It spans every tenant
+	// by design and is allowlisted in TestCypherIsTenantScoped.
+	cypherBackfillPartition = `MATCH (m:Memory)
+WHERE m.partition IS NULL
+WITH m LIMIT $batch
+SET m.partition = m.tenant + '/' + m.user_id
+RETURN count(m) AS n`
 
 	// cypherTouchMemories records that memories were recalled. It runs off
 	// the request path, after the answer has left.
@@ -154,7 +171,7 @@ func recallFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string
 func recallVectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
 	filters, params := recallFilters(scope, q)
 	params["vec"] = float64s(q.Embedding)
-	return cypherRecallVector + filters + cypherRecallExact + cypherSearchReturn, params
+	return cypherRecallVector + filters + cypherRecallExact + searchReturn(q), params
 }
 
 // recallVectorIndexQuery builds the vector-index search that fetches fetch
@@ -163,14 +180,33 @@ func recallVectorIndexQuery(scope memory.Scope, q memory.SearchQuery, fetch int)
 	filters, params := recallFilters(scope, q)
 	params["vec"] = float64s(q.Embedding)
 	params["fetch"] = fetch
-	return cypherRecallVectorIndex + filters + cypherRecallCosine + cypherSearchReturn, params
+	return cypherRecallVectorIndex + filters + cypherRecallCosine + searchReturn(q), params
 }
 
-// recallFullTextQuery builds the full-text search for an escaped Lucene query.
-func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, lucene string) (string, map[string]any) {
+// recallFullTextQuery builds the full-text search for the escaped words of
+// a Lucene query: required inside the user's partition (with no weight, so
+// scores stay those of the words), at least one word in the content.
+func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, words string) (string, map[string]any) {
 	filters, params := recallFilters(scope, q)
-	params["query"] = lucene
-	return cypherRecallFullText + filters + cypherSearchReturn, params
+	params["query"] = `+partition:"` + escapePhrase(partitionOf(scope.Tenant, q.UserID)) + `"^0 +content:(` + words + `)`
+	params["fetch"] = maxSearchLimit
+	return cypherRecallFullText + filters + searchReturn(q), params
+}
+
+// searchReturn is the RETURN of a search, with embeddings when q asks.
+func searchReturn(q memory.SearchQuery) string {
+	if q.Embeddings {
+		return cypherSearchReturn
+	}
+	return cypherSearchReturnLean
+}
+
+// partitionOf is the partition property of a memory: its tenant and user.
+func partitionOf(tenant, userID string) string { return tenant + "/" + userID }
+
+// escapePhrase escapes what ends or escapes a Lucene phrase.
+func escapePhrase(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 }
 
 // Expansion bounds: how many named entities, intermediate paths and hub
@@ -209,7 +245,12 @@ func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]a
 	}
 	params["fanout"], params["max_degree"] = expandFanout, expandMaxDegree
 	params["resolve"] = q.Filters.AsOf.IsZero()
-	return "CALL {\n" + strings.Join(parts, "\nUNION\n") + "\n}" + cypherExpandResolve + filters + cypherExpandReturn, params
+	projection := memoryProjectionLean
+	if q.Filters.Embeddings {
+		projection = memoryProjection
+	}
+	return "CALL {\n" + strings.Join(parts, "\nUNION\n") + "\n}" + cypherExpandResolve + filters +
+		cypherExpandBest + projection + cypherExpandOrder, params
 }
 
 // normaliseForNames lowercases a question for entity-name matching and

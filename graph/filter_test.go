@@ -88,13 +88,16 @@ func TestFilterScopeQueries(t *testing.T) {
 	f := memory.Filter{Op: memory.FilterAnd, Args: []memory.Filter{eq("agent_id", "a1"), eq("sensitivity", "public")}}
 	scope := memory.Scope{Tenant: "t1", Clauses: []memory.Clause{{UserID: "ignored"}}, Filter: &f}
 	list, listParams := listQuery(scope, memory.ListQuery{UserID: "u1"})
-	vector, vectorParams := vectorQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}})
-	text, textParams := fullTextSearchQuery(scope, memory.SearchQuery{UserID: "u1"}, "hello")
+	vector, vectorParams := recallVectorQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}})
+	text, textParams := recallFullTextQuery(scope, memory.SearchQuery{UserID: "u1"}, "hello")
+	index, indexParams := recallVectorIndexQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}}, 100)
+	expand, expandParams := expandQuery(scope, memory.ExpandQuery{UserID: "u1", Text: "hello", Hops: 2, Seeds: []string{"m1"}, SessionID: "s1"})
 	for _, tc := range []struct {
 		name   string
 		cypher string
 		params map[string]any
-	}{{"list", list, listParams}, {"vector", vector, vectorParams}, {"full text", text, textParams}} {
+	}{{"list", list, listParams}, {"vector", vector, vectorParams}, {"full text", text, textParams},
+		{"vector index", index, indexParams}, {"expand", expand, expandParams}} {
 		t.Run(tc.name, func(t *testing.T) {
 			if problems := tenantProblems(tc.cypher); len(problems) > 0 {
 				t.Errorf("not tenant-scoped: %v\n%s", problems, tc.cypher)

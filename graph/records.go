@@ -30,6 +30,7 @@ func memoryProps(m memory.Memory) map[string]any {
 		"tenant":           m.Tenant,
 		"id":               m.ID,
 		"user_id":          m.UserID,
+		"partition":        partitionOf(m.Tenant, m.UserID),
 		"agent_id":         strOrNil(m.AgentID),
 		"session_id":       strOrNil(m.SessionID),
 		"type":             m.Type,

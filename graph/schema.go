@@ -22,6 +22,7 @@ var schema = []string{
 	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlGrantID, ddlAPIKeyID,
 	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx, ddlMemoryFullText, ddlMemoryVector,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,
+	ddlMemoryFullTextPartition,
 }
 
 // ErrSchemaMismatch means an existing index contradicts what EnsureSchema
@@ -48,6 +49,9 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 		}
 	}
 	if err := s.checkVectorDimension(ctx, dim); err != nil {
+		return err
+	}
+	if err := s.backfillPartitions(ctx); err != nil {
 		return err
 	}
 	err := s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
@@ -99,4 +103,31 @@ func firstWords(ddl string) string {
 		return strings.Join(f[:4], " ")
 	}
 	return ddl
+}
+
+// backfillBatch is how many memories one backfill transaction updates.
+const backfillBatch = 10_000
+
+// backfillPartitions gives memories written before the partition property
+// existed their partition, batch by batch, so the partitioned full-text
+// index covers them. It finds nothing to do after the first run.
+func (s *Store) backfillPartitions(ctx context.Context) error {
+	for {
+		var n int64
+		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+			recs, err := collect(ctx, tx, cypherBackfillPartition, map[string]any{"batch": backfillBatch})
+			if err != nil || len(recs) == 0 {
+				return err
+			}
+			v, _ := recs[0].Get("n")
+			n = integer(v)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("graph: backfill partitions: %w", err)
+		}
+		if n < backfillBatch {
+			return nil
+		}
+	}
 }

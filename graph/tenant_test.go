@@ -22,6 +22,9 @@ var crossTenantAllowlist = map[string]string{
 	"cypherListAllGrants": "policy engine loads all grants at start-up",
 	// The janitor sweeps every tenant; this names them and reads nothing else.
 	"cypherListTenants": "janitor lists the tenants to sweep",
+	// A schema migration run by EnsureSchema: it sets a derived property on
+	// every tenant's memories once. No client input reaches it.
+	"cypherBackfillPartition": "one-time partition backfill at start-up",
 }
 
 var (

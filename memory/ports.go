@@ -79,6 +79,8 @@ type SearchQuery struct {
 	// means active memories now.
 	AsOf  time.Time
 	Limit int
+	// Embeddings asks for the hits' embeddings too (MMR needs them).
+	Embeddings bool
 }
 
 // SearchStore is what recall needs from the graph beyond Store's exact

@@ -306,7 +306,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	}
 	st.Embed = lap()
 
-	filters := SearchQuery{UserID: r.UserID, Types: r.Types, Kinds: r.Kinds, Limit: s.recall.Candidates}
+	filters := SearchQuery{UserID: r.UserID, Types: r.Types, Kinds: r.Kinds, Limit: s.recall.Candidates, Embeddings: r.Diversify}
 	if r.From != nil {
 		filters.From = *r.From
 	}
