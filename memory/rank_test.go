@@ -1,0 +1,286 @@
+package memory
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeSearch is a SearchStore with canned answers.
+type fakeSearch struct {
+	mu         sync.Mutex
+	partition  int
+	sizeCalls  int
+	approx     func(fetch int) []Hit
+	fetches    []int
+	expansions []Expansion // answer to the question/session expansion
+	seeded     []Expansion // answer to the first-hits expansion
+	expandReqs []ExpandQuery
+}
+
+var _ SearchStore = (*fakeSearch)(nil)
+
+func (f *fakeSearch) PartitionSize(context.Context, string, string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sizeCalls++
+	return f.partition, nil
+}
+
+func (f *fakeSearch) SearchVectorApprox(_ context.Context, _ Scope, _ SearchQuery, fetch int) ([]Hit, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fetches = append(f.fetches, fetch)
+	if f.approx == nil {
+		return nil, nil
+	}
+	return f.approx(fetch), nil
+}
+
+func (f *fakeSearch) Expand(_ context.Context, _ Scope, q ExpandQuery) ([]Expansion, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expandReqs = append(f.expandReqs, q)
+	if len(q.Seeds) > 0 {
+		return f.seeded, nil
+	}
+	return f.expansions, nil
+}
+
+// searchFixture is a fixture whose Service also has a fakeSearch.
+func searchFixture(t *testing.T, cfg RecallConfig, fs *fakeSearch) *fixture {
+	t.Helper()
+	f := newFixture(t, cfg)
+	svc, err := NewService(Options{
+		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: f.embed,
+		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return testNow }, Recall: cfg, Search: fs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.svc = svc
+	f.authz.scope = aliceScope
+	return f
+}
+
+func idsOf(rs []Recalled) []string {
+	out := []string{}
+	for _, r := range rs {
+		out = append(out, r.Memory.ID)
+	}
+	return out
+}
+
+func TestRecallGraphSourcesAndFloor(t *testing.T) {
+	hit, linked, session := stored("mem_hit", "hit"), stored("mem_linked", "linked"), stored("mem_session", "session")
+	named := stored("mem_named", "named")
+	tests := []struct {
+		name       string
+		vector     []Hit
+		expansions []Expansion
+		seeded     []Expansion
+		want       []string
+		wantSrc    map[string][]string
+	}{
+		{
+			name:       "an unrelated question recalls not even the session",
+			vector:     []Hit{{hit, 0.1}},
+			expansions: []Expansion{{Memory: session, Hop: 1, Via: "session"}},
+			want:       []string{},
+		},
+		{
+			name:       "an entity named in the question is relevant alone",
+			expansions: []Expansion{{Memory: named, Hop: 1, Via: "entity", Path: []string{"query", "Entity:e", "Memory:mem_named"}}},
+			want:       []string{"mem_named"},
+			wantSrc:    map[string][]string{"mem_named": {SourceGraph}},
+		},
+		{
+			name:       "session and first-hit entities ride along with a relevant hit",
+			vector:     []Hit{{hit, 0.9}},
+			expansions: []Expansion{{Memory: session, Hop: 1, Via: "session"}},
+			seeded:     []Expansion{{Memory: linked, Hop: 1, Via: "hit", Path: []string{"Memory:mem_hit", "Entity:e", "Memory:mem_linked"}}},
+			want:       []string{"mem_hit", "mem_linked", "mem_session"},
+			wantSrc: map[string][]string{
+				"mem_hit": {SourceVector}, "mem_linked": {SourceGraph}, "mem_session": {SourceSession},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := &fakeSearch{partition: 3, expansions: tt.expansions, seeded: tt.seeded}
+			f := searchFixture(t, recallConfig, fs)
+			f.store.vector = tt.vector
+			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", SessionID: "s1", K: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := idsOf(got.Memories); !slices.Equal(ids, tt.want) {
+				t.Fatalf("recalled %v, want %v", ids, tt.want)
+			}
+			for id, want := range tt.wantSrc {
+				for _, r := range got.Memories {
+					if r.Memory.ID == id && !slices.Equal(r.Explain.Sources, want) {
+						t.Errorf("%s sources = %v, want %v", id, r.Explain.Sources, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRecallVectorPathChoice(t *testing.T) {
+	a := stored("mem_a", "a")
+	tests := []struct {
+		name        string
+		partition   int
+		cfg         RecallConfig
+		approx      func(fetch int) []Hit
+		wantPath    string
+		wantFetches []int
+		wantExact   int
+		wantDone    bool
+	}{
+		{name: "small partition: exact", partition: 5, cfg: RecallConfig{ExactMax: 5},
+			wantPath: VectorExact, wantExact: 1, wantDone: true},
+		{name: "large partition: the index fills the candidates", partition: 100, cfg: RecallConfig{ExactMax: 5},
+			approx:   func(int) []Hit { return slices.Repeat([]Hit{{a, 0.9}}, 7) },
+			wantPath: VectorIndex, wantFetches: []int{70}, wantDone: true},
+		{name: "index short: ask for more, then scan exactly", partition: 100, cfg: RecallConfig{ExactMax: 5, IndexMaxFetch: 500},
+			approx:   func(int) []Hit { return []Hit{{a, 0.9}} },
+			wantPath: VectorIndexExact, wantFetches: []int{70, 280, 500}, wantExact: 1, wantDone: true},
+		{name: "index short without fallback says so", partition: 100, cfg: RecallConfig{ExactMax: 5, IndexMaxFetch: 70, IndexNoFallback: true},
+			approx:   func(int) []Hit { return []Hit{{a, 0.9}} },
+			wantPath: VectorIndex, wantFetches: []int{70}, wantDone: false},
+		{name: "a partition smaller than the candidates is complete when all are found", partition: 10, cfg: RecallConfig{ExactMax: 5, IndexNoFallback: true},
+			approx:   func(int) []Hit { return slices.Repeat([]Hit{{a, 0.9}}, 10) },
+			wantPath: VectorIndex, wantFetches: []int{70}, wantDone: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.Candidates, cfg.VectorFloor, cfg.NoGraph = 7, 0.3, true
+			fs := &fakeSearch{partition: tt.partition, approx: tt.approx}
+			f := searchFixture(t, cfg, fs)
+			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := got.Search
+			if s.VectorPath != tt.wantPath || s.VectorComplete != tt.wantDone || s.PartitionSize != tt.partition {
+				t.Errorf("search = %+v, want path %s, complete %v", s, tt.wantPath, tt.wantDone)
+			}
+			if !slices.Equal(fs.fetches, tt.wantFetches) {
+				t.Errorf("index fetches = %v, want %v", fs.fetches, tt.wantFetches)
+			}
+			if n := len(f.store.vectorCalls); n != tt.wantExact {
+				t.Errorf("exact scans = %d, want %d", n, tt.wantExact)
+			}
+		})
+	}
+	t.Run("partition size is cached", func(t *testing.T) {
+		fs := &fakeSearch{partition: 3}
+		f := searchFixture(t, RecallConfig{NoGraph: true}, fs)
+		for range 3 {
+			if _, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fs.sizeCalls != 1 {
+			t.Errorf("partition counted %d times, want once", fs.sizeCalls)
+		}
+	})
+}
+
+func TestRecallDecayAndProfile(t *testing.T) {
+	fresh := stored("mem_fresh", "fresh")
+	fresh.Type, fresh.UpdatedAt = TypeEpisodic, testNow
+	old := stored("mem_old", "old")
+	old.Type, old.UpdatedAt = TypeEpisodic, testNow.Add(-30*24*time.Hour)
+	profile := stored("mem_profile", "profile")
+	profile.Type, profile.UpdatedAt = TypeProfile, testNow
+
+	f := newFixture(t, recallConfig)
+	f.authz.scope = aliceScope
+	// The old episode ranks first by full text, but half its score decays;
+	// the profile memory ranks last and its priority lifts it to the top.
+	f.store.fullText = []Hit{{old, 1}, {fresh, 1}, {profile, 1}}
+	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := idsOf(got.Memories); !slices.Equal(ids, []string{"mem_profile", "mem_fresh", "mem_old"}) {
+		t.Fatalf("order = %v, want profile, fresh, old", ids)
+	}
+	e := got.Memories[2].Explain
+	if math.Abs(e.AgeDays-30) > 1e-9 || math.Abs(e.DecayFactor-0.5) > 1e-9 {
+		t.Errorf("30-day-old episode: age %v, decay %v; want 30 days, half (episodic half-life 30 days)", e.AgeDays, e.DecayFactor)
+	}
+	if p := got.Memories[0].Explain.ProfileFactor; p != 1.2 {
+		t.Errorf("profile factor = %v, want 1.2", p)
+	}
+	for _, r := range got.Memories {
+		x := r.Explain
+		if want := x.Fused * x.DecayFactor * x.ImportanceFactor * x.ProfileFactor; math.Abs(r.Score-want) > 1e-12 {
+			t.Errorf("%s: score %v is not the product of its parts %v", r.Memory.ID, r.Score, want)
+		}
+	}
+}
+
+// fakeReranker answers with fixed scores or an error.
+type fakeReranker struct {
+	scores []float64
+	err    error
+}
+
+func (f fakeReranker) Rerank(_ context.Context, _ string, docs []string) ([]float64, error) {
+	return f.scores[:min(len(f.scores), len(docs))], f.err
+}
+
+func TestRecallRerankAndDiversify(t *testing.T) {
+	x, y, z := stored("mem_x", "x"), stored("mem_y", "y"), stored("mem_z", "z")
+	x.Embedding, y.Embedding, z.Embedding = []float32{1, 0}, []float32{0.99, 0.1}, []float32{0, 1}
+	text := []Hit{{x, 10}, {y, 9}, {z, 8}}
+	tests := []struct {
+		name       string
+		reranker   Reranker
+		diversify  bool
+		want       []string
+		wantRerank string
+	}{
+		{"fused order", nil, false, []string{"mem_x", "mem_y", "mem_z"}, RerankOff},
+		{"rerank reorders", fakeReranker{scores: []float64{0.1, 0.2, 0.9}}, false, []string{"mem_z", "mem_y", "mem_x"}, RerankApplied},
+		{"rerank error keeps the fused order", fakeReranker{err: errTest("down")}, false, []string{"mem_x", "mem_y", "mem_z"}, RerankFailed},
+		{"rerank with too few scores keeps the fused order", fakeReranker{scores: []float64{1}}, false, []string{"mem_x", "mem_y", "mem_z"}, RerankFailed},
+		{"MMR moves the near-duplicate down", nil, true, []string{"mem_x", "mem_z", "mem_y"}, RerankOff},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := recallConfig
+			cfg.Reranker = tt.reranker
+			cfg.FullTextRelative = 0.1
+			f := newFixture(t, cfg)
+			f.authz.scope = aliceScope
+			f.store.fullText = text
+			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: 10, Diversify: tt.diversify})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := idsOf(got.Memories); !slices.Equal(ids, tt.want) {
+				t.Errorf("order = %v, want %v", ids, tt.want)
+			}
+			if got.Search.Rerank != tt.wantRerank || (got.Search.RerankError != "") != (tt.wantRerank == RerankFailed) {
+				t.Errorf("rerank = %q (%q), want %q", got.Search.Rerank, got.Search.RerankError, tt.wantRerank)
+			}
+			if got.Search.Diversified != tt.diversify {
+				t.Errorf("diversified = %v", got.Search.Diversified)
+			}
+			if tt.diversify && f.store.fullTextCalls[0].Embeddings != true {
+				t.Error("MMR did not ask for embeddings")
+			}
+		})
+	}
+}
