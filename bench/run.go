@@ -40,6 +40,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	// A reused large tenant may need a schema migration on the first start.
+	appCfg.StartTimeout = max(appCfg.StartTimeout, 15*time.Minute)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: max(appCfg.LogLevel, slog.LevelWarn)}))
 	a, err := app.New(ctx, appCfg, log)
 	if err != nil {
@@ -95,10 +97,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}()
 
+	// The same recall tuning and sources as app.New gives the real Service.
+	recallCfg, err := appCfg.RecallConfig()
+	if err != nil {
+		return err
+	}
 	open, err := memory.NewService(memory.Options{
 		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: openAuthorizer{}, Embed: a.Embed, Logger: log,
-		// The same recall tuning as app.New gives the real Service.
-		Recall: memory.RecallConfig{VectorFloor: appCfg.VectorFloor, Keywords: embed.Keywords},
+		Recall: recallCfg, Search: a.Store,
 	})
 	if err != nil {
 		return err

@@ -429,6 +429,19 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 
 	exercisePolicyRoutes(t, f)
 
+	// The recall above is logged after the answer: wait for it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r = f.Do(t, apptest.Admin, "GET", "/v1/recall-log?user_id=alice&limit=5", nil)
+		expectResponse(t, "recall log", r, http.StatusOK)
+		var log struct{ Recalls []memory.RecallRecord }
+		r.Decode(t, &log)
+		if len(log.Recalls) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
 	// Who am I, by either header.
 	r = f.Do(t, apptest.Analyst, "GET", "/v1/whoami", nil)
 	expectResponse(t, "whoami", r, http.StatusOK)
@@ -490,6 +503,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"policy as an agent", "support-bot", "GET", "/v1/policy", nil, nil, 403, "forbidden"},
 		{"push policy as an analyst", apptest.Analyst, "PUT", "/v1/policy", memory.NewPolicy{Modules: []memory.PolicyModule{{Name: "a.rego", Source: "package a"}}}, nil, 403, "forbidden"},
 		{"decisions as a user", "alice", "GET", "/v1/decisions", nil, nil, 403, "forbidden"},
+		{"recall log as an agent", "support-bot", "GET", "/v1/recall-log?user_id=alice", nil, nil, 403, "forbidden"},
+		{"recall log without a user", apptest.Admin, "GET", "/v1/recall-log", nil, nil, 400, "invalid_argument"},
 		{"history of nothing", bot, "GET", "/v1/memories/mem_missing/history", nil, nil, 404, "not_found"},
 		{"someone else's job", "support-bot", "GET", "/v1/jobs/" + job.ID, nil, nil, 404, "not_found"},
 		{"bad async flag", bot, "POST", "/v1/memories?async=maybe", valid, nil, 400, "invalid_argument"},
