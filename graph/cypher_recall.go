@@ -34,8 +34,10 @@ WHERE m.user_id = $user_id AND `
 
 	// The Lucene query names the partition, so the index returns only the
 	// user's matches; the tenant and user are still checked on each node.
+	// A node that matched the partition alone scores 0 (the clause has no
+	// weight): its words were all stop words or syntax, so it is no hit.
 	cypherRecallFullText = `CALL db.index.fulltext.queryNodes('` + indexFullTextPartition + `', $query, {limit: $fetch}) YIELD node, score
-WHERE node.tenant = $tenant
+WHERE node.tenant = $tenant AND score > 0
 WITH node AS m, score
 WHERE m.user_id = $user_id AND `
 

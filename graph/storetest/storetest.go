@@ -760,8 +760,18 @@ func testSearchVector(t *testing.T, s Store, f *fixture) {
 					t.Errorf("hit %d scores %v above hit %d's %v", i, hits[i].Score, i-1, hits[i-1].Score)
 				}
 			}
-			if len(hits) > 0 && len(hits[0].Memory.Embedding) != f.dim {
-				t.Errorf("hit embedding has %d dimensions, want %d", len(hits[0].Memory.Embedding), f.dim)
+			// Embeddings come back only when asked for (MMR needs them).
+			if len(hits) > 0 && len(hits[0].Memory.Embedding) != 0 {
+				t.Errorf("hit carries an embedding of %d dimensions without asking", len(hits[0].Memory.Embedding))
+			}
+			asked := tc.q
+			asked.Embeddings = true
+			with, err := s.SearchVector(ctx(t), tc.scope, asked)
+			if err != nil {
+				t.Fatalf("SearchVector with embeddings: %v", err)
+			}
+			if len(with) > 0 && len(with[0].Memory.Embedding) != f.dim {
+				t.Errorf("hit embedding has %d dimensions, want %d", len(with[0].Memory.Embedding), f.dim)
 			}
 		})
 	}
