@@ -15,7 +15,10 @@ import (
 type query struct {
 	user string
 	text string
-	vec  []float32
+	// session is one of the user's sessions, so that recall's session
+	// source runs too.
+	session string
+	vec     []float32
 	// resources are memories of the user that the breakdown's decide step
 	// asks policy about.
 	resources []memory.Resource

@@ -19,6 +19,10 @@ type Report struct {
 	Median RunReport `json:"median"`
 	// Breakdown times the parts of a policy recall, each alone.
 	Breakdown []ModeReport `json:"breakdown,omitempty"`
+	// Stages are the parts of the measured policy recalls, as each answer
+	// timed them; VectorPaths counts the vector path they took.
+	Stages      []ModeReport   `json:"stages,omitempty"`
+	VectorPaths map[string]int `json:"vector_paths,omitempty"`
 	// Kept is true when the grants were left in place (-keep).
 	Kept bool `json:"kept"`
 }

@@ -111,13 +111,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	clauses, err := memory.NewService(memory.Options{
 		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: clauseAuthorizer{a.Policy}, Embed: a.Embed, Logger: log,
-		Recall: memory.RecallConfig{VectorFloor: appCfg.VectorFloor, Keywords: embed.Keywords},
+		Recall: recallCfg, Search: a.Store,
 	})
 	if err != nil {
 		return err
 	}
 	agent := memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: recaller, Roles: []string{"agent"}}
-	modes := queryModes(a, open, clauses, agent, cfg)
+	stages := &stageLog{}
+	modes := queryModes(a, open, clauses, agent, cfg, stages)
 
 	if cfg.Warmup > 0 {
 		fmt.Fprintf(stderr, "bench: warming up with %d queries\n", cfg.Warmup)
@@ -126,6 +127,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	measured := queries[cfg.Warmup:]
+	stages.reset()
 	for r := 1; r <= cfg.Runs; r++ {
 		fmt.Fprintf(stderr, "bench: run %d of %d\n", r, cfg.Runs)
 		s, err := measure(ctx, modes, measured, cfg.Concurrency)
@@ -139,6 +141,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	rep.Median = medianRun(rep.Runs)
 	printRun(stdout, fmt.Sprintf("median of %d runs", cfg.Runs), rep.Median)
+	rep.Stages, rep.VectorPaths = stages.report(), stages.paths
+	fmt.Fprintf(stdout, "stages inside the policy recalls of all runs, from each answer's search.stages_ms (vector paths %v)\n", stages.paths)
+	printModes(stdout, rep.Stages)
+	fmt.Fprintln(stdout)
 
 	if cfg.Breakdown {
 		fmt.Fprintln(stderr, "bench: timing the parts of a recall")
@@ -179,7 +185,7 @@ func makeQueries(ctx context.Context, gen *generator, emb memory.Embedder, users
 	texts := make([]string, n)
 	for i := range qs {
 		u := gen.pick(len(users))
-		qs[i] = query{user: users[u].id, text: gen.question(users[u])}
+		qs[i] = query{user: users[u].id, text: gen.question(users[u]), session: fmt.Sprintf("s-%s-%03d", users[u].id, i%4)}
 		texts[i] = qs[i].text
 		for range k {
 			ms := byUser[u]
@@ -244,18 +250,21 @@ func userScope(tenant, user string) memory.Scope {
 // same with scope.rego's clauses narrowing the queries instead) and through
 // open (the same with an allow-all Authorizer), the exact vector query
 // recall wraps, and the vector index.
-func queryModes(a *app.App, open, clauses *memory.Service, agent memory.Principal, cfg Config) []mode {
+func queryModes(a *app.App, open, clauses *memory.Service, agent memory.Principal, cfg Config, stages *stageLog) []mode {
 	tenant := agent.Tenant
-	recall := func(s *memory.Service) func(context.Context, query) (int, error) {
+	recall := func(s *memory.Service, log *stageLog) func(context.Context, query) (int, error) {
 		return func(ctx context.Context, q query) (int, error) {
-			res, err := s.Recall(ctx, agent, memory.RecallRequest{UserID: q.user, Query: q.text, K: cfg.K})
+			res, err := s.Recall(ctx, agent, memory.RecallRequest{UserID: q.user, Query: q.text, K: cfg.K, SessionID: q.session})
+			if err == nil && log != nil {
+				log.add(res.Search)
+			}
 			return len(res.Memories), err
 		}
 	}
 	return []mode{
-		{modePolicy, recall(a.Service)},
-		{modePolicyClauses, recall(clauses)},
-		{modeNoPolicy, recall(open)},
+		{modePolicy, recall(a.Service, stages)},
+		{modePolicyClauses, recall(clauses, nil)},
+		{modeNoPolicy, recall(open, nil)},
 		{modeBareExact, func(ctx context.Context, q query) (int, error) {
 			hits, err := a.Store.SearchVector(ctx, userScope(tenant, q.user), memory.SearchQuery{
 				UserID: q.user, Embedding: q.vec, Limit: cfg.Candidates,
