@@ -42,6 +42,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	// A reused large tenant may need a schema migration on the first start.
 	appCfg.StartTimeout = max(appCfg.StartTimeout, 15*time.Minute)
+	// A loaded machine must not turn a slow policy evaluation into a failed
+	// run; the latency still counts.
+	appCfg.PolicyTimeout = max(appCfg.PolicyTimeout, 5*time.Second)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: max(appCfg.LogLevel, slog.LevelWarn)}))
 	a, err := app.New(ctx, appCfg, log)
 	if err != nil {
