@@ -516,3 +516,21 @@ func TestRecallLogCapAndErase(t *testing.T) {
 		t.Errorf("after erase: %v, %v", got, err)
 	}
 }
+
+// TestRecallLogErasedAfterQueuedRecalls: erasing a user writes the recalls
+// still queued first, so none of them lands after the erase.
+func TestRecallLogErasedAfterQueuedRecalls(t *testing.T) {
+	f := apptest.Start(t)
+	create(t, f, "support-bot", memory.NewMemory{UserID: "carol", Type: memory.TypeProfile, Content: "Carol prefers phone calls."})
+	for range 3 {
+		recall(t, f, "support-bot", memory.RecallRequest{UserID: "carol", Query: "Does Carol prefer phone calls?"})
+	}
+	n, err := f.App.Recorder.EraseUser(context.Background(), f.Tenant, "carol")
+	if err != nil || n != 3 {
+		t.Fatalf("erase = %d, %v; want the 3 recalls, queued or written", n, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got, err := f.App.RecallLog.RecentRecalls(context.Background(), f.Tenant, "carol", 10); err != nil || len(got) != 0 {
+		t.Errorf("after erase: %d recalls, %v", len(got), err)
+	}
+}

@@ -141,10 +141,15 @@ type Recorder struct {
 
 	startOnce, stopOnce sync.Once
 	stop, done          chan struct{}
+	flush               chan chan struct{}
+	started             atomic.Bool
 	dropped             atomic.Int64
 }
 
-var _ memory.RecallRecorder = (*Recorder)(nil)
+var (
+	_ memory.RecallRecorder = (*Recorder)(nil)
+	_ memory.Eraser         = (*Recorder)(nil)
+)
 
 // NewRecorder returns a stopped Recorder.
 func NewRecorder(opts RecorderOptions) *Recorder {
@@ -160,7 +165,41 @@ func NewRecorder(opts RecorderOptions) *Recorder {
 	return &Recorder{
 		log: opts.Log, touch: opts.Touch, logger: opts.Logger, timeout: opts.Timeout,
 		queue: make(chan memory.RecallRecord, opts.Queue),
-		stop:  make(chan struct{}), done: make(chan struct{}),
+		stop:  make(chan struct{}), done: make(chan struct{}), flush: make(chan chan struct{}),
+	}
+}
+
+// Place names the recall log in erase receipts.
+func (r *Recorder) Place() string { return r.log.Place() }
+
+// EraseUser first writes every recall queued so far, so that none of them
+// lands after the erase, then removes the user's recall log.
+func (r *Recorder) EraseUser(ctx context.Context, tenant, userID string) (int64, error) {
+	if err := r.Flush(ctx); err != nil {
+		return 0, err
+	}
+	return r.log.EraseUser(ctx, tenant, userID)
+}
+
+// Flush returns once every recall queued before the call is written, or
+// at once when the worker is not running.
+func (r *Recorder) Flush(ctx context.Context) error {
+	if !r.started.Load() {
+		return nil
+	}
+	reply := make(chan struct{})
+	select {
+	case r.flush <- reply:
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("journal: recorder flush: %w", ctx.Err())
+	}
+	select {
+	case <-reply:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("journal: recorder flush: %w", ctx.Err())
 	}
 }
 
@@ -180,7 +219,10 @@ func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
 
 // Start starts the worker; later calls do nothing.
 func (r *Recorder) Start() {
-	r.startOnce.Do(func() { go r.run() })
+	r.startOnce.Do(func() {
+		r.started.Store(true)
+		go r.run()
+	})
 }
 
 // Stop ends the worker after it has written what was queued, or when ctx
@@ -206,15 +248,24 @@ func (r *Recorder) run() {
 		select {
 		case rec := <-r.queue:
 			r.write(r.batch(rec))
+		case reply := <-r.flush:
+			r.drain()
+			close(reply)
 		case <-r.stop:
-			for {
-				select {
-				case rec := <-r.queue:
-					r.write(r.batch(rec))
-				default:
-					return
-				}
-			}
+			r.drain()
+			return
+		}
+	}
+}
+
+// drain writes whatever is queued now.
+func (r *Recorder) drain() {
+	for {
+		select {
+		case rec := <-r.queue:
+			r.write(r.batch(rec))
+		default:
+			return
 		}
 	}
 }

@@ -36,11 +36,12 @@ type App struct {
 	Erasers []memory.Eraser
 	// Janitor expires, archives and caps memories.
 	Janitor *memory.Janitor
-	// RecallLog is the recall log in Redis; it is also the memory.Eraser of
-	// the "recall_log" place.
+	// RecallLog is the recall log in Redis.
 	RecallLog *journal.RecallLog
 	// Recorder writes access counts and the recall log off the request
 	// path. New starts it; Close stops it after it has written its queue.
+	// It is the memory.Eraser of the "recall_log" place: it writes its
+	// queue before it erases, so no queued recall lands after an erase.
 	Recorder *journal.Recorder
 
 	// Sessions is working memory; SessionExpiry ends the sessions whose
@@ -112,7 +113,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Redis: a.Redis, TTL: cfg.SessionTTL, MaxTurns: cfg.SessionMaxTurns, MaxBytes: cfg.SessionMaxBytes,
 	})
 	a.Queue = queue.New(a.Redis, queue.Options{Prefix: cfg.Queue.Prefix, Shards: cfg.Queue.Shards, Logger: log})
-	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.RecallLog}
+	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.Recorder}
 	a.Service, err = memory.NewService(memory.Options{
 		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
