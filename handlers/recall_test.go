@@ -251,8 +251,13 @@ func TestRecallDiversifyOnNearDuplicates(t *testing.T) {
 	f := apptest.Start(t)
 	a := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Importance: ptrTo(0.9),
 		Content: "Alice drinks green tea every morning."})
-	a2 := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Importance: ptrTo(0.8),
-		Content: "Every morning Alice drinks green tea."})
+	// Written through the seed path: a write through the API would
+	// reinforce a instead of storing its near-duplicate.
+	a2, err := f.App.Service.Import(context.Background(), memory.NewMemory{Tenant: f.Tenant, UserID: "alice", AgentID: "support-bot",
+		Type: memory.TypeProfile, Importance: ptrTo(0.8), Content: "Every morning Alice drinks green tea."}, time.Now(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	b := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Importance: ptrTo(0.5),
 		Content: "Alice drinks black coffee every morning before work."})
 	q := memory.RecallRequest{UserID: "alice", Query: "What does Alice drink every morning?", K: 3}
