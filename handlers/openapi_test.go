@@ -430,13 +430,13 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	exercisePolicyRoutes(t, f)
 
 	// The recall above is logged after the answer: wait for it.
-	deadline := time.Now().Add(10 * time.Second)
+	logDeadline := time.Now().Add(10 * time.Second)
 	for {
 		r = f.Do(t, apptest.Admin, "GET", "/v1/recall-log?user_id=alice&limit=5", nil)
 		expectResponse(t, "recall log", r, http.StatusOK)
 		var log struct{ Recalls []memory.RecallRecord }
 		r.Decode(t, &log)
-		if len(log.Recalls) > 0 || time.Now().After(deadline) {
+		if len(log.Recalls) > 0 || time.Now().After(logDeadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
