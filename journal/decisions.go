@@ -80,9 +80,13 @@ func (d *Decisions) Run(ctx context.Context) {
 	for {
 		select {
 		case r := <-d.ch:
+			// A record taken off the queue is written even when ctx ends
+			// meanwhile: select may pick this case after the cancel.
 			batch = append(batch[:0], r)
 			batch = d.drain(batch)
-			d.write(ctx, batch)
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+			d.write(wctx, batch)
+			cancel()
 		case <-ctx.Done():
 			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 			for len(d.ch) > 0 && flush.Err() == nil {

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"mneme/memory"
 	"mneme/seed"
@@ -14,6 +16,27 @@ func (a *App) LoadDemo(ctx context.Context) (seed.Report, error) {
 		return seed.Report{}, err
 	}
 	return seed.Load(ctx, ds, seedSink{a})
+}
+
+// seedAttempts bounds retries of one seed write. A fresh Neo4j plans each
+// new query shape once, and on a busy machine the first write can outlast a
+// store call's deadline; the plan stays cached, so trying again succeeds.
+// Seeding is idempotent by key, so a retried write never doubles a memory.
+const seedAttempts = 3
+
+func retrySeed(ctx context.Context, write func() error) error {
+	var err error
+	for range seedAttempts {
+		if err = write(); !errors.Is(err, memory.ErrUnavailable) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
+	return err
 }
 
 // seedSink writes the dataset straight to the stores: seeding is how the
@@ -38,11 +61,13 @@ func (s seedSink) PutGrant(ctx context.Context, g memory.Grant) error {
 
 func (s seedSink) WriteMemory(ctx context.Context, m memory.Memory) error {
 	imp, conf := m.Importance, m.Confidence
-	_, err := s.a.Service.Import(ctx, memory.NewMemory{
-		Tenant: m.Tenant, UserID: m.UserID, AgentID: m.AgentID, SessionID: m.SessionID, Type: m.Type,
-		Kind: m.Kind, Key: m.Key, Content: m.Content, Sensitivity: m.Sensitivity,
-		Importance: &imp, Confidence: &conf, Source: m.Source, Entities: m.Entities,
-		IdempotencyKey: m.IdempotencyKey,
-	}, m.CreatedAt, m.Status)
-	return err
+	return retrySeed(ctx, func() error {
+		_, err := s.a.Service.Import(ctx, memory.NewMemory{
+			Tenant: m.Tenant, UserID: m.UserID, AgentID: m.AgentID, SessionID: m.SessionID, Type: m.Type,
+			Kind: m.Kind, Key: m.Key, Content: m.Content, Sensitivity: m.Sensitivity,
+			Importance: &imp, Confidence: &conf, Source: m.Source, Entities: m.Entities,
+			IdempotencyKey: m.IdempotencyKey,
+		}, m.CreatedAt, m.Status)
+		return err
+	})
 }
