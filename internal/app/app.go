@@ -86,7 +86,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		}
 	}()
 
-	a.Embed = embed.NewBuiltin(cfg.EmbedDim)
+	if a.Embed, err = NewEmbedder(startCtx, cfg); err != nil {
+		return nil, err
+	}
 	if err := store.EnsureSchema(startCtx, a.Embed.Dimension()); err != nil {
 		return nil, fmt.Errorf("neo4j schema: %w", err)
 	}

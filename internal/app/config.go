@@ -20,6 +20,12 @@ import (
 	"mneme/session"
 )
 
+// Embedder kinds.
+const (
+	EmbedderBuiltin = "builtin"
+	EmbedderHTTP    = "http"
+)
+
 // Config is everything memoryd needs to start.
 type Config struct {
 	Addr          string        // where the HTTP API listens
@@ -28,7 +34,14 @@ type Config struct {
 	Neo4jPassword string        //
 	Neo4jDatabase string        // empty: the server's default
 	RedisURL      string        // redis://host:port/db
-	EmbedDim      int           // dimension of the built-in embedder and the vector index
+	Embedder      string        // "builtin" or "http"
+	EmbedURL      string        // http embedder: API root such as http://host:port/v1
+	EmbedModel    string        // http embedder: model name
+	EmbedAPIKey   string        // http embedder: bearer token, optional; environment only
+	EmbedDim      int           // vector size of the embedder and the vector index
+	EmbedBatch    int           // http embedder: most inputs per request
+	EmbedTimeout  time.Duration // http embedder: deadline of one request
+	EmbedRetries  int           // http embedder: repeats after 429, 5xx or a network error
 	MaxBody       int64         // request body limit in bytes
 	VectorFloor   float64       // recall relevance floor for cosine similarity
 	PolicyTimeout time.Duration // deadline of one policy evaluation
@@ -72,7 +85,11 @@ func Defaults() Config {
 		Addr:            "127.0.0.1:8080",
 		Neo4jURI:        "bolt://127.0.0.1:7687",
 		RedisURL:        "redis://127.0.0.1:6379/0",
+		Embedder:        EmbedderBuiltin,
 		EmbedDim:        256,
+		EmbedBatch:      64,
+		EmbedTimeout:    30 * time.Second,
+		EmbedRetries:    3,
 		MaxBody:         1 << 20,
 		VectorFloor:     0.25,
 		PolicyTimeout:   200 * time.Millisecond,
@@ -113,6 +130,10 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	env("MNEME_EXTRACT_LLM_KEY", &cfg.ExtractLLM.APIKey)
 	env("MNEME_RERANK_URL", &cfg.RerankURL)
 	env("MNEME_RERANK_MODEL", &cfg.RerankModel)
+	env("MNEME_EMBEDDER", &cfg.Embedder)
+	env("MNEME_EMBED_URL", &cfg.EmbedURL)
+	env("MNEME_EMBED_MODEL", &cfg.EmbedModel)
+	env("MNEME_EMBED_API_KEY", &cfg.EmbedAPIKey)
 	var errs []error
 	duration := func(name string, dst *time.Duration) {
 		if v := getenv(name); v != "" {
@@ -126,6 +147,16 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	duration("MNEME_EXTRACT_LLM_TIMEOUT", &cfg.ExtractLLM.Timeout)
 	duration("MNEME_SESSION_TTL", &cfg.SessionTTL)
 	duration("MNEME_SESSION_SCAN", &cfg.SessionScan)
+	duration("MNEME_EMBED_TIMEOUT", &cfg.EmbedTimeout)
+	envInt := func(name string, dst *int) {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", name, v))
+			}
+			*dst = n
+		}
+	}
 	env("MNEME_QUEUE_PREFIX", &cfg.Queue.Prefix)
 	for name, dst := range map[string]*int{
 		"MNEME_QUEUE_SHARDS": &cfg.Queue.Shards, "MNEME_QUEUE_BATCH": &cfg.Queue.Batch, "MNEME_QUEUE_ATTEMPTS": &cfg.Queue.MaxAttempts,
@@ -142,13 +173,9 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	if v := getenv("MNEME_WORKERS"); v != "" {
 		cfg.Queue.Workers = !(v == "0" || strings.EqualFold(v, "false"))
 	}
-	if v := getenv("MNEME_EMBED_DIM"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("MNEME_EMBED_DIM: %q is not a whole number", v))
-		}
-		cfg.EmbedDim = n
-	}
+	envInt("MNEME_EMBED_DIM", &cfg.EmbedDim)
+	envInt("MNEME_EMBED_BATCH", &cfg.EmbedBatch)
+	envInt("MNEME_EMBED_RETRIES", &cfg.EmbedRetries)
 	if v := getenv("MNEME_LOG_LEVEL"); v != "" {
 		if err := cfg.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			errs = append(errs, fmt.Errorf("MNEME_LOG_LEVEL: %q is not debug, info, warn or error", v))
@@ -164,7 +191,13 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address (MNEME_ADDR)")
 	fs.StringVar(&cfg.Neo4jURI, "neo4j-uri", cfg.Neo4jURI, "Neo4j URI (NEO4J_URI)")
 	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "Redis URL (REDIS_URL)")
-	fs.IntVar(&cfg.EmbedDim, "embed-dim", cfg.EmbedDim, "embedding dimension (MNEME_EMBED_DIM)")
+	fs.StringVar(&cfg.Embedder, "embedder", cfg.Embedder, "embedder: builtin or http (MNEME_EMBEDDER)")
+	fs.StringVar(&cfg.EmbedURL, "embed-url", cfg.EmbedURL, "http embedder: OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 (MNEME_EMBED_URL)")
+	fs.StringVar(&cfg.EmbedModel, "embed-model", cfg.EmbedModel, "http embedder: model name (MNEME_EMBED_MODEL); the key comes from MNEME_EMBED_API_KEY")
+	fs.IntVar(&cfg.EmbedDim, "embed-dim", cfg.EmbedDim, "embedding dimension; required for the http embedder (MNEME_EMBED_DIM)")
+	fs.IntVar(&cfg.EmbedBatch, "embed-batch", cfg.EmbedBatch, "http embedder: most inputs per request (MNEME_EMBED_BATCH)")
+	fs.DurationVar(&cfg.EmbedTimeout, "embed-timeout", cfg.EmbedTimeout, "http embedder: deadline of one request (MNEME_EMBED_TIMEOUT)")
+	fs.IntVar(&cfg.EmbedRetries, "embed-retries", cfg.EmbedRetries, "http embedder: retries after 429, 5xx or network errors (MNEME_EMBED_RETRIES)")
 	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "request body limit in bytes")
 	fs.Float64Var(&cfg.VectorFloor, "vector-floor", cfg.VectorFloor, "recall relevance floor (cosine)")
 	fs.DurationVar(&cfg.PolicyTimeout, "policy-timeout", cfg.PolicyTimeout, "deadline of one policy evaluation")
@@ -189,6 +222,13 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
 	}
+	// The built-in embedder has a sensible default size; a model's size is a
+	// fact about the model that only the operator knows.
+	dimSet := getenv("MNEME_EMBED_DIM") != ""
+	fs.Visit(func(f *flag.Flag) { dimSet = dimSet || f.Name == "embed-dim" })
+	if cfg.Embedder == EmbedderHTTP && !dimSet {
+		errs = append(errs, errors.New("embed dim: the http embedder needs -embed-dim (or MNEME_EMBED_DIM), the size of the model's vectors"))
+	}
 	if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
 		return Config{}, err
 	}
@@ -210,6 +250,7 @@ func (c Config) Validate() error {
 	if c.EmbedDim < 8 || c.EmbedDim > 4096 {
 		errs = append(errs, fmt.Errorf("embed dim: %d is outside 8..4096", c.EmbedDim))
 	}
+	errs = append(errs, c.validateEmbedder()...)
 	if c.MaxBody < 1024 {
 		errs = append(errs, fmt.Errorf("max body: %d bytes is too small (at least 1024)", c.MaxBody))
 	}
@@ -275,6 +316,39 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("rerank timeout must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// validateEmbedder checks the embedder's settings; the http settings are
+// checked only for the http embedder, and setting them for the built-in one
+// is a mistake worth reporting rather than ignoring.
+func (c Config) validateEmbedder() []error {
+	var errs []error
+	switch c.Embedder {
+	case EmbedderBuiltin:
+		if c.EmbedURL != "" || c.EmbedModel != "" {
+			errs = append(errs, errors.New("embedder: embed url and model are set but the embedder is builtin; add -embedder http (MNEME_EMBEDDER=http)"))
+		}
+		return errs
+	case EmbedderHTTP:
+	default:
+		return append(errs, fmt.Errorf("embedder: %q is neither builtin nor http", c.Embedder))
+	}
+	if u, err := url.Parse(c.EmbedURL); err != nil || !oneOf(u.Scheme, "http", "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("embed url: %q is not an http:// or https:// URL such as http://127.0.0.1:8000/v1", c.EmbedURL))
+	}
+	if strings.TrimSpace(c.EmbedModel) == "" {
+		errs = append(errs, errors.New("embed model: the http embedder needs a model name (-embed-model or MNEME_EMBED_MODEL)"))
+	}
+	if c.EmbedBatch < 1 || c.EmbedBatch > 2048 {
+		errs = append(errs, fmt.Errorf("embed batch: %d is outside 1..2048", c.EmbedBatch))
+	}
+	if c.EmbedTimeout <= 0 {
+		errs = append(errs, errors.New("embed timeout must be positive"))
+	}
+	if c.EmbedRetries < 0 || c.EmbedRetries > 10 {
+		errs = append(errs, fmt.Errorf("embed retries: %d is outside 0..10", c.EmbedRetries))
+	}
+	return errs
 }
 
 func oneOf(s string, options ...string) bool {

@@ -16,7 +16,7 @@ func TestLoad(t *testing.T) {
 		check   func(t *testing.T, c Config)
 	}{
 		{name: "defaults", check: func(t *testing.T, c Config) {
-			if c.Addr != "127.0.0.1:8080" || c.EmbedDim != 256 {
+			if c.Addr != "127.0.0.1:8080" || c.EmbedDim != 256 || c.Embedder != "builtin" {
 				t.Errorf("defaults = %+v", c)
 			}
 		}},
@@ -51,6 +51,46 @@ func TestLoad(t *testing.T) {
 		{name: "ttl of no type", args: []string{"-ttl", "gossip=1d"}, wantErr: "not a memory type"},
 		{name: "bad archive after", env: map[string]string{"MNEME_ARCHIVE_AFTER": "soon"}, wantErr: "MNEME_ARCHIVE_AFTER"},
 		{name: "negative cap", args: []string{"-user-cap", "-1"}, wantErr: "cap"},
+		{name: "http embedder from the environment", env: map[string]string{
+			"MNEME_EMBEDDER": "http", "MNEME_EMBED_URL": "http://127.0.0.1:8000/v1", "MNEME_EMBED_MODEL": "all-MiniLM-L6-v2",
+			"MNEME_EMBED_DIM": "384", "MNEME_EMBED_API_KEY": "sk-x", "MNEME_EMBED_BATCH": "16", "MNEME_EMBED_TIMEOUT": "5s",
+			"MNEME_EMBED_RETRIES": "0",
+		}, check: func(t *testing.T, c Config) {
+			type embedder struct {
+				kind, url, model, key string
+				dim, batch, retries   int
+				timeout               time.Duration
+			}
+			want := embedder{"http", "http://127.0.0.1:8000/v1", "all-MiniLM-L6-v2", "sk-x", 384, 16, 0, 5 * time.Second}
+			got := embedder{c.Embedder, c.EmbedURL, c.EmbedModel, c.EmbedAPIKey, c.EmbedDim, c.EmbedBatch, c.EmbedRetries, c.EmbedTimeout}
+			if got != want {
+				t.Errorf("embedder config = %+v, want %+v", got, want)
+			}
+		}},
+		{name: "http embedder from flags", args: []string{"-embedder", "http", "-embed-url", "https://emb.example/v1",
+			"-embed-model", "m", "-embed-dim", "1024", "-embed-batch", "8", "-embed-timeout", "2s", "-embed-retries", "5"},
+			check: func(t *testing.T, c Config) {
+				if c.Embedder != "http" || c.EmbedURL != "https://emb.example/v1" || c.EmbedModel != "m" || c.EmbedDim != 1024 ||
+					c.EmbedBatch != 8 || c.EmbedTimeout != 2*time.Second || c.EmbedRetries != 5 {
+					t.Errorf("config = %+v", c)
+				}
+			}},
+		{name: "http embedder needs a dimension", args: []string{"-embedder", "http", "-embed-url", "http://e/v1", "-embed-model", "m"},
+			wantErr: "needs -embed-dim"},
+		{name: "http embedder needs a url", args: []string{"-embedder", "http", "-embed-model", "m", "-embed-dim", "384"},
+			wantErr: "embed url"},
+		{name: "http embedder url must be http", env: map[string]string{"MNEME_EMBEDDER": "http", "MNEME_EMBED_URL": "grpc://e:1",
+			"MNEME_EMBED_MODEL": "m", "MNEME_EMBED_DIM": "384"}, wantErr: "embed url"},
+		{name: "http embedder needs a model", args: []string{"-embedder", "http", "-embed-url", "http://e/v1", "-embed-dim", "384"},
+			wantErr: "embed model"},
+		{name: "bad batch", args: []string{"-embedder", "http", "-embed-url", "http://e/v1", "-embed-model", "m", "-embed-dim", "384", "-embed-batch", "0"},
+			wantErr: "embed batch"},
+		{name: "bad retries", args: []string{"-embedder", "http", "-embed-url", "http://e/v1", "-embed-model", "m", "-embed-dim", "384", "-embed-retries", "-1"},
+			wantErr: "embed retries"},
+		{name: "bad timeout", env: map[string]string{"MNEME_EMBED_TIMEOUT": "soon"}, wantErr: "MNEME_EMBED_TIMEOUT"},
+		{name: "unknown embedder", args: []string{"-embedder", "magic"}, wantErr: "neither builtin nor http"},
+		{name: "url given to the builtin embedder", env: map[string]string{"MNEME_EMBED_URL": "http://e/v1"},
+			wantErr: "add -embedder http"},
 		{name: "bad neo4j uri", env: map[string]string{"NEO4J_URI": "http://x"}, wantErr: "neo4j uri"},
 		{name: "bad redis url", env: map[string]string{"REDIS_URL": "cache:6379"}, wantErr: "redis url"},
 		{name: "bad dim", env: map[string]string{"MNEME_EMBED_DIM": "lots"}, wantErr: "MNEME_EMBED_DIM"},

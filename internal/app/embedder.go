@@ -1,0 +1,34 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"mneme/embed"
+	"mneme/memory"
+)
+
+// NewEmbedder builds the configured embedder. An HTTP embedder is asked to
+// embed one short text first, so that a wrong URL, key, model or dimension
+// stops start-up with the endpoint's own answer instead of failing the first
+// write.
+func NewEmbedder(ctx context.Context, cfg Config) (memory.Embedder, error) {
+	if cfg.Embedder != EmbedderHTTP {
+		return embed.NewBuiltin(cfg.EmbedDim), nil
+	}
+	retries := cfg.EmbedRetries
+	if retries == 0 {
+		retries = -1 // embed.HTTPConfig reads 0 as "the default"
+	}
+	h, err := embed.NewHTTP(embed.HTTPConfig{
+		BaseURL: cfg.EmbedURL, Model: cfg.EmbedModel, APIKey: cfg.EmbedAPIKey, Dimension: cfg.EmbedDim,
+		BatchSize: cfg.EmbedBatch, Timeout: cfg.EmbedTimeout, Retries: retries,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.Embed(ctx, []string{"dimension check"}); err != nil {
+		return nil, fmt.Errorf("embedder %s at %s: %w", cfg.EmbedModel, cfg.EmbedURL, err)
+	}
+	return h, nil
+}
