@@ -51,6 +51,8 @@ func memoryProps(m memory.Memory) map[string]any {
 		"access_count":     0,
 		"version":          m.Version,
 		"embedding":        embeddingOrNil(embedding),
+		"embedding_model":  strOrNil(m.EmbeddingModel),
+		"embedding_dim":    intOrNil(m.EmbeddingDim),
 		"idem_key":         strOrNil(m.IdempotencyKey),
 		"evidence_count":   intOrNil(m.EvidenceCount),
 	}
@@ -124,6 +126,8 @@ func decodeMemory(v any) (memory.Memory, error) {
 		Version:        int(integer(p["version"])),
 		IdempotencyKey: str(p["idem_key"]),
 		EvidenceCount:  int(integer(p["evidence_count"])),
+		EmbeddingModel: str(p["embedding_model"]),
+		EmbeddingDim:   int(integer(p["embedding_dim"])),
 	}
 	if t := timeOf(p["valid_to"]); !t.IsZero() {
 		m.ValidTo = &t

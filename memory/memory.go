@@ -80,6 +80,10 @@ type Memory struct {
 	LastAccessedAt *time.Time `json:"last_accessed_at,omitempty"`
 	// Supersedes is the id of the version this memory replaced, if any.
 	Supersedes string `json:"supersedes,omitempty"`
+	// EmbeddingModel and EmbeddingDim name the embedder that made
+	// Embedding, so that vectors of another model can be found and renewed.
+	EmbeddingModel string `json:"embedding_model,omitempty"`
+	EmbeddingDim   int    `json:"embedding_dim,omitempty"`
 	// Embedding is never serialised to clients.
 	Embedding []float32 `json:"-"`
 	// IdempotencyKey lets a client retry a create safely.

@@ -194,7 +194,7 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 		}
 		m.Status = status
 	}
-	if m.Embedding, err = s.embedOne(ctx, m.Content); err != nil {
+	if err := s.embedInto(ctx, &m); err != nil {
 		return Memory{}, err
 	}
 	out, err := s.store.CreateMemories(ctx, []Memory{m})
@@ -296,7 +296,7 @@ func (s *Service) embedOne(ctx context.Context, text string) ([]float32, error) 
 }
 
 // embedTexts embeds texts and checks that the embedder kept its side of
-// the bargain: one vector per text.
+// the bargain: one vector per text, each of its dimension.
 func (s *Service) embedTexts(ctx context.Context, texts []string) ([][]float32, error) {
 	vecs, err := s.embed.Embed(ctx, texts)
 	if err != nil {
@@ -305,7 +305,29 @@ func (s *Service) embedTexts(ctx context.Context, texts []string) ([][]float32, 
 	if len(vecs) != len(texts) {
 		return nil, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
 	}
+	for _, v := range vecs {
+		if len(v) != s.embed.Dimension() {
+			return nil, fmt.Errorf("embed: a vector of dimension %d from model %s of dimension %d",
+				len(v), s.embed.Model(), s.embed.Dimension())
+		}
+	}
 	return vecs, nil
+}
+
+// embedInto embeds m's content into m and records the model that made it.
+func (s *Service) embedInto(ctx context.Context, m *Memory) error {
+	vec, err := s.embedOne(ctx, m.Content)
+	if err != nil {
+		return err
+	}
+	s.setEmbedding(m, vec)
+	return nil
+}
+
+// setEmbedding stores vec on m with the name and size of the model, so that
+// a later change of model can find the vectors it must renew.
+func (s *Service) setEmbedding(m *Memory, vec []float32) {
+	m.Embedding, m.EmbeddingModel, m.EmbeddingDim = vec, s.embed.Model(), len(vec)
 }
 
 // embedAll sets the embedding of each memory of ms in place.
@@ -319,7 +341,7 @@ func (s *Service) embedAll(ctx context.Context, ms []Memory) error {
 		return err
 	}
 	for i := range ms {
-		ms[i].Embedding = vecs[i]
+		s.setEmbedding(&ms[i], vecs[i])
 	}
 	return nil
 }
@@ -450,7 +472,7 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 	if _, err := s.guard(ctx, p, &next, now); err != nil {
 		return Memory{}, err
 	}
-	if next.Embedding, err = s.embedOne(ctx, next.Content); err != nil {
+	if err := s.embedInto(ctx, &next); err != nil {
 		return Memory{}, err
 	}
 	return s.store.ReplaceMemory(ctx, p.Tenant, prev.ID, ifMatch, next)

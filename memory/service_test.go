@@ -249,6 +249,7 @@ func TestCreateDefaults(t *testing.T) {
 		Tenant: "acme", UserID: "alice", Type: TypeSemantic, Content: "Alice prefers tea over coffee.",
 		Status: StatusActive, Sensitivity: SensitivityInternal, Importance: 0.5, Confidence: 1,
 		ValidFrom: testNow, CreatedAt: testNow, UpdatedAt: testNow, Version: 1, EvidenceCount: 1,
+		EmbeddingModel: "fake", EmbeddingDim: 2,
 	}
 	with := func(edit func(*Memory)) Memory { m := base; edit(&m); return m }
 	tests := []struct {
@@ -610,6 +611,7 @@ func TestUpdate(t *testing.T) {
 	// next is what build makes of prev at testNow, before the update applies.
 	next := prev
 	next.ValidFrom, next.CreatedAt, next.UpdatedAt, next.Version = testNow, testNow, testNow, 1
+	next.EmbeddingModel, next.EmbeddingDim = "fake", 2
 	with := func(edit func(*Memory)) Memory { m := next; edit(&m); return m }
 
 	tests := []struct {
@@ -865,6 +867,35 @@ func TestEmbedderReturningTooFewVectors(t *testing.T) {
 	f.authz.scope = aliceScope
 	if _, err := svc.Recall(ctx, agentSupport, RecallRequest{UserID: "alice", Query: "tea"}); err == nil {
 		t.Errorf("Recall succeeded with no query vector")
+	}
+	if f.store.calls() != 0 {
+		t.Errorf("the store was called %d times", f.store.calls())
+	}
+}
+
+// wideEmbedder claims dimension 2 but returns vectors of 3.
+type wideEmbedder struct{ fakeEmbedder }
+
+func (e *wideEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := e.fakeEmbedder.Embed(ctx, texts)
+	for i := range vecs {
+		vecs[i] = append(vecs[i], 0)
+	}
+	return vecs, err
+}
+
+func TestEmbedderReturningVectorsOfAnotherSize(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	svc, err := NewService(Options{
+		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: &wideEmbedder{},
+		Now: func() time.Time { return testNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
+	if err == nil || !strings.Contains(err.Error(), "dimension 3 from model fake of dimension 2") {
+		t.Errorf("Create = %v, want a dimension error", err)
 	}
 	if f.store.calls() != 0 {
 		t.Errorf("the store was called %d times", f.store.calls())
