@@ -26,6 +26,9 @@ type Config struct {
 	Password string
 	// Database is the database name; "" uses the server's default.
 	Database string
+	// Timeout bounds each store call, as Options.Timeout; 0 means
+	// DefaultTimeout.
+	Timeout time.Duration
 }
 
 // Options tune a Store built with New.
@@ -76,7 +79,7 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 		_ = driver.Close(ctx)
 		return nil, fmt.Errorf("graph: connect to %s: %w", c.URI, translate(err))
 	}
-	s := New(driver, Options{Database: c.Database})
+	s := New(driver, Options{Database: c.Database, Timeout: c.Timeout})
 	s.owned = true
 	return s, nil
 }

@@ -1,9 +1,15 @@
 // Command memoryd is the Mneme server: it wires configuration, stores,
 // policy, services and the HTTP API, and serves until interrupted.
+//
+// `memoryd reembed [flags]` instead renews every memory's vector with the
+// configured embedder (after a change of model), rebuilding the vector index
+// when the dimension changed, prints a JSON report and exits. It takes the
+// same flags and environment as the server.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +35,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "reembed" {
+		return reembed(ctx, args[1:], getenv, stdout, stderr)
+	}
 	cfg, err := app.Load(args, getenv, stderr)
 	if err != nil {
 		return err
@@ -89,6 +98,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// and whatever a worker holds is replayed by the next owner of its shard.
 	if err := a.StopQueueWorkers(shutdownCtx); err != nil {
 		log.Warn("queue workers did not stop in time; their batches will be replayed", "err", err)
+	}
+	return nil
+}
+
+// reembed runs the re-embedding command and prints its report as JSON.
+func reembed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := app.Load(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	res, err := app.Reembed(ctx, cfg, log)
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if encErr := enc.Encode(res); encErr != nil && err == nil {
+		return encErr
+	}
+	if err != nil {
+		return fmt.Errorf("reembed: %w (run it again to finish: memories already re-embedded are skipped)", err)
 	}
 	return nil
 }

@@ -89,6 +89,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Embed, err = NewEmbedder(startCtx, cfg); err != nil {
 		return nil, err
 	}
+	if err := checkVectorIndex(startCtx, store, a.Embed); err != nil {
+		return nil, err
+	}
 	if err := store.EnsureSchema(startCtx, a.Embed.Dimension()); err != nil {
 		return nil, fmt.Errorf("neo4j schema: %w", err)
 	}
@@ -247,6 +250,7 @@ func openGraph(ctx context.Context, cfg Config, log *slog.Logger) (*graph.Store,
 	for {
 		store, err := graph.Open(ctx, graph.Config{
 			URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase,
+			Timeout: cfg.Neo4jTimeout,
 		})
 		if err == nil {
 			return store, nil

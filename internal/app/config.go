@@ -33,6 +33,7 @@ type Config struct {
 	Neo4jUser     string        // empty: no authentication
 	Neo4jPassword string        //
 	Neo4jDatabase string        // empty: the server's default
+	Neo4jTimeout  time.Duration // deadline of one store call
 	RedisURL      string        // redis://host:port/db
 	Embedder      string        // "builtin" or "http"
 	EmbedURL      string        // http embedder: API root such as http://host:port/v1
@@ -85,6 +86,7 @@ func Defaults() Config {
 		Addr:            "127.0.0.1:8080",
 		Neo4jURI:        "bolt://127.0.0.1:7687",
 		RedisURL:        "redis://127.0.0.1:6379/0",
+		Neo4jTimeout:    15 * time.Second,
 		Embedder:        EmbedderBuiltin,
 		EmbedDim:        256,
 		EmbedBatch:      64,
@@ -190,6 +192,7 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	errs = append(errs, lifecycleFlags(fs, getenv, &cfg.Lifecycle)...)
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address (MNEME_ADDR)")
 	fs.StringVar(&cfg.Neo4jURI, "neo4j-uri", cfg.Neo4jURI, "Neo4j URI (NEO4J_URI)")
+	fs.DurationVar(&cfg.Neo4jTimeout, "neo4j-timeout", cfg.Neo4jTimeout, "deadline of one Neo4j store call")
 	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "Redis URL (REDIS_URL)")
 	fs.StringVar(&cfg.Embedder, "embedder", cfg.Embedder, "embedder: builtin or http (MNEME_EMBEDDER)")
 	fs.StringVar(&cfg.EmbedURL, "embed-url", cfg.EmbedURL, "http embedder: OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 (MNEME_EMBED_URL)")
@@ -256,6 +259,9 @@ func (c Config) Validate() error {
 	}
 	if c.VectorFloor <= 0 || c.VectorFloor >= 1 {
 		errs = append(errs, fmt.Errorf("vector floor: %v must be between 0 and 1", c.VectorFloor))
+	}
+	if c.Neo4jTimeout <= 0 {
+		errs = append(errs, errors.New("neo4j timeout must be positive"))
 	}
 	if c.PolicyTimeout <= 0 {
 		errs = append(errs, errors.New("policy timeout must be positive"))

@@ -91,6 +91,12 @@ func TestLoad(t *testing.T) {
 		{name: "unknown embedder", args: []string{"-embedder", "magic"}, wantErr: "neither builtin nor http"},
 		{name: "url given to the builtin embedder", env: map[string]string{"MNEME_EMBED_URL": "http://e/v1"},
 			wantErr: "add -embedder http"},
+		{name: "neo4j timeout", args: []string{"-neo4j-timeout", "1m"}, check: func(t *testing.T, c Config) {
+			if c.Neo4jTimeout != time.Minute {
+				t.Errorf("neo4j timeout = %s", c.Neo4jTimeout)
+			}
+		}},
+		{name: "bad neo4j timeout", args: []string{"-neo4j-timeout", "0s"}, wantErr: "neo4j timeout"},
 		{name: "bad neo4j uri", env: map[string]string{"NEO4J_URI": "http://x"}, wantErr: "neo4j uri"},
 		{name: "bad redis url", env: map[string]string{"REDIS_URL": "cache:6379"}, wantErr: "redis url"},
 		{name: "bad dim", env: map[string]string{"MNEME_EMBED_DIM": "lots"}, wantErr: "MNEME_EMBED_DIM"},

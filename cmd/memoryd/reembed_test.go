@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"mneme/embed"
+	"mneme/internal/app"
+	"mneme/internal/testenv"
+	"mneme/memory"
+)
+
+// TestReembedSwitchesModels runs on a Neo4j of its own, because it rebuilds
+// the vector index that every tenant shares. It seeds with the built-in
+// embedder at 64 dimensions, shows that memoryd refuses another dimension,
+// then moves every memory of every tenant to an HTTP model of 32 dimensions:
+// a first run that the endpoint breaks off half-way, a second that finishes
+// only what is left, a third that finds nothing to do. Recall then works on
+// the new vectors.
+func TestReembedSwitchesModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts its own Neo4j")
+	}
+	redisURL := testenv.RedisURL(t)
+	uri := ownNeo4j(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+
+	// Seed two tenants with the built-in embedder at 64 dimensions.
+	cfg := app.Defaults()
+	cfg.Neo4jURI, cfg.RedisURL, cfg.EmbedDim = uri, redisURL, 64
+	// A fresh Neo4j on a loaded machine answers its first queries slowly.
+	cfg.StartTimeout, cfg.PolicyTimeout, cfg.Neo4jTimeout = 3*time.Minute, 5*time.Second, 2*time.Minute
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := app.New(ctx, cfg, quiet)
+	if err != nil {
+		t.Fatalf("start with the built-in embedder: %v", err)
+	}
+	if _, err := a.LoadDemo(ctx); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	for i := range 7 {
+		_, err := a.Service.Import(ctx, memory.NewMemory{Tenant: "other", UserID: "dora", AgentID: "support-bot",
+			Type: memory.TypeSemantic, Content: fmt.Sprintf("Dora's note number %d about invoices.", i)}, time.Now(), "")
+		if err != nil {
+			t.Fatalf("import: %v", err)
+		}
+	}
+	total := 0
+	for _, tenant := range []string{"acme", "other"} {
+		n, err := a.Store.CountMemories(ctx, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	a.Close(ctx)
+	if total < 50 {
+		t.Fatalf("seeded %d memories, want at least 50", total)
+	}
+
+	env := map[string]string{"NEO4J_URI": uri, "REDIS_URL": redisURL, "MNEME_ADDR": freeAddr(t)}
+	getenv := func(k string) string { return env[k] }
+
+	// memoryd refuses an embedder of another dimension, naming both and the cure.
+	var stdout bytes.Buffer
+	err = run(ctx, []string{"-embed-dim", "128", "-start-timeout", "3m", "-neo4j-timeout", "2m"}, getenv, &stdout, io.Discard)
+	for _, want := range []string{"dimension 64", embed.BuiltinModel + " makes vectors of dimension 128", "memoryd reembed"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("memoryd with a 128-dimension embedder = %v, want an error mentioning %q", err, want)
+		}
+	}
+	if strings.Contains(stdout.String(), "listening") {
+		t.Errorf("memoryd listened despite the mismatch: %s", stdout.String())
+	}
+
+	// The new model: the built-in scheme at 32 dimensions behind an
+	// OpenAI-compatible endpoint that can be told to fail.
+	model := &servedModel{e: embed.NewBuiltin(32), failAfter: 3}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	httpArgs := []string{"reembed", "-embedder", "http", "-embed-url", srv.URL + "/v1", "-embed-model", "served-32",
+		"-embed-dim", "32", "-embed-batch", "10", "-embed-retries", "0", "-start-timeout", "3m", "-neo4j-timeout", "2m"}
+
+	// The endpoint fails after the probe and two batches: the run stops with
+	// an error, having renewed 20 memories.
+	first, err := reembedRun(ctx, httpArgs, getenv)
+	if err == nil || !strings.Contains(err.Error(), "run it again") {
+		t.Fatalf("first run = %v, want an error telling to run it again", err)
+	}
+	if !first.IndexRebuilt || first.IndexFrom != 64 || first.Reembedded != 20 {
+		t.Errorf("first run = %+v, want the index rebuilt from 64 and 20 re-embedded", first)
+	}
+
+	model.heal()
+	second, err := reembedRun(ctx, httpArgs, getenv)
+	if err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	want := app.ReembedResult{IndexFrom: 32, ReembedReport: memory.ReembedReport{
+		Model: "served-32", Dimension: 32, Tenants: 2, Memories: total, Reembedded: total - 20, Skipped: 20}}
+	if second != want {
+		t.Errorf("second run = %+v, want %+v", second, want)
+	}
+	third, err := reembedRun(ctx, httpArgs, getenv)
+	want.Reembedded, want.Skipped = 0, total
+	if err != nil || third != want {
+		t.Errorf("third run = %+v, %v; want %+v", third, err, want)
+	}
+
+	// memoryd now starts with the new model, every memory carries it, and
+	// recall finds memories through the new vectors.
+	cfg.Embedder, cfg.EmbedURL, cfg.EmbedModel, cfg.EmbedDim = app.EmbedderHTTP, srv.URL+"/v1", "served-32", 32
+	a, err = app.New(ctx, cfg, quiet)
+	if err != nil {
+		t.Fatalf("start with the new model: %v", err)
+	}
+	defer a.Close(ctx)
+	for _, tenant := range []string{"acme", "other"} {
+		stale, err := a.Store.StaleEmbeddings(ctx, tenant, "", "served-32", 32, 1000)
+		if err != nil || len(stale) != 0 {
+			t.Errorf("tenant %s: %d memories not on the new model (%v)", tenant, len(stale), err)
+		}
+	}
+	support := memory.Principal{Tenant: "acme", Kind: memory.KindAgent, ID: "support-bot"}
+	res, err := a.Service.Recall(ctx, support, memory.RecallRequest{UserID: "alice", Query: "How long should answers to Alice be?"})
+	if err != nil {
+		t.Fatalf("recall: %v", err)
+	}
+	if len(res.Memories) == 0 || !strings.Contains(res.Memories[0].Memory.Content, "short answers") {
+		t.Errorf("recall on the new vectors = %+v, want Alice's answer style first", res.Memories)
+	}
+	if m := res.Memories[0].Memory; m.EmbeddingModel != "served-32" || m.EmbeddingDim != 32 {
+		t.Errorf("recalled memory says model %q dim %d, want served-32/32", m.EmbeddingModel, m.EmbeddingDim)
+	}
+}
+
+// reembedRun runs `memoryd reembed` and decodes its report.
+func reembedRun(ctx context.Context, args []string, getenv func(string) string) (app.ReembedResult, error) {
+	var stdout bytes.Buffer
+	err := run(ctx, args, getenv, &stdout, io.Discard)
+	var res app.ReembedResult
+	if decErr := json.Unmarshal(stdout.Bytes(), &res); decErr != nil && err == nil {
+		err = fmt.Errorf("report %q: %w", stdout.String(), decErr)
+	}
+	return res, err
+}
+
+// servedModel serves an embedder as an OpenAI-compatible endpoint; with
+// failAfter > 0 it answers 500 once it has answered that many requests.
+type servedModel struct {
+	e         *embed.Builtin
+	mu        sync.Mutex
+	served    int
+	failAfter int
+}
+
+func (s *servedModel) heal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failAfter = 0
+}
+
+func (s *servedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Input []string `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	fail := s.failAfter > 0 && s.served >= s.failAfter
+	s.served++
+	s.mu.Unlock()
+	if fail {
+		http.Error(w, "model crashed", http.StatusInternalServerError)
+		return
+	}
+	vecs, _ := s.e.Embed(r.Context(), req.Input)
+	type item struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	}
+	out := struct {
+		Data []item `json:"data"`
+	}{}
+	for i, v := range vecs {
+		out.Data = append(out.Data, item{Index: i, Embedding: v})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// ownNeo4j starts a Neo4j for this test alone and returns its URI.
+func ownNeo4j(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "neo4j")
+	ctl := func(action string) string {
+		cmd := exec.Command(filepath.Join(root, "scripts", "neo4j.sh"), action, dir)
+		cmd.Env = os.Environ()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("neo4j.sh %s: %v\n%s", action, err, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		return lines[len(lines)-1]
+	}
+	uri := ctl("start")
+	t.Cleanup(func() { ctl("stop") })
+	return uri
+}
