@@ -1,0 +1,161 @@
+// Command memeval measures recall quality: it loads the demo dataset and the
+// generated one into fresh tenants of the configured Neo4j through the
+// memory service, asks the fixed questions of seed/eval through real recall
+// under policy, and prints recall@5, MRR, the forbidden memories returned and
+// the share of unrelated questions that recalled nothing, overall and by
+// dataset and language. It reads the same environment as memoryd (NEO4J_URI,
+// REDIS_URL, MNEME_EMBEDDER, MNEME_EMBED_URL, MNEME_EMBED_MODEL,
+// MNEME_EMBED_DIM, …), so it measures whichever embedder memoryd would use.
+// It exits non-zero when a forbidden memory came back.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"mneme/internal/app"
+	"mneme/seed"
+	"mneme/seed/eval"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "memeval:", err)
+		os.Exit(1)
+	}
+}
+
+// errForbidden fails the run: a forbidden memory is a policy or ranking bug,
+// not a score.
+var errForbidden = errors.New("forbidden memories were returned")
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("memeval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	datasets := fs.String("datasets", "demo,generated", "datasets to load and ask about: demo, generated")
+	verbose := fs.Bool("v", false, "print every question with what it got")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	reuse := fs.String("reuse", "", "ask again about the datasets an earlier run loaded under this tenant prefix (eval-1a2b3c4d) instead of loading them")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := app.Load(nil, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.WithoutCancel(ctx))
+
+	qs, err := eval.Questions()
+	if err != nil {
+		return err
+	}
+	var suffix [4]byte
+	_, _ = rand.Read(suffix[:])
+	run := "eval-" + hex.EncodeToString(suffix[:])
+	if *reuse != "" {
+		run = *reuse
+	}
+	loaded := map[string]*eval.Loaded{}
+	for _, name := range strings.Split(*datasets, ",") {
+		var ds *seed.Dataset
+		switch name = strings.TrimSpace(name); name {
+		case eval.DatasetDemo:
+			if ds, err = seed.Demo(); err != nil {
+				return err
+			}
+		case eval.DatasetGenerated:
+			ds = eval.Generate()
+		default:
+			return fmt.Errorf("unknown dataset %q (demo, generated)", name)
+		}
+		tenant := run + "-" + name[:3]
+		if *reuse != "" {
+			fmt.Fprintf(stderr, "asking about %s as loaded in tenant %s\n", name, tenant)
+			if loaded[name], err = eval.Attach(ctx, a.Service, ds, tenant); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(stderr, "loading %s (%d memories) into tenant %s\n", name, len(ds.Memories), tenant)
+		if loaded[name], err = eval.Load(ctx, a.Service, a.Store, ds, tenant); err != nil {
+			return fmt.Errorf("load %s: %w", name, err)
+		}
+	}
+	outcomes, err := eval.Run(ctx, a.Service, loaded, qs)
+	if err != nil {
+		return err
+	}
+	rep := eval.Summarise(outcomes)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Embedder  string      `json:"embedder"`
+			Dimension int         `json:"dimension"`
+			Report    eval.Report `json:"report"`
+		}{a.Embed.Model(), a.Embed.Dimension(), rep}); err != nil {
+			return err
+		}
+	} else {
+		print(stdout, a.Embed.Model(), a.Embed.Dimension(), rep, outcomes, *verbose)
+	}
+	if rep.Overall.Forbidden > 0 {
+		return fmt.Errorf("%w: %d", errForbidden, rep.Overall.Forbidden)
+	}
+	return nil
+}
+
+func print(w io.Writer, model string, dim int, rep eval.Report, outcomes []eval.Outcome, verbose bool) {
+	fmt.Fprintf(w, "embedder %s, dimension %d, k=%d\n\n", model, dim, eval.K)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "group\tquestions\tanswerable\trecall@5\tMRR\tforbidden\tunrelated\tunrelated empty\t")
+	row := func(name string, s eval.Scores) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%d\t%d\t%.3f\t\n", name, s.Questions, s.Answerable, s.RecallAt5, s.MRR, s.Forbidden, s.Unrelated, s.UnrelatedEmpty)
+	}
+	row("all", rep.Overall)
+	names := make([]string, 0, len(rep.Groups))
+	for n := range rep.Groups {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		row(n, rep.Groups[n])
+	}
+	_ = tw.Flush()
+	for _, o := range outcomes {
+		q := o.Question
+		miss := len(q.Expect) > 0 && o.Hits < min(len(q.Expect), eval.K) || q.Unrelated && len(o.Got) > 0 || len(o.Forbidden) > 0
+		if !verbose && !miss {
+			continue
+		}
+		mark := "ok  "
+		if miss {
+			mark = "MISS"
+		}
+		fmt.Fprintf(w, "\n%s %s [%s as %s, user %s] %s\n     expect %v got %v", mark, q.ID, q.Lang, q.As, q.User, q.Query, q.Expect, o.Got)
+		if len(o.Forbidden) > 0 {
+			fmt.Fprintf(w, " FORBIDDEN %v", o.Forbidden)
+		}
+		fmt.Fprintln(w)
+	}
+}
