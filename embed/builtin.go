@@ -12,7 +12,7 @@ const DefaultDimension = 256
 
 // BuiltinModel names the built-in embedder's feature scheme. Change it when
 // the features change, so stored vectors of the old scheme can be recognised.
-const BuiltinModel = "builtin-ngram-v1"
+const BuiltinModel = "builtin-ngram-v2"
 
 // Feature weights. Whole words carry the meaning; character n-grams catch
 // inflections and typos without outvoting words; lexicon head words join

@@ -55,7 +55,7 @@ func TestNewBuiltin(t *testing.T) {
 	if embed.DefaultDimension != 256 {
 		t.Errorf("DefaultDimension = %d, want 256", embed.DefaultDimension)
 	}
-	if got := embed.NewBuiltin(0).Model(); got != "builtin-ngram-v1" {
+	if got := embed.NewBuiltin(0).Model(); got != "builtin-ngram-v2" {
 		t.Errorf("Model() = %q", got)
 	}
 }

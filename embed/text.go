@@ -43,16 +43,17 @@ var englishStopwords = setOf(
 	"much", "many", "any", "some", "all", "each", "every", "both", "either",
 	"neither", "more", "most", "other", "such", "same", "own", "only", "once",
 	"again", "ever", "still",
-	"today", "now", "just", "very", "too", "also", "please",
+	"today", "now", "tomorrow", "yesterday", "just", "very", "too", "also", "please",
 )
 
 // chineseFunctionWords are cut out of CJK runs before n-grams are taken:
-// particles, the copula, question words, pronouns and "today"/"now". Longer
+// particles, the copula, question words, pronouns and the words for today,
+// tomorrow, yesterday and now. Longer
 // entries win.
 var chineseFunctionWords = newCJKDict(
 	"的", "了", "是", "吗", "呢", "吧", "在", "啊", "呀", "么", "和", "与",
 	"什么", "怎么", "怎么样", "怎样", "为什么", "哪里", "哪些", "哪个", "多少",
-	"我", "你", "您", "他", "她", "它", "我们", "你们", "他们", "请问", "一下", "今天", "现在", "这个", "那个",
+	"我", "你", "您", "他", "她", "它", "我们", "你们", "他们", "请问", "一下", "今天", "明天", "昨天", "现在", "这个", "那个",
 )
 
 func setOf(words ...string) map[string]bool {
