@@ -7,25 +7,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/redis/go-redis/v9"
 
 	"mneme/internal/testenv"
 	"mneme/memory"
 )
 
-func testRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	opts, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
-}
-
 func TestDecisionLog(t *testing.T) {
-	rdb := testRedis(t)
+	rdb := testenv.Redis(t)
 	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
 	d := NewDecisions(rdb, DecisionOptions{Cap: 5})
 	ctx, stop := context.WithCancel(context.Background())
@@ -90,7 +78,7 @@ func TestDecisionLog(t *testing.T) {
 }
 
 func TestRecordNeverBlocks(t *testing.T) {
-	rdb := testRedis(t)
+	rdb := testenv.Redis(t)
 	d := NewDecisions(rdb, DecisionOptions{})
 	// Nobody runs the log: the queue fills, then records are dropped.
 	start := time.Now()

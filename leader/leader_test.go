@@ -10,23 +10,12 @@ import (
 	"mneme/internal/testenv"
 )
 
-func client(t *testing.T) *redis.Client {
-	t.Helper()
-	opts, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
-}
-
 // TestOneLeaderAndTakeover runs two replicas' locks on one key: one leads,
 // the other does not; when the leader stops renewing (it crashed), the other
 // takes over once the lock expires, and the old leader's late release does
 // not free its successor's lock.
 func TestOneLeaderAndTakeover(t *testing.T) {
-	rdb := client(t)
+	rdb := testenv.Redis(t)
 	ctx := context.Background()
 	key := "mneme:test:leader:" + testenv.Tenant(t)
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })

@@ -15,7 +15,7 @@ import (
 // TestTwoRunnersOneLeader runs two replicas' janitor loops on one lock: only
 // one runs the job; when it stops, the other takes over.
 func TestTwoRunnersOneLeader(t *testing.T) {
-	rdb := client(t)
+	rdb := testenv.Redis(t)
 	key := "mneme:test:runner:" + testenv.Tenant(t)
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })
 	const ttl = 600 * time.Millisecond

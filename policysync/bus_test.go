@@ -5,19 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"mneme/internal/testenv"
 	"mneme/memory"
 )
 
 func TestAnnounce(t *testing.T) {
-	opts, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := testenv.Redis(t)
 	ctx := context.Background()
 	b := New(rdb, nil)
 	tenant := testenv.Tenant(t)

@@ -23,11 +23,7 @@ const kind = "test"
 // removes its keys when the test ends.
 func newQueue(t *testing.T, shards int) (*queue.Queue, *redis.Client) {
 	t.Helper()
-	opts, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
+	rdb := testenv.Redis(t)
 	prefix := "qtest-" + testenv.Tenant(t)
 	t.Cleanup(func() {
 		ctx := context.Background()

@@ -16,17 +16,6 @@ import (
 	"mneme/memory"
 )
 
-func client(t *testing.T) *redis.Client {
-	t.Helper()
-	opts, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
-}
-
 var quiet = slog.New(slog.DiscardHandler)
 
 // t0 is a day ahead of the wall clock: every Redis-backed test shares one
@@ -65,7 +54,7 @@ func keysOf(t *testing.T, rdb *redis.Client, tenant string) []string {
 }
 
 func TestAppendGetClaimFinish(t *testing.T) {
-	rdb := client(t)
+	rdb := testenv.Redis(t)
 	ctx := context.Background()
 	tenant := testenv.Tenant(t)
 	s := New(Options{Redis: rdb, TTL: time.Hour})
@@ -123,7 +112,7 @@ func TestAppendGetClaimFinish(t *testing.T) {
 // The caps refuse an append that would pass them, whole: nothing of it is
 // stored and the earlier turns stay.
 func TestCapsRefuseAndKeepWhatWasThere(t *testing.T) {
-	rdb := client(t)
+	rdb := testenv.Redis(t)
 	ctx := context.Background()
 	tenant := testenv.Tenant(t)
 	s := New(Options{Redis: rdb, MaxTurns: 3, MaxBytes: 1024})
@@ -155,7 +144,7 @@ func TestCapsRefuseAndKeepWhatWasThere(t *testing.T) {
 }
 
 func TestExpirerEndsDueSessionsOnce(t *testing.T) {
-	rdb := client(t)
+	rdb := testenv.Redis(t)
 	ctx := context.Background()
 	tenant := testenv.Tenant(t)
 	s := New(Options{Redis: rdb, TTL: time.Second, Lease: time.Minute})
@@ -202,7 +191,7 @@ func TestExpirerEndsDueSessionsOnce(t *testing.T) {
 }
 
 func TestExpirerRetriesAfterTheLease(t *testing.T) {
-	rdb := client(t)
+	rdb := testenv.Redis(t)
 	ctx := context.Background()
 	tenant := testenv.Tenant(t)
 	s := New(Options{Redis: rdb, TTL: time.Second, Lease: 10 * time.Second})
@@ -248,7 +237,7 @@ func TestExpirerRetriesAfterTheLease(t *testing.T) {
 }
 
 func TestEraseUser(t *testing.T) {
-	rdb := client(t)
+	rdb := testenv.Redis(t)
 	ctx := context.Background()
 	tenant := testenv.Tenant(t)
 	s := New(Options{Redis: rdb})

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/redis/go-redis/v9"
 )
 
 // EmbeddingDimension is the vector size integration tests use for the
@@ -96,6 +97,19 @@ func RedisURL(t testing.TB) string {
 		t.Fatalf("integration test: %s is not set; set REDIS_URL or run `make test` (scripts/up.sh DIR writes DIR/env)", EnvRedisURL)
 	}
 	return u
+}
+
+// Redis returns a client of the REDIS_URL server, closed when the test
+// ends. It skips and fails as RedisURL does.
+func Redis(t testing.TB) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(RedisURL(t))
+	if err != nil {
+		t.Fatalf("%s: %v", EnvRedisURL, err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
 }
 
 // Tenant returns a fresh random tenant id such as "t-1a2b3c4d", so tests that
