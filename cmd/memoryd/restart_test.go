@@ -85,7 +85,9 @@ func TestRestartKeepsEverythingAndOutagesGive503(t *testing.T) {
 			t.Fatalf("start memoryd: %v", err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-		waitFor(t, 90*time.Second, "memoryd ready", func() bool {
+		// Seeding a fresh Neo4j plans every query shape once; on a busy
+		// 2-core machine that alone can take minutes.
+		waitFor(t, 4*time.Minute, "memoryd ready", func() bool {
 			return status(base+"/readyz", "", "GET", nil) == http.StatusOK
 		}, &logs)
 		return cmd
