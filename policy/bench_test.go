@@ -48,8 +48,9 @@ func BenchmarkDecide(b *testing.B) {
 
 // BenchmarkReadScope compares the ways to compute a read scope: the filter
 // from partial evaluation, cached (what ReadScope does per request once a
-// principal has read) and compiled afresh (its first read, or after a grant
-// change), and the clauses of scope.rego.
+// principal has read for a user), compiled afresh (its first read, or after
+// a grant change) and derived for another user from the compiled one, and
+// the clauses of scope.rego.
 func BenchmarkReadScope(b *testing.B) {
 	ctx := context.Background()
 	e := newEngine(b, Options{})
@@ -73,9 +74,21 @@ func BenchmarkReadScope(b *testing.B) {
 		b.Run(bc.name+"/pushdown compiled", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				f, err := e.base.pd.compile(ctx, bc.p, "u1", testNow)
+				f, err := e.base.pd.compile(ctx, bc.p, testNow)
 				if err != nil || f.IsFalse() {
 					b.Fatal(f, err)
+				}
+			}
+		})
+		b.Run(bc.name+"/pushdown derived for a user", func(b *testing.B) {
+			all, err := e.base.pd.compile(ctx, bc.p, testNow)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if f := forUser(all, "u1"); f.IsFalse() {
+					b.Fatal(f)
 				}
 			}
 		})

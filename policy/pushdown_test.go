@@ -324,6 +324,54 @@ func TestPushdownCache(t *testing.T) {
 	}
 }
 
+// Partial evaluation runs once per principal and generation of grants:
+// every user's filter is derived from that one, and each still matches only
+// that user's memories.
+func TestPushdownCompilesOncePerPrincipal(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Options{})
+	setGrants(t, e, grantG1)
+	user := memory.Principal{Tenant: "acme", Kind: memory.KindUser, ID: "u2"}
+	memoryOf := func(userID string) memory.Resource { r := orderM; r.UserID = userID; return r }
+	steps := []struct {
+		name         string
+		do           func()
+		p            memory.Principal
+		userID       string
+		compiles     int64
+		reads, skips []string // users whose memory the scope matches, and does not
+	}{
+		{name: "first user", p: support, userID: "u1", compiles: 1, reads: []string{"u1"}, skips: []string{"u2"}},
+		{name: "second user of the same principal", p: support, userID: "u2", compiles: 1, reads: []string{"u2"}, skips: []string{"u1"}},
+		{name: "every user", p: support, userID: "", compiles: 1, reads: []string{"u1", "u2"}},
+		{name: "another principal", p: user, userID: "u2", compiles: 2, reads: []string{"u2"}, skips: []string{"u1"}},
+		{name: "a user the principal may not read", p: user, userID: "u1", compiles: 2, skips: []string{"u1", "u2"}},
+		{name: "new grants compile again", do: func() { setGrants(t, e, grantG1) }, p: support, userID: "u3", compiles: 3, reads: []string{"u3"}, skips: []string{"u1"}},
+	}
+	for _, st := range steps {
+		if st.do != nil {
+			st.do()
+		}
+		s, err := e.ReadScope(ctx, st.p, st.userID, testNow)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got := e.base.pd.compiles.Load(); got != st.compiles {
+			t.Errorf("%s: %d partial evaluations so far, want %d", st.name, got, st.compiles)
+		}
+		for _, u := range st.reads {
+			if !Matches(s, memoryOf(u)) {
+				t.Errorf("%s: scope %s does not match a memory of %s", st.name, filterText(s.Filter), u)
+			}
+		}
+		for _, u := range st.skips {
+			if Matches(s, memoryOf(u)) {
+				t.Errorf("%s: scope %s matches a memory of %s", st.name, filterText(s.Filter), u)
+			}
+		}
+	}
+}
+
 func TestWindow(t *testing.T) {
 	t0 := testNow
 	exp := []time.Time{t0.Add(-time.Hour), t0, t0.Add(time.Hour)}
