@@ -7,8 +7,11 @@ package graph
 const (
 	// cypherLockUser write-locks a user's node before an erase, the node
 	// every write about the user locks first (cypherLockBatch), so an erase
-	// and a write of the same user queue instead of interleaving.
-	cypherLockUser = `MATCH (u:User {tenant: $tenant, id: $user_id})
+	// and a write of the same user queue instead of interleaving. MERGE, so
+	// that a write creating the user's first memory queues too; the node is
+	// marked when it did not exist, for cypherEraseUserNode not to count it.
+	cypherLockUser = `MERGE (u:User {tenant: $tenant, id: $user_id})
+ON CREATE SET u._erasing = true
 SET u._lock = true
 REMOVE u._lock`
 
@@ -45,14 +48,27 @@ WHERE (s.id IN $ids AND NOT EXISTS { (s)<-[:IN_SESSION]-() })
 DETACH DELETE s
 RETURN count(*) AS n`
 
+	// cypherEraseUserNode deletes the User node and counts it if it existed
+	// before the erase locked it.
 	cypherEraseUserNode = `MATCH (u:User {tenant: $tenant, id: $user_id})
+WITH u, u._erasing IS NULL AS existed
 DETACH DELETE u
+RETURN count(CASE WHEN existed THEN 1 END) AS n`
+
+	// cypherEraseUserAuthor deletes the Agent node a user wrote their own
+	// memories as ("user:" + id, see memory.Service), when no memory is
+	// linked to it any more: its id names the user.
+	cypherEraseUserAuthor = `MATCH (a:Agent {tenant: $tenant, id: $author})
+WHERE NOT EXISTS { (a)--() }
+DELETE a
 RETURN count(*) AS n`
 
 	// cypherUserTombstone records that a user was erased, under a hash of
-	// the user's id (memory.UserTombstoneID).
+	// the user's id (memory.UserTombstoneID), with the highest fence of its
+	// erasures (memory.Fencer).
 	cypherUserTombstone = `MERGE (t:Tombstone {tenant: $tenant, id: $id})
-SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.kind = 'user'`
+SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.kind = 'user',
+  t.fence = CASE WHEN t.fence IS NULL OR t.fence < $fence THEN $fence ELSE t.fence END`
 
 	// cypherTenantNodes returns every property of every node of a tenant: an
 	// audit that an erase left nothing behind. Embeddings are left out, they

@@ -2,6 +2,9 @@ package graph
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -27,38 +30,53 @@ func (s *Store) EraseMemories(ctx context.Context, tenant string, ids []string, 
 
 // EraseUser deletes, in one transaction, every memory about userID (all
 // versions and statuses, with their edges and embeddings), the entities and
-// sessions that only they linked to, sessions recorded as the user's, and
-// the User node. Each memory leaves a content-free tombstone, and the user
-// one under t.UserRef. A second call erases nothing and counts zeros.
+// sessions that only they linked to, sessions recorded as the user's, the
+// User node and the Agent node the user wrote as (both counted in Users). Each memory leaves a content-free tombstone, and the user
+// one under t.UserRef, which keeps t.Fence: from then on WriteEvents refuses
+// the user's queued memories numbered at or below it. A second call erases
+// nothing and counts zeros.
 func (s *Store) EraseUser(ctx context.Context, tenant, userID string, t memory.Tombstone) (memory.GraphErased, error) {
 	var out memory.GraphErased
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		if err := exec(ctx, tx, cypherLockUser, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
-			return err
-		}
-		recs, err := collect(ctx, tx, cypherUserMemoryIDs, map[string]any{"tenant": tenant, "user_id": userID})
-		if err != nil {
-			return err
-		}
-		ids := make([]string, 0, len(recs))
-		for _, r := range recs {
-			id, _ := r.Get("id")
-			ids = append(ids, str(id))
-		}
-		if out, err = eraseMemories(ctx, tx, tenant, userID, ids, t); err != nil {
-			return err
-		}
-		if out.Users, err = count(ctx, tx, cypherEraseUserNode, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
-			return err
-		}
-		if t.UserRef == "" {
-			return nil
-		}
-		return exec(ctx, tx, cypherUserTombstone, map[string]any{
-			"tenant": tenant, "id": t.UserRef, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason,
-		})
+		var err error
+		out, err = eraseUser(ctx, tx, tenant, userID, t)
+		return err
 	})
 	return out, err
+}
+
+// eraseUser is the transaction of EraseUser.
+func eraseUser(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone) (memory.GraphErased, error) {
+	if err := exec(ctx, tx, cypherLockUser, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
+		return memory.GraphErased{}, err
+	}
+	recs, err := collect(ctx, tx, cypherUserMemoryIDs, map[string]any{"tenant": tenant, "user_id": userID})
+	if err != nil {
+		return memory.GraphErased{}, err
+	}
+	ids := make([]string, 0, len(recs))
+	for _, r := range recs {
+		id, _ := r.Get("id")
+		ids = append(ids, str(id))
+	}
+	out, err := eraseMemories(ctx, tx, tenant, userID, ids, t)
+	if err != nil {
+		return out, err
+	}
+	if out.Users, err = count(ctx, tx, cypherEraseUserNode, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
+		return out, err
+	}
+	author, err := count(ctx, tx, cypherEraseUserAuthor, map[string]any{"tenant": tenant, "author": "user:" + userID})
+	if err != nil {
+		return out, err
+	}
+	out.Users += author
+	if t.UserRef == "" {
+		return out, nil
+	}
+	return out, exec(ctx, tx, cypherUserTombstone, map[string]any{
+		"tenant": tenant, "id": t.UserRef, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason, "fence": t.Fence,
+	})
 }
 
 // eraseMemories is the shared body of both erases; userID, when set, also
@@ -88,6 +106,87 @@ func eraseMemories(ctx context.Context, tx neo4j.ManagedTransaction, tenant, use
 		})
 	}
 	return out, err
+}
+
+// fenced is what a batch of writes must leave out because the memories'
+// users were erased after their jobs were accepted (memory.Fencer).
+type fenced struct {
+	total   int
+	refused map[int]memory.Written // by index in the batch
+}
+
+// splitFenced returns the memories of ms their users' erasures do not
+// refuse, and what becomes of those they do. Only queued memories
+// (QueueSeq > 0) are checked. Read before the batch's locks, a refusal is
+// final (fences only rise); a memory it lets through must be checked again
+// under the locks (checkFenced).
+func splitFenced(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) ([]memory.Memory, fenced, error) {
+	f := fenced{total: len(ms)}
+	users := map[string]string{} // tombstone id → user
+	for _, m := range ms {
+		if m.QueueSeq > 0 {
+			users[memory.UserTombstoneID(tenant, m.UserID)] = m.UserID
+		}
+	}
+	if len(users) == 0 {
+		return ms, f, nil
+	}
+	recs, err := collect(ctx, tx, cypherUserFences, map[string]any{"tenant": tenant, "refs": slices.Collect(maps.Keys(users))})
+	if err != nil || len(recs) == 0 {
+		return ms, f, err
+	}
+	fences := map[string]int64{} // by user
+	for _, r := range recs {
+		ref, _ := r.Get("ref")
+		fence, _ := r.Get("fence")
+		fences[users[str(ref)]] = integer(fence)
+	}
+	kept := make([]memory.Memory, 0, len(ms))
+	for i, m := range ms {
+		if fence, ok := fences[m.UserID]; ok && m.QueueSeq > 0 && m.QueueSeq <= fence {
+			if f.refused == nil {
+				f.refused = map[int]memory.Written{}
+			}
+			f.refused[i] = memory.Written{Memory: m, Outcome: memory.OutcomeErased}
+			continue
+		}
+		kept = append(kept, m)
+	}
+	return kept, f, nil
+}
+
+// errErasedMeanwhile rolls back a batch whose user was erased while the
+// batch waited for the user's lock. Unavailable, so it is retried: the
+// retry finds the fence before locking and refuses what it covers.
+var errErasedMeanwhile = fmt.Errorf("%w: graph: a user of the batch was erased while the batch waited", memory.ErrUnavailable)
+
+// checkFenced fails when an erase fenced out a memory of ms after
+// splitFenced let it through. Called with the users' locks held, it sees
+// every erase that could still race the write.
+func checkFenced(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) error {
+	_, f, err := splitFenced(ctx, tx, tenant, ms)
+	if err == nil && len(f.refused) > 0 {
+		err = errErasedMeanwhile
+	}
+	return err
+}
+
+// merge returns the outcomes of the whole batch from those of the memories
+// splitFenced kept, in batch order.
+func (f fenced) merge(kept []memory.Written) []memory.Written {
+	if len(f.refused) == 0 {
+		return kept
+	}
+	out := make([]memory.Written, 0, f.total)
+	for i := range f.total {
+		if w, ok := f.refused[i]; ok {
+			out = append(out, w)
+			continue
+		}
+		out = append(out, kept[0])
+		kept = kept[1:]
+	}
+	return out
 }
 
 // TenantNode is one node of a tenant as an audit sees it.

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/internal/testenv"
 	"mneme/memory"
@@ -67,7 +69,7 @@ func TestEraseUser(t *testing.T) {
 			}
 		}
 		if n.Labels[0] == "Tombstone" {
-			if n.Props["by"] != "admin:root" || len(n.Props) != 5 && len(n.Props) != 6 {
+			if n.Props["by"] != "admin:root" || len(n.Props) != 5 && len(n.Props) != 7 { // a user's has kind and fence
 				t.Errorf("tombstone %v", n.Props)
 			}
 			continue
@@ -107,5 +109,140 @@ func TestEraseMemories(t *testing.T) {
 	}
 	if again, err := s.EraseMemories(testCtx(t), tenant, []string{a.ID}, ts); err != nil || again != (memory.GraphErased{}) {
 		t.Errorf("second erase = %+v, %v; want zeros", again, err)
+	}
+}
+
+// TestQueuedWritesOfAnErasedUser: after an erase with a fence, a queued
+// memory numbered at or below it is refused and leaves no trace, while one
+// numbered above it (accepted after the erase), a write that was not queued,
+// and other users' queued memories are written.
+func TestQueuedWritesOfAnErasedUser(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	first := newMemory(tenant, "u1", "u1 likes quince jam")
+	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{first}); err != nil {
+		t.Fatal(err)
+	}
+	ts := memory.Tombstone{At: time.Now(), By: "admin:root", Reason: "user erased", UserRef: memory.UserTombstoneID(tenant, "u1"), Fence: 100}
+	if _, err := s.EraseUser(testCtx(t), tenant, "u1", ts); err != nil {
+		t.Fatal(err)
+	}
+	// A later erase with a lower fence (another shard count, say) keeps
+	// the higher one.
+	low := ts
+	low.Fence = 40
+	if _, err := s.EraseUser(testCtx(t), tenant, "u1", low); err != nil {
+		t.Fatal(err)
+	}
+
+	queued := func(user, content string, seq int64) memory.Memory {
+		m := newMemory(tenant, user, content)
+		m.QueueSeq = seq
+		m.SessionID = "sess-" + user
+		m.Entities = []memory.Entity{{ID: "co:zorblax-" + user, Kind: "company", Name: "Zorblax " + user}}
+		return m
+	}
+	batch := []memory.Memory{
+		queued("u1", "u1 secret from before the erase", 50),
+		queued("u2", "u2 note accepted meanwhile", 50),
+		queued("u1", "u1 secret at the fence", 100),
+		queued("u1", "u1 starts again", 101),
+		newMemory(tenant, "u1", "u1 writes directly"),
+	}
+	ws, err := s.WriteEvents(testCtx(t), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{memory.OutcomeErased, memory.OutcomeCreated, memory.OutcomeErased, memory.OutcomeCreated, memory.OutcomeCreated}
+	var got []string
+	for i, w := range ws {
+		got = append(got, w.Outcome)
+		if w.Memory.ID != batch[i].ID {
+			t.Errorf("written[%d] is %s, want %s", i, w.Memory.ID, batch[i].ID)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	// Only what the erase fenced out is gone: not even its entity or
+	// session node was created.
+	for i, m := range batch {
+		_, err := s.GetMemory(testCtx(t), tenant, m.ID)
+		if refused := want[i] == memory.OutcomeErased; refused != errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("memory %d (%s): GetMemory err %v", i, want[i], err)
+		}
+	}
+	if n, err := s.CountText(testCtx(t), tenant, "secret"); err != nil || n != 0 {
+		t.Errorf("refused content stored %d times (%v)", n, err)
+	}
+	tomb := query(t, `MATCH (t:Tombstone {tenant: $tenant, id: $id}) RETURN t.fence AS fence`, map[string]any{"tenant": tenant, "id": ts.UserRef})
+	if len(tomb) != 1 || tomb[0]["fence"] != int64(100) {
+		t.Errorf("user tombstone = %v, want fence 100", tomb)
+	}
+}
+
+// TestEraseWhileAQueuedWriteWaits: the write of a job accepted before an
+// erase reads no fence yet, then waits for the user's lock while the erase
+// holds it. When the erase commits, the write must not land: it rolls back
+// (and, retried, is refused), so the graph holds nothing of the user.
+func TestEraseWhileAQueuedWriteWaits(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	seed := newMemory(tenant, "u1", "u1 has a memory")
+	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{seed}); err != nil {
+		t.Fatal(err)
+	}
+	// The erase does its work and holds the user's lock until the test
+	// lets it commit.
+	ctx := testCtx(t)
+	sess := testenv.Neo4j(t).NewSession(ctx, neo4j.SessionConfig{DatabaseName: testenv.Neo4jDatabase()})
+	defer sess.Close(ctx)
+	locked, commit, erased := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+			_, err := eraseUser(ctx, tx, tenant, "u1", memory.Tombstone{At: time.Now(), By: "admin:root", Reason: "user erased",
+				UserRef: memory.UserTombstoneID(tenant, "u1"), Fence: 100})
+			if err == nil {
+				close(locked)
+				<-commit
+			}
+			return nil, err
+		})
+		erased <- err
+	}()
+	select {
+	case <-locked:
+	case err := <-erased:
+		t.Fatalf("erase: %v", err)
+	}
+	late := newMemory(tenant, "u1", "u1 secret written late")
+	late.QueueSeq = 99
+	late.Entities = []memory.Entity{{ID: "co:late", Kind: "company", Name: "Latecomer Ltd"}}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := s.WriteEvents(ctx, []memory.Memory{late})
+		wrote <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the write has read no fence and waits for the lock
+	close(commit)
+	if err := <-erased; err != nil {
+		t.Fatalf("erase: %v", err)
+	}
+	if err := <-wrote; !errors.Is(err, memory.ErrUnavailable) {
+		t.Fatalf("write that waited through the erase: %v, want ErrUnavailable (rolled back)", err)
+	}
+	// Retried, as the queue does with an unavailable store: refused.
+	ws, err := s.WriteEvents(ctx, []memory.Memory{late})
+	if err != nil || len(ws) != 1 || ws[0].Outcome != memory.OutcomeErased {
+		t.Fatalf("retried write = %+v, %v; want outcome erased", ws, err)
+	}
+	nodes, err := s.TenantNodes(ctx, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Labels[0] != "Tombstone" && n.Labels[0] != "Agent" {
+			t.Errorf("left behind: %v %v", n.Labels, n.Props)
+		}
 	}
 }

@@ -67,7 +67,14 @@ func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, checkStale b
 	}
 	var out []memory.Written
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		ms, fenced, err := splitFenced(ctx, tx, tenant, ms) // see memory.Fencer
+		if err != nil {
+			return err
+		}
 		if err := lockBatch(ctx, tx, tenant, ms); err != nil {
+			return err
+		}
+		if err := checkFenced(ctx, tx, tenant, ms); err != nil {
 			return err
 		}
 		st, err := readBatchState(ctx, tx, tenant, ms)
@@ -75,7 +82,7 @@ func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, checkStale b
 			return err
 		}
 		plan := planBatch(ms, st, checkStale)
-		out = plan.written // work may be retried: the plan is built afresh
+		out = fenced.merge(plan.written) // work may be retried: the plan is built afresh
 		if len(plan.rows) == 0 {
 			return nil
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"mneme/internal/apptest"
 	"mneme/memory"
+	"mneme/queue"
 )
 
 // TestEraseUserEverywhere erases a user who has memories in every status and
@@ -110,7 +112,7 @@ func TestEraseUserEverywhere(t *testing.T) {
 		// stored (which superseded the budget: one more version)
 		memory.PlaceGraphMemories: int64(len(ids)),
 		memory.PlaceGraphSessions: 1, // the graph's Session node of the written memories
-		memory.PlaceGraphUsers:    1,
+		memory.PlaceGraphUsers:    2, // the User node, and the Agent node Carol wrote her profile as
 		"sessions":                1, // the open session in Redis
 		"queue":                   1, // the held write
 	}
@@ -182,12 +184,28 @@ func TestEraseUserEverywhere(t *testing.T) {
 	// Nothing in Neo4j: no node of the tenant holds a token or is the user's.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if tombstones := checkGraphForgot(t, ctx, f, user, append(tokens, session)); tombstones != len(ids)+1 {
+		t.Errorf("%d tombstones, want %d (one per memory, one for the user)", tombstones, len(ids)+1)
+	}
+
+	// Nothing in Redis: every key, every value of every type.
+	scanRedis(t, ctx, f.App.Redis, tokens)
+}
+
+// checkGraphForgot reads every node of the fixture's tenant and fails the
+// test for each that holds one of the tokens or names the user: its id, its
+// user_id, or a property equal to the user id or ending in ":" and it. It
+// returns how many tombstones there are.
+func checkGraphForgot(t *testing.T, ctx context.Context, f *apptest.Fixture, user string, tokens []string) (tombstones int) {
+	t.Helper()
 	nodes, err := f.App.Store.TenantNodes(ctx, f.Tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tombstones := 0
 	for _, n := range nodes {
+		if n.Labels[0] == "Tombstone" {
+			tombstones++
+		}
 		for k, v := range n.Props {
 			s := fmt.Sprint(v)
 			for _, tk := range tokens {
@@ -195,20 +213,13 @@ func TestEraseUserEverywhere(t *testing.T) {
 					t.Errorf("Neo4j %v %v: %s holds %s", n.Labels, n.Props["id"], k, tk)
 				}
 			}
-		}
-		switch {
-		case n.Labels[0] == "Tombstone":
-			tombstones++
-		case n.Props["user_id"] == user, n.Labels[0] == "User" && n.Props["id"] == user, n.Props["id"] == session:
-			t.Errorf("Neo4j still holds %v %v", n.Labels, n.Props)
+			// API keys are accounts, which an erase does not close.
+			if user != "" && n.Labels[0] != "APIKey" && (s == user || strings.HasSuffix(s, ":"+user)) {
+				t.Errorf("Neo4j %v %v: %s names the user %s", n.Labels, n.Props["id"], k, user)
+			}
 		}
 	}
-	if want := len(ids) + 1; tombstones != want {
-		t.Errorf("%d tombstones, want %d (one per memory, one for the user)", tombstones, want)
-	}
-
-	// Nothing in Redis: every key, every value of every type.
-	scanRedis(t, ctx, f.App.Redis, tokens)
+	return tombstones
 }
 
 // scanRedis reads every key of the database and fails the test when a key
@@ -263,4 +274,118 @@ func scanRedis(t *testing.T, ctx context.Context, rdb *redis.Client, tokens []st
 		t.Fatalf("SCAN: %v", err)
 	}
 	t.Logf("scanned %d Redis keys", keys)
+}
+
+// TestEraseUserWhileAWriteIsApplied: a worker has taken a user's queued
+// write and is about to apply it when the user is erased. The write must
+// not bring the user back: the erase fences it, the graph refuses it, and
+// afterwards no API, Neo4j node or Redis key holds anything of it. A write
+// accepted after the erase is a new start and is applied.
+func TestEraseUserWhileAWriteIsApplied(t *testing.T) {
+	f := apptest.StartLogged(t, io.Discard) // its queue workers are not started: the test runs its own
+	const bot = "order-bot"
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	secret := "zq" + hex.EncodeToString(b[:])
+	user := "dana-" + secret[2:]
+
+	// A pool whose handler reports the jobs it took and applies them only
+	// when the test releases it.
+	taken, release := make(chan []memory.Job, 4), make(chan struct{})
+	type applied struct {
+		res []memory.JobResult
+		err error
+	}
+	results := make(chan applied, 4)
+	pool := queue.NewPool(f.App.Queue, queue.PoolOptions{Backoff: 10 * time.Millisecond, LeaseTTL: 2 * time.Second})
+	pool.Handle(memory.JobMemories, func(ctx context.Context, jobs []memory.Job) ([]memory.JobResult, error) {
+		taken <- jobs
+		<-release
+		res, err := f.App.Service.ApplyMemoryJobs(ctx, jobs)
+		results <- applied{res, err}
+		return res, err
+	})
+	if err := pool.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = pool.Stop(ctx)
+	})
+
+	write := func(content string) memory.JobStatus {
+		t.Helper()
+		r := f.Do(t, bot, http.MethodPost, "/v1/memories?async=true", memory.NewMemory{
+			UserID: user, Type: memory.TypeSemantic, Key: "plan", Content: content,
+			Entities: []memory.Entity{{ID: "co-" + secret, Kind: "company", Name: "Company " + secret}},
+		})
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("async write: %d %s", r.Status, r.Body)
+		}
+		var st memory.JobStatus
+		r.Decode(t, &st)
+		return st
+	}
+	job := write("Dana plans to buy " + secret + " next spring")
+	select {
+	case jobs := <-taken:
+		if len(jobs) != 1 || jobs[0].ID != job.ID {
+			t.Fatalf("the worker took %+v, want job %s", jobs, job.ID)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no worker took the write")
+	}
+
+	r := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/users/"+user, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("erase: %d %s", r.Status, r.Body)
+	}
+	var receipt memory.Receipt
+	r.Decode(t, &receipt)
+	// The job the worker holds was still in the queue; nothing was in the
+	// graph yet.
+	want := map[string]int64{"queue": 1, memory.PlaceGraphMemories: 0, memory.PlaceGraphUsers: 0}
+	for place, n := range want {
+		if receipt.Counts[place] != n {
+			t.Errorf("receipt %s = %d, want %d (%v)", place, receipt.Counts[place], n, receipt.Counts)
+		}
+	}
+
+	close(release) // the worker goes on with the write it took before the erase
+	got := <-results
+	if got.err != nil || len(got.res) != 1 || got.res[0].Err != nil {
+		t.Fatalf("applying the held job: %+v, %v", got.res, got.err)
+	}
+	if ms := got.res[0].Memories; len(ms) != 1 || ms[0].Outcome != memory.OutcomeErased {
+		t.Errorf("held job's memories %+v, want one with outcome %q", ms, memory.OutcomeErased)
+	}
+	if r := f.Do(t, bot, http.MethodGet, "/v1/jobs/"+job.ID, nil); r.Status != http.StatusNotFound {
+		t.Errorf("GET the erased job = %d, want 404", r.Status)
+	}
+	for _, who := range []string{bot, apptest.Admin} {
+		if r := f.Do(t, who, http.MethodGet, "/v1/memories?user_id="+user+"&limit=500", nil); strings.Contains(string(r.Body), secret) {
+			t.Errorf("%s lists the erased write: %s", who, r.Body)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if tombstones := checkGraphForgot(t, ctx, f, user, []string{secret}); tombstones != 1 {
+		t.Errorf("%d tombstones, want the user's only", tombstones)
+	}
+	scanRedis(t, ctx, f.App.Redis, []string{secret})
+
+	// Writing about the same user id again starts afresh.
+	again := write("Dana starts over with " + secret + "-2")
+	<-taken
+	got = <-results
+	if got.err != nil || len(got.res) != 1 || len(got.res[0].Memories) != 1 || got.res[0].Memories[0].Outcome != memory.OutcomeCreated {
+		t.Fatalf("a write after the erase: %+v, %v; want created", got.res, got.err)
+	}
+	if r := f.Do(t, bot, http.MethodGet, "/v1/memories/"+got.res[0].Memories[0].ID, nil); r.Status != http.StatusOK {
+		t.Errorf("GET the new memory = %d, want 200", r.Status)
+	}
+	if st := f.Do(t, bot, http.MethodGet, "/v1/jobs/"+again.ID, nil); st.Status != http.StatusOK {
+		t.Errorf("GET the new job = %d", st.Status)
+	}
 }

@@ -37,6 +37,9 @@ type Job struct {
 	// IdempotencyKey makes a resubmission return the first job.
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
 	Payload        json.RawMessage `json:"payload"`
+	// Seq orders the job against erasures of its user: the queue sets it
+	// from one sequence with Fencer.FenceUser.
+	Seq int64 `json:"-"`
 }
 
 // JobStatus is what a client sees of a job.
@@ -220,6 +223,7 @@ func (s *Service) buildJob(job Job) ([]Memory, error) {
 		if m.Tenant != job.Tenant || m.UserID != job.UserID {
 			return nil, Invalid("memories", "a job's memories must be about the job's tenant and user")
 		}
+		m.QueueSeq = job.Seq
 		ms[i] = m
 	}
 	return ms, nil

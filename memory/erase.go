@@ -30,14 +30,40 @@ type Tombstone struct {
 	Reason string
 	// UserRef names an erased user in its tombstone; see UserTombstoneID.
 	UserRef string
+	// Fence, on a user's erase, is the mark Fencer.FenceUser returned: the
+	// store keeps the highest in the user's tombstone and, from then on,
+	// refuses a memory whose QueueSeq is at or below it.
+	Fence int64
 }
+
+// Fencer orders a user's erase against the user's queued writes.
+// queue.Queue implements it.
+//
+// An erase removes the jobs still queued, but a worker may already hold one
+// and commit it after the graph was cleaned. The fence closes that gap
+// across replicas without waiting for workers: the queue stamps every job
+// with a number from a sequence of its own (Job.Seq); FenceUser takes the
+// next number and remembers it for the user, so workers drop the jobs at or
+// below it; and the graph keeps it in the user's tombstone, where the write
+// transaction of a queued memory checks it under the user's lock. A job
+// accepted after the erase has a higher number: writing to an erased user
+// again is a new start.
+type Fencer interface {
+	FenceUser(ctx context.Context, tenant, userID string) (int64, error)
+}
+
+// OutcomeErased: the memory comes from a job accepted before its user was
+// erased, so it was not written.
+const OutcomeErased = "erased"
 
 // GraphErased counts what an erase removed from the graph.
 type GraphErased struct {
 	Memories int64
 	Entities int64
 	Sessions int64
-	Users    int64
+	// Users counts the User node and the Agent node the user wrote their
+	// own memories as, if any.
+	Users int64
 }
 
 // MemoryEraser is an Eraser that can also forget single memories (a cache of
@@ -144,8 +170,16 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (Re
 		return Receipt{}, err
 	}
 	r := Receipt{Tenant: p.Tenant, UserID: userID, ErasedAt: now, Counts: map[string]int64{}}
+	var fence int64
+	if f, ok := s.queue.(Fencer); ok {
+		var err error
+		if fence, err = f.FenceUser(ctx, p.Tenant, userID); err != nil {
+			return Receipt{}, fmt.Errorf("erase user: fence queued writes: %w", err)
+		}
+	}
 	// Queued writes and open sessions are erased before the graph, so that
-	// none of them lands in the graph after it was cleaned.
+	// none of them lands in the graph after it was cleaned; a queued write
+	// already being applied is refused by the graph (see Fencer).
 	for _, e := range s.erasers {
 		n, err := e.EraseUser(ctx, p.Tenant, userID)
 		if err != nil {
@@ -154,8 +188,11 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (Re
 		r.Counts[e.Place()] += n
 	}
 	by := p.Kind + ":" + p.ID
+	if p.Kind == KindUser && p.ID == userID {
+		by = KindUser + ":self" // the tombstone must not name whom it erased
+	}
 	g, err := s.forget.EraseUser(ctx, p.Tenant, userID, Tombstone{
-		At: now, By: by, Reason: "user erased", UserRef: UserTombstoneID(p.Tenant, userID),
+		At: now, By: by, Reason: "user erased", UserRef: UserTombstoneID(p.Tenant, userID), Fence: fence,
 	})
 	if err != nil {
 		return Receipt{}, err

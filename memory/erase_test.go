@@ -81,7 +81,11 @@ func TestEraseUser(t *testing.T) {
 				}
 				return
 			}
-			if len(f.store.erasedUsers) != 1 || f.store.erasedUsers[0].By != tt.p.Kind+":"+tt.p.ID {
+			wantBy := tt.p.Kind + ":" + tt.p.ID
+			if tt.p.Kind == KindUser {
+				wantBy = "user:self" // a tombstone never names whom it erased
+			}
+			if len(f.store.erasedUsers) != 1 || f.store.erasedUsers[0].By != wantBy {
 				t.Errorf("graph erases = %+v", f.store.erasedUsers)
 			}
 			// Idempotent: everything is gone, a second erase counts zeros.
@@ -150,5 +154,67 @@ func TestDeleteErasesTheChainItMayDelete(t *testing.T) {
 	}
 	if r.MemoryID != head.ID || r.UserID != "alice" {
 		t.Errorf("receipt = %+v", r)
+	}
+}
+
+// fencingQueue is a job queue that fences erased users, and records the
+// order of the calls it and the places get.
+type fencingQueue struct {
+	JobQueue
+	fence int64
+	err   error
+	calls *[]string
+}
+
+func (q fencingQueue) FenceUser(_ context.Context, tenant, userID string) (int64, error) {
+	*q.calls = append(*q.calls, "fence "+tenant+"/"+userID)
+	return q.fence, q.err
+}
+
+type orderedEraser struct {
+	Eraser
+	calls *[]string
+}
+
+func (e orderedEraser) EraseUser(ctx context.Context, tenant, userID string) (int64, error) {
+	*e.calls = append(*e.calls, "erase "+e.Place())
+	return e.Eraser.EraseUser(ctx, tenant, userID)
+}
+
+// TestEraseUserFencesQueuedWrites: the queue fences the user before any
+// place is erased, and the graph's tombstone gets the fence; a failed
+// fence stops the erase before it touched anything.
+func TestEraseUserFencesQueuedWrites(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		wantCalls []string
+		wantFence []int64
+	}{
+		{"fenced", nil, []string{"fence acme/alice", "erase sessions"}, []int64{777}},
+		{"fence fails", ErrUnavailable, []string{"fence acme/alice"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			var calls []string
+			f.svc.queue = fencingQueue{fence: 777, err: tt.err, calls: &calls}
+			sessions := &fakeEraser{place: "sessions", held: map[string]int64{"acme/alice": 1}}
+			f.svc.erasers = []Eraser{orderedEraser{Eraser: sessions, calls: &calls}}
+			_, err := f.svc.EraseUser(context.Background(), adminAcme, "alice")
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("err = %v, want %v", err, tt.err)
+			}
+			if diff := cmp.Diff(tt.wantCalls, calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			var fences []int64
+			for _, c := range f.store.erasedUsers {
+				fences = append(fences, c.Fence)
+			}
+			if diff := cmp.Diff(tt.wantFence, fences); diff != "" {
+				t.Errorf("tombstone fences (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -59,6 +59,7 @@ type deleteCall struct {
 	Tenant     string
 	IDs        []string
 	By, Reason string
+	Fence      int64
 }
 
 var (
@@ -131,7 +132,7 @@ func (f *fakeStore) EraseMemories(_ context.Context, tenant string, ids []string
 func (f *fakeStore) EraseUser(_ context.Context, tenant, userID string, t Tombstone) (GraphErased, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.erasedUsers = append(f.erasedUsers, deleteCall{Tenant: tenant, IDs: []string{userID}, By: t.By, Reason: t.Reason})
+	f.erasedUsers = append(f.erasedUsers, deleteCall{Tenant: tenant, IDs: []string{userID}, By: t.By, Reason: t.Reason, Fence: t.Fence})
 	var n int64
 	for id, m := range f.memories {
 		if m.Tenant == tenant && m.UserID == userID {

@@ -88,6 +88,10 @@ type Memory struct {
 	Embedding []float32 `json:"-"`
 	// IdempotencyKey lets a client retry a create safely.
 	IdempotencyKey string `json:"-"`
+	// QueueSeq is the Seq of the queued job that writes the memory (0 for a
+	// write that was not queued). The store refuses it when the user was
+	// erased with a fence at or above it (Tombstone.Fence).
+	QueueSeq int64 `json:"-"`
 	// EvidenceCount is how many writes observed this memory: one for the
 	// write that created it, one more for each duplicate that reinforced it.
 	EvidenceCount int `json:"evidence_count,omitempty"`

@@ -572,7 +572,7 @@ func (p *Pool) ack(ctx context.Context, shard int, id string) {
 }
 
 // dropErased acknowledges, without applying, the jobs of users erased after
-// the jobs were accepted.
+// the jobs were accepted (fenced above the jobs' Seq).
 func (p *Pool) dropErased(ctx context.Context, shard int, es []entry) []entry {
 	if len(es) == 0 {
 		return es
@@ -590,7 +590,7 @@ func (p *Pool) dropErased(ctx context.Context, shard int, es []entry) []entry {
 	kept := es[:0]
 	for i, e := range es {
 		if s, ok := fences[i].(string); ok {
-			if at, err := strconv.ParseInt(s, 10, 64); err == nil && e.job.AcceptedAt.UnixNano() <= at {
+			if fence, err := strconv.ParseInt(s, 10, 64); err == nil && e.job.Seq <= fence {
 				p.ack(ctx, shard, e.id)
 				p.stats.Dropped.Add(1)
 				continue
@@ -608,8 +608,8 @@ func (p *Pool) erased(ctx context.Context, shard int, e entry) bool {
 	if err != nil {
 		return false
 	}
-	at, err := strconv.ParseInt(s, 10, 64)
-	return err == nil && e.job.AcceptedAt.UnixNano() <= at
+	fence, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && e.job.Seq <= fence
 }
 
 // sleep waits d or until ctx ends; it reports whether d passed.

@@ -60,6 +60,7 @@ type Queue struct {
 var (
 	_ memory.JobQueue = (*Queue)(nil)
 	_ memory.Eraser   = (*Queue)(nil)
+	_ memory.Fencer   = (*Queue)(nil)
 )
 
 // New returns a Queue on rdb.
@@ -125,10 +126,13 @@ func (q *Queue) userJobsKey(shard int, tenant, user string) string {
 	return q.userKey(shard, "jobs", tenant, user)
 }
 func (q *Queue) fenceKey(shard int, tenant, user string) string {
-	return q.userKey(shard, "erased", tenant, user)
+	return q.userKey(shard, "fence", tenant, user)
 }
 func (q *Queue) poolsKey() string { return q.prefix + ":q:pools" }
 func (q *Queue) group() string    { return "workers" }
+
+// seqKey holds the last number the shard's sequence gave out (see nextSeq).
+func (q *Queue) seqKey(shard int) string { return q.tag(shard) + ":seq" }
 
 // newJobID returns "job_<shard>_<random>": the shard is part of the id so
 // that a status lookup finds the shard's keys.
@@ -157,13 +161,33 @@ func (q *Queue) shardOfID(id string) int {
 	return n
 }
 
+// nextSeq is the Lua of the shard's sequence, which orders jobs against
+// erasures (memory.Fencer): the Redis clock in microseconds, or one more
+// than the last number when the clock has not passed it. Seeding it from the
+// clock keeps it rising even when Redis lost the key. Numbers stay strings:
+// Lua would print a 16-digit number in exponent form.
+const nextSeq = `
+local function nextseq(key)
+  local t = redis.call('TIME')
+  local now = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
+  local last = redis.call('GET', key)
+  if last and tonumber(last) >= tonumber(now) then
+    redis.call('INCR', key)
+  else
+    redis.call('SET', key, now)
+  end
+  return redis.call('GET', key)
+end
+`
+
 // enqueueScript stores a job atomically: its idempotency key (unless one is
 // there: then it returns the earlier job's id and stores nothing), its
-// status hash, its place in the user's job set and its stream entry.
+// status hash, its place in the user's job set and its stream entry, with
+// the next number of the shard's sequence.
 //
-// KEYS: idem key ("" none), status key, user jobs key, stream.
+// KEYS: idem key ("" none), status key, user jobs key, stream, sequence.
 // ARGV: job id, ttl ms, job JSON, status fields JSON-free: kind, accepted_at, owner JSON.
-var enqueueScript = redis.NewScript(`
+var enqueueScript = redis.NewScript(nextSeq + `
 if KEYS[1] ~= '' then
   local prev = redis.call('GET', KEYS[1])
   if prev then return prev end
@@ -173,8 +197,20 @@ redis.call('HSET', KEYS[2], 'status', 'queued', 'kind', ARGV[4], 'accepted_at', 
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
-redis.call('XADD', KEYS[4], '*', 'job', ARGV[3])
+redis.call('XADD', KEYS[4], '*', 'job', ARGV[3], 'seq', nextseq(KEYS[5]))
 return ARGV[1]
+`)
+
+// fenceScript takes the next number of the shard's sequence as a user's
+// fence, unless the user's fence is higher already, and returns the fence.
+//
+// KEYS: fence key, sequence. ARGV: ttl ms.
+var fenceScript = redis.NewScript(nextSeq + `
+local seq = nextseq(KEYS[2])
+local cur = redis.call('GET', KEYS[1])
+if cur and tonumber(cur) > tonumber(seq) then seq = cur end
+redis.call('SET', KEYS[1], seq, 'PX', ARGV[1])
+return seq
 `)
 
 // Enqueue stores job on its user's shard and returns its status. The job's
@@ -199,7 +235,7 @@ func (q *Queue) Enqueue(ctx context.Context, job memory.Job) (memory.JobStatus, 
 	if job.IdempotencyKey != "" {
 		idem = q.idemKey(shard, job.Tenant, job.UserID, job.IdempotencyKey)
 	}
-	keys := []string{idem, q.statusKey(shard, job.Tenant, job.ID), q.userJobsKey(shard, job.Tenant, job.UserID), q.Stream(shard)}
+	keys := []string{idem, q.statusKey(shard, job.Tenant, job.ID), q.userJobsKey(shard, job.Tenant, job.UserID), q.Stream(shard), q.seqKey(shard)}
 	id, err := enqueueScript.Run(ctx, q.rdb, keys,
 		job.ID, q.ttl.Milliseconds(), body, job.Kind, job.AcceptedAt.Format(time.RFC3339Nano), owner).Text()
 	if err != nil {
@@ -239,18 +275,28 @@ func (q *Queue) Status(ctx context.Context, tenant, id string) (memory.JobStatus
 // Place names the queue in erase receipts.
 func (q *Queue) Place() string { return "queue" }
 
-// EraseUser removes a user's queued jobs — waiting and dead-lettered — with
-// their statuses and idempotency keys, and fences the user: a worker that
-// already read one of those jobs drops it instead of writing it. It returns
-// how many jobs it removed from the streams. A job whose graph write is
-// already under way when EraseUser runs may still commit; erasing the graph
-// after the queue catches it.
-func (q *Queue) EraseUser(ctx context.Context, tenant, userID string) (int64, error) {
+// FenceUser implements memory.Fencer: workers drop the user's jobs
+// numbered at or below the fence it returns, instead of writing them. The
+// fence outlives the jobs (StatusTTL); the graph keeps it for good.
+func (q *Queue) FenceUser(ctx context.Context, tenant, userID string) (int64, error) {
 	shard := q.shardOf(tenant, userID)
-	fence := q.now().UTC().UnixNano()
-	if err := q.rdb.Set(ctx, q.fenceKey(shard, tenant, userID), fence, q.ttl).Err(); err != nil {
+	s, err := fenceScript.Run(ctx, q.rdb, []string{q.fenceKey(shard, tenant, userID), q.seqKey(shard)}, q.ttl.Milliseconds()).Text()
+	if err != nil {
 		return 0, unavailable("erase fence", err)
 	}
+	fence, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("queue: erase fence %q: %w", s, err)
+	}
+	return fence, nil
+}
+
+// EraseUser removes a user's queued jobs — waiting and dead-lettered — with
+// their statuses and idempotency keys, and returns how many jobs it removed
+// from the streams. A job a worker already holds is not reached here: fence
+// the user first (FenceUser) so that it is dropped or refused.
+func (q *Queue) EraseUser(ctx context.Context, tenant, userID string) (int64, error) {
+	shard := q.shardOf(tenant, userID)
 	var removed int64
 	for _, stream := range []string{q.Stream(shard), q.DeadStream(shard)} {
 		n, err := q.eraseFrom(ctx, stream, tenant, userID)
@@ -324,6 +370,9 @@ func decodeEntry(e redis.XMessage) (memory.Job, error) {
 	if err := json.Unmarshal([]byte(raw), &job); err != nil {
 		return memory.Job{}, fmt.Errorf("queue: entry %s: %w", e.ID, err)
 	}
+	// An entry from before the sequence has none: 0 is below every fence.
+	seq, _ := e.Values["seq"].(string)
+	job.Seq, _ = strconv.ParseInt(seq, 10, 64)
 	return job, nil
 }
 

@@ -352,3 +352,52 @@ func TestEraseUser(t *testing.T) {
 		t.Error("an erased job's idempotency key still answers")
 	}
 }
+
+// TestFenceUser: the shard's sequence numbers jobs in the order they were
+// accepted; a fence falls between the jobs accepted before it, which
+// workers drop, and those accepted after, which they apply.
+func TestFenceUser(t *testing.T) {
+	q, _ := newQueue(t, 1)
+	tenant := testenv.Tenant(t)
+	for seq := range 3 {
+		enqueue(t, q, tenant, "alice", seq, "")
+	}
+	enqueue(t, q, tenant, "bob", 0, "")
+	fence, err := q.FenceUser(t.Context(), tenant, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := q.FenceUser(t.Context(), tenant, "alice")
+	if err != nil || again <= fence {
+		t.Errorf("second fence %d (%v), want above %d", again, err, fence)
+	}
+	enqueue(t, q, tenant, "alice", 3, "")
+
+	var mu sync.Mutex
+	seqs := map[int]int64{} // alice's payload → Job.Seq as the worker saw it
+	r := newRecorder()
+	r.fail = func(j memory.Job, n int) error {
+		if j.UserID == "alice" {
+			mu.Lock()
+			seqs[n] = j.Seq
+			mu.Unlock()
+		}
+		return nil
+	}
+	startPool(t, q, r, queue.PoolOptions{})
+	waitFor(t, "the jobs after the fence", func() bool { return r.count() >= 2 })
+	time.Sleep(300 * time.Millisecond)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if got := r.applied["alice"]; !slices.Equal(got, []int{3}) {
+		t.Errorf("alice's applied jobs %v, want only [3], accepted after the fence", got)
+	}
+	if got := r.applied["bob"]; !slices.Equal(got, []int{0}) {
+		t.Errorf("bob's applied jobs %v, want [0]", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seqs[3] <= again {
+		t.Errorf("job accepted after the fence has Seq %d, want above %d", seqs[3], again)
+	}
+}
