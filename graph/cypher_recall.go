@@ -48,24 +48,36 @@ WHERE m.user_id = $user_id AND `
 	// Graph expansion: the parts are joined by UNION inside one CALL, each
 	// returning (found, hop, via, path). Entities named in the question are
 	// looked for among the entities the user's own memories mention, so the
-	// match never scans the tenant's whole entity set. An entity matches when
-	// its name or an alias appears in the question: ASCII names as whole
-	// words of the padded, normalised question, other names anywhere in it.
-	cypherExpandNamed = `MATCH (um:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e:Entity {tenant: $tenant})
-USING INDEX um:Memory(tenant, user_id)
-WITH DISTINCT e
-WHERE any(n IN [e.name] + coalesce(e.aliases, []) WHERE size(n) >= 2 AND (
-  $padded CONTAINS (' ' + toLower(n) + ' ') OR (NOT n =~ '[ -~]*' AND $text CONTAINS toLower(n))))
-WITH e LIMIT $named_limit`
+	// match never scans the tenant's whole entity set; they are found once,
+	// as the list named, before the parts. An entity matches when its name
+	// or an alias appears in the question: ASCII names as whole words of the
+	// padded, normalised question, other names anywhere in it.
+	cypherExpandNamed = `CALL {
+  MATCH (um:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e:Entity {tenant: $tenant})
+  USING INDEX um:Memory(tenant, user_id)
+  WITH DISTINCT e
+  WHERE any(n IN [e.name] + coalesce(e.aliases, []) WHERE size(n) >= 2 AND (
+    $padded CONTAINS (' ' + toLower(n) + ' ') OR (NOT n =~ '[ -~]*' AND $text CONTAINS toLower(n))))
+  WITH e LIMIT $named_limit
+  RETURN collect(e) AS named
+}
+`
 
-	cypherExpandNamedHop1 = cypherExpandNamed + `
-MATCH (e)<-[:MENTIONS]-(found:Memory {tenant: $tenant, user_id: $user_id})
+	// The hops walk from the user's memories to the named entities, never
+	// the other way: a named entity may be a hub of the whole tenant (a
+	// product every customer orders), whose mentions outnumber the user's
+	// memories a hundredfold. The index hint keeps the planner on that side.
+	cypherExpandNamedHop1 = `MATCH (found:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e)
+USING INDEX found:Memory(tenant, user_id)
+WHERE e IN named
 RETURN found, 1 AS hop, 'entity' AS via, ['query', 'Entity:' + e.id, 'Memory:' + found.id] AS path`
 
 	// The second hop skips hub entities (a company every memory of the user
 	// mentions says nothing about the question).
-	cypherExpandNamedHop2 = cypherExpandNamed + `
-MATCH (e)<-[:MENTIONS]-(mid:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e2:Entity {tenant: $tenant})
+	cypherExpandNamedHop2 = `MATCH (mid:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e)
+USING INDEX mid:Memory(tenant, user_id)
+WHERE e IN named
+MATCH (mid)-[:MENTIONS]->(e2:Entity {tenant: $tenant})
 WHERE e2 <> e AND COUNT { (e2)<-[:MENTIONS]-() } <= $max_degree
 WITH DISTINCT e, mid, e2 LIMIT $fanout
 MATCH (e2)<-[:MENTIONS]-(found:Memory {tenant: $tenant, user_id: $user_id})
@@ -245,13 +257,17 @@ func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]a
 	if len(parts) == 0 {
 		return "", nil
 	}
+	named, imports := "", "CALL {\n"
+	if q.Text != "" {
+		named, imports = cypherExpandNamed, "CALL (named) {\n"
+	}
 	params["fanout"], params["max_degree"] = expandFanout, expandMaxDegree
 	params["resolve"] = q.Filters.AsOf.IsZero()
 	projection := memoryProjectionLean
 	if q.Filters.Embeddings {
 		projection = memoryProjection
 	}
-	return "CALL {\n" + strings.Join(parts, "\nUNION\n") + "\n}" + cypherExpandResolve + filters +
+	return named + imports + strings.Join(parts, "\nUNION\n") + "\n}" + cypherExpandResolve + filters +
 		cypherExpandBest + projection + cypherExpandOrder, params
 }
 
