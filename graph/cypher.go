@@ -62,22 +62,20 @@ const memoryProjectionLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]
 // whole batch with cypherWriteBatch (cypher_batch.go); ReplaceMemory uses
 // the others.
 const (
-	// cypherLockBatch takes every node a write will link to, in one global
-	// order — users, agents, sessions, entities, each list sorted by id —
-	// before anything else, so concurrent writers queue instead of
-	// deadlocking. The write locks last until commit, which also serialises
-	// writes to one user's slots. SET then REMOVE locks without a trace.
+	// cypherLockBatch takes the nodes a write will link to, in one global
+	// order — users, sessions, entities, each list sorted by id — before
+	// anything else, so concurrent writers queue instead of deadlocking. The
+	// write locks last until commit, which also serialises writes to one
+	// user's slots. SET then REMOVE locks without a trace. Agents are not
+	// locked here: every write of an agent would queue behind every other
+	// one, for a whole transaction. A write links its agents last, in
+	// sorted order (planBatch), after every lock taken here, so the locks
+	// that linking takes cannot close a cycle either.
 	cypherLockBatch = `CALL {
   UNWIND $users AS id
   MERGE (u:User {tenant: $tenant, id: id})
   SET u._lock = true
   REMOVE u._lock
-}
-CALL {
-  UNWIND $agents AS id
-  MERGE (a:Agent {tenant: $tenant, id: id})
-  SET a._lock = true
-  REMOVE a._lock
 }
 CALL {
   UNWIND $sessions AS id

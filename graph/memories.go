@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,10 +30,10 @@ const (
 // stored beside the slot's head without displacing it. A memory whose
 // IdempotencyKey is already stored for the tenant is not created; the stored
 // memory is returned in its place. Every memory of a batch must belong to
-// the same tenant. The whole batch costs two queries: the locks, then the
-// writes.
+// the same tenant. The whole batch costs two queries: the locks with the
+// state they guard, then the writes.
 func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memory.Memory, error) {
-	ws, err := s.writeBatch(ctx, ms, false)
+	ws, err := s.writeBatch(ctx, ms, batchOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -47,12 +48,37 @@ func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memor
 // reports an outcome per memory, and an active memory with a Key is not
 // written when its slot's active head has a later valid_from (stale).
 func (s *Store) WriteEvents(ctx context.Context, ms []memory.Memory) ([]memory.Written, error) {
-	return s.writeBatch(ctx, ms, true)
+	return s.writeBatch(ctx, ms, batchOptions{checkStale: true})
 }
 
-// writeBatch commits ms in one transaction, checking for stale events when
-// checkStale is set. See cypher_batch.go for the three queries it runs.
-func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, checkStale bool) ([]memory.Written, error) {
+// WriteDeduped implements memory.DedupStore: CreateMemories (or WriteEvents,
+// with w.CheckStale) where each memory may instead reinforce what it
+// repeats. The dedup search runs in the write's transaction, under its user
+// locks, so what it finds cannot change before the write commits.
+func (s *Store) WriteDeduped(ctx context.Context, w memory.DedupWrite) ([]memory.Written, error) {
+	if w.Repeat == nil || w.ActivateAt == nil || len(w.ScopeOf) != len(w.Memories) {
+		return nil, errors.New("graph: a deduplicated write needs Repeat, ActivateAt and a scope per memory")
+	}
+	return s.writeBatch(ctx, w.Memories, batchOptions{checkStale: w.CheckStale, dedup: &w})
+}
+
+// batchOptions say what else writeBatch does beside creating.
+type batchOptions struct {
+	checkStale bool
+	dedup      *memory.DedupWrite
+}
+
+// errVanished: a memory the write meant to reinforce was deleted after it
+// was found (deletion does not take the user's lock). The write is planned
+// again from scratch.
+var errVanished = errors.New("graph: a memory to reinforce vanished")
+
+// writeBatch commits ms in one transaction. See cypher_batch.go for its
+// queries. A batch is written in segments, in order; usually there is one.
+// A segment ends early where applying it at once would differ from applying
+// its memories one by one (see planBatch); the next segment reads the state
+// again, seeing what the earlier ones wrote.
+func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, o batchOptions) ([]memory.Written, error) {
 	if len(ms) == 0 {
 		return nil, nil
 	}
@@ -65,35 +91,118 @@ func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, checkStale b
 			return nil, memory.Invalid(fmt.Sprintf("memories[%d].tenant", i), "every memory of a batch must belong to one tenant")
 		}
 	}
-	var out []memory.Written
-	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		ms, fenced, err := splitFenced(ctx, tx, tenant, ms) // see memory.Fencer
-		if err != nil {
-			return err
-		}
-		if err := lockBatch(ctx, tx, tenant, ms); err != nil {
-			return err
-		}
-		if err := checkFenced(ctx, tx, tenant, ms); err != nil {
-			return err
-		}
-		st, err := readBatchState(ctx, tx, tenant, ms)
-		if err != nil {
-			return err
-		}
-		plan := planBatch(ms, st, checkStale)
-		out = fenced.merge(plan.written) // work may be retried: the plan is built afresh
-		if len(plan.rows) == 0 {
+	for attempt := 1; ; attempt++ {
+		var out []memory.Written
+		err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+			// Work may be retried: everything starts afresh.
+			kept, fenced, err := splitFenced(ctx, tx, tenant, ms) // see memory.Fencer
+			if err != nil {
+				return err
+			}
+			ko := o
+			if o.dedup != nil && len(kept) < len(ms) {
+				d := *o.dedup
+				d.ScopeOf = nil
+				for i, k := range o.dedup.ScopeOf {
+					if _, refused := fenced.refused[i]; !refused {
+						d.ScopeOf = append(d.ScopeOf, k)
+					}
+				}
+				ko.dedup = &d
+			}
+			written := make([]memory.Written, len(kept))
+			for from := 0; from < len(kept); {
+				var underLocks func() error
+				if from == 0 {
+					underLocks = func() error { return checkFenced(ctx, tx, tenant, kept) }
+				}
+				n, err := writeSegment(ctx, tx, tenant, kept, from, ko, written, underLocks)
+				if err != nil {
+					return err
+				}
+				from += n
+			}
+			out = fenced.merge(written)
 			return nil
+		})
+		if errors.Is(err, errVanished) && attempt < 3 {
+			continue
 		}
-		return exec(ctx, tx, cypherWriteBatch, map[string]any{
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+}
+
+// writeSegment writes a segment of ms that starts at from and records what
+// became of its memories in out. It returns the segment's length.
+// underLocks, when set, runs as soon as the segment's locks are held.
+func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, from int, o batchOptions, out []memory.Written, underLocks func() error) (int, error) {
+	seg := ms[from:]
+	st, err := lockAndRead(ctx, tx, tenant, seg)
+	if err != nil {
+		return 0, err
+	}
+	if underLocks != nil {
+		if err := underLocks(); err != nil {
+			return 0, err
+		}
+	}
+	var similar [][]memory.Hit
+	if o.dedup != nil {
+		if similar, err = similarBatch(ctx, tx, tenant, seg, o.dedup.Scopes, o.dedup.ScopeOf[from:]); err != nil {
+			return 0, err
+		}
+	}
+	plan := planBatch(seg, st, o, similar)
+	reinforce := func(rs []reinforcement) error {
+		for _, r := range rs {
+			m, err := reinforceIn(ctx, tx, tenant, r)
+			if errors.Is(err, memory.ErrNotFound) {
+				return errVanished
+			}
+			if err != nil {
+				return err
+			}
+			plan.written[r.at] = memory.Written{Memory: m, Outcome: memory.OutcomeReinforced}
+		}
+		return nil
+	}
+	if err := reinforce(plan.reinforceStored); err != nil {
+		return 0, err
+	}
+	if len(plan.rows) > 0 {
+		err := exec(ctx, tx, cypherWriteBatch, map[string]any{
 			"tenant": tenant, "rows": plan.rows, "supersedes": plan.supersedes, "reason": reasonSameKey,
 		})
-	})
-	if err != nil {
-		return nil, err
+		if err != nil {
+			return 0, err
+		}
 	}
-	return out, nil
+	if err := reinforce(plan.reinforceNew); err != nil {
+		return 0, err
+	}
+	copy(out[from:], plan.written[:plan.n])
+	return plan.n, nil
+}
+
+// reinforcement is one memory of a batch recorded as another observation of
+// the memory target.
+type reinforcement struct {
+	at       int // the memory's index in its segment
+	m        memory.Memory
+	target   string
+	activate int
+}
+
+// reinforceIn runs a reinforcement in tx, under the lock of the memory's
+// user, which the batch holds.
+func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, r reinforcement) (memory.Memory, error) {
+	return promoteIn(ctx, tx, tenant, r.target, cypherReinforce, map[string]any{
+		"session": r.m.SessionID, "step": memory.ImportanceStep, "at": r.m.CreatedAt.UTC(), "activate_at": r.activate,
+		"idem": strOrNil(r.m.IdempotencyKey),
+	})
 }
 
 // batchState is what a batch's outcome depends on, read under its locks.
@@ -111,7 +220,10 @@ type slot struct{ user, key string }
 // status) must not displace the trusted fact, and is never stale.
 func takesSlot(m memory.Memory) bool { return m.Key != "" && m.Status == memory.StatusActive }
 
-func readBatchState(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) (batchState, error) {
+// lockAndRead locks what ms link to (see cypherLockBatch) and reads, under
+// those locks, the state their outcome depends on, in one query.
+func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) (batchState, error) {
+	params := lockParams(tenant, ms)
 	idems, slots, entityIDs := map[string]bool{}, map[slot]bool{}, map[string]bool{}
 	for _, m := range ms {
 		if m.IdempotencyKey != "" {
@@ -128,10 +240,10 @@ func readBatchState(ctx context.Context, tx neo4j.ManagedTransaction, tenant str
 	for sl := range slots {
 		slotParams = append(slotParams, map[string]any{"user_id": sl.user, "key": sl.key})
 	}
-	recs, err := collect(ctx, tx, cypherBatchState, map[string]any{
-		"tenant": tenant, "idems": slices.Collect(maps.Keys(idems)), "slots": slotParams,
-		"entity_ids": slices.Collect(maps.Keys(entityIDs)),
-	})
+	params["idems"] = slices.Collect(maps.Keys(idems))
+	params["slots"] = slotParams
+	params["entity_ids"] = slices.Collect(maps.Keys(entityIDs))
+	recs, err := collect(ctx, tx, cypherLockAndReadBatch, params)
 	if err != nil {
 		return batchState{}, err
 	}
@@ -166,44 +278,127 @@ func readBatchState(ctx context.Context, tx neo4j.ManagedTransaction, tenant str
 	return st, nil
 }
 
-// batchPlan is what a batch writes and reports.
+// similarBatch runs the dedup search of ms: for each memory with a scope
+// (scopeOf[i] >= 0), the memories of its user and type, active or
+// candidate, in its scope, most similar first. One query per scope.
+func similarBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, scopes []memory.Scope, scopeOf []int) ([][]memory.Hit, error) {
+	out := make([][]memory.Hit, len(ms))
+	probes := map[int][]map[string]any{}
+	for i, m := range ms {
+		k := scopeOf[i]
+		if k < 0 || k >= len(scopes) || len(m.Embedding) == 0 || scopes[k].Empty() || scopes[k].Tenant != tenant {
+			continue
+		}
+		probes[k] = append(probes[k], map[string]any{"at": i, "user_id": m.UserID, "type": m.Type, "vec": float64s(m.Embedding)})
+	}
+	for _, k := range slices.Sorted(maps.Keys(probes)) {
+		pred, params := scopePredicate(scopes[k])
+		params["tenant"], params["probes"] = tenant, probes[k]
+		recs, err := collect(ctx, tx, cypherSimilarBatch+pred+cypherSimilarBatchScore, params)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			at, _ := r.Get("at")
+			hits, _ := r.Get("hits")
+			list, _ := hits.([]any)
+			i := int(integer(at))
+			for _, h := range list {
+				hm, _ := h.(map[string]any)
+				m, err := decodeMemory(hm["memory"])
+				if err != nil {
+					return nil, err
+				}
+				out[i] = append(out[i], memory.Hit{Memory: m, Score: float(hm["score"])})
+			}
+		}
+	}
+	return out, nil
+}
+
+// batchPlan is what a segment of a batch writes and reports.
 type batchPlan struct {
+	n          int // how many memories of the batch the segment covers
 	written    []memory.Written
 	rows       []map[string]any
 	supersedes []map[string]any
+	// reinforceStored run before the creations, reinforceNew (of memories
+	// this segment creates) after them.
+	reinforceStored, reinforceNew []reinforcement
 }
 
 // planBatch decides, in batch order, what becomes of each memory: a stored
 // or earlier idempotency key makes it a duplicate; with checkStale, a head
-// of its slot valid from later makes it stale; otherwise it is created, and
-// if it takes its slot it supersedes every active head there and takes the
-// next version. Created memories are reported as the store would read them
-// back: times in UTC, entities as stored, sorted by id.
-func planBatch(ms []memory.Memory, st batchState, checkStale bool) batchPlan {
-	p := batchPlan{written: make([]memory.Written, len(ms))}
+// of its slot valid from later makes it stale; with dedup, a memory that
+// repeats an earlier memory of the batch or a similar stored one (as
+// o.dedup.Repeat judges) reinforces it; otherwise it is created, and if it
+// takes its slot it supersedes every active head there and takes the next
+// version. Created memories are reported as the store would read them back:
+// times in UTC, entities as stored, sorted by id.
+//
+// Creations run in one query, after the reinforcements of stored memories
+// and before those of memories the segment creates. So that this order
+// gives what applying the memories one by one would, the segment ends
+// before a memory whose reinforcement may activate a candidate that fills
+// a slot (it then runs alone), before a reinforcement of a memory the
+// segment superseded, and before a creation that supersedes a memory the
+// segment reinforced.
+func planBatch(ms []memory.Memory, st batchState, o batchOptions, similar [][]memory.Hit) batchPlan {
+	p := batchPlan{n: len(ms), written: make([]memory.Written, len(ms))}
 	dups := maps.Clone(st.dups)
 	heads := make(map[slot][]memory.Memory, len(st.heads))
 	for sl, hs := range st.heads {
 		heads[sl] = slices.Clone(hs)
 	}
+	created := map[string]bool{}    // ids this segment creates
+	superseded := map[string]bool{} // ids this segment supersedes
+	reinforced := map[string]bool{} // ids this segment reinforces
 	for i, m := range ms {
 		if d, ok := dups[m.IdempotencyKey]; ok && m.IdempotencyKey != "" {
 			p.written[i] = memory.Written{Memory: d, Outcome: memory.OutcomeDuplicate}
 			continue
 		}
 		sl := slot{m.UserID, m.Key}
-		if checkStale && takesSlot(m) {
+		if o.checkStale && takesSlot(m) {
 			if newest, ok := newestHead(heads[sl]); ok && newest.ValidFrom.After(m.ValidFrom) {
 				p.written[i] = memory.Written{Memory: newest, Outcome: memory.OutcomeStale}
+				continue
+			}
+		}
+		if o.dedup != nil {
+			if target, ok := repeatOf(o.dedup, m, ms[:i], p.written[:i], similar, i, superseded); ok {
+				activate := o.dedup.ActivateAt(m, target)
+				slotted := activate > 0 && target.Key != ""
+				if i > 0 && (slotted || superseded[target.ID]) {
+					p.n = i
+					break
+				}
+				r := reinforcement{at: i, m: m, target: target.ID, activate: activate}
+				if created[target.ID] {
+					p.reinforceNew = append(p.reinforceNew, r)
+				} else {
+					p.reinforceStored = append(p.reinforceStored, r)
+				}
+				reinforced[target.ID] = true
+				p.written[i] = memory.Written{Memory: target, Outcome: memory.OutcomeReinforced}
+				if slotted {
+					p.n = i + 1
+					break
+				}
 				continue
 			}
 		}
 		m = asStored(m, st.entities)
 		if takesSlot(m) {
 			if top := heads[sl]; len(top) > 0 {
+				if slices.ContainsFunc(top, func(h memory.Memory) bool { return reinforced[h.ID] }) && i > 0 {
+					p.n = i
+					break
+				}
 				best := top[0]
 				for _, h := range top {
 					p.supersedes = append(p.supersedes, map[string]any{"id": m.ID, "prev": h.ID})
+					superseded[h.ID] = true
 					if h.Version > best.Version {
 						best = h
 					}
@@ -215,12 +410,39 @@ func planBatch(ms []memory.Memory, st batchState, checkStale bool) batchPlan {
 		if m.IdempotencyKey != "" {
 			dups[m.IdempotencyKey] = m
 		}
+		created[m.ID] = true
 		p.written[i] = memory.Written{Memory: m, Outcome: memory.OutcomeCreated}
 		p.rows = append(p.rows, map[string]any{
 			"props": memoryProps(m), "user_id": m.UserID, "entities": entityParams(m.Entities),
 		})
 	}
+	// Agents are linked, and so locked, in one order (see cypherLockBatch).
+	slices.SortStableFunc(p.rows, func(a, b map[string]any) int {
+		return strings.Compare(str(a["props"].(map[string]any)["agent_id"]), str(b["props"].(map[string]any)["agent_id"]))
+	})
 	return p
+}
+
+// repeatOf returns the memory m reinforces, if it repeats one: an earlier
+// memory of the segment (written says what stands for it now) or a similar
+// stored memory the segment has not superseded.
+func repeatOf(d *memory.DedupWrite, m memory.Memory, earlier []memory.Memory, written []memory.Written, similar [][]memory.Hit, i int, superseded map[string]bool) (memory.Memory, bool) {
+	var hits []memory.Hit
+	if i < len(similar) {
+		for _, h := range similar[i] {
+			if !superseded[h.Memory.ID] && h.Memory.UserID == m.UserID {
+				hits = append(hits, h)
+			}
+		}
+	}
+	j, k := d.Repeat(m, earlier, hits)
+	switch {
+	case j >= 0 && j < len(written) && written[j].Memory.ID != "":
+		return written[j].Memory, true
+	case j < 0 && k >= 0 && k < len(hits):
+		return hits[k].Memory, true
+	}
+	return memory.Memory{}, false
 }
 
 // newestHead returns the head valid from the latest time.
@@ -265,17 +487,18 @@ func utc(t time.Time) time.Time {
 	return t.UTC()
 }
 
-// lockBatch write-locks every user, agent, session and entity the batch
-// links to, in one query and one global order (label, then id), so that two
-// writers never wait on each other in a cycle.
+// lockBatch write-locks the users, sessions and entities the batch links
+// to (see cypherLockBatch).
 func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) error {
-	users, agents, sessions := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	return exec(ctx, tx, cypherLockBatch, lockParams(tenant, ms))
+}
+
+// lockParams lists what cypherLockBatch locks, each kind sorted by id.
+func lockParams(tenant string, ms []memory.Memory) map[string]any {
+	users, sessions := map[string]bool{}, map[string]bool{}
 	entities := map[string]memory.Entity{}
 	for _, m := range ms {
 		users[m.UserID] = true
-		if m.AgentID != "" {
-			agents[m.AgentID] = true
-		}
 		if m.SessionID != "" {
 			sessions[m.SessionID] = true
 		}
@@ -286,13 +509,12 @@ func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, 
 		}
 	}
 	ents := slices.SortedFunc(maps.Values(entities), func(a, b memory.Entity) int { return strings.Compare(a.ID, b.ID) })
-	return exec(ctx, tx, cypherLockBatch, map[string]any{
+	return map[string]any{
 		"tenant":   tenant,
 		"users":    slices.Sorted(maps.Keys(users)),
-		"agents":   slices.Sorted(maps.Keys(agents)),
 		"sessions": slices.Sorted(maps.Keys(sessions)),
 		"entities": entityParams(ents),
-	})
+	}
 }
 
 // checkNew rejects memories the graph cannot hold consistently.

@@ -70,34 +70,40 @@ func (s *Store) ConfirmMemory(ctx context.Context, tenant, id, userID string, at
 // slot's old head when it did. It locks the user first, as every write does,
 // so that promotions and creations of one slot queue in one order.
 func (s *Store) promote(ctx context.Context, tenant, id, userID, cypher string, params map[string]any) (memory.Memory, error) {
-	params["tenant"], params["id"] = tenant, id
 	var out memory.Memory
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
 		if err := lockBatch(ctx, tx, tenant, []memory.Memory{{UserID: userID}}); err != nil {
 			return err
 		}
-		recs, err := collect(ctx, tx, cypher, params)
-		if err != nil {
-			return err
-		}
-		if len(recs) == 0 {
-			return memory.ErrNotFound
-		}
-		r := recs[0].AsMap()
-		before, status, key := str(r["before"]), str(r["status"]), str(r["key"])
-		if status != memory.StatusActive && status != memory.StatusCandidate {
-			return fmt.Errorf("%w: memory %s is %s", memory.ErrConflict, id, status)
-		}
-		if before == memory.StatusCandidate && status == memory.StatusActive && key != "" {
-			err := exec(ctx, tx, cypherSupersedeSlot, map[string]any{
-				"tenant": tenant, "id": id, "user_id": str(r["user_id"]), "key": key, "reason": reasonActivated,
-			})
-			if err != nil {
-				return err
-			}
-		}
-		out, err = getMemory(ctx, tx, tenant, id)
+		var err error
+		out, err = promoteIn(ctx, tx, tenant, id, cypher, params)
 		return err
 	})
 	return out, err
+}
+
+// promoteIn is promote inside a transaction that holds the user's lock.
+func promoteIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id, cypher string, params map[string]any) (memory.Memory, error) {
+	params["tenant"], params["id"] = tenant, id
+	recs, err := collect(ctx, tx, cypher, params)
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	if len(recs) == 0 {
+		return memory.Memory{}, memory.ErrNotFound
+	}
+	r := recs[0].AsMap()
+	before, status, key := str(r["before"]), str(r["status"]), str(r["key"])
+	if status != memory.StatusActive && status != memory.StatusCandidate {
+		return memory.Memory{}, fmt.Errorf("%w: memory %s is %s", memory.ErrConflict, id, status)
+	}
+	if before == memory.StatusCandidate && status == memory.StatusActive && key != "" {
+		err := exec(ctx, tx, cypherSupersedeSlot, map[string]any{
+			"tenant": tenant, "id": id, "user_id": str(r["user_id"]), "key": key, "reason": reasonActivated,
+		})
+		if err != nil {
+			return memory.Memory{}, err
+		}
+	}
+	return getMemory(ctx, tx, tenant, id)
 }

@@ -56,11 +56,16 @@ type JobStatus struct {
 	Owner Principal `json:"-"`
 }
 
-// JobMemory is what became of one memory of a job: its id and the write's
-// outcome (created, duplicate or stale, see Written).
+// JobMemory is what became of one memory of a job: the write's outcome
+// (created, reinforced, skipped, or, see Written, duplicate or stale), the
+// memory written or standing in for it, and the status it has now. A
+// queued write gets the outcomes a synchronous one would.
 type JobMemory struct {
-	ID      string `json:"id"`
+	ID      string `json:"id,omitempty"`
 	Outcome string `json:"outcome"`
+	Status  string `json:"status,omitempty"`
+	// Reason says why a memory was skipped or is a candidate.
+	Reason string `json:"reason,omitempty"`
 }
 
 // JobQueue keeps jobs until a worker applies them. The queue package
@@ -150,31 +155,44 @@ func (s *Service) JobStatus(ctx context.Context, p Principal, id string) (JobSta
 }
 
 // ApplyMemoryJobs writes the memories of queued JobMemories jobs, in order,
-// with the pipeline of Create: validation and embedding. Policy is not asked
-// again: it allowed the write when the job was accepted, and a write must
-// not turn into a failure because a policy evaluation timed out on a busy
-// worker. Each memory is valid from its job's AcceptedAt, and carries an
-// idempotency key (the client's, or one derived from the job), so a job
-// applied twice — after a crash between commit and acknowledgement — writes
-// nothing new. Jobs of one tenant are written in one transaction; when that
-// fails the error is returned for the caller to retry the jobs one by one.
-// A job that cannot be valid or allowed gets its own Err and writes nothing.
+// with the pipeline of Write after the guard (which ran when the job was
+// accepted): worth remembering, embedding, dedup, candidates and profile
+// thresholds, so a queued write ends as the same write made synchronously
+// would. Policy is not asked again whether the write is allowed: it allowed
+// it when the job was accepted, and a write must not turn into a failure
+// because a policy evaluation timed out on a busy worker; only the dedup
+// search asks for the writer's read scope. Each memory is valid from its
+// job's AcceptedAt, and carries an idempotency key (the client's, or one
+// derived from the job), so a job applied twice — after a crash between
+// commit and acknowledgement — writes nothing new. Jobs of one tenant are
+// written in one transaction; when that fails the error is returned for the
+// caller to retry the jobs one by one. A job that cannot be valid or
+// allowed gets its own Err and writes nothing.
 func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult, error) {
 	if s.events == nil {
 		return nil, errors.New("memory: no event store is configured")
 	}
 	results := make([]JobResult, len(jobs))
-	type span struct{ job, from, to int }
+	type place struct{ job, at int } // a kept memory's job and index in it
 	var ms []Memory
-	var spans []span
+	var places []place
 	for j, job := range jobs {
 		built, err := s.buildJob(job)
 		if err != nil {
 			results[j].Err = err
 			continue
 		}
-		spans = append(spans, span{j, len(ms), len(ms) + len(built)})
-		ms = append(ms, built...)
+		out := make([]JobMemory, len(built))
+		for i, m := range built {
+			if reason := worthless(m.Content); reason != "" {
+				out[i] = JobMemory{Outcome: OutcomeSkipped, Reason: reason}
+				continue
+			}
+			m.EvidenceCount = 1
+			ms = append(ms, m)
+			places = append(places, place{j, i})
+		}
+		results[j].Memories = out
 	}
 	if len(ms) == 0 {
 		return results, nil
@@ -182,25 +200,29 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 	if err := s.embedAll(ctx, ms); err != nil {
 		return nil, err
 	}
-	written := make([]Written, 0, len(ms))
+	now := s.now().UTC()
 	for from := 0; from < len(ms); {
 		to := from + 1
 		for to < len(ms) && ms[to].Tenant == ms[from].Tenant {
 			to++
 		}
-		ws, err := s.events.WriteEvents(ctx, ms[from:to])
+		group, at := ms[from:to], places[from:to]
+		scopes, scopeOf, err := s.dedupScopes(ctx, func(i int) Principal { return jobs[at[i].job].Principal }, group, now)
 		if err != nil {
 			return nil, err
 		}
-		written = append(written, ws...)
-		from = to
-	}
-	for _, sp := range spans {
-		out := results[sp.job].Memories
-		for _, w := range written[sp.from:sp.to] {
-			out = append(out, JobMemory{ID: w.Memory.ID, Outcome: w.Outcome})
+		written, err := s.commitWrite(ctx, DedupWrite{Memories: group, Scopes: scopes, ScopeOf: scopeOf, CheckStale: true})
+		if err != nil {
+			return nil, err
 		}
-		results[sp.job].Memories = out
+		for k, w := range written {
+			jm := JobMemory{ID: w.Memory.ID, Outcome: w.Outcome}
+			if w.Outcome != OutcomeErased {
+				jm.Status, jm.Reason = w.Memory.Status, candidateReason(group[k], w.Memory)
+			}
+			results[at[k].job].Memories[at[k].at] = jm
+		}
+		from = to
 	}
 	return results, nil
 }

@@ -150,172 +150,143 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 	if err := s.embedAll(ctx, keep); err != nil {
 		return nil, err
 	}
-	steps, err := s.plan(ctx, p, keep, keepAt, now)
+	scopes, scopeOf, err := s.dedupScopes(ctx, func(i int) Principal { return p }, keep, now)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.commit(ctx, steps, results, now); err != nil {
+	written, err := s.commitWrite(ctx, DedupWrite{Memories: keep, Scopes: scopes, ScopeOf: scopeOf})
+	if err != nil {
 		return nil, err
+	}
+	for k, w := range written {
+		r := &results[keepAt[k]]
+		r.Outcome, r.ID, r.Status = w.Outcome, w.Memory.ID, w.Memory.Status
+		if w.Outcome == OutcomeDuplicate {
+			// A replayed synchronous write answers as the first one did.
+			r.Outcome = OutcomeCreated
+		}
+		m := w.Memory
+		r.Memory = &m
+		r.Reason = candidateReason(keep[k], w.Memory)
 	}
 	return results, nil
 }
 
-// step is one memory of a write on its way to the store: created, or
-// reinforcing a stored memory or an earlier memory of the same write.
-type step struct {
-	at     int     // its index in the write
-	m      Memory  // what was sent, guarded and embedded
-	dupOf  *Memory // the stored memory it repeats, if any
-	sameAs int     // the earlier step it repeats, or -1
+// candidateReason says why a memory is stored as a candidate: an inference
+// (sent, or repeated) waits for its user, anything else for its threshold.
+func candidateReason(sent, stored Memory) string {
+	if stored.Status != StatusCandidate {
+		return ""
+	}
+	if sent.Source == SourceInferred || stored.Source == SourceInferred {
+		return ReasonInferred
+	}
+	return ReasonThreshold
 }
 
-// plan decides per memory between creating and reinforcing: a memory that
-// restates an active or candidate memory of the same user and type that the
-// writer may read (SameFact, same slot) reinforces it; one that restates an
-// earlier memory of the same write reinforces that. A new memory is a
-// candidate when inferred or below its profile threshold.
-func (s *Service) plan(ctx context.Context, p Principal, ms []Memory, at []int, now time.Time) ([]step, error) {
-	ws, dedup := s.store.(WriteStore)
-	scopes := map[string]Scope{}
-	steps := make([]step, len(ms))
-	for i, m := range ms {
-		steps[i] = step{at: at[i], m: m, sameAs: -1}
-		for j := range i {
-			e := steps[j].m
-			if e.UserID == m.UserID && e.Type == m.Type && sameSlot(e, m) &&
-				SameFact(e.Content, m.Content, cosine(e.Embedding, m.Embedding), s.write.DuplicateThreshold) {
-				steps[i].sameAs = j
-				break
-			}
-		}
-		if steps[i].sameAs < 0 && dedup {
-			scope, ok := scopes[m.UserID]
-			if !ok {
-				var err error
-				if scope, err = s.authz.ReadScope(ctx, p, m.UserID, now); err != nil {
-					return nil, fmt.Errorf("read scope: %w", err)
-				}
-				scopes[m.UserID] = scope
-			}
-			hits, err := ws.SimilarMemories(ctx, scope, SimilarQuery{
-				UserID: m.UserID, Type: m.Type, Embedding: m.Embedding,
-				Statuses: []string{StatusActive, StatusCandidate}, Limit: 5,
-			})
+// asCandidate sets the status a memory is created in: a candidate when it
+// is inferred or its profile threshold asks for more than one observation.
+func (s *Service) asCandidate(m *Memory) {
+	if m.Status == StatusActive && (m.Source == SourceInferred || s.write.threshold(*m) > 1) {
+		m.Status = StatusCandidate
+	}
+}
+
+// dedupScopes returns the read scopes the dedup search of ms runs in, one
+// per principal (principalOf(i) wrote ms[i]), and the scope of each memory.
+// A writer only ever repeats what it may read: a memory outside its scope
+// cannot be reinforced, or confirmed to exist, through a write.
+func (s *Service) dedupScopes(ctx context.Context, principalOf func(i int) Principal, ms []Memory, now time.Time) ([]Scope, []int, error) {
+	if _, ok := s.store.(DedupStore); !ok {
+		return nil, nil, nil
+	}
+	var scopes []Scope
+	byPrincipal := map[string]int{}
+	scopeOf := make([]int, len(ms))
+	for i := range ms {
+		p := principalOf(i)
+		k, ok := byPrincipal[principalKey(p)]
+		if !ok {
+			scope, err := s.authz.ReadScope(ctx, p, "", now)
 			if err != nil {
-				return nil, err
+				return nil, nil, fmt.Errorf("read scope: %w", err)
 			}
-			for _, h := range hits {
-				if sameSlot(h.Memory, m) && SameFact(h.Memory.Content, m.Content, h.Score, s.write.DuplicateThreshold) {
-					steps[i].dupOf = &h.Memory
-					break
-				}
-			}
+			k = len(scopes)
+			scopes = append(scopes, scope)
+			byPrincipal[principalKey(p)] = k
 		}
-		if steps[i].sameAs < 0 && steps[i].dupOf == nil {
-			switch {
-			case m.Source == SourceInferred:
-				steps[i].m.Status = StatusCandidate
-			case s.write.threshold(m) > 1:
-				steps[i].m.Status = StatusCandidate
-			}
-		}
+		scopeOf[i] = k
 	}
-	return steps, nil
+	return scopes, scopeOf, nil
 }
 
-// commit creates the new memories in one transaction, then records each
-// repetition as a reinforcement of the memory it repeats. A memory whose
-// original vanished in between (deleted, superseded) is created after all.
-func (s *Service) commit(ctx context.Context, steps []step, results []WriteResult, now time.Time) error {
-	stored := make([]*Memory, len(steps))
-	create := func(idx []int) error {
-		if len(idx) == 0 {
-			return nil
-		}
-		ms := make([]Memory, len(idx))
-		for k, i := range idx {
-			ms[k] = steps[i].m
-		}
-		out, err := s.store.CreateMemories(ctx, ms)
-		if err != nil {
-			return err
-		}
-		for k, i := range idx {
-			stored[i] = &out[k]
-			results[steps[i].at].Outcome = OutcomeCreated
-		}
-		return nil
-	}
-	var fresh []int
-	for i, st := range steps {
-		if st.dupOf == nil && st.sameAs < 0 {
-			fresh = append(fresh, i)
-		}
-	}
-	if err := create(fresh); err != nil {
-		return err
-	}
-	for i, st := range steps {
-		var target *Memory
-		switch {
-		case st.dupOf != nil:
-			target = st.dupOf
-		case st.sameAs >= 0:
-			target = stored[st.sameAs]
-		default:
-			continue
-		}
-		m, err := s.reinforce(ctx, st.m, *target, now)
-		if errors.Is(err, ErrNotFound) {
-			steps[i].m.Status = StatusActive
-			if err := create([]int{i}); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		stored[i] = &m
-		results[st.at].Outcome = OutcomeReinforced
-	}
-	for i, st := range steps {
-		r := &results[st.at]
-		r.ID, r.Status, r.Memory = stored[i].ID, stored[i].Status, stored[i]
-		if r.Status == StatusCandidate {
-			r.Reason = ReasonThreshold
-			if stored[i].Source == SourceInferred || st.m.Source == SourceInferred {
-				r.Reason = ReasonInferred
-			}
-		}
-	}
-	return nil
+// principalKey tells principals apart: roles change what one may read.
+func principalKey(p Principal) string {
+	return strings.Join(append([]string{p.Tenant, p.Kind, p.ID}, p.Roles...), "\x00")
 }
 
-// reinforce records m as one more observation of target. A candidate
-// becomes active once seen in as many distinct sessions as its threshold
-// asks, unless an inference is involved: inferences wait for the user.
-func (s *Service) reinforce(ctx context.Context, m, target Memory, now time.Time) (Memory, error) {
-	ws, ok := s.store.(WriteStore)
-	if !ok {
-		return Memory{}, ErrNotFound
+// commitWrite stores the memories of w in one transaction, each created,
+// reinforcing what it repeats, or standing in for a duplicate or a stale
+// event (see DedupStore). A store without dedup creates every memory.
+func (s *Service) commitWrite(ctx context.Context, w DedupWrite) ([]Written, error) {
+	for i := range w.Memories {
+		s.asCandidate(&w.Memories[i])
 	}
-	activate := 0
-	if target.Status == StatusCandidate && m.Source != SourceInferred && target.Source != SourceInferred {
-		activate = s.write.threshold(target)
+	if ds, ok := s.store.(DedupStore); ok {
+		w.Repeat, w.ActivateAt = s.repeat, s.activateAt
+		return ds.WriteDeduped(ctx, w)
 	}
-	return ws.ReinforceMemory(ctx, target.Tenant, target.ID, Reinforcement{
-		UserID: target.UserID, SessionID: m.SessionID, At: now, ImportanceStep: ImportanceStep, ActivateAt: activate,
-		IdempotencyKey: m.IdempotencyKey,
-	})
+	if w.CheckStale && s.events != nil {
+		return s.events.WriteEvents(ctx, w.Memories)
+	}
+	out, err := s.store.CreateMemories(ctx, w.Memories)
+	if err != nil {
+		return nil, err
+	}
+	written := make([]Written, len(out))
+	for i, m := range out {
+		written[i] = Written{Memory: m, Outcome: OutcomeCreated}
+	}
+	return written, nil
+}
+
+// repeat decides what m restates: an earlier memory of the same write of
+// the same user and type, or else one of the stored memories similar to it
+// (same user and type, active or candidate, in the writer's scope), when it
+// fills the same slot and states the same fact (SameFact). It returns the
+// index in earlier or in similar, or -1 for each.
+func (s *Service) repeat(m Memory, earlier []Memory, similar []Hit) (int, int) {
+	for j, e := range earlier {
+		if e.UserID == m.UserID && e.Type == m.Type && sameSlot(e, m) &&
+			SameFact(e.Content, m.Content, cosine(e.Embedding, m.Embedding), s.write.DuplicateThreshold) {
+			return j, -1
+		}
+	}
+	for k, h := range similar {
+		if h.Memory.UserID == m.UserID && h.Memory.Type == m.Type && sameSlot(h.Memory, m) &&
+			SameFact(h.Memory.Content, m.Content, h.Score, s.write.DuplicateThreshold) {
+			return -1, k
+		}
+	}
+	return -1, -1
+}
+
+// activateAt returns after how many distinct sessions a candidate target
+// becomes active when m reinforces it; 0 never. Inferences wait for the
+// user whatever the count.
+func (s *Service) activateAt(m, target Memory) int {
+	if target.Status != StatusCandidate || m.Source == SourceInferred || target.Source == SourceInferred {
+		return 0
+	}
+	return s.write.threshold(target)
 }
 
 // ImportanceStep is how much a reinforcement raises importance (at most 1).
 const ImportanceStep = 0.1
 
-// WriteStore is what dedup, reinforcement and confirmation need from the
-// store beyond Store. graph.Store implements it; with a Store that does not,
-// every memory is created as new and Confirm is unavailable.
+// WriteStore is what confirmation needs from the store beyond Store, and
+// what a single reinforcement needs. graph.Store implements it; with a
+// Store that does not, Confirm is unavailable.
 type WriteStore interface {
 	// SimilarMemories returns a user's memories of one type and the given
 	// statuses, in scope, most similar to q.Embedding first (cosine).
@@ -326,6 +297,42 @@ type WriteStore interface {
 	// ConfirmMemory makes a candidate active (an active one stays so);
 	// ErrConflict for other statuses.
 	ConfirmMemory(ctx context.Context, tenant, id, userID string, at time.Time) (Memory, error)
+}
+
+// DedupStore commits a write whose memories may repeat stored ones, in one
+// transaction: under the locks of the write's users it finds, per memory,
+// the stored memories most like it (same user and type, active or
+// candidate, in the memory's scope), asks Repeat what the memory restates,
+// and then creates it or reinforces what it repeats. Two concurrent writes
+// of one fact therefore create it once: the second waits for the first's
+// user lock and then finds it. graph.Store implements it.
+type DedupStore interface {
+	// WriteDeduped reports per memory, in order, what became of it:
+	// OutcomeCreated, OutcomeReinforced (Memory is the reinforced one as
+	// stored), OutcomeDuplicate (its idempotency key was stored already) or,
+	// with CheckStale, OutcomeStale (see EventStore). Every memory of w
+	// belongs to one tenant.
+	WriteDeduped(ctx context.Context, w DedupWrite) ([]Written, error)
+}
+
+// DedupWrite is one write for DedupStore.
+type DedupWrite struct {
+	// Memories are created in the status they carry unless they repeat.
+	Memories []Memory
+	// Scopes are what the writers may read; ScopeOf[i] is the index of
+	// Memories[i]'s scope, which its dedup search stays in.
+	Scopes  []Scope
+	ScopeOf []int
+	// CheckStale keeps an older event from overwriting its slot's head.
+	CheckStale bool
+	// Repeat returns what m restates: the index of an earlier memory of the
+	// write, or of a stored memory in similar (best first), or -1 for each.
+	// It may be called more than once per memory (a transaction retried):
+	// it must not have side effects.
+	Repeat func(m Memory, earlier []Memory, similar []Hit) (earlierAt, similarAt int)
+	// ActivateAt returns after how many sessions target, reinforced by m,
+	// becomes active (0: it does not); see Reinforcement.ActivateAt.
+	ActivateAt func(m, target Memory) int
 }
 
 // SimilarQuery asks for a user's memories nearest to an embedding.

@@ -1,0 +1,34 @@
+package graph
+
+// Query texts of the deduplicated write (WriteDeduped): the locks and the
+// state a batch depends on in one query, and the dedup search of a whole
+// batch in another. Same rules as cypher.go: constants, parameters only, and
+// a tenant predicate on every node.
+const (
+	// cypherLockAndReadBatch is cypherLockBatch followed by cypherBatchState:
+	// one round trip takes the locks and reads under them.
+	cypherLockAndReadBatch = cypherLockBatch + "\n" + cypherBatchState
+
+	// cypherSimilarBatch and cypherSimilarBatchScore find, for each probe
+	// ({at, user_id, type, vec}) of $probes, the five active or candidate
+	// memories of its user and type nearest to its vector by exact cosine
+	// similarity (mapped back to [-1, 1]), inside the writer's read scope,
+	// which similarBatchQuery puts between the two. One row per probe.
+	cypherSimilarBatch = `UNWIND $probes AS probe
+CALL (probe) {
+  MATCH (m:Memory {tenant: $tenant, user_id: probe.user_id})
+  WHERE m.type = probe.type AND m.status IN ['active', 'candidate'] AND m.embedding IS NOT NULL
+    AND size(m.embedding) = size(probe.vec) AND `
+	cypherSimilarBatchScore = `
+  WITH m, 2 * vector.similarity.cosine(m.embedding, probe.vec) - 1 AS score
+  ORDER BY score DESC, m.id
+  LIMIT 5
+  RETURN collect({memory: ` + memoryMapLean + `, score: score}) AS hits
+}
+RETURN probe.at AS at, hits`
+)
+
+// memoryMapLean is memoryMap without the embedding: a dedup decision needs
+// the content and the score, not the vector.
+const memoryMapLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
+	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]}`

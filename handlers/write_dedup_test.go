@@ -1,0 +1,187 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+// Concurrent writes of one fact for one user: the dedup search runs under
+// the write's user lock, so exactly one write creates the memory and every
+// other one reinforces it.
+func TestConcurrentRepeatsCreateOnce(t *testing.T) {
+	f := apptest.Start(t)
+	const writers = 8
+	outcomes := make([]memory.Memory, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Near-identical, not equal: case, spacing and punctuation differ.
+			content := "Dana asked for her invoice 4711 to be sent again"
+			if i%2 == 1 {
+				content = "  dana asked for her invoice 4711 to be sent again!"
+			}
+			r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", memory.NewMemory{
+				UserID: "dana", Type: memory.TypeEpisodic, Content: content,
+			})
+			if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+				t.Errorf("write %d: %d %s", i, r.Status, r.Body)
+				return
+			}
+			r.Decode(t, &outcomes[i])
+		}()
+	}
+	wg.Wait()
+	created, reinforced := 0, 0
+	ids := map[string]bool{}
+	for _, m := range outcomes {
+		switch m.Outcome {
+		case memory.OutcomeCreated:
+			created++
+		case memory.OutcomeReinforced:
+			reinforced++
+		}
+		ids[m.ID] = true
+	}
+	if created != 1 || reinforced != writers-1 || len(ids) != 1 {
+		t.Fatalf("%d created, %d reinforced, %d ids; want 1, %d, 1", created, reinforced, len(ids), writers-1)
+	}
+	stored := list(t, f, "support-bot", "user_id=dana")
+	if len(stored) != 1 || stored[0].EvidenceCount != writers {
+		t.Errorf("stored %d memories (evidence %v), want 1 with evidence %d", len(stored), evidence(stored), writers)
+	}
+}
+
+func evidence(ms []memory.Memory) []int {
+	out := make([]int, len(ms))
+	for i, m := range ms {
+		out[i] = m.EvidenceCount
+	}
+	return out
+}
+
+// The same writes made synchronously for one user and through the queue
+// for another end the same: outcome, status and reason per write, and the
+// same memories in the graph. Among them a repeat, chit-chat, an inference
+// and a preference that becomes active in its second session.
+func TestAsyncWritesEndLikeSyncOnes(t *testing.T) {
+	f := apptest.Start(t)
+	writes := []memory.NewMemory{
+		{Type: memory.TypeEpisodic, Content: "%s reported that the invoice PDF is blank"},
+		{Type: memory.TypeEpisodic, Content: "%s reported that the invoice PDF is blank."},
+		{Type: memory.TypeEpisodic, Content: "Thanks a lot!"},
+		{Type: memory.TypeSemantic, Kind: "fact", Source: memory.SourceInferred, Content: "%s probably works in the purchasing department of Acme"},
+		{SessionID: "s-1", Type: memory.TypeProfile, Kind: "preference", Key: "drink", Content: "%s prefers green tea without sugar."},
+		{SessionID: "s-1", Type: memory.TypeProfile, Kind: "preference", Key: "drink", Content: "%s prefers green tea without sugar"},
+		{SessionID: "s-2", Type: memory.TypeProfile, Kind: "preference", Key: "drink", Content: "%s prefers green tea, without sugar."},
+		{Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "%s's purchasing budget is 100k"},
+		{Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "%s's purchasing budget is 150k"},
+		{Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "%s's purchasing budget is 150k."},
+	}
+	as := func(user string, n memory.NewMemory) memory.NewMemory {
+		n.UserID = user
+		n.Content = strings.ReplaceAll(n.Content, "%s", user)
+		return n
+	}
+	type outcome struct{ Outcome, Status, Reason, Ref string }
+
+	// Synchronously, one write after the other, for erin.
+	var syncOut []outcome
+	syncIDs := map[string]string{}
+	for i, n := range writes {
+		// A batch of one: its results carry the reasons.
+		_, got := writeBatch(t, f, "support-bot", as("erin", n))
+		res := got.Results[0]
+		syncOut = append(syncOut, outcome{res.Outcome, res.Status, res.Reason, ref(syncIDs, res.ID, i)})
+	}
+
+	// Through the queue, one job per write, for frank; the jobs of one user
+	// apply in order, in one batch or several.
+	var jobs []string
+	for i, n := range writes {
+		r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories?async=true", as("frank", n))
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("async write %d: %d %s", i, r.Status, r.Body)
+		}
+		var st memory.JobStatus
+		r.Decode(t, &st)
+		jobs = append(jobs, st.ID)
+	}
+	var asyncOut []outcome
+	asyncIDs := map[string]string{}
+	for i, id := range jobs {
+		st := waitJob(t, f, "support-bot", id)
+		if st.Status != memory.JobDone || len(st.Memories) != 1 {
+			t.Fatalf("job %d = %+v, want done with one memory", i, st)
+		}
+		m := st.Memories[0]
+		asyncOut = append(asyncOut, outcome{m.Outcome, m.Status, m.Reason, ref(asyncIDs, m.ID, i)})
+	}
+	if d := cmp.Diff(syncOut, asyncOut); d != "" {
+		t.Errorf("outcomes (-sync +async):\n%s", d)
+	}
+
+	// The graph holds the same memories for both users.
+	type stored struct {
+		Type, Kind, Key, Status string
+		Evidence, Version       int
+	}
+	graphOf := func(user string) []stored {
+		var out []stored
+		for _, m := range list(t, f, "support-bot", "user_id="+user+"&limit=100") {
+			out = append(out, stored{m.Type, m.Kind, m.Key, m.Status, m.EvidenceCount, m.Version})
+		}
+		return out
+	}
+	sortStored := func(xs []stored) {
+		slices.SortFunc(xs, func(a, b stored) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	}
+	sg, ag := graphOf("erin"), graphOf("frank")
+	sortStored(sg)
+	sortStored(ag)
+	if len(sg) == 0 {
+		t.Fatal("the synchronous writes stored nothing")
+	}
+	if d := cmp.Diff(sg, ag); d != "" {
+		t.Errorf("graph (-sync +async):\n%s", d)
+	}
+	// And what they store is what the pipeline promises.
+	want := []outcome{
+		{memory.OutcomeCreated, memory.StatusActive, "", "#0"},
+		{memory.OutcomeReinforced, memory.StatusActive, "", "#0"},
+		{memory.OutcomeSkipped, "", memory.ReasonChitChat, ""},
+		{memory.OutcomeCreated, memory.StatusCandidate, memory.ReasonInferred, "#3"},
+		{memory.OutcomeCreated, memory.StatusCandidate, memory.ReasonThreshold, "#4"},
+		{memory.OutcomeReinforced, memory.StatusCandidate, memory.ReasonThreshold, "#4"},
+		{memory.OutcomeReinforced, memory.StatusActive, "", "#4"},
+		{memory.OutcomeCreated, memory.StatusActive, "", "#7"},
+		{memory.OutcomeCreated, memory.StatusActive, "", "#8"},
+		{memory.OutcomeReinforced, memory.StatusActive, "", "#8"},
+	}
+	if d := cmp.Diff(want, syncOut); d != "" {
+		t.Errorf("sync outcomes (-want +got):\n%s", d)
+	}
+}
+
+// ref names a memory id by the index of the write that first returned it,
+// so that two runs with different ids compare.
+func ref(seen map[string]string, id string, i int) string {
+	if id == "" {
+		return ""
+	}
+	if r, ok := seen[id]; ok {
+		return r
+	}
+	seen[id] = fmt.Sprintf("#%d", i)
+	return seen[id]
+}
