@@ -15,7 +15,10 @@ const (
 	// cypherBatchState returns the stored memories holding the batch's
 	// idempotency keys, the active memories of its slots ({user_id, key}),
 	// and its entities.
-	cypherBatchState = `CALL {
+	cypherBatchState = cypherBatchStateCalls + `
+RETURN dups, heads, entities`
+
+	cypherBatchStateCalls = `CALL {
   UNWIND $idems AS k
   MATCH (m:Memory {tenant: $tenant, idem_key: k})
   RETURN collect(` + memoryMap + `) AS dups
@@ -30,8 +33,7 @@ CALL {
   UNWIND $entity_ids AS id
   MATCH (e:Entity {tenant: $tenant, id: id})
   RETURN collect(e {.id, .kind, .name}) AS entities
-}
-RETURN dups, heads, entities`
+}`
 
 	// cypherWriteBatch creates the memories of $rows ({props, user_id,
 	// entities}) with their edges, then applies $supersedes ({id, prev}):

@@ -13,7 +13,23 @@ const (
 	// ({at, user_id, type, vec}) of $probes, the five active or candidate
 	// memories of its user and type nearest to its vector by exact cosine
 	// similarity (mapped back to [-1, 1]), inside the writer's read scope,
-	// which similarBatchQuery puts between the two. One row per probe.
+	// which lockReadSimilarQuery puts between the two. One list of
+	// {at, hits} in all. cypherLockReadSimilar* run them after the locks and
+	// the state read, in the same query: the usual write has one scope.
+	cypherLockReadSimilarHead = cypherLockBatch + "\n" + cypherBatchStateCalls + `
+CALL {
+`
+	cypherLockReadSimilarTail = `
+  RETURN collect({at: probe.at, hits: hits}) AS similar
+}
+RETURN dups, heads, entities, similar`
+	cypherSimilarOnlyHead = `CALL {
+`
+	cypherSimilarOnlyTail = `
+  RETURN collect({at: probe.at, hits: hits}) AS similar
+}
+RETURN similar`
+
 	cypherSimilarBatch = `UNWIND $probes AS probe
 CALL (probe) {
   MATCH (m:Memory {tenant: $tenant, user_id: probe.user_id})
@@ -24,8 +40,7 @@ CALL (probe) {
   ORDER BY score DESC, m.id
   LIMIT 5
   RETURN collect({memory: ` + memoryMapLean + `, score: score}) AS hits
-}
-RETURN probe.at AS at, hits`
+}`
 )
 
 // memoryMapLean is memoryMap without the embedding: a dedup decision needs

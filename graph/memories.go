@@ -140,7 +140,16 @@ func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, o batchOptio
 // underLocks, when set, runs as soon as the segment's locks are held.
 func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, from int, o batchOptions, out []memory.Written, underLocks func() error) (int, error) {
 	seg := ms[from:]
-	st, err := lockAndRead(ctx, tx, tenant, seg)
+	var groups []probeGroup
+	if o.dedup != nil {
+		groups = probeGroups(tenant, seg, o.dedup.Scopes, o.dedup.ScopeOf[from:])
+	}
+	similar := make([][]memory.Hit, len(seg))
+	var first *probeGroup
+	if len(groups) > 0 {
+		first = &groups[0]
+	}
+	st, err := lockAndRead(ctx, tx, tenant, seg, first, similar)
 	if err != nil {
 		return 0, err
 	}
@@ -149,9 +158,8 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 			return 0, err
 		}
 	}
-	var similar [][]memory.Hit
-	if o.dedup != nil {
-		if similar, err = similarBatch(ctx, tx, tenant, seg, o.dedup.Scopes, o.dedup.ScopeOf[from:]); err != nil {
+	for _, g := range groups[min(1, len(groups)):] {
+		if err := similarIn(ctx, tx, tenant, g, similar); err != nil {
 			return 0, err
 		}
 	}
@@ -221,8 +229,9 @@ type slot struct{ user, key string }
 func takesSlot(m memory.Memory) bool { return m.Key != "" && m.Status == memory.StatusActive }
 
 // lockAndRead locks what ms link to (see cypherLockBatch) and reads, under
-// those locks, the state their outcome depends on, in one query.
-func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) (batchState, error) {
+// those locks, the state their outcome depends on, in one query. With a
+// probe group, the same query runs its dedup search too, into similar.
+func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (batchState, error) {
 	params := lockParams(tenant, ms)
 	idems, slots, entityIDs := map[string]bool{}, map[slot]bool{}, map[string]bool{}
 	for _, m := range ms {
@@ -243,7 +252,13 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	params["idems"] = slices.Collect(maps.Keys(idems))
 	params["slots"] = slotParams
 	params["entity_ids"] = slices.Collect(maps.Keys(entityIDs))
-	recs, err := collect(ctx, tx, cypherLockAndReadBatch, params)
+	cypher := cypherLockAndReadBatch
+	if g != nil {
+		var pred string
+		pred, params = g.query(params)
+		cypher = cypherLockReadSimilarHead + cypherSimilarBatch + pred + cypherSimilarBatchScore + cypherLockReadSimilarTail
+	}
+	recs, err := collect(ctx, tx, cypher, params)
 	if err != nil {
 		return batchState{}, err
 	}
@@ -275,45 +290,83 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		e := memory.Entity{ID: str(em["id"]), Kind: str(em["kind"]), Name: str(em["name"])}
 		st.entities[e.ID] = e
 	}
+	if g != nil {
+		if err := decodeSimilar(r["similar"], similar); err != nil {
+			return batchState{}, err
+		}
+	}
 	return st, nil
 }
 
-// similarBatch runs the dedup search of ms: for each memory with a scope
-// (scopeOf[i] >= 0), the memories of its user and type, active or
-// candidate, in its scope, most similar first. One query per scope.
-func similarBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, scopes []memory.Scope, scopeOf []int) ([][]memory.Hit, error) {
-	out := make([][]memory.Hit, len(ms))
-	probes := map[int][]map[string]any{}
+// probeGroup is the dedup search of the memories of a segment that share a
+// scope: one probe ({at, user_id, type, vec}) per memory.
+type probeGroup struct {
+	scope  memory.Scope
+	probes []map[string]any
+}
+
+// query adds the group's parameters to params and returns its scope
+// predicate.
+func (g probeGroup) query(params map[string]any) (string, map[string]any) {
+	pred, more := scopePredicate(g.scope)
+	maps.Copy(params, more)
+	params["probes"] = g.probes
+	return pred, params
+}
+
+// probeGroups groups the dedup search of ms by scope, in scope order. A
+// memory without a scope (scopeOf[i] < 0), an empty one, or one of another
+// tenant, is searched for nowhere.
+func probeGroups(tenant string, ms []memory.Memory, scopes []memory.Scope, scopeOf []int) []probeGroup {
+	byScope := map[int][]map[string]any{}
 	for i, m := range ms {
 		k := scopeOf[i]
 		if k < 0 || k >= len(scopes) || len(m.Embedding) == 0 || scopes[k].Empty() || scopes[k].Tenant != tenant {
 			continue
 		}
-		probes[k] = append(probes[k], map[string]any{"at": i, "user_id": m.UserID, "type": m.Type, "vec": float64s(m.Embedding)})
+		byScope[k] = append(byScope[k], map[string]any{"at": i, "user_id": m.UserID, "type": m.Type, "vec": float64s(m.Embedding)})
 	}
-	for _, k := range slices.Sorted(maps.Keys(probes)) {
-		pred, params := scopePredicate(scopes[k])
-		params["tenant"], params["probes"] = tenant, probes[k]
-		recs, err := collect(ctx, tx, cypherSimilarBatch+pred+cypherSimilarBatchScore, params)
-		if err != nil {
-			return nil, err
+	var out []probeGroup
+	for _, k := range slices.Sorted(maps.Keys(byScope)) {
+		out = append(out, probeGroup{scope: scopes[k], probes: byScope[k]})
+	}
+	return out
+}
+
+// similarIn runs the dedup search of a probe group on its own, into similar.
+func similarIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, g probeGroup, similar [][]memory.Hit) error {
+	pred, params := g.query(map[string]any{"tenant": tenant})
+	recs, err := collect(ctx, tx, cypherSimilarOnlyHead+cypherSimilarBatch+pred+cypherSimilarBatchScore+cypherSimilarOnlyTail, params)
+	if err != nil {
+		return err
+	}
+	if len(recs) != 1 {
+		return fmt.Errorf("graph: dedup search returned %d rows", len(recs))
+	}
+	v, _ := recs[0].Get("similar")
+	return decodeSimilar(v, similar)
+}
+
+// decodeSimilar reads a list of {at, hits} into similar[at].
+func decodeSimilar(v any, similar [][]memory.Hit) error {
+	list, _ := v.([]any)
+	for _, e := range list {
+		em, _ := e.(map[string]any)
+		i := int(integer(em["at"]))
+		hits, _ := em["hits"].([]any)
+		if i < 0 || i >= len(similar) {
+			return fmt.Errorf("graph: dedup search answered for memory %d of %d", i, len(similar))
 		}
-		for _, r := range recs {
-			at, _ := r.Get("at")
-			hits, _ := r.Get("hits")
-			list, _ := hits.([]any)
-			i := int(integer(at))
-			for _, h := range list {
-				hm, _ := h.(map[string]any)
-				m, err := decodeMemory(hm["memory"])
-				if err != nil {
-					return nil, err
-				}
-				out[i] = append(out[i], memory.Hit{Memory: m, Score: float(hm["score"])})
+		for _, h := range hits {
+			hm, _ := h.(map[string]any)
+			m, err := decodeMemory(hm["memory"])
+			if err != nil {
+				return err
 			}
+			similar[i] = append(similar[i], memory.Hit{Memory: m, Score: float(hm["score"])})
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // batchPlan is what a segment of a batch writes and reports.
