@@ -16,19 +16,17 @@ import (
 
 // Schema (DDL). Exempt from the tenant rule: it describes every tenant.
 const (
-	ddlMemoryID       = `CREATE CONSTRAINT memory_tenant_id IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.id) IS UNIQUE`
-	ddlUserID         = `CREATE CONSTRAINT user_tenant_id IF NOT EXISTS FOR (n:User) REQUIRE (n.tenant, n.id) IS UNIQUE`
-	ddlAgentID        = `CREATE CONSTRAINT agent_tenant_id IF NOT EXISTS FOR (n:Agent) REQUIRE (n.tenant, n.id) IS UNIQUE`
-	ddlEntityID       = `CREATE CONSTRAINT entity_tenant_id IF NOT EXISTS FOR (n:Entity) REQUIRE (n.tenant, n.id) IS UNIQUE`
-	ddlSessionID      = `CREATE CONSTRAINT session_tenant_id IF NOT EXISTS FOR (n:Session) REQUIRE (n.tenant, n.id) IS UNIQUE`
-	ddlTombstoneID    = `CREATE CONSTRAINT tombstone_tenant_id IF NOT EXISTS FOR (n:Tombstone) REQUIRE (n.tenant, n.id) IS UNIQUE`
-	ddlGrantID        = `CREATE CONSTRAINT grant_tenant_id IF NOT EXISTS FOR (n:Grant) REQUIRE (n.tenant, n.id) IS UNIQUE`
-	ddlAPIKeyID       = `CREATE CONSTRAINT apikey_tenant_id IF NOT EXISTS FOR (n:APIKey) REQUIRE (n.tenant, n.id) IS UNIQUE`
-	ddlMemoryIdem     = `CREATE CONSTRAINT memory_tenant_idem IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.idem_key) IS UNIQUE`
-	ddlMemoryUserIdx  = `CREATE INDEX memory_tenant_user IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id)`
-	ddlMemoryKeyIdx   = `CREATE INDEX memory_tenant_key IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.key)`
-	ddlMemoryFullText = "CREATE FULLTEXT INDEX " + indexFullText + " IF NOT EXISTS FOR (n:Memory) ON EACH [n.content] " +
-		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}"
+	ddlMemoryID      = `CREATE CONSTRAINT memory_tenant_id IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlUserID        = `CREATE CONSTRAINT user_tenant_id IF NOT EXISTS FOR (n:User) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlAgentID       = `CREATE CONSTRAINT agent_tenant_id IF NOT EXISTS FOR (n:Agent) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlEntityID      = `CREATE CONSTRAINT entity_tenant_id IF NOT EXISTS FOR (n:Entity) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlSessionID     = `CREATE CONSTRAINT session_tenant_id IF NOT EXISTS FOR (n:Session) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlTombstoneID   = `CREATE CONSTRAINT tombstone_tenant_id IF NOT EXISTS FOR (n:Tombstone) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlGrantID       = `CREATE CONSTRAINT grant_tenant_id IF NOT EXISTS FOR (n:Grant) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlAPIKeyID      = `CREATE CONSTRAINT apikey_tenant_id IF NOT EXISTS FOR (n:APIKey) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlMemoryIdem    = `CREATE CONSTRAINT memory_tenant_idem IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.idem_key) IS UNIQUE`
+	ddlMemoryUserIdx = `CREATE INDEX memory_tenant_user IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id)`
+	ddlMemoryKeyIdx  = `CREATE INDEX memory_tenant_key IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.key)`
 	// ddlMemoryFullTextPartition indexes the content together with the
 	// memory's partition (tenant/user), so that recall's Lucene query finds
 	// one user's matches inside the index instead of every tenant's.
@@ -43,9 +41,12 @@ const (
 
 // Index names.
 const (
-	indexVector   = "memory_embedding"
-	indexFullText = "memory_content"
-	// indexFullTextPartition is the full-text index recall queries.
+	indexVector = "memory_embedding"
+	// indexFullTextPartition is the full-text index recall queries. Its
+	// forerunner, memory_content (content alone), is no longer created: no
+	// query used it, and every commit of a memory paid for analysing the
+	// content into it. Databases that have it may drop it
+	// (DROP INDEX memory_content); EnsureSchema leaves that to an operator.
 	indexFullTextPartition = "memory_content_partition"
 )
 

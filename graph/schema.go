@@ -20,7 +20,7 @@ const schemaTimeout = 5 * time.Minute
 // (Neo4j does not mix schema and data changes in one transaction).
 var schema = []string{
 	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlGrantID, ddlAPIKeyID,
-	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx, ddlMemoryFullText, ddlMemoryVector,
+	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx, ddlMemoryVector,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,
 	ddlMemoryFullTextPartition,
 }

@@ -101,7 +101,7 @@ func TestEnsureSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[string]string{
-			indexVector: "VECTOR", indexFullText: "FULLTEXT", "memory_tenant_user": "RANGE",
+			indexVector: "VECTOR", indexFullTextPartition: "FULLTEXT", "memory_tenant_user": "RANGE",
 			"memory_tenant_key": "RANGE", "memory_tenant_id": "RANGE", "memory_tenant_idem": "RANGE",
 		}
 		got := map[string]string{}
@@ -115,7 +115,7 @@ func TestEnsureSchema(t *testing.T) {
 			if state := str(m["state"]); state != "ONLINE" {
 				t.Errorf("index %s is %s", name, state)
 			}
-			if name == indexFullText {
+			if name == indexFullTextPartition {
 				cfg, _ := m["options"].(map[string]any)["indexConfig"].(map[string]any)
 				if a := str(cfg["fulltext.analyzer"]); a != "cjk" {
 					t.Errorf("full-text analyzer = %q, want cjk", a)
