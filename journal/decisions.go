@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,13 +43,23 @@ type Decisions struct {
 	cap     int
 	ch      chan memory.DecisionRecord
 	dropped atomic.Int64
+	// flush asks Run to write what is queued and close the channel sent.
+	flush chan chan struct{}
+	mu    sync.Mutex
+	run   chan struct{} // closed when the current Run returns; nil before any
 }
 
-var _ memory.DecisionLog = (*Decisions)(nil)
+var (
+	_ memory.DecisionLog = (*Decisions)(nil)
+	_ memory.Eraser      = (*Decisions)(nil)
+)
 
 // NewDecisions returns a decision log on rdb. Nothing is written until Run.
 func NewDecisions(rdb *redis.Client, opts DecisionOptions) *Decisions {
-	d := &Decisions{rdb: rdb, log: opts.Logger, cap: opts.Cap, ch: make(chan memory.DecisionRecord, decisionBuffer)}
+	d := &Decisions{
+		rdb: rdb, log: opts.Logger, cap: opts.Cap,
+		ch: make(chan memory.DecisionRecord, decisionBuffer), flush: make(chan chan struct{}),
+	}
 	if d.cap <= 0 {
 		d.cap = DefaultDecisionCap
 	}
@@ -76,9 +87,22 @@ func (d *Decisions) Dropped() int64 { return d.dropped.Load() }
 // Run writes queued records until ctx ends, then writes what is still
 // queued (within a few seconds) and returns.
 func (d *Decisions) Run(ctx context.Context) {
+	done := make(chan struct{})
+	d.mu.Lock()
+	d.run = done
+	d.mu.Unlock()
+	defer close(done)
 	batch := make([]memory.DecisionRecord, 0, decisionBatch)
 	for {
 		select {
+		case reply := <-d.flush:
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+			for len(d.ch) > 0 && wctx.Err() == nil {
+				batch = d.drain(batch[:0])
+				d.write(wctx, batch)
+			}
+			cancel()
+			close(reply)
 		case r := <-d.ch:
 			// A record taken off the queue is written even when ctx ends
 			// meanwhile: select may pick this case after the cancel.
@@ -131,6 +155,80 @@ func (d *Decisions) write(ctx context.Context, batch []memory.DecisionRecord) {
 	if _, err := pipe.Exec(ctx); err != nil && ctx.Err() == nil {
 		d.log.WarnContext(ctx, "decision log: write failed", "records", len(batch), "err", err)
 	}
+}
+
+// Flush returns once every decision queued before the call is written (or
+// its write failed and was logged), or when ctx ends. Without a Run it
+// writes them itself.
+func (d *Decisions) Flush(ctx context.Context) error {
+	d.mu.Lock()
+	run := d.run
+	d.mu.Unlock()
+	if run != nil {
+		reply := make(chan struct{})
+		select {
+		case d.flush <- reply:
+			select {
+			case <-reply:
+				return nil
+			case <-ctx.Done():
+				return fmt.Errorf("journal: decision log flush: %w", ctx.Err())
+			}
+		case <-run: // Run has returned: nobody else writes now
+		case <-ctx.Done():
+			return fmt.Errorf("journal: decision log flush: %w", ctx.Err())
+		}
+	}
+	for len(d.ch) > 0 && ctx.Err() == nil {
+		d.write(ctx, d.drain(nil))
+	}
+	return nil
+}
+
+// Place names the decision log in erase receipts.
+func (d *Decisions) Place() string { return "decision_log" }
+
+// EraseUser removes from the tenant's log every decision that names the
+// user: taken by them, or about a resource of theirs (the memory ids of
+// those records are theirs too). It writes the queued decisions first, so
+// none of them lands after the erase, and returns how many it removed.
+func (d *Decisions) EraseUser(ctx context.Context, tenant, userID string) (int64, error) {
+	if err := d.Flush(ctx); err != nil {
+		return 0, err
+	}
+	key := decisionsKey(tenant)
+	raws, err := d.rdb.LRange(ctx, key, 0, -1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("%w: decision log: %w", memory.ErrUnavailable, err)
+	}
+	names := map[string]bool{}
+	for _, raw := range raws {
+		var r memory.DecisionRecord
+		if json.Unmarshal([]byte(raw), &r) != nil {
+			continue
+		}
+		if r.Resource.UserID == userID || r.Principal.Kind == memory.KindUser && r.Principal.ID == userID {
+			names[raw] = true
+		}
+	}
+	if len(names) == 0 {
+		return 0, nil
+	}
+	// LREM by value: records pushed or trimmed meanwhile do not shift
+	// what is removed.
+	pipe := d.rdb.Pipeline()
+	var rems []*redis.IntCmd
+	for raw := range names {
+		rems = append(rems, pipe.LRem(ctx, key, 0, raw))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("%w: decision log: erase: %w", memory.ErrUnavailable, err)
+	}
+	var n int64
+	for _, c := range rems {
+		n += c.Val()
+	}
+	return n, nil
 }
 
 // Decisions returns the tenant's logged decisions that match q, newest

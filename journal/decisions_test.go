@@ -92,3 +92,68 @@ func TestRecordNeverBlocks(t *testing.T) {
 		t.Errorf("dropped %d, want 100", d.Dropped())
 	}
 }
+
+// TestDecisionLogEraseUser removes every decision taken by a user or about
+// a resource of theirs, including those still queued when the erase
+// begins, and leaves other users' and other tenants' decisions.
+func TestDecisionLogEraseUser(t *testing.T) {
+	rdb := testenv.Redis(t)
+	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
+	t.Cleanup(func() { _ = rdb.Del(context.Background(), decisionsKey(tenant), decisionsKey(other)).Err() })
+	rec := func(tenant, kind, id, user string) memory.DecisionRecord {
+		return memory.DecisionRecord{
+			Time: time.Now().UTC(), Principal: memory.Principal{Tenant: tenant, Kind: kind, ID: id},
+			Action: memory.ActionRead, Resource: memory.Resource{Tenant: tenant, ID: memory.NewID("mem"), UserID: user}, Result: memory.ResultAllow,
+		}
+	}
+	tests := []struct {
+		name string
+		run  bool // a Run writes the log; otherwise the erase writes the queue itself
+	}{{"with Run", true}, {"without Run", false}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_ = rdb.Del(context.Background(), decisionsKey(tenant), decisionsKey(other)).Err()
+			d := NewDecisions(rdb, DecisionOptions{})
+			if tc.run {
+				ctx, stop := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() { d.Run(ctx); close(done) }()
+				t.Cleanup(func() { stop(); <-done })
+			}
+			gone := []memory.DecisionRecord{
+				rec(tenant, memory.KindAgent, "bot", "alice"),
+				rec(tenant, memory.KindUser, "alice", "alice"),
+				rec(tenant, memory.KindUser, "alice", "bob"), // alice read something of bob's
+				rec(tenant, memory.KindAdmin, "root", "alice"),
+			}
+			kept := []memory.DecisionRecord{
+				rec(tenant, memory.KindAgent, "bot", "bob"),
+				rec(tenant, memory.KindAgent, "alice", "bob"), // an agent named alice is not the user
+				rec(other, memory.KindUser, "alice", "alice"), // another tenant's alice
+			}
+			for _, r := range append(append([]memory.DecisionRecord{}, gone...), kept...) {
+				d.Record(r)
+			}
+			n, err := d.EraseUser(t.Context(), tenant, "alice")
+			if err != nil || n != int64(len(gone)) {
+				t.Fatalf("EraseUser = %d, %v; want %d", n, err, len(gone))
+			}
+			if d.Place() != "decision_log" {
+				t.Errorf("Place = %q", d.Place())
+			}
+			left, err := d.Decisions(t.Context(), tenant, memory.DecisionQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]memory.DecisionRecord{kept[1], kept[0]}, left); diff != "" {
+				t.Errorf("tenant's log after the erase (-want +got):\n%s", diff)
+			}
+			if o, err := d.Decisions(t.Context(), other, memory.DecisionQuery{}); err != nil || len(o) != 1 {
+				t.Errorf("other tenant's log: %+v, %v", o, err)
+			}
+			if again, err := d.EraseUser(t.Context(), tenant, "alice"); err != nil || again != 0 {
+				t.Errorf("second erase = %d, %v; want 0", again, err)
+			}
+		})
+	}
+}

@@ -85,7 +85,8 @@ const (
 )
 
 // Receipt says what an erase removed, place by place. A repeated erase
-// returns the same places with zero counts.
+// returns the same places with zero counts, but for a decision log, which
+// holds the repeated erase's own decision about the user.
 type Receipt struct {
 	Tenant   string           `json:"tenant"`
 	UserID   string           `json:"user_id"`

@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Redis: a.Redis, TTL: cfg.SessionTTL, MaxTurns: cfg.SessionMaxTurns, MaxBytes: cfg.SessionMaxBytes,
 	})
 	a.Queue = queue.New(a.Redis, queue.Options{Prefix: cfg.Queue.Prefix, Shards: cfg.Queue.Shards, Logger: log})
-	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.Recorder}
+	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.Recorder, a.Decisions}
 	a.Service, err = memory.NewService(memory.Options{
 		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,

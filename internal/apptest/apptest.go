@@ -136,6 +136,22 @@ func provision(t testing.TB, instance *app.App, url string) *Fixture {
 	return f
 }
 
+// AddUser gives the fixture's tenant one more user, with an API key under
+// the user's id. Tests that look for a user's id in every key and value use
+// it: the shared users' ids occur in every tenant.
+func (f *Fixture) AddUser(t testing.TB, id string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := f.App.Store.EnsureUser(ctx, f.Tenant, id); err != nil {
+		t.Fatalf("ensure user: %v", err)
+	}
+	key := memory.NewAPIKey(f.Tenant)
+	if err := f.App.Store.PutAPIKey(ctx, f.Tenant, memory.HashAPIKey(key), memory.Principal{Tenant: f.Tenant, Kind: memory.KindUser, ID: id}); err != nil {
+		t.Fatalf("put api key for %s: %v", id, err)
+	}
+	f.Keys[id] = key
+}
+
 // Response is what a request got back.
 type Response struct {
 	Status int
