@@ -1,17 +1,16 @@
 package embed
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"mneme/internal/httpjson"
 )
 
 // HTTPConfig configures an HTTP embedder. Zero values of the optional fields
@@ -51,9 +50,6 @@ const (
 	DefaultHTTPBackoff    = 250 * time.Millisecond
 	DefaultHTTPMaxBackoff = 5 * time.Second
 )
-
-// maxErrorBody is how much of an error response is quoted in an error.
-const maxErrorBody = 512
 
 // maxResponseBody caps the response read: 2048 inputs of 4096 floats as JSON
 // text fit with room to spare.
@@ -111,14 +107,7 @@ func (h *HTTP) Dimension() int { return h.cfg.Dimension }
 func (h *HTTP) Model() string { return h.cfg.Model }
 
 // StatusError is a response the endpoint gave that is not a success.
-type StatusError struct {
-	Status int
-	Body   string // the start of the response body
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("embeddings endpoint answered %d %s: %s", e.Status, http.StatusText(e.Status), e.Body)
-}
+type StatusError = httpjson.StatusError
 
 // ErrBadResponse means the endpoint answered 200 with something that is not
 // one vector of the configured dimension per input.
@@ -150,7 +139,7 @@ func (h *HTTP) embedBatch(ctx context.Context, texts []string) ([][]float32, err
 	}
 	wait := h.cfg.Backoff
 	for attempt := 0; ; attempt++ {
-		vecs, retryAfter, err := h.post(ctx, body, len(texts))
+		vecs, err := h.post(ctx, body, len(texts))
 		if err == nil {
 			return vecs, nil
 		}
@@ -161,8 +150,8 @@ func (h *HTTP) embedBatch(ctx context.Context, texts []string) ([][]float32, err
 			return nil, err
 		}
 		pause := wait
-		if retryAfter > 0 && retryAfter <= h.cfg.MaxBackoff {
-			pause = retryAfter
+		if se := (*StatusError)(nil); errors.As(err, &se) && se.RetryAfter > 0 && se.RetryAfter <= h.cfg.MaxBackoff {
+			pause = se.RetryAfter
 		}
 		select {
 		case <-ctx.Done():
@@ -200,36 +189,15 @@ type embeddingsResponse struct {
 	} `json:"data"`
 }
 
-// post sends one request and decodes the answer. It returns the server's
-// Retry-After, if any, for the caller's backoff.
-func (h *HTTP) post(ctx context.Context, body []byte, n int) ([][]float32, time.Duration, error) {
+// post sends one request and decodes the answer.
+func (h *HTTP) post(ctx context.Context, body []byte, n int) ([][]float32, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint, bytes.NewReader(body))
+	raw, err := httpjson.Post(ctx, httpjson.Request{Client: h.cfg.Client, URL: h.endpoint, APIKey: h.cfg.APIKey, Body: body, Limit: maxResponseBody})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if h.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
-	}
-	resp, err := h.cfg.Client.Do(req)
-	if err != nil {
-		return nil, 0, fmt.Errorf("POST %s: %w", h.endpoint, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return nil, retryAfter(resp.Header.Get("Retry-After")),
-			&StatusError{Status: resp.StatusCode, Body: strings.TrimSpace(string(snippet))}
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading response of %s: %w", h.endpoint, err)
-	}
-	vecs, err := h.decode(raw, n)
-	return vecs, 0, err
+	return h.decode(raw, n)
 }
 
 // decode checks an answer for n inputs and puts its vectors in input order.
@@ -257,14 +225,4 @@ func (h *HTTP) decode(raw []byte, n int) ([][]float32, error) {
 		out[at] = d.Embedding
 	}
 	return out, nil
-}
-
-// retryAfter reads a Retry-After header given in seconds; dates are rare
-// from embedding servers and ignored.
-func retryAfter(v string) time.Duration {
-	s, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || s < 0 {
-		return 0
-	}
-	return time.Duration(s) * time.Second
 }

@@ -1,17 +1,16 @@
 package extract
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
+	"mneme/internal/httpjson"
 	"mneme/memory"
 )
 
@@ -111,25 +110,9 @@ func (l *LLM) ask(ctx context.Context, turns []memory.Turn) ([]memory.NewMemory,
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.cfg.URL, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if l.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+l.cfg.APIKey)
-	}
-	resp, err := l.client.Do(req)
+	raw, err := httpjson.Post(ctx, httpjson.Request{Client: l.client, URL: l.cfg.URL, APIKey: l.cfg.APIKey, Body: body, Limit: 1 << 20})
 	if err != nil {
 		return nil, fmt.Errorf("chat completions: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("chat completions: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("chat completions: status %d", resp.StatusCode)
 	}
 	var chat chatResponse
 	if err := json.Unmarshal(raw, &chat); err != nil || len(chat.Choices) == 0 {

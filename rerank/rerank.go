@@ -4,15 +4,14 @@
 package rerank
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
+	"mneme/internal/httpjson"
 	"mneme/memory"
 )
 
@@ -76,25 +75,13 @@ func (c *Client) Rerank(ctx context.Context, query string, docs []string) ([]flo
 	if err != nil {
 		return nil, fmt.Errorf("rerank: encode: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.opts.URL, bytes.NewReader(body))
+	raw, err := httpjson.Post(ctx, httpjson.Request{Client: c.http, URL: c.opts.URL, APIKey: c.opts.APIKey, Body: body, Limit: 1 << 20})
+	var se *httpjson.StatusError
+	if errors.As(err, &se) {
+		return nil, fmt.Errorf("%w: status %d", ErrBadAnswer, se.Status)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.opts.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("rerank: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("rerank: read answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: status %d", ErrBadAnswer, resp.StatusCode)
 	}
 	var out response
 	if err := json.Unmarshal(raw, &out); err != nil {

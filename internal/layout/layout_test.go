@@ -109,6 +109,8 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"mneme/session": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embed"},
 		// The write queue knows Redis and the domain's job types, nothing else.
 		"mneme/queue": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embed", "mneme/internal/app"},
+		// The model endpoints' JSON POST is the standard library only.
+		"mneme/internal/httpjson": {"github.com/", "mneme/"},
 		// The rerank client is HTTP only.
 		"mneme/rerank": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers"},
 		// Handlers call the service; they never reach past it.
