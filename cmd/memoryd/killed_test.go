@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,10 +33,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	}
 	driver := testenv.Neo4j(t)
 	redisURL := testenv.RedisURL(t)
-	bin := filepath.Join(t.TempDir(), "memoryd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build memoryd: %v\n%s", err, out)
-	}
+	bin := buildMemoryd(t)
 	ctx := context.Background()
 	tenant := testenv.Tenant(t)
 	store := graph.New(driver, graph.Options{Database: testenv.Neo4jDatabase()})

@@ -9,9 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +32,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 		t.Skip("integration test: starts its own Neo4j")
 	}
 	redisURL := testenv.RedisURL(t)
-	uri := ownNeo4j(t)
+	uri, _ := ownServer(t, "neo4j.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
@@ -203,28 +200,4 @@ func (s *servedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
-}
-
-// ownNeo4j starts a Neo4j for this test alone and returns its URI.
-func ownNeo4j(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "neo4j")
-	ctl := func(action string) string {
-		cmd := exec.Command(filepath.Join(root, "scripts", "neo4j.sh"), action, dir)
-		cmd.Env = os.Environ()
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("neo4j.sh %s: %v\n%s", action, err, stderr.String())
-		}
-		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-		return lines[len(lines)-1]
-	}
-	uri := ctl("start")
-	t.Cleanup(func() { ctl("stop") })
-	return uri
 }

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,47 +26,12 @@ func TestRestartKeepsEverythingAndOutagesGive503(t *testing.T) {
 		t.Skip("integration test: starts its own Neo4j")
 	}
 	testenv.RedisURL(t) // fails clearly when the harness is missing
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "memoryd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build memoryd: %v\n%s", err, out)
-	}
-
+	bin := buildMemoryd(t)
 	// A Neo4j of this test's own, so that stopping it disturbs nobody.
-	dbDir := filepath.Join(tmp, "neo4j")
-	neo4jCtl := func(action string, env ...string) string {
-		t.Helper()
-		cmd := exec.Command(filepath.Join(root, "scripts", "neo4j.sh"), action, dbDir)
-		cmd.Env = append(os.Environ(), env...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("neo4j.sh %s: %v\n%s", action, err, stderr.String())
-		}
-		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-		return lines[len(lines)-1]
-	}
-	uri := neo4jCtl("start")
-	t.Cleanup(func() { neo4jCtl("stop") })
-
+	uri, neo4jCtl := ownServer(t, "neo4j.sh")
 	// And a Redis of its own: Redis holds the policy and grant counters of
 	// the tenants in its Neo4j, so the two belong together.
-	redisDir := filepath.Join(tmp, "redis")
-	redisCtl := func(action string) string {
-		t.Helper()
-		out, err := exec.Command(filepath.Join(root, "scripts", "redis.sh"), action, redisDir).Output()
-		if err != nil {
-			t.Fatalf("redis.sh %s: %v", action, err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		return lines[len(lines)-1]
-	}
-	redisURL := redisCtl("start")
-	t.Cleanup(func() { redisCtl("stop") })
+	redisURL, _ := ownServer(t, "redis.sh")
 	port := uri[strings.LastIndex(uri, ":")+1:]
 
 	addr := freeAddr(t)
@@ -159,16 +122,6 @@ func TestRestartKeepsEverythingAndOutagesGive503(t *testing.T) {
 	if code := status(base+"/v1/memories/"+written.ID, keys["support-bot"], "GET", nil, &again); code != http.StatusOK || again.Content != written.Content {
 		t.Errorf("the memory written before the restart = %d %+v", code, again)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // status sends a request and returns its status, decoding the body into
