@@ -1,0 +1,31 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+
+	"mneme/internal/apptest"
+)
+
+// The warm-up runs every recall query against the real Neo4j, Redis and
+// policy engine without an error, and leaves nothing in the recall log.
+func TestWarmUp(t *testing.T) {
+	f := apptest.Start(t)
+	ctx := context.Background()
+	for range 2 {
+		if err := f.App.Service.WarmUp(ctx); err != nil {
+			t.Fatalf("warm-up: %v", err)
+		}
+	}
+	for _, tenant := range []string{"m_warm", "mneme_warmup"} {
+		for _, user := range []string{"warm-u", "warmup-user-0"} {
+			recalls, err := f.App.RecallLog.RecentRecalls(ctx, tenant, user, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recalls) != 0 {
+				t.Errorf("warm-up left %d recall log entries for %s/%s", len(recalls), tenant, user)
+			}
+		}
+	}
+}

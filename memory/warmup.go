@@ -1,0 +1,99 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Neo4j caches a query plan under the query's text and its parameters'
+// types, and for strings and lists also under their size rounded up to a
+// power of ten (2–10, 11–100, …): a plan made for a tenant of 12 characters
+// is planned again for one of 4. WarmUp therefore runs in a short and a
+// long tenant and for a short and a long user id. Tenant names never
+// contain '_' (it separates tenant and secret in API keys), so no request
+// can name these tenants and they never hold data.
+var (
+	warmTenants = []string{"m_warm", "mneme_warmup"}
+	warmUsers   = []string{"warm-u", "warmup-user-0"}
+)
+
+// warmQuery names entities in ASCII and CJK and has words for full-text, so
+// that every part of a recall's queries runs; its length is a question's.
+const warmQuery = "warm up: order SO-100001 预热 Shanghai"
+
+// warmCallers are the kinds of caller whose read filters differ most in
+// shape, and so in the text of the queries Neo4j plans.
+var warmCallers = []Principal{
+	{Kind: KindAgent, ID: "warm-a", Roles: []string{"agent"}},
+	{Kind: KindUser, ID: "warm-u"},
+	{Kind: KindAdmin, ID: "warmup-admin", Roles: []string{"admin"}},
+}
+
+// WarmUp runs recall for each kind of caller in tenants that hold nothing,
+// and the graph queries a recall reaches only when it finds something
+// (first-hit expansion, the vector index) or when a tenant is first seen (its
+// policy state and grants). The first recall after a start would otherwise
+// pay for Neo4j planning these queries, the driver opening its connections
+// and the policy engine's first partial evaluations: seconds instead of
+// milliseconds. It reads only, records nothing, and returns every error it
+// met; a failed warm-up costs the first callers time, never an answer.
+func (s *Service) WarmUp(ctx context.Context) error {
+	var errs []error
+	for _, tenant := range warmTenants {
+		for _, user := range warmUsers {
+			errs = append(errs, s.warmRecall(ctx, tenant, user))
+			errs = append(errs, s.warmGraph(ctx, tenant, user))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// warmRecall recalls as every kind of caller at once, so that the driver
+// also opens the connections concurrent requests need.
+func (s *Service) warmRecall(ctx context.Context, tenant, user string) error {
+	errs := make([]error, len(warmCallers))
+	var wg sync.WaitGroup
+	for i, p := range warmCallers {
+		p.Tenant = tenant
+		wg.Go(func() {
+			if _, err := s.Recall(ctx, p, RecallRequest{UserID: user, Query: warmQuery, SessionID: "warmup-session"}); err != nil {
+				errs[i] = fmt.Errorf("warm-up recall as %s: %w", p.Kind, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// warmGraph runs what a recall in an empty tenant does not reach.
+func (s *Service) warmGraph(ctx context.Context, tenant, user string) error {
+	var errs []error
+	if s.searchStore != nil && s.graphOn() {
+		p := warmCallers[0]
+		p.Tenant = tenant
+		scope, err := s.authz.ReadScope(ctx, p, user, s.now())
+		if err != nil {
+			return fmt.Errorf("warm-up read scope: %w", err)
+		}
+		q := SearchQuery{UserID: user, Limit: s.recall.Candidates}
+		if _, err := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: user, Seeds: []string{"warm-1", "warm-2", "warm-3"}, Filters: q, Limit: q.Limit}); err != nil {
+			errs = append(errs, fmt.Errorf("warm-up first-hit expansion: %w", err))
+		}
+		q.Embedding = make([]float32, max(s.embed.Dimension(), 1))
+		q.Embedding[0] = 1
+		if _, err := s.searchStore.SearchVectorApprox(ctx, scope, q, q.Limit*s.recall.IndexOverfetch); err != nil {
+			errs = append(errs, fmt.Errorf("warm-up vector index: %w", err))
+		}
+	}
+	if s.admin.ready() {
+		if _, err := s.admin.Store.PolicyState(ctx, tenant); err != nil {
+			errs = append(errs, fmt.Errorf("warm-up policy state: %w", err))
+		}
+		if _, err := s.grants.ListGrants(ctx, tenant); err != nil {
+			errs = append(errs, fmt.Errorf("warm-up grants: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
