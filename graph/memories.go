@@ -324,7 +324,10 @@ func probeGroups(tenant string, ms []memory.Memory, scopes []memory.Scope, scope
 		if k < 0 || k >= len(scopes) || len(m.Embedding) == 0 || scopes[k].Empty() || scopes[k].Tenant != tenant {
 			continue
 		}
-		byScope[k] = append(byScope[k], map[string]any{"at": i, "user_id": m.UserID, "type": m.Type, "vec": float64s(m.Embedding)})
+		text, numbers := memory.FactSignature(m.Content)
+		byScope[k] = append(byScope[k], map[string]any{
+			"at": i, "user_id": m.UserID, "type": m.Type, "vec": float64s(m.Embedding), "fact_text": text, "fact_numbers": numbers,
+		})
 	}
 	var out []probeGroup
 	for _, k := range slices.Sorted(maps.Keys(byScope)) {

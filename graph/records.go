@@ -26,7 +26,13 @@ func memoryProps(m memory.Memory) map[string]any {
 	if m.ValidTo != nil {
 		validTo = timeOrNil(*m.ValidTo)
 	}
+	factText, factNumbers := memory.FactSignature(m.Content)
 	return map[string]any{
+		// The dedup search looks only at memories sharing one of these
+		// (see cypherSimilarBatch): reading every embedding of a user's
+		// partition for each new memory made queued batches time out.
+		"fact_text":        factText,
+		"fact_numbers":     factNumbers,
 		"tenant":           m.Tenant,
 		"id":               m.ID,
 		"user_id":          m.UserID,

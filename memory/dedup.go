@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"slices"
 	"strings"
@@ -30,6 +32,20 @@ func SameFact(a, b string, cosine, threshold float64) bool {
 		return false
 	}
 	return cosine >= threshold
+}
+
+// FactSignature returns digests of what SameFact compares before any
+// vector: the normalised text, and the numbers in order. Two contents can be
+// the same fact only when one of the two is equal, so a store may narrow a
+// dedup search to memories that share either. Digests, so that the store
+// holds no second copy of a value in the content.
+func FactSignature(content string) (text, numbers string) {
+	return digest(normalise(content)), digest(strings.Join(numbersOf(content), " "))
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
 }
 
 // sameSlot reports whether two memories could be one fact: different keys
