@@ -44,7 +44,7 @@ type Decisions struct {
 	ch      chan memory.DecisionRecord
 	dropped atomic.Int64
 	// flush asks Run to write what is queued and close the channel sent.
-	flush chan chan struct{}
+	flush flushRequests
 	mu    sync.Mutex
 	run   chan struct{} // closed when the current Run returns; nil before any
 }
@@ -58,7 +58,7 @@ var (
 func NewDecisions(rdb *redis.Client, opts DecisionOptions) *Decisions {
 	d := &Decisions{
 		rdb: rdb, log: opts.Logger, cap: opts.Cap,
-		ch: make(chan memory.DecisionRecord, decisionBuffer), flush: make(chan chan struct{}),
+		ch: make(chan memory.DecisionRecord, decisionBuffer), flush: make(flushRequests),
 	}
 	if d.cap <= 0 {
 		d.cap = DefaultDecisionCap
@@ -165,24 +165,38 @@ func (d *Decisions) Flush(ctx context.Context) error {
 	run := d.run
 	d.mu.Unlock()
 	if run != nil {
-		reply := make(chan struct{})
-		select {
-		case d.flush <- reply:
-			select {
-			case <-reply:
-				return nil
-			case <-ctx.Done():
-				return fmt.Errorf("journal: decision log flush: %w", ctx.Err())
-			}
-		case <-run: // Run has returned: nobody else writes now
-		case <-ctx.Done():
-			return fmt.Errorf("journal: decision log flush: %w", ctx.Err())
+		if done, err := d.flush.ask(ctx, run, "decision log"); done || err != nil {
+			return err
 		}
+		// Run has returned: nobody else writes now.
 	}
 	for len(d.ch) > 0 && ctx.Err() == nil {
 		d.write(ctx, d.drain(nil))
 	}
 	return nil
+}
+
+// flushRequests is how a caller asks a writer goroutine to write what is
+// queued: it sends a reply channel, which the goroutine closes once done.
+type flushRequests chan chan struct{}
+
+// ask sends a flush request and waits for the reply. It reports false
+// without an error when stopped closes first: the goroutine has returned.
+func (f flushRequests) ask(ctx context.Context, stopped <-chan struct{}, what string) (bool, error) {
+	reply := make(chan struct{})
+	select {
+	case f <- reply:
+	case <-stopped:
+		return false, nil
+	case <-ctx.Done():
+		return false, fmt.Errorf("journal: %s flush: %w", what, ctx.Err())
+	}
+	select {
+	case <-reply:
+		return true, nil
+	case <-ctx.Done():
+		return false, fmt.Errorf("journal: %s flush: %w", what, ctx.Err())
+	}
 }
 
 // Place names the decision log in erase receipts.

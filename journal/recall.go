@@ -141,7 +141,7 @@ type Recorder struct {
 
 	startOnce, stopOnce sync.Once
 	stop, done          chan struct{}
-	flush               chan chan struct{}
+	flush               flushRequests
 	started             atomic.Bool
 	dropped             atomic.Int64
 }
@@ -165,7 +165,7 @@ func NewRecorder(opts RecorderOptions) *Recorder {
 	return &Recorder{
 		log: opts.Log, touch: opts.Touch, logger: opts.Logger, timeout: opts.Timeout,
 		queue: make(chan memory.RecallRecord, opts.Queue),
-		stop:  make(chan struct{}), done: make(chan struct{}), flush: make(chan chan struct{}),
+		stop:  make(chan struct{}), done: make(chan struct{}), flush: make(flushRequests),
 	}
 }
 
@@ -187,20 +187,8 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	if !r.started.Load() {
 		return nil
 	}
-	reply := make(chan struct{})
-	select {
-	case r.flush <- reply:
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("journal: recorder flush: %w", ctx.Err())
-	}
-	select {
-	case <-reply:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("journal: recorder flush: %w", ctx.Err())
-	}
+	_, err := r.flush.ask(ctx, r.done, "recorder")
+	return err
 }
 
 // Record queues a recall; it never blocks. A full queue drops it.
