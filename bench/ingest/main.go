@@ -30,10 +30,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"mneme/internal/app"
 	"mneme/memory"
@@ -129,37 +130,20 @@ func oneRun(ctx context.Context, a *app.App, c config, stdout io.Writer) (runRes
 
 	// 1. Accept the backlog with the workers off.
 	start := time.Now()
-	var next atomic.Int64
-	errs := make(chan error, c.producers)
-	var wg sync.WaitGroup
-	for range c.producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(c.jobs) {
-					return
-				}
-				n := memory.NewMemory{
-					UserID: fmt.Sprintf("user-%d", i%int64(c.users)), Type: memory.TypeEpisodic,
-					Content:  fmt.Sprintf("Customer called about order %d and asked for delivery before Friday", i),
-					Entities: []memory.Entity{{ID: fmt.Sprintf("order:%d", i), Kind: "order", Name: fmt.Sprint(i)}},
-				}
-				if i%5 == 0 {
-					n.Type, n.Kind, n.Key = memory.TypeProfile, "preference", "contact_channel"
-					n.Content = fmt.Sprintf("Prefers to be contacted by e-mail (noted in call %d)", i)
-				}
-				if _, err := a.Service.CreateAsync(ctx, agent, []memory.NewMemory{n}, ""); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	err = parallel(ctx, c.jobs, c.producers, func(ctx context.Context, i int64) error {
+		n := memory.NewMemory{
+			UserID: fmt.Sprintf("user-%d", i%int64(c.users)), Type: memory.TypeEpisodic,
+			Content:  fmt.Sprintf("Customer called about order %d and asked for delivery before Friday", i),
+			Entities: []memory.Entity{{ID: fmt.Sprintf("order:%d", i), Kind: "order", Name: fmt.Sprint(i)}},
+		}
+		if i%5 == 0 {
+			n.Type, n.Kind, n.Key = memory.TypeProfile, "preference", "contact_channel"
+			n.Content = fmt.Sprintf("Prefers to be contacted by e-mail (noted in call %d)", i)
+		}
+		_, err := a.Service.CreateAsync(ctx, agent, []memory.NewMemory{n}, "")
+		return err
+	})
+	if err != nil {
 		return res, err
 	}
 	res.acceptSecs = time.Since(start).Seconds()
@@ -230,30 +214,12 @@ func ingestConversations(ctx context.Context, a *app.App, c config, stdout io.Wr
 	}
 	start := time.Now()
 	var memories atomic.Int64
-	var next atomic.Int64
-	errs := make(chan error, c.producers)
-	var wg sync.WaitGroup
-	for range c.producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(c.conversations) {
-					return
-				}
-				res, err := a.Service.Ingest(ctx, agent, conversation(i, c.users))
-				if err != nil {
-					errs <- err
-					return
-				}
-				memories.Add(int64(len(res.Memories)))
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	err = parallel(ctx, c.conversations, c.producers, func(ctx context.Context, i int64) error {
+		res, err := a.Service.Ingest(ctx, agent, conversation(i, c.users))
+		memories.Add(int64(len(res.Memories)))
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	secs := time.Since(start).Seconds()
@@ -365,4 +331,26 @@ func randomHex() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// parallel calls f for every i in [0, n) from workers goroutines and returns
+// the first error; after one, the others take no more work.
+func parallel(ctx context.Context, n, workers int, f func(ctx context.Context, i int64) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	var next atomic.Int64
+	for range workers {
+		g.Go(func() error {
+			for ctx.Err() == nil {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return nil
+				}
+				if err := f(ctx, i); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		})
+	}
+	return g.Wait()
 }
