@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -145,12 +144,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 func seedCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := app.Load(nil, getenv, stderr)
-	if err != nil {
-		return err
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a, err := app.New(ctx, cfg, log)
+	a, err := app.NewTool(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}

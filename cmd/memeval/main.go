@@ -18,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -54,12 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := app.Load(nil, getenv, stderr)
-	if err != nil {
-		return err
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a, err := app.New(ctx, cfg, log)
+	a, err := app.NewTool(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}

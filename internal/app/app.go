@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -62,6 +63,16 @@ type App struct {
 	Queue        *queue.Queue
 	QueueWorkers *queue.Pool
 	cfg          Config
+}
+
+// NewTool is New for command-line tools: the configuration comes from the
+// environment alone, and only warnings are logged, to stderr.
+func NewTool(ctx context.Context, getenv func(string) string, stderr io.Writer) (*App, error) {
+	cfg, err := Load(nil, getenv, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 // New connects to the stores (waiting up to cfg.StartTimeout for them),
