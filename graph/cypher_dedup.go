@@ -13,12 +13,18 @@ const (
 	// ({at, user_id, type, vec, fact_text, fact_numbers}) of $probes, the
 	// five active or candidate memories of its user and type that could
 	// state the same fact (the same normalised text or the same numbers, see
-	// memory.FactSignature; memories stored before the signature existed
-	// always could) nearest to its vector by exact cosine
-	// similarity (mapped back to [-1, 1]), inside the writer's read scope,
-	// which lockReadSimilarQuery puts between the two. One list of
-	// {at, hits} in all. cypherLockReadSimilar* run them after the locks and
-	// the state read, in the same query: the usual write has one scope.
+	// memory.FactSignature) nearest to its vector by exact cosine similarity
+	// (mapped back to [-1, 1]), inside the writer's read scope, which
+	// lockReadSimilarQuery puts between the two. One list of {at, hits} in
+	// all. cypherLockReadSimilar* run them after the locks and the state
+	// read, in the same query: the usual write has one scope.
+	//
+	// The candidates come from two index seeks, one per digest, so a search
+	// reads the user's possible repeats and not the user's whole partition:
+	// filtering the partition was most of the database's work for a queued
+	// write once users had a few hundred memories. The hints keep the plan
+	// on those indexes; EnsureSchema gives every memory its digests
+	// (backfillFactSignatures), so none is missed.
 	cypherLockReadSimilarHead = cypherLockBatch + "\n" + cypherBatchStateCalls + `
 CALL {
 `
@@ -35,9 +41,16 @@ RETURN similar`
 
 	cypherSimilarBatch = `UNWIND $probes AS probe
 CALL (probe) {
-  MATCH (m:Memory {tenant: $tenant, user_id: probe.user_id})
-  WHERE m.type = probe.type AND m.status IN ['active', 'candidate']
-    AND (m.fact_numbers IS NULL OR m.fact_numbers = probe.fact_numbers OR m.fact_text = probe.fact_text) AND `
+  CALL (probe) {
+    MATCH (m:Memory {tenant: $tenant, user_id: probe.user_id, fact_text: probe.fact_text})
+    USING INDEX m:Memory(tenant, user_id, fact_text)
+    RETURN m
+    UNION
+    MATCH (m:Memory {tenant: $tenant, user_id: probe.user_id, fact_numbers: probe.fact_numbers})
+    USING INDEX m:Memory(tenant, user_id, fact_numbers)
+    RETURN m
+  }
+  WITH m WHERE m.type = probe.type AND m.status IN ['active', 'candidate'] AND `
 	// The embedding is read only in the projection, after the cheap filter:
 	// in the WHERE, the planner read it for every memory of the partition.
 	cypherSimilarBatchScore = `
@@ -53,3 +66,26 @@ CALL (probe) {
 // the content and the score, not the vector.
 const memoryMapLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]}`
+
+// The indexes of the dedup search's seeks, one per digest of
+// memory.FactSignature.
+const (
+	ddlMemoryFactTextIdx    = `CREATE INDEX memory_tenant_user_fact_text IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.fact_text)`
+	ddlMemoryFactNumbersIdx = `CREATE INDEX memory_tenant_user_fact_numbers IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.fact_numbers)`
+)
+
+const (
+	// cypherMissingFactSignatures and cypherSetFactSignatures are the
+	// one-time migration that gives memories stored before the digests
+	// existed their digests (computed in Go, by memory.FactSignature). They
+	// span every tenant by design and are allowlisted in
+	// TestCypherIsTenantScoped.
+	cypherMissingFactSignatures = `MATCH (m:Memory)
+WHERE m.fact_text IS NULL OR m.fact_numbers IS NULL
+RETURN elementId(m) AS eid, m.content AS content
+LIMIT $batch`
+	cypherSetFactSignatures = `UNWIND $rows AS row
+MATCH (m:Memory)
+WHERE elementId(m) = row.eid
+SET m.fact_text = row.fact_text, m.fact_numbers = row.fact_numbers`
+)

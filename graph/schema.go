@@ -21,6 +21,7 @@ const schemaTimeout = 5 * time.Minute
 var schema = []string{
 	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlGrantID, ddlAPIKeyID,
 	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx, ddlMemoryVector,
+	ddlMemoryFactTextIdx, ddlMemoryFactNumbersIdx,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,
 	ddlMemoryFullTextPartition,
 }
@@ -52,6 +53,9 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 		return err
 	}
 	if err := s.backfillPartitions(ctx); err != nil {
+		return err
+	}
+	if err := s.backfillFactSignatures(ctx); err != nil {
 		return err
 	}
 	err := s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
@@ -125,6 +129,39 @@ func (s *Store) backfillPartitions(ctx context.Context) error {
 		})
 		if err != nil {
 			return fmt.Errorf("graph: backfill partitions: %w", err)
+		}
+		if n < backfillBatch {
+			return nil
+		}
+	}
+}
+
+// backfillFactSignatures gives memories written before the digests of
+// memory.FactSignature existed their digests, batch by batch: the dedup
+// search finds its candidates through them alone. It finds nothing to do
+// after the first run.
+func (s *Store) backfillFactSignatures(ctx context.Context) error {
+	for {
+		var n int
+		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+			recs, err := collect(ctx, tx, cypherMissingFactSignatures, map[string]any{"batch": backfillBatch})
+			if err != nil {
+				return err
+			}
+			rows := make([]map[string]any, len(recs))
+			for i, r := range recs {
+				m := r.AsMap()
+				text, numbers := memory.FactSignature(str(m["content"]))
+				rows[i] = map[string]any{"eid": m["eid"], "fact_text": text, "fact_numbers": numbers}
+			}
+			n = len(rows)
+			if n == 0 {
+				return nil
+			}
+			return exec(ctx, tx, cypherSetFactSignatures, map[string]any{"rows": rows})
+		})
+		if err != nil {
+			return fmt.Errorf("graph: backfill fact signatures: %w", err)
 		}
 		if n < backfillBatch {
 			return nil

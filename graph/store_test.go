@@ -103,6 +103,7 @@ func TestEnsureSchema(t *testing.T) {
 		want := map[string]string{
 			indexVector: "VECTOR", indexFullTextPartition: "FULLTEXT", "memory_tenant_user": "RANGE",
 			"memory_tenant_key": "RANGE", "memory_tenant_id": "RANGE", "memory_tenant_idem": "RANGE",
+			"memory_tenant_user_fact_text": "RANGE", "memory_tenant_user_fact_numbers": "RANGE",
 		}
 		got := map[string]string{}
 		for _, r := range recs.Records {

@@ -1,0 +1,93 @@
+package graph
+
+import (
+	"context"
+	"testing"
+
+	"mneme/embed"
+	"mneme/internal/testenv"
+	"mneme/memory"
+)
+
+// dedupWrite is a deduplicated write of ms by a writer who reads the whole
+// tenant, where a memory repeats a stored one with the same content.
+func dedupWrite(tenant string, ms ...memory.Memory) memory.DedupWrite {
+	return memory.DedupWrite{
+		Memories: ms,
+		Scopes:   []memory.Scope{{Tenant: tenant, Clauses: []memory.Clause{{}}}},
+		ScopeOf:  make([]int, len(ms)),
+		Repeat: func(m memory.Memory, _ []memory.Memory, similar []memory.Hit) (int, int) {
+			for k, h := range similar {
+				if h.Memory.Content == m.Content {
+					return -1, k
+				}
+			}
+			return -1, -1
+		},
+		ActivateAt: func(memory.Memory, memory.Memory) int { return 0 },
+	}
+}
+
+// embedded gives m an embedding, as the write pipeline does before a
+// deduplicated write.
+func embedded(t *testing.T, m memory.Memory) memory.Memory {
+	t.Helper()
+	vs, err := embed.NewBuiltin(testenv.EmbeddingDimension).Embed(context.Background(), []string{m.Content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Embedding = vs[0]
+	return m
+}
+
+// TestDedupFindsRepeatsThroughTheirDigests: the dedup search reaches stored
+// memories through the digests of memory.FactSignature alone, so memories
+// stored without them are given them by EnsureSchema and are then found.
+func TestDedupFindsRepeatsThroughTheirDigests(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	stored := []memory.Memory{
+		embedded(t, newMemory(tenant, "u1", "Prefers delivery by courier for order 4711.")),
+		embedded(t, newMemory(tenant, "u1", "Works from home on Fridays.")),
+	}
+	if _, err := s.CreateMemories(testCtx(t), stored); err != nil {
+		t.Fatal(err)
+	}
+	// As stored before the digests existed.
+	query(t, `MATCH (m:Memory {tenant: $tenant}) REMOVE m.fact_text, m.fact_numbers`, map[string]any{"tenant": tenant})
+	if err := s.EnsureSchema(testCtx(t), testenv.EmbeddingDimension); err != nil {
+		t.Fatalf("EnsureSchema: %v", err)
+	}
+	rows := query(t, `MATCH (m:Memory {tenant: $tenant}) RETURN m.id AS id, m.content AS content, m.fact_text AS text, m.fact_numbers AS numbers`,
+		map[string]any{"tenant": tenant})
+	if len(rows) != len(stored) {
+		t.Fatalf("%d memories stored, want %d", len(rows), len(stored))
+	}
+	for _, r := range rows {
+		text, numbers := memory.FactSignature(str(r["content"]))
+		if str(r["text"]) != text || str(r["numbers"]) != numbers {
+			t.Errorf("memory %s has digests (%v, %v), want (%s, %s)", r["id"], r["text"], r["numbers"], text, numbers)
+		}
+	}
+
+	tests := []struct {
+		name, content string
+		want          string
+	}{
+		{"same text and numbers", "Prefers delivery by courier for order 4711.", memory.OutcomeReinforced},
+		{"same text, no numbers", "Works from home on Fridays.", memory.OutcomeReinforced},
+		{"neither digest shared", "Prefers delivery by courier for order 4712.", memory.OutcomeCreated},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := embedded(t, newMemory(tenant, "u1", tc.content))
+			written, err := s.WriteDeduped(testCtx(t), dedupWrite(tenant, m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := written[0].Outcome; got != tc.want {
+				t.Errorf("outcome %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
