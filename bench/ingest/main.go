@@ -52,6 +52,7 @@ func main() {
 type config struct {
 	jobs, producers, users, runs, conversations, batch, shards int
 	data                                                       string
+	series                                                     bool
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -66,6 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fset.IntVar(&c.shards, "shards", 8, "queue shards")
 	fset.IntVar(&c.conversations, "conversations", 0, "conversations to ingest after the runs (sync Ingest)")
 	fset.StringVar(&c.data, "data", "", "Neo4j data folder, to measure the store size")
+	fset.BoolVar(&c.series, "series", false, "print the memories applied in each second of each run")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
@@ -179,6 +181,9 @@ func oneRun(ctx context.Context, a *app.App, c config, stdout io.Writer) (runRes
 	defer cancel()
 	if err := a.QueueWorkers.Stop(stopCtx); err != nil {
 		return res, err
+	}
+	if c.series {
+		fmt.Fprintf(stdout, "applied per second: %v\n", perSec)
 	}
 	// The first seconds warm up and the last is partial: leave them out.
 	if len(perSec) > 7 {
