@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"mneme/embed"
@@ -89,5 +90,40 @@ func TestDedupFindsRepeatsThroughTheirDigests(t *testing.T) {
 				t.Errorf("outcome %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// WarmWrite runs a write's queries and stores nothing: the same write
+// afterwards creates every memory, as if the warm-up never happened.
+func TestWarmWriteStoresNothing(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	var ms []memory.Memory
+	for i, content := range []string{"Budget is 100k for order 4711.", "Works from home on Fridays.", "Budget is 150k."} {
+		m := embedded(t, newMemory(tenant, "u1", content))
+		m.IdempotencyKey, m.SessionID, m.QueueSeq = fmt.Sprintf("warm-%d", i), "sess-1", 1
+		if i != 1 {
+			m.Key = "budget"
+		}
+		m.Entities = []memory.Entity{{ID: "order:4711", Kind: "order", Name: "4711"}}
+		ms = append(ms, m)
+	}
+	if err := s.WarmWrite(testCtx(t), dedupWrite(tenant, ms...)); err != nil {
+		t.Fatalf("WarmWrite: %v", err)
+	}
+	if rows := query(t, `MATCH (n {tenant: $tenant}) RETURN count(n) AS n`, map[string]any{"tenant": tenant}); integer(rows[0]["n"]) != 0 {
+		t.Fatalf("a warm-up left %d nodes in the tenant", integer(rows[0]["n"]))
+	}
+	written, err := s.WriteDeduped(testCtx(t), dedupWrite(tenant, ms...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range written {
+		if w.Outcome != memory.OutcomeCreated {
+			t.Errorf("memory %d: outcome %q after a warm-up, want created", i, w.Outcome)
+		}
+	}
+	if err := s.WarmWrite(testCtx(t), memory.DedupWrite{Memories: ms}); err == nil {
+		t.Error("WarmWrite without Repeat or scopes: no error")
 	}
 }

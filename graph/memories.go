@@ -62,11 +62,27 @@ func (s *Store) WriteDeduped(ctx context.Context, w memory.DedupWrite) ([]memory
 	return s.writeBatch(ctx, w.Memories, batchOptions{checkStale: w.CheckStale, dedup: &w})
 }
 
+// WarmWrite implements memory.WriteWarmer: it runs the queries of
+// WriteDeduped(w) in a transaction that it then rolls back, so Neo4j plans
+// them and nothing is stored.
+func (s *Store) WarmWrite(ctx context.Context, w memory.DedupWrite) error {
+	if w.Repeat == nil || w.ActivateAt == nil || len(w.ScopeOf) != len(w.Memories) {
+		return errors.New("graph: a deduplicated write needs Repeat, ActivateAt and a scope per memory")
+	}
+	_, err := s.writeBatch(ctx, w.Memories, batchOptions{checkStale: w.CheckStale, dedup: &w, rollback: true})
+	return err
+}
+
 // batchOptions say what else writeBatch does beside creating.
 type batchOptions struct {
 	checkStale bool
 	dedup      *memory.DedupWrite
+	// rollback undoes the write once its queries ran (WarmWrite).
+	rollback bool
 }
+
+// errRollback ends the transaction of a write that must leave nothing.
+var errRollback = errors.New("graph: rolled back on purpose")
 
 // errVanished: a memory the write meant to reinforce was deleted after it
 // was found (deletion does not take the user's lock). The write is planned
@@ -123,10 +139,16 @@ func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, o batchOptio
 				from += n
 			}
 			out = fenced.merge(written)
+			if o.rollback {
+				return errRollback
+			}
 			return nil
 		})
 		if errors.Is(err, errVanished) && attempt < 3 {
 			continue
+		}
+		if o.rollback && errors.Is(err, errRollback) {
+			return nil, nil
 		}
 		if err != nil {
 			return nil, err

@@ -34,17 +34,87 @@ var warmCallers = []Principal{
 // WarmUp runs recall for each kind of caller in tenants that hold nothing,
 // and the graph queries a recall reaches only when it finds something
 // (first-hit expansion, the vector index) or when a tenant is first seen (its
-// policy state and grants). The first recall after a start would otherwise
-// pay for Neo4j planning these queries, the driver opening its connections
-// and the policy engine's first partial evaluations: seconds instead of
-// milliseconds. It reads only, records nothing, and returns every error it
-// met; a failed warm-up costs the first callers time, never an answer.
+// policy state and grants); then the queries of a write, in transactions the
+// store rolls back (WriteWarmer). The first recall or queued batch after a
+// start would otherwise pay for Neo4j planning these queries, the driver
+// opening its connections and the policy engine's first partial
+// evaluations: seconds instead of milliseconds. It stores and records
+// nothing, and returns every error it met; a failed warm-up costs the first
+// callers time, never an answer.
 func (s *Service) WarmUp(ctx context.Context) error {
 	var errs []error
 	for _, tenant := range warmTenants {
 		for _, user := range warmUsers {
 			errs = append(errs, s.warmRecall(ctx, tenant, user))
 			errs = append(errs, s.warmGraph(ctx, tenant, user))
+			errs = append(errs, s.warmWrites(ctx, tenant, user))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// warmBatchSizes are write sizes in each of Neo4j's plan-cache bands of
+// list sizes up to a queue batch (1, 2–10, 11–100, 101–1000).
+var warmBatchSizes = []int{1, 10, 100, 256}
+
+// WriteWarmer runs the queries of a deduplicated write and rolls it back:
+// nothing is stored. graph.Store implements it; WarmUp uses it when the
+// store does.
+type WriteWarmer interface {
+	WarmWrite(ctx context.Context, w DedupWrite) error
+}
+
+// warmWrites runs the write path's queries for a batch of each warm size,
+// as a queued batch applies them: many users, slots, sessions, entities and
+// erase fences (QueueSeq).
+func (s *Service) warmWrites(ctx context.Context, tenant, user string) error {
+	ww, ok := s.store.(WriteWarmer)
+	if !ok {
+		return nil
+	}
+	if _, ok := s.store.(DedupStore); !ok {
+		return nil
+	}
+	p := warmCallers[0]
+	p.Tenant = tenant
+	// build refuses the warm tenants, whose names no request may use: it
+	// builds in a valid one, and the memories move to the warm tenant.
+	builder := p
+	builder.Tenant = "warmup"
+	now := s.now().UTC()
+	var errs []error
+	for _, n := range warmBatchSizes {
+		ms := make([]Memory, 0, n)
+		for i := range n {
+			nm := NewMemory{
+				UserID: fmt.Sprintf("%s-%d", user, i/2), SessionID: fmt.Sprintf("warmup-session-%d", i),
+				Type: TypeEpisodic, Content: fmt.Sprintf("Warm-up: order SO-%d was delivered", 100000+i/2),
+				Entities: []Entity{{ID: fmt.Sprintf("order:SO-%d", 100000+i), Kind: "order", Name: fmt.Sprintf("SO-%d", 100000+i)}},
+			}
+			if i%2 == 1 {
+				nm.Type, nm.Kind, nm.Key = TypeSemantic, "budget", "budget"
+				nm.Content = fmt.Sprintf("Warm-up: the budget is %dk", 100+i)
+			}
+			m, err := s.build(builder, nm, now)
+			if err != nil {
+				return fmt.Errorf("warm-up write: %w", err)
+			}
+			m.Tenant, m.EvidenceCount, m.QueueSeq = tenant, 1, 1
+			s.asCandidate(&m)
+			ms = append(ms, m)
+		}
+		if err := s.embedAll(ctx, ms); err != nil {
+			errs = append(errs, fmt.Errorf("warm-up write: %w", err))
+			continue
+		}
+		scopes, scopeOf, err := s.dedupScopes(ctx, func(int) Principal { return p }, ms, now)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("warm-up write: %w", err))
+			continue
+		}
+		w := DedupWrite{Memories: ms, Scopes: scopes, ScopeOf: scopeOf, CheckStale: true, Repeat: s.repeat, ActivateAt: s.activateAt}
+		if err := ww.WarmWrite(ctx, w); err != nil {
+			errs = append(errs, fmt.Errorf("warm-up write of %d: %w", n, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -58,9 +58,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.InfoContext(ctx, "demo data loaded", "report", report)
 	}
 
-	// Before listening: readiness probes and the first clients reach a
-	// server whose recall queries are planned and whose connections are
-	// open. It takes a second or two and never stops the start.
+	// Before listening and before the workers start: readiness probes, the
+	// first clients and the first queued batches reach a server whose
+	// recall and write queries are planned and whose connections are open.
+	// It takes a few seconds and never stops the start.
 	a.WarmUp(ctx, log)
 
 	if err := a.StartQueueWorkers(ctx); err != nil {

@@ -208,19 +208,20 @@ func (c Config) RecallConfig() (memory.RecallConfig, error) {
 // the first requests slow anyway, and the server should start regardless.
 const warmUpTimeout = 30 * time.Second
 
-// WarmUp has the service run recall's queries once in a tenant that holds
-// nothing (memory.Service.WarmUp), so that the first real recall finds the
-// query plans, connections and policy engine warm. It only logs a failure:
+// WarmUp has the service run recall's and the write path's queries once in
+// tenants that hold nothing (memory.Service.WarmUp), so that the first real
+// recall or queued batch finds the query plans, connections and policy
+// engine warm. It only logs a failure:
 // a cold start is slower, not wrong.
 func (a *App) WarmUp(ctx context.Context, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, warmUpTimeout)
 	defer cancel()
 	start := time.Now()
 	if err := a.Service.WarmUp(ctx); err != nil {
-		log.WarnContext(ctx, "recall warm-up failed; the first recalls may be slow", "err", err)
+		log.WarnContext(ctx, "warm-up failed; the first recalls and writes may be slow", "err", err)
 		return
 	}
-	log.InfoContext(ctx, "recall warmed up", "ms", time.Since(start).Milliseconds())
+	log.InfoContext(ctx, "queries warmed up", "ms", time.Since(start).Milliseconds())
 }
 
 // Ready reports whether Neo4j and Redis both answer.

@@ -7,8 +7,9 @@ import (
 	"mneme/internal/apptest"
 )
 
-// The warm-up runs every recall query against the real Neo4j, Redis and
-// policy engine without an error, and leaves nothing in the recall log.
+// The warm-up runs every recall query and the write queries against the
+// real Neo4j, Redis and policy engine without an error, and leaves nothing
+// in the recall log or the graph.
 func TestWarmUp(t *testing.T) {
 	f := apptest.Start(t)
 	ctx := context.Background()
@@ -26,6 +27,10 @@ func TestWarmUp(t *testing.T) {
 			if len(recalls) != 0 {
 				t.Errorf("warm-up left %d recall log entries for %s/%s", len(recalls), tenant, user)
 			}
+		}
+		// The warm writes were rolled back: no node carries the tenant.
+		if n, err := f.App.Store.CountText(ctx, tenant, tenant); err != nil || n != 0 {
+			t.Errorf("warm-up left %d values in tenant %s (err %v)", n, tenant, err)
 		}
 	}
 }
