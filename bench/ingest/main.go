@@ -1,12 +1,14 @@
 // Command ingest measures Mneme's asynchronous write path and the graph's
 // storage growth. It wires the real stores like memoryd (NEO4J_URI,
-// REDIS_URL, …) under a queue prefix of its own, and per run:
+// REDIS_URL, …) under a queue prefix of its own, warms the queries up as
+// memoryd does before it starts its workers, and per run:
 //
 //  1. accepts -jobs asynchronous writes of one memory each through
 //     memory.Service.CreateAsync (validation, policy, enqueue) from
 //     -producers goroutines, with the workers off: the accept rate;
 //  2. starts the worker pool and times how fast it drains that backlog into
-//     Neo4j: memories per second, per second of the run and overall;
+//     Neo4j: memories per second, per second of the run (printed with
+//     -series) and overall;
 //  3. with -data DIR (the Neo4j data folder of a server of your own), reads
 //     the store size before and after: bytes per memory.
 //
@@ -86,6 +88,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer a.Close(context.WithoutCancel(ctx))
+	// As memoryd does before it starts its workers.
+	a.WarmUp(ctx, log)
 	fmt.Fprintf(stdout, "mneme async ingestion benchmark on %s: %d writes × %d runs, %d producers, %d users, batch %d, %d shards\n",
 		cfg.Neo4jURI, c.jobs, c.runs, c.producers, c.users, c.batch, c.shards)
 
