@@ -56,21 +56,22 @@ func (s *Store) WriteEvents(ctx context.Context, ms []memory.Memory) ([]memory.W
 // repeats. The dedup search runs in the write's transaction, under its user
 // locks, so what it finds cannot change before the write commits.
 func (s *Store) WriteDeduped(ctx context.Context, w memory.DedupWrite) ([]memory.Written, error) {
-	if w.Repeat == nil || w.ActivateAt == nil || len(w.ScopeOf) != len(w.Memories) {
-		return nil, errors.New("graph: a deduplicated write needs Repeat, ActivateAt and a scope per memory")
-	}
-	return s.writeBatch(ctx, w.Memories, batchOptions{checkStale: w.CheckStale, dedup: &w})
+	return s.writeDeduped(ctx, w, false)
 }
 
 // WarmWrite implements memory.WriteWarmer: it runs the queries of
 // WriteDeduped(w) in a transaction that it then rolls back, so Neo4j plans
 // them and nothing is stored.
 func (s *Store) WarmWrite(ctx context.Context, w memory.DedupWrite) error {
-	if w.Repeat == nil || w.ActivateAt == nil || len(w.ScopeOf) != len(w.Memories) {
-		return errors.New("graph: a deduplicated write needs Repeat, ActivateAt and a scope per memory")
-	}
-	_, err := s.writeBatch(ctx, w.Memories, batchOptions{checkStale: w.CheckStale, dedup: &w, rollback: true})
+	_, err := s.writeDeduped(ctx, w, true)
 	return err
+}
+
+func (s *Store) writeDeduped(ctx context.Context, w memory.DedupWrite, rollback bool) ([]memory.Written, error) {
+	if w.Repeat == nil || w.ActivateAt == nil || len(w.ScopeOf) != len(w.Memories) {
+		return nil, errors.New("graph: a deduplicated write needs Repeat, ActivateAt and a scope per memory")
+	}
+	return s.writeBatch(ctx, w.Memories, batchOptions{checkStale: w.CheckStale, dedup: &w, rollback: rollback})
 }
 
 // batchOptions say what else writeBatch does beside creating.
@@ -147,7 +148,7 @@ func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, o batchOptio
 		if errors.Is(err, errVanished) && attempt < 3 {
 			continue
 		}
-		if o.rollback && errors.Is(err, errRollback) {
+		if errors.Is(err, errRollback) {
 			return nil, nil
 		}
 		if err != nil {
