@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Neo4j caches a query plan under the query's text and its parameters'
@@ -61,6 +62,7 @@ var warmBatchSizes = []int{1, 10, 100, 256}
 // nothing is stored. graph.Store implements it; WarmUp uses it when the
 // store does.
 type WriteWarmer interface {
+	DedupStore
 	WarmWrite(ctx context.Context, w DedupWrite) error
 }
 
@@ -72,36 +74,14 @@ func (s *Service) warmWrites(ctx context.Context, tenant, user string) error {
 	if !ok {
 		return nil
 	}
-	if _, ok := s.store.(DedupStore); !ok {
-		return nil
-	}
 	p := warmCallers[0]
 	p.Tenant = tenant
-	// build refuses the warm tenants, whose names no request may use: it
-	// builds in a valid one, and the memories move to the warm tenant.
-	builder := p
-	builder.Tenant = "warmup"
 	now := s.now().UTC()
 	var errs []error
 	for _, n := range warmBatchSizes {
-		ms := make([]Memory, 0, n)
-		for i := range n {
-			nm := NewMemory{
-				UserID: fmt.Sprintf("%s-%d", user, i/2), SessionID: fmt.Sprintf("warmup-session-%d", i),
-				Type: TypeEpisodic, Content: fmt.Sprintf("Warm-up: order SO-%d was delivered", 100000+i/2),
-				Entities: []Entity{{ID: fmt.Sprintf("order:SO-%d", 100000+i), Kind: "order", Name: fmt.Sprintf("SO-%d", 100000+i)}},
-			}
-			if i%2 == 1 {
-				nm.Type, nm.Kind, nm.Key = TypeSemantic, "budget", "budget"
-				nm.Content = fmt.Sprintf("Warm-up: the budget is %dk", 100+i)
-			}
-			m, err := s.build(builder, nm, now)
-			if err != nil {
-				return fmt.Errorf("warm-up write: %w", err)
-			}
-			m.Tenant, m.EvidenceCount, m.QueueSeq = tenant, 1, 1
-			s.asCandidate(&m)
-			ms = append(ms, m)
+		ms, err := s.warmBatch(p, user, n, now)
+		if err != nil {
+			return err
 		}
 		if err := s.embedAll(ctx, ms); err != nil {
 			errs = append(errs, fmt.Errorf("warm-up write: %w", err))
@@ -112,7 +92,7 @@ func (s *Service) warmWrites(ctx context.Context, tenant, user string) error {
 			errs = append(errs, fmt.Errorf("warm-up write: %w", err))
 			continue
 		}
-		w := DedupWrite{Memories: ms, Scopes: scopes, ScopeOf: scopeOf, CheckStale: true, Repeat: s.repeat, ActivateAt: s.activateAt}
+		w := s.deduped(DedupWrite{Memories: ms, Scopes: scopes, ScopeOf: scopeOf, CheckStale: true})
 		if err := ww.WarmWrite(ctx, w); err != nil {
 			errs = append(errs, fmt.Errorf("warm-up write of %d: %w", n, err))
 		}
@@ -166,4 +146,33 @@ func (s *Service) warmGraph(ctx context.Context, tenant, user string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// warmBatch builds n memories of p's tenant for warmWrites: pairs of an
+// episode and a budget (a slot), one pair per user, each with its session
+// and entity, all queued (QueueSeq).
+func (s *Service) warmBatch(p Principal, user string, n int, now time.Time) ([]Memory, error) {
+	// build refuses the warm tenants, whose names no request may use: it
+	// builds in a valid one, and the memories move to the warm tenant.
+	builder := p
+	builder.Tenant = "warmup"
+	ms := make([]Memory, 0, n)
+	for i := range n {
+		nm := NewMemory{
+			UserID: fmt.Sprintf("%s-%d", user, i/2), SessionID: fmt.Sprintf("warmup-session-%d", i),
+			Type: TypeEpisodic, Content: fmt.Sprintf("Warm-up: order SO-%d was delivered", 100000+i/2),
+			Entities: []Entity{{ID: fmt.Sprintf("order:SO-%d", 100000+i), Kind: "order", Name: fmt.Sprintf("SO-%d", 100000+i)}},
+		}
+		if i%2 == 1 {
+			nm.Type, nm.Kind, nm.Key = TypeSemantic, "budget", "budget"
+			nm.Content = fmt.Sprintf("Warm-up: the budget is %dk", 100+i)
+		}
+		m, err := s.build(builder, nm, now)
+		if err != nil {
+			return nil, fmt.Errorf("warm-up write: %w", err)
+		}
+		m.Tenant, m.EvidenceCount, m.QueueSeq = p.Tenant, 1, 1
+		ms = append(ms, m)
+	}
+	return ms, nil
 }

@@ -229,11 +229,8 @@ func principalKey(p Principal) string {
 // reinforcing what it repeats, or standing in for a duplicate or a stale
 // event (see DedupStore). A store without dedup creates every memory.
 func (s *Service) commitWrite(ctx context.Context, w DedupWrite) ([]Written, error) {
-	for i := range w.Memories {
-		s.asCandidate(&w.Memories[i])
-	}
+	w = s.deduped(w)
 	if ds, ok := s.store.(DedupStore); ok {
-		w.Repeat, w.ActivateAt = s.repeat, s.activateAt
 		return ds.WriteDeduped(ctx, w)
 	}
 	if w.CheckStale && s.events != nil {
@@ -248,6 +245,17 @@ func (s *Service) commitWrite(ctx context.Context, w DedupWrite) ([]Written, err
 		written[i] = Written{Memory: m, Outcome: OutcomeCreated}
 	}
 	return written, nil
+}
+
+// deduped completes w as every write of the service is committed: each
+// memory in the status it is created in, and the service's rules for what
+// a memory repeats and when a reinforced candidate becomes active.
+func (s *Service) deduped(w DedupWrite) DedupWrite {
+	for i := range w.Memories {
+		s.asCandidate(&w.Memories[i])
+	}
+	w.Repeat, w.ActivateAt = s.repeat, s.activateAt
+	return w
 }
 
 // repeat decides what m restates: an earlier memory of the same write of
