@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"mneme/embed"
-	"mneme/internal/app"
+	"mneme/embedding"
+	"mneme/app"
 	"mneme/memory"
 	"mneme/policy"
 )
@@ -358,13 +358,13 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 		}},
 		{"fulltext, user scope", func(ctx context.Context, q query) (int, error) {
 			hits, err := a.Store.SearchFullText(ctx, userScope(tenant, q.user), memory.SearchQuery{
-				UserID: q.user, Text: strings.Join(embed.Keywords(q.text), " "), Limit: cfg.Candidates,
+				UserID: q.user, Text: strings.Join(embedding.Keywords(q.text), " "), Limit: cfg.Candidates,
 			})
 			return len(hits), err
 		}},
 		{"fulltext, policy scope", func(ctx context.Context, q query) (int, error) {
 			hits, err := a.Store.SearchFullText(ctx, scopes[q.user], memory.SearchQuery{
-				UserID: q.user, Text: strings.Join(embed.Keywords(q.text), " "), Limit: cfg.Candidates,
+				UserID: q.user, Text: strings.Join(embedding.Keywords(q.text), " "), Limit: cfg.Candidates,
 			})
 			return len(hits), err
 		}},

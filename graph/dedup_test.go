@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"mneme/embed"
+	"mneme/embedding"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )
@@ -33,7 +33,7 @@ func dedupWrite(tenant string, ms ...memory.Memory) memory.DedupWrite {
 // deduplicated write.
 func embedded(t *testing.T, m memory.Memory) memory.Memory {
 	t.Helper()
-	vs, err := embed.NewBuiltin(testenv.EmbeddingDimension).Embed(context.Background(), []string{m.Content})
+	vs, err := embedding.NewBuiltin(testenv.EmbeddingDimension).Embed(context.Background(), []string{m.Content})
 	if err != nil {
 		t.Fatal(err)
 	}

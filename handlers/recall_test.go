@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"mneme/embed"
+	"mneme/embedding"
 	"mneme/internal/apptest"
 	"mneme/journal"
 	"mneme/memory"
@@ -287,7 +287,7 @@ func ptrTo[T any](v T) *T { return &v }
 // policy engine with its own recall tuning.
 func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *memory.Service {
 	t.Helper()
-	cfg.Keywords = embed.Keywords
+	cfg.Keywords = embedding.Keywords
 	svc, err := memory.NewService(memory.Options{
 		Store: f.App.Store, Grants: f.App.Store, Keys: f.App.Store, Authz: f.App.Policy, Embed: f.App.Embed,
 		Recall: cfg, Search: f.App.Store,

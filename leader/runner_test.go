@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"mneme/internal/testenv"
-	"mneme/memory"
 )
 
 // TestTwoRunnersOneLeader runs two replicas' janitor loops on one lock: only
@@ -20,14 +19,14 @@ func TestTwoRunnersOneLeader(t *testing.T) {
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })
 	const ttl = 600 * time.Millisecond
 	var runs [2]atomic.Int64
-	var runners [2]*memory.Runner
+	var runners [2]*Runner
 	for i := range runners {
 		lock, err := New(rdb, key, ttl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		runners[i] = memory.NewRunner(memory.RunnerOptions{
-			Name: "janitor", Every: 50 * time.Millisecond, Renew: ttl / 6, Leader: lock,
+		runners[i] = NewRunner(RunnerOptions{
+			Name: "janitor", Every: 50 * time.Millisecond, Renew: ttl / 6, Lease: lock,
 			Job:    func(context.Context) error { runs[i].Add(1); return nil },
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})

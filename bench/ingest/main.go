@@ -38,7 +38,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"mneme/internal/app"
+	"mneme/app"
 	"mneme/memory"
 )
 

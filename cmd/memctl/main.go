@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"mneme/internal/app"
+	"mneme/app"
 	"mneme/memory"
 	"mneme/seed"
 )

@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
-	"mneme/internal/app"
+	"mneme/app"
 	"mneme/seed"
 	"mneme/seed/eval"
 )

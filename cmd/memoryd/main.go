@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"mneme/handlers"
-	"mneme/internal/app"
+	"mneme/app"
 )
 
 func main() {

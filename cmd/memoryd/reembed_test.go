@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"mneme/embed"
-	"mneme/internal/app"
+	"mneme/embedding"
+	"mneme/app"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )
@@ -75,7 +75,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 	// memoryd refuses an embedder of another dimension, naming both and the cure.
 	var stdout bytes.Buffer
 	err = run(ctx, []string{"-embed-dim", "128", "-start-timeout", "3m", "-neo4j-timeout", "2m"}, getenv, &stdout, io.Discard)
-	for _, want := range []string{"dimension 64", embed.BuiltinModel + " makes vectors of dimension 128", "memoryd reembed"} {
+	for _, want := range []string{"dimension 64", embedding.BuiltinModel + " makes vectors of dimension 128", "memoryd reembed"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("memoryd with a 128-dimension embedder = %v, want an error mentioning %q", err, want)
 		}
@@ -86,7 +86,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 
 	// The new model: the built-in scheme at 32 dimensions behind an
 	// OpenAI-compatible endpoint that can be told to fail.
-	model := &servedModel{e: embed.NewBuiltin(32), failAfter: 3}
+	model := &servedModel{e: embedding.NewBuiltin(32), failAfter: 3}
 	srv := httptest.NewServer(model)
 	defer srv.Close()
 	httpArgs := []string{"reembed", "-embedder", "http", "-embed-url", srv.URL + "/v1", "-embed-model", "served-32",
@@ -159,7 +159,7 @@ func reembedRun(ctx context.Context, args []string, getenv func(string) string) 
 // servedModel serves an embedder as an OpenAI-compatible endpoint; with
 // failAfter > 0 it answers 500 once it has answered that many requests.
 type servedModel struct {
-	e         *embed.Builtin
+	e         *embedding.Builtin
 	mu        sync.Mutex
 	served    int
 	failAfter int

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"mneme/handlers"
-	"mneme/internal/app"
+	"mneme/app"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )

@@ -96,19 +96,19 @@ func TestCypherDetectorWorks(t *testing.T) {
 func TestDependenciesPointOneWay(t *testing.T) {
 	forbidden := map[string][]string{
 		// The domain sees no transport, no store driver and no concrete parts.
-		"mneme/memory": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embed", "mneme/internal/app"},
-		"mneme/graph":  {"github.com/gin-gonic/gin", "mneme/policy", "mneme/handlers", "mneme/embed"},
+		"mneme/memory": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embedding", "mneme/app"},
+		"mneme/graph":  {"github.com/gin-gonic/gin", "mneme/policy", "mneme/handlers", "mneme/embedding"},
 		"mneme/policy": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/handlers"},
-		"mneme/embed":  {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers"},
+		"mneme/embedding":  {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers"},
 		"mneme/seed":   {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/handlers"},
 		// The guard only detects: no store, no policy, no domain.
 		"mneme/guard": {"github.com/", "mneme/"},
 		// The leader lock is Redis only; it knows nothing of memories.
 		"mneme/leader":  {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/memory"},
-		"mneme/extract": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/internal/app"},
-		"mneme/session": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embed"},
+		"mneme/extract": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/app"},
+		"mneme/session": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embedding"},
 		// The write queue knows Redis and the domain's job types, nothing else.
-		"mneme/queue": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embed", "mneme/internal/app"},
+		"mneme/queue": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embedding", "mneme/app"},
 		// The model endpoints' JSON POST is the standard library only.
 		"mneme/internal/httpjson": {"github.com/", "mneme/"},
 		// The rerank client is HTTP only.

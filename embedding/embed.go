@@ -1,4 +1,4 @@
-// Package embed provides Mneme's text embedders, the implementations of
+// Package embedding provides Mneme's text embedders, the implementations of
 // memory.Embedder. Builtin is a dependency-free lexical embedder for Chinese
 // and English that hashes words, character n-grams and a small bilingual
 // concept lexicon into a fixed-size vector; it is deterministic and good
@@ -8,4 +8,4 @@
 // also exposes the tokenizer Builtin uses (Keywords) so recall can build
 // stopword-free full-text queries that agree with the embedder about what a
 // content word is.
-package embed
+package embedding

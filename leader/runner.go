@@ -1,4 +1,4 @@
-package memory
+package leader
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Leader is a lock that lets one replica among many do a job. leader.Lock
+// Lease is a lock that lets one replica among many do a job. Lock
 // implements it with Redis.
-type Leader interface {
+type Lease interface {
 	// Hold takes the lock or renews it and reports whether the caller leads.
 	Hold(ctx context.Context) (bool, error)
 	// Release gives the lock up if the caller holds it.
@@ -25,7 +25,7 @@ type RunnerOptions struct {
 	// Renew is how often the lock is held or renewed; it must be well under
 	// the lock's ttl (a third is usual).
 	Renew  time.Duration
-	Leader Leader
+	Lease  Lease
 	Job    func(ctx context.Context) error
 	Logger *slog.Logger
 }
@@ -64,7 +64,7 @@ func (r *Runner) Stop(ctx context.Context) {
 		}
 		r.cancel()
 		<-r.done
-		if err := r.opts.Leader.Release(ctx); err != nil {
+		if err := r.opts.Lease.Release(ctx); err != nil {
 			r.opts.Logger.WarnContext(ctx, "releasing the lock", "runner", r.opts.Name, "err", err)
 		}
 	})
@@ -77,7 +77,7 @@ func (r *Runner) loop(ctx context.Context) {
 	defer tick.Stop()
 	var next time.Time // when the leader runs the job; zero while it does not lead
 	for {
-		leads, err := r.opts.Leader.Hold(ctx)
+		leads, err := r.opts.Lease.Hold(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.WarnContext(ctx, "leader lock unavailable", "err", err)
@@ -117,7 +117,7 @@ func (r *Runner) run(ctx context.Context) error {
 			case <-done:
 				return
 			case <-tick.C:
-				if leads, err := r.opts.Leader.Hold(ctx); err != nil || !leads {
+				if leads, err := r.opts.Lease.Hold(ctx); err != nil || !leads {
 					cancel(errLostLead)
 					return
 				}

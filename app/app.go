@@ -12,11 +12,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"mneme/embed"
+	"mneme/embedding"
 	"mneme/extract"
 	"mneme/graph"
 	"mneme/handlers"
 	"mneme/journal"
+	"mneme/leader"
 	"mneme/memory"
 	"mneme/policy"
 	"mneme/policysync"
@@ -50,7 +51,7 @@ type App struct {
 	Sessions      *session.Store
 	SessionExpiry *session.Expirer
 
-	janitorRunner *memory.Runner
+	janitorRunner *leader.Runner
 	// Decisions is the policy decision log.
 	Decisions *journal.Decisions
 	// Bus carries policy and grant revisions between replicas.
@@ -193,7 +194,7 @@ func (a *App) StopQueueWorkers(ctx context.Context) error {
 // RecallConfig is recall's tuning from the configuration: the relevance
 // floor, the exact-scan limit and, when a URL is set, the reranker.
 func (c Config) RecallConfig() (memory.RecallConfig, error) {
-	rc := memory.RecallConfig{VectorFloor: c.VectorFloor, Keywords: embed.Keywords, ExactMax: c.RecallExactMax}
+	rc := memory.RecallConfig{VectorFloor: c.VectorFloor, Keywords: embedding.Keywords, ExactMax: c.RecallExactMax}
 	if c.RerankURL != "" {
 		r, err := rerank.New(rerank.Options{URL: c.RerankURL, Model: c.RerankModel, Timeout: c.RerankTimeout})
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"mneme/embed"
+	"mneme/embedding"
 )
 
 func TestNewEmbedder(t *testing.T) {
@@ -41,7 +41,7 @@ func TestNewEmbedder(t *testing.T) {
 		wantDim   int
 		wantErr   string
 	}{
-		{name: "builtin", cfg: Defaults(), wantModel: embed.BuiltinModel, wantDim: 256},
+		{name: "builtin", cfg: Defaults(), wantModel: embedding.BuiltinModel, wantDim: 256},
 		{name: "http of the right size", cfg: httpCfg(3), wantModel: "three", wantDim: 3},
 		{name: "http of the wrong size", cfg: httpCfg(8), wantErr: "embedder three at " + srv.URL + "/v1: embed: bad embeddings response: model three returned a vector of dimension 3, configured dimension is 8"},
 	}

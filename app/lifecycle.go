@@ -151,8 +151,8 @@ func (a *App) startJanitor(ctx context.Context, cfg Lifecycle, log *slog.Logger)
 	if err != nil {
 		return err
 	}
-	a.janitorRunner = memory.NewRunner(memory.RunnerOptions{
-		Name: "janitor", Every: cfg.Every, Renew: cfg.LockTTL / 3, Leader: lock, Logger: log,
+	a.janitorRunner = leader.NewRunner(leader.RunnerOptions{
+		Name: "janitor", Every: cfg.Every, Renew: cfg.LockTTL / 3, Lease: lock, Logger: log,
 		Job: func(ctx context.Context) error {
 			_, err := j.SweepAll(ctx, false)
 			return err

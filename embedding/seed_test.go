@@ -1,4 +1,4 @@
-package embed_test
+package embedding_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"mneme/embed"
+	"mneme/embedding"
 	"mneme/seed"
 )
 
@@ -67,7 +67,7 @@ type seedMemories struct {
 	vectors               [][]float32
 }
 
-func embedSeed(t *testing.T, e *embed.Builtin) seedMemories {
+func embedSeed(t *testing.T, e *embedding.Builtin) seedMemories {
 	t.Helper()
 	ds, err := seed.Demo()
 	if err != nil {
@@ -86,7 +86,7 @@ func embedSeed(t *testing.T, e *embed.Builtin) seedMemories {
 }
 
 func TestUnrelatedQuestionsMatchNoSeedMemory(t *testing.T) {
-	e := embed.NewBuiltin(0)
+	e := embedding.NewBuiltin(0)
 	mems := embedSeed(t, e)
 	for _, q := range unrelatedQuestions {
 		qv := embedOne(t, e, q)
@@ -105,7 +105,7 @@ func TestUnrelatedQuestionsMatchNoSeedMemory(t *testing.T) {
 }
 
 func TestSeedQuestionsFindTheirMemory(t *testing.T) {
-	e := embed.NewBuiltin(0)
+	e := embedding.NewBuiltin(0)
 	mems := embedSeed(t, e)
 	for _, sq := range seedQuestions {
 		t.Run(sq.question, func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestSeedReport(t *testing.T) {
 		t.Skip("report only; run with -v")
 	}
 	for _, dim := range []int{256, 512, 1024} {
-		e := embed.NewBuiltin(dim)
+		e := embedding.NewBuiltin(dim)
 		mems := embedSeed(t, e)
 		var b strings.Builder
 		fmt.Fprintf(&b, "dim %d\n", dim)

@@ -1,4 +1,4 @@
-package embed_test
+package embedding_test
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"mneme/embed"
+	"mneme/embedding"
 	"mneme/memory"
 )
 
-var _ memory.Embedder = (*embed.Builtin)(nil)
+var _ memory.Embedder = (*embedding.Builtin)(nil)
 
 func cosine(a, b []float32) float64 {
 	var s float64
@@ -26,7 +26,7 @@ func cosine(a, b []float32) float64 {
 func norm(v []float32) float64 { return math.Sqrt(cosine(v, v)) }
 
 // embedOne embeds one text or fails the test.
-func embedOne(t testing.TB, e *embed.Builtin, text string) []float32 {
+func embedOne(t testing.TB, e *embedding.Builtin, text string) []float32 {
 	t.Helper()
 	vs, err := e.Embed(context.Background(), []string{text})
 	if err != nil {
@@ -39,12 +39,12 @@ func TestNewBuiltin(t *testing.T) {
 	for _, tc := range []struct {
 		dim, want int
 	}{
-		{0, embed.DefaultDimension},
-		{-3, embed.DefaultDimension},
+		{0, embedding.DefaultDimension},
+		{-3, embedding.DefaultDimension},
 		{64, 64},
 		{1024, 1024},
 	} {
-		e := embed.NewBuiltin(tc.dim)
+		e := embedding.NewBuiltin(tc.dim)
 		if got := e.Dimension(); got != tc.want {
 			t.Errorf("NewBuiltin(%d).Dimension() = %d, want %d", tc.dim, got, tc.want)
 		}
@@ -52,16 +52,16 @@ func TestNewBuiltin(t *testing.T) {
 			t.Errorf("NewBuiltin(%d): vector length %d, want %d", tc.dim, got, tc.want)
 		}
 	}
-	if embed.DefaultDimension != 256 {
-		t.Errorf("DefaultDimension = %d, want 256", embed.DefaultDimension)
+	if embedding.DefaultDimension != 256 {
+		t.Errorf("DefaultDimension = %d, want 256", embedding.DefaultDimension)
 	}
-	if got := embed.NewBuiltin(0).Model(); got != "builtin-ngram-v2" {
+	if got := embedding.NewBuiltin(0).Model(); got != "builtin-ngram-v2" {
 		t.Errorf("Model() = %q", got)
 	}
 }
 
 func TestEmbedShape(t *testing.T) {
-	e := embed.NewBuiltin(0)
+	e := embedding.NewBuiltin(0)
 	texts := []string{"Alice prefers short answers.", "预算是十万元", "what is the"}
 	vs, err := e.Embed(context.Background(), texts)
 	if err != nil {
@@ -87,7 +87,7 @@ func TestEmbedShape(t *testing.T) {
 }
 
 func TestEmbedNothingToMatch(t *testing.T) {
-	e := embed.NewBuiltin(0)
+	e := embedding.NewBuiltin(0)
 	for _, text := range []string{
 		"", "   ", "?!。，、……", "what is the", "How are you doing?", "的了吗", "今天呢？", "Is it, though?",
 	} {
@@ -98,7 +98,7 @@ func TestEmbedNothingToMatch(t *testing.T) {
 }
 
 func TestEmbedNormalises(t *testing.T) {
-	e := embed.NewBuiltin(0)
+	e := embedding.NewBuiltin(0)
 	for _, tc := range []struct{ a, b string }{
 		{"ＳＯ－１００１　发货", "so-1001 发货"},
 		{"Order SO-1001 SHIPPED!!!", "order so-1001 shipped"},
@@ -119,11 +119,11 @@ func TestEmbedDeterministicAndConcurrent(t *testing.T) {
 		"订单 SO-1004（50 把办公椅）已发货，预计 10 月 12 日送达杭州。",
 		"Alice prefers short answers.",
 	}
-	want, err := embed.NewBuiltin(0).Embed(context.Background(), texts)
+	want, err := embedding.NewBuiltin(0).Embed(context.Background(), texts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := embed.NewBuiltin(0)
+	e := embedding.NewBuiltin(0)
 	var wg sync.WaitGroup
 	errs := make(chan string, 16)
 	for range 16 {
@@ -148,7 +148,7 @@ func TestEmbedDeterministicAndConcurrent(t *testing.T) {
 func TestEmbedCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := embed.NewBuiltin(0).Embed(ctx, []string{"hello"}); !errors.Is(err, context.Canceled) {
+	if _, err := embedding.NewBuiltin(0).Embed(ctx, []string{"hello"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Embed with a canceled context: err = %v, want context.Canceled", err)
 	}
 }
@@ -157,7 +157,7 @@ func TestEmbedCanceled(t *testing.T) {
 // answers it than to a plausible distractor.
 func TestRelatedness(t *testing.T) {
 	const margin = 0.15
-	e := embed.NewBuiltin(0)
+	e := embedding.NewBuiltin(0)
 	for _, tc := range []struct {
 		name, query, related, unrelated string
 	}{
@@ -201,7 +201,7 @@ func BenchmarkBuiltinEmbed(b *testing.B) {
 	for name, text := range texts {
 		b.Run(name, func(b *testing.B) {
 			b.Logf("%d characters", len([]rune(text)))
-			e := embed.NewBuiltin(0)
+			e := embedding.NewBuiltin(0)
 			in := []string{text}
 			ctx := context.Background()
 			b.ReportAllocs()

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"mneme/internal/app"
+	"mneme/app"
 	"mneme/internal/apptest"
 	"mneme/internal/testenv"
 	"mneme/memory"

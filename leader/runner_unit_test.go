@@ -1,4 +1,4 @@
-package memory
+package leader
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func TestRunner(t *testing.T) {
 	t.Run("runs only while leading", func(t *testing.T) {
 		l := &switchLeader{}
 		var runs atomic.Int64
-		r := NewRunner(RunnerOptions{Name: "t", Every: 10 * time.Millisecond, Renew: 5 * time.Millisecond, Leader: l, Logger: quiet,
+		r := NewRunner(RunnerOptions{Name: "t", Every: 10 * time.Millisecond, Renew: 5 * time.Millisecond, Lease: l, Logger: quiet,
 			Job: func(context.Context) error { runs.Add(1); return nil }})
 		r.Start(context.Background())
 		time.Sleep(60 * time.Millisecond)
@@ -55,7 +55,7 @@ func TestRunner(t *testing.T) {
 		l := &switchLeader{}
 		l.lead.Store(true)
 		started, cancelled := make(chan struct{}, 1), make(chan error, 1)
-		r := NewRunner(RunnerOptions{Name: "t", Every: time.Millisecond, Renew: 5 * time.Millisecond, Leader: l, Logger: quiet,
+		r := NewRunner(RunnerOptions{Name: "t", Every: time.Millisecond, Renew: 5 * time.Millisecond, Lease: l, Logger: quiet,
 			Job: func(ctx context.Context) error {
 				select {
 				case started <- struct{}{}:
@@ -81,6 +81,6 @@ func TestRunner(t *testing.T) {
 	})
 
 	t.Run("stop without start", func(t *testing.T) {
-		NewRunner(RunnerOptions{Leader: &switchLeader{}}).Stop(context.Background())
+		NewRunner(RunnerOptions{Lease: &switchLeader{}}).Stop(context.Background())
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"mneme/embed"
+	"mneme/embedding"
 	"mneme/memory"
 )
 
@@ -14,13 +14,13 @@ import (
 // write.
 func NewEmbedder(ctx context.Context, cfg Config) (memory.Embedder, error) {
 	if cfg.Embedder != EmbedderHTTP {
-		return embed.NewBuiltin(cfg.EmbedDim), nil
+		return embedding.NewBuiltin(cfg.EmbedDim), nil
 	}
 	retries := cfg.EmbedRetries
 	if retries == 0 {
-		retries = -1 // embed.HTTPConfig reads 0 as "the default"
+		retries = -1 // embedding.HTTPConfig reads 0 as "the default"
 	}
-	h, err := embed.NewHTTP(embed.HTTPConfig{
+	h, err := embedding.NewHTTP(embedding.HTTPConfig{
 		BaseURL: cfg.EmbedURL, Model: cfg.EmbedModel, APIKey: cfg.EmbedAPIKey, Dimension: cfg.EmbedDim,
 		BatchSize: cfg.EmbedBatch, Timeout: cfg.EmbedTimeout, Retries: retries,
 	})
