@@ -15,6 +15,9 @@ var (
 	ErrUnavailable = errors.New("store unavailable")
 	// ErrUnauthenticated means no valid API key was given.
 	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrNotConfigured means the deployment was built without a part this
+	// request needs; it is the same answer whatever the part.
+	ErrNotConfigured = errors.New("not configured")
 )
 
 // InvalidError is bad input from a client; Field names what was wrong.
