@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"mneme/embedding"
 	"mneme/app"
+	"mneme/embedding"
 	"mneme/memory"
 	"mneme/policy"
 )

@@ -7,8 +7,8 @@ import (
 	"os"
 	"testing"
 
-	"mneme/embedding"
 	"mneme/app"
+	"mneme/embedding"
 	"mneme/memory"
 )
 

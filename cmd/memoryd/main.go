@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"mneme/handlers"
 	"mneme/app"
+	"mneme/handlers"
 )
 
 func main() {

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"mneme/embedding"
 	"mneme/app"
+	"mneme/embedding"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"mneme/handlers"
 	"mneme/app"
+	"mneme/handlers"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )

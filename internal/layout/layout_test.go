@@ -96,11 +96,11 @@ func TestCypherDetectorWorks(t *testing.T) {
 func TestDependenciesPointOneWay(t *testing.T) {
 	forbidden := map[string][]string{
 		// The domain sees no transport, no store driver and no concrete parts.
-		"mneme/memory": {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embedding", "mneme/app"},
-		"mneme/graph":  {"github.com/gin-gonic/gin", "mneme/policy", "mneme/handlers", "mneme/embedding"},
-		"mneme/policy": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/handlers"},
-		"mneme/embedding":  {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers"},
-		"mneme/seed":   {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/handlers"},
+		"mneme/memory":    {"github.com/gin-gonic/gin", "github.com/neo4j/", "github.com/redis/", "mneme/graph", "mneme/policy", "mneme/handlers", "mneme/embedding", "mneme/app"},
+		"mneme/graph":     {"github.com/gin-gonic/gin", "mneme/policy", "mneme/handlers", "mneme/embedding"},
+		"mneme/policy":    {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/handlers"},
+		"mneme/embedding": {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/policy", "mneme/handlers"},
+		"mneme/seed":      {"github.com/gin-gonic/gin", "github.com/neo4j/", "mneme/graph", "mneme/handlers"},
 		// The guard only detects: no store, no policy, no domain.
 		"mneme/guard": {"github.com/", "mneme/"},
 		// The leader lock is Redis only; it knows nothing of memories.
