@@ -142,25 +142,6 @@ func (s *Store) run(ctx context.Context, mode neo4j.AccessMode, timeout time.Dur
 	return translate(err)
 }
 
-// collect runs one query in tx and returns its records.
-func collect(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) ([]*neo4j.Record, error) {
-	res, err := tx.Run(ctx, cypher, params)
-	if err != nil {
-		return nil, err
-	}
-	return res.Collect(ctx)
-}
-
-// exec runs one query in tx for its effects.
-func exec(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) error {
-	res, err := tx.Run(ctx, cypher, params)
-	if err != nil {
-		return err
-	}
-	_, err = res.Consume(ctx)
-	return err
-}
-
 // Ping checks that the database answers; readiness probes call it.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.driver.VerifyConnectivity(ctx); err != nil {
