@@ -1,12 +1,3 @@
-// Package graph is Mneme's system of record on Neo4j and the only package
-// that speaks Cypher. Store implements memory.Store and memory.GrantStore,
-// keeps API keys, and bootstraps the schema (constraints, range, vector and
-// full-text indexes).
-//
-// Community Edition has one database, so tenancy is a property: every node
-// carries tenant and every query filters on it. The query texts live in
-// cypher.go; a test parses this package and fails when one of them touches a
-// labelled node without a tenant predicate.
 package graph
 
 import (
