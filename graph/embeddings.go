@@ -16,21 +16,16 @@ var _ memory.EmbeddingStore = (*Store)(nil)
 // 0 when there is no such index yet. Like EnsureSchema it allows for a slow
 // first query: it runs at start-up, when a fresh server may still be warming.
 func (s *Store) VectorIndexDimension(ctx context.Context) (int, error) {
-	var dim int64
+	var index indexInfo
 	err := s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, ddlShowIndex, map[string]any{"name": indexVector})
-		if err != nil || len(recs) == 0 {
-			return err
-		}
-		options, _ := recs[0].AsMap()["options"].(map[string]any)
-		config, _ := options["indexConfig"].(map[string]any)
-		dim = integer(config["vector.dimensions"])
-		return nil
+		var err error
+		index, _, err = readOne(ctx, tx, ddlShowIndex, map[string]any{"name": indexVector}, indexInfoOf)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("graph: inspecting index %s: %w", indexVector, err)
 	}
-	return int(dim), nil
+	return int(index.dim), nil
 }
 
 // RecreateVectorIndex drops the memory vector index and creates it for
@@ -71,11 +66,8 @@ func (s *Store) EmbeddingTenants(ctx context.Context) ([]string, error) {
 func (s *Store) CountMemories(ctx context.Context, tenant string) (int, error) {
 	var n int64
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherCountMemories, map[string]any{"tenant": tenant})
-		if err == nil && len(recs) > 0 {
-			v, _ := recs[0].Get("n")
-			n = integer(v)
-		}
+		var err error
+		n, err = count(ctx, tx, cypherCountMemories, map[string]any{"tenant": tenant})
 		return err
 	})
 	return int(n), err
@@ -87,13 +79,12 @@ func (s *Store) StaleEmbeddings(ctx context.Context, tenant, after, model string
 	var out []memory.EmbeddingText
 	params := map[string]any{"tenant": tenant, "after": after, "model": model, "dim": dim, "limit": limit}
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherStaleEmbeddings, params)
-		out = out[:0]
-		for _, r := range recs {
+		var err error
+		out, err = readAll(ctx, tx, cypherStaleEmbeddings, params, func(r *neo4j.Record) (memory.EmbeddingText, error) {
 			id, _ := r.Get("id")
 			content, _ := r.Get("content")
-			out = append(out, memory.EmbeddingText{ID: str(id), Content: str(content)})
-		}
+			return memory.EmbeddingText{ID: str(id), Content: str(content)}, nil
+		})
 		return err
 	})
 	return out, err
@@ -108,11 +99,8 @@ func (s *Store) SetEmbeddings(ctx context.Context, tenant, model string, vecs []
 	}
 	var n int64
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherSetEmbeddings, map[string]any{"tenant": tenant, "model": model, "rows": rows})
-		if err == nil && len(recs) > 0 {
-			v, _ := recs[0].Get("n")
-			n = integer(v)
-		}
+		var err error
+		n, err = count(ctx, tx, cypherSetEmbeddings, map[string]any{"tenant": tenant, "model": model, "rows": rows})
 		return err
 	})
 	return int(n), err

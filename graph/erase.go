@@ -50,14 +50,12 @@ func eraseUser(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID 
 	if err := exec(ctx, tx, cypherLockUser, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
 		return memory.GraphErased{}, err
 	}
-	recs, err := collect(ctx, tx, cypherUserMemoryIDs, map[string]any{"tenant": tenant, "user_id": userID})
+	ids, err := readAll(ctx, tx, cypherUserMemoryIDs, map[string]any{"tenant": tenant, "user_id": userID}, func(r *neo4j.Record) (string, error) {
+		id, _ := r.Get("id")
+		return str(id), nil
+	})
 	if err != nil {
 		return memory.GraphErased{}, err
-	}
-	ids := make([]string, 0, len(recs))
-	for _, r := range recs {
-		id, _ := r.Get("id")
-		ids = append(ids, str(id))
 	}
 	out, err := eraseMemories(ctx, tx, tenant, userID, ids, t)
 	if err != nil {
@@ -83,18 +81,18 @@ func eraseUser(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID 
 // removes the sessions recorded as that user's.
 func eraseMemories(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, ids []string, t memory.Tombstone) (memory.GraphErased, error) {
 	var out memory.GraphErased
-	recs, err := collect(ctx, tx, cypherEraseMemories, map[string]any{
+	// The query aggregates, so it returns exactly one row.
+	erased, _, err := readOne(ctx, tx, cypherEraseMemories, map[string]any{
 		"tenant": tenant, "ids": ids, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason,
+	}, func(rec *neo4j.Record) (erasedRow, error) {
+		r := rec.AsMap()
+		return erasedRow{memories: integer(r["memories"]), entities: strs(r["entity_ids"]), sessions: strs(r["session_ids"])}, nil
 	})
 	if err != nil {
 		return out, err
 	}
-	var entities, sessions []string
-	if len(recs) == 1 {
-		r := recs[0].AsMap()
-		out.Memories = integer(r["memories"])
-		entities, sessions = strs(r["entity_ids"]), strs(r["session_ids"])
-	}
+	out.Memories = erased.memories
+	entities, sessions := erased.entities, erased.sessions
 	if len(entities) > 0 {
 		if out.Entities, err = count(ctx, tx, cypherEraseOrphanEntities, map[string]any{"tenant": tenant, "ids": entities}); err != nil {
 			return out, err
@@ -106,6 +104,13 @@ func eraseMemories(ctx context.Context, tx neo4j.ManagedTransaction, tenant, use
 		})
 	}
 	return out, err
+}
+
+// erasedRow is the row of cypherEraseMemories: how many memories went, and
+// what they linked to.
+type erasedRow struct {
+	memories           int64
+	entities, sessions []string
 }
 
 // fenced is what a batch of writes must leave out because the memories'
@@ -131,15 +136,21 @@ func splitFenced(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	if len(users) == 0 {
 		return ms, f, nil
 	}
-	recs, err := collect(ctx, tx, cypherUserFences, map[string]any{"tenant": tenant, "refs": slices.Collect(maps.Keys(users))})
-	if err != nil || len(recs) == 0 {
+	type userFence struct {
+		ref   string
+		fence int64
+	}
+	found, err := readAll(ctx, tx, cypherUserFences, map[string]any{"tenant": tenant, "refs": slices.Collect(maps.Keys(users))}, func(r *neo4j.Record) (userFence, error) {
+		ref, _ := r.Get("ref")
+		fence, _ := r.Get("fence")
+		return userFence{str(ref), integer(fence)}, nil
+	})
+	if err != nil || len(found) == 0 {
 		return ms, f, err
 	}
 	fences := map[string]int64{} // by user
-	for _, r := range recs {
-		ref, _ := r.Get("ref")
-		fence, _ := r.Get("fence")
-		fences[users[str(ref)]] = integer(fence)
+	for _, uf := range found {
+		fences[users[uf.ref]] = uf.fence
 	}
 	kept := make([]memory.Memory, 0, len(ms))
 	for i, m := range ms {
@@ -203,29 +214,15 @@ type TenantNode struct {
 func (s *Store) TenantNodes(ctx context.Context, tenant string) ([]TenantNode, error) {
 	var out []TenantNode
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherTenantNodes, map[string]any{"tenant": tenant})
-		if err != nil {
-			return err
-		}
-		out = make([]TenantNode, 0, len(recs))
-		for _, r := range recs {
+		var err error
+		out, err = readAll(ctx, tx, cypherTenantNodes, map[string]any{"tenant": tenant}, func(r *neo4j.Record) (TenantNode, error) {
 			m := r.AsMap()
 			props, _ := m["props"].(map[string]any)
 			delete(props, "embedding")
 			embedded, _ := m["embedded"].(bool)
-			out = append(out, TenantNode{Labels: strs(m["labels"]), Props: props, Embedded: embedded})
-		}
-		return nil
+			return TenantNode{Labels: strs(m["labels"]), Props: props, Embedded: embedded}, nil
+		})
+		return err
 	})
 	return out, err
-}
-
-// count runs a query that returns one row with a count n.
-func count(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) (int64, error) {
-	recs, err := collect(ctx, tx, cypher, params)
-	if err != nil || len(recs) == 0 {
-		return 0, err
-	}
-	n, _ := recs[0].Get("n")
-	return integer(n), nil
 }

@@ -13,16 +13,12 @@ import (
 func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 	var out []string
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherListTenants, nil)
-		if err != nil {
-			return err
-		}
-		out = make([]string, 0, len(recs))
-		for _, r := range recs {
+		var err error
+		out, err = readAll(ctx, tx, cypherListTenants, nil, func(r *neo4j.Record) (string, error) {
 			t, _ := r.Get("tenant")
-			out = append(out, str(t))
-		}
-		return nil
+			return str(t), nil
+		})
+		return err
 	})
 	return out, err
 }
@@ -32,22 +28,21 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 func (s *Store) LiveMemories(ctx context.Context, tenant string) ([]memory.Usage, error) {
 	var out []memory.Usage
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherLiveMemories, map[string]any{"tenant": tenant})
-		if err != nil {
-			return err
-		}
-		out = make([]memory.Usage, 0, len(recs))
-		for _, rec := range recs {
-			r := rec.AsMap()
-			out = append(out, memory.Usage{
-				ID: str(r["id"]), UserID: str(r["user_id"]), Type: str(r["type"]), Status: str(r["status"]),
-				Importance: float(r["importance"]), CreatedAt: timeOf(r["created_at"]), UpdatedAt: timeOf(r["updated_at"]),
-				LastAccessedAt: timeOf(r["last_accessed_at"]), AccessCount: integer(r["access_count"]),
-			})
-		}
-		return nil
+		var err error
+		out, err = readAll(ctx, tx, cypherLiveMemories, map[string]any{"tenant": tenant}, usageOf)
+		return err
 	})
 	return out, err
+}
+
+// usageOf reads a record of cypherLiveMemories.
+func usageOf(rec *neo4j.Record) (memory.Usage, error) {
+	r := rec.AsMap()
+	return memory.Usage{
+		ID: str(r["id"]), UserID: str(r["user_id"]), Type: str(r["type"]), Status: str(r["status"]),
+		Importance: float(r["importance"]), CreatedAt: timeOf(r["created_at"]), UpdatedAt: timeOf(r["updated_at"]),
+		LastAccessedAt: timeOf(r["last_accessed_at"]), AccessCount: integer(r["access_count"]),
+	}, nil
 }
 
 // Transition moves the still-live memories ids of tenant to status to, and

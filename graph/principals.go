@@ -32,16 +32,16 @@ func (s *Store) PutAPIKey(ctx context.Context, tenant, hash string, p memory.Pri
 func (s *Store) LookupAPIKey(ctx context.Context, tenant, hash string) (memory.Principal, error) {
 	var p memory.Principal
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherLookupAPIKey, map[string]any{"tenant": tenant, "id": hash})
-		if err != nil {
-			return err
+		var found bool
+		var err error
+		p, found, err = readOne(ctx, tx, cypherLookupAPIKey, map[string]any{"tenant": tenant, "id": hash}, func(rec *neo4j.Record) (memory.Principal, error) {
+			r := rec.AsMap()
+			return memory.Principal{Tenant: tenant, Kind: str(r["kind"]), ID: str(r["principal_id"]), Roles: strs(r["roles"])}, nil
+		})
+		if err == nil && !found {
+			err = memory.ErrNotFound
 		}
-		if len(recs) == 0 {
-			return memory.ErrNotFound
-		}
-		r := recs[0].AsMap()
-		p = memory.Principal{Tenant: tenant, Kind: str(r["kind"]), ID: str(r["principal_id"]), Roles: strs(r["roles"])}
-		return nil
+		return err
 	})
 	return p, err
 }

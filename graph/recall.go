@@ -16,13 +16,9 @@ var _ memory.SearchStore = (*Store)(nil)
 func (s *Store) PartitionSize(ctx context.Context, tenant, userID string) (int, error) {
 	var n int64
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherPartitionSize, map[string]any{"tenant": tenant, "user_id": userID})
-		if err != nil || len(recs) == 0 {
-			return err
-		}
-		v, _ := recs[0].Get("n")
-		n = integer(v)
-		return nil
+		var err error
+		n, err = count(ctx, tx, cypherPartitionSize, map[string]any{"tenant": tenant, "user_id": userID})
+		return err
 	})
 	return int(n), err
 }
@@ -61,25 +57,23 @@ func (s *Store) Expand(ctx context.Context, scope memory.Scope, q memory.ExpandQ
 	}
 	var out []memory.Expansion
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypher, params)
-		if err != nil {
-			return err
-		}
-		out = make([]memory.Expansion, 0, len(recs))
-		for _, r := range recs {
-			v, _ := r.Get("memory")
-			m, err := decodeMemory(v)
-			if err != nil {
-				return err
-			}
-			hop, _ := r.Get("hop")
-			via, _ := r.Get("via")
-			path, _ := r.Get("path")
-			out = append(out, memory.Expansion{Memory: m, Hop: int(integer(hop)), Via: str(via), Path: strs(path)})
-		}
-		return nil
+		var err error
+		out, err = readAll(ctx, tx, cypher, params, expansionOf)
+		return err
 	})
 	return out, err
+}
+
+// expansionOf reads a record of expandQuery.
+func expansionOf(r *neo4j.Record) (memory.Expansion, error) {
+	m, err := memoryOf(r)
+	if err != nil {
+		return memory.Expansion{}, err
+	}
+	hop, _ := r.Get("hop")
+	via, _ := r.Get("via")
+	path, _ := r.Get("path")
+	return memory.Expansion{Memory: m, Hop: int(integer(hop)), Via: str(via), Path: strs(path)}, nil
 }
 
 // TouchMemories adds one to the access count of each memory of ids and moves

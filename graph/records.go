@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -170,12 +171,28 @@ func decodeMemory(v any) (memory.Memory, error) {
 	return m, nil
 }
 
-// decodeMemories reads the "memory" column of every record.
+// memoryOf reads the "memory" column of a record.
+func memoryOf(r *neo4j.Record) (memory.Memory, error) {
+	v, _ := r.Get("memory")
+	return decodeMemory(v)
+}
+
+// hitOf reads the "memory" and "score" columns of a record.
+func hitOf(r *neo4j.Record) (memory.Hit, error) {
+	m, err := memoryOf(r)
+	if err != nil {
+		return memory.Hit{}, err
+	}
+	score, _ := r.Get("score")
+	return memory.Hit{Memory: m, Score: float(score)}, nil
+}
+
+// decodeMemories reads the "memory" column of every record, for callers
+// that collect their records themselves; readAll with memoryOf is the same.
 func decodeMemories(recs []*neo4j.Record) ([]memory.Memory, error) {
 	out := make([]memory.Memory, 0, len(recs))
 	for _, r := range recs {
-		v, _ := r.Get("memory")
-		m, err := decodeMemory(v)
+		m, err := memoryOf(r)
 		if err != nil {
 			return nil, err
 		}
@@ -184,19 +201,74 @@ func decodeMemories(recs []*neo4j.Record) ([]memory.Memory, error) {
 	return out, nil
 }
 
-// decodeHits reads the "memory" and "score" columns of every record.
+// decodeHits reads the "memory" and "score" columns of every record, for
+// callers that collect their records themselves; readAll with hitOf is the
+// same.
 func decodeHits(recs []*neo4j.Record) ([]memory.Hit, error) {
 	out := make([]memory.Hit, 0, len(recs))
 	for _, r := range recs {
-		v, _ := r.Get("memory")
-		m, err := decodeMemory(v)
+		h, err := hitOf(r)
 		if err != nil {
 			return nil, err
 		}
-		score, _ := r.Get("score")
-		out = append(out, memory.Hit{Memory: m, Score: float(score)})
+		out = append(out, h)
 	}
 	return out, nil
+}
+
+// Running queries. Reads decode each record with a function of their own.
+// The decoders read columns leniently (str, integer, timeOf…): null, absent
+// and mistyped values become zero values, as the domain types want them,
+// where the driver's neo4j.GetRecordValue would fail.
+
+// readAll runs one query in tx and decodes every record it returns, in
+// order. No records give an empty, non-nil slice.
+func readAll[T any](ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any, decode func(*neo4j.Record) (T, error)) ([]T, error) {
+	res, err := tx.Run(ctx, cypher, params)
+	if err != nil {
+		return nil, err
+	}
+	return neo4j.CollectTWithContext(ctx, res, decode)
+}
+
+// readOne runs one query in tx and decodes the first record it returns; ok
+// is false when there is none. Unlike neo4j.SingleTWithContext, no record
+// is not an error: callers decide what absence means.
+func readOne[T any](ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any, decode func(*neo4j.Record) (T, error)) (v T, ok bool, err error) {
+	recs, err := collect(ctx, tx, cypher, params)
+	if err != nil || len(recs) == 0 {
+		return v, false, err
+	}
+	v, err = decode(recs[0])
+	return v, err == nil, err
+}
+
+// count runs a query that returns a count n in one row; no row counts 0.
+func count(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) (int64, error) {
+	n, _, err := readOne(ctx, tx, cypher, params, func(r *neo4j.Record) (int64, error) {
+		v, _ := r.Get("n")
+		return integer(v), nil
+	})
+	return n, err
+}
+
+// collect runs one query in tx and returns its records.
+func collect(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) ([]*neo4j.Record, error) {
+	res, err := tx.Run(ctx, cypher, params)
+	if err != nil {
+		return nil, err
+	}
+	return res.Collect(ctx)
+}
+
+// exec runs one query in tx for its effects.
+func exec(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) error {
+	res, err := tx.Run(ctx, cypher, params)
+	if err != nil {
+		return err
+	}
+	_, err = res.Consume(ctx)
+	return err
 }
 
 func str(v any) string {

@@ -68,20 +68,13 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 }
 
 func (s *Store) checkVectorDimension(ctx context.Context, dim int) error {
-	var kind string
-	var got int64
+	var index indexInfo
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, ddlShowIndex, map[string]any{"name": indexVector})
-		if err != nil || len(recs) == 0 {
-			return err
-		}
-		r := recs[0].AsMap()
-		kind = str(r["type"])
-		options, _ := r["options"].(map[string]any)
-		config, _ := options["indexConfig"].(map[string]any)
-		got = integer(config["vector.dimensions"])
-		return nil
+		var err error
+		index, _, err = readOne(ctx, tx, ddlShowIndex, map[string]any{"name": indexVector}, indexInfoOf)
+		return err
 	})
+	kind, got := index.kind, index.dim
 	switch {
 	case err != nil:
 		return fmt.Errorf("graph: inspecting index %s: %w", indexVector, err)
@@ -93,6 +86,20 @@ func (s *Store) checkVectorDimension(ctx context.Context, dim int) error {
 			ErrSchemaMismatch, indexVector, got, dim, got)
 	}
 	return nil
+}
+
+// indexInfo is what ddlShowIndex tells of an index: its type and, for a
+// vector index, its dimension. No such index reads as the zero value.
+type indexInfo struct {
+	kind string
+	dim  int64
+}
+
+func indexInfoOf(rec *neo4j.Record) (indexInfo, error) {
+	r := rec.AsMap()
+	options, _ := r["options"].(map[string]any)
+	config, _ := options["indexConfig"].(map[string]any)
+	return indexInfo{kind: str(r["type"]), dim: integer(config["vector.dimensions"])}, nil
 }
 
 // alreadyExists reports a schema rule created concurrently by someone else.
@@ -119,13 +126,9 @@ func (s *Store) backfillPartitions(ctx context.Context) error {
 	for {
 		var n int64
 		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
-			recs, err := collect(ctx, tx, cypherBackfillPartition, map[string]any{"batch": backfillBatch})
-			if err != nil || len(recs) == 0 {
-				return err
-			}
-			v, _ := recs[0].Get("n")
-			n = integer(v)
-			return nil
+			var err error
+			n, err = count(ctx, tx, cypherBackfillPartition, map[string]any{"batch": backfillBatch})
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("graph: backfill partitions: %w", err)
@@ -144,15 +147,13 @@ func (s *Store) backfillFactSignatures(ctx context.Context) error {
 	for {
 		var n int
 		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
-			recs, err := collect(ctx, tx, cypherMissingFactSignatures, map[string]any{"batch": backfillBatch})
-			if err != nil {
-				return err
-			}
-			rows := make([]map[string]any, len(recs))
-			for i, r := range recs {
+			rows, err := readAll(ctx, tx, cypherMissingFactSignatures, map[string]any{"batch": backfillBatch}, func(r *neo4j.Record) (map[string]any, error) {
 				m := r.AsMap()
 				text, numbers := memory.FactSignature(str(m["content"]))
-				rows[i] = map[string]any{"eid": m["eid"], "fact_text": text, "fact_numbers": numbers}
+				return map[string]any{"eid": m["eid"], "fact_text": text, "fact_numbers": numbers}, nil
+			})
+			if err != nil {
+				return err
 			}
 			n = len(rows)
 			if n == 0 {

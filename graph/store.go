@@ -1,12 +1,3 @@
-// Package graph is Mneme's system of record on Neo4j and the only package
-// that speaks Cypher. Store implements memory.Store and memory.GrantStore,
-// keeps API keys, and bootstraps the schema (constraints, range, vector and
-// full-text indexes).
-//
-// Community Edition has one database, so tenancy is a property: every node
-// carries tenant and every query filters on it. The query texts live in
-// cypher.go; a test parses this package and fails when one of them touches a
-// labelled node without a tenant predicate.
 package graph
 
 import (
@@ -140,25 +131,6 @@ func (s *Store) run(ctx context.Context, mode neo4j.AccessMode, timeout time.Dur
 		_, err = session.ExecuteWrite(ctx, fn, txTimeout)
 	}
 	return translate(err)
-}
-
-// collect runs one query in tx and returns its records.
-func collect(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) ([]*neo4j.Record, error) {
-	res, err := tx.Run(ctx, cypher, params)
-	if err != nil {
-		return nil, err
-	}
-	return res.Collect(ctx)
-}
-
-// exec runs one query in tx for its effects.
-func exec(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) error {
-	res, err := tx.Run(ctx, cypher, params)
-	if err != nil {
-		return err
-	}
-	_, err = res.Consume(ctx)
-	return err
 }
 
 // Ping checks that the database answers; readiness probes call it.

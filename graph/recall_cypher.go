@@ -118,19 +118,14 @@ RETURN `
 	cypherExpandOrder = `, how.hop AS hop, how.via AS via, how.path AS path
 ORDER BY hop, m.updated_at DESC, m.id LIMIT $limit`
 
+	// A recall search is a candidate part, recallFilters and
+	// cypherSearchReturn (or its lean form; see searchReturn).
+	cypherSearchReturn = ` RETURN ` + memoryProjection + `, score ORDER BY score DESC, m.id LIMIT $limit`
+
 	// cypherSearchReturnLean is cypherSearchReturn without embeddings:
 	// decoding them is most of a search's client time, and only MMR needs
 	// them.
 	cypherSearchReturnLean = ` RETURN ` + memoryProjectionLean + `, score ORDER BY score DESC, m.id LIMIT $limit`
-
-	// cypherBackfillPartition is the one-time migration that sets the
-	// partition of memories stored before it existed. It spans every tenant
-	// by design and is allowlisted in TestCypherIsTenantScoped.
-	cypherBackfillPartition = `MATCH (m:Memory)
-WHERE m.partition IS NULL
-WITH m LIMIT $batch
-SET m.partition = m.tenant + '/' + m.user_id
-RETURN count(m) AS n`
 
 	// cypherTouchMemories records that memories were recalled. It runs off
 	// the request path, after the answer has left.

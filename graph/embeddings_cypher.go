@@ -1,7 +1,8 @@
 package graph
 
-// Queries of re-embedding and of the vector index's life. They sit apart
-// from cypher.go because they serve an operator's command, not requests.
+// Queries of embeddings.go: re-embedding a tenant's memories and
+// recreating the vector index for another dimension, an operator's command
+// rather than a request path.
 const (
 	ddlDropVectorIndex = "DROP INDEX " + indexVector + " IF EXISTS"
 

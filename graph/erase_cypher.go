@@ -1,9 +1,7 @@
 package graph
 
-// Cypher of the lifecycle: erasing memories and users, and the janitor's
-// sweeps. Every query carries the tenant predicate.
-
-// Erasing.
+// Cypher of erasure: memories and users, with what only they linked to;
+// the user tombstone and its fence; and the audit of a tenant's nodes.
 const (
 	// cypherLockUser write-locks a user's node before an erase, the node
 	// every write about the user locks first (cypherLockBatch), so an erase
@@ -77,29 +75,10 @@ SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.kind = 'user',
 RETURN labels(n) AS labels, n {.*, embedding: null} AS props, n.embedding IS NOT NULL AS embedded`
 )
 
-// The janitor.
-const (
-	// cypherListTenants is the janitor's one cross-tenant read: it names the
-	// tenants to sweep, and reads nothing else. Allowlisted by name in
-	// TestCypherIsTenantScoped.
-	cypherListTenants = `MATCH (u:User)
-RETURN DISTINCT u.tenant AS tenant ORDER BY tenant`
-
-	// cypherLiveMemories returns the metadata the janitor decides on, never
-	// content. "m.id IS NOT NULL": see cypherListMatch.
-	cypherLiveMemories = `MATCH (m:Memory {tenant: $tenant})
-WHERE m.id IS NOT NULL AND m.status IN ['active', 'candidate']
-RETURN m.id AS id, m.user_id AS user_id, m.type AS type, m.status AS status, m.importance AS importance,
-  m.created_at AS created_at, m.updated_at AS updated_at, m.last_accessed_at AS last_accessed_at,
-  coalesce(m.access_count, 0) AS access_count`
-
-	// cypherTransition moves memories that are still live; one changed
-	// meanwhile (superseded, erased, already archived) is left alone. An
-	// expired memory stops being valid; an archived one stays valid but is
-	// no longer recalled.
-	cypherTransition = `MATCH (m:Memory {tenant: $tenant})
-WHERE m.id IN $ids AND m.status IN ['active', 'candidate']
-SET m.status = $to, m.status_reason = $reason, m.status_changed_at = $at,
-    m.valid_to = CASE WHEN $to = 'expired' THEN coalesce(m.valid_to, $at) ELSE m.valid_to END
-RETURN count(*) AS n`
-)
+// cypherUserFences returns the fence of each erased user among $refs, the
+// ids of user tombstones (memory.UserTombstoneID): a queued write numbered at
+// or below it was accepted before the erase and must not be written.
+const cypherUserFences = `UNWIND $refs AS ref
+MATCH (t:Tombstone {tenant: $tenant, id: ref})
+WHERE t.fence IS NOT NULL
+RETURN t.id AS ref, t.fence AS fence`

@@ -1,0 +1,56 @@
+// Package graph is Mneme's system of record on Neo4j and the only package
+// that speaks Cypher. Store, a concrete type, implements the store
+// interfaces the memory package declares (memories, search, grants,
+// policies, erasure, the janitor's lifecycle, re-embedding), keeps API keys,
+// and bootstraps the schema: constraints and range, vector and full-text
+// indexes.
+//
+// # Files
+//
+// Each file holds one area's methods, and <area>_cypher.go beside it holds
+// that area's queries: memories.go and write.go (creating, replacing,
+// reading, listing, deleting, searching and reinforcing memories), recall.go
+// (partition size, approximate vector search, graph expansion, access
+// counts), erase.go, janitor.go, embeddings.go, principals.go (API keys,
+// agents, users), grants.go, policies.go and schema.go. The write pipeline's
+// batch and dedup queries are in cypher_batch.go, cypher_dedup.go and
+// cypher_write.go; policies' and grant writes' in cypher_policy.go, grant
+// listings' in memories_cypher.go. cypher.go states the rules every query follows and holds
+// the memory projection they share. scope.go and filter.go turn a policy
+// scope into a Cypher predicate; fulltext.go turns user text into a Lucene
+// query. store.go opens the driver and runs transactions, records.go maps
+// memories to properties and records back to values (readAll, readOne),
+// errors.go translates driver errors.
+//
+// # Tenancy
+//
+// Community Edition has one database, so tenancy is a property: every node
+// carries tenant and every query filters on it, with user input only ever
+// in parameters. TestCypherIsTenantScoped parses the package and fails when
+// a query touches a labelled node without a tenant predicate; the few
+// cross-tenant reads (the policy engine's grants, the janitor's tenant
+// list, start-up migrations) are allowlisted there by name.
+//
+// # Writes and locks
+//
+// Queries run in managed transactions (Store.read, Store.write), bounded by
+// the caller's deadline and Options.Timeout and retried by the driver on
+// transient errors, so their work must be repeatable. A call that must be
+// all or nothing runs in one transaction. A write first write-locks what it
+// will link to, in one global order: users, sessions, then entities, each
+// sorted by id (cypherLockBatch); agents are linked last, in sorted order.
+// Every writer of a user's slots holds the user's lock, so what a batch read
+// under it (heads, idempotency keys, near-duplicates) cannot change before
+// it commits, and concurrent writers queue instead of deadlocking. Replacing
+// a version also locks the head it supersedes; an erase locks the user's
+// node and leaves a fence that refuses the user's queued writes accepted
+// before it; policy and grant changes lock the tenant's PolicyState.
+//
+// # Errors
+//
+// Driver errors never leave the package as they are: translate wraps what
+// means "the database cannot serve now" (lost connections, a full pool,
+// transient errors past the retries, deadlines) as memory.ErrUnavailable and
+// a uniqueness violation as memory.ErrConflict; domain errors from the work
+// itself (memory.ErrNotFound, memory.InvalidError…) pass through unchanged.
+package graph

@@ -1,0 +1,197 @@
+package graph
+
+import (
+	"strings"
+
+	"mneme/memory"
+)
+
+// Queries of memories.go and write.go (creating, replacing, reading,
+// listing and deleting memories) and of grants.go. The batch write, the
+// deduplicated write and reinforcement have theirs in cypher_batch.go,
+// cypher_dedup.go and cypher_write.go.
+
+// Writing memories. CreateMemories takes cypherLockBatch, then writes the
+// whole batch with cypherWriteBatch (cypher_batch.go); ReplaceMemory uses
+// the others.
+const (
+	// cypherLockBatch takes the nodes a write will link to, in one global
+	// order — users, sessions, entities, each list sorted by id — before
+	// anything else, so concurrent writers queue instead of deadlocking. The
+	// write locks last until commit, which also serialises writes to one
+	// user's slots. SET then REMOVE locks without a trace. Agents are not
+	// locked here: every write of an agent would queue behind every other
+	// one, for a whole transaction. A write links its agents last, in
+	// sorted order (planBatch), after every lock taken here, so the locks
+	// that linking takes cannot close a cycle either.
+	cypherLockBatch = `CALL {
+  UNWIND $users AS id
+  MERGE (u:User {tenant: $tenant, id: id})
+  SET u._lock = true
+  REMOVE u._lock
+}
+CALL {
+  UNWIND $sessions AS id
+  MERGE (s:Session {tenant: $tenant, id: id})
+  SET s._lock = true
+  REMOVE s._lock
+}
+CALL {
+  UNWIND $entities AS ent
+  MERGE (e:Entity {tenant: $tenant, id: ent.id})
+  ON CREATE SET e.kind = ent.kind, e.name = ent.name, e.aliases = ent.aliases
+  SET e._lock = true
+  REMOVE e._lock
+}`
+
+	cypherCreateMemory = `CREATE (m:Memory {tenant: $tenant, id: $props.id})
+SET m += $props
+RETURN m.id AS id`
+
+	// cypherSupersedeSlot makes the new memory the head of its (user, key)
+	// slot: every other active memory in the slot becomes superseded (there is
+	// at most one unless data predates the lock), and the new memory takes the
+	// next version number.
+	cypherSupersedeSlot = `MATCH (n:Memory {tenant: $tenant, id: $id})
+MATCH (o:Memory {tenant: $tenant, user_id: $user_id, key: $key})
+WHERE o.status = 'active' AND o.id <> $id
+SET o.status = 'superseded', o.valid_to = n.valid_from, o.updated_at = n.updated_at
+CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(o)
+WITH n, max(o.version) AS top
+SET n.version = top + 1
+RETURN n.version AS version`
+
+	// cypherLinkMemory adds the edges of a new version. FOREACH over a zero-
+	// or one-element list is Cypher 5's conditional write.
+	cypherLinkMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
+MERGE (u:User {tenant: $tenant, id: $user_id})
+CREATE (m)-[:ABOUT]->(u)
+FOREACH (agent IN CASE WHEN $agent_id IS NULL THEN [] ELSE [$agent_id] END |
+  MERGE (a:Agent {tenant: $tenant, id: agent})
+  CREATE (m)-[:WRITTEN_BY]->(a))
+FOREACH (session IN CASE WHEN $session_id IS NULL THEN [] ELSE [$session_id] END |
+  MERGE (s:Session {tenant: $tenant, id: session})
+  CREATE (m)-[:IN_SESSION]->(s))
+FOREACH (ent IN $entities |
+  MERGE (e:Entity {tenant: $tenant, id: ent.id})
+  ON CREATE SET e.kind = ent.kind, e.name = ent.name, e.aliases = ent.aliases
+  MERGE (m)-[:MENTIONS]->(e)
+  FOREACH (alias IN [a IN ent.aliases WHERE NOT a IN coalesce(e.aliases, [])] |
+    SET e.aliases = coalesce(e.aliases, []) + alias))`
+
+	// cypherLockHead locks the memory a replacement supersedes and reads what
+	// the preconditions need. The SET takes the write lock before the read, so
+	// two concurrent replacements of one head serialise and the second sees
+	// the first one's result.
+	cypherLockHead = `MATCH (p:Memory {tenant: $tenant, id: $id})
+SET p._lock = true
+REMOVE p._lock
+RETURN p.status AS status, p.version AS version, p.user_id AS user_id, p.key AS key`
+
+	cypherSupersedeHead = `MATCH (n:Memory {tenant: $tenant, id: $id})
+MATCH (p:Memory {tenant: $tenant, id: $prev_id})
+SET p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated_at
+CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)`
+)
+
+// Supersession reasons stored on SUPERSEDES edges.
+const (
+	reasonSameKey = "same key"
+	reasonUpdate  = "update"
+)
+
+// Reading memories.
+const (
+	cypherGetMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
+RETURN ` + memoryProjection
+
+	// cypherHistory walks SUPERSEDES both ways from id: the chain is the
+	// connected component, newest version first.
+	cypherHistory = `MATCH (:Memory {tenant: $tenant, id: $id})-[:SUPERSEDES*0..]-(m:Memory {tenant: $tenant})
+WITH DISTINCT m
+ORDER BY m.version DESC, m.created_at DESC, m.id DESC
+RETURN ` + memoryProjection
+
+	// The listing query is built by listQuery from these parts and the
+	// scope predicate. "m.id IS NOT NULL" is always true; it lets the
+	// planner seek the (tenant, id) index instead of scanning every
+	// tenant's memories when no user narrows the listing (a composite index
+	// needs a predicate on each of its properties).
+	cypherListMatch  = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IS NOT NULL AND `
+	cypherListReturn = ` RETURN ` + memoryProjectionLean + ` ORDER BY m.created_at DESC, m.id DESC LIMIT $limit`
+
+	// cypherVectorIndexSearch is the bare approximate nearest-neighbour query,
+	// kept as a baseline for benchmarks. The index spans every tenant; hits of
+	// other tenants are dropped after the call, so fewer than k may return.
+	cypherVectorIndexSearch = `CALL db.index.vector.queryNodes('` + indexVector + `', $k, $vec) YIELD node, score
+WHERE node.tenant = $tenant
+WITH node AS m, score
+RETURN ` + memoryProjection + `, score ORDER BY score DESC`
+)
+
+// Deleting memories.
+const (
+	// cypherDeleteMemory leaves a content-free tombstone, removes the memory
+	// with its edges (a supersession chain through it is cut, not relinked),
+	// and returns the ids of the entities it mentioned for orphan cleanup.
+	cypherDeleteMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
+MERGE (t:Tombstone {tenant: $tenant, id: $id})
+SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason
+WITH m, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids
+DETACH DELETE m
+RETURN entity_ids`
+
+	cypherDeleteOrphanEntities = `MATCH (e:Entity {tenant: $tenant})
+WHERE e.id IN $ids AND NOT EXISTS { (e)<-[:MENTIONS]-() }
+DETACH DELETE e`
+)
+
+// Grants.
+const (
+	// "g.id IS NOT NULL": see cypherListMatch.
+	cypherListGrants = `MATCH (g:Grant {tenant: $tenant})
+WHERE g.id IS NOT NULL
+RETURN g {.*} AS grant ORDER BY g.created_at, g.id`
+
+	// cypherListAllGrants is the one deliberate cross-tenant read: the policy
+	// engine loads every tenant's grants at start-up (ListGrants with tenant
+	// ""). It is allowlisted by name in TestCypherIsTenantScoped.
+	cypherListAllGrants = `MATCH (g:Grant)
+RETURN g {.*} AS grant ORDER BY g.tenant, g.created_at, g.id`
+)
+
+// listQuery builds the listing query: the tenant's memories, the scope
+// predicate, then one condition per non-empty filter of q.
+func listQuery(scope memory.Scope, q memory.ListQuery) (string, map[string]any) {
+	pred, params := scopePredicate(scope)
+	params["tenant"] = scope.Tenant
+	params["limit"] = clampLimit(q.Limit, defaultListLimit, maxListLimit)
+	conds := []string{pred}
+	add := func(cond, name string, value any) {
+		conds = append(conds, cond)
+		params[name] = value
+	}
+	if q.UserID != "" {
+		add("m.user_id = $user_id", "user_id", q.UserID)
+	}
+	if q.Type != "" {
+		add("m.type = $type", "type", q.Type)
+	}
+	if q.Kind != "" {
+		add("m.kind = $kind", "kind", q.Kind)
+	}
+	if q.Status != "" {
+		add("m.status = $status", "status", q.Status)
+	}
+	if !q.From.IsZero() {
+		add("m.created_at >= $from", "from", q.From.UTC())
+	}
+	if !q.To.IsZero() {
+		add("m.created_at < $to", "to", q.To.UTC())
+	}
+	if q.After != nil {
+		add("(m.created_at < $after_at OR (m.created_at = $after_at AND m.id < $after_id))", "after_at", q.After.CreatedAt.UTC())
+		params["after_id"] = q.After.ID
+	}
+	return cypherListMatch + strings.Join(conds, " AND ") + cypherListReturn, params
+}

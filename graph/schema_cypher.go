@@ -1,0 +1,53 @@
+package graph
+
+// Schema of the memory graph: the constraints and indexes EnsureSchema
+// creates (schema.go), the index names recall and re-embedding query, and
+// the migration that fills a property added after data existed. The slot
+// and digest indexes sit with the write pipeline's queries (cypher_batch.go,
+// cypher_dedup.go), the policy constraints with the policy queries
+// (cypher_policy.go); the schema list in schema.go names them all.
+
+// Schema (DDL). Exempt from the tenant rule: it describes every tenant.
+const (
+	ddlMemoryID      = `CREATE CONSTRAINT memory_tenant_id IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlUserID        = `CREATE CONSTRAINT user_tenant_id IF NOT EXISTS FOR (n:User) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlAgentID       = `CREATE CONSTRAINT agent_tenant_id IF NOT EXISTS FOR (n:Agent) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlEntityID      = `CREATE CONSTRAINT entity_tenant_id IF NOT EXISTS FOR (n:Entity) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlSessionID     = `CREATE CONSTRAINT session_tenant_id IF NOT EXISTS FOR (n:Session) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlTombstoneID   = `CREATE CONSTRAINT tombstone_tenant_id IF NOT EXISTS FOR (n:Tombstone) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlGrantID       = `CREATE CONSTRAINT grant_tenant_id IF NOT EXISTS FOR (n:Grant) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlAPIKeyID      = `CREATE CONSTRAINT apikey_tenant_id IF NOT EXISTS FOR (n:APIKey) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlMemoryIdem    = `CREATE CONSTRAINT memory_tenant_idem IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.idem_key) IS UNIQUE`
+	ddlMemoryUserIdx = `CREATE INDEX memory_tenant_user IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id)`
+	ddlMemoryKeyIdx  = `CREATE INDEX memory_tenant_key IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.key)`
+	// ddlMemoryFullTextPartition indexes the content together with the
+	// memory's partition (tenant/user), so that recall's Lucene query finds
+	// one user's matches inside the index instead of every tenant's.
+	ddlMemoryFullTextPartition = "CREATE FULLTEXT INDEX " + indexFullTextPartition + " IF NOT EXISTS FOR (n:Memory) ON EACH [n.content, n.partition] " +
+		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}"
+	// The dimension is a parameter: index OPTIONS accept parameters in Cypher 5.
+	ddlMemoryVector = "CREATE VECTOR INDEX " + indexVector + " IF NOT EXISTS FOR (n:Memory) ON (n.embedding) " +
+		"OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}}"
+	ddlShowIndex    = `SHOW INDEXES YIELD name, type, options WHERE name = $name RETURN type, options`
+	ddlAwaitIndexes = `CALL db.awaitIndexes($seconds)`
+)
+
+// Index names.
+const (
+	indexVector = "memory_embedding"
+	// indexFullTextPartition is the full-text index recall queries. Its
+	// forerunner, memory_content (content alone), is no longer created: no
+	// query used it, and every commit of a memory paid for analysing the
+	// content into it. Databases that have it may drop it
+	// (DROP INDEX memory_content); EnsureSchema leaves that to an operator.
+	indexFullTextPartition = "memory_content_partition"
+)
+
+// cypherBackfillPartition is the one-time migration that sets the
+// partition of memories stored before it existed. It spans every tenant
+// by design and is allowlisted in TestCypherIsTenantScoped.
+const cypherBackfillPartition = `MATCH (m:Memory)
+WHERE m.partition IS NULL
+WITH m LIMIT $batch
+SET m.partition = m.tenant + '/' + m.user_id
+RETURN count(m) AS n`
