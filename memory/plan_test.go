@@ -103,8 +103,8 @@ func TestPlanBatch(t *testing.T) {
 				Create: []Memory{superseding(newBudget, head2)}, Supersedes: []Supersession{{"m1", "head"}, {"m1", "head2"}}},
 		},
 		{
-			name: "the second memory of a slot in one write supersedes the first",
-			ms: []Memory{newBudget, planned("m2", "The budget is 180k.", withKey("budget"))},
+			name:  "the second memory of a slot in one write supersedes the first",
+			ms:    []Memory{newBudget, planned("m2", "The budget is 180k.", withKey("budget"))},
 			rules: WriteRules{},
 			want: func() WritePlan {
 				second := superseding(planned("m2", "The budget is 180k.", withKey("budget")), newBudget)
@@ -141,8 +141,8 @@ func TestPlanBatch(t *testing.T) {
 			want: WritePlan{N: 1, Written: []Written{{Memory: storedTea, Outcome: OutcomeDuplicate}}},
 		},
 		{
-			name: "an idempotency key earlier in the write makes a duplicate of that memory",
-			ms:   []Memory{planned("m1", "First.", withIdem("k1")), planned("m2", "Second.", withIdem("k1"))},
+			name:  "an idempotency key earlier in the write makes a duplicate of that memory",
+			ms:    []Memory{planned("m1", "First.", withIdem("k1")), planned("m2", "Second.", withIdem("k1"))},
 			rules: WriteRules{},
 			want: WritePlan{N: 2, Written: []Written{
 				created(planned("m1", "First.", withIdem("k1"))),

@@ -44,26 +44,52 @@ func TestInvalidError(t *testing.T) {
 }
 
 func TestNewServiceRequiresEveryDependency(t *testing.T) {
-	full := Options{Store: &fakeStore{}, Grants: &fakeGrants{}, Keys: &fakeKeys{}, Authz: &fakeAuthz{}, Embed: &fakeEmbedder{}}
+	full := newFixture(t, RecallConfig{}).options(t, RecallConfig{})
+	full.Logger, full.Now = nil, nil
 	tests := []struct {
 		name string
 		drop func(*Options)
 	}{
-		{"store", func(o *Options) { o.Store = nil }},
-		{"grants", func(o *Options) { o.Grants = nil }},
-		{"keys", func(o *Options) { o.Keys = nil }},
-		{"authz", func(o *Options) { o.Authz = nil }},
-		{"embed", func(o *Options) { o.Embed = nil }},
+		{"Store", func(o *Options) { o.Store = nil }},
+		{"Grants", func(o *Options) { o.Grants = nil }},
+		{"Keys", func(o *Options) { o.Keys = nil }},
+		{"Authz", func(o *Options) { o.Authz = nil }},
+		{"Embed", func(o *Options) { o.Embed = nil }},
+		{"Guard", func(o *Options) { o.Guard = nil }},
+		{"Writes", func(o *Options) { o.Writes = nil }},
+		{"Warm", func(o *Options) { o.Warm = nil }},
+		{"Confirm", func(o *Options) { o.Confirm = nil }},
+		{"Forget", func(o *Options) { o.Forget = nil }},
+		{"Fence", func(o *Options) { o.Fence = nil }},
+		{"Erasers", func(o *Options) { o.Erasers = nil }},
+		{"Janitor", func(o *Options) { o.Janitor = nil }},
+		{"Extract", func(o *Options) { o.Extract = nil }},
+		{"Sessions", func(o *Options) { o.Sessions = nil }},
+		{"Queue", func(o *Options) { o.Queue = nil }},
+		{"Search", func(o *Options) { o.Search = nil }},
+		{"Recorder", func(o *Options) { o.Recorder = nil }},
+		{"RecallLog", func(o *Options) { o.RecallLog = nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := full
 			tt.drop(&o)
-			if _, err := NewService(o); err == nil {
+			_, err := NewService(o)
+			if err == nil {
 				t.Fatal("NewService succeeded without a required dependency")
+			}
+			if !strings.Contains(err.Error(), tt.name) {
+				t.Errorf("err = %q, want it to name %s", err, tt.name)
 			}
 		})
 	}
+	t.Run("optional", func(t *testing.T) {
+		o := full
+		o.MemoryErasers, o.Admin, o.Recall.Reranker = nil, nil, nil
+		if _, err := NewService(o); err != nil {
+			t.Errorf("NewService without the optional parts: %v", err)
+		}
+	})
 	t.Run("defaults", func(t *testing.T) {
 		s, err := NewService(full)
 		if err != nil {
@@ -301,7 +327,10 @@ func TestCreateDefaults(t *testing.T) {
 
 func TestCreateIDsAreUnique(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
-	got, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), validNew()})
+	// Another content: the same one twice would be one memory, reinforced.
+	other := validNew()
+	other.Content = "Alice prefers green tea."
+	got, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -853,13 +882,9 @@ func (e *shortEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 
 func TestEmbedderReturningTooFewVectors(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
-	svc, err := NewService(Options{
-		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: &shortEmbedder{},
-		Now: func() time.Time { return testNow },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := f.options(t, RecallConfig{})
+	opts.Embed = &shortEmbedder{}
+	svc := f.service(t, opts)
 	ctx := context.Background()
 	if _, err := svc.Create(ctx, agentSupport, []NewMemory{validNew()}); err == nil || !strings.Contains(err.Error(), "0 vectors for 1 texts") {
 		t.Errorf("Create = %v, want an embed error", err)
@@ -886,14 +911,10 @@ func (e *wideEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 
 func TestEmbedderReturningVectorsOfAnotherSize(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
-	svc, err := NewService(Options{
-		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: &wideEmbedder{},
-		Now: func() time.Time { return testNow },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
+	opts := f.options(t, RecallConfig{})
+	opts.Embed = &wideEmbedder{}
+	svc := f.service(t, opts)
+	_, err := svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
 	if err == nil || !strings.Contains(err.Error(), "dimension 3 from model fake of dimension 2") {
 		t.Errorf("Create = %v, want a dimension error", err)
 	}
