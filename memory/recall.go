@@ -68,7 +68,8 @@ type RecallConfig struct {
 	MMRLambda float64
 
 	// Reranker, when set, reorders the best RerankTop candidates by a
-	// cross-encoder score.
+	// cross-encoder score. It is optional in production too: a deployment
+	// without a reranker URL recalls without one.
 	Reranker  Reranker
 	RerankTop int
 }

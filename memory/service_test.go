@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -920,5 +921,69 @@ func TestEmbedderReturningVectorsOfAnotherSize(t *testing.T) {
 	}
 	if f.store.calls() != 0 {
 		t.Errorf("the store was called %d times", f.store.calls())
+	}
+}
+
+// Write commits through the deduplicated write with the service's rules:
+// a repeat in one write reinforces, an inference is a candidate waiting for
+// its user, a preference one waiting for its threshold.
+func TestWriteOutcomes(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	tea, again := validNew(), validNew()
+	guess := validNew()
+	guess.Content, guess.Source = "Alice may be vegetarian.", SourceInferred
+	pref := validNew()
+	pref.Type, pref.Kind, pref.Content = TypeProfile, "preference", "Alice prefers aisle seats."
+	got, err := f.svc.Write(context.Background(), agentSupport, []NewMemory{tea, again, guess, pref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct{ Outcome, Status, Reason string }
+	var outcomes []outcome
+	for _, r := range got {
+		outcomes = append(outcomes, outcome{r.Outcome, r.Status, r.Reason})
+	}
+	want := []outcome{
+		{OutcomeCreated, StatusActive, ""},
+		{OutcomeReinforced, StatusActive, ""},
+		{OutcomeCreated, StatusCandidate, ReasonInferred},
+		{OutcomeCreated, StatusCandidate, ReasonThreshold},
+	}
+	if diff := cmp.Diff(want, outcomes); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if got[1].ID != got[0].ID {
+		t.Errorf("the repeat reinforced %s, want %s", got[1].ID, got[0].ID)
+	}
+	if len(f.store.writes) != 1 {
+		t.Fatalf("%d deduplicated writes, want 1", len(f.store.writes))
+	}
+	w := f.store.writes[0]
+	wantRules := WriteRules{Dedup: true, DuplicateThreshold: 1, Thresholds: DefaultThresholds}
+	if diff := cmp.Diff(wantRules, w.Rules); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	if len(w.ScopeOf) != len(w.Memories) || len(w.Scopes) != 1 {
+		t.Errorf("scopes %d for %d memories (scope of each %v)", len(w.Scopes), len(w.Memories), w.ScopeOf)
+	}
+}
+
+// Queued writes are the same deduplicated write, checked for staleness.
+func TestApplyMemoryJobsChecksStaleness(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	payload, err := json.Marshal([]NewMemory{validNew()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := Job{ID: "job-1", Kind: JobMemories, Tenant: "acme", UserID: "alice", Principal: agentSupport, AcceptedAt: testNow, Payload: payload}
+	res, err := f.svc.ApplyMemoryJobs(context.Background(), []Job{job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Err != nil || len(res[0].Memories) != 1 || res[0].Memories[0].Outcome != OutcomeCreated {
+		t.Fatalf("results = %+v", res)
+	}
+	if len(f.store.writes) != 1 || !f.store.writes[0].Rules.CheckStale || !f.store.writes[0].Rules.Dedup {
+		t.Errorf("writes = %+v, want one deduplicated write that checks staleness", f.store.writes)
 	}
 }
