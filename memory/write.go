@@ -220,21 +220,22 @@ type Confirmer interface {
 // write depends on and finds, per memory, the stored memories most like it
 // (same user and type, active or candidate, in the memory's scope), plans
 // the write with PlanBatch, and then creates, supersedes and reinforces as
-// the plan says. Two concurrent writes
-// of one fact therefore create it once: the second waits for the first's
-// user lock and then finds it. graph.Store implements it.
+// the plan says. Two concurrent writes of one fact therefore create it
+// once: the second waits for the first's user lock and then finds it.
+// graph.Store implements it.
 type DedupStore interface {
 	// WriteDeduped reports per memory, in order, what became of it:
 	// OutcomeCreated, OutcomeReinforced (Memory is the reinforced one as
 	// stored), OutcomeDuplicate (its idempotency key was stored already) or,
-	// with CheckStale, OutcomeStale (see EventStore). Every memory of w
-	// belongs to one tenant.
+	// with Rules.CheckStale, OutcomeStale (its slot's head is valid from
+	// later). Every memory of w belongs to one tenant.
 	WriteDeduped(ctx context.Context, w DedupWrite) ([]Written, error)
 }
 
 // DedupWrite is one write for DedupStore.
 type DedupWrite struct {
-	// Memories are created in the status they carry unless they repeat.
+	// Memories are created unless they repeat, in the status the plan
+	// gives them (see WriteRules.Dedup).
 	Memories []Memory
 	// Scopes are what the writers may read; ScopeOf[i] is the index of
 	// Memories[i]'s scope, which its dedup search stays in.
