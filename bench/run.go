@@ -13,6 +13,7 @@ import (
 
 	"mneme/app"
 	"mneme/embedding"
+	"mneme/extract"
 	"mneme/memory"
 	"mneme/policy"
 )
@@ -105,17 +106,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	open, err := memory.NewService(memory.Options{
-		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: openAuthorizer{}, Embed: a.Embed, Logger: log,
-		Recall: recallCfg, Search: a.Store,
-	})
+	opts := serviceOptions(a, log, recallCfg)
+	opts.Authz = openAuthorizer{}
+	open, err := memory.NewService(opts)
 	if err != nil {
 		return err
 	}
-	clauses, err := memory.NewService(memory.Options{
-		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: clauseAuthorizer{a.Policy}, Embed: a.Embed, Logger: log,
-		Recall: recallCfg, Search: a.Store,
-	})
+	opts.Authz = clauseAuthorizer{a.Policy}
+	clauses, err := memory.NewService(opts)
 	if err != nil {
 		return err
 	}
@@ -370,3 +368,21 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 		}},
 	}, nil
 }
+
+// serviceOptions are the parts app.New gives the real Service, with recall
+// tuned by cfg. A recall benchmark never extracts, so the rules extractor
+// stands in for the configured one, and it measures recall without its
+// bookkeeping: recalls are not recorded.
+func serviceOptions(a *app.App, log *slog.Logger, cfg memory.RecallConfig) memory.Options {
+	return memory.Options{
+		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: a.Policy, Embed: a.Embed, Logger: log,
+		Recall: cfg, Search: a.Store, Recorder: unrecorded{}, RecallLog: a.RecallLog,
+		Guard: a.Policy, Writes: a.Store, Warm: a.Store, Confirm: a.Store, Forget: a.Store, Fence: a.Queue,
+		Erasers: a.Erasers, Janitor: a.Janitor, Extract: extract.NewRules(nil), Sessions: a.Sessions, Queue: a.Queue,
+	}
+}
+
+// unrecorded drops every recall record.
+type unrecorded struct{}
+
+func (unrecorded) Record(memory.RecallRecord) {}

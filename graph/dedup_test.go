@@ -11,21 +11,14 @@ import (
 )
 
 // dedupWrite is a deduplicated write of ms by a writer who reads the whole
-// tenant, where a memory repeats a stored one with the same content.
+// tenant, with a threshold only the same fact reaches: a memory repeats a
+// stored one with the same content.
 func dedupWrite(tenant string, ms ...memory.Memory) memory.DedupWrite {
 	return memory.DedupWrite{
 		Memories: ms,
 		Scopes:   []memory.Scope{{Tenant: tenant, Clauses: []memory.Clause{{}}}},
 		ScopeOf:  make([]int, len(ms)),
-		Repeat: func(m memory.Memory, _ []memory.Memory, similar []memory.Hit) (int, int) {
-			for k, h := range similar {
-				if h.Memory.Content == m.Content {
-					return -1, k
-				}
-			}
-			return -1, -1
-		},
-		ActivateAt: func(memory.Memory, memory.Memory) int { return 0 },
+		Rules:    memory.WriteRules{Dedup: true, DuplicateThreshold: 1.01},
 	}
 }
 
@@ -124,6 +117,6 @@ func TestWarmWriteStoresNothing(t *testing.T) {
 		}
 	}
 	if err := s.WarmWrite(testCtx(t), memory.DedupWrite{Memories: ms}); err == nil {
-		t.Error("WarmWrite without Repeat or scopes: no error")
+		t.Error("WarmWrite without rules or scopes: no error")
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"mneme/memory"
 )
 
-var _ memory.EventStore = (*Store)(nil)
-
 // TestWriteEventsOutcomes checks what WriteEvents reports per memory, and
 // that an event older than its slot's head does not overwrite it.
 func TestWriteEventsOutcomes(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -48,7 +47,7 @@ func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memor
 // reports an outcome per memory, and an active memory with a Key is not
 // written when its slot's active head has a later valid_from (stale).
 func (s *Store) WriteEvents(ctx context.Context, ms []memory.Memory) ([]memory.Written, error) {
-	return s.writeBatch(ctx, ms, batchOptions{checkStale: true})
+	return s.writeBatch(ctx, ms, batchOptions{rules: memory.WriteRules{CheckStale: true}})
 }
 
 // WriteDeduped implements memory.DedupStore: CreateMemories (or WriteEvents,
@@ -68,16 +67,18 @@ func (s *Store) WarmWrite(ctx context.Context, w memory.DedupWrite) error {
 }
 
 func (s *Store) writeDeduped(ctx context.Context, w memory.DedupWrite, rollback bool) ([]memory.Written, error) {
-	if w.Repeat == nil || w.ActivateAt == nil || len(w.ScopeOf) != len(w.Memories) {
-		return nil, errors.New("graph: a deduplicated write needs Repeat, ActivateAt and a scope per memory")
+	if !w.Rules.Dedup || w.Rules.DuplicateThreshold <= 0 || len(w.ScopeOf) != len(w.Memories) {
+		return nil, errors.New("graph: a deduplicated write needs dedup rules with a duplicate threshold and a scope per memory")
 	}
-	return s.writeBatch(ctx, w.Memories, batchOptions{checkStale: w.CheckStale, dedup: &w, rollback: rollback})
+	return s.writeBatch(ctx, w.Memories, batchOptions{rules: w.Rules, dedup: &w, rollback: rollback})
 }
 
 // batchOptions say what else writeBatch does beside creating.
 type batchOptions struct {
-	checkStale bool
-	dedup      *memory.DedupWrite
+	// rules plan the batch (memory.PlanBatch).
+	rules memory.WriteRules
+	// dedup, when set, holds the scopes of the dedup search.
+	dedup *memory.DedupWrite
 	// rollback undoes the write once its queries ran (WarmWrite).
 	rollback bool
 }
@@ -93,7 +94,7 @@ var errVanished = errors.New("graph: a memory to reinforce vanished")
 // writeBatch commits ms in one transaction. See cypher_batch.go for its
 // queries. A batch is written in segments, in order; usually there is one.
 // A segment ends early where applying it at once would differ from applying
-// its memories one by one (see planBatch); the next segment reads the state
+// its memories one by one (see memory.PlanBatch); the next segment reads the state
 // again, seeing what the earlier ones wrote.
 func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, o batchOptions) ([]memory.Written, error) {
 	if len(ms) == 0 {
@@ -186,8 +187,8 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 			return 0, err
 		}
 	}
-	plan := planBatch(seg, st, o, similar)
-	reinforce := func(rs []reinforcement) error {
+	plan := memory.PlanBatch(st, seg, similar, o.rules)
+	reinforce := func(rs []memory.Repeat) error {
 		for _, r := range rs {
 			m, err := reinforceIn(ctx, tx, tenant, r)
 			if errors.Is(err, memory.ErrNotFound) {
@@ -196,73 +197,73 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 			if err != nil {
 				return err
 			}
-			plan.written[r.at] = memory.Written{Memory: m, Outcome: memory.OutcomeReinforced}
+			plan.Written[r.Index] = memory.Written{Memory: m, Outcome: memory.OutcomeReinforced}
 		}
 		return nil
 	}
-	if err := reinforce(plan.reinforceStored); err != nil {
+	if err := reinforce(plan.ReinforceStored); err != nil {
 		return 0, err
 	}
-	if len(plan.rows) > 0 {
+	if len(plan.Create) > 0 {
 		err := exec(ctx, tx, cypherWriteBatch, map[string]any{
-			"tenant": tenant, "rows": plan.rows, "supersedes": plan.supersedes, "reason": reasonSameKey,
+			"tenant": tenant, "rows": createRows(plan.Create), "supersedes": supersedeRows(plan.Supersedes), "reason": reasonSameKey,
 		})
 		if err != nil {
 			return 0, err
 		}
 	}
-	if err := reinforce(plan.reinforceNew); err != nil {
+	if err := reinforce(plan.ReinforceNew); err != nil {
 		return 0, err
 	}
-	copy(out[from:], plan.written[:plan.n])
-	return plan.n, nil
+	copy(out[from:], plan.Written)
+	return plan.N, nil
 }
 
-// reinforcement is one memory of a batch recorded as another observation of
-// the memory target.
-type reinforcement struct {
-	at       int // the memory's index in its segment
-	m        memory.Memory
-	target   string
-	activate int
+// createRows are the $rows of cypherWriteBatch for the memories a plan
+// creates. Agents are linked, and so locked, in one order (see
+// cypherLockBatch).
+func createRows(ms []memory.Memory) []map[string]any {
+	ms = slices.Clone(ms)
+	slices.SortStableFunc(ms, func(a, b memory.Memory) int { return strings.Compare(a.AgentID, b.AgentID) })
+	rows := make([]map[string]any, len(ms))
+	for i, m := range ms {
+		rows[i] = map[string]any{"props": memoryProps(m), "user_id": m.UserID, "entities": entityParams(m.Entities)}
+	}
+	return rows
+}
+
+// supersedeRows are the $supersedes of cypherWriteBatch.
+func supersedeRows(ss []memory.Supersession) []map[string]any {
+	rows := make([]map[string]any, len(ss))
+	for i, sup := range ss {
+		rows[i] = map[string]any{"id": sup.ID, "prev": sup.Prev}
+	}
+	return rows
 }
 
 // reinforceIn runs a reinforcement in tx, under the lock of the memory's
 // user, which the batch holds.
-func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, r reinforcement) (memory.Memory, error) {
-	return promoteIn(ctx, tx, tenant, r.target, cypherReinforce, map[string]any{
-		"session": r.m.SessionID, "step": memory.ImportanceStep, "at": r.m.CreatedAt.UTC(), "activate_at": r.activate,
-		"idem": strOrNil(r.m.IdempotencyKey),
+func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, r memory.Repeat) (memory.Memory, error) {
+	return promoteIn(ctx, tx, tenant, r.Target, cypherReinforce, map[string]any{
+		"session": r.SessionID, "step": r.ImportanceStep, "at": r.At.UTC(), "activate_at": r.ActivateAt,
+		"idem": strOrNil(r.IdempotencyKey),
 	})
 }
-
-// batchState is what a batch's outcome depends on, read under its locks.
-type batchState struct {
-	dups     map[string]memory.Memory // by idempotency key
-	heads    map[slot][]memory.Memory // active memories per slot
-	entities map[string]memory.Entity // as stored, by id
-}
-
-// slot is a (user, key) pair; the tenant is the batch's.
-type slot struct{ user, key string }
-
-// takesSlot says whether m becomes the head of its slot: only an active
-// memory with a key does. A candidate (or a memory imported in another
-// status) must not displace the trusted fact, and is never stale.
-func takesSlot(m memory.Memory) bool { return m.Key != "" && m.Status == memory.StatusActive }
 
 // lockAndRead locks what ms link to (see cypherLockBatch) and reads, under
 // those locks, the state their outcome depends on, in one query. With a
 // probe group, the same query runs its dedup search too, into similar.
-func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (batchState, error) {
+func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (memory.BatchState, error) {
 	params := lockParams(tenant, ms)
-	idems, slots, entityIDs := map[string]bool{}, map[slot]bool{}, map[string]bool{}
+	idems, slots, entityIDs := map[string]bool{}, map[memory.Slot]bool{}, map[string]bool{}
 	for _, m := range ms {
 		if m.IdempotencyKey != "" {
 			idems[m.IdempotencyKey] = true
 		}
-		if takesSlot(m) {
-			slots[slot{m.UserID, m.Key}] = true
+		// A memory the plan turns into a candidate reads its slot for
+		// nothing; one it keeps active needs it.
+		if memory.TakesSlot(m) {
+			slots[memory.Slot{UserID: m.UserID, Key: m.Key}] = true
 		}
 		for _, e := range m.Entities {
 			entityIDs[e.ID] = true
@@ -270,7 +271,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	}
 	slotParams := make([]map[string]any, 0, len(slots))
 	for sl := range slots {
-		slotParams = append(slotParams, map[string]any{"user_id": sl.user, "key": sl.key})
+		slotParams = append(slotParams, map[string]any{"user_id": sl.UserID, "key": sl.Key})
 	}
 	params["idems"] = slices.Collect(maps.Keys(idems))
 	params["slots"] = slotParams
@@ -283,39 +284,39 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	}
 	recs, err := collect(ctx, tx, cypher, params)
 	if err != nil {
-		return batchState{}, err
+		return memory.BatchState{}, err
 	}
 	if len(recs) != 1 {
-		return batchState{}, fmt.Errorf("graph: batch state returned %d rows", len(recs))
+		return memory.BatchState{}, fmt.Errorf("graph: batch state returned %d rows", len(recs))
 	}
 	r := recs[0].AsMap()
-	st := batchState{dups: map[string]memory.Memory{}, heads: map[slot][]memory.Memory{}, entities: map[string]memory.Entity{}}
+	st := memory.BatchState{Duplicates: map[string]memory.Memory{}, Heads: map[memory.Slot][]memory.Memory{}, Entities: map[string]memory.Entity{}}
 	dups, _ := r["dups"].([]any)
 	for _, v := range dups {
 		m, err := decodeMemory(v)
 		if err != nil {
-			return batchState{}, err
+			return memory.BatchState{}, err
 		}
-		st.dups[m.IdempotencyKey] = m
+		st.Duplicates[m.IdempotencyKey] = m
 	}
 	heads, _ := r["heads"].([]any)
 	for _, v := range heads {
 		m, err := decodeMemory(v)
 		if err != nil {
-			return batchState{}, err
+			return memory.BatchState{}, err
 		}
-		sl := slot{m.UserID, m.Key}
-		st.heads[sl] = append(st.heads[sl], m)
+		sl := memory.Slot{UserID: m.UserID, Key: m.Key}
+		st.Heads[sl] = append(st.Heads[sl], m)
 	}
 	ents, _ := r["entities"].([]any)
 	for _, v := range ents {
 		em, _ := v.(map[string]any)
 		e := memory.Entity{ID: str(em["id"]), Kind: str(em["kind"]), Name: str(em["name"])}
-		st.entities[e.ID] = e
+		st.Entities[e.ID] = e
 	}
 	if g != nil {
 		if err := decodeSimilar(r["similar"], similar); err != nil {
-			return batchState{}, err
+			return memory.BatchState{}, err
 		}
 	}
 	return st, nil
@@ -393,177 +394,6 @@ func decodeSimilar(v any, similar [][]memory.Hit) error {
 		}
 	}
 	return nil
-}
-
-// batchPlan is what a segment of a batch writes and reports.
-type batchPlan struct {
-	n          int // how many memories of the batch the segment covers
-	written    []memory.Written
-	rows       []map[string]any
-	supersedes []map[string]any
-	// reinforceStored run before the creations, reinforceNew (of memories
-	// this segment creates) after them.
-	reinforceStored, reinforceNew []reinforcement
-}
-
-// planBatch decides, in batch order, what becomes of each memory: a stored
-// or earlier idempotency key makes it a duplicate; with checkStale, a head
-// of its slot valid from later makes it stale; with dedup, a memory that
-// repeats an earlier memory of the batch or a similar stored one (as
-// o.dedup.Repeat judges) reinforces it; otherwise it is created, and if it
-// takes its slot it supersedes every active head there and takes the next
-// version. Created memories are reported as the store would read them back:
-// times in UTC, entities as stored, sorted by id.
-//
-// Creations run in one query, after the reinforcements of stored memories
-// and before those of memories the segment creates. So that this order
-// gives what applying the memories one by one would, the segment ends
-// before a memory whose reinforcement may activate a candidate that fills
-// a slot (it then runs alone), before a reinforcement of a memory the
-// segment superseded, and before a creation that supersedes a memory the
-// segment reinforced.
-func planBatch(ms []memory.Memory, st batchState, o batchOptions, similar [][]memory.Hit) batchPlan {
-	p := batchPlan{n: len(ms), written: make([]memory.Written, len(ms))}
-	dups := maps.Clone(st.dups)
-	heads := make(map[slot][]memory.Memory, len(st.heads))
-	for sl, hs := range st.heads {
-		heads[sl] = slices.Clone(hs)
-	}
-	created := map[string]bool{}    // ids this segment creates
-	superseded := map[string]bool{} // ids this segment supersedes
-	reinforced := map[string]bool{} // ids this segment reinforces
-	for i, m := range ms {
-		if d, ok := dups[m.IdempotencyKey]; ok && m.IdempotencyKey != "" {
-			p.written[i] = memory.Written{Memory: d, Outcome: memory.OutcomeDuplicate}
-			continue
-		}
-		sl := slot{m.UserID, m.Key}
-		if o.checkStale && takesSlot(m) {
-			if newest, ok := newestHead(heads[sl]); ok && newest.ValidFrom.After(m.ValidFrom) {
-				p.written[i] = memory.Written{Memory: newest, Outcome: memory.OutcomeStale}
-				continue
-			}
-		}
-		if o.dedup != nil {
-			if target, ok := repeatOf(o.dedup, m, ms[:i], p.written[:i], similar, i, superseded); ok {
-				activate := o.dedup.ActivateAt(m, target)
-				slotted := activate > 0 && target.Key != ""
-				if i > 0 && (slotted || superseded[target.ID]) {
-					p.n = i
-					break
-				}
-				r := reinforcement{at: i, m: m, target: target.ID, activate: activate}
-				if created[target.ID] {
-					p.reinforceNew = append(p.reinforceNew, r)
-				} else {
-					p.reinforceStored = append(p.reinforceStored, r)
-				}
-				reinforced[target.ID] = true
-				p.written[i] = memory.Written{Memory: target, Outcome: memory.OutcomeReinforced}
-				if slotted {
-					p.n = i + 1
-					break
-				}
-				continue
-			}
-		}
-		m = asStored(m, st.entities)
-		if takesSlot(m) {
-			if top := heads[sl]; len(top) > 0 {
-				if slices.ContainsFunc(top, func(h memory.Memory) bool { return reinforced[h.ID] }) && i > 0 {
-					p.n = i
-					break
-				}
-				best := top[0]
-				for _, h := range top {
-					p.supersedes = append(p.supersedes, map[string]any{"id": m.ID, "prev": h.ID})
-					superseded[h.ID] = true
-					if h.Version > best.Version {
-						best = h
-					}
-				}
-				m.Version, m.Supersedes = best.Version+1, best.ID
-			}
-			heads[sl] = []memory.Memory{m}
-		}
-		if m.IdempotencyKey != "" {
-			dups[m.IdempotencyKey] = m
-		}
-		created[m.ID] = true
-		p.written[i] = memory.Written{Memory: m, Outcome: memory.OutcomeCreated}
-		p.rows = append(p.rows, map[string]any{
-			"props": memoryProps(m), "user_id": m.UserID, "entities": entityParams(m.Entities),
-		})
-	}
-	// Agents are linked, and so locked, in one order (see cypherLockBatch).
-	slices.SortStableFunc(p.rows, func(a, b map[string]any) int {
-		return strings.Compare(str(a["props"].(map[string]any)["agent_id"]), str(b["props"].(map[string]any)["agent_id"]))
-	})
-	return p
-}
-
-// repeatOf returns the memory m reinforces, if it repeats one: an earlier
-// memory of the segment (written says what stands for it now) or a similar
-// stored memory the segment has not superseded.
-func repeatOf(d *memory.DedupWrite, m memory.Memory, earlier []memory.Memory, written []memory.Written, similar [][]memory.Hit, i int, superseded map[string]bool) (memory.Memory, bool) {
-	var hits []memory.Hit
-	if i < len(similar) {
-		for _, h := range similar[i] {
-			if !superseded[h.Memory.ID] && h.Memory.UserID == m.UserID {
-				hits = append(hits, h)
-			}
-		}
-	}
-	j, k := d.Repeat(m, earlier, hits)
-	switch {
-	case j >= 0 && j < len(written) && written[j].Memory.ID != "":
-		return written[j].Memory, true
-	case j < 0 && k >= 0 && k < len(hits):
-		return hits[k].Memory, true
-	}
-	return memory.Memory{}, false
-}
-
-// newestHead returns the head valid from the latest time.
-func newestHead(hs []memory.Memory) (memory.Memory, bool) {
-	if len(hs) == 0 {
-		return memory.Memory{}, false
-	}
-	best := hs[0]
-	for _, h := range hs[1:] {
-		if h.ValidFrom.After(best.ValidFrom) {
-			best = h
-		}
-	}
-	return best, true
-}
-
-// asStored returns m as reading it back would: times in UTC, entities once
-// each with the kind and name stored, sorted by id.
-func asStored(m memory.Memory, stored map[string]memory.Entity) memory.Memory {
-	m.ValidFrom, m.CreatedAt, m.UpdatedAt = utc(m.ValidFrom), utc(m.CreatedAt), utc(m.UpdatedAt)
-	if m.ValidTo != nil {
-		t := utc(*m.ValidTo)
-		m.ValidTo = &t
-	}
-	if len(m.Entities) > 0 {
-		byID := map[string]memory.Entity{}
-		for _, e := range m.Entities {
-			if s, ok := stored[e.ID]; ok {
-				e = s
-			}
-			byID[e.ID] = e
-		}
-		m.Entities = slices.SortedFunc(maps.Values(byID), func(a, b memory.Entity) int { return strings.Compare(a.ID, b.ID) })
-	}
-	return m
-}
-
-func utc(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.UTC()
 }
 
 // lockBatch write-locks the users, sessions and entities the batch links

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"mneme/embedding"
+	"mneme/extract"
 	"mneme/internal/apptest"
 	"mneme/journal"
 	"mneme/memory"
@@ -288,9 +289,12 @@ func ptrTo[T any](v T) *T { return &v }
 func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *memory.Service {
 	t.Helper()
 	cfg.Keywords = embedding.Keywords
+	a := f.App
 	svc, err := memory.NewService(memory.Options{
-		Store: f.App.Store, Grants: f.App.Store, Keys: f.App.Store, Authz: f.App.Policy, Embed: f.App.Embed,
-		Recall: cfg, Search: f.App.Store,
+		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: a.Policy, Embed: a.Embed,
+		Recall: cfg, Search: a.Store, Recorder: a.Recorder, RecallLog: a.RecallLog,
+		Guard: a.Policy, Writes: a.Store, Warm: a.Store, Confirm: a.Store, Forget: a.Store, Fence: a.Queue,
+		Erasers: a.Erasers, Janitor: a.Janitor, Extract: extract.NewRules(nil), Sessions: a.Sessions, Queue: a.Queue,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -91,9 +90,6 @@ type JobResult struct {
 // about the same user, whose writes apply in order. idemKey, when given,
 // makes a retried call return the first call's job.
 func (s *Service) CreateAsync(ctx context.Context, p Principal, in []NewMemory, idemKey string) (JobStatus, error) {
-	if s.queue == nil {
-		return JobStatus{}, fmt.Errorf("%w: no write queue is configured", ErrUnavailable)
-	}
 	if len(in) == 0 {
 		return JobStatus{}, Invalid("memories", "at least one memory is required")
 	}
@@ -141,9 +137,6 @@ func (s *Service) CreateAsync(ctx context.Context, p Principal, in []NewMemory, 
 // JobStatus returns a job of the principal's tenant. Only the principal that
 // submitted it and the tenant's admins see it; anyone else gets ErrNotFound.
 func (s *Service) JobStatus(ctx context.Context, p Principal, id string) (JobStatus, error) {
-	if s.queue == nil {
-		return JobStatus{}, ErrNotFound
-	}
 	st, err := s.queue.Status(ctx, p.Tenant, id)
 	if err != nil {
 		return JobStatus{}, err
@@ -169,9 +162,6 @@ func (s *Service) JobStatus(ctx context.Context, p Principal, id string) (JobSta
 // caller to retry the jobs one by one. A job that cannot be valid or
 // allowed gets its own Err and writes nothing.
 func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult, error) {
-	if s.events == nil {
-		return nil, errors.New("memory: no event store is configured")
-	}
 	results := make([]JobResult, len(jobs))
 	type place struct{ job, at int } // a kept memory's job and index in it
 	var ms []Memory
@@ -211,7 +201,7 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 		if err != nil {
 			return nil, err
 		}
-		written, err := s.commitWrite(ctx, DedupWrite{Memories: group, Scopes: scopes, ScopeOf: scopeOf, CheckStale: true})
+		written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(group, scopes, scopeOf, true))
 		if err != nil {
 			return nil, err
 		}

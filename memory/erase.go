@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -68,7 +67,7 @@ type GraphErased struct {
 
 // MemoryEraser is an Eraser that can also forget single memories (a cache of
 // memory contents, say). Places that only hold data per user need not
-// implement it.
+// implement it; Options.MemoryErasers lists those that do.
 type MemoryEraser interface {
 	Eraser
 	// EraseMemories removes what the place holds about the memories ids of
@@ -108,9 +107,6 @@ func UserTombstoneID(tenant, userID string) string {
 // can forget single memories. The principal needs delete permission on the
 // memory asked for.
 func (s *Service) Delete(ctx context.Context, p Principal, id string) (Receipt, error) {
-	if s.forget == nil {
-		return Receipt{}, errNoForgetter
-	}
 	m, err := s.Get(ctx, p, id)
 	if err != nil {
 		return Receipt{}, err
@@ -132,12 +128,8 @@ func (s *Service) Delete(ctx context.Context, p Principal, id string) (Receipt, 
 	r := Receipt{Tenant: p.Tenant, UserID: m.UserID, MemoryID: m.ID, ErasedAt: now, Counts: map[string]int64{}}
 	// The places outside the graph go first: a cache refilled from the graph
 	// between the two steps would otherwise keep what was just erased.
-	for _, e := range s.erasers {
-		me, ok := e.(MemoryEraser)
-		if !ok {
-			continue
-		}
-		n, err := me.EraseMemories(ctx, p.Tenant, m.UserID, ids)
+	for _, e := range s.memoryErasers {
+		n, err := e.EraseMemories(ctx, p.Tenant, m.UserID, ids)
 		if err != nil {
 			return Receipt{}, fmt.Errorf("erase memory from %s: %w", e.Place(), err)
 		}
@@ -159,9 +151,6 @@ func (s *Service) Delete(ctx context.Context, p Principal, id string) (Receipt, 
 // user's most sensitive memory: admins and the user themself may, agents
 // may not. Erasing a user nobody knows returns zero counts.
 func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (Receipt, error) {
-	if s.forget == nil {
-		return Receipt{}, errNoForgetter
-	}
 	if !validName(userID) {
 		return Receipt{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
 	}
@@ -171,12 +160,9 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (Re
 		return Receipt{}, err
 	}
 	r := Receipt{Tenant: p.Tenant, UserID: userID, ErasedAt: now, Counts: map[string]int64{}}
-	var fence int64
-	if f, ok := s.queue.(Fencer); ok {
-		var err error
-		if fence, err = f.FenceUser(ctx, p.Tenant, userID); err != nil {
-			return Receipt{}, fmt.Errorf("erase user: fence queued writes: %w", err)
-		}
+	fence, err := s.fence.FenceUser(ctx, p.Tenant, userID)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("erase user: fence queued writes: %w", err)
 	}
 	// Queued writes and open sessions are erased before the graph, so that
 	// none of them lands in the graph after it was cleaned; a queued write
@@ -205,5 +191,3 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (Re
 	s.log.InfoContext(ctx, "user erased", "tenant", p.Tenant, "by", by, "counts", r.Counts)
 	return r, nil
 }
-
-var errNoForgetter = errors.New("memory: the store cannot erase (no Forgetter)")

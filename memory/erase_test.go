@@ -34,9 +34,6 @@ func (f *fakeEraser) EraseMemories(_ context.Context, _, _ string, ids []string)
 	return int64(len(ids)), f.err
 }
 
-// userOnly hides EraseMemories: a place that holds data per user only.
-type userOnly struct{ Eraser }
-
 func TestEraseUser(t *testing.T) {
 	denyAgents := func(p Principal, action string, r Resource) (Decision, error) {
 		allow := p.Kind == KindAdmin || (p.Kind == KindUser && p.ID == r.UserID)
@@ -66,7 +63,7 @@ func TestEraseUser(t *testing.T) {
 			f.store.memories["mem_2"] = stored("mem_2", "Alice lives in Lyon.")
 			sessions := &fakeEraser{place: "sessions", held: map[string]int64{"acme/alice": 3}}
 			log := &fakeEraser{place: "recall_log", held: map[string]int64{"acme/alice": 2}}
-			f.svc.erasers = []Eraser{userOnly{sessions}, log}
+			f.svc.erasers, f.svc.memoryErasers = []Eraser{sessions, log}, []MemoryEraser{log}
 
 			r, err := f.svc.EraseUser(context.Background(), tt.p, tt.user)
 			if !errors.Is(err, tt.wantErr) {
@@ -132,7 +129,8 @@ func TestDeleteErasesTheChainItMayDelete(t *testing.T) {
 	}
 	cache := &fakeEraser{place: "cache"}
 	perUser := &fakeEraser{place: "sessions"}
-	f.svc.erasers = []Eraser{cache, userOnly{perUser}}
+	// perUser holds data per user only: it is no MemoryEraser.
+	f.svc.erasers, f.svc.memoryErasers = []Eraser{cache, perUser}, []MemoryEraser{cache}
 
 	r, err := f.svc.Delete(context.Background(), agentSupport, head.ID)
 	if err != nil {
@@ -157,10 +155,9 @@ func TestDeleteErasesTheChainItMayDelete(t *testing.T) {
 	}
 }
 
-// fencingQueue is a job queue that fences erased users, and records the
-// order of the calls it and the places get.
+// fencingQueue fences erased users, and records the order of the calls it
+// and the places get.
 type fencingQueue struct {
-	JobQueue
 	fence int64
 	err   error
 	calls *[]string
@@ -198,7 +195,7 @@ func TestEraseUserFencesQueuedWrites(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
 			var calls []string
-			f.svc.queue = fencingQueue{fence: 777, err: tt.err, calls: &calls}
+			f.svc.fence = fencingQueue{fence: 777, err: tt.err, calls: &calls}
 			sessions := &fakeEraser{place: "sessions", held: map[string]int64{"acme/alice": 1}}
 			f.svc.erasers = []Eraser{orderedEraser{Eraser: sessions, calls: &calls}}
 			_, err := f.svc.EraseUser(context.Background(), adminAcme, "alice")

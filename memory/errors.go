@@ -1,6 +1,10 @@
 package memory
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Domain errors. Handlers map them to HTTP statuses in one place.
 var (
@@ -18,6 +22,12 @@ var (
 	// ErrNotConfigured means the deployment was built without a part this
 	// request needs; it is the same answer whatever the part.
 	ErrNotConfigured = errors.New("not configured")
+	// ErrSessionFull means a session reached its cap of turns or bytes;
+	// close it (which keeps what it held) and open a new one.
+	ErrSessionFull = errors.New("session full")
+	// ErrSessionClosing means the session is being turned into memories
+	// and takes no more turns.
+	ErrSessionClosing = errors.New("session closing")
 )
 
 // InvalidError is bad input from a client; Field names what was wrong.
@@ -35,3 +45,15 @@ func (e *InvalidError) Error() string {
 
 // Invalid returns an *InvalidError.
 func Invalid(field, reason string) error { return &InvalidError{Field: field, Reason: reason} }
+
+// GuardError is a write refused because its content holds values the guard
+// policy rejects. It names the kinds found, never the values.
+type GuardError struct {
+	// Field is the rejected field, e.g. "content" or "memories[2].content".
+	Field string
+	Kinds []string
+}
+
+func (e *GuardError) Error() string {
+	return fmt.Sprintf("%s holds %s, which this tenant's guard policy does not let be remembered", e.Field, strings.Join(e.Kinds, ", "))
+}

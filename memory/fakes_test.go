@@ -47,6 +47,13 @@ type fakeStore struct {
 	vectorErr, fullTextErr     error
 	vectorCalls, fullTextCalls []SearchQuery
 	searchScopes               []Scope
+
+	// writes are the deduplicated writes asked for (WriteDeduped); their
+	// memories are also in created. written holds what they stored.
+	writes  []DedupWrite
+	written map[string]Memory
+	warms   []DedupWrite
+	confirm []string // ids confirmed
 }
 
 type replaceCall struct {
@@ -63,9 +70,86 @@ type deleteCall struct {
 }
 
 var (
-	_ Store     = (*fakeStore)(nil)
-	_ Forgetter = (*fakeStore)(nil)
+	_ Store       = (*fakeStore)(nil)
+	_ Forgetter   = (*fakeStore)(nil)
+	_ DedupStore  = (*fakeStore)(nil)
+	_ WriteWarmer = (*fakeStore)(nil)
+	_ Confirmer   = (*fakeStore)(nil)
 )
+
+// WriteDeduped plans w with PlanBatch, as graph.Store does, over what the
+// fake holds: the memories it was given and those earlier writes stored.
+// It has no dedup search: only earlier memories of a write are repeated.
+func (f *fakeStore) WriteDeduped(_ context.Context, w DedupWrite) ([]Written, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes = append(f.writes, w)
+	f.created = append(f.created, append([]Memory(nil), w.Memories...))
+	if f.createErr != nil {
+		return nil, f.createErr
+	}
+	if f.written == nil {
+		f.written = map[string]Memory{}
+	}
+	var out []Written
+	for from := 0; from < len(w.Memories); {
+		p := PlanBatch(f.batchState(), w.Memories[from:], nil, w.Rules)
+		for _, m := range p.Create {
+			f.written[m.ID] = m
+		}
+		for _, sup := range p.Supersedes {
+			prev := f.written[sup.Prev]
+			prev.Status = StatusSuperseded
+			f.written[sup.Prev] = prev
+		}
+		for _, r := range append(p.ReinforceStored, p.ReinforceNew...) {
+			m := f.written[r.Target]
+			m.EvidenceCount++
+			f.written[r.Target] = m
+			p.Written[r.Index].Memory = m
+		}
+		out = append(out, p.Written...)
+		from += p.N
+	}
+	return out, nil
+}
+
+// batchState is what the fake's writes read: every memory written.
+func (f *fakeStore) batchState() BatchState {
+	st := BatchState{Duplicates: map[string]Memory{}, Heads: map[Slot][]Memory{}}
+	for _, m := range f.written {
+		if m.IdempotencyKey != "" {
+			st.Duplicates[m.IdempotencyKey] = m
+		}
+		if TakesSlot(m) {
+			sl := Slot{m.UserID, m.Key}
+			st.Heads[sl] = append(st.Heads[sl], m)
+		}
+	}
+	return st
+}
+
+func (f *fakeStore) WarmWrite(_ context.Context, w DedupWrite) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.warms = append(f.warms, w)
+	return nil
+}
+
+func (f *fakeStore) ConfirmMemory(_ context.Context, tenant, id, _ string, at time.Time) (Memory, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.confirm = append(f.confirm, id)
+	m, ok := f.memories[id]
+	if !ok || m.Tenant != tenant {
+		return Memory{}, ErrNotFound
+	}
+	if m.Status == StatusCandidate {
+		m.Status, m.ValidFrom, m.UpdatedAt = StatusActive, at, at
+		f.memories[id] = m
+	}
+	return m, nil
+}
 
 func (f *fakeStore) CreateMemories(_ context.Context, ms []Memory) ([]Memory, error) {
 	f.mu.Lock()
@@ -402,14 +486,119 @@ type errTest string
 
 func (e errTest) Error() string { return string(e) }
 
+// fakeGuard answers the guard policy with fixed actions; none (the
+// default) rejects every finding.
+type fakeGuard struct {
+	mu      sync.Mutex
+	actions map[string]string
+	err     error
+	asked   [][]string // findings of each call
+}
+
+var _ GuardPolicy = (*fakeGuard)(nil)
+
+func (f *fakeGuard) GuardActions(_ context.Context, _ Principal, _ Resource, findings []string, _ time.Time) (map[string]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, findings)
+	return f.actions, f.err
+}
+
+// fakeQueue is an in-memory JobQueue that also fences erased users.
+type fakeQueue struct {
+	mu     sync.Mutex
+	jobs   []Job
+	status map[string]JobStatus // by job id
+	err    error
+	fence  int64
+	fenced []string // "tenant/user"
+}
+
+var (
+	_ JobQueue = (*fakeQueue)(nil)
+	_ Fencer   = (*fakeQueue)(nil)
+)
+
+func (f *fakeQueue) Enqueue(_ context.Context, job Job) (JobStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return JobStatus{}, f.err
+	}
+	if job.ID == "" {
+		job.ID = NewID("job")
+	}
+	f.jobs = append(f.jobs, job)
+	st := JobStatus{ID: job.ID, Kind: job.Kind, Status: JobQueued, AcceptedAt: job.AcceptedAt, Owner: job.Principal}
+	if f.status == nil {
+		f.status = map[string]JobStatus{}
+	}
+	f.status[job.ID] = st
+	return st, nil
+}
+
+func (f *fakeQueue) Status(_ context.Context, _, id string) (JobStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, ok := f.status[id]
+	if !ok {
+		return JobStatus{}, ErrNotFound
+	}
+	return st, nil
+}
+
+func (f *fakeQueue) FenceUser(_ context.Context, tenant, userID string) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fenced = append(f.fenced, tenant+"/"+userID)
+	return f.fence, f.err
+}
+
+// fakeRecorder keeps the recalls it was handed; it is also the recall log
+// they are read back from.
+type fakeRecorder struct {
+	mu      sync.Mutex
+	records []RecallRecord
+}
+
+var (
+	_ RecallRecorder  = (*fakeRecorder)(nil)
+	_ RecallLogReader = (*fakeRecorder)(nil)
+)
+
+func (f *fakeRecorder) Record(r RecallRecord) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.records = append(f.records, r)
+}
+
+func (f *fakeRecorder) RecentRecalls(_ context.Context, tenant, userID string, limit int) ([]RecallRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []RecallRecord
+	for i := len(f.records) - 1; i >= 0 && len(out) < limit; i-- {
+		if r := f.records[i]; r.Tenant == tenant && r.UserID == userID {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // fixture bundles a Service with its fakes.
 type fixture struct {
-	svc    *Service
-	store  *fakeStore
-	grants *fakeGrants
-	keys   *fakeKeys
-	authz  *fakeAuthz
-	embed  *fakeEmbedder
+	svc      *Service
+	store    *fakeStore
+	grants   *fakeGrants
+	keys     *fakeKeys
+	authz    *fakeAuthz
+	embed    *fakeEmbedder
+	guard    *fakeGuard
+	queue    *fakeQueue
+	sessions *fakeSessions
+	extract  *fakeExtractor
+	search   *fakeSearch
+	recorder *fakeRecorder
+	places   *fakeEraser
 }
 
 // newFixture returns a Service on fresh fakes, with the fixed clock testNow
@@ -417,23 +606,52 @@ type fixture struct {
 func newFixture(t *testing.T, cfg RecallConfig) *fixture {
 	t.Helper()
 	f := &fixture{
-		store:  &fakeStore{memories: map[string]Memory{}},
-		grants: &fakeGrants{},
-		keys:   &fakeKeys{keys: map[string]Principal{}},
-		authz:  &fakeAuthz{},
-		embed:  &fakeEmbedder{},
+		store:    &fakeStore{memories: map[string]Memory{}},
+		grants:   &fakeGrants{},
+		keys:     &fakeKeys{keys: map[string]Principal{}},
+		authz:    &fakeAuthz{},
+		embed:    &fakeEmbedder{},
+		guard:    &fakeGuard{},
+		queue:    &fakeQueue{},
+		sessions: &fakeSessions{open: map[string]Session{}, claimed: map[string]bool{}},
+		extract:  &fakeExtractor{},
+		search:   &fakeSearch{},
+		recorder: &fakeRecorder{},
+		places:   &fakeEraser{place: "places", held: map[string]int64{}},
 	}
-	svc, err := NewService(Options{
+	f.svc = f.service(t, f.options(t, cfg))
+	return f
+}
+
+// options are the Service options of f's fakes: every dependency set.
+func (f *fixture) options(t *testing.T, cfg RecallConfig) Options {
+	t.Helper()
+	j, err := NewJanitor(JanitorOptions{Store: &fakeLifecycle{live: map[string][]Usage{}}, Config: DefaultLifecycle()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{
 		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: f.embed,
 		Logger: slog.New(slog.DiscardHandler),
 		Now:    func() time.Time { return testNow },
 		Recall: cfg,
-	})
+		// The fake embedder's vectors are all alike ((length, 1)): only
+		// texts SameFact finds equal may repeat each other.
+		Write: WriteConfig{DuplicateThreshold: 1},
+		Guard: f.guard, Writes: f.store, Warm: f.store, Confirm: f.store, Forget: f.store,
+		Fence: f.queue, Erasers: []Eraser{f.places}, Janitor: j, Extract: f.extract,
+		Sessions: f.sessions, Queue: f.queue, Search: f.search, Recorder: f.recorder, RecallLog: f.recorder,
+	}
+}
+
+// service returns a Service with opts, or fails the test.
+func (f *fixture) service(t *testing.T, opts Options) *Service {
+	t.Helper()
+	svc, err := NewService(opts)
 	if err != nil {
 		t.Fatalf("NewService: %v", err)
 	}
-	f.svc = svc
-	return f
+	return svc
 }
 
 // Principals used across the tests; all in tenant acme.

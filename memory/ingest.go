@@ -85,9 +85,6 @@ func (s *Service) Ingest(ctx context.Context, p Principal, r IngestRequest) (Ing
 // found the request's: its user and session; tenant and author are left to
 // the writer, so an extractor cannot choose them.
 func (s *Service) extractFor(ctx context.Context, r IngestRequest) ([]NewMemory, error) {
-	if s.extract == nil {
-		return nil, fmt.Errorf("ingest: no extractor configured")
-	}
 	found, err := s.extract.Extract(ctx, r.Turns)
 	if err != nil {
 		return nil, fmt.Errorf("extract: %w", err)

@@ -14,9 +14,6 @@ const JobIngest = "ingest"
 // writes its memories (ApplyIngestJobs). idemKey, when given, makes a
 // retried call return the first call's job.
 func (s *Service) IngestAsync(ctx context.Context, p Principal, r IngestRequest, idemKey string) (JobStatus, error) {
-	if s.queue == nil {
-		return JobStatus{}, fmt.Errorf("%w: no write queue is configured", ErrUnavailable)
-	}
 	if err := validateIngest(r); err != nil {
 		return JobStatus{}, err
 	}

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -142,15 +141,9 @@ func newAdminFixture(t *testing.T) (*fixture, *fakePolicies) {
 	t.Helper()
 	f := newFixture(t, RecallConfig{})
 	fp := &fakePolicies{revisions: map[int64]PolicyRevision{}, state: PolicyState{Tenant: "acme", History: []int64{}}}
-	svc, err := NewService(Options{
-		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: f.embed,
-		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return testNow },
-		Admin: &PolicyAdmin{Store: fp, Engine: fp, Bus: fp, Decisions: fp},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.svc = svc
+	opts := f.options(t, RecallConfig{})
+	opts.Admin = &PolicyAdmin{Store: fp, Engine: fp, Bus: fp, Decisions: fp}
+	f.svc = f.service(t, opts)
 	return f, fp
 }
 

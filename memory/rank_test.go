@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"log/slog"
 	"math"
 	"slices"
 	"sync"
@@ -55,14 +54,10 @@ func (f *fakeSearch) Expand(_ context.Context, _ Scope, q ExpandQuery) ([]Expans
 func searchFixture(t *testing.T, cfg RecallConfig, fs *fakeSearch) *fixture {
 	t.Helper()
 	f := newFixture(t, cfg)
-	svc, err := NewService(Options{
-		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: f.embed,
-		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return testNow }, Recall: cfg, Search: fs,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.svc = svc
+	f.search = fs
+	opts := f.options(t, cfg)
+	opts.Search = fs
+	f.svc = f.service(t, opts)
 	f.authz.scope = aliceScope
 	return f
 }

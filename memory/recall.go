@@ -68,7 +68,8 @@ type RecallConfig struct {
 	MMRLambda float64
 
 	// Reranker, when set, reorders the best RerankTop candidates by a
-	// cross-encoder score.
+	// cross-encoder score. It is optional in production too: a deployment
+	// without a reranker URL recalls without one.
 	Reranker  Reranker
 	RerankTop int
 }
@@ -450,7 +451,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	return f, nil
 }
 
-func (s *Service) graphOn() bool { return s.searchStore != nil && !s.recall.NoGraph }
+func (s *Service) graphOn() bool { return !s.recall.NoGraph }
 
 // searchVector picks the vector path by the size of the user's partition:
 // an exact scan of a small one, the vector index for a large one, falling
@@ -459,9 +460,6 @@ func (s *Service) searchVector(ctx context.Context, scope Scope, q SearchQuery, 
 	exact := func(path string) ([]Hit, error) {
 		info.VectorPath = path
 		return s.store.SearchVector(ctx, scope, q)
-	}
-	if s.searchStore == nil {
-		return exact(VectorExact)
 	}
 	n, err := s.partitionSize(ctx, scope.Tenant, q.UserID)
 	if err != nil {

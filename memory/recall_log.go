@@ -46,9 +46,9 @@ const (
 	MaxRecallLogLimit     = 500
 )
 
-// record hands an answered recall to the recorder, if any.
+// record hands an answered recall to the recorder.
 func (s *Service) record(ctx context.Context, p Principal, r RecallRequest, res RecallResult, now time.Time) {
-	if s.recorder == nil || len(res.Memories) == 0 {
+	if len(res.Memories) == 0 {
 		return
 	}
 	q := r.Query
@@ -83,9 +83,6 @@ func (s *Service) RecallLog(ctx context.Context, p Principal, userID string, lim
 	}
 	if limit == 0 {
 		limit = DefaultRecallLogLimit
-	}
-	if s.recallLog == nil {
-		return []RecallRecord{}, nil
 	}
 	out, err := s.recallLog.RecentRecalls(ctx, p.Tenant, userID, limit)
 	if err != nil {

@@ -26,7 +26,7 @@ type RecallSession struct {
 // nil. Working memory is a help to recall, not a condition of it: a Redis
 // failure leaves the session out rather than failing the recall.
 func (s *Service) openSession(ctx context.Context, p Principal, r RecallRequest, now time.Time) *RecallSession {
-	if r.SessionID == "" || s.sessions == nil {
+	if r.SessionID == "" {
 		return nil
 	}
 	sess, err := s.sessions.Get(ctx, p.Tenant, r.SessionID)

@@ -26,7 +26,9 @@ type KeyStore interface {
 	LookupAPIKey(ctx context.Context, tenant, hash string) (Principal, error)
 }
 
-// Options configures a Service.
+// Options configures a Service. Every dependency is required unless its
+// comment says otherwise; where one type implements several (graph.Store),
+// it is passed for each.
 type Options struct {
 	Store  Store
 	Grants GrantStore
@@ -38,34 +40,42 @@ type Options struct {
 	Now func() time.Time
 	// Recall tunes recall; zero values take defaults.
 	Recall RecallConfig
-	// Forget erases from the graph; when nil, a Store that implements
-	// Forgetter is used.
+	// Guard decides what becomes of the guard's findings in a write.
+	Guard GuardPolicy
+	// Writes commits the write pipeline's writes, deduplicated.
+	Writes DedupStore
+	// Warm runs a write's queries and rolls them back (WarmUp).
+	Warm WriteWarmer
+	// Confirm makes candidate memories active.
+	Confirm Confirmer
+	// Forget erases from the graph.
 	Forget Forgetter
+	// Fence orders a user's erase against the user's queued writes.
+	Fence Fencer
 	// Erasers are the places outside the graph that hold user data; an
 	// erase asks each of them.
 	Erasers []Eraser
-	// Janitor serves admin-triggered sweeps; nil refuses them.
-	Janitor *Janitor
-	// Extract finds memories in conversation turns; Ingest needs it.
+	// MemoryErasers are the places that can also forget single memories;
+	// deleting a memory asks each of them. It may be empty: no place of
+	// memoryd's holds memory contents outside the graph today.
+	MemoryErasers []MemoryEraser
+	// Janitor serves admin-triggered sweeps.
+	Janitor Sweeper
+	// Extract finds memories in conversation turns.
 	Extract Extractor
-	// Sessions keeps working memory; the session routes need it.
+	// Sessions keeps working memory.
 	Sessions SessionStore
 	// Admin, when set, enables policy administration and keeps this
 	// replica in step with the others; without it grants reload locally.
 	Admin *PolicyAdmin
 	// Write tunes the write pipeline; zero values take defaults.
 	Write WriteConfig
-	// Queue takes asynchronous writes; without it CreateAsync is
-	// unavailable.
+	// Queue takes asynchronous writes.
 	Queue JobQueue
-	// Events applies queued writes; it defaults to Store when Store
-	// implements EventStore.
-	Events EventStore
-	// Search adds the vector index and graph expansion to recall; nil
-	// recalls by exact vector and full-text search alone.
+	// Search adds the vector index and graph expansion to recall.
 	Search SearchStore
-	// Recorder, when set, takes note of answered recalls (access counts,
-	// recall log); RecallLog reads that log back for admins.
+	// Recorder takes note of answered recalls (access counts, recall log);
+	// RecallLog reads that log back for admins.
 	Recorder  RecallRecorder
 	RecallLog RecallLogReader
 }
@@ -74,22 +84,27 @@ type Options struct {
 // Every read is decided by the Authorizer twice: once to narrow the query,
 // and again for each memory before it leaves.
 type Service struct {
-	store    Store
-	grants   GrantStore
-	keys     KeyStore
-	authz    Authorizer
-	embed    Embedder
-	log      *slog.Logger
-	now      func() time.Time
-	recall   RecallConfig
-	forget   Forgetter
-	erasers  []Eraser
-	janitor  *Janitor
-	extract  Extractor
-	sessions SessionStore
-	write    WriteConfig
-	queue    JobQueue
-	events   EventStore
+	store         Store
+	grants        GrantStore
+	keys          KeyStore
+	authz         Authorizer
+	embed         Embedder
+	log           *slog.Logger
+	now           func() time.Time
+	recall        RecallConfig
+	guardPolicy   GuardPolicy
+	writes        DedupStore
+	warm          WriteWarmer
+	confirm       Confirmer
+	forget        Forgetter
+	fence         Fencer
+	erasers       []Eraser
+	memoryErasers []MemoryEraser
+	janitor       Sweeper
+	extract       Extractor
+	sessions      SessionStore
+	write         WriteConfig
+	queue         JobQueue
 
 	grantsMu    sync.Mutex // serialises grant reloads into the policy engine
 	admin       *PolicyAdmin
@@ -100,25 +115,21 @@ type Service struct {
 	partitions  partitionCache
 }
 
-// NewService returns a Service; every dependency in opts is required.
+// NewService returns a Service, or an error naming every required
+// dependency opts lacks.
 func NewService(opts Options) (*Service, error) {
-	if opts.Store == nil || opts.Grants == nil || opts.Keys == nil || opts.Authz == nil || opts.Embed == nil {
-		return nil, errors.New("memory: Store, Grants, Keys, Authz and Embed are required")
+	if missing := opts.missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("memory: options lack %s", strings.Join(missing, ", "))
 	}
 	s := &Service{
 		store: opts.Store, grants: opts.Grants, keys: opts.Keys, authz: opts.Authz, embed: opts.Embed,
 		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(), admin: opts.Admin,
-		forget: opts.Forget, erasers: opts.Erasers, janitor: opts.Janitor, extract: opts.Extract,
-		sessions: opts.Sessions,
-		write:    opts.Write.withDefaults(),
-		queue:    opts.Queue, events: opts.Events,
+		guardPolicy: opts.Guard, writes: opts.Writes, warm: opts.Warm, confirm: opts.Confirm,
+		forget: opts.Forget, fence: opts.Fence, erasers: opts.Erasers, memoryErasers: opts.MemoryErasers,
+		janitor: opts.Janitor, extract: opts.Extract, sessions: opts.Sessions,
+		write:       opts.Write.withDefaults(),
+		queue:       opts.Queue,
 		searchStore: opts.Search, recorder: opts.Recorder, recallLog: opts.RecallLog,
-	}
-	if s.forget == nil {
-		s.forget, _ = opts.Store.(Forgetter)
-	}
-	if s.events == nil {
-		s.events, _ = opts.Store.(EventStore)
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -127,6 +138,28 @@ func NewService(opts Options) (*Service, error) {
 		s.now = time.Now
 	}
 	return s, nil
+}
+
+// missing names the required dependencies o lacks.
+func (o Options) missing() []string {
+	var out []string
+	for _, d := range []struct {
+		name string
+		set  bool
+	}{
+		{"Store", o.Store != nil}, {"Grants", o.Grants != nil}, {"Keys", o.Keys != nil},
+		{"Authz", o.Authz != nil}, {"Embed", o.Embed != nil}, {"Guard", o.Guard != nil},
+		{"Writes", o.Writes != nil}, {"Warm", o.Warm != nil}, {"Confirm", o.Confirm != nil},
+		{"Forget", o.Forget != nil}, {"Fence", o.Fence != nil}, {"Erasers", len(o.Erasers) > 0},
+		{"Janitor", o.Janitor != nil}, {"Extract", o.Extract != nil}, {"Sessions", o.Sessions != nil},
+		{"Queue", o.Queue != nil}, {"Search", o.Search != nil}, {"Recorder", o.Recorder != nil},
+		{"RecallLog", o.RecallLog != nil},
+	} {
+		if !d.set {
+			out = append(out, d.name)
+		}
+	}
+	return out
 }
 
 // Authenticate resolves an API key to its principal.

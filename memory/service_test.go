@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,26 +45,52 @@ func TestInvalidError(t *testing.T) {
 }
 
 func TestNewServiceRequiresEveryDependency(t *testing.T) {
-	full := Options{Store: &fakeStore{}, Grants: &fakeGrants{}, Keys: &fakeKeys{}, Authz: &fakeAuthz{}, Embed: &fakeEmbedder{}}
+	full := newFixture(t, RecallConfig{}).options(t, RecallConfig{})
+	full.Logger, full.Now = nil, nil
 	tests := []struct {
 		name string
 		drop func(*Options)
 	}{
-		{"store", func(o *Options) { o.Store = nil }},
-		{"grants", func(o *Options) { o.Grants = nil }},
-		{"keys", func(o *Options) { o.Keys = nil }},
-		{"authz", func(o *Options) { o.Authz = nil }},
-		{"embed", func(o *Options) { o.Embed = nil }},
+		{"Store", func(o *Options) { o.Store = nil }},
+		{"Grants", func(o *Options) { o.Grants = nil }},
+		{"Keys", func(o *Options) { o.Keys = nil }},
+		{"Authz", func(o *Options) { o.Authz = nil }},
+		{"Embed", func(o *Options) { o.Embed = nil }},
+		{"Guard", func(o *Options) { o.Guard = nil }},
+		{"Writes", func(o *Options) { o.Writes = nil }},
+		{"Warm", func(o *Options) { o.Warm = nil }},
+		{"Confirm", func(o *Options) { o.Confirm = nil }},
+		{"Forget", func(o *Options) { o.Forget = nil }},
+		{"Fence", func(o *Options) { o.Fence = nil }},
+		{"Erasers", func(o *Options) { o.Erasers = nil }},
+		{"Janitor", func(o *Options) { o.Janitor = nil }},
+		{"Extract", func(o *Options) { o.Extract = nil }},
+		{"Sessions", func(o *Options) { o.Sessions = nil }},
+		{"Queue", func(o *Options) { o.Queue = nil }},
+		{"Search", func(o *Options) { o.Search = nil }},
+		{"Recorder", func(o *Options) { o.Recorder = nil }},
+		{"RecallLog", func(o *Options) { o.RecallLog = nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := full
 			tt.drop(&o)
-			if _, err := NewService(o); err == nil {
+			_, err := NewService(o)
+			if err == nil {
 				t.Fatal("NewService succeeded without a required dependency")
+			}
+			if !strings.Contains(err.Error(), tt.name) {
+				t.Errorf("err = %q, want it to name %s", err, tt.name)
 			}
 		})
 	}
+	t.Run("optional", func(t *testing.T) {
+		o := full
+		o.MemoryErasers, o.Admin, o.Recall.Reranker = nil, nil, nil
+		if _, err := NewService(o); err != nil {
+			t.Errorf("NewService without the optional parts: %v", err)
+		}
+	})
 	t.Run("defaults", func(t *testing.T) {
 		s, err := NewService(full)
 		if err != nil {
@@ -301,7 +328,10 @@ func TestCreateDefaults(t *testing.T) {
 
 func TestCreateIDsAreUnique(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
-	got, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), validNew()})
+	// Another content: the same one twice would be one memory, reinforced.
+	other := validNew()
+	other.Content = "Alice prefers green tea."
+	got, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -853,13 +883,9 @@ func (e *shortEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 
 func TestEmbedderReturningTooFewVectors(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
-	svc, err := NewService(Options{
-		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: &shortEmbedder{},
-		Now: func() time.Time { return testNow },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := f.options(t, RecallConfig{})
+	opts.Embed = &shortEmbedder{}
+	svc := f.service(t, opts)
 	ctx := context.Background()
 	if _, err := svc.Create(ctx, agentSupport, []NewMemory{validNew()}); err == nil || !strings.Contains(err.Error(), "0 vectors for 1 texts") {
 		t.Errorf("Create = %v, want an embed error", err)
@@ -886,18 +912,78 @@ func (e *wideEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 
 func TestEmbedderReturningVectorsOfAnotherSize(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
-	svc, err := NewService(Options{
-		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: &wideEmbedder{},
-		Now: func() time.Time { return testNow },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
+	opts := f.options(t, RecallConfig{})
+	opts.Embed = &wideEmbedder{}
+	svc := f.service(t, opts)
+	_, err := svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
 	if err == nil || !strings.Contains(err.Error(), "dimension 3 from model fake of dimension 2") {
 		t.Errorf("Create = %v, want a dimension error", err)
 	}
 	if f.store.calls() != 0 {
 		t.Errorf("the store was called %d times", f.store.calls())
+	}
+}
+
+// Write commits through the deduplicated write with the service's rules:
+// a repeat in one write reinforces, an inference is a candidate waiting for
+// its user, a preference one waiting for its threshold.
+func TestWriteOutcomes(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	tea, again := validNew(), validNew()
+	guess := validNew()
+	guess.Content, guess.Source = "Alice may be vegetarian.", SourceInferred
+	pref := validNew()
+	pref.Type, pref.Kind, pref.Content = TypeProfile, "preference", "Alice prefers aisle seats."
+	got, err := f.svc.Write(context.Background(), agentSupport, []NewMemory{tea, again, guess, pref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct{ Outcome, Status, Reason string }
+	var outcomes []outcome
+	for _, r := range got {
+		outcomes = append(outcomes, outcome{r.Outcome, r.Status, r.Reason})
+	}
+	want := []outcome{
+		{OutcomeCreated, StatusActive, ""},
+		{OutcomeReinforced, StatusActive, ""},
+		{OutcomeCreated, StatusCandidate, ReasonInferred},
+		{OutcomeCreated, StatusCandidate, ReasonThreshold},
+	}
+	if diff := cmp.Diff(want, outcomes); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if got[1].ID != got[0].ID {
+		t.Errorf("the repeat reinforced %s, want %s", got[1].ID, got[0].ID)
+	}
+	if len(f.store.writes) != 1 {
+		t.Fatalf("%d deduplicated writes, want 1", len(f.store.writes))
+	}
+	w := f.store.writes[0]
+	wantRules := WriteRules{Dedup: true, DuplicateThreshold: 1, Thresholds: DefaultThresholds}
+	if diff := cmp.Diff(wantRules, w.Rules); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	if len(w.ScopeOf) != len(w.Memories) || len(w.Scopes) != 1 {
+		t.Errorf("scopes %d for %d memories (scope of each %v)", len(w.Scopes), len(w.Memories), w.ScopeOf)
+	}
+}
+
+// Queued writes are the same deduplicated write, checked for staleness.
+func TestApplyMemoryJobsChecksStaleness(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	payload, err := json.Marshal([]NewMemory{validNew()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := Job{ID: "job-1", Kind: JobMemories, Tenant: "acme", UserID: "alice", Principal: agentSupport, AcceptedAt: testNow, Payload: payload}
+	res, err := f.svc.ApplyMemoryJobs(context.Background(), []Job{job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Err != nil || len(res[0].Memories) != 1 || res[0].Memories[0].Outcome != OutcomeCreated {
+		t.Fatalf("results = %+v", res)
+	}
+	if len(f.store.writes) != 1 || !f.store.writes[0].Rules.CheckStale || !f.store.writes[0].Rules.Dedup {
+		t.Errorf("writes = %+v, want one deduplicated write that checks staleness", f.store.writes)
 	}
 }

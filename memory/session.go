@@ -2,22 +2,11 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
-)
-
-// Session errors.
-var (
-	// ErrSessionFull means a session reached its cap of turns or bytes;
-	// close it (which keeps what it held) and open a new one.
-	ErrSessionFull = errors.New("session full")
-	// ErrSessionClosing means the session is being turned into memories
-	// and takes no more turns.
-	ErrSessionClosing = errors.New("session closing")
 )
 
 // Session is working memory: the turns of an open conversation, kept in
@@ -98,9 +87,6 @@ func authorOf(p Principal) string {
 
 // AppendTurns adds turns to the open session id, opening it if needed.
 func (s *Service) AppendTurns(ctx context.Context, p Principal, id string, r AppendRequest) (Session, error) {
-	if s.sessions == nil {
-		return Session{}, ErrUnavailable
-	}
 	switch {
 	case !validName(id):
 		return Session{}, Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
@@ -138,9 +124,6 @@ func (s *Service) AppendTurns(ctx context.Context, p Principal, id string, r App
 
 // GetSession returns an open session the principal may read.
 func (s *Service) GetSession(ctx context.Context, p Principal, id string) (Session, error) {
-	if s.sessions == nil {
-		return Session{}, ErrUnavailable
-	}
 	if !validName(id) {
 		return Session{}, ErrNotFound
 	}
@@ -189,9 +172,6 @@ func (s *Service) CloseSession(ctx context.Context, p Principal, id string) (Clo
 // with nothing worth remembering leaves nothing. Retrying is safe: every
 // memory carries an idempotency key derived from the session.
 func (s *Service) EndSession(ctx context.Context, sess Session) ([]Memory, error) {
-	if s.extract == nil {
-		return nil, fmt.Errorf("end session: no extractor configured")
-	}
 	found, err := s.extract.Extract(ctx, sess.Turns)
 	if err != nil {
 		return nil, fmt.Errorf("extract: %w", err)

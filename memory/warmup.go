@@ -59,10 +59,8 @@ func (s *Service) WarmUp(ctx context.Context) error {
 var warmBatchSizes = []int{1, 10, 100, 256}
 
 // WriteWarmer runs the queries of a deduplicated write and rolls it back:
-// nothing is stored. graph.Store implements it; WarmUp uses it when the
-// store does.
+// nothing is stored. graph.Store implements it.
 type WriteWarmer interface {
-	DedupStore
 	WarmWrite(ctx context.Context, w DedupWrite) error
 }
 
@@ -70,10 +68,6 @@ type WriteWarmer interface {
 // as a queued batch applies them: many users, slots, sessions, entities and
 // erase fences (QueueSeq).
 func (s *Service) warmWrites(ctx context.Context, tenant, user string) error {
-	ww, ok := s.store.(WriteWarmer)
-	if !ok {
-		return nil
-	}
 	p := warmCallers[0]
 	p.Tenant = tenant
 	now := s.now().UTC()
@@ -92,8 +86,7 @@ func (s *Service) warmWrites(ctx context.Context, tenant, user string) error {
 			errs = append(errs, fmt.Errorf("warm-up write: %w", err))
 			continue
 		}
-		w := s.deduped(DedupWrite{Memories: ms, Scopes: scopes, ScopeOf: scopeOf, CheckStale: true})
-		if err := ww.WarmWrite(ctx, w); err != nil {
+		if err := s.warm.WarmWrite(ctx, s.dedupWrite(ms, scopes, scopeOf, true)); err != nil {
 			errs = append(errs, fmt.Errorf("warm-up write of %d: %w", n, err))
 		}
 	}
@@ -120,7 +113,7 @@ func (s *Service) warmRecall(ctx context.Context, tenant, user string) error {
 // warmGraph runs what a recall in an empty tenant does not reach.
 func (s *Service) warmGraph(ctx context.Context, tenant, user string) error {
 	var errs []error
-	if s.searchStore != nil && s.graphOn() {
+	if s.graphOn() {
 		p := warmCallers[0]
 		p.Tenant = tenant
 		scope, err := s.authz.ReadScope(ctx, p, user, s.now())

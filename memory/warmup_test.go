@@ -2,9 +2,7 @@ package memory
 
 import (
 	"context"
-	"log/slog"
 	"testing"
-	"time"
 )
 
 // WarmUp runs every query a recall can reach, in a tenant no request can
@@ -44,37 +42,18 @@ func TestWarmUp(t *testing.T) {
 	}
 }
 
-// warmingStore is a store whose writes may only be warmed.
-type warmingStore struct {
-	*fakeStore
-	warms []DedupWrite
-}
-
-func (w *warmingStore) WriteDeduped(context.Context, DedupWrite) ([]Written, error) {
-	return nil, errTest("a warm-up must not write")
-}
-
-func (w *warmingStore) WarmWrite(_ context.Context, d DedupWrite) error {
-	w.warms = append(w.warms, d)
-	return nil
-}
-
 // WarmUp warms the write path with batches of every warm size, shaped like
 // queued batches, and writes nothing.
 func TestWarmUpWrites(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
-	ws := &warmingStore{fakeStore: f.store}
-	svc, err := NewService(Options{
-		Store: ws, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: f.embed,
-		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return testNow },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f.authz.scope = aliceScope
-	if err := svc.WarmUp(context.Background()); err != nil {
+	if err := f.svc.WarmUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if len(f.store.writes) > 0 || len(f.store.created) > 0 {
+		t.Fatalf("a warm-up wrote: %d deduplicated writes, %d creations", len(f.store.writes), len(f.store.created))
+	}
+	ws := f.store
 	if want := len(warmTenants) * len(warmUsers) * len(warmBatchSizes); len(ws.warms) != want {
 		t.Fatalf("%d warm writes, want %d", len(ws.warms), want)
 	}
@@ -93,7 +72,7 @@ func TestWarmUpWrites(t *testing.T) {
 		switch {
 		case len(w.Memories) != n:
 			t.Errorf("warm write %d has %d memories, want %d", k, len(w.Memories), n)
-		case !w.CheckStale || w.Repeat == nil || w.ActivateAt == nil || len(w.ScopeOf) != n || len(w.Scopes) == 0:
+		case !w.Rules.CheckStale || !w.Rules.Dedup || w.Rules.DuplicateThreshold == 0 || len(w.ScopeOf) != n || len(w.Scopes) == 0:
 			t.Errorf("warm write %d is not a queued deduplicated write: %+v", k, w)
 		case n > 1 && (len(users) < n/2 || slots < n/2):
 			t.Errorf("warm write %d of %d memories has %d users and %d slots", k, n, len(users), slots)

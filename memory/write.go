@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -22,23 +21,11 @@ const (
 )
 
 // GuardPolicy decides what happens to the findings of the guard. The policy
-// engine implements it; Service uses it when its Authorizer does.
+// engine implements it.
 type GuardPolicy interface {
 	// GuardActions returns an action per finding kind for writing r. A
 	// missing kind, an unknown action or an error rejects.
 	GuardActions(ctx context.Context, p Principal, r Resource, findings []string, now time.Time) (map[string]string, error)
-}
-
-// GuardError is a write refused because its content holds values the guard
-// policy rejects. It names the kinds found, never the values.
-type GuardError struct {
-	// Field is the rejected field, e.g. "content" or "memories[2].content".
-	Field string
-	Kinds []string
-}
-
-func (e *GuardError) Error() string {
-	return fmt.Sprintf("%s holds %s, which this tenant's guard policy does not let be remembered", e.Field, strings.Join(e.Kinds, ", "))
 }
 
 // Write outcomes, one per memory of a write.
@@ -101,12 +88,9 @@ func (c WriteConfig) withDefaults() WriteConfig {
 	return c
 }
 
-// threshold returns how many distinct sessions must observe m.
-func (c WriteConfig) threshold(m Memory) int {
-	if m.Type != TypeProfile {
-		return 1
-	}
-	return max(c.Thresholds[m.Kind], 1)
+// rules are the write config as a plan applies it (PlanBatch).
+func (c WriteConfig) rules(checkStale bool) WriteRules {
+	return WriteRules{Dedup: true, CheckStale: checkStale, DuplicateThreshold: c.DuplicateThreshold, Thresholds: c.Thresholds}
 }
 
 // Write validates, authorises, guards and stores memories, and says per
@@ -154,7 +138,7 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 	if err != nil {
 		return nil, err
 	}
-	written, err := s.commitWrite(ctx, DedupWrite{Memories: keep, Scopes: scopes, ScopeOf: scopeOf})
+	written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(keep, scopes, scopeOf, false))
 	if err != nil {
 		return nil, err
 	}
@@ -184,22 +168,11 @@ func candidateReason(sent, stored Memory) string {
 	return ReasonThreshold
 }
 
-// asCandidate sets the status a memory is created in: a candidate when it
-// is inferred or its profile threshold asks for more than one observation.
-func (s *Service) asCandidate(m *Memory) {
-	if m.Status == StatusActive && (m.Source == SourceInferred || s.write.threshold(*m) > 1) {
-		m.Status = StatusCandidate
-	}
-}
-
 // dedupScopes returns the read scopes the dedup search of ms runs in, one
 // per principal (principalOf(i) wrote ms[i]), and the scope of each memory.
 // A writer only ever repeats what it may read: a memory outside its scope
 // cannot be reinforced, or confirmed to exist, through a write.
 func (s *Service) dedupScopes(ctx context.Context, principalOf func(i int) Principal, ms []Memory, now time.Time) ([]Scope, []int, error) {
-	if _, ok := s.store.(DedupStore); !ok {
-		return nil, nil, nil
-	}
 	var scopes []Scope
 	byPrincipal := map[string]int{}
 	scopeOf := make([]int, len(ms))
@@ -225,122 +198,52 @@ func principalKey(p Principal) string {
 	return strings.Join(append([]string{p.Tenant, p.Kind, p.ID}, p.Roles...), "\x00")
 }
 
-// commitWrite stores the memories of w in one transaction, each created,
-// reinforcing what it repeats, or standing in for a duplicate or a stale
-// event (see DedupStore). A store without dedup creates every memory.
-func (s *Service) commitWrite(ctx context.Context, w DedupWrite) ([]Written, error) {
-	w = s.deduped(w)
-	if ds, ok := s.store.(DedupStore); ok {
-		return ds.WriteDeduped(ctx, w)
-	}
-	if w.CheckStale && s.events != nil {
-		return s.events.WriteEvents(ctx, w.Memories)
-	}
-	out, err := s.store.CreateMemories(ctx, w.Memories)
-	if err != nil {
-		return nil, err
-	}
-	written := make([]Written, len(out))
-	for i, m := range out {
-		written[i] = Written{Memory: m, Outcome: OutcomeCreated}
-	}
-	return written, nil
-}
-
-// deduped completes w as every write of the service is committed: each
-// memory in the status it is created in, and the service's rules for what
-// a memory repeats and when a reinforced candidate becomes active.
-func (s *Service) deduped(w DedupWrite) DedupWrite {
-	for i := range w.Memories {
-		s.asCandidate(&w.Memories[i])
-	}
-	w.Repeat, w.ActivateAt = s.repeat, s.activateAt
-	return w
-}
-
-// repeat decides what m restates: an earlier memory of the same write of
-// the same user and type, or else one of the stored memories similar to it
-// (same user and type, active or candidate, in the writer's scope), when it
-// fills the same slot and states the same fact (SameFact). It returns the
-// index in earlier or in similar, or -1 for each.
-func (s *Service) repeat(m Memory, earlier []Memory, similar []Hit) (int, int) {
-	for j, e := range earlier {
-		if e.UserID == m.UserID && e.Type == m.Type && sameSlot(e, m) &&
-			SameFact(e.Content, m.Content, cosine(e.Embedding, m.Embedding), s.write.DuplicateThreshold) {
-			return j, -1
-		}
-	}
-	for k, h := range similar {
-		if h.Memory.UserID == m.UserID && h.Memory.Type == m.Type && sameSlot(h.Memory, m) &&
-			SameFact(h.Memory.Content, m.Content, h.Score, s.write.DuplicateThreshold) {
-			return -1, k
-		}
-	}
-	return -1, -1
-}
-
-// activateAt returns after how many distinct sessions a candidate target
-// becomes active when m reinforces it; 0 never. Inferences wait for the
-// user whatever the count.
-func (s *Service) activateAt(m, target Memory) int {
-	if target.Status != StatusCandidate || m.Source == SourceInferred || target.Source == SourceInferred {
-		return 0
-	}
-	return s.write.threshold(target)
+// dedupWrite is a write of ms as the service commits every write: with its
+// writers' scopes and the service's rules, planned by PlanBatch in the
+// store's transaction. checkStale is for queued events.
+func (s *Service) dedupWrite(ms []Memory, scopes []Scope, scopeOf []int, checkStale bool) DedupWrite {
+	return DedupWrite{Memories: ms, Scopes: scopes, ScopeOf: scopeOf, Rules: s.write.rules(checkStale)}
 }
 
 // ImportanceStep is how much a reinforcement raises importance (at most 1).
 const ImportanceStep = 0.1
 
-// WriteStore is what confirmation needs from the store beyond Store, and
-// what a single reinforcement needs. graph.Store implements it; with a
-// Store that does not, Confirm is unavailable.
-type WriteStore interface {
-	// SimilarMemories returns a user's memories of one type and the given
-	// statuses, in scope, most similar to q.Embedding first (cosine).
-	SimilarMemories(ctx context.Context, scope Scope, q SimilarQuery) ([]Hit, error)
-	// ReinforceMemory records one more observation of an active or
-	// candidate memory; ErrNotFound when it is neither any more.
-	ReinforceMemory(ctx context.Context, tenant, id string, r Reinforcement) (Memory, error)
+// Confirmer makes candidate memories active. graph.Store implements it.
+type Confirmer interface {
 	// ConfirmMemory makes a candidate active (an active one stays so);
 	// ErrConflict for other statuses.
 	ConfirmMemory(ctx context.Context, tenant, id, userID string, at time.Time) (Memory, error)
 }
 
 // DedupStore commits a write whose memories may repeat stored ones, in one
-// transaction: under the locks of the write's users it finds, per memory,
-// the stored memories most like it (same user and type, active or
-// candidate, in the memory's scope), asks Repeat what the memory restates,
-// and then creates it or reinforces what it repeats. Two concurrent writes
-// of one fact therefore create it once: the second waits for the first's
-// user lock and then finds it. graph.Store implements it.
+// transaction: under the locks of the write's users it reads the state the
+// write depends on and finds, per memory, the stored memories most like it
+// (same user and type, active or candidate, in the memory's scope), plans
+// the write with PlanBatch, and then creates, supersedes and reinforces as
+// the plan says. Two concurrent writes of one fact therefore create it
+// once: the second waits for the first's user lock and then finds it.
+// graph.Store implements it.
 type DedupStore interface {
 	// WriteDeduped reports per memory, in order, what became of it:
 	// OutcomeCreated, OutcomeReinforced (Memory is the reinforced one as
 	// stored), OutcomeDuplicate (its idempotency key was stored already) or,
-	// with CheckStale, OutcomeStale (see EventStore). Every memory of w
-	// belongs to one tenant.
+	// with Rules.CheckStale, OutcomeStale (its slot's head is valid from
+	// later). Every memory of w belongs to one tenant.
 	WriteDeduped(ctx context.Context, w DedupWrite) ([]Written, error)
 }
 
 // DedupWrite is one write for DedupStore.
 type DedupWrite struct {
-	// Memories are created in the status they carry unless they repeat.
+	// Memories are created unless they repeat, in the status the plan
+	// gives them (see WriteRules.Dedup).
 	Memories []Memory
 	// Scopes are what the writers may read; ScopeOf[i] is the index of
 	// Memories[i]'s scope, which its dedup search stays in.
 	Scopes  []Scope
 	ScopeOf []int
-	// CheckStale keeps an older event from overwriting its slot's head.
-	CheckStale bool
-	// Repeat returns what m restates: the index of an earlier memory of the
-	// write, or of a stored memory in similar (best first), or -1 for each.
-	// It may be called more than once per memory (a transaction retried):
-	// it must not have side effects.
-	Repeat func(m Memory, earlier []Memory, similar []Hit) (earlierAt, similarAt int)
-	// ActivateAt returns after how many sessions target, reinforced by m,
-	// becomes active (0: it does not); see Reinforcement.ActivateAt.
-	ActivateAt func(m, target Memory) int
+	// Rules plan the write (PlanBatch); Dedup is set, and CheckStale for
+	// queued events.
+	Rules WriteRules
 }
 
 // SimilarQuery asks for a user's memories nearest to an embedding.
@@ -383,11 +286,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string) (Memory, 
 	if err := s.require(ctx, p, ActionConfirm, ResourceOf(m), now); err != nil {
 		return Memory{}, err
 	}
-	ws, ok := s.store.(WriteStore)
-	if !ok {
-		return Memory{}, errors.New("memory: the store cannot confirm memories")
-	}
-	return ws.ConfirmMemory(ctx, p.Tenant, id, m.UserID, now)
+	return s.confirm.ConfirmMemory(ctx, p.Tenant, id, m.UserID, now)
 }
 
 // guard scans m's content, key and entities and applies the guard policy:
@@ -406,13 +305,10 @@ func (s *Service) guard(ctx context.Context, p Principal, m *Memory, now time.Ti
 		return nil, nil
 	}
 	kinds := guard.KindsOf(append(append([]guard.Finding(nil), found...), fixed...))
-	var actions map[string]string
-	if gp, ok := s.authz.(GuardPolicy); ok {
-		var err error
-		if actions, err = gp.GuardActions(ctx, p, ResourceOf(*m), kinds, now); err != nil {
-			s.log.WarnContext(ctx, "guard policy error; rejecting", "kinds", kinds, "err", err)
-			actions = nil
-		}
+	actions, err := s.guardPolicy.GuardActions(ctx, p, ResourceOf(*m), kinds, now)
+	if err != nil {
+		s.log.WarnContext(ctx, "guard policy error; rejecting", "kinds", kinds, "err", err)
+		actions = nil
 	}
 	var reject, redact []string
 	for _, k := range kinds {

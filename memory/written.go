@@ -1,7 +1,5 @@
 package memory
 
-import "context"
-
 // Outcomes of writing one memory beside those of Write (OutcomeCreated, …).
 const (
 	// OutcomeDuplicate: its idempotency key was stored already; nothing new
@@ -18,14 +16,4 @@ type Written struct {
 	// made writing it unnecessary.
 	Memory  Memory `json:"memory"`
 	Outcome string `json:"outcome"`
-}
-
-// EventStore commits writes that were accepted earlier and are applied
-// later, from the queue. graph.Store implements it.
-type EventStore interface {
-	// WriteEvents is CreateMemories with an outcome per memory, and one rule
-	// more: an active memory with a Key whose slot's active head has a later
-	// ValidFrom is not written (OutcomeStale). An event older than the stored
-	// version of its slot never overwrites it.
-	WriteEvents(ctx context.Context, ms []Memory) ([]Written, error)
 }

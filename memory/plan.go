@@ -1,0 +1,290 @@
+package memory
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The write plan: what becomes of each memory of a write, decided from what
+// the store read under the write's locks. It is a pure function, so the
+// store holds no domain rule: it reads, calls PlanBatch, and writes what the
+// plan says.
+
+// Slot is a (user, key) pair of one tenant: the place of one fact.
+type Slot struct{ UserID, Key string }
+
+// TakesSlot says whether m becomes the head of its slot: only an active
+// memory with a key does. A candidate (or a memory imported in another
+// status) must not displace the trusted fact, and is never stale.
+func TakesSlot(m Memory) bool { return m.Key != "" && m.Status == StatusActive }
+
+// BatchState is what a write's outcome depends on, as the store read it
+// under the write's locks.
+type BatchState struct {
+	// Duplicates are the stored memories holding the write's idempotency
+	// keys, by key.
+	Duplicates map[string]Memory
+	// Heads are the active memories of the write's slots.
+	Heads map[Slot][]Memory
+	// Entities are the write's entities as stored, by id.
+	Entities map[string]Entity
+}
+
+// WriteRules say how a write is planned: the store's part (CheckStale) and
+// the service's rules for what a memory repeats and when a candidate is
+// trusted.
+type WriteRules struct {
+	// Dedup lets a memory reinforce what it repeats instead of being
+	// created, and creates memories as candidates where Thresholds or an
+	// inference ask for it. Without it every memory is created as it is
+	// (CreateMemories, WriteEvents).
+	Dedup bool
+	// CheckStale keeps an older event from overwriting its slot's head.
+	CheckStale bool
+	// DuplicateThreshold is SameFact's cosine threshold.
+	DuplicateThreshold float64
+	// Thresholds is, per kind of profile memory, how many distinct sessions
+	// must observe it before it becomes active; kinds not listed need one.
+	Thresholds map[string]int
+}
+
+// threshold returns how many distinct sessions must observe m.
+func (r WriteRules) threshold(m Memory) int {
+	if m.Type != TypeProfile {
+		return 1
+	}
+	return max(r.Thresholds[m.Kind], 1)
+}
+
+// asCandidate returns m in the status it is created in: a candidate when it
+// is inferred or its profile threshold asks for more than one observation.
+func (r WriteRules) asCandidate(m Memory) Memory {
+	if m.Status == StatusActive && (m.Source == SourceInferred || r.threshold(m) > 1) {
+		m.Status = StatusCandidate
+	}
+	return m
+}
+
+// activateAt returns after how many distinct sessions a candidate target
+// becomes active when m reinforces it; 0 never. Inferences wait for the
+// user whatever the count.
+func (r WriteRules) activateAt(m, target Memory) int {
+	if target.Status != StatusCandidate || m.Source == SourceInferred || target.Source == SourceInferred {
+		return 0
+	}
+	return r.threshold(target)
+}
+
+// repeats reports whether m restates other: the same user and type, the
+// same slot, and the same fact (SameFact) at the given similarity.
+func (r WriteRules) repeats(m, other Memory, similarity float64) bool {
+	return other.UserID == m.UserID && other.Type == m.Type && sameSlot(other, m) &&
+		SameFact(other.Content, m.Content, similarity, r.DuplicateThreshold)
+}
+
+// WritePlan is what a segment of a write stores and reports.
+type WritePlan struct {
+	// N is how many memories of the write the segment covers, from the
+	// first; the store plans the rest again once it has written these.
+	N int
+	// Written says, per memory of the segment, what becomes of it. A
+	// reinforced memory stands for its target as read; the store replaces
+	// it with the target as reinforced.
+	Written []Written
+	// Create are the memories to create, in write order, as the store will
+	// read them back (times in UTC, entities as stored, sorted by id), with
+	// their version and the head they supersede.
+	Create []Memory
+	// Supersedes are the active heads each created memory displaces.
+	Supersedes []Supersession
+	// ReinforceStored run before the creations, ReinforceNew (of memories
+	// this segment creates) after them.
+	ReinforceStored, ReinforceNew []Repeat
+}
+
+// Supersession is a created memory (ID) displacing an active head (Prev).
+type Supersession struct{ ID, Prev string }
+
+// Repeat is memory Index of the segment recorded as one more observation of
+// the memory Target.
+type Repeat struct {
+	Index  int
+	Target string
+	Reinforcement
+}
+
+// PlanBatch decides, in write order, what becomes of each memory of ms: a
+// stored or earlier idempotency key makes it a duplicate; with CheckStale, a
+// head of its slot valid from later makes it stale; with Dedup, a memory
+// that repeats an earlier memory of the write or one of similar[i] (the
+// stored memories most like it, best first) reinforces it; otherwise it is
+// created, and if it takes its slot it supersedes every active head there
+// and takes the next version.
+//
+// Creations run in one query, after the reinforcements of stored memories
+// and before those of memories the segment creates. So that this order
+// gives what applying the memories one by one would, the segment ends
+// before a memory whose reinforcement may activate a candidate that fills
+// a slot (it then runs alone), before a reinforcement of a memory the
+// segment superseded, and before a creation that supersedes a memory the
+// segment reinforced.
+func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) WritePlan {
+	p := WritePlan{N: len(ms), Written: make([]Written, len(ms))}
+	dups := make(map[string]Memory, len(st.Duplicates))
+	maps.Copy(dups, st.Duplicates)
+	heads := make(map[Slot][]Memory, len(st.Heads))
+	for sl, hs := range st.Heads {
+		heads[sl] = slices.Clone(hs)
+	}
+	created := map[string]bool{}    // ids this segment creates
+	superseded := map[string]bool{} // ids this segment supersedes
+	reinforced := map[string]bool{} // ids this segment reinforces
+	for i, m := range ms {
+		if d, ok := dups[m.IdempotencyKey]; ok && m.IdempotencyKey != "" {
+			p.Written[i] = Written{Memory: d, Outcome: OutcomeDuplicate}
+			continue
+		}
+		if rules.Dedup {
+			m = rules.asCandidate(m)
+		}
+		sl := Slot{m.UserID, m.Key}
+		if rules.CheckStale && TakesSlot(m) {
+			if newest, ok := newestHead(heads[sl]); ok && newest.ValidFrom.After(m.ValidFrom) {
+				p.Written[i] = Written{Memory: newest, Outcome: OutcomeStale}
+				continue
+			}
+		}
+		if rules.Dedup {
+			if target, ok := repeatOf(rules, m, ms[:i], p.Written[:i], hitsFor(similar, i, m, superseded)); ok {
+				activate := rules.activateAt(m, target)
+				slotted := activate > 0 && target.Key != ""
+				if i > 0 && (slotted || superseded[target.ID]) {
+					p.N = i
+					break
+				}
+				r := Repeat{Index: i, Target: target.ID, Reinforcement: Reinforcement{
+					UserID: m.UserID, SessionID: m.SessionID, At: m.CreatedAt.UTC(),
+					ImportanceStep: ImportanceStep, ActivateAt: activate, IdempotencyKey: m.IdempotencyKey,
+				}}
+				if created[target.ID] {
+					p.ReinforceNew = append(p.ReinforceNew, r)
+				} else {
+					p.ReinforceStored = append(p.ReinforceStored, r)
+				}
+				reinforced[target.ID] = true
+				p.Written[i] = Written{Memory: target, Outcome: OutcomeReinforced}
+				if slotted {
+					p.N = i + 1
+					break
+				}
+				continue
+			}
+		}
+		m = asStored(m, st.Entities)
+		if TakesSlot(m) {
+			if top := heads[sl]; len(top) > 0 {
+				if i > 0 && slices.ContainsFunc(top, func(h Memory) bool { return reinforced[h.ID] }) {
+					p.N = i
+					break
+				}
+				best := top[0]
+				for _, h := range top {
+					p.Supersedes = append(p.Supersedes, Supersession{ID: m.ID, Prev: h.ID})
+					superseded[h.ID] = true
+					if h.Version > best.Version {
+						best = h
+					}
+				}
+				m.Version, m.Supersedes = best.Version+1, best.ID
+			}
+			heads[sl] = []Memory{m}
+		}
+		if m.IdempotencyKey != "" {
+			dups[m.IdempotencyKey] = m
+		}
+		created[m.ID] = true
+		p.Written[i] = Written{Memory: m, Outcome: OutcomeCreated}
+		p.Create = append(p.Create, m)
+	}
+	p.Written = p.Written[:p.N]
+	return p
+}
+
+// hitsFor returns the stored memories like ms[i] that it may repeat: of its
+// user, and not superseded by the segment.
+func hitsFor(similar [][]Hit, i int, m Memory, superseded map[string]bool) []Hit {
+	if i >= len(similar) {
+		return nil
+	}
+	var hits []Hit
+	for _, h := range similar[i] {
+		if !superseded[h.Memory.ID] && h.Memory.UserID == m.UserID {
+			hits = append(hits, h)
+		}
+	}
+	return hits
+}
+
+// repeatOf returns the memory m reinforces, if it repeats one: an earlier
+// memory of the segment (written says what stands for it now) or else one
+// of hits, best first.
+func repeatOf(rules WriteRules, m Memory, earlier []Memory, written []Written, hits []Hit) (Memory, bool) {
+	for j, e := range earlier {
+		if rules.repeats(m, e, cosine(e.Embedding, m.Embedding)) {
+			if written[j].Memory.ID == "" {
+				return Memory{}, false
+			}
+			return written[j].Memory, true
+		}
+	}
+	for _, h := range hits {
+		if rules.repeats(m, h.Memory, h.Score) {
+			return h.Memory, true
+		}
+	}
+	return Memory{}, false
+}
+
+// newestHead returns the head valid from the latest time.
+func newestHead(hs []Memory) (Memory, bool) {
+	if len(hs) == 0 {
+		return Memory{}, false
+	}
+	best := hs[0]
+	for _, h := range hs[1:] {
+		if h.ValidFrom.After(best.ValidFrom) {
+			best = h
+		}
+	}
+	return best, true
+}
+
+// asStored returns m as reading it back would: times in UTC, entities once
+// each with the kind and name stored, sorted by id.
+func asStored(m Memory, stored map[string]Entity) Memory {
+	m.ValidFrom, m.CreatedAt, m.UpdatedAt = utc(m.ValidFrom), utc(m.CreatedAt), utc(m.UpdatedAt)
+	if m.ValidTo != nil {
+		t := utc(*m.ValidTo)
+		m.ValidTo = &t
+	}
+	if len(m.Entities) > 0 {
+		byID := map[string]Entity{}
+		for _, e := range m.Entities {
+			if s, ok := stored[e.ID]; ok {
+				e = s
+			}
+			byID[e.ID] = e
+		}
+		m.Entities = slices.SortedFunc(maps.Values(byID), func(a, b Entity) int { return strings.Compare(a.ID, b.ID) })
+	}
+	return m
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
