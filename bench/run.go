@@ -11,10 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"mneme/embedding"
 	"mneme/app"
+	"mneme/embedding"
 	"mneme/memory"
 	"mneme/policy"
+	"mneme/policyadmin"
 )
 
 // Mode names, in the order they are reported.
@@ -90,12 +91,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		printLoad(stdout, rep.Load)
 	}
 
-	grants, err := putGrants(ctx, a.Service, tenant, cfg.Agents)
+	grants, err := putGrants(ctx, a.Admin, tenant, cfg.Agents)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := cleanup(context.WithoutCancel(ctx), a.Service, tenant, grants, cfg.Keep, stdout); err != nil {
+		if err := cleanup(context.WithoutCancel(ctx), a.Admin, tenant, grants, cfg.Keep, stdout); err != nil {
 			fmt.Fprintln(stderr, "bench: cleanup:", err)
 		}
 	}()
@@ -106,14 +107,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	open, err := memory.NewService(memory.Options{
-		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: openAuthorizer{}, Embed: a.Embed, Logger: log,
+		Store: a.Store, Authz: openAuthorizer{}, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: a.Store,
 	})
 	if err != nil {
 		return err
 	}
 	clauses, err := memory.NewService(memory.Options{
-		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: clauseAuthorizer{a.Policy}, Embed: a.Embed, Logger: log,
+		Store: a.Store, Authz: clauseAuthorizer{a.Policy}, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: a.Store,
 	})
 	if err != nil {
@@ -208,7 +209,7 @@ func makeQueries(ctx context.Context, gen *generator, emb memory.Embedder, users
 // putGrants lets the recalling agent read every other agent's memories of
 // every type and sensitivity, so that policy and nopolicy find the same
 // memories and differ only in the work policy does.
-func putGrants(ctx context.Context, svc *memory.Service, tenant string, agents int) ([]string, error) {
+func putGrants(ctx context.Context, svc *policyadmin.Service, tenant string, agents int) ([]string, error) {
 	var ids []string
 	for i := 1; i < agents; i++ {
 		g := memory.Grant{
@@ -226,7 +227,7 @@ func putGrants(ctx context.Context, svc *memory.Service, tenant string, agents i
 // cleanup removes the grants unless keep. The memories stay either way:
 // graph.Store has no way to purge a tenant, and deleting memory by memory
 // would leave a tombstone for each.
-func cleanup(ctx context.Context, svc *memory.Service, tenant string, grants []string, keep bool, stdout io.Writer) error {
+func cleanup(ctx context.Context, svc *policyadmin.Service, tenant string, grants []string, keep bool, stdout io.Writer) error {
 	if keep {
 		fmt.Fprintf(stdout, "kept tenant %s (memories and grants)\n", tenant)
 		return nil
@@ -294,8 +295,6 @@ func (openAuthorizer) Decide(context.Context, memory.Principal, string, memory.R
 func (openAuthorizer) ReadScope(_ context.Context, p memory.Principal, userID string, _ time.Time) (memory.Scope, error) {
 	return memory.Scope{Tenant: p.Tenant, Clauses: []memory.Clause{{UserID: userID}}}, nil
 }
-
-func (openAuthorizer) SetGrants(context.Context, []memory.Grant) error { return nil }
 
 // clauseAuthorizer is the policy engine with the read scope of scope.rego's
 // clauses, which the filter compiled by partial evaluation replaced.

@@ -1,5 +1,5 @@
 // Package graph is Mneme's system of record on Neo4j and the only package
-// that speaks Cypher. Store implements memory.Store and memory.GrantStore,
+// that speaks Cypher. Store implements memory.Store and policyadmin.GrantStore,
 // keeps API keys, and bootstraps the schema (constraints, range, vector and
 // full-text indexes).
 //

@@ -289,7 +289,7 @@ func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *mem
 	t.Helper()
 	cfg.Keywords = embedding.Keywords
 	svc, err := memory.NewService(memory.Options{
-		Store: f.App.Store, Grants: f.App.Store, Keys: f.App.Store, Authz: f.App.Policy, Embed: f.App.Embed,
+		Store: f.App.Store, Authz: f.App.Policy, Embed: f.App.Embed,
 		Recall: cfg, Search: f.App.Store,
 	})
 	if err != nil {

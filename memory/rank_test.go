@@ -56,7 +56,7 @@ func searchFixture(t *testing.T, cfg RecallConfig, fs *fakeSearch) *fixture {
 	t.Helper()
 	f := newFixture(t, cfg)
 	svc, err := NewService(Options{
-		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: f.embed,
+		Store: f.store, Authz: f.authz, Embed: f.embed,
 		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return testNow }, Recall: cfg, Search: fs,
 	})
 	if err != nil {

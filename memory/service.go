@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -21,16 +20,9 @@ const (
 	MaxEntityAliases = 16
 )
 
-// KeyStore resolves stored API keys.
-type KeyStore interface {
-	LookupAPIKey(ctx context.Context, tenant, hash string) (Principal, error)
-}
-
 // Options configures a Service.
 type Options struct {
 	Store  Store
-	Grants GrantStore
-	Keys   KeyStore
 	Authz  Authorizer
 	Embed  Embedder
 	Logger *slog.Logger
@@ -50,9 +42,6 @@ type Options struct {
 	Extract Extractor
 	// Sessions keeps working memory; the session routes need it.
 	Sessions SessionStore
-	// Admin, when set, enables policy administration and keeps this
-	// replica in step with the others; without it grants reload locally.
-	Admin *PolicyAdmin
 	// Write tunes the write pipeline; zero values take defaults.
 	Write WriteConfig
 	// Queue takes asynchronous writes; without it CreateAsync is
@@ -75,8 +64,6 @@ type Options struct {
 // and again for each memory before it leaves.
 type Service struct {
 	store    Store
-	grants   GrantStore
-	keys     KeyStore
 	authz    Authorizer
 	embed    Embedder
 	log      *slog.Logger
@@ -91,9 +78,6 @@ type Service struct {
 	queue    JobQueue
 	events   EventStore
 
-	grantsMu    sync.Mutex // serialises grant reloads into the policy engine
-	admin       *PolicyAdmin
-	syncLocks   tenantLocks
 	searchStore SearchStore
 	recorder    RecallRecorder
 	recallLog   RecallLogReader
@@ -102,12 +86,12 @@ type Service struct {
 
 // NewService returns a Service; every dependency in opts is required.
 func NewService(opts Options) (*Service, error) {
-	if opts.Store == nil || opts.Grants == nil || opts.Keys == nil || opts.Authz == nil || opts.Embed == nil {
-		return nil, errors.New("memory: Store, Grants, Keys, Authz and Embed are required")
+	if opts.Store == nil || opts.Authz == nil || opts.Embed == nil {
+		return nil, errors.New("memory: Store, Authz and Embed are required")
 	}
 	s := &Service{
-		store: opts.Store, grants: opts.Grants, keys: opts.Keys, authz: opts.Authz, embed: opts.Embed,
-		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(), admin: opts.Admin,
+		store: opts.Store, authz: opts.Authz, embed: opts.Embed,
+		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
 		forget: opts.Forget, erasers: opts.Erasers, janitor: opts.Janitor, extract: opts.Extract,
 		sessions: opts.Sessions,
 		write:    opts.Write.withDefaults(),
@@ -127,22 +111,6 @@ func NewService(opts Options) (*Service, error) {
 		s.now = time.Now
 	}
 	return s, nil
-}
-
-// Authenticate resolves an API key to its principal.
-func (s *Service) Authenticate(ctx context.Context, key string) (Principal, error) {
-	tenant, hash, err := ParseAPIKey(key)
-	if err != nil {
-		return Principal{}, err
-	}
-	p, err := s.keys.LookupAPIKey(ctx, tenant, hash)
-	if errors.Is(err, ErrNotFound) {
-		return Principal{}, ErrUnauthenticated
-	}
-	if err != nil {
-		return Principal{}, err
-	}
-	return p, nil
 }
 
 // NewMemory is what a client sends to create a memory.

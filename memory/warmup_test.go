@@ -65,7 +65,7 @@ func TestWarmUpWrites(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
 	ws := &warmingStore{fakeStore: f.store}
 	svc, err := NewService(Options{
-		Store: ws, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: f.embed,
+		Store: ws, Authz: f.authz, Embed: f.embed,
 		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return testNow },
 	})
 	if err != nil {
