@@ -32,14 +32,14 @@ import (
 type App struct {
 	Handler http.Handler
 	Service *memory.Service
+	Store   *graph.Store
+	Redis   *redis.Client
+	Policy  *policy.Engine
+	Embed   memory.Embedder
 	// Admin administers policies and grants and keeps this replica's
 	// engine in step; Identity authenticates API keys.
 	Admin    *policyadmin.Service
 	Identity *identity.Service
-	Store    *graph.Store
-	Redis    *redis.Client
-	Policy   *policy.Engine
-	Embed    memory.Embedder
 	// Erasers are the places outside the graph an erase reaches.
 	Erasers []memory.Eraser
 	// Janitor expires, archives and caps memories.
