@@ -16,10 +16,12 @@ import (
 	"mneme/extract"
 	"mneme/graph"
 	"mneme/handlers"
+	"mneme/identity"
 	"mneme/journal"
 	"mneme/leader"
 	"mneme/memory"
 	"mneme/policy"
+	"mneme/policyadmin"
 	"mneme/policysync"
 	"mneme/queue"
 	"mneme/rerank"
@@ -34,6 +36,10 @@ type App struct {
 	Redis   *redis.Client
 	Policy  *policy.Engine
 	Embed   memory.Embedder
+	// Admin administers policies and grants and keeps this replica's
+	// engine in step; Identity authenticates API keys.
+	Admin    *policyadmin.Service
+	Identity *identity.Service
 	// Erasers are the places outside the graph an erase reaches.
 	Erasers []memory.Eraser
 	// Janitor expires, archives and caps memories.
@@ -132,14 +138,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.Queue = queue.New(a.Redis, queue.Options{Prefix: cfg.Queue.Prefix, Shards: cfg.Queue.Shards, Logger: log})
 	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.Recorder, a.Decisions}
 	// graph.Store is the store of most parts; it is passed for each.
+	if a.Admin, err = policyadmin.New(policyadmin.Options{
+		Policies: store, Grants: store, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
+	}); err != nil {
+		return nil, err
+	}
+	if a.Identity, err = identity.New(identity.Options{Keys: store}); err != nil {
+		return nil, err
+	}
 	a.Service, err = memory.NewService(memory.Options{
-		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
+		Store: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: store, Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Janitor,
 		Extract:  extract.New(cfg.ExtractLLM, log, nil),
 		Sessions: a.Sessions,
-		Admin:    &memory.PolicyAdmin{Store: store, Engine: a.Policy, Bus: a.Bus, Decisions: a.Decisions},
 		Queue:    a.Queue,
 	})
 	if err != nil {
@@ -147,6 +160,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.SessionExpiry = session.NewExpirer(a.Sessions, session.ExpirerOptions{
 		End: func(ctx context.Context, s memory.Session) error {
+			// Outside a request: nothing else has synced the tenant.
+			if err := a.Admin.Sync(ctx, s.Owner.Tenant); err != nil {
+				return err
+			}
 			_, err := a.Service.EndSession(ctx, s)
 			return err
 		},
@@ -159,13 +176,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.QueueWorkers.Handle(memory.JobIngest, a.Service.ApplyIngestJobs)
 	// Every tenant's grants as of start-up, for work that decides outside a
 	// request (which syncs its tenant first); announcements keep them fresh.
-	if err := a.Service.ReloadGrants(startCtx); err != nil {
+	if err := a.Admin.ReloadGrants(startCtx); err != nil {
 		return nil, err
 	}
 	a.startWorkers(log)
-	a.Handler = handlers.New(handlers.Options{
-		Service: a.Service, Logger: log, Ready: a.Ready, MaxBody: cfg.MaxBody,
-	})
+	if a.Handler, err = handlers.New(handlers.Options{
+		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.MaxBody,
+	}); err != nil {
+		return nil, err
+	}
 	a.Recorder.Start()
 	ok = true
 	return a, nil
@@ -220,7 +239,7 @@ func (a *App) WarmUp(ctx context.Context, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, warmUpTimeout)
 	defer cancel()
 	start := time.Now()
-	if err := a.Service.WarmUp(ctx); err != nil {
+	if err := errors.Join(a.Service.WarmUp(ctx), a.Admin.WarmUp(ctx)); err != nil {
 		log.WarnContext(ctx, "warm-up failed; the first recalls and writes may be slow", "err", err)
 		return
 	}
@@ -242,7 +261,7 @@ func (a *App) startWorkers(log *slog.Logger) {
 	a.workers.Go(func() { a.Decisions.Run(ctx) })
 	a.workers.Go(func() {
 		a.Bus.Listen(ctx, func(ctx context.Context, tenant string) {
-			if err := a.Service.Sync(ctx, tenant); err != nil && ctx.Err() == nil {
+			if err := a.Admin.Sync(ctx, tenant); err != nil && ctx.Err() == nil {
 				log.WarnContext(ctx, "policy sync after an announcement failed; the next request retries", "tenant", tenant, "err", err)
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	"mneme/internal/apptest"
 	"mneme/internal/testenv"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // replica starts one more memoryd on the shared Neo4j and Redis, with its
@@ -50,11 +51,11 @@ func replica(t *testing.T, tenant string, keys map[string]string) *apptest.Fixtu
 
 // noSecretPlans is revision 0 with one more guard: nobody reads a memory of
 // kind "secret-plan".
-func noSecretPlans(t *testing.T, f *apptest.Fixture) []memory.PolicyModule {
+func noSecretPlans(t *testing.T, f *apptest.Fixture) []policyadmin.PolicyModule {
 	t.Helper()
 	r := f.Do(t, apptest.Admin, "GET", "/v1/policy/revisions/0", nil)
 	want(t, "revision 0", r, http.StatusOK)
-	var rev memory.PolicyRevision
+	var rev policyadmin.PolicyRevision
 	r.Decode(t, &rev)
 	for i, m := range rev.Modules {
 		if m.Name == "authz.rego" {
@@ -120,9 +121,9 @@ func TestTwoReplicas(t *testing.T) {
 	}
 
 	// Activation on one.
-	r = one.Do(t, apptest.Admin, "PUT", "/v1/policy", memory.NewPolicy{Message: "no secret plans", Modules: noSecretPlans(t, one)})
+	r = one.Do(t, apptest.Admin, "PUT", "/v1/policy", policyadmin.NewPolicy{Message: "no secret plans", Modules: noSecretPlans(t, one)})
 	want(t, "push", r, http.StatusCreated)
-	var pushed struct{ Revision memory.PolicyRevision }
+	var pushed struct{ Revision policyadmin.PolicyRevision }
 	r.Decode(t, &pushed)
 	n := strconv.FormatInt(pushed.Revision.Number, 10)
 	r = one.Do(t, apptest.Admin, "POST", "/v1/policy/revisions/"+n+"/activate", nil)
@@ -152,7 +153,7 @@ func TestTwoReplicas(t *testing.T) {
 	// Rollback on two restores both.
 	r = two.Do(t, apptest.Admin, "POST", "/v1/policy/rollback", map[string]any{})
 	want(t, "rollback", r, http.StatusOK)
-	var st memory.PolicyState
+	var st policyadmin.PolicyState
 	r.Decode(t, &st)
 	if st.Active != 0 {
 		t.Errorf("rollback activated %d, want 0", st.Active)
@@ -164,7 +165,7 @@ func TestTwoReplicas(t *testing.T) {
 	}
 
 	// A grant shares the order with support-bot on both replicas...
-	r = one.Do(t, apptest.Admin, "POST", "/v1/grants", memory.NewGrant{
+	r = one.Do(t, apptest.Admin, "POST", "/v1/grants", policyadmin.NewGrant{
 		Grantee: "support-bot", Source: "order-bot", Types: []string{memory.TypeEpisodic}, Kinds: []string{"order"}, MaxSensitivity: memory.SensitivityInternal,
 	})
 	want(t, "grant", r, http.StatusCreated)
@@ -202,13 +203,13 @@ func TestTwoReplicas(t *testing.T) {
 	// The decision log has the denied reads with the revisions that decided.
 	r = one.Do(t, apptest.Admin, "GET", "/v1/grants", nil)
 	want(t, "grants", r, http.StatusOK)
-	var set memory.GrantSet
+	var set policyadmin.GrantSet
 	r.Decode(t, &set)
-	var denied []memory.DecisionRecord
+	var denied []policyadmin.DecisionRecord
 	if _, ok := until(3*time.Second, func() bool {
 		r := two.Do(t, apptest.Admin, "GET", "/v1/decisions?principal=agent:support-bot&result=deny&action=read", nil)
 		want(t, "decisions", r, http.StatusOK)
-		var body struct{ Decisions []memory.DecisionRecord }
+		var body struct{ Decisions []policyadmin.DecisionRecord }
 		r.Decode(t, &body)
 		denied = body.Decisions
 		return len(denied) >= 3
@@ -225,11 +226,11 @@ func TestTwoReplicas(t *testing.T) {
 	if strings.Contains(string(r.Body), "Q3 launch") || strings.Contains(string(r.Body), "standing desk") {
 		t.Error("the decision log holds memory content")
 	}
-	var admins struct{ Decisions []memory.DecisionRecord }
+	var admins struct{ Decisions []policyadmin.DecisionRecord }
 	r.Decode(t, &admins)
 	sawRevision := false
 	for _, d := range admins.Decisions {
-		if d.Resource.ID == plan && d.Result == memory.ResultDeny && d.PolicyRevision == pushed.Revision.Number {
+		if d.Resource.ID == plan && d.Result == policyadmin.ResultDeny && d.PolicyRevision == pushed.Revision.Number {
 			sawRevision = true
 		}
 	}

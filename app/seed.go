@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"mneme/identity"
 	"mneme/memory"
 	"mneme/seed"
 )
@@ -44,7 +45,7 @@ func retrySeed(ctx context.Context, write func() error) error {
 type seedSink struct{ a *App }
 
 func (s seedSink) PutAPIKey(ctx context.Context, key string, p memory.Principal) error {
-	return s.a.Store.PutAPIKey(ctx, p.Tenant, memory.HashAPIKey(key), p)
+	return s.a.Store.PutAPIKey(ctx, p.Tenant, identity.HashAPIKey(key), p)
 }
 
 func (s seedSink) EnsureAgent(ctx context.Context, tenant, id, team string) error {
@@ -56,7 +57,7 @@ func (s seedSink) EnsureUser(ctx context.Context, tenant, id string) error {
 }
 
 func (s seedSink) PutGrant(ctx context.Context, g memory.Grant) error {
-	return s.a.Service.PutGrant(ctx, g)
+	return s.a.Admin.PutGrant(ctx, g)
 }
 
 func (s seedSink) WriteMemory(ctx context.Context, m memory.Memory) error {

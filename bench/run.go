@@ -16,6 +16,7 @@ import (
 	"mneme/extract"
 	"mneme/memory"
 	"mneme/policy"
+	"mneme/policyadmin"
 )
 
 // Mode names, in the order they are reported.
@@ -91,12 +92,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		printLoad(stdout, rep.Load)
 	}
 
-	grants, err := putGrants(ctx, a.Service, tenant, cfg.Agents)
+	grants, err := putGrants(ctx, a.Admin, tenant, cfg.Agents)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := cleanup(context.WithoutCancel(ctx), a.Service, tenant, grants, cfg.Keep, stdout); err != nil {
+		if err := cleanup(context.WithoutCancel(ctx), a.Admin, tenant, grants, cfg.Keep, stdout); err != nil {
 			fmt.Fprintln(stderr, "bench: cleanup:", err)
 		}
 	}()
@@ -206,7 +207,7 @@ func makeQueries(ctx context.Context, gen *generator, emb memory.Embedder, users
 // putGrants lets the recalling agent read every other agent's memories of
 // every type and sensitivity, so that policy and nopolicy find the same
 // memories and differ only in the work policy does.
-func putGrants(ctx context.Context, svc *memory.Service, tenant string, agents int) ([]string, error) {
+func putGrants(ctx context.Context, svc *policyadmin.Service, tenant string, agents int) ([]string, error) {
 	var ids []string
 	for i := 1; i < agents; i++ {
 		g := memory.Grant{
@@ -224,7 +225,7 @@ func putGrants(ctx context.Context, svc *memory.Service, tenant string, agents i
 // cleanup removes the grants unless keep. The memories stay either way:
 // graph.Store has no way to purge a tenant, and deleting memory by memory
 // would leave a tombstone for each.
-func cleanup(ctx context.Context, svc *memory.Service, tenant string, grants []string, keep bool, stdout io.Writer) error {
+func cleanup(ctx context.Context, svc *policyadmin.Service, tenant string, grants []string, keep bool, stdout io.Writer) error {
 	if keep {
 		fmt.Fprintf(stdout, "kept tenant %s (memories and grants)\n", tenant)
 		return nil
@@ -292,8 +293,6 @@ func (openAuthorizer) Decide(context.Context, memory.Principal, string, memory.R
 func (openAuthorizer) ReadScope(_ context.Context, p memory.Principal, userID string, _ time.Time) (memory.Scope, error) {
 	return memory.Scope{Tenant: p.Tenant, Clauses: []memory.Clause{{UserID: userID}}}, nil
 }
-
-func (openAuthorizer) SetGrants(context.Context, []memory.Grant) error { return nil }
 
 // clauseAuthorizer is the policy engine with the read scope of scope.rego's
 // clauses, which the filter compiled by partial evaluation replaced.
@@ -375,7 +374,7 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 // bookkeeping: recalls are not recorded.
 func serviceOptions(a *app.App, log *slog.Logger, cfg memory.RecallConfig) memory.Options {
 	return memory.Options{
-		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: a.Policy, Embed: a.Embed, Logger: log,
+		Store: a.Store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall: cfg, Search: a.Store, Recorder: unrecorded{}, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: a.Store, Warm: a.Store, Confirm: a.Store, Forget: a.Store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Janitor, Extract: extract.NewRules(nil), Sessions: a.Sessions, Queue: a.Queue,

@@ -7,15 +7,16 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
-var _ memory.PolicyStore = (*Store)(nil)
+var _ policyadmin.PolicyStore = (*Store)(nil)
 
 // CreatePolicyRevision stores r under the tenant's next revision number,
 // from 1, and returns it with its number.
-func (s *Store) CreatePolicyRevision(ctx context.Context, r memory.PolicyRevision) (memory.PolicyRevision, error) {
+func (s *Store) CreatePolicyRevision(ctx context.Context, r policyadmin.PolicyRevision) (policyadmin.PolicyRevision, error) {
 	if r.Tenant == "" {
-		return memory.PolicyRevision{}, memory.Invalid("tenant", "is required")
+		return policyadmin.PolicyRevision{}, memory.Invalid("tenant", "is required")
 	}
 	names := make([]string, len(r.Modules))
 	sources := make([]string, len(r.Modules))
@@ -36,15 +37,15 @@ func (s *Store) CreatePolicyRevision(ctx context.Context, r memory.PolicyRevisio
 		return nil
 	})
 	if err != nil {
-		return memory.PolicyRevision{}, err
+		return policyadmin.PolicyRevision{}, err
 	}
 	return r, nil
 }
 
 // PolicyRevision returns one revision with its modules, or
 // memory.ErrNotFound.
-func (s *Store) PolicyRevision(ctx context.Context, tenant string, number int64) (memory.PolicyRevision, error) {
-	var out memory.PolicyRevision
+func (s *Store) PolicyRevision(ctx context.Context, tenant string, number int64) (policyadmin.PolicyRevision, error) {
+	var out policyadmin.PolicyRevision
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		recs, err := collect(ctx, tx, cypherPolicyRevision, map[string]any{"tenant": tenant, "number": number})
 		if err != nil {
@@ -62,14 +63,14 @@ func (s *Store) PolicyRevision(ctx context.Context, tenant string, number int64)
 
 // ListPolicyRevisions returns the tenant's revisions without modules, oldest
 // first.
-func (s *Store) ListPolicyRevisions(ctx context.Context, tenant string) ([]memory.PolicyRevision, error) {
-	var out []memory.PolicyRevision
+func (s *Store) ListPolicyRevisions(ctx context.Context, tenant string) ([]policyadmin.PolicyRevision, error) {
+	var out []policyadmin.PolicyRevision
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		recs, err := collect(ctx, tx, cypherListPolicyRevisions, map[string]any{"tenant": tenant})
 		if err != nil {
 			return err
 		}
-		out = make([]memory.PolicyRevision, 0, len(recs))
+		out = make([]policyadmin.PolicyRevision, 0, len(recs))
 		for _, r := range recs {
 			v, _ := r.Get("rev")
 			out = append(out, decodePolicyRevision(v))
@@ -82,8 +83,8 @@ func (s *Store) ListPolicyRevisions(ctx context.Context, tenant string) ([]memor
 // ActivatePolicy makes revision number the tenant's policy and bumps its
 // epoch, or returns memory.ErrNotFound when there is no such revision.
 // Revision 0, the bundled policy, always exists.
-func (s *Store) ActivatePolicy(ctx context.Context, tenant string, number int64, by string, at time.Time) (memory.PolicyState, error) {
-	var out memory.PolicyState
+func (s *Store) ActivatePolicy(ctx context.Context, tenant string, number int64, by string, at time.Time) (policyadmin.PolicyState, error) {
+	var out policyadmin.PolicyState
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
 		recs, err := collect(ctx, tx, cypherActivatePolicy, map[string]any{
 			"tenant": tenant, "number": number, "by": by, "at": timeOrNil(at),
@@ -103,8 +104,8 @@ func (s *Store) ActivatePolicy(ctx context.Context, tenant string, number int64,
 
 // PolicyState returns the tenant's state; the zero state when nothing was
 // ever changed.
-func (s *Store) PolicyState(ctx context.Context, tenant string) (memory.PolicyState, error) {
-	out := memory.PolicyState{Tenant: tenant, History: []int64{}}
+func (s *Store) PolicyState(ctx context.Context, tenant string) (policyadmin.PolicyState, error) {
+	out := policyadmin.PolicyState{Tenant: tenant, History: []int64{}}
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		recs, err := collect(ctx, tx, cypherPolicyState, map[string]any{"tenant": tenant})
 		if err != nil || len(recs) == 0 {
@@ -117,22 +118,22 @@ func (s *Store) PolicyState(ctx context.Context, tenant string) (memory.PolicySt
 	return out, err
 }
 
-func decodePolicyRevision(v any) memory.PolicyRevision {
+func decodePolicyRevision(v any) policyadmin.PolicyRevision {
 	p, _ := v.(map[string]any)
-	r := memory.PolicyRevision{
+	r := policyadmin.PolicyRevision{
 		Tenant: str(p["tenant"]), Number: integer(p["number"]), Author: str(p["author"]),
 		Message: str(p["message"]), CreatedAt: timeOf(p["created_at"]), Digest: str(p["digest"]),
 	}
 	names, sources := strs(p["module_names"]), strs(p["module_sources"])
 	for i := range min(len(names), len(sources)) {
-		r.Modules = append(r.Modules, memory.PolicyModule{Name: names[i], Source: sources[i]})
+		r.Modules = append(r.Modules, policyadmin.PolicyModule{Name: names[i], Source: sources[i]})
 	}
 	return r
 }
 
-func decodePolicyState(v any) memory.PolicyState {
+func decodePolicyState(v any) policyadmin.PolicyState {
 	p, _ := v.(map[string]any)
-	st := memory.PolicyState{
+	st := policyadmin.PolicyState{
 		Tenant: str(p["tenant"]), Active: integer(p["active"]), Epoch: integer(p["epoch"]),
 		GrantRevision: integer(p["grant_revision"]), ActivatedBy: str(p["activated_by"]), History: []int64{},
 	}

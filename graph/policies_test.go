@@ -10,6 +10,7 @@ import (
 
 	"mneme/internal/testenv"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 func TestPolicyRevisions(t *testing.T) {
@@ -22,16 +23,16 @@ func TestPolicyRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(memory.PolicyState{Tenant: tenant, History: []int64{}}, st); diff != "" {
+	if diff := cmp.Diff(policyadmin.PolicyState{Tenant: tenant, History: []int64{}}, st); diff != "" {
 		t.Errorf("state of a fresh tenant (-want +got):\n%s", diff)
 	}
-	mods := []memory.PolicyModule{{Name: "a.rego", Source: "package a\n"}, {Name: "a_test.rego", Source: "package a_test\n"}}
+	mods := []policyadmin.PolicyModule{{Name: "a.rego", Source: "package a\n"}, {Name: "a_test.rego", Source: "package a_test\n"}}
 	// Concurrent pushes get distinct numbers.
 	var wg sync.WaitGroup
 	numbers := make([]int64, 4)
 	for i := range numbers {
 		wg.Go(func() {
-			r, err := s.CreatePolicyRevision(ctx, memory.PolicyRevision{Tenant: tenant, Author: "admin:root", Message: "m", CreatedAt: at, Digest: "sha256:x", Modules: mods})
+			r, err := s.CreatePolicyRevision(ctx, policyadmin.PolicyRevision{Tenant: tenant, Author: "admin:root", Message: "m", CreatedAt: at, Digest: "sha256:x", Modules: mods})
 			if err != nil {
 				t.Error(err)
 			}
@@ -50,7 +51,7 @@ func TestPolicyRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := memory.PolicyRevision{Tenant: tenant, Number: 2, Author: "admin:root", Message: "m", CreatedAt: at, Digest: "sha256:x", Modules: mods}
+	want := policyadmin.PolicyRevision{Tenant: tenant, Number: 2, Author: "admin:root", Message: "m", CreatedAt: at, Digest: "sha256:x", Modules: mods}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("revision (-want +got):\n%s", diff)
 	}
@@ -79,7 +80,7 @@ func TestPolicyRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSt := memory.PolicyState{Tenant: tenant, Active: 0, Epoch: 2, History: []int64{3, 0}, ActivatedAt: &at, ActivatedBy: "admin:two"}
+	wantSt := policyadmin.PolicyState{Tenant: tenant, Active: 0, Epoch: 2, History: []int64{3, 0}, ActivatedAt: &at, ActivatedBy: "admin:two"}
 	if diff := cmp.Diff(wantSt, st); diff != "" {
 		t.Errorf("state after two activations (-want +got):\n%s", diff)
 	}

@@ -18,14 +18,18 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 
 	"mneme/graph/storetest"
+	"mneme/identity"
 	"mneme/internal/testenv"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
-// The store must satisfy the interfaces memory consumes.
+// The store must satisfy the interfaces memory, policyadmin and identity
+// consume.
 var (
-	_ memory.Store      = (*Store)(nil)
-	_ memory.GrantStore = (*Store)(nil)
+	_ memory.Store           = (*Store)(nil)
+	_ policyadmin.GrantStore = (*Store)(nil)
+	_ identity.KeyStore      = (*Store)(nil)
 )
 
 var schemaOnce struct {

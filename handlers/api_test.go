@@ -8,6 +8,7 @@ import (
 
 	"mneme/internal/apptest"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // create writes one memory as who and returns it, failing on any other status.
@@ -247,7 +248,7 @@ func TestSharingGrants(t *testing.T) {
 		t.Fatalf("support-bot sees memories before any grant")
 	}
 
-	grant := func(g memory.NewGrant) memory.Grant {
+	grant := func(g policyadmin.NewGrant) memory.Grant {
 		resp := f.Do(t, "admin", http.MethodPost, "/v1/grants", g)
 		if resp.Status != http.StatusCreated {
 			t.Fatalf("grant = %d %s", resp.Status, resp.Body)
@@ -256,7 +257,7 @@ func TestSharingGrants(t *testing.T) {
 		resp.Decode(t, &out)
 		return out
 	}
-	orders := grant(memory.NewGrant{Grantee: "support-bot", Source: "order-bot", Types: []string{"episodic", "semantic"},
+	orders := grant(policyadmin.NewGrant{Grantee: "support-bot", Source: "order-bot", Types: []string{"episodic", "semantic"},
 		Kinds: []string{"order_status"}, MaxSensitivity: "internal"})
 	if !canSee("support-bot", order) {
 		t.Errorf("support-bot cannot read order facts through the grant")
@@ -265,11 +266,11 @@ func TestSharingGrants(t *testing.T) {
 		t.Errorf("support-bot reads the finance-bot's internal cost")
 	}
 	// A wide grant still stops at its sensitivity ceiling.
-	wide := grant(memory.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "internal"})
+	wide := grant(policyadmin.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "internal"})
 	if canSee("support-bot", cost) {
 		t.Errorf("confidential cost visible through an internal-only grant")
 	}
-	finance := grant(memory.NewGrant{Grantee: "support-bot", Source: "finance-bot", Types: []string{"semantic"}, MaxSensitivity: "confidential"})
+	finance := grant(policyadmin.NewGrant{Grantee: "support-bot", Source: "finance-bot", Types: []string{"semantic"}, MaxSensitivity: "confidential"})
 	if !canSee("support-bot", cost) {
 		t.Errorf("grant to finance memories did not take effect")
 	}
@@ -282,7 +283,7 @@ func TestSharingGrants(t *testing.T) {
 		t.Errorf("support-bot still reads after the grants were removed")
 	}
 	// Only admins manage grants.
-	if resp := f.Do(t, "support-bot", http.MethodPost, "/v1/grants", memory.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "restricted"}); resp.Status != http.StatusForbidden {
+	if resp := f.Do(t, "support-bot", http.MethodPost, "/v1/grants", policyadmin.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "restricted"}); resp.Status != http.StatusForbidden {
 		t.Errorf("agent creating a grant = %d, want 403", resp.Status)
 	}
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
-// Transport-level errors; domain errors come from memory.
+// Transport-level errors; domain errors come from memory and policyadmin.
 var (
 	errRoute      = errors.New("no such route")
 	errMethod     = errors.New("method not allowed")
@@ -48,12 +49,12 @@ func (a *api) fail(c *gin.Context, err error) {
 func classify(err error) (status int, code, msg string) {
 	var inv *memory.InvalidError
 	var bad *badRequest
-	var rejected *memory.PolicyRejectedError
+	var rejected *policyadmin.PolicyRejectedError
 	var guarded *memory.GuardError
 	switch {
 	case errors.As(err, &rejected):
 		return http.StatusUnprocessableEntity, rejected.Code, "policy rejected: " + rejected.Error()
-	case errors.Is(err, memory.ErrPolicyAdmin):
+	case errors.Is(err, memory.ErrNotConfigured):
 		return http.StatusNotImplemented, "not_configured", err.Error()
 	case errors.As(err, &bad):
 		return http.StatusBadRequest, bad.code, bad.msg

@@ -254,36 +254,6 @@ func (a *api) recallLog(c *gin.Context) error {
 	return nil
 }
 
-func (a *api) createGrant(c *gin.Context) error {
-	var req memory.NewGrant
-	if err := a.bind(c, &req); err != nil {
-		return err
-	}
-	g, err := a.svc.CreateGrant(c.Request.Context(), principalOf(c), req)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusCreated, g)
-	return nil
-}
-
-func (a *api) listGrants(c *gin.Context) error {
-	set, err := a.svc.Grants(c.Request.Context(), principalOf(c))
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, set)
-	return nil
-}
-
-func (a *api) deleteGrant(c *gin.Context) error {
-	if err := a.svc.DeleteGrant(c.Request.Context(), principalOf(c), c.Param("id")); err != nil {
-		return err
-	}
-	c.Status(http.StatusNoContent)
-	return nil
-}
-
 func (a *api) whoami(c *gin.Context) error {
 	c.JSON(http.StatusOK, principalOf(c))
 	return nil

@@ -117,14 +117,14 @@ func (a *api) authenticate(c *gin.Context) {
 		a.fail(c, memory.ErrUnauthenticated)
 		return
 	}
-	p, err := a.svc.Authenticate(c.Request.Context(), strings.TrimSpace(key))
+	p, err := a.ident.Authenticate(c.Request.Context(), strings.TrimSpace(key))
 	if err != nil {
 		a.fail(c, err)
 		return
 	}
 	// Decide nothing with a policy or grants older than the tenant's
 	// current ones: a replica that cannot tell denies with 503.
-	if err := a.svc.Sync(c.Request.Context(), p.Tenant); err != nil {
+	if err := a.admin.Sync(c.Request.Context(), p.Tenant); err != nil {
 		a.fail(c, err)
 		return
 	}

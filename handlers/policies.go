@@ -7,22 +7,23 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // Policy administration: revisions, activation, simulation and the decision
 // log. Every route is for the admins of the caller's tenant.
 
 type pushResponse struct {
-	Revision memory.PolicyRevision `json:"revision"`
-	Report   memory.PolicyReport   `json:"report"`
+	Revision policyadmin.PolicyRevision `json:"revision"`
+	Report   policyadmin.PolicyReport   `json:"report"`
 }
 
 type modulesRequest struct {
-	Modules []memory.PolicyModule `json:"modules"`
+	Modules []policyadmin.PolicyModule `json:"modules"`
 }
 
 type revisionsResponse struct {
-	Revisions []memory.PolicyRevision `json:"revisions"`
+	Revisions []policyadmin.PolicyRevision `json:"revisions"`
 }
 
 type diffResponse struct {
@@ -36,11 +37,11 @@ type rollbackRequest struct {
 }
 
 type decisionsResponse struct {
-	Decisions []memory.DecisionRecord `json:"decisions"`
+	Decisions []policyadmin.DecisionRecord `json:"decisions"`
 }
 
 func (a *api) policyStatus(c *gin.Context) error {
-	st, err := a.svc.PolicyStatus(c.Request.Context(), principalOf(c))
+	st, err := a.admin.PolicyStatus(c.Request.Context(), principalOf(c))
 	if err != nil {
 		return err
 	}
@@ -49,11 +50,11 @@ func (a *api) policyStatus(c *gin.Context) error {
 }
 
 func (a *api) pushPolicy(c *gin.Context) error {
-	var req memory.NewPolicy
+	var req policyadmin.NewPolicy
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
-	rev, report, err := a.svc.PushPolicy(c.Request.Context(), principalOf(c), req)
+	rev, report, err := a.admin.PushPolicy(c.Request.Context(), principalOf(c), req)
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func (a *api) testPolicy(c *gin.Context) error {
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
-	report, err := a.svc.CheckPolicy(c.Request.Context(), principalOf(c), req.Modules)
+	report, err := a.admin.CheckPolicy(c.Request.Context(), principalOf(c), req.Modules)
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func (a *api) testPolicy(c *gin.Context) error {
 }
 
 func (a *api) listPolicies(c *gin.Context) error {
-	revs, err := a.svc.ListPolicies(c.Request.Context(), principalOf(c))
+	revs, err := a.admin.ListPolicies(c.Request.Context(), principalOf(c))
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (a *api) getPolicy(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	rev, err := a.svc.Policy(c.Request.Context(), principalOf(c), n)
+	rev, err := a.admin.Policy(c.Request.Context(), principalOf(c), n)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (a *api) diffPolicies(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	diff, err := a.svc.DiffPolicies(c.Request.Context(), principalOf(c), from, to)
+	diff, err := a.admin.DiffPolicies(c.Request.Context(), principalOf(c), from, to)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func (a *api) activatePolicy(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := a.svc.ActivatePolicy(c.Request.Context(), principalOf(c), n)
+	st, err := a.admin.ActivatePolicy(c.Request.Context(), principalOf(c), n)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func (a *api) rollbackPolicy(c *gin.Context) error {
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
-	st, err := a.svc.RollbackPolicy(c.Request.Context(), principalOf(c), req.Revision)
+	st, err := a.admin.RollbackPolicy(c.Request.Context(), principalOf(c), req.Revision)
 	if err != nil {
 		return err
 	}
@@ -140,11 +141,11 @@ func (a *api) rollbackPolicy(c *gin.Context) error {
 }
 
 func (a *api) simulatePolicy(c *gin.Context) error {
-	var req memory.SimulateRequest
+	var req policyadmin.SimulateRequest
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
-	sim, err := a.svc.Simulate(c.Request.Context(), principalOf(c), req)
+	sim, err := a.admin.Simulate(c.Request.Context(), principalOf(c), req)
 	if err != nil {
 		return err
 	}
@@ -153,11 +154,11 @@ func (a *api) simulatePolicy(c *gin.Context) error {
 }
 
 func (a *api) replayPolicy(c *gin.Context) error {
-	var req memory.ReplayRequest
+	var req policyadmin.ReplayRequest
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
-	report, err := a.svc.Replay(c.Request.Context(), principalOf(c), req)
+	report, err := a.admin.Replay(c.Request.Context(), principalOf(c), req)
 	if err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func (a *api) replayPolicy(c *gin.Context) error {
 }
 
 func (a *api) listDecisions(c *gin.Context) error {
-	q := memory.DecisionQuery{Principal: c.Query("principal"), Result: c.Query("result"), Action: c.Query("action")}
+	q := policyadmin.DecisionQuery{Principal: c.Query("principal"), Result: c.Query("result"), Action: c.Query("action")}
 	var err error
 	if q.Since, err = timeParam(c, "since"); err != nil {
 		return err
@@ -176,12 +177,12 @@ func (a *api) listDecisions(c *gin.Context) error {
 			return memory.Invalid("limit", "must be a positive whole number")
 		}
 	}
-	ds, err := a.svc.Decisions(c.Request.Context(), principalOf(c), q)
+	ds, err := a.admin.Decisions(c.Request.Context(), principalOf(c), q)
 	if err != nil {
 		return err
 	}
 	if ds == nil {
-		ds = []memory.DecisionRecord{}
+		ds = []policyadmin.DecisionRecord{}
 	}
 	c.JSON(http.StatusOK, decisionsResponse{Decisions: ds})
 	return nil
@@ -194,26 +195,4 @@ func revisionParam(s, name string) (int64, error) {
 		return 0, memory.Invalid(name, "must be a revision number: 0 or more")
 	}
 	return n, nil
-}
-
-func (a *api) getGrant(c *gin.Context) error {
-	g, err := a.svc.Grant(c.Request.Context(), principalOf(c), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, g)
-	return nil
-}
-
-func (a *api) updateGrant(c *gin.Context) error {
-	var req memory.GrantChange
-	if err := a.bind(c, &req); err != nil {
-		return err
-	}
-	g, err := a.svc.UpdateGrant(c.Request.Context(), principalOf(c), c.Param("id"), req)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, g)
-	return nil
 }

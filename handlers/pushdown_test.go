@@ -8,6 +8,7 @@ import (
 
 	"mneme/internal/apptest"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // pages lists userID's memories as who, one memory per page, and returns
@@ -68,7 +69,7 @@ func TestListAndRecallArePushedDown(t *testing.T) {
 		t.Fatalf("support-bot without grants: pages %v, want one empty page", got)
 	}
 
-	resp := f.Do(t, "admin", http.MethodPost, "/v1/grants", memory.NewGrant{
+	resp := f.Do(t, "admin", http.MethodPost, "/v1/grants", policyadmin.NewGrant{
 		Grantee: "support-bot", Source: "*", Types: []string{memory.TypeEpisodic}, Kinds: []string{"order_status"},
 		MaxSensitivity: memory.SensitivityInternal,
 	})

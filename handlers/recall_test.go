@@ -291,7 +291,7 @@ func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *mem
 	cfg.Keywords = embedding.Keywords
 	a := f.App
 	svc, err := memory.NewService(memory.Options{
-		Store: a.Store, Grants: a.Store, Keys: a.Store, Authz: a.Policy, Embed: a.Embed,
+		Store: a.Store, Authz: a.Policy, Embed: a.Embed,
 		Recall: cfg, Search: a.Store, Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: a.Store, Warm: a.Store, Confirm: a.Store, Forget: a.Store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Janitor, Extract: extract.NewRules(nil), Sessions: a.Sessions, Queue: a.Queue,

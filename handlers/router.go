@@ -1,17 +1,21 @@
 // Package handlers is Mneme's HTTP API: the gin router, thin handlers that
-// decode a request, call one memory.Service method and encode the answer,
-// the API-key middleware, and the one adapter that turns errors into JSON.
+// decode a request, call one method of a service (memory, policyadmin,
+// identity) and encode the answer, the API-key middleware, and the one
+// adapter that turns errors into JSON.
 package handlers
 
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
+	"mneme/identity"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // OpenAPI is the API description served at /openapi.json.
@@ -22,10 +26,16 @@ var OpenAPI []byte
 // DefaultMaxBody caps request bodies.
 const DefaultMaxBody = 1 << 20
 
-// Options configures the router.
+// Options configures the router. Service, Admin and Identity are required.
 type Options struct {
+	// Service serves memories, recall, sessions and lifecycle.
 	Service *memory.Service
-	Logger  *slog.Logger
+	// Admin serves policy administration and grants, and syncs each
+	// request's tenant before anything is decided.
+	Admin *policyadmin.Service
+	// Identity authenticates API keys.
+	Identity *identity.Service
+	Logger   *slog.Logger
 	// Ready reports whether the stores answer; /readyz uses it.
 	Ready func(ctx context.Context) error
 	// MaxBody caps request bodies in bytes (default DefaultMaxBody).
@@ -35,15 +45,34 @@ type Options struct {
 // api holds what the handlers share.
 type api struct {
 	svc     *memory.Service
+	admin   *policyadmin.Service
+	ident   *identity.Service
 	log     *slog.Logger
 	ready   func(ctx context.Context) error
 	maxBody int64
 }
 
-// New returns the HTTP handler for the whole API.
-func New(opts Options) http.Handler {
+// New returns the HTTP handler for the whole API, or an error naming each
+// required service opts lacks.
+func New(opts Options) (http.Handler, error) {
+	var missing []error
+	if opts.Service == nil {
+		missing = append(missing, errors.New("handlers: Service is required"))
+	}
+	if opts.Admin == nil {
+		missing = append(missing, errors.New("handlers: Admin is required"))
+	}
+	if opts.Identity == nil {
+		missing = append(missing, errors.New("handlers: Identity is required"))
+	}
+	if err := errors.Join(missing...); err != nil {
+		return nil, err
+	}
 	gin.SetMode(gin.ReleaseMode)
-	a := &api{svc: opts.Service, log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody}
+	a := &api{
+		svc: opts.Service, admin: opts.Admin, ident: opts.Identity,
+		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
+	}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -98,7 +127,7 @@ func New(opts Options) http.Handler {
 	v1.GET("/decisions", a.handle(a.listDecisions))
 	v1.GET("/jobs/:id", a.handle(a.getJob))
 	v1.GET("/whoami", a.handle(a.whoami))
-	return r
+	return r, nil
 }
 
 // handle adapts a handler that returns an error to gin: the error, if any,

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // Defaults of the decision log.
@@ -41,7 +42,7 @@ type Decisions struct {
 	rdb     *redis.Client
 	log     *slog.Logger
 	cap     int
-	ch      chan memory.DecisionRecord
+	ch      chan policyadmin.DecisionRecord
 	dropped atomic.Int64
 	// flush asks Run to write what is queued and close the channel sent.
 	flush flushRequests
@@ -50,15 +51,15 @@ type Decisions struct {
 }
 
 var (
-	_ memory.DecisionLog = (*Decisions)(nil)
-	_ memory.Eraser      = (*Decisions)(nil)
+	_ policyadmin.DecisionLog = (*Decisions)(nil)
+	_ memory.Eraser           = (*Decisions)(nil)
 )
 
 // NewDecisions returns a decision log on rdb. Nothing is written until Run.
 func NewDecisions(rdb *redis.Client, opts DecisionOptions) *Decisions {
 	d := &Decisions{
 		rdb: rdb, log: opts.Logger, cap: opts.Cap,
-		ch: make(chan memory.DecisionRecord, decisionBuffer), flush: make(flushRequests),
+		ch: make(chan policyadmin.DecisionRecord, decisionBuffer), flush: make(flushRequests),
 	}
 	if d.cap <= 0 {
 		d.cap = DefaultDecisionCap
@@ -73,7 +74,7 @@ func decisionsKey(tenant string) string { return "mneme:decisions:" + tenant }
 
 // Record queues r for the log. When the queue is full the record is dropped
 // and counted: the log must never hold a request up.
-func (d *Decisions) Record(r memory.DecisionRecord) {
+func (d *Decisions) Record(r policyadmin.DecisionRecord) {
 	select {
 	case d.ch <- r:
 	default:
@@ -92,7 +93,7 @@ func (d *Decisions) Run(ctx context.Context) {
 	d.run = done
 	d.mu.Unlock()
 	defer close(done)
-	batch := make([]memory.DecisionRecord, 0, decisionBatch)
+	batch := make([]policyadmin.DecisionRecord, 0, decisionBatch)
 	for {
 		select {
 		case reply := <-d.flush:
@@ -124,7 +125,7 @@ func (d *Decisions) Run(ctx context.Context) {
 }
 
 // drain appends whatever is queued, up to a batch.
-func (d *Decisions) drain(batch []memory.DecisionRecord) []memory.DecisionRecord {
+func (d *Decisions) drain(batch []policyadmin.DecisionRecord) []policyadmin.DecisionRecord {
 	for len(batch) < decisionBatch {
 		select {
 		case r := <-d.ch:
@@ -138,7 +139,7 @@ func (d *Decisions) drain(batch []memory.DecisionRecord) []memory.DecisionRecord
 
 // write pushes a batch in one pipeline: LPUSH per record, one LTRIM per
 // tenant.
-func (d *Decisions) write(ctx context.Context, batch []memory.DecisionRecord) {
+func (d *Decisions) write(ctx context.Context, batch []policyadmin.DecisionRecord) {
 	pipe := d.rdb.Pipeline()
 	tenants := map[string]bool{}
 	for _, r := range batch {
@@ -217,7 +218,7 @@ func (d *Decisions) EraseUser(ctx context.Context, tenant, userID string) (int64
 	}
 	names := map[string]bool{}
 	for _, raw := range raws {
-		var r memory.DecisionRecord
+		var r policyadmin.DecisionRecord
 		if json.Unmarshal([]byte(raw), &r) != nil {
 			continue
 		}
@@ -247,14 +248,14 @@ func (d *Decisions) EraseUser(ctx context.Context, tenant, userID string) (int64
 
 // Decisions returns the tenant's logged decisions that match q, newest
 // first, at most q.Limit (all when 0).
-func (d *Decisions) Decisions(ctx context.Context, tenant string, q memory.DecisionQuery) ([]memory.DecisionRecord, error) {
+func (d *Decisions) Decisions(ctx context.Context, tenant string, q policyadmin.DecisionQuery) ([]policyadmin.DecisionRecord, error) {
 	raws, err := d.rdb.LRange(ctx, decisionsKey(tenant), 0, int64(d.cap-1)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("%w: decision log: %w", memory.ErrUnavailable, err)
 	}
-	var out []memory.DecisionRecord
+	var out []policyadmin.DecisionRecord
 	for _, raw := range raws {
-		var r memory.DecisionRecord
+		var r policyadmin.DecisionRecord
 		if err := json.Unmarshal([]byte(raw), &r); err != nil {
 			continue
 		}
@@ -273,7 +274,7 @@ func (d *Decisions) Decisions(ctx context.Context, tenant string, q memory.Decis
 	return out, nil
 }
 
-func matches(r memory.DecisionRecord, q memory.DecisionQuery) bool {
+func matches(r policyadmin.DecisionRecord, q policyadmin.DecisionQuery) bool {
 	switch {
 	case q.Result != "" && r.Result != q.Result:
 		return false

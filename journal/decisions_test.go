@@ -10,6 +10,7 @@ import (
 
 	"mneme/internal/testenv"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 func TestDecisionLog(t *testing.T) {
@@ -22,14 +23,14 @@ func TestDecisionLog(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Del(context.Background(), decisionsKey(tenant), decisionsKey(other)).Err() })
 
 	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	rec := func(i int, kind, id, action, result string) memory.DecisionRecord {
-		return memory.DecisionRecord{
+	rec := func(i int, kind, id, action, result string) policyadmin.DecisionRecord {
+		return policyadmin.DecisionRecord{
 			Time: base.Add(time.Duration(i) * time.Minute), Principal: memory.Principal{Tenant: tenant, Kind: kind, ID: id},
 			Action: action, Resource: memory.Resource{Tenant: tenant, ID: fmt.Sprintf("m%d", i), UserID: "alice"},
 			Result: result, PolicyRevision: 1, GrantRevision: 2, LatencyMicros: 40,
 		}
 	}
-	all := []memory.DecisionRecord{
+	all := []policyadmin.DecisionRecord{
 		rec(0, "agent", "a", "read", "allow"), // trimmed by the cap
 		rec(1, "agent", "a", "read", "deny"),
 		rec(2, "user", "a", "read", "allow"),
@@ -49,16 +50,16 @@ func TestDecisionLog(t *testing.T) {
 
 	tests := []struct {
 		name string
-		q    memory.DecisionQuery
-		want []memory.DecisionRecord
+		q    policyadmin.DecisionQuery
+		want []policyadmin.DecisionRecord
 	}{
-		{"all, newest first, capped", memory.DecisionQuery{}, []memory.DecisionRecord{all[5], all[4], all[3], all[2], all[1]}},
-		{"limit", memory.DecisionQuery{Limit: 2}, []memory.DecisionRecord{all[5], all[4]}},
-		{"denied", memory.DecisionQuery{Result: "deny"}, []memory.DecisionRecord{all[4], all[1]}},
-		{"principal id", memory.DecisionQuery{Principal: "a"}, []memory.DecisionRecord{all[4], all[2], all[1]}},
-		{"principal kind and id", memory.DecisionQuery{Principal: "agent:a"}, []memory.DecisionRecord{all[4], all[1]}},
-		{"action", memory.DecisionQuery{Action: "write"}, []memory.DecisionRecord{all[3]}},
-		{"since", memory.DecisionQuery{Since: base.Add(3 * time.Minute)}, []memory.DecisionRecord{all[5], all[4], all[3]}},
+		{"all, newest first, capped", policyadmin.DecisionQuery{}, []policyadmin.DecisionRecord{all[5], all[4], all[3], all[2], all[1]}},
+		{"limit", policyadmin.DecisionQuery{Limit: 2}, []policyadmin.DecisionRecord{all[5], all[4]}},
+		{"denied", policyadmin.DecisionQuery{Result: "deny"}, []policyadmin.DecisionRecord{all[4], all[1]}},
+		{"principal id", policyadmin.DecisionQuery{Principal: "a"}, []policyadmin.DecisionRecord{all[4], all[2], all[1]}},
+		{"principal kind and id", policyadmin.DecisionQuery{Principal: "agent:a"}, []policyadmin.DecisionRecord{all[4], all[1]}},
+		{"action", policyadmin.DecisionQuery{Action: "write"}, []policyadmin.DecisionRecord{all[3]}},
+		{"since", policyadmin.DecisionQuery{Since: base.Add(3 * time.Minute)}, []policyadmin.DecisionRecord{all[5], all[4], all[3]}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +72,7 @@ func TestDecisionLog(t *testing.T) {
 			}
 		})
 	}
-	got, err := d.Decisions(context.Background(), other, memory.DecisionQuery{})
+	got, err := d.Decisions(context.Background(), other, policyadmin.DecisionQuery{})
 	if err != nil || len(got) != 1 || got[0].Resource.ID != "m9" {
 		t.Errorf("other tenant's log: %+v, %v", got, err)
 	}
@@ -83,7 +84,7 @@ func TestRecordNeverBlocks(t *testing.T) {
 	// Nobody runs the log: the queue fills, then records are dropped.
 	start := time.Now()
 	for range decisionBuffer + 100 {
-		d.Record(memory.DecisionRecord{})
+		d.Record(policyadmin.DecisionRecord{})
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("recording into a full queue took %s", took)
@@ -100,10 +101,10 @@ func TestDecisionLogEraseUser(t *testing.T) {
 	rdb := testenv.Redis(t)
 	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
 	t.Cleanup(func() { _ = rdb.Del(context.Background(), decisionsKey(tenant), decisionsKey(other)).Err() })
-	rec := func(tenant, kind, id, user string) memory.DecisionRecord {
-		return memory.DecisionRecord{
+	rec := func(tenant, kind, id, user string) policyadmin.DecisionRecord {
+		return policyadmin.DecisionRecord{
 			Time: time.Now().UTC(), Principal: memory.Principal{Tenant: tenant, Kind: kind, ID: id},
-			Action: memory.ActionRead, Resource: memory.Resource{Tenant: tenant, ID: memory.NewID("mem"), UserID: user}, Result: memory.ResultAllow,
+			Action: memory.ActionRead, Resource: memory.Resource{Tenant: tenant, ID: memory.NewID("mem"), UserID: user}, Result: policyadmin.ResultAllow,
 		}
 	}
 	tests := []struct {
@@ -120,18 +121,18 @@ func TestDecisionLogEraseUser(t *testing.T) {
 				go func() { d.Run(ctx); close(done) }()
 				t.Cleanup(func() { stop(); <-done })
 			}
-			gone := []memory.DecisionRecord{
+			gone := []policyadmin.DecisionRecord{
 				rec(tenant, memory.KindAgent, "bot", "alice"),
 				rec(tenant, memory.KindUser, "alice", "alice"),
 				rec(tenant, memory.KindUser, "alice", "bob"), // alice read something of bob's
 				rec(tenant, memory.KindAdmin, "root", "alice"),
 			}
-			kept := []memory.DecisionRecord{
+			kept := []policyadmin.DecisionRecord{
 				rec(tenant, memory.KindAgent, "bot", "bob"),
 				rec(tenant, memory.KindAgent, "alice", "bob"), // an agent named alice is not the user
 				rec(other, memory.KindUser, "alice", "alice"), // another tenant's alice
 			}
-			for _, r := range append(append([]memory.DecisionRecord{}, gone...), kept...) {
+			for _, r := range append(append([]policyadmin.DecisionRecord{}, gone...), kept...) {
 				d.Record(r)
 			}
 			n, err := d.EraseUser(t.Context(), tenant, "alice")
@@ -141,14 +142,14 @@ func TestDecisionLogEraseUser(t *testing.T) {
 			if d.Place() != "decision_log" {
 				t.Errorf("Place = %q", d.Place())
 			}
-			left, err := d.Decisions(t.Context(), tenant, memory.DecisionQuery{})
+			left, err := d.Decisions(t.Context(), tenant, policyadmin.DecisionQuery{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]memory.DecisionRecord{kept[1], kept[0]}, left); diff != "" {
+			if diff := cmp.Diff([]policyadmin.DecisionRecord{kept[1], kept[0]}, left); diff != "" {
 				t.Errorf("tenant's log after the erase (-want +got):\n%s", diff)
 			}
-			if o, err := d.Decisions(t.Context(), other, memory.DecisionQuery{}); err != nil || len(o) != 1 {
+			if o, err := d.Decisions(t.Context(), other, policyadmin.DecisionQuery{}); err != nil || len(o) != 1 {
 				t.Errorf("other tenant's log: %+v, %v", o, err)
 			}
 			if again, err := d.EraseUser(t.Context(), tenant, "alice"); err != nil || again != 0 {

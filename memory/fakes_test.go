@@ -251,116 +251,6 @@ func (f *fakeStore) calls() int {
 		len(f.vectorCalls) + len(f.fullTextCalls)
 }
 
-// fakeGrants is an in-memory GrantStore keyed by grant id.
-type fakeGrants struct {
-	mu        sync.Mutex
-	grants    []Grant
-	createErr error
-	listErr   error
-	deleteErr error
-	listCalls []string // tenant of each ListGrants
-	deletes   []string // "tenant/id"
-}
-
-var _ GrantStore = (*fakeGrants)(nil)
-
-func (f *fakeGrants) CreateGrant(_ context.Context, g Grant) (Grant, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.createErr != nil {
-		return Grant{}, f.createErr
-	}
-	f.grants = append(f.grants, g)
-	return g, nil
-}
-
-func (f *fakeGrants) ListGrants(_ context.Context, tenant string) ([]Grant, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.listCalls = append(f.listCalls, tenant)
-	if f.listErr != nil {
-		return nil, f.listErr
-	}
-	var out []Grant
-	for _, g := range f.grants {
-		if tenant == "" || g.Tenant == tenant {
-			out = append(out, g)
-		}
-	}
-	return out, nil
-}
-
-func (f *fakeGrants) DeleteGrant(_ context.Context, tenant, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.deletes = append(f.deletes, tenant+"/"+id)
-	if f.deleteErr != nil {
-		return f.deleteErr
-	}
-	for i, g := range f.grants {
-		if g.Tenant == tenant && g.ID == id {
-			f.grants = append(f.grants[:i], f.grants[i+1:]...)
-			return nil
-		}
-	}
-	return ErrNotFound
-}
-
-func (f *fakeGrants) UpdateGrant(_ context.Context, g Grant) (Grant, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.createErr != nil {
-		return Grant{}, f.createErr
-	}
-	for i, old := range f.grants {
-		if old.Tenant == g.Tenant && old.ID == g.ID {
-			f.grants[i] = g
-			return g, nil
-		}
-	}
-	return Grant{}, ErrNotFound
-}
-
-func (f *fakeGrants) PutGrant(_ context.Context, g Grant) (Grant, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.createErr != nil {
-		return Grant{}, f.createErr
-	}
-	for i, old := range f.grants {
-		if old.Tenant == g.Tenant && old.ID == g.ID {
-			f.grants[i] = g
-			return g, nil
-		}
-	}
-	f.grants = append(f.grants, g)
-	return g, nil
-}
-
-// fakeKeys resolves API keys from a map keyed by "tenant/hash".
-type fakeKeys struct {
-	mu      sync.Mutex
-	keys    map[string]Principal
-	err     error
-	lookups []string // "tenant/hash"
-}
-
-var _ KeyStore = (*fakeKeys)(nil)
-
-func (f *fakeKeys) LookupAPIKey(_ context.Context, tenant, hash string) (Principal, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.lookups = append(f.lookups, tenant+"/"+hash)
-	if f.err != nil {
-		return Principal{}, f.err
-	}
-	p, ok := f.keys[tenant+"/"+hash]
-	if !ok {
-		return Principal{}, ErrNotFound
-	}
-	return p, nil
-}
-
 // decideCall is one policy evaluation as the fake saw it.
 type decideCall struct {
 	Principal Principal
@@ -379,9 +269,6 @@ type fakeAuthz struct {
 	scope      Scope
 	scopeErr   error
 	scopeCalls []string // userID of each ReadScope
-
-	setGrants [][]Grant
-	setErr    error
 }
 
 var _ Authorizer = (*fakeAuthz)(nil)
@@ -401,13 +288,6 @@ func (f *fakeAuthz) ReadScope(_ context.Context, _ Principal, userID string, _ t
 	defer f.mu.Unlock()
 	f.scopeCalls = append(f.scopeCalls, userID)
 	return f.scope, f.scopeErr
-}
-
-func (f *fakeAuthz) SetGrants(_ context.Context, grants []Grant) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.setGrants = append(f.setGrants, append([]Grant(nil), grants...))
-	return f.setErr
 }
 
 // allowAll, denyAll and friends build decide functions.
@@ -588,8 +468,6 @@ func (f *fakeRecorder) RecentRecalls(_ context.Context, tenant, userID string, l
 type fixture struct {
 	svc      *Service
 	store    *fakeStore
-	grants   *fakeGrants
-	keys     *fakeKeys
 	authz    *fakeAuthz
 	embed    *fakeEmbedder
 	guard    *fakeGuard
@@ -607,8 +485,6 @@ func newFixture(t *testing.T, cfg RecallConfig) *fixture {
 	t.Helper()
 	f := &fixture{
 		store:    &fakeStore{memories: map[string]Memory{}},
-		grants:   &fakeGrants{},
-		keys:     &fakeKeys{keys: map[string]Principal{}},
 		authz:    &fakeAuthz{},
 		embed:    &fakeEmbedder{},
 		guard:    &fakeGuard{},
@@ -631,7 +507,7 @@ func (f *fixture) options(t *testing.T, cfg RecallConfig) Options {
 		t.Fatal(err)
 	}
 	return Options{
-		Store: f.store, Grants: f.grants, Keys: f.keys, Authz: f.authz, Embed: f.embed,
+		Store: f.store, Authz: f.authz, Embed: f.embed,
 		Logger: slog.New(slog.DiscardHandler),
 		Now:    func() time.Time { return testNow },
 		Recall: cfg,

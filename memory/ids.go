@@ -2,7 +2,6 @@ package memory
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 )
@@ -18,40 +17,21 @@ func NewID(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b[:])
 }
 
-// APIKeyPrefix starts every API key. Keys look like mn_<tenant>_<secret>.
-const APIKeyPrefix = "mn_"
-
-// ParseAPIKey splits a key into its tenant and the hash under which it is
-// stored. Keys are long random secrets, so a plain SHA-256 suffices: there is
-// nothing to brute-force that a slow hash would protect.
-func ParseAPIKey(key string) (tenant, hash string, err error) {
-	rest, ok := strings.CutPrefix(key, APIKeyPrefix)
-	if !ok {
-		return "", "", ErrUnauthenticated
-	}
-	tenant, secret, ok := strings.Cut(rest, "_")
-	if !ok || !validTenant(tenant) || len(secret) < 8 {
-		return "", "", ErrUnauthenticated
-	}
-	return tenant, HashAPIKey(key), nil
-}
-
-// HashAPIKey returns the stored form of an API key.
-func HashAPIKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
-}
-
-// NewAPIKey returns a fresh key for tenant.
-func NewAPIKey(tenant string) string {
-	return APIKeyPrefix + tenant + "_" + strings.TrimPrefix(NewID("k"), "k_")
-}
-
 // validTenant reports whether s is a usable tenant name: a valid name
 // without '_', which separates the tenant from the secret in API keys.
 func validTenant(s string) bool {
 	return validName(s) && !strings.Contains(s, "_")
 }
+
+// ValidName and ValidTenant are the id rules of the domain for the services
+// beside memory: policyadmin names agents in grants, identity reads tenants
+// from API keys.
+
+// ValidName reports whether s is a usable user, agent or session id.
+func ValidName(s string) bool { return validName(s) }
+
+// ValidTenant reports whether s is a usable tenant name.
+func ValidTenant(s string) bool { return validTenant(s) }
 
 // validAuthor reports whether s can be a memory's author: an agent id, or
 // "user:" and a user id for what users write about themselves.

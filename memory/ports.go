@@ -31,19 +31,6 @@ type Store interface {
 	SearchFullText(ctx context.Context, scope Scope, q SearchQuery) ([]Hit, error)
 }
 
-// GrantStore keeps sharing grants. Every change bumps the tenant's grant
-// revision (PolicyState.GrantRevision) in the same transaction.
-type GrantStore interface {
-	CreateGrant(ctx context.Context, g Grant) (Grant, error)
-	ListGrants(ctx context.Context, tenant string) ([]Grant, error)
-	DeleteGrant(ctx context.Context, tenant, id string) error
-	// UpdateGrant replaces the grant with g's id in one step, or returns
-	// ErrNotFound.
-	UpdateGrant(ctx context.Context, g Grant) (Grant, error)
-	// PutGrant creates g, or replaces the grant with its id, in one step.
-	PutGrant(ctx context.Context, g Grant) (Grant, error)
-}
-
 // ListQuery filters a listing. Zero values mean "no filter".
 type ListQuery struct {
 	UserID string
@@ -139,8 +126,6 @@ type Authorizer interface {
 	// ReadScope computes what p may read of userID's memories (userID "" = all
 	// users p may read) in p's tenant.
 	ReadScope(ctx context.Context, p Principal, userID string, now time.Time) (Scope, error)
-	// SetGrants replaces the grants the engine decides with.
-	SetGrants(ctx context.Context, grants []Grant) error
 }
 
 // Embedder turns texts into vectors of a fixed dimension.

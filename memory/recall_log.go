@@ -93,3 +93,8 @@ func (s *Service) RecallLog(ctx context.Context, p Principal, userID string, lim
 	}
 	return out, nil
 }
+
+// manage returns ErrForbidden unless policy lets p administer its tenant.
+func (s *Service) manage(ctx context.Context, p Principal) error {
+	return s.require(ctx, p, ActionManage, Resource{Tenant: p.Tenant}, s.now().UTC())
+}

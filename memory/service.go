@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -21,18 +20,11 @@ const (
 	MaxEntityAliases = 16
 )
 
-// KeyStore resolves stored API keys.
-type KeyStore interface {
-	LookupAPIKey(ctx context.Context, tenant, hash string) (Principal, error)
-}
-
 // Options configures a Service. Every dependency is required unless its
 // comment says otherwise; where one type implements several (graph.Store),
 // it is passed for each.
 type Options struct {
 	Store  Store
-	Grants GrantStore
-	Keys   KeyStore
 	Authz  Authorizer
 	Embed  Embedder
 	Logger *slog.Logger
@@ -65,9 +57,6 @@ type Options struct {
 	Extract Extractor
 	// Sessions keeps working memory.
 	Sessions SessionStore
-	// Admin, when set, enables policy administration and keeps this
-	// replica in step with the others; without it grants reload locally.
-	Admin *PolicyAdmin
 	// Write tunes the write pipeline; zero values take defaults.
 	Write WriteConfig
 	// Queue takes asynchronous writes.
@@ -85,8 +74,6 @@ type Options struct {
 // and again for each memory before it leaves.
 type Service struct {
 	store         Store
-	grants        GrantStore
-	keys          KeyStore
 	authz         Authorizer
 	embed         Embedder
 	log           *slog.Logger
@@ -106,9 +93,6 @@ type Service struct {
 	write         WriteConfig
 	queue         JobQueue
 
-	grantsMu    sync.Mutex // serialises grant reloads into the policy engine
-	admin       *PolicyAdmin
-	syncLocks   tenantLocks
 	searchStore SearchStore
 	recorder    RecallRecorder
 	recallLog   RecallLogReader
@@ -122,8 +106,8 @@ func NewService(opts Options) (*Service, error) {
 		return nil, fmt.Errorf("memory: options lack %s", strings.Join(missing, ", "))
 	}
 	s := &Service{
-		store: opts.Store, grants: opts.Grants, keys: opts.Keys, authz: opts.Authz, embed: opts.Embed,
-		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(), admin: opts.Admin,
+		store: opts.Store, authz: opts.Authz, embed: opts.Embed,
+		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
 		guardPolicy: opts.Guard, writes: opts.Writes, warm: opts.Warm, confirm: opts.Confirm,
 		forget: opts.Forget, fence: opts.Fence, erasers: opts.Erasers, memoryErasers: opts.MemoryErasers,
 		janitor: opts.Janitor, extract: opts.Extract, sessions: opts.Sessions,
@@ -147,7 +131,7 @@ func (o Options) missing() []string {
 		name string
 		set  bool
 	}{
-		{"Store", o.Store != nil}, {"Grants", o.Grants != nil}, {"Keys", o.Keys != nil},
+		{"Store", o.Store != nil},
 		{"Authz", o.Authz != nil}, {"Embed", o.Embed != nil}, {"Guard", o.Guard != nil},
 		{"Writes", o.Writes != nil}, {"Warm", o.Warm != nil}, {"Confirm", o.Confirm != nil},
 		{"Forget", o.Forget != nil}, {"Fence", o.Fence != nil}, {"Erasers", len(o.Erasers) > 0},
@@ -160,22 +144,6 @@ func (o Options) missing() []string {
 		}
 	}
 	return out
-}
-
-// Authenticate resolves an API key to its principal.
-func (s *Service) Authenticate(ctx context.Context, key string) (Principal, error) {
-	tenant, hash, err := ParseAPIKey(key)
-	if err != nil {
-		return Principal{}, err
-	}
-	p, err := s.keys.LookupAPIKey(ctx, tenant, hash)
-	if errors.Is(err, ErrNotFound) {
-		return Principal{}, ErrUnauthenticated
-	}
-	if err != nil {
-		return Principal{}, err
-	}
-	return p, nil
 }
 
 // NewMemory is what a client sends to create a memory.

@@ -52,8 +52,6 @@ func TestNewServiceRequiresEveryDependency(t *testing.T) {
 		drop func(*Options)
 	}{
 		{"Store", func(o *Options) { o.Store = nil }},
-		{"Grants", func(o *Options) { o.Grants = nil }},
-		{"Keys", func(o *Options) { o.Keys = nil }},
 		{"Authz", func(o *Options) { o.Authz = nil }},
 		{"Embed", func(o *Options) { o.Embed = nil }},
 		{"Guard", func(o *Options) { o.Guard = nil }},
@@ -86,7 +84,7 @@ func TestNewServiceRequiresEveryDependency(t *testing.T) {
 	}
 	t.Run("optional", func(t *testing.T) {
 		o := full
-		o.MemoryErasers, o.Admin, o.Recall.Reranker = nil, nil, nil
+		o.MemoryErasers, o.Recall.Reranker = nil, nil
 		if _, err := NewService(o); err != nil {
 			t.Errorf("NewService without the optional parts: %v", err)
 		}
@@ -742,117 +740,6 @@ func TestUpdateFailures(t *testing.T) {
 			}
 			if tt.replaceErr == nil && len(f.store.replaced) != 0 {
 				t.Errorf("store.ReplaceMemory called after a failure")
-			}
-		})
-	}
-}
-
-func TestParseAPIKey(t *testing.T) {
-	tests := []struct {
-		name       string
-		key        string
-		wantTenant string // "" means ErrUnauthenticated
-	}{
-		{"good", "mn_acme_4fB6ixukVUpW3M6bXTGZX7So", "acme"},
-		{"secret of exactly 8", "mn_acme_12345678", "acme"},
-		{"secret may contain _", "mn_acme_1234_5678", "acme"},
-		{"tenant with -.:@", "mn_t-1.a:b@c_12345678", "t-1.a:b@c"},
-		{"empty", "", ""},
-		{"missing prefix", "acme_4fB6ixukVUpW3M6bXTGZX7So", ""},
-		{"wrong prefix", "mk_acme_4fB6ixukVUpW3M6bXTGZX7So", ""},
-		{"prefix only", "mn_", ""},
-		{"no tenant separator", "mn_acme4fB6ixukVUpW3M6bXTGZX7So", ""},
-		{"empty tenant", "mn__4fB6ixukVUpW3M6bXTGZX7So", ""},
-		{"short secret", "mn_acme_1234567", ""},
-		{"empty secret", "mn_acme_", ""},
-		{"tenant with /", "mn_ac/me_4fB6ixukVUpW3M6bXTGZX7So", ""},
-		{"tenant with space", "mn_ac me_4fB6ixukVUpW3M6bXTGZX7So", ""},
-		{"tenant with non-ASCII", "mn_acmé_4fB6ixukVUpW3M6bXTGZX7So", ""},
-		{"tenant too long", "mn_" + strings.Repeat("a", 65) + "_4fB6ixukVUpW3M6bXTGZX7So", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tenant, hash, err := ParseAPIKey(tt.key)
-			if tt.wantTenant == "" {
-				if !errors.Is(err, ErrUnauthenticated) || tenant != "" || hash != "" {
-					t.Errorf("ParseAPIKey = (%q, %q, %v), want ErrUnauthenticated", tenant, hash, err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ParseAPIKey: %v", err)
-			}
-			if tenant != tt.wantTenant || hash != HashAPIKey(tt.key) {
-				t.Errorf("ParseAPIKey = (%q, %q), want (%q, %q)", tenant, hash, tt.wantTenant, HashAPIKey(tt.key))
-			}
-		})
-	}
-}
-
-func TestHashAPIKey(t *testing.T) {
-	// Stored hashes must never change: plain SHA-256, lower-case hex. The
-	// vector is FIPS 180-2's "abc".
-	const want = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-	if got := HashAPIKey("abc"); got != want {
-		t.Errorf("HashAPIKey(abc) = %q, want %q", got, want)
-	}
-}
-
-func TestNewAPIKeyRoundTrip(t *testing.T) {
-	for _, tenant := range []string{"acme", "t-1f2e3d4c", "a.b:c@d"} {
-		t.Run(tenant, func(t *testing.T) {
-			key := NewAPIKey(tenant)
-			got, hash, err := ParseAPIKey(key)
-			if err != nil || got != tenant || hash != HashAPIKey(key) {
-				t.Errorf("ParseAPIKey(NewAPIKey(%q)) = (%q, %q, %v)", tenant, got, hash, err)
-			}
-			if NewAPIKey(tenant) == key {
-				t.Error("two keys are equal")
-			}
-		})
-	}
-}
-
-func TestAuthenticate(t *testing.T) {
-	const key = "mn_acme_4fB6ixukVUpW3M6bXTGZX7So"
-	tests := []struct {
-		name       string
-		key        string
-		storeErr   error
-		want       Principal
-		wantErr    error
-		wantLookup bool
-	}{
-		{"good key", key, nil, agentSupport, nil, true},
-		{"malformed key", "not-a-key", nil, Principal{}, ErrUnauthenticated, false},
-		{"short secret", "mn_acme_short", nil, Principal{}, ErrUnauthenticated, false},
-		{"bad tenant", "mn_ac%me_4fB6ixukVUpW3M6bXTGZX7So", nil, Principal{}, ErrUnauthenticated, false},
-		{"unknown key", "mn_acme_0000000000000000", nil, Principal{}, ErrUnauthenticated, true},
-		{"wrapped not found", key, fmt.Errorf("lookup: %w", ErrNotFound), Principal{}, ErrUnauthenticated, true},
-		{"store down passes through", key, ErrUnavailable, Principal{}, ErrUnavailable, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, RecallConfig{})
-			f.keys.keys["acme/"+HashAPIKey(key)] = agentSupport
-			f.keys.err = tt.storeErr
-			got, err := f.svc.Authenticate(context.Background(), tt.key)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			if tt.wantErr == ErrUnavailable && errors.Is(err, ErrUnauthenticated) {
-				t.Error("an outage must not read as a bad key")
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("principal (-want +got):\n%s", diff)
-			}
-			if gotLookup := len(f.keys.lookups) > 0; gotLookup != tt.wantLookup {
-				t.Errorf("store looked up: %v, want %v", gotLookup, tt.wantLookup)
-			}
-			if tt.wantLookup {
-				if want := "acme/" + HashAPIKey(tt.key); f.keys.lookups[0] != want {
-					t.Errorf("lookup %q, want %q", f.keys.lookups[0], want)
-				}
 			}
 		})
 	}

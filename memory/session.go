@@ -170,7 +170,10 @@ func (s *Service) CloseSession(ctx context.Context, p Principal, id string) (Clo
 // that records the conversation — when, how long, what it was about —
 // without repeating values a later conversation may supersede. A session
 // with nothing worth remembering leaves nothing. Retrying is safe: every
-// memory carries an idempotency key derived from the session.
+// memory carries an idempotency key derived from the session. The caller
+// makes sure this replica decides with the tenant's current policy and
+// grants: a request has synced its tenant already; the expiry worker, which
+// runs outside a request, syncs it first (see app).
 func (s *Service) EndSession(ctx context.Context, sess Session) ([]Memory, error) {
 	found, err := s.extract.Extract(ctx, sess.Turns)
 	if err != nil {
@@ -183,11 +186,6 @@ func (s *Service) EndSession(ctx context.Context, sess Session) ([]Memory, error
 		found = found[:MaxExtractedPerRun-1]
 	}
 	found = append(found, sessionRecord(sess, found))
-	// This runs outside a request, so nothing has made sure this replica
-	// decides with the tenant's current policy and grants yet.
-	if err := s.Sync(ctx, sess.Owner.Tenant); err != nil {
-		return nil, err
-	}
 	idem := fmt.Sprintf("session:%s:%d", sess.ID, sess.CreatedAt.UnixMilli())
 	for i := range found {
 		found[i].Tenant, found[i].AgentID = "", ""

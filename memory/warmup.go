@@ -34,8 +34,8 @@ var warmCallers = []Principal{
 
 // WarmUp runs recall for each kind of caller in tenants that hold nothing,
 // and the graph queries a recall reaches only when it finds something
-// (first-hit expansion, the vector index) or when a tenant is first seen (its
-// policy state and grants); then the queries of a write, in transactions the
+// (first-hit expansion, the vector index; policyadmin warms a tenant's first
+// policy reads); then the queries of a write, in transactions the
 // store rolls back (WriteWarmer). The first recall or queued batch after a
 // start would otherwise pay for Neo4j planning these queries, the driver
 // opening its connections and the policy engine's first partial
@@ -128,14 +128,6 @@ func (s *Service) warmGraph(ctx context.Context, tenant, user string) error {
 		q.Embedding[0] = 1
 		if _, err := s.searchStore.SearchVectorApprox(ctx, scope, q, q.Limit*s.recall.IndexOverfetch); err != nil {
 			errs = append(errs, fmt.Errorf("warm-up vector index: %w", err))
-		}
-	}
-	if s.admin.ready() {
-		if _, err := s.admin.Store.PolicyState(ctx, tenant); err != nil {
-			errs = append(errs, fmt.Errorf("warm-up policy state: %w", err))
-		}
-		if _, err := s.grants.ListGrants(ctx, tenant); err != nil {
-			errs = append(errs, fmt.Errorf("warm-up grants: %w", err))
 		}
 	}
 	return errors.Join(errs...)

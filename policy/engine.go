@@ -2,7 +2,8 @@
 // of package rego (package mneme.authz) with embedded OPA to decide single
 // actions and to compute what a principal may read, and keeps the sharing
 // grants that policy decides with. *Engine implements memory.Authorizer and
-// fails closed: an evaluation error, an undefined result or a deadline denies.
+// policyadmin's PolicyEngine and Authorizer, and fails closed: an
+// evaluation error, an undefined result or a deadline denies.
 package policy
 
 import (
@@ -27,6 +28,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/util"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 	regofiles "mneme/rego"
 )
 
@@ -59,7 +61,7 @@ type Options struct {
 
 // DecisionSink receives decision records; the decision log implements it.
 type DecisionSink interface {
-	Record(r memory.DecisionRecord)
+	Record(r policyadmin.DecisionRecord)
 }
 
 // Revision is one compiled policy: its modules, the compiler that compiled
@@ -264,12 +266,12 @@ func (e *Engine) Decide(ctx context.Context, p memory.Principal, action string, 
 	st := e.state(p.Tenant)
 	d, err := e.decide(ctx, st.rev, p, action, r, now)
 	if e.sink != nil {
-		rec := memory.DecisionRecord{
-			Time: now, Principal: p, Action: action, Resource: r, Result: memory.ResultDeny, Reasons: d.Reasons,
+		rec := policyadmin.DecisionRecord{
+			Time: now, Principal: p, Action: action, Resource: r, Result: policyadmin.ResultDeny, Reasons: d.Reasons,
 			PolicyRevision: st.rev.Number, GrantRevision: st.grants, LatencyMicros: time.Since(start).Microseconds(),
 		}
 		if d.Allow {
-			rec.Result = memory.ResultAllow
+			rec.Result = policyadmin.ResultAllow
 		}
 		if err != nil {
 			rec.Error = err.Error()

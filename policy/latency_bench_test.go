@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // chanSink is a decision sink like the decision log's: a buffered channel
 // that drops when full.
-type chanSink chan memory.DecisionRecord
+type chanSink chan policyadmin.DecisionRecord
 
-func (c chanSink) Record(r memory.DecisionRecord) {
+func (c chanSink) Record(r policyadmin.DecisionRecord) {
 	select {
 	case c <- r:
 	default:

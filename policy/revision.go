@@ -20,6 +20,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/util"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 	regofiles "mneme/rego"
 )
 
@@ -29,11 +30,14 @@ const checkTimeout = 30 * time.Second
 // The rules a policy must define: the engine's queries read them.
 var requiredRules = []string{"data.mneme.authz.allow", "data.mneme.authz.reasons", "data.mneme.authz.scope"}
 
-var _ memory.PolicyEngine = (*Engine)(nil)
+var (
+	_ policyadmin.PolicyEngine = (*Engine)(nil)
+	_ policyadmin.Authorizer   = (*Engine)(nil)
+)
 
 // BundledPolicy returns the modules of package rego, tests included, by
 // name: revision 0.
-func (e *Engine) BundledPolicy() []memory.PolicyModule {
+func (e *Engine) BundledPolicy() []policyadmin.PolicyModule {
 	out, err := readModules(regofiles.FS)
 	if err != nil {
 		// The embedded files were read once by New already.
@@ -42,8 +46,8 @@ func (e *Engine) BundledPolicy() []memory.PolicyModule {
 	return out
 }
 
-func readModules(fsys fs.FS) ([]memory.PolicyModule, error) {
-	var out []memory.PolicyModule
+func readModules(fsys fs.FS) ([]policyadmin.PolicyModule, error) {
+	var out []policyadmin.PolicyModule
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || path.Ext(name) != ".rego" {
 			return err
@@ -52,23 +56,23 @@ func readModules(fsys fs.FS) ([]memory.PolicyModule, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, memory.PolicyModule{Name: name, Source: string(src)})
+		out = append(out, policyadmin.PolicyModule{Name: name, Source: string(src)})
 		return nil
 	})
-	slices.SortFunc(out, func(a, b memory.PolicyModule) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b policyadmin.PolicyModule) int { return strings.Compare(a.Name, b.Name) })
 	return out, err
 }
 
 func isTest(name string) bool { return strings.HasSuffix(name, "_test.rego") }
 
 func reject(code string, problems ...string) error {
-	return &memory.PolicyRejectedError{Code: code, Problems: problems}
+	return &policyadmin.PolicyRejectedError{Code: code, Problems: problems}
 }
 
 // parse parses modules as Rego v1 and refuses calls to built-ins outside
 // the sandbox, by name and place, before the compiler would say only
 // "undefined function".
-func parse(modules []memory.PolicyModule) (policy, tests map[string]*ast.Module, err error) {
+func parse(modules []policyadmin.PolicyModule) (policy, tests map[string]*ast.Module, err error) {
 	policy, tests = map[string]*ast.Module{}, map[string]*ast.Module{}
 	var problems []string
 	for _, m := range modules {
@@ -88,7 +92,7 @@ func parse(modules []memory.PolicyModule) (policy, tests map[string]*ast.Module,
 		}
 	}
 	if len(problems) > 0 {
-		return nil, nil, reject(memory.RejectParse, problems...)
+		return nil, nil, reject(policyadmin.RejectParse, problems...)
 	}
 	forbidden := map[string]bool{}
 	for _, b := range ast.CapabilitiesForThisVersion().Builtins {
@@ -114,10 +118,10 @@ func parse(modules []memory.PolicyModule) (policy, tests map[string]*ast.Module,
 		}
 	}
 	if len(problems) > 0 {
-		return nil, nil, reject(memory.RejectForbiddenBuiltin, problems...)
+		return nil, nil, reject(policyadmin.RejectForbiddenBuiltin, problems...)
 	}
 	if len(policy) == 0 {
-		return nil, nil, reject(memory.RejectInvalid, "no policy module: every module is a _test.rego")
+		return nil, nil, reject(policyadmin.RejectInvalid, "no policy module: every module is a _test.rego")
 	}
 	return policy, tests, nil
 }
@@ -158,14 +162,14 @@ func strictCompiler() *ast.Compiler {
 
 // compile parses and compiles modules into a prepared Revision, checking
 // that the policy defines the rules the engine queries.
-func (e *Engine) compile(ctx context.Context, number int64, modules []memory.PolicyModule) (*Revision, map[string]*ast.Module, error) {
+func (e *Engine) compile(ctx context.Context, number int64, modules []policyadmin.PolicyModule) (*Revision, map[string]*ast.Module, error) {
 	policy, tests, err := parse(modules)
 	if err != nil {
 		return nil, nil, err
 	}
 	compiler := strictCompiler()
 	if compiler.Compile(policy); compiler.Failed() {
-		return nil, nil, reject(memory.RejectCompile, astProblems(compiler.Errors)...)
+		return nil, nil, reject(policyadmin.RejectCompile, astProblems(compiler.Errors)...)
 	}
 	var missing []string
 	for _, r := range requiredRules {
@@ -174,11 +178,11 @@ func (e *Engine) compile(ctx context.Context, number int64, modules []memory.Pol
 		}
 	}
 	if len(missing) > 0 {
-		return nil, nil, reject(memory.RejectCompile, missing...)
+		return nil, nil, reject(policyadmin.RejectCompile, missing...)
 	}
-	rev, err := e.prepare(ctx, number, memory.PolicyDigest(modules), policy, compiler)
+	rev, err := e.prepare(ctx, number, policyadmin.PolicyDigest(modules), policy, compiler)
 	if err != nil {
-		return nil, nil, reject(memory.RejectCompile, err.Error())
+		return nil, nil, reject(policyadmin.RejectCompile, err.Error())
 	}
 	return rev, tests, nil
 }
@@ -188,33 +192,33 @@ func (e *Engine) compile(ctx context.Context, number int64, modules []memory.Pol
 // compiles in strict mode, defines allow, reasons and scope in package
 // mneme.authz, and passes its own tests, the bundled tests and the bundled
 // decision table.
-func (e *Engine) CheckPolicy(ctx context.Context, modules []memory.PolicyModule) (memory.PolicyReport, error) {
+func (e *Engine) CheckPolicy(ctx context.Context, modules []policyadmin.PolicyModule) (policyadmin.PolicyReport, error) {
 	rev, own, err := e.compile(ctx, -1, modules)
 	if err != nil {
-		return memory.PolicyReport{}, err
+		return policyadmin.PolicyReport{}, err
 	}
-	report := memory.PolicyReport{Digest: rev.Digest, Modules: len(modules)}
+	report := policyadmin.PolicyReport{Digest: rev.Digest, Modules: len(modules)}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 
 	if report.OwnTests, err = runTests(ctx, "", rev.Modules, own); err != nil {
-		return memory.PolicyReport{}, err
+		return policyadmin.PolicyReport{}, err
 	}
 	bundled := map[string]*ast.Module{}
 	for _, m := range e.BundledPolicy() {
 		if isTest(m.Name) {
 			parsed, err := ast.ParseModuleWithOpts("bundled/"+m.Name, m.Source, ast.ParserOptions{RegoVersion: ast.RegoV1})
 			if err != nil {
-				return memory.PolicyReport{}, fmt.Errorf("policy: bundled test %s: %w", m.Name, err)
+				return policyadmin.PolicyReport{}, fmt.Errorf("policy: bundled test %s: %w", m.Name, err)
 			}
 			bundled["bundled/"+m.Name] = parsed
 		}
 	}
 	if report.BundledTests, err = runTests(ctx, "bundled ", rev.Modules, bundled); err != nil {
-		return memory.PolicyReport{}, err
+		return policyadmin.PolicyReport{}, err
 	}
 	if report.DecisionCases, err = e.runDecisionTable(ctx, rev); err != nil {
-		return memory.PolicyReport{}, err
+		return policyadmin.PolicyReport{}, err
 	}
 	return report, nil
 }
@@ -239,7 +243,7 @@ func runTests(ctx context.Context, what string, policy, tests map[string]*ast.Mo
 		RaiseBuiltinErrors(true).
 		RunTests(ctx, nil)
 	if err != nil {
-		return 0, reject(memory.RejectCompile, astProblems(err)...)
+		return 0, reject(policyadmin.RejectCompile, astProblems(err)...)
 	}
 	ran := 0
 	var problems []string
@@ -257,7 +261,7 @@ func runTests(ctx context.Context, what string, policy, tests map[string]*ast.Mo
 		problems = append(problems, "tests did not finish in time")
 	}
 	if len(problems) > 0 {
-		return ran, reject(memory.RejectTestFailed, problems...)
+		return ran, reject(policyadmin.RejectTestFailed, problems...)
 	}
 	return ran, nil
 }
@@ -318,7 +322,7 @@ func (e *Engine) runDecisionTable(ctx context.Context, rev *Revision) (int, erro
 		}
 	}
 	if len(problems) > 0 {
-		return len(cases), reject(memory.RejectTestFailed, problems...)
+		return len(cases), reject(policyadmin.RejectTestFailed, problems...)
 	}
 	return len(cases), nil
 }
@@ -356,7 +360,7 @@ func astValue(v any) (any, error) {
 
 // UsePolicy makes the revision the tenant's policy, unless the engine has a
 // newer epoch for it already. Revision 0 is the bundled policy.
-func (e *Engine) UsePolicy(ctx context.Context, tenant string, number, epoch int64, modules []memory.PolicyModule) error {
+func (e *Engine) UsePolicy(ctx context.Context, tenant string, number, epoch int64, modules []policyadmin.PolicyModule) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if st, ok := (*e.tenants.Load())[tenant]; ok && st.rev != nil && epoch < st.epoch {
@@ -364,7 +368,7 @@ func (e *Engine) UsePolicy(ctx context.Context, tenant string, number, epoch int
 	}
 	rev := e.base
 	if number != 0 {
-		key := fmt.Sprintf("%s#%d", memory.PolicyDigest(modules), number)
+		key := fmt.Sprintf("%s#%d", policyadmin.PolicyDigest(modules), number)
 		if rev = e.cache[key]; rev == nil {
 			var err error
 			if rev, _, err = e.compile(ctx, number, modules); err != nil {
@@ -415,16 +419,16 @@ func (e *Engine) UseGrants(ctx context.Context, tenant string, revision int64, g
 
 // Loaded returns the revisions the engine decides with for tenant; false
 // until both its policy and its grants were loaded.
-func (e *Engine) Loaded(tenant string) (memory.Revisions, bool) {
+func (e *Engine) Loaded(tenant string) (policyadmin.Revisions, bool) {
 	st, ok := (*e.tenants.Load())[tenant]
 	if !ok || st.rev == nil || !st.grantLoaded {
-		return memory.Revisions{}, false
+		return policyadmin.Revisions{}, false
 	}
-	return memory.Revisions{Policy: st.rev.Number, PolicyEpoch: st.epoch, Grants: st.grants}, true
+	return policyadmin.Revisions{Policy: st.rev.Number, PolicyEpoch: st.epoch, Grants: st.grants}, true
 }
 
 // draft compiles modules for a simulation, without the tests.
-func (e *Engine) draft(ctx context.Context, modules []memory.PolicyModule) (*Revision, error) {
+func (e *Engine) draft(ctx context.Context, modules []policyadmin.PolicyModule) (*Revision, error) {
 	rev, _, err := e.compile(ctx, -1, modules)
 	return rev, err
 }
@@ -432,26 +436,26 @@ func (e *Engine) draft(ctx context.Context, modules []memory.PolicyModule) (*Rev
 // Simulate decides in against modules with the engine's current grants and
 // nothing recorded. With explain, it lists the rules OPA entered, left and
 // failed on the way.
-func (e *Engine) Simulate(ctx context.Context, modules []memory.PolicyModule, in memory.DecisionInput, explain bool) (memory.Simulation, error) {
+func (e *Engine) Simulate(ctx context.Context, modules []policyadmin.PolicyModule, in policyadmin.DecisionInput, explain bool) (policyadmin.Simulation, error) {
 	rev, err := e.draft(ctx, modules)
 	if err != nil {
-		return memory.Simulation{}, err
+		return policyadmin.Simulation{}, err
 	}
 	if !explain {
 		d, err := e.decide(ctx, rev, in.Principal, in.Action, in.Resource, in.Now)
 		if err != nil {
-			return memory.Simulation{}, err
+			return policyadmin.Simulation{}, err
 		}
-		return memory.Simulation{Allow: d.Allow, Reasons: nonNil(d.Reasons)}, nil
+		return policyadmin.Simulation{Allow: d.Allow, Reasons: nonNil(d.Reasons)}, nil
 	}
 	tracer := topdown.NewBufferTracer()
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	rs, err := rev.decide.Eval(ctx, rego.EvalParsedInput(inputValue(in.Principal, in.Action, in.Resource, in.Now)), rego.EvalQueryTracer(tracer))
 	if err != nil {
-		return memory.Simulation{}, fmt.Errorf("policy: simulate: %w", err)
+		return policyadmin.Simulation{}, fmt.Errorf("policy: simulate: %w", err)
 	}
-	var sim memory.Simulation
+	var sim policyadmin.Simulation
 	if len(rs) == 1 {
 		sim.Allow, _ = rs[0].Bindings["allow"].(bool)
 		sim.Reasons, _ = stringSet(rs[0].Bindings["reasons"])
@@ -511,7 +515,7 @@ func nonNil(xs []string) []string {
 
 // Replay decides every record again against modules with the engine's
 // current grants, each at its own time; an evaluation error is a deny.
-func (e *Engine) Replay(ctx context.Context, modules []memory.PolicyModule, records []memory.DecisionRecord) ([]memory.Decision, error) {
+func (e *Engine) Replay(ctx context.Context, modules []policyadmin.PolicyModule, records []policyadmin.DecisionRecord) ([]memory.Decision, error) {
 	rev, err := e.draft(ctx, modules)
 	if err != nil {
 		return nil, err

@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 	regofiles "mneme/rego"
 )
 
 // withModule returns the bundled policy with one module's source edited.
-func withModule(t testing.TB, e *Engine, name string, edit func(string) string) []memory.PolicyModule {
+func withModule(t testing.TB, e *Engine, name string, edit func(string) string) []policyadmin.PolicyModule {
 	t.Helper()
 	modules := e.BundledPolicy()
 	found := false
@@ -25,13 +26,13 @@ func withModule(t testing.TB, e *Engine, name string, edit func(string) string) 
 		}
 	}
 	if !found {
-		modules = append(modules, memory.PolicyModule{Name: name, Source: edit("")})
+		modules = append(modules, policyadmin.PolicyModule{Name: name, Source: edit("")})
 	}
 	return modules
 }
 
-func withoutTests(modules []memory.PolicyModule) []memory.PolicyModule {
-	var out []memory.PolicyModule
+func withoutTests(modules []policyadmin.PolicyModule) []policyadmin.PolicyModule {
+	var out []policyadmin.PolicyModule
 	for _, m := range modules {
 		if !strings.HasSuffix(m.Name, "_test.rego") {
 			out = append(out, m)
@@ -42,7 +43,7 @@ func withoutTests(modules []memory.PolicyModule) []memory.PolicyModule {
 
 // denySecretKind is the bundled policy with one more guard: no read of a
 // memory of kind "secret-plan", by anyone.
-func denySecretKind(t testing.TB, e *Engine) []memory.PolicyModule {
+func denySecretKind(t testing.TB, e *Engine) []policyadmin.PolicyModule {
 	return withModule(t, e, "authz.rego", func(s string) string {
 		s = strings.Replace(s, "\tknown_sensitivity\n}", "\tknown_sensitivity\n\tnot secret_plan\n}", 1)
 		return s + `
@@ -65,12 +66,12 @@ func TestCheckPolicy(t *testing.T) {
 		if report.OwnTests < minRegoTests || report.BundledTests < minRegoTests || report.DecisionCases < 25 {
 			t.Errorf("report %+v: too few tests ran", report)
 		}
-		if report.Digest != memory.PolicyDigest(e.BundledPolicy()) {
+		if report.Digest != policyadmin.PolicyDigest(e.BundledPolicy()) {
 			t.Errorf("digest %s", report.Digest)
 		}
 	})
 	t.Run("an added guard with its own test passes", func(t *testing.T) {
-		modules := append(denySecretKind(t, e), memory.PolicyModule{Name: "secret_test.rego", Source: `package mneme.authz_test
+		modules := append(denySecretKind(t, e), policyadmin.PolicyModule{Name: "secret_test.rego", Source: `package mneme.authz_test
 
 test_secret_plans_are_never_read if {
 	not allowed(admin, "read", mem({"kind": "secret-plan"}))
@@ -87,7 +88,7 @@ test_secret_plans_are_never_read if {
 
 	tests := []struct {
 		name     string
-		modules  []memory.PolicyModule
+		modules  []policyadmin.PolicyModule
 		code     string
 		contains string
 	}{
@@ -96,52 +97,52 @@ test_secret_plans_are_never_read if {
 			modules: withModule(t, e, "authz.rego", func(s string) string {
 				return s + "\nphone_home if http.send({\"method\": \"GET\", \"url\": \"http://127.0.0.1:1/\"}).status_code == 200\n"
 			}),
-			code: memory.RejectForbiddenBuiltin, contains: authzLine(t, 2) + " http.send is not allowed",
+			code: policyadmin.RejectForbiddenBuiltin, contains: authzLine(t, 2) + " http.send is not allowed",
 		},
 		{
 			name: "http.send nested in a term",
 			modules: withModule(t, e, "extra.rego", func(string) string {
 				return "package mneme.extra\n\nx := [http.send({\"method\": \"GET\", \"url\": \"http://x/\"})]\n"
 			}),
-			code: memory.RejectForbiddenBuiltin, contains: "extra.rego:3: http.send",
+			code: policyadmin.RejectForbiddenBuiltin, contains: "extra.rego:3: http.send",
 		},
 		{
 			name: "net.lookup_ip_addr in a test",
 			modules: withModule(t, e, "x_test.rego", func(string) string {
 				return "package x_test\n\ntest_net if net.lookup_ip_addr(\"localhost\")\n"
 			}),
-			code: memory.RejectForbiddenBuiltin, contains: "net.lookup_ip_addr",
+			code: policyadmin.RejectForbiddenBuiltin, contains: "net.lookup_ip_addr",
 		},
 		{
 			name:    "clock",
 			modules: withModule(t, e, "authz.rego", func(s string) string { return s + "\nlate if time.now_ns() > 0\n" }),
-			code:    memory.RejectForbiddenBuiltin, contains: "time.now_ns",
+			code:    policyadmin.RejectForbiddenBuiltin, contains: "time.now_ns",
 		},
 		{
 			name: "syntax error",
 			modules: withModule(t, e, "authz.rego", func(s string) string {
 				return strings.Replace(s, "default allow := false", "default allow := ", 1)
 			}),
-			code: memory.RejectParse, contains: "authz.rego:",
+			code: policyadmin.RejectParse, contains: "authz.rego:",
 		},
 		{
 			name:    "Rego v0 syntax",
 			modules: withModule(t, e, "old.rego", func(string) string { return "package mneme.old\n\np { true }\n" }),
-			code:    memory.RejectParse, contains: "old.rego:",
+			code:    policyadmin.RejectParse, contains: "old.rego:",
 		},
 		{
 			name: "fails a bundled test",
 			modules: withoutTests(withModule(t, e, "roles.rego", func(s string) string {
 				return strings.Replace(s, `"types": ["procedural", "semantic"],`, `"types": ["procedural", "semantic", "profile"],`, 1)
 			})),
-			code: memory.RejectTestFailed, contains: "bundled test",
+			code: policyadmin.RejectTestFailed, contains: "bundled test",
 		},
 		{
 			name: "fails its own test",
 			modules: withModule(t, e, "mine_test.rego", func(string) string {
 				return "package mneme.authz_test\n\nimport data.mneme.authz\n\ntest_admins_cannot_read if not authz.allow with input as {\"principal\": admin, \"action\": \"read\", \"resource\": mem({}), \"context\": {\"now\": now}} with data.grants as {}\n"
 			}),
-			code: memory.RejectTestFailed, contains: "test mneme.authz_test.test_admins_cannot_read",
+			code: policyadmin.RejectTestFailed, contains: "test mneme.authz_test.test_admins_cannot_read",
 		},
 		{
 			name: "fails the decision table only",
@@ -149,30 +150,30 @@ test_secret_plans_are_never_read if {
 				// u5 appears in the table, never in the Rego tests.
 				return strings.Replace(s, "\tinput.principal.kind == \"admin\"\n}", "\tinput.principal.kind == \"admin\"\n\tobject.get(input.resource, \"user_id\", \"\") != \"u5\"\n}", 1)
 			}),
-			code: memory.RejectTestFailed, contains: "bundled decision case",
+			code: policyadmin.RejectTestFailed, contains: "bundled decision case",
 		},
 		{
 			name: "strict mode: unused variable",
 			modules: withModule(t, e, "authz.rego", func(s string) string {
 				return s + "\nunused if {\n\tx := 1\n\ttrue\n}\n"
 			}),
-			code: memory.RejectCompile, contains: authzLine(t, 3) + " assigned var x unused",
+			code: policyadmin.RejectCompile, contains: authzLine(t, 3) + " assigned var x unused",
 		},
 		{
 			name:    "missing scope",
-			modules: []memory.PolicyModule{{Name: "p.rego", Source: "package mneme.authz\n\ndefault allow := false\n\nreasons := set()\n"}},
-			code:    memory.RejectCompile, contains: "must define data.mneme.authz.scope",
+			modules: []policyadmin.PolicyModule{{Name: "p.rego", Source: "package mneme.authz\n\ndefault allow := false\n\nreasons := set()\n"}},
+			code:    policyadmin.RejectCompile, contains: "must define data.mneme.authz.scope",
 		},
 		{
 			name:    "only tests",
-			modules: []memory.PolicyModule{{Name: "p_test.rego", Source: "package p_test\n\ntest_x if true\n"}},
-			code:    memory.RejectInvalid, contains: "no policy module",
+			modules: []policyadmin.PolicyModule{{Name: "p_test.rego", Source: "package p_test\n\ntest_x if true\n"}},
+			code:    policyadmin.RejectInvalid, contains: "no policy module",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.CheckPolicy(ctx, tc.modules)
-			var rej *memory.PolicyRejectedError
+			var rej *policyadmin.PolicyRejectedError
 			if !errors.As(err, &rej) {
 				t.Fatalf("err = %v, want a rejection", err)
 			}
@@ -218,7 +219,7 @@ func TestUsePolicyPerTenant(t *testing.T) {
 	if !allowed(other, otherSecret) {
 		t.Error("acme's policy changed what globex decides")
 	}
-	if got, ok := e.Loaded("acme"); !ok || got != (memory.Revisions{Policy: 1, PolicyEpoch: 1, Grants: 3}) {
+	if got, ok := e.Loaded("acme"); !ok || got != (policyadmin.Revisions{Policy: 1, PolicyEpoch: 1, Grants: 3}) {
 		t.Errorf("Loaded = %+v, %v", got, ok)
 	}
 	// An older epoch arriving late changes nothing.
@@ -295,7 +296,7 @@ func TestSimulateExplains(t *testing.T) {
 	e := newEngine(t, Options{})
 	secret := orderM
 	secret.Kind = "secret-plan"
-	sim, err := e.Simulate(ctx, denySecretKind(t, e), memory.DecisionInput{Principal: admin, Action: memory.ActionRead, Resource: secret, Now: testNow}, true)
+	sim, err := e.Simulate(ctx, denySecretKind(t, e), policyadmin.DecisionInput{Principal: admin, Action: memory.ActionRead, Resource: secret, Now: testNow}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

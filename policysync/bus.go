@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // Channel is where changes are announced; a message is a tenant id.
@@ -40,13 +40,13 @@ redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 `)
 
-// Bus is the Redis side of replica sync. It implements memory.RevisionBus.
+// Bus is the Redis side of replica sync. It implements policyadmin.RevisionBus.
 type Bus struct {
 	rdb *redis.Client
 	log *slog.Logger
 }
 
-var _ memory.RevisionBus = (*Bus)(nil)
+var _ policyadmin.RevisionBus = (*Bus)(nil)
 
 // New returns a Bus on rdb.
 func New(rdb *redis.Client, log *slog.Logger) *Bus {
@@ -57,26 +57,26 @@ func New(rdb *redis.Client, log *slog.Logger) *Bus {
 }
 
 // Current returns the tenant's announced revisions; false when none were.
-func (b *Bus) Current(ctx context.Context, tenant string) (memory.Revisions, bool, error) {
+func (b *Bus) Current(ctx context.Context, tenant string) (policyadmin.Revisions, bool, error) {
 	vals, err := b.rdb.HMGet(ctx, key(tenant), "epoch", "policy", "grants").Result()
 	if err != nil {
-		return memory.Revisions{}, false, err
+		return policyadmin.Revisions{}, false, err
 	}
 	var nums [3]int64
 	for i, v := range vals {
 		s, ok := v.(string)
 		if !ok {
-			return memory.Revisions{}, false, nil
+			return policyadmin.Revisions{}, false, nil
 		}
 		if nums[i], err = strconv.ParseInt(s, 10, 64); err != nil {
-			return memory.Revisions{}, false, fmt.Errorf("policysync: %s: %w", key(tenant), err)
+			return policyadmin.Revisions{}, false, fmt.Errorf("policysync: %s: %w", key(tenant), err)
 		}
 	}
-	return memory.Revisions{PolicyEpoch: nums[0], Policy: nums[1], Grants: nums[2]}, true, nil
+	return policyadmin.Revisions{PolicyEpoch: nums[0], Policy: nums[1], Grants: nums[2]}, true, nil
 }
 
 // Announce raises the tenant's counters to r and tells every replica.
-func (b *Bus) Announce(ctx context.Context, tenant string, r memory.Revisions) error {
+func (b *Bus) Announce(ctx context.Context, tenant string, r policyadmin.Revisions) error {
 	err := announce.Run(ctx, b.rdb, []string{key(tenant)}, r.PolicyEpoch, r.Policy, r.Grants, Channel, tenant).Err()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("policysync: announce %s: %w", tenant, err)

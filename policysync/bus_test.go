@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"mneme/internal/testenv"
-	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 func TestAnnounce(t *testing.T) {
@@ -29,13 +29,13 @@ func TestAnnounce(t *testing.T) {
 		t.Fatalf("Current of a fresh tenant: ok %v, err %v", ok, err)
 	}
 	steps := []struct {
-		announce, want memory.Revisions
+		announce, want policyadmin.Revisions
 	}{
-		{memory.Revisions{Policy: 2, PolicyEpoch: 1, Grants: 0}, memory.Revisions{Policy: 2, PolicyEpoch: 1, Grants: 0}},
-		{memory.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 3}, memory.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 3}},
+		{policyadmin.Revisions{Policy: 2, PolicyEpoch: 1, Grants: 0}, policyadmin.Revisions{Policy: 2, PolicyEpoch: 1, Grants: 0}},
+		{policyadmin.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 3}, policyadmin.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 3}},
 		// A late, older announcement lowers nothing.
-		{memory.Revisions{Policy: 2, PolicyEpoch: 1, Grants: 1}, memory.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 3}},
-		{memory.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 4}, memory.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 4}},
+		{policyadmin.Revisions{Policy: 2, PolicyEpoch: 1, Grants: 1}, policyadmin.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 3}},
+		{policyadmin.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 4}, policyadmin.Revisions{Policy: 0, PolicyEpoch: 2, Grants: 4}},
 	}
 	// The subscription may take a moment to be in place.
 	deadline := time.Now().Add(5 * time.Second)

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // errUsage means the arguments fit no policy command.
@@ -60,9 +60,9 @@ func (c client) policy(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return c.call(ctx, http.MethodPut, "/v1/policy", memory.NewPolicy{Message: msg, Modules: modules})
+		return c.call(ctx, http.MethodPut, "/v1/policy", policyadmin.NewPolicy{Message: msg, Modules: modules})
 	case sub == "simulate" && (len(rest) == 2 || len(rest) == 3 && rest[2] == "explain"):
-		req := memory.SimulateRequest{Explain: len(rest) == 3}
+		req := policyadmin.SimulateRequest{Explain: len(rest) == 3}
 		if err := draft(rest[0], &req.Revision, &req.Modules); err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func (c client) policy(ctx context.Context, args []string) error {
 		}
 		return c.call(ctx, http.MethodPost, "/v1/policy/simulate", req)
 	case sub == "replay" && (len(rest) == 1 || len(rest) == 2):
-		var req memory.ReplayRequest
+		var req policyadmin.ReplayRequest
 		if err := draft(rest[0], &req.Revision, &req.Modules); err != nil {
 			return err
 		}
@@ -100,7 +100,7 @@ func (c client) policy(ctx context.Context, args []string) error {
 }
 
 // draft reads a draft given as a revision number or as paths of modules.
-func draft(arg string, revision **int64, modules *[]memory.PolicyModule) error {
+func draft(arg string, revision **int64, modules *[]policyadmin.PolicyModule) error {
 	if n, err := strconv.ParseInt(arg, 10, 64); err == nil {
 		*revision = &n
 		return nil
@@ -112,7 +112,7 @@ func draft(arg string, revision **int64, modules *[]memory.PolicyModule) error {
 
 // readModules reads .rego files, and every .rego file directly inside the
 // directories given, each named by its base name.
-func readModules(paths []string) ([]memory.PolicyModule, error) {
+func readModules(paths []string) ([]policyadmin.PolicyModule, error) {
 	var files []string
 	for _, p := range paths {
 		info, err := os.Stat(p)
@@ -130,13 +130,13 @@ func readModules(paths []string) ([]memory.PolicyModule, error) {
 		files = append(files, matches...)
 	}
 	sort.Strings(files)
-	var out []memory.PolicyModule
+	var out []policyadmin.PolicyModule
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, memory.PolicyModule{Name: filepath.Base(f), Source: string(src)})
+		out = append(out, policyadmin.PolicyModule{Name: filepath.Base(f), Source: string(src)})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no .rego files in %s", strings.Join(paths, " "))
@@ -150,7 +150,7 @@ func (c client) exportPolicy(ctx context.Context, number, dir string) error {
 	if err != nil {
 		return err
 	}
-	var rev memory.PolicyRevision
+	var rev policyadmin.PolicyRevision
 	if err := json.Unmarshal(raw, &rev); err != nil {
 		return err
 	}

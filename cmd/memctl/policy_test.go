@@ -12,6 +12,7 @@ import (
 
 	"mneme/internal/apptest"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // TestPolicyCommands walks an admin's round trip: export the bundled policy,
@@ -57,7 +58,7 @@ func TestPolicyCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	must("policy", "test", dir)
-	var pushed struct{ Revision memory.PolicyRevision }
+	var pushed struct{ Revision policyadmin.PolicyRevision }
 	if err := json.Unmarshal([]byte(must("policy", "push", "-m", "no secret plans", dir)), &pushed); err != nil || pushed.Revision.Number < 1 {
 		t.Fatalf("push: %+v, %v", pushed, err)
 	}
@@ -69,7 +70,7 @@ func TestPolicyCommands(t *testing.T) {
 		t.Errorf("diff:\n%s", out)
 	}
 	input := `{"principal":{"kind":"admin","id":"admin"},"action":"read","resource":{"user_id":"alice","type":"semantic","kind":"secret-plan","sensitivity":"internal"}}`
-	var sim memory.Simulation
+	var sim policyadmin.Simulation
 	if err := json.Unmarshal([]byte(must("policy", "simulate", n, input, "explain")), &sim); err != nil || sim.Allow || len(sim.Explanation) == 0 {
 		t.Errorf("simulate: %+v, %v", sim, err)
 	}
@@ -84,7 +85,7 @@ func TestPolicyCommands(t *testing.T) {
 	if r := f.Do(t, apptest.Admin, "GET", "/v1/memories/"+plan.ID, nil); r.Status != 200 {
 		t.Fatalf("admin read the plan: %d", r.Status)
 	}
-	var rep memory.ReplayReport
+	var rep policyadmin.ReplayReport
 	for range 50 { // the log is written asynchronously
 		if err := json.Unmarshal([]byte(must("policy", "replay", n, "100")), &rep); err != nil {
 			t.Fatal(err)
@@ -104,7 +105,7 @@ func TestPolicyCommands(t *testing.T) {
 	if out := must("decisions", "result=deny", "principal=admin:admin", "limit=1"); !strings.Contains(out, plan.ID) || !strings.Contains(out, `"policy_revision": `+n) {
 		t.Errorf("decisions: %s", out)
 	}
-	var st memory.PolicyState
+	var st policyadmin.PolicyState
 	if err := json.Unmarshal([]byte(must("policy", "rollback")), &st); err != nil || st.Active != 0 {
 		t.Errorf("rollback: %+v, %v", st, err)
 	}

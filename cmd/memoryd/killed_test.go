@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"mneme/graph"
+	"mneme/identity"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )
@@ -37,8 +38,8 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	tenant := testenv.Tenant(t)
 	store := graph.New(driver, graph.Options{Database: testenv.Neo4jDatabase()})
-	key := memory.NewAPIKey(tenant)
-	if err := store.PutAPIKey(ctx, tenant, memory.HashAPIKey(key), memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: "order-bot"}); err != nil {
+	key := identity.NewAPIKey(tenant)
+	if err := store.PutAPIKey(ctx, tenant, identity.HashAPIKey(key), memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: "order-bot"}); err != nil {
 		t.Fatal(err)
 	}
 	prefix := "mneme-test-" + memory.NewID("q")

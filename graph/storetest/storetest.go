@@ -1,5 +1,5 @@
 // Package storetest is the contract suite for memory.Store and
-// memory.GrantStore. graph runs it against a real Neo4j; any other
+// policyadmin.GrantStore. graph runs it against a real Neo4j; any other
 // implementation, a fake included, must pass the same suite.
 //
 // Every subtest works in its own random tenant, so the suite can share a
@@ -21,12 +21,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // Store is what the suite exercises.
 type Store interface {
 	memory.Store
-	memory.GrantStore
+	policyadmin.GrantStore
 }
 
 // Harness tells the suite how to reach the store under test.

@@ -18,6 +18,7 @@ import (
 
 	"mneme/app"
 	"mneme/handlers"
+	"mneme/identity"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )
@@ -113,8 +114,8 @@ func provision(t testing.TB, instance *app.App, url string) *Fixture {
 	f := &Fixture{URL: url, App: instance, Tenant: testenv.Tenant(t), Keys: map[string]string{}}
 	ctx := context.Background()
 	add := func(name string, p memory.Principal) {
-		key := memory.NewAPIKey(f.Tenant)
-		if err := instance.Store.PutAPIKey(ctx, f.Tenant, memory.HashAPIKey(key), p); err != nil {
+		key := identity.NewAPIKey(f.Tenant)
+		if err := instance.Store.PutAPIKey(ctx, f.Tenant, identity.HashAPIKey(key), p); err != nil {
 			t.Fatalf("put api key for %s: %v", name, err)
 		}
 		f.Keys[name] = key
@@ -145,8 +146,8 @@ func (f *Fixture) AddUser(t testing.TB, id string) {
 	if err := f.App.Store.EnsureUser(ctx, f.Tenant, id); err != nil {
 		t.Fatalf("ensure user: %v", err)
 	}
-	key := memory.NewAPIKey(f.Tenant)
-	if err := f.App.Store.PutAPIKey(ctx, f.Tenant, memory.HashAPIKey(key), memory.Principal{Tenant: f.Tenant, Kind: memory.KindUser, ID: id}); err != nil {
+	key := identity.NewAPIKey(f.Tenant)
+	if err := f.App.Store.PutAPIKey(ctx, f.Tenant, identity.HashAPIKey(key), memory.Principal{Tenant: f.Tenant, Kind: memory.KindUser, ID: id}); err != nil {
 		t.Fatalf("put api key for %s: %v", id, err)
 	}
 	f.Keys[id] = key

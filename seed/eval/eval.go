@@ -139,9 +139,13 @@ func Check(qs []Question, datasets map[string]*seed.Dataset) error {
 // Service is what Run needs from a running Mneme: *memory.Service.
 type Service interface {
 	Import(ctx context.Context, n memory.NewMemory, createdAt time.Time, status string) (memory.Memory, error)
-	PutGrant(ctx context.Context, g memory.Grant) error
 	Recall(ctx context.Context, p memory.Principal, r memory.RecallRequest) (memory.RecallResult, error)
 	Get(ctx context.Context, p memory.Principal, id string) (memory.Memory, error)
+}
+
+// Granter stores the dataset's sharing grants: *policyadmin.Service.
+type Granter interface {
+	PutGrant(ctx context.Context, g memory.Grant) error
 }
 
 // Directory registers agents and users: graph.Store.
@@ -161,10 +165,10 @@ type Loaded struct {
 // Load writes ds into tenant through the service, as the seed loader does,
 // and records the id of every memory. API keys are not written: Run asks as
 // principals directly.
-func Load(ctx context.Context, svc Service, dir Directory, ds *seed.Dataset, tenant string) (*Loaded, error) {
+func Load(ctx context.Context, svc Service, grants Granter, dir Directory, ds *seed.Dataset, tenant string) (*Loaded, error) {
 	c := *ds
 	c.Tenant, c.APIKeys = tenant, nil
-	sink := &loadSink{svc: svc, dir: dir, l: &Loaded{Dataset: &c, Tenant: tenant, IDs: map[string]string{}, Refs: map[string]string{}}}
+	sink := &loadSink{svc: svc, grants: grants, dir: dir, l: &Loaded{Dataset: &c, Tenant: tenant, IDs: map[string]string{}, Refs: map[string]string{}}}
 	if _, err := seed.Load(ctx, &c, sink); err != nil {
 		return nil, err
 	}
@@ -211,9 +215,10 @@ func Attach(ctx context.Context, svc Lister, ds *seed.Dataset, tenant string) (*
 }
 
 type loadSink struct {
-	svc Service
-	dir Directory
-	l   *Loaded
+	svc    Service
+	grants Granter
+	dir    Directory
+	l      *Loaded
 }
 
 func (s *loadSink) PutAPIKey(context.Context, string, memory.Principal) error { return nil }
@@ -226,7 +231,9 @@ func (s *loadSink) EnsureUser(ctx context.Context, tenant, id string) error {
 	return s.dir.EnsureUser(ctx, tenant, id)
 }
 
-func (s *loadSink) PutGrant(ctx context.Context, g memory.Grant) error { return s.svc.PutGrant(ctx, g) }
+func (s *loadSink) PutGrant(ctx context.Context, g memory.Grant) error {
+	return s.grants.PutGrant(ctx, g)
+}
 
 func (s *loadSink) WriteMemory(ctx context.Context, m memory.Memory) error {
 	imp, conf := m.Importance, m.Confidence

@@ -119,7 +119,7 @@ func TestEvalOnDemoData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Load(ctx, f.App.Service, f.App.Store, demo, f.Tenant)
+	l, err := Load(ctx, f.App.Service, f.App.Admin, f.App.Store, demo, f.Tenant)
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}

@@ -1,4 +1,4 @@
-package memory
+package policyadmin
 
 import (
 	"crypto/sha256"

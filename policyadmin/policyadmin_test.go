@@ -1,156 +1,20 @@
-package memory
+package policyadmin
 
 import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
+	"strings"
 	"testing"
-	"time"
+
+	"mneme/memory"
 )
-
-// fakePolicies is a PolicyStore, PolicyEngine, RevisionBus and DecisionLog
-// in one, recording what the service asked of each.
-type fakePolicies struct {
-	mu        sync.Mutex
-	state     PolicyState
-	revisions map[int64]PolicyRevision
-	stateErr  error
-	checkErr  error
-
-	loaded    *Revisions
-	usedEpoch []int64
-	usedGrant []int64
-
-	announced *Revisions
-	busErr    error
-	published []Revisions
-
-	log    []DecisionRecord
-	replay []Decision
-}
-
-func (f *fakePolicies) CreatePolicyRevision(_ context.Context, r PolicyRevision) (PolicyRevision, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r.Number = int64(len(f.revisions) + 1)
-	f.revisions[r.Number] = r
-	return r, nil
-}
-
-func (f *fakePolicies) PolicyRevision(_ context.Context, _ string, n int64) (PolicyRevision, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r, ok := f.revisions[n]
-	if !ok {
-		return PolicyRevision{}, ErrNotFound
-	}
-	return r, nil
-}
-
-func (f *fakePolicies) ListPolicyRevisions(context.Context, string) ([]PolicyRevision, error) {
-	return nil, nil
-}
-
-func (f *fakePolicies) ActivatePolicy(_ context.Context, tenant string, n int64, by string, at time.Time) (PolicyState, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.revisions[n]; !ok && n != 0 {
-		return PolicyState{}, ErrNotFound
-	}
-	f.state.Active, f.state.Epoch = n, f.state.Epoch+1
-	f.state.History = append(f.state.History, n)
-	return f.state, nil
-}
-
-func (f *fakePolicies) PolicyState(context.Context, string) (PolicyState, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.state, f.stateErr
-}
-
-func (f *fakePolicies) CheckPolicy(context.Context, []PolicyModule) (PolicyReport, error) {
-	return PolicyReport{Digest: "sha256:x"}, f.checkErr
-}
-
-func (f *fakePolicies) BundledPolicy() []PolicyModule {
-	return []PolicyModule{{Name: "authz.rego", Source: "package mneme.authz\n"}}
-}
-
-func (f *fakePolicies) UsePolicy(_ context.Context, _ string, number, epoch int64, _ []PolicyModule) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.usedEpoch = append(f.usedEpoch, epoch)
-	if f.loaded == nil {
-		f.loaded = &Revisions{}
-	}
-	f.loaded.Policy, f.loaded.PolicyEpoch = number, epoch
-	return nil
-}
-
-func (f *fakePolicies) UseGrants(_ context.Context, _ string, revision int64, _ []Grant) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.usedGrant = append(f.usedGrant, revision)
-	if f.loaded == nil {
-		f.loaded = &Revisions{}
-	}
-	f.loaded.Grants = revision
-	return nil
-}
-
-func (f *fakePolicies) Loaded(string) (Revisions, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.loaded == nil {
-		return Revisions{}, false
-	}
-	return *f.loaded, true
-}
-
-func (f *fakePolicies) Simulate(context.Context, []PolicyModule, DecisionInput, bool) (Simulation, error) {
-	return Simulation{}, nil
-}
-
-func (f *fakePolicies) Replay(_ context.Context, _ []PolicyModule, records []DecisionRecord) ([]Decision, error) {
-	return f.replay[:len(records)], nil
-}
-
-func (f *fakePolicies) Current(context.Context, string) (Revisions, bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.announced == nil {
-		return Revisions{}, false, f.busErr
-	}
-	return *f.announced, true, f.busErr
-}
-
-func (f *fakePolicies) Announce(_ context.Context, _ string, r Revisions) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.published = append(f.published, r)
-	f.announced = &r
-	return f.busErr
-}
-
-func (f *fakePolicies) Decisions(_ context.Context, _ string, q DecisionQuery) ([]DecisionRecord, error) {
-	return f.log[:min(q.Limit, len(f.log))], nil
-}
-
-func newAdminFixture(t *testing.T) (*fixture, *fakePolicies) {
-	t.Helper()
-	f := newFixture(t, RecallConfig{})
-	fp := &fakePolicies{revisions: map[int64]PolicyRevision{}, state: PolicyState{Tenant: "acme", History: []int64{}}}
-	opts := f.options(t, RecallConfig{})
-	opts.Admin = &PolicyAdmin{Store: fp, Engine: fp, Bus: fp, Decisions: fp}
-	f.svc = f.service(t, opts)
-	return f, fp
-}
 
 func TestSync(t *testing.T) {
 	ctx := context.Background()
 	t.Run("first request loads and announces", func(t *testing.T) {
-		f, fp := newAdminFixture(t)
+		f := newFixture(t)
+		fp := f.policies
 		fp.state.Epoch, fp.state.GrantRevision = 0, 4
 		if err := f.svc.Sync(ctx, "acme"); err != nil {
 			t.Fatal(err)
@@ -160,7 +24,8 @@ func TestSync(t *testing.T) {
 		}
 	})
 	t.Run("current replica does nothing more", func(t *testing.T) {
-		f, fp := newAdminFixture(t)
+		f := newFixture(t)
+		fp := f.policies
 		fp.loaded = &Revisions{PolicyEpoch: 2, Grants: 3}
 		fp.announced = &Revisions{PolicyEpoch: 2, Grants: 3}
 		fp.stateErr = errTest("the store must not be read")
@@ -169,7 +34,8 @@ func TestSync(t *testing.T) {
 		}
 	})
 	t.Run("behind on grants reloads grants only", func(t *testing.T) {
-		f, fp := newAdminFixture(t)
+		f := newFixture(t)
+		fp := f.policies
 		fp.loaded = &Revisions{PolicyEpoch: 2, Grants: 3}
 		fp.announced = &Revisions{PolicyEpoch: 2, Grants: 5}
 		fp.state.Epoch, fp.state.GrantRevision = 2, 5
@@ -181,7 +47,8 @@ func TestSync(t *testing.T) {
 		}
 	})
 	t.Run("behind on policy reloads the active revision", func(t *testing.T) {
-		f, fp := newAdminFixture(t)
+		f := newFixture(t)
+		fp := f.policies
 		fp.revisions[1] = PolicyRevision{Number: 1}
 		fp.loaded = &Revisions{PolicyEpoch: 1, Grants: 3}
 		fp.announced = &Revisions{Policy: 1, PolicyEpoch: 2, Grants: 3}
@@ -194,43 +61,86 @@ func TestSync(t *testing.T) {
 		}
 	})
 	t.Run("no revisions: deny", func(t *testing.T) {
-		f, fp := newAdminFixture(t)
+		f := newFixture(t)
+		fp := f.policies
 		fp.loaded = &Revisions{}
 		fp.busErr = errTest("redis down")
-		if err := f.svc.Sync(ctx, "acme"); !errors.Is(err, ErrUnavailable) {
-			t.Errorf("err = %v, want ErrUnavailable", err)
+		if err := f.svc.Sync(ctx, "acme"); !errors.Is(err, memory.ErrUnavailable) {
+			t.Errorf("err = %v, want memory.ErrUnavailable", err)
 		}
 	})
 	t.Run("behind and no store: deny", func(t *testing.T) {
-		f, fp := newAdminFixture(t)
+		f := newFixture(t)
+		fp := f.policies
 		fp.loaded = &Revisions{}
 		fp.announced = &Revisions{Grants: 1}
 		fp.stateErr = errTest("neo4j down")
-		if err := f.svc.Sync(ctx, "acme"); !errors.Is(err, ErrUnavailable) {
-			t.Errorf("err = %v, want ErrUnavailable", err)
+		if err := f.svc.Sync(ctx, "acme"); !errors.Is(err, memory.ErrUnavailable) {
+			t.Errorf("err = %v, want memory.ErrUnavailable", err)
 		}
 	})
 }
 
 func TestPolicyAdminIsForAdmins(t *testing.T) {
 	ctx := context.Background()
-	f, _ := newAdminFixture(t)
-	f.authz.decide = denyAction(ActionManage)
-	if _, err := f.svc.PolicyStatus(ctx, agentSupport); !errors.Is(err, ErrForbidden) {
+	f := newFixture(t)
+	f.authz.decide = denyAction(memory.ActionManage)
+	if _, err := f.svc.PolicyStatus(ctx, agentSupport); !errors.Is(err, memory.ErrForbidden) {
 		t.Errorf("PolicyStatus as an agent: %v", err)
 	}
-	if _, _, err := f.svc.PushPolicy(ctx, userAlice, NewPolicy{Modules: []PolicyModule{{Name: "a.rego", Source: "package a"}}}); !errors.Is(err, ErrForbidden) {
+	if _, _, err := f.svc.PushPolicy(ctx, userAlice, NewPolicy{Modules: []PolicyModule{{Name: "a.rego", Source: "package a"}}}); !errors.Is(err, memory.ErrForbidden) {
 		t.Errorf("PushPolicy as a user: %v", err)
 	}
-	plain := newFixture(t, RecallConfig{})
-	if _, err := plain.svc.PolicyStatus(ctx, adminAcme); !errors.Is(err, ErrPolicyAdmin) {
-		t.Errorf("PolicyStatus without administration: %v", err)
+}
+
+// A Service is never half built: New names every missing part, so no
+// method has to ask whether administration is configured.
+func TestNewRequiresEveryDependency(t *testing.T) {
+	f := newFixture(t)
+	full := Options{Policies: f.policies, Grants: f.grants, Engine: f.policies, Authz: f.authz, Bus: f.policies, Decisions: f.policies}
+	tests := []struct {
+		name string
+		drop func(*Options)
+	}{
+		{"Policies", func(o *Options) { o.Policies = nil }},
+		{"Grants", func(o *Options) { o.Grants = nil }},
+		{"Engine", func(o *Options) { o.Engine = nil }},
+		{"Authz", func(o *Options) { o.Authz = nil }},
+		{"Bus", func(o *Options) { o.Bus = nil }},
+		{"Decisions", func(o *Options) { o.Decisions = nil }},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := full
+			tt.drop(&o)
+			if _, err := New(o); err == nil || !strings.Contains(err.Error(), tt.name) {
+				t.Fatalf("New without %s: %v, want an error naming it", tt.name, err)
+			}
+		})
+	}
+	t.Run("all missing", func(t *testing.T) {
+		_, err := New(Options{})
+		for _, tt := range tests {
+			if err == nil || !strings.Contains(err.Error(), tt.name) {
+				t.Errorf("New(Options{}): %v, does not name %s", err, tt.name)
+			}
+		}
+	})
+	t.Run("defaults", func(t *testing.T) {
+		s, err := New(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.log == nil || s.now == nil {
+			t.Errorf("defaults not applied: log=%v now=%v", s.log != nil, s.now != nil)
+		}
+	})
 }
 
 func TestPushAndRollback(t *testing.T) {
 	ctx := context.Background()
-	f, fp := newAdminFixture(t)
+	f := newFixture(t)
+	fp := f.policies
 	mods := []PolicyModule{{Name: "authz.rego", Source: "package mneme.authz\n"}}
 	for _, bad := range [][]PolicyModule{
 		nil,
@@ -285,9 +195,10 @@ func TestPushAndRollback(t *testing.T) {
 
 func TestReplayCountsChanges(t *testing.T) {
 	ctx := context.Background()
-	f, fp := newAdminFixture(t)
+	f := newFixture(t)
+	fp := f.policies
 	fp.log = []DecisionRecord{{Result: ResultAllow}, {Result: ResultDeny}, {Result: ResultAllow}, {Result: ResultDeny}}
-	fp.replay = []Decision{{Allow: true}, {Allow: true}, {Allow: false, Reasons: []string{"no"}}, {Allow: false}}
+	fp.replay = []memory.Decision{{Allow: true}, {Allow: true}, {Allow: false, Reasons: []string{"no"}}, {Allow: false}}
 	zero := int64(0)
 	rep, err := f.svc.Replay(ctx, adminAcme, ReplayRequest{Revision: &zero})
 	if err != nil {
@@ -299,5 +210,23 @@ func TestReplayCountsChanges(t *testing.T) {
 	}
 	if _, err := f.svc.Replay(ctx, adminAcme, ReplayRequest{Revision: &zero, Modules: []PolicyModule{{Name: "a.rego"}}}); err == nil {
 		t.Error("replay with a revision and modules")
+	}
+}
+
+func TestWarmUpOnlyReads(t *testing.T) {
+	f := newFixture(t)
+	if err := f.svc.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.grants.listCalls, warmTenants) {
+		t.Errorf("grants read for %v, want %v", f.grants.listCalls, warmTenants)
+	}
+	fp := f.policies
+	if len(fp.usedEpoch) != 0 || len(fp.usedGrant) != 0 || len(fp.published) != 0 || len(f.authz.decisions) != 0 {
+		t.Errorf("warm-up loaded %v %v, announced %v, decided %v", fp.usedEpoch, fp.usedGrant, fp.published, f.authz.decisions)
+	}
+	fp.stateErr = errTest("neo4j down")
+	if err := f.svc.WarmUp(context.Background()); !errors.Is(err, fp.stateErr) {
+		t.Errorf("err = %v, want the store's error", err)
 	}
 }

@@ -1,14 +1,15 @@
-package memory
+package policyadmin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
+
+	"mneme/memory"
 )
 
 // Policies are per tenant: each tenant runs one revision of the Rego policy,
@@ -73,41 +74,14 @@ type PolicyReport struct {
 	DecisionCases int    `json:"decision_cases"`
 }
 
-// Stable codes of a rejected policy.
-const (
-	RejectInvalid          = "policy_invalid"
-	RejectParse            = "policy_parse_error"
-	RejectForbiddenBuiltin = "policy_forbidden_builtin"
-	RejectCompile          = "policy_compile_error"
-	RejectTestFailed       = "policy_test_failed"
-)
-
-// PolicyRejectedError is a policy that may not become a revision or be
-// activated, with a stable Code and what was wrong.
-type PolicyRejectedError struct {
-	Code     string
-	Problems []string
-}
-
-func (e *PolicyRejectedError) Error() string {
-	const show = 8
-	ps := e.Problems
-	more := ""
-	if len(ps) > show {
-		more = fmt.Sprintf("; and %d more", len(ps)-show)
-		ps = ps[:show]
-	}
-	return strings.Join(ps, "; ") + more
-}
-
 // DecisionRecord is one policy decision as the decision log keeps it: who,
 // what, on which memory (metadata only, never content), the outcome and the
 // revisions that decided it.
 type DecisionRecord struct {
-	Time      time.Time `json:"time"`
-	Principal Principal `json:"principal"`
-	Action    string    `json:"action"`
-	Resource  Resource  `json:"resource"`
+	Time      time.Time        `json:"time"`
+	Principal memory.Principal `json:"principal"`
+	Action    string           `json:"action"`
+	Resource  memory.Resource  `json:"resource"`
 	// Result is "allow" or "deny"; an evaluation error denies and sets Error.
 	Result         string   `json:"result"`
 	Reasons        []string `json:"reasons,omitempty"`
@@ -146,9 +120,9 @@ const (
 
 // DecisionInput is a decision to simulate.
 type DecisionInput struct {
-	Principal Principal `json:"principal"`
-	Action    string    `json:"action"`
-	Resource  Resource  `json:"resource"`
+	Principal memory.Principal `json:"principal"`
+	Action    string           `json:"action"`
+	Resource  memory.Resource  `json:"resource"`
 	// Now is context.now; zero means the current time.
 	Now time.Time `json:"now"`
 }
@@ -177,100 +151,6 @@ type ReplayReport struct {
 	Changes     []DecisionChange `json:"changes"`
 }
 
-// PolicyStore keeps policy revisions and each tenant's PolicyState.
-type PolicyStore interface {
-	// CreatePolicyRevision stores r under the tenant's next number (from 1).
-	CreatePolicyRevision(ctx context.Context, r PolicyRevision) (PolicyRevision, error)
-	// PolicyRevision returns one stored revision with its modules, or
-	// ErrNotFound.
-	PolicyRevision(ctx context.Context, tenant string, number int64) (PolicyRevision, error)
-	// ListPolicyRevisions returns the stored revisions without modules,
-	// oldest first.
-	ListPolicyRevisions(ctx context.Context, tenant string) ([]PolicyRevision, error)
-	// ActivatePolicy makes number (0: the bundled policy) the tenant's active
-	// revision and bumps the epoch, or returns ErrNotFound.
-	ActivatePolicy(ctx context.Context, tenant string, number int64, by string, at time.Time) (PolicyState, error)
-	// PolicyState returns the tenant's state; a tenant nobody changed has
-	// the zero state (revision 0, epoch 0, grant revision 0).
-	PolicyState(ctx context.Context, tenant string) (PolicyState, error)
-}
-
-// PolicyEngine is what administration needs from the policy engine beyond
-// deciding.
-type PolicyEngine interface {
-	// CheckPolicy parses, compiles and tests modules, or returns a
-	// *PolicyRejectedError.
-	CheckPolicy(ctx context.Context, modules []PolicyModule) (PolicyReport, error)
-	// BundledPolicy returns revision 0's modules, tests included.
-	BundledPolicy() []PolicyModule
-	// UsePolicy makes modules (revision number) the tenant's policy as of
-	// epoch; an older epoch than the loaded one is ignored.
-	UsePolicy(ctx context.Context, tenant string, number, epoch int64, modules []PolicyModule) error
-	// UseGrants replaces the tenant's grants as of revision; an older
-	// revision than the loaded one is ignored.
-	UseGrants(ctx context.Context, tenant string, revision int64, grants []Grant) error
-	// Loaded returns what the engine decides with for tenant; false when it
-	// has loaded nothing for it yet.
-	Loaded(tenant string) (Revisions, bool)
-	// Simulate decides in against modules with the tenant's current grants.
-	Simulate(ctx context.Context, modules []PolicyModule, in DecisionInput, explain bool) (Simulation, error)
-	// Replay decides each record again against modules with the tenant's
-	// current grants and returns the draft's decisions in order.
-	Replay(ctx context.Context, modules []PolicyModule, records []DecisionRecord) ([]Decision, error)
-}
-
-// RevisionBus tells every replica about policy and grant changes.
-type RevisionBus interface {
-	// Current returns the tenant's revisions as last announced; false when
-	// none were.
-	Current(ctx context.Context, tenant string) (Revisions, bool, error)
-	// Announce records r for tenant, never lowering a counter, and
-	// notifies every replica.
-	Announce(ctx context.Context, tenant string, r Revisions) error
-}
-
-// DecisionLog reads the decision log.
-type DecisionLog interface {
-	Decisions(ctx context.Context, tenant string, q DecisionQuery) ([]DecisionRecord, error)
-}
-
-// ErrPolicyAdmin means this service was built without policy administration.
-var ErrPolicyAdmin = errors.New("policy administration is not configured")
-
-// PolicyAdmin are the parts behind policy administration and replica sync.
-// All are required for the policy methods of Service.
-type PolicyAdmin struct {
-	Store     PolicyStore
-	Engine    PolicyEngine
-	Bus       RevisionBus
-	Decisions DecisionLog
-}
-
-func (a *PolicyAdmin) ready() bool {
-	return a != nil && a.Store != nil && a.Engine != nil && a.Bus != nil && a.Decisions != nil
-}
-
-// tenantLocks serialises the reloads of one tenant.
-type tenantLocks struct {
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
-}
-
-func (l *tenantLocks) lock(tenant string) func() {
-	l.mu.Lock()
-	if l.locks == nil {
-		l.locks = map[string]*sync.Mutex{}
-	}
-	m := l.locks[tenant]
-	if m == nil {
-		m = &sync.Mutex{}
-		l.locks[tenant] = m
-	}
-	l.mu.Unlock()
-	m.Lock()
-	return m.Unlock
-}
-
 // NewPolicy is a policy an admin pushes.
 type NewPolicy struct {
 	Message string         `json:"message"`
@@ -279,18 +159,18 @@ type NewPolicy struct {
 
 // PushPolicy checks modules and stores them as the tenant's next revision,
 // inactive. A policy that fails the check is not stored.
-func (s *Service) PushPolicy(ctx context.Context, p Principal, n NewPolicy) (PolicyRevision, PolicyReport, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) PushPolicy(ctx context.Context, p memory.Principal, n NewPolicy) (PolicyRevision, PolicyReport, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return PolicyRevision{}, PolicyReport{}, err
 	}
 	if utf8.RuneCountInString(n.Message) > MaxPolicyMessage {
-		return PolicyRevision{}, PolicyReport{}, Invalid("message", fmt.Sprintf("must be at most %d characters", MaxPolicyMessage))
+		return PolicyRevision{}, PolicyReport{}, memory.Invalid("message", fmt.Sprintf("must be at most %d characters", MaxPolicyMessage))
 	}
 	report, err := s.CheckPolicy(ctx, p, n.Modules)
 	if err != nil {
 		return PolicyRevision{}, PolicyReport{}, err
 	}
-	rev, err := s.admin.Store.CreatePolicyRevision(ctx, PolicyRevision{
+	rev, err := s.policies.CreatePolicyRevision(ctx, PolicyRevision{
 		Tenant: p.Tenant, Author: p.Kind + ":" + p.ID, Message: n.Message,
 		CreatedAt: s.now().UTC(), Digest: report.Digest, Modules: n.Modules,
 	})
@@ -302,14 +182,14 @@ func (s *Service) PushPolicy(ctx context.Context, p Principal, n NewPolicy) (Pol
 
 // CheckPolicy runs every check of activation on modules without storing
 // them: `memctl policy test`.
-func (s *Service) CheckPolicy(ctx context.Context, p Principal, modules []PolicyModule) (PolicyReport, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) CheckPolicy(ctx context.Context, p memory.Principal, modules []PolicyModule) (PolicyReport, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return PolicyReport{}, err
 	}
 	if err := validModules(modules); err != nil {
 		return PolicyReport{}, err
 	}
-	return s.admin.Engine.CheckPolicy(ctx, modules)
+	return s.engine.CheckPolicy(ctx, modules)
 }
 
 func validModules(modules []PolicyModule) error {
@@ -342,20 +222,20 @@ func validModules(modules []PolicyModule) error {
 }
 
 // PolicyStatus returns the tenant's policy state.
-func (s *Service) PolicyStatus(ctx context.Context, p Principal) (PolicyState, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) PolicyStatus(ctx context.Context, p memory.Principal) (PolicyState, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return PolicyState{}, err
 	}
-	return s.admin.Store.PolicyState(ctx, p.Tenant)
+	return s.policies.PolicyState(ctx, p.Tenant)
 }
 
 // ListPolicies returns the tenant's revisions, the bundled revision 0 first,
 // without modules.
-func (s *Service) ListPolicies(ctx context.Context, p Principal) ([]PolicyRevision, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) ListPolicies(ctx context.Context, p memory.Principal) ([]PolicyRevision, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return nil, err
 	}
-	revs, err := s.admin.Store.ListPolicyRevisions(ctx, p.Tenant)
+	revs, err := s.policies.ListPolicyRevisions(ctx, p.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -365,8 +245,8 @@ func (s *Service) ListPolicies(ctx context.Context, p Principal) ([]PolicyRevisi
 }
 
 // Policy returns one revision with its modules.
-func (s *Service) Policy(ctx context.Context, p Principal, number int64) (PolicyRevision, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) Policy(ctx context.Context, p memory.Principal, number int64) (PolicyRevision, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return PolicyRevision{}, err
 	}
 	return s.revision(ctx, p.Tenant, number)
@@ -375,16 +255,16 @@ func (s *Service) Policy(ctx context.Context, p Principal, number int64) (Policy
 func (s *Service) revision(ctx context.Context, tenant string, number int64) (PolicyRevision, error) {
 	switch {
 	case number < 0:
-		return PolicyRevision{}, ErrNotFound
+		return PolicyRevision{}, memory.ErrNotFound
 	case number == 0:
 		return s.bundled(tenant), nil
 	}
-	return s.admin.Store.PolicyRevision(ctx, tenant, number)
+	return s.policies.PolicyRevision(ctx, tenant, number)
 }
 
 // bundled is revision 0 as the tenant sees it.
 func (s *Service) bundled(tenant string) PolicyRevision {
-	modules := s.admin.Engine.BundledPolicy()
+	modules := s.engine.BundledPolicy()
 	return PolicyRevision{
 		Tenant: tenant, Number: 0, Author: "mneme", Message: "the bundled policy",
 		Digest: PolicyDigest(modules), Modules: modules,
@@ -392,8 +272,8 @@ func (s *Service) bundled(tenant string) PolicyRevision {
 }
 
 // DiffPolicies returns a line diff from revision a to revision b.
-func (s *Service) DiffPolicies(ctx context.Context, p Principal, a, b int64) (string, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) DiffPolicies(ctx context.Context, p memory.Principal, a, b int64) (string, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return "", err
 	}
 	ra, err := s.revision(ctx, p.Tenant, a)
@@ -410,8 +290,8 @@ func (s *Service) DiffPolicies(ctx context.Context, p Principal, a, b int64) (st
 // ActivatePolicy checks revision number again (the bundled tests may have
 // changed since it was pushed) and makes it the tenant's policy on every
 // replica. Activating an earlier revision is a rollback.
-func (s *Service) ActivatePolicy(ctx context.Context, p Principal, number int64) (PolicyState, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) ActivatePolicy(ctx context.Context, p memory.Principal, number int64) (PolicyState, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return PolicyState{}, err
 	}
 	rev, err := s.revision(ctx, p.Tenant, number)
@@ -419,11 +299,11 @@ func (s *Service) ActivatePolicy(ctx context.Context, p Principal, number int64)
 		return PolicyState{}, err
 	}
 	if number != 0 {
-		if _, err := s.admin.Engine.CheckPolicy(ctx, rev.Modules); err != nil {
+		if _, err := s.engine.CheckPolicy(ctx, rev.Modules); err != nil {
 			return PolicyState{}, err
 		}
 	}
-	st, err := s.admin.Store.ActivatePolicy(ctx, p.Tenant, number, p.Kind+":"+p.ID, s.now().UTC())
+	st, err := s.policies.ActivatePolicy(ctx, p.Tenant, number, p.Kind+":"+p.ID, s.now().UTC())
 	if err != nil {
 		return PolicyState{}, err
 	}
@@ -432,14 +312,14 @@ func (s *Service) ActivatePolicy(ctx context.Context, p Principal, number int64)
 
 // RollbackPolicy activates the revision that was active before the current
 // one, or revision to when to is not nil.
-func (s *Service) RollbackPolicy(ctx context.Context, p Principal, to *int64) (PolicyState, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) RollbackPolicy(ctx context.Context, p memory.Principal, to *int64) (PolicyState, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return PolicyState{}, err
 	}
 	if to != nil {
 		return s.ActivatePolicy(ctx, p, *to)
 	}
-	st, err := s.admin.Store.PolicyState(ctx, p.Tenant)
+	st, err := s.policies.PolicyState(ctx, p.Tenant)
 	if err != nil {
 		return PolicyState{}, err
 	}
@@ -447,7 +327,7 @@ func (s *Service) RollbackPolicy(ctx context.Context, p Principal, to *int64) (P
 	if n := len(st.History); n >= 2 {
 		prev = st.History[n-2]
 	} else if n == 0 || st.Active == 0 {
-		return PolicyState{}, Invalid("revision", "nothing to roll back: the tenant runs the bundled policy")
+		return PolicyState{}, memory.Invalid("revision", "nothing to roll back: the tenant runs the bundled policy")
 	}
 	return s.ActivatePolicy(ctx, p, prev)
 }
@@ -463,8 +343,8 @@ type SimulateRequest struct {
 
 // Simulate decides req.Input against the draft with the tenant's current
 // grants, without logging or changing anything.
-func (s *Service) Simulate(ctx context.Context, p Principal, req SimulateRequest) (Simulation, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) Simulate(ctx context.Context, p memory.Principal, req SimulateRequest) (Simulation, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return Simulation{}, err
 	}
 	modules, err := s.draft(ctx, p.Tenant, req.Revision, req.Modules)
@@ -480,12 +360,12 @@ func (s *Service) Simulate(ctx context.Context, p Principal, req SimulateRequest
 		in.Resource.Tenant = p.Tenant
 	}
 	if in.Principal.Tenant != p.Tenant || in.Resource.Tenant != p.Tenant {
-		return Simulation{}, Invalid("input", "principal and resource must be of your tenant")
+		return Simulation{}, memory.Invalid("input", "principal and resource must be of your tenant")
 	}
 	if in.Now.IsZero() {
 		in.Now = s.now().UTC()
 	}
-	return s.admin.Engine.Simulate(ctx, modules, in, req.Explain)
+	return s.engine.Simulate(ctx, modules, in, req.Explain)
 }
 
 // ReplayRequest replays the recent decision log against a draft.
@@ -499,12 +379,12 @@ type ReplayRequest struct {
 // Replay decides the tenant's recent logged decisions again against a draft
 // (with the current grants and each decision's own time) and reports those
 // that would change.
-func (s *Service) Replay(ctx context.Context, p Principal, req ReplayRequest) (ReplayReport, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequest) (ReplayReport, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return ReplayReport{}, err
 	}
 	if req.Limit < 0 || req.Limit > MaxReplayLimit {
-		return ReplayReport{}, Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxReplayLimit))
+		return ReplayReport{}, memory.Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxReplayLimit))
 	}
 	if req.Limit == 0 {
 		req.Limit = DefaultReplayLimit
@@ -513,11 +393,11 @@ func (s *Service) Replay(ctx context.Context, p Principal, req ReplayRequest) (R
 	if err != nil {
 		return ReplayReport{}, err
 	}
-	records, err := s.admin.Decisions.Decisions(ctx, p.Tenant, DecisionQuery{Limit: req.Limit})
+	records, err := s.decisions.Decisions(ctx, p.Tenant, DecisionQuery{Limit: req.Limit})
 	if err != nil {
 		return ReplayReport{}, err
 	}
-	decisions, err := s.admin.Engine.Replay(ctx, modules, records)
+	decisions, err := s.engine.Replay(ctx, modules, records)
 	if err != nil {
 		return ReplayReport{}, err
 	}
@@ -544,7 +424,7 @@ func (s *Service) Replay(ctx context.Context, p Principal, req ReplayRequest) (R
 func (s *Service) draft(ctx context.Context, tenant string, number *int64, modules []PolicyModule) ([]PolicyModule, error) {
 	switch {
 	case number != nil && len(modules) > 0:
-		return nil, Invalid("revision", "give a revision or modules, not both")
+		return nil, memory.Invalid("revision", "give a revision or modules, not both")
 	case number != nil:
 		rev, err := s.revision(ctx, tenant, *number)
 		if err != nil {
@@ -559,98 +439,20 @@ func (s *Service) draft(ctx context.Context, tenant string, number *int64, modul
 }
 
 // Decisions returns the tenant's logged decisions, newest first.
-func (s *Service) Decisions(ctx context.Context, p Principal, q DecisionQuery) ([]DecisionRecord, error) {
-	if err := s.policyAdmin(ctx, p); err != nil {
+func (s *Service) Decisions(ctx context.Context, p memory.Principal, q DecisionQuery) ([]DecisionRecord, error) {
+	if err := s.manage(ctx, p); err != nil {
 		return nil, err
 	}
 	switch {
 	case q.Limit < 0 || q.Limit > MaxDecisionLimit:
-		return nil, Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxDecisionLimit))
+		return nil, memory.Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxDecisionLimit))
 	case q.Result != "" && q.Result != ResultAllow && q.Result != ResultDeny:
-		return nil, Invalid("result", "must be allow or deny")
-	case q.Action != "" && !contains([]string{ActionRead, ActionWrite, ActionDelete, ActionManage}, q.Action):
-		return nil, Invalid("action", "must be read, write, delete or manage")
+		return nil, memory.Invalid("result", "must be allow or deny")
+	case q.Action != "" && !slices.Contains([]string{memory.ActionRead, memory.ActionWrite, memory.ActionDelete, memory.ActionManage}, q.Action):
+		return nil, memory.Invalid("action", "must be read, write, delete or manage")
 	}
 	if q.Limit == 0 {
 		q.Limit = DefaultDecisionLimit
 	}
-	return s.admin.Decisions.Decisions(ctx, p.Tenant, q)
-}
-
-func (s *Service) policyAdmin(ctx context.Context, p Principal) error {
-	if err := s.manage(ctx, p); err != nil {
-		return err
-	}
-	if !s.admin.ready() {
-		return ErrPolicyAdmin
-	}
-	return nil
-}
-
-// Sync makes sure this replica decides for tenant with its current policy
-// and grants: one look at the announced revisions, and a reload from the
-// store when this replica is behind. It is called once per request before
-// anything is decided; an error means the replica cannot know what the
-// tenant's policy is, and the request must be denied.
-func (s *Service) Sync(ctx context.Context, tenant string) error {
-	if !s.admin.ready() {
-		return nil
-	}
-	cur, announced, err := s.admin.Bus.Current(ctx, tenant)
-	if err != nil {
-		return fmt.Errorf("%w: policy revisions: %w", ErrUnavailable, err)
-	}
-	loaded, ok := s.admin.Engine.Loaded(tenant)
-	if ok && announced && !cur.Behind(loaded) {
-		return nil
-	}
-	if err := s.reload(ctx, tenant, !announced); err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	return nil
-}
-
-// reload loads the tenant's active policy and grants from the store when
-// they are newer than what the engine has, and announces them when asked.
-func (s *Service) reload(ctx context.Context, tenant string, announce bool) error {
-	defer s.syncLocks.lock(tenant)()
-	// State first, then what it names: the data read is at least as new as
-	// the counters recorded, so a change racing this reload is reloaded again
-	// on the next check rather than missed.
-	st, err := s.admin.Store.PolicyState(ctx, tenant)
-	if err != nil {
-		return fmt.Errorf("policy state: %w", err)
-	}
-	loaded, ok := s.admin.Engine.Loaded(tenant)
-	if !ok || st.Epoch > loaded.PolicyEpoch {
-		rev, err := s.revision(ctx, tenant, st.Active)
-		if err != nil {
-			return fmt.Errorf("policy revision %d: %w", st.Active, err)
-		}
-		if err := s.admin.Engine.UsePolicy(ctx, tenant, st.Active, st.Epoch, rev.Modules); err != nil {
-			return err
-		}
-	}
-	if !ok || st.GrantRevision > loaded.Grants {
-		grants, err := s.grants.ListGrants(ctx, tenant)
-		if err != nil {
-			return fmt.Errorf("grants: %w", err)
-		}
-		if err := s.admin.Engine.UseGrants(ctx, tenant, st.GrantRevision, grants); err != nil {
-			return err
-		}
-	}
-	if announce {
-		return s.admin.Bus.Announce(ctx, tenant, Revisions{Policy: st.Active, PolicyEpoch: st.Epoch, Grants: st.GrantRevision})
-	}
-	return nil
-}
-
-// changed loads the tenant's new state on this replica and announces it to
-// the others, before the change is reported done.
-func (s *Service) changed(ctx context.Context, tenant string) error {
-	if err := s.reload(ctx, tenant, true); err != nil {
-		return fmt.Errorf("%w: the change is stored but not yet in force everywhere: %w", ErrUnavailable, err)
-	}
-	return nil
+	return s.decisions.Decisions(ctx, p.Tenant, q)
 }

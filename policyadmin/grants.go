@@ -1,10 +1,13 @@
-package memory
+package policyadmin
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"mneme/memory"
 )
 
 // NewGrant is what an admin sends to share memories between agents.
@@ -19,23 +22,23 @@ type NewGrant struct {
 
 // CreateGrant stores a sharing grant and makes it effective at once, on
 // every replica.
-func (s *Service) CreateGrant(ctx context.Context, p Principal, n NewGrant) (Grant, error) {
+func (s *Service) CreateGrant(ctx context.Context, p memory.Principal, n NewGrant) (memory.Grant, error) {
 	if err := s.manage(ctx, p); err != nil {
-		return Grant{}, err
+		return memory.Grant{}, err
 	}
 	g, err := buildGrant(p.Tenant, n, s.now().UTC())
 	if err != nil {
-		return Grant{}, err
+		return memory.Grant{}, err
 	}
 	if g, err = s.grants.CreateGrant(ctx, g); err != nil {
-		return Grant{}, err
+		return memory.Grant{}, err
 	}
 	return g, s.grantsChanged(ctx, p.Tenant)
 }
 
 // PutGrant stores a grant with a fixed id on behalf of the system (seed),
 // replacing one with the same id in a single step.
-func (s *Service) PutGrant(ctx context.Context, g Grant) error {
+func (s *Service) PutGrant(ctx context.Context, g memory.Grant) error {
 	built, err := buildGrant(g.Tenant, NewGrant{
 		Grantee: g.Grantee, Source: g.Source, Types: g.Types, Kinds: g.Kinds,
 		MaxSensitivity: g.MaxSensitivity, ExpiresAt: g.ExpiresAt,
@@ -64,16 +67,16 @@ type GrantChange struct {
 
 // UpdateGrant changes a grant of the principal's tenant in one step and
 // makes the change effective at once, on every replica.
-func (s *Service) UpdateGrant(ctx context.Context, p Principal, id string, c GrantChange) (Grant, error) {
+func (s *Service) UpdateGrant(ctx context.Context, p memory.Principal, id string, c GrantChange) (memory.Grant, error) {
 	if err := s.manage(ctx, p); err != nil {
-		return Grant{}, err
+		return memory.Grant{}, err
 	}
 	if c.NoExpiry && c.ExpiresAt != nil {
-		return Grant{}, Invalid("no_expiry", "give expires_at or no_expiry, not both")
+		return memory.Grant{}, memory.Invalid("no_expiry", "give expires_at or no_expiry, not both")
 	}
 	cur, err := s.grant(ctx, p.Tenant, id)
 	if err != nil {
-		return Grant{}, err
+		return memory.Grant{}, err
 	}
 	n := NewGrant{
 		Grantee: cur.Grantee, Source: cur.Source, Types: cur.Types, Kinds: cur.Kinds,
@@ -101,38 +104,38 @@ func (s *Service) UpdateGrant(ctx context.Context, p Principal, id string, c Gra
 	}
 	g, err := buildGrant(p.Tenant, n, s.now().UTC())
 	if err != nil {
-		return Grant{}, err
+		return memory.Grant{}, err
 	}
 	g.ID, g.CreatedAt = cur.ID, cur.CreatedAt
 	if g, err = s.grants.UpdateGrant(ctx, g); err != nil {
-		return Grant{}, err
+		return memory.Grant{}, err
 	}
 	return g, s.grantsChanged(ctx, p.Tenant)
 }
 
 // Grant returns one grant of the principal's tenant.
-func (s *Service) Grant(ctx context.Context, p Principal, id string) (Grant, error) {
+func (s *Service) Grant(ctx context.Context, p memory.Principal, id string) (memory.Grant, error) {
 	if err := s.manage(ctx, p); err != nil {
-		return Grant{}, err
+		return memory.Grant{}, err
 	}
 	return s.grant(ctx, p.Tenant, id)
 }
 
-func (s *Service) grant(ctx context.Context, tenant, id string) (Grant, error) {
+func (s *Service) grant(ctx context.Context, tenant, id string) (memory.Grant, error) {
 	gs, err := s.grants.ListGrants(ctx, tenant)
 	if err != nil {
-		return Grant{}, err
+		return memory.Grant{}, err
 	}
 	for _, g := range gs {
 		if g.ID == id {
 			return g, nil
 		}
 	}
-	return Grant{}, ErrNotFound
+	return memory.Grant{}, memory.ErrNotFound
 }
 
 // ListGrants returns the grants of the principal's tenant.
-func (s *Service) ListGrants(ctx context.Context, p Principal) ([]Grant, error) {
+func (s *Service) ListGrants(ctx context.Context, p memory.Principal) ([]memory.Grant, error) {
 	if err := s.manage(ctx, p); err != nil {
 		return nil, err
 	}
@@ -141,38 +144,35 @@ func (s *Service) ListGrants(ctx context.Context, p Principal) ([]Grant, error) 
 
 // GrantSet is a tenant's grants and the grant revision they are at.
 type GrantSet struct {
-	Grants   []Grant `json:"grants"`
-	Revision int64   `json:"revision"`
+	Grants   []memory.Grant `json:"grants"`
+	Revision int64          `json:"revision"`
 }
 
 // Grants returns the grants of the principal's tenant with their revision.
-func (s *Service) Grants(ctx context.Context, p Principal) (GrantSet, error) {
+func (s *Service) Grants(ctx context.Context, p memory.Principal) (GrantSet, error) {
 	if err := s.manage(ctx, p); err != nil {
 		return GrantSet{}, err
 	}
-	var set GrantSet
-	if s.admin.ready() {
-		// The revision first: the grants read after it are at least as new.
-		st, err := s.admin.Store.PolicyState(ctx, p.Tenant)
-		if err != nil {
-			return GrantSet{}, err
-		}
-		set.Revision = st.GrantRevision
+	// The revision first: the grants read after it are at least as new.
+	st, err := s.policies.PolicyState(ctx, p.Tenant)
+	if err != nil {
+		return GrantSet{}, err
 	}
+	set := GrantSet{Revision: st.GrantRevision}
 	gs, err := s.grants.ListGrants(ctx, p.Tenant)
 	if err != nil {
 		return GrantSet{}, err
 	}
 	set.Grants = gs
 	if set.Grants == nil {
-		set.Grants = []Grant{}
+		set.Grants = []memory.Grant{}
 	}
 	return set, nil
 }
 
 // DeleteGrant removes a grant; its memories become unreadable at once, on
 // every replica.
-func (s *Service) DeleteGrant(ctx context.Context, p Principal, id string) error {
+func (s *Service) DeleteGrant(ctx context.Context, p memory.Principal, id string) error {
 	if err := s.manage(ctx, p); err != nil {
 		return err
 	}
@@ -182,17 +182,15 @@ func (s *Service) DeleteGrant(ctx context.Context, p Principal, id string) error
 	return s.grantsChanged(ctx, p.Tenant)
 }
 
-// grantsChanged puts the tenant's new grants in force: on every replica
-// through the revision bus when policy administration is configured, else
-// by reloading this engine.
+// grantsChanged puts the tenant's new grants in force on every replica:
+// this one reloads them, the others hear of it through the revision bus.
 func (s *Service) grantsChanged(ctx context.Context, tenant string) error {
-	if s.admin.ready() {
-		return s.changed(ctx, tenant)
-	}
-	return s.ReloadGrants(ctx)
+	return s.changed(ctx, tenant)
 }
 
-// ReloadGrants loads every tenant's grants into the policy engine.
+// ReloadGrants loads every tenant's grants into the policy engine: at
+// start-up, for work that decides outside a request (which syncs its tenant
+// first).
 func (s *Service) ReloadGrants(ctx context.Context) error {
 	s.grantsMu.Lock()
 	defer s.grantsMu.Unlock()
@@ -203,35 +201,31 @@ func (s *Service) ReloadGrants(ctx context.Context) error {
 	return s.authz.SetGrants(ctx, all)
 }
 
-func (s *Service) manage(ctx context.Context, p Principal) error {
-	return s.require(ctx, p, ActionManage, Resource{Tenant: p.Tenant}, s.now().UTC())
-}
-
-func buildGrant(tenant string, n NewGrant, now time.Time) (Grant, error) {
+func buildGrant(tenant string, n NewGrant, now time.Time) (memory.Grant, error) {
 	switch {
-	case !validName(n.Grantee):
-		return Grant{}, Invalid("grantee", "is required: an agent id")
-	case n.Source != "*" && !validName(n.Source):
-		return Grant{}, Invalid("source", `is required: an agent id or "*"`)
+	case !memory.ValidName(n.Grantee):
+		return memory.Grant{}, memory.Invalid("grantee", "is required: an agent id")
+	case n.Source != "*" && !memory.ValidName(n.Source):
+		return memory.Grant{}, memory.Invalid("source", `is required: an agent id or "*"`)
 	case len(n.Types) == 0:
-		return Grant{}, Invalid("types", "name at least one memory type")
-	case SensitivityRank(n.MaxSensitivity) < 0:
-		return Grant{}, Invalid("max_sensitivity", "must be one of "+strings.Join(Sensitivities, ", "))
+		return memory.Grant{}, memory.Invalid("types", "name at least one memory type")
+	case memory.SensitivityRank(n.MaxSensitivity) < 0:
+		return memory.Grant{}, memory.Invalid("max_sensitivity", "must be one of "+strings.Join(memory.Sensitivities, ", "))
 	case n.ExpiresAt != nil && !n.ExpiresAt.After(now):
-		return Grant{}, Invalid("expires_at", "must be in the future")
+		return memory.Grant{}, memory.Invalid("expires_at", "must be in the future")
 	}
 	for _, t := range n.Types {
-		if !contains(Types, t) {
-			return Grant{}, Invalid("types", "each must be one of "+strings.Join(Types, ", "))
+		if !slices.Contains(memory.Types, t) {
+			return memory.Grant{}, memory.Invalid("types", "each must be one of "+strings.Join(memory.Types, ", "))
 		}
 	}
 	for _, k := range n.Kinds {
 		if k == "" || len(k) > 64 {
-			return Grant{}, Invalid("kinds", "each kind is 1–64 bytes")
+			return memory.Grant{}, memory.Invalid("kinds", "each kind is 1–64 bytes")
 		}
 	}
-	return Grant{
-		ID: NewID("grant"), Tenant: tenant, Grantee: n.Grantee, Source: n.Source, Types: n.Types,
+	return memory.Grant{
+		ID: memory.NewID("grant"), Tenant: tenant, Grantee: n.Grantee, Source: n.Source, Types: n.Types,
 		Kinds: n.Kinds, MaxSensitivity: n.MaxSensitivity, ExpiresAt: n.ExpiresAt, CreatedAt: now,
 	}, nil
 }

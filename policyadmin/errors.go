@@ -1,0 +1,37 @@
+package policyadmin
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Policy administration's own errors. Everything else it returns is one of
+// memory's shared sentinels (ErrNotFound, ErrForbidden, ErrUnavailable) or a
+// *memory.InvalidError, which the handlers already map.
+
+// Stable codes of a rejected policy.
+const (
+	RejectInvalid          = "policy_invalid"
+	RejectParse            = "policy_parse_error"
+	RejectForbiddenBuiltin = "policy_forbidden_builtin"
+	RejectCompile          = "policy_compile_error"
+	RejectTestFailed       = "policy_test_failed"
+)
+
+// PolicyRejectedError is a policy that may not become a revision or be
+// activated, with a stable Code and what was wrong.
+type PolicyRejectedError struct {
+	Code     string
+	Problems []string
+}
+
+func (e *PolicyRejectedError) Error() string {
+	const show = 8
+	ps := e.Problems
+	more := ""
+	if len(ps) > show {
+		more = fmt.Sprintf("; and %d more", len(ps)-show)
+		ps = ps[:show]
+	}
+	return strings.Join(ps, "; ") + more
+}

@@ -1,0 +1,91 @@
+package policyadmin
+
+import (
+	"context"
+	"time"
+
+	"mneme/memory"
+)
+
+// The parts administration works through. graph, policy, journal and
+// policysync implement them; app wires them in.
+
+// PolicyStore keeps policy revisions and each tenant's PolicyState.
+type PolicyStore interface {
+	// CreatePolicyRevision stores r under the tenant's next number (from 1).
+	CreatePolicyRevision(ctx context.Context, r PolicyRevision) (PolicyRevision, error)
+	// PolicyRevision returns one stored revision with its modules, or
+	// memory.ErrNotFound.
+	PolicyRevision(ctx context.Context, tenant string, number int64) (PolicyRevision, error)
+	// ListPolicyRevisions returns the stored revisions without modules,
+	// oldest first.
+	ListPolicyRevisions(ctx context.Context, tenant string) ([]PolicyRevision, error)
+	// ActivatePolicy makes number (0: the bundled policy) the tenant's active
+	// revision and bumps the epoch, or returns memory.ErrNotFound.
+	ActivatePolicy(ctx context.Context, tenant string, number int64, by string, at time.Time) (PolicyState, error)
+	// PolicyState returns the tenant's state; a tenant nobody changed has
+	// the zero state (revision 0, epoch 0, grant revision 0).
+	PolicyState(ctx context.Context, tenant string) (PolicyState, error)
+}
+
+// PolicyEngine is what administration needs from the policy engine beyond
+// deciding.
+type PolicyEngine interface {
+	// CheckPolicy parses, compiles and tests modules, or returns a
+	// *PolicyRejectedError.
+	CheckPolicy(ctx context.Context, modules []PolicyModule) (PolicyReport, error)
+	// BundledPolicy returns revision 0's modules, tests included.
+	BundledPolicy() []PolicyModule
+	// UsePolicy makes modules (revision number) the tenant's policy as of
+	// epoch; an older epoch than the loaded one is ignored.
+	UsePolicy(ctx context.Context, tenant string, number, epoch int64, modules []PolicyModule) error
+	// UseGrants replaces the tenant's grants as of revision; an older
+	// revision than the loaded one is ignored.
+	UseGrants(ctx context.Context, tenant string, revision int64, grants []memory.Grant) error
+	// Loaded returns what the engine decides with for tenant; false when it
+	// has loaded nothing for it yet.
+	Loaded(tenant string) (Revisions, bool)
+	// Simulate decides in against modules with the tenant's current grants.
+	Simulate(ctx context.Context, modules []PolicyModule, in DecisionInput, explain bool) (Simulation, error)
+	// Replay decides each record again against modules with the tenant's
+	// current grants and returns the draft's decisions in order.
+	Replay(ctx context.Context, modules []PolicyModule, records []DecisionRecord) ([]memory.Decision, error)
+}
+
+// RevisionBus tells every replica about policy and grant changes.
+type RevisionBus interface {
+	// Current returns the tenant's revisions as last announced; false when
+	// none were.
+	Current(ctx context.Context, tenant string) (Revisions, bool, error)
+	// Announce records r for tenant, never lowering a counter, and
+	// notifies every replica.
+	Announce(ctx context.Context, tenant string, r Revisions) error
+}
+
+// DecisionLog reads the decision log.
+type DecisionLog interface {
+	Decisions(ctx context.Context, tenant string, q DecisionQuery) ([]DecisionRecord, error)
+}
+
+// GrantStore keeps sharing grants. Every change bumps the tenant's grant
+// revision (PolicyState.GrantRevision) in the same transaction.
+type GrantStore interface {
+	CreateGrant(ctx context.Context, g memory.Grant) (memory.Grant, error)
+	ListGrants(ctx context.Context, tenant string) ([]memory.Grant, error)
+	DeleteGrant(ctx context.Context, tenant, id string) error
+	// UpdateGrant replaces the grant with g's id in one step, or returns
+	// memory.ErrNotFound.
+	UpdateGrant(ctx context.Context, g memory.Grant) (memory.Grant, error)
+	// PutGrant creates g, or replaces the grant with its id, in one step.
+	PutGrant(ctx context.Context, g memory.Grant) (memory.Grant, error)
+}
+
+// Authorizer is what administration needs of the engine that decides for
+// memories: the manage decision on a tenant, and every tenant's grants at
+// start-up.
+type Authorizer interface {
+	// Decide evaluates one action on one resource. Any error denies.
+	Decide(ctx context.Context, p memory.Principal, action string, r memory.Resource, now time.Time) (memory.Decision, error)
+	// SetGrants replaces the grants of every tenant the engine decides with.
+	SetGrants(ctx context.Context, grants []memory.Grant) error
+}
