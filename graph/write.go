@@ -107,3 +107,12 @@ func promoteIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id, cyp
 	}
 	return getMemory(ctx, tx, tenant, id)
 }
+
+// reinforceIn runs a reinforcement in tx, under the lock of the memory's
+// user, which the batch holds.
+func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, r memory.Repeat) (memory.Memory, error) {
+	return promoteIn(ctx, tx, tenant, r.Target, cypherReinforce, map[string]any{
+		"session": r.SessionID, "step": r.ImportanceStep, "at": r.At.UTC(), "activate_at": r.ActivateAt,
+		"idem": strOrNil(r.IdempotencyKey),
+	})
+}
