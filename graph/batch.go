@@ -242,16 +242,37 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		pred, params = g.query(params)
 		cypher = cypherLockReadSimilarHead + cypherSimilarBatch + pred + cypherSimilarBatchScore + cypherLockReadSimilarTail
 	}
-	recs, err := collect(ctx, tx, cypher, params)
+	// The decoder keeps the dedup answers raw: they are read into similar
+	// only once the row count is known to be right.
+	type row struct {
+		state   memory.BatchState
+		similar any
+	}
+	rows, err := readAll(ctx, tx, cypher, params, func(r *neo4j.Record) (row, error) {
+		st, err := batchStateOf(r)
+		similar, _ := r.Get("similar")
+		return row{st, similar}, err
+	})
 	if err != nil {
 		return memory.BatchState{}, err
 	}
-	if len(recs) != 1 {
-		return memory.BatchState{}, fmt.Errorf("graph: batch state returned %d rows", len(recs))
+	if len(rows) != 1 {
+		return memory.BatchState{}, fmt.Errorf("graph: batch state returned %d rows", len(rows))
 	}
-	r := recs[0].AsMap()
+	if g != nil {
+		if err := decodeSimilar(rows[0].similar, similar); err != nil {
+			return memory.BatchState{}, err
+		}
+	}
+	return rows[0].state, nil
+}
+
+// batchStateOf reads the dups, heads and entities columns of
+// cypherBatchState.
+func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
+	cols := r.AsMap()
 	st := memory.BatchState{Duplicates: map[string]memory.Memory{}, Heads: map[memory.Slot][]memory.Memory{}, Entities: map[string]memory.Entity{}}
-	dups, _ := r["dups"].([]any)
+	dups, _ := cols["dups"].([]any)
 	for _, v := range dups {
 		m, err := decodeMemory(v)
 		if err != nil {
@@ -259,7 +280,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		}
 		st.Duplicates[m.IdempotencyKey] = m
 	}
-	heads, _ := r["heads"].([]any)
+	heads, _ := cols["heads"].([]any)
 	for _, v := range heads {
 		m, err := decodeMemory(v)
 		if err != nil {
@@ -268,16 +289,11 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		sl := memory.Slot{UserID: m.UserID, Key: m.Key}
 		st.Heads[sl] = append(st.Heads[sl], m)
 	}
-	ents, _ := r["entities"].([]any)
+	ents, _ := cols["entities"].([]any)
 	for _, v := range ents {
 		em, _ := v.(map[string]any)
 		e := memory.Entity{ID: str(em["id"]), Kind: str(em["kind"]), Name: str(em["name"])}
 		st.Entities[e.ID] = e
-	}
-	if g != nil {
-		if err := decodeSimilar(r["similar"], similar); err != nil {
-			return memory.BatchState{}, err
-		}
 	}
 	return st, nil
 }

@@ -76,15 +76,17 @@ func probeGroups(tenant string, ms []memory.Memory, scopes []memory.Scope, scope
 // similarIn runs the dedup search of a probe group on its own, into similar.
 func similarIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, g probeGroup, similar [][]memory.Hit) error {
 	pred, params := g.query(map[string]any{"tenant": tenant})
-	recs, err := collect(ctx, tx, cypherSimilarOnlyHead+cypherSimilarBatch+pred+cypherSimilarBatchScore+cypherSimilarOnlyTail, params)
+	rows, err := readAll(ctx, tx, cypherSimilarOnlyHead+cypherSimilarBatch+pred+cypherSimilarBatchScore+cypherSimilarOnlyTail, params, func(r *neo4j.Record) (any, error) {
+		v, _ := r.Get("similar")
+		return v, nil
+	})
 	if err != nil {
 		return err
 	}
-	if len(recs) != 1 {
-		return fmt.Errorf("graph: dedup search returned %d rows", len(recs))
+	if len(rows) != 1 {
+		return fmt.Errorf("graph: dedup search returned %d rows", len(rows))
 	}
-	v, _ := recs[0].Get("similar")
-	return decodeSimilar(v, similar)
+	return decodeSimilar(rows[0], similar)
 }
 
 // decodeSimilar reads a list of {at, hits} into similar[at].

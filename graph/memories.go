@@ -28,18 +28,14 @@ func link(ctx context.Context, tx neo4j.ManagedTransaction, m memory.Memory) err
 }
 
 func getMemory(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id string) (memory.Memory, error) {
-	recs, err := collect(ctx, tx, cypherGetMemory, map[string]any{"tenant": tenant, "id": id})
-	if err != nil {
+	m, ok, err := readOne(ctx, tx, cypherGetMemory, map[string]any{"tenant": tenant, "id": id}, memoryOf)
+	switch {
+	case err != nil:
 		return memory.Memory{}, err
-	}
-	if len(recs) == 0 {
+	case !ok:
 		return memory.Memory{}, memory.ErrNotFound
 	}
-	ms, err := decodeMemories(recs)
-	if err != nil {
-		return memory.Memory{}, err
-	}
-	return ms[0], nil
+	return m, nil
 }
 
 // GetMemory returns the memory id of tenant in any status, or
@@ -64,11 +60,8 @@ func (s *Store) ListMemories(ctx context.Context, scope memory.Scope, q memory.L
 	cypher, params := listQuery(scope, q)
 	var out []memory.Memory
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypher, params)
-		if err != nil {
-			return err
-		}
-		out, err = decodeMemories(recs)
+		var err error
+		out, err = readAll(ctx, tx, cypher, params, memoryOf)
 		return err
 	})
 	return out, err
@@ -96,27 +89,25 @@ func (s *Store) ReplaceMemory(ctx context.Context, tenant, prevID string, expect
 		if err := lockBatch(ctx, tx, tenant, []memory.Memory{next}); err != nil {
 			return err
 		}
-		recs, err := collect(ctx, tx, cypherLockHead, map[string]any{"tenant": tenant, "id": prevID})
+		prev, ok, err := readOne(ctx, tx, cypherLockHead, map[string]any{"tenant": tenant, "id": prevID}, headOf)
 		if err != nil {
 			return err
 		}
-		if len(recs) == 0 {
+		if !ok {
 			return memory.ErrNotFound
 		}
-		r := recs[0].AsMap()
-		version := int(integer(r["version"]))
-		switch status := str(r["status"]); {
-		case status != memory.StatusActive && status != memory.StatusCandidate:
-			return fmt.Errorf("%w: memory %s is %s, not the current version", memory.ErrConflict, prevID, status)
-		case expectVersion > 0 && version != expectVersion:
-			return fmt.Errorf("%w: memory %s is at version %d, not %d", memory.ErrConflict, prevID, version, expectVersion)
-		case next.UserID != str(r["user_id"]):
+		switch {
+		case prev.status != memory.StatusActive && prev.status != memory.StatusCandidate:
+			return fmt.Errorf("%w: memory %s is %s, not the current version", memory.ErrConflict, prevID, prev.status)
+		case expectVersion > 0 && prev.version != expectVersion:
+			return fmt.Errorf("%w: memory %s is at version %d, not %d", memory.ErrConflict, prevID, prev.version, expectVersion)
+		case next.UserID != prev.userID:
 			return memory.Invalid("user_id", "a new version must be about the same user")
-		case next.Key != str(r["key"]):
+		case next.Key != prev.key:
 			return memory.Invalid("key", "a new version must fill the same slot")
 		}
 		n := next
-		n.Version = version + 1
+		n.Version = prev.version + 1
 		if err := exec(ctx, tx, cypherCreateMemory, map[string]any{"tenant": tenant, "props": memoryProps(n)}); err != nil {
 			return err
 		}
@@ -135,20 +126,34 @@ func (s *Store) ReplaceMemory(ctx context.Context, tenant, prevID string, expect
 	return out, err
 }
 
+// head is what cypherLockHead reads of the version a replacement supersedes.
+type head struct {
+	status, userID, key string
+	version             int
+}
+
+func headOf(r *neo4j.Record) (head, error) {
+	cols := r.AsMap()
+	return head{
+		status: str(cols["status"]), userID: str(cols["user_id"]), key: str(cols["key"]),
+		version: int(integer(cols["version"])),
+	}, nil
+}
+
 // History returns every version in the supersession chain that contains id,
 // newest first, or memory.ErrNotFound.
 func (s *Store) History(ctx context.Context, tenant, id string) ([]memory.Memory, error) {
 	var out []memory.Memory
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherHistory, map[string]any{"tenant": tenant, "id": id})
+		ms, err := readAll(ctx, tx, cypherHistory, map[string]any{"tenant": tenant, "id": id}, memoryOf)
 		if err != nil {
 			return err
 		}
-		if len(recs) == 0 {
+		if len(ms) == 0 {
 			return memory.ErrNotFound
 		}
-		out, err = decodeMemories(recs)
-		return err
+		out = ms
+		return nil
 	})
 	return out, err
 }
@@ -160,17 +165,19 @@ func (s *Store) History(ctx context.Context, tenant, id string) ([]memory.Memory
 func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string) error {
 	at := s.now().UTC()
 	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherDeleteMemory, map[string]any{
+		entities, ok, err := readOne(ctx, tx, cypherDeleteMemory, map[string]any{
 			"tenant": tenant, "id": id, "deleted_at": at, "by": by, "reason": reason,
+		}, func(r *neo4j.Record) ([]string, error) {
+			ids, _ := r.Get("entity_ids")
+			return strs(ids), nil
 		})
 		if err != nil {
 			return err
 		}
-		if len(recs) == 0 {
+		if !ok {
 			return memory.ErrNotFound
 		}
-		ids, _ := recs[0].Get("entity_ids")
-		if entities := strs(ids); len(entities) > 0 {
+		if len(entities) > 0 {
 			return exec(ctx, tx, cypherDeleteOrphanEntities, map[string]any{"tenant": tenant, "ids": entities})
 		}
 		return nil
@@ -224,11 +231,8 @@ func (s *Store) SearchVectorIndex(ctx context.Context, tenant string, vec []floa
 func (s *Store) search(ctx context.Context, cypher string, params map[string]any) ([]memory.Hit, error) {
 	var out []memory.Hit
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypher, params)
-		if err != nil {
-			return err
-		}
-		out, err = decodeHits(recs)
+		var err error
+		out, err = readAll(ctx, tx, cypher, params, hitOf)
 		return err
 	})
 	return out, err
