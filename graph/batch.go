@@ -21,8 +21,8 @@ import (
 // stored beside the slot's head without displacing it. A memory whose
 // IdempotencyKey is already stored for the tenant is not created; the stored
 // memory is returned in its place. Every memory of a batch must belong to
-// the same tenant. The whole batch costs two queries: the locks with the
-// state they guard, then the writes.
+// the same tenant. A batch usually costs two queries: the locks with the
+// state they guard, then the writes (see writeBatch).
 func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memory.Memory, error) {
 	ws, err := s.writeBatch(ctx, ms, batchOptions{})
 	if err != nil {
@@ -63,8 +63,8 @@ var errVanished = errors.New("graph: a memory to reinforce vanished")
 // writeBatch commits ms in one transaction. See batch_cypher.go for its
 // queries. A batch is written in segments, in order; usually there is one.
 // A segment ends early where applying it at once would differ from applying
-// its memories one by one (see memory.PlanBatch); the next segment reads the state
-// again, seeing what the earlier ones wrote.
+// its memories one by one (see memory.PlanBatch); the next segment reads
+// the state again, seeing what the earlier ones wrote.
 func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, o batchOptions) ([]memory.Written, error) {
 	if len(ms) == 0 {
 		return nil, nil

@@ -102,7 +102,9 @@ CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)`
 // over its key's slot.
 const reasonSameKey = "same key"
 
-// memoryMap is memoryProjection without its alias, for collect().
+// memoryMap is memoryProjection without its alias, for collect(), and
+// without entity aliases: the duplicate or stale memories a batch returns
+// in place of new ones carry none.
 const memoryMap = `m {.*, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]}`
 

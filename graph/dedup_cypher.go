@@ -9,10 +9,13 @@ const (
 	// five active or candidate memories of its user and type that could
 	// state the same fact (the same normalised text or the same numbers, see
 	// memory.FactSignature) nearest to its vector by exact cosine similarity
-	// (mapped back to [-1, 1]), inside the writer's read scope, which
-	// lockReadSimilarQuery puts between the two. One list of {at, hits} in
-	// all. cypherLockReadSimilar* run them after the locks and the state
-	// read, in the same query: the usual write has one scope.
+	// (mapped back to [-1, 1]), inside the writer's read scope, whose
+	// predicate (probeGroup.query) goes between the two. They answer one
+	// list of {at, hits}. lockAndRead wraps them in cypherLockReadSimilarHead
+	// and cypherLockReadSimilarTail, to run after the locks and the state
+	// read in the same query, as the usual write has one scope; similarIn
+	// wraps a segment's further scopes in cypherSimilarOnlyHead and
+	// cypherSimilarOnlyTail.
 	//
 	// The candidates come from two index seeks, one per digest, so a search
 	// reads the user's possible repeats and not the user's whole partition:

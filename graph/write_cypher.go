@@ -26,7 +26,7 @@ const (
 	// cypherSimilarCandidates and cypherSimilarScore find a user's memories
 	// of one type and given statuses nearest to $vec by exact cosine
 	// similarity (mapped back to [-1, 1]), inside the writer's read scope,
-	// which similarQuery appends as a predicate.
+	// whose predicate SimilarMemories puts between the two.
 	cypherSimilarCandidates = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
 WHERE m.type = $type AND m.status IN $statuses AND m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
 	cypherSimilarScore = ` WITH m, 2 * vector.similarity.cosine(m.embedding, $vec) - 1 AS score
