@@ -6,60 +6,16 @@ import (
 	"mneme/memory"
 )
 
-// Queries of memories.go and write.go (creating, replacing, reading,
-// listing and deleting memories) and of grants.go. The batch write, the
-// deduplicated write and reinforcement have theirs in cypher_batch.go,
-// cypher_dedup.go and cypher_write.go.
+// Queries of memories.go: replacing, reading, listing, deleting and
+// searching memories; and the grant listings of grants.go. The batch write
+// has its queries in batch_cypher.go, the deduplicated write in
+// dedup_cypher.go, reinforcement and confirmation in write_cypher.go.
 
-// Writing memories. CreateMemories takes cypherLockBatch, then writes the
-// whole batch with cypherWriteBatch (cypher_batch.go); ReplaceMemory uses
-// the others.
+// Replacing a version (ReplaceMemory), after cypherLockBatch.
 const (
-	// cypherLockBatch takes the nodes a write will link to, in one global
-	// order — users, sessions, entities, each list sorted by id — before
-	// anything else, so concurrent writers queue instead of deadlocking. The
-	// write locks last until commit, which also serialises writes to one
-	// user's slots. SET then REMOVE locks without a trace. Agents are not
-	// locked here: every write of an agent would queue behind every other
-	// one, for a whole transaction. A write links its agents last, in
-	// sorted order (planBatch), after every lock taken here, so the locks
-	// that linking takes cannot close a cycle either.
-	cypherLockBatch = `CALL {
-  UNWIND $users AS id
-  MERGE (u:User {tenant: $tenant, id: id})
-  SET u._lock = true
-  REMOVE u._lock
-}
-CALL {
-  UNWIND $sessions AS id
-  MERGE (s:Session {tenant: $tenant, id: id})
-  SET s._lock = true
-  REMOVE s._lock
-}
-CALL {
-  UNWIND $entities AS ent
-  MERGE (e:Entity {tenant: $tenant, id: ent.id})
-  ON CREATE SET e.kind = ent.kind, e.name = ent.name, e.aliases = ent.aliases
-  SET e._lock = true
-  REMOVE e._lock
-}`
-
 	cypherCreateMemory = `CREATE (m:Memory {tenant: $tenant, id: $props.id})
 SET m += $props
 RETURN m.id AS id`
-
-	// cypherSupersedeSlot makes the new memory the head of its (user, key)
-	// slot: every other active memory in the slot becomes superseded (there is
-	// at most one unless data predates the lock), and the new memory takes the
-	// next version number.
-	cypherSupersedeSlot = `MATCH (n:Memory {tenant: $tenant, id: $id})
-MATCH (o:Memory {tenant: $tenant, user_id: $user_id, key: $key})
-WHERE o.status = 'active' AND o.id <> $id
-SET o.status = 'superseded', o.valid_to = n.valid_from, o.updated_at = n.updated_at
-CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(o)
-WITH n, max(o.version) AS top
-SET n.version = top + 1
-RETURN n.version AS version`
 
 	// cypherLinkMemory adds the edges of a new version. FOREACH over a zero-
 	// or one-element list is Cypher 5's conditional write.
@@ -94,11 +50,8 @@ SET p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated
 CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)`
 )
 
-// Supersession reasons stored on SUPERSEDES edges.
-const (
-	reasonSameKey = "same key"
-	reasonUpdate  = "update"
-)
+// reasonUpdate is the reason on the SUPERSEDES edge of a replacement.
+const reasonUpdate = "update"
 
 // Reading memories.
 const (

@@ -187,35 +187,6 @@ func hitOf(r *neo4j.Record) (memory.Hit, error) {
 	return memory.Hit{Memory: m, Score: float(score)}, nil
 }
 
-// decodeMemories reads the "memory" column of every record, for callers
-// that collect their records themselves; readAll with memoryOf is the same.
-func decodeMemories(recs []*neo4j.Record) ([]memory.Memory, error) {
-	out := make([]memory.Memory, 0, len(recs))
-	for _, r := range recs {
-		m, err := memoryOf(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-// decodeHits reads the "memory" and "score" columns of every record, for
-// callers that collect their records themselves; readAll with hitOf is the
-// same.
-func decodeHits(recs []*neo4j.Record) ([]memory.Hit, error) {
-	out := make([]memory.Hit, 0, len(recs))
-	for _, r := range recs {
-		h, err := hitOf(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, nil
-}
-
 // Running queries. Reads decode each record with a function of their own.
 // The decoders read columns leniently (str, integer, timeOf…): null, absent
 // and mistyped values become zero values, as the domain types want them,
@@ -252,7 +223,8 @@ func count(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, para
 	return n, err
 }
 
-// collect runs one query in tx and returns its records.
+// collect runs one query in tx and returns its records. readOne reads
+// through it; policies.go and grants.go still decode its records themselves.
 func collect(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) ([]*neo4j.Record, error) {
 	res, err := tx.Run(ctx, cypher, params)
 	if err != nil {

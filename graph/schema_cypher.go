@@ -2,9 +2,9 @@ package graph
 
 // Schema of the memory graph: the constraints and indexes EnsureSchema
 // creates (schema.go), the index names recall and re-embedding query, and
-// the migration that fills a property added after data existed. The slot
-// and digest indexes sit with the write pipeline's queries (cypher_batch.go,
-// cypher_dedup.go), the policy constraints with the policy queries
+// the migrations that fill a property added after data existed. The slot
+// and digest indexes sit with the queries that seek them (batch_cypher.go,
+// dedup_cypher.go), the policy constraints with the policy queries
 // (cypher_policy.go); the schema list in schema.go names them all.
 
 // Schema (DDL). Exempt from the tenant rule: it describes every tenant.
@@ -51,3 +51,19 @@ WHERE m.partition IS NULL
 WITH m LIMIT $batch
 SET m.partition = m.tenant + '/' + m.user_id
 RETURN count(m) AS n`
+
+const (
+	// cypherMissingFactSignatures and cypherSetFactSignatures are the
+	// one-time migration that gives memories stored before the digests
+	// existed their digests (computed in Go, by memory.FactSignature). They
+	// span every tenant by design and are allowlisted in
+	// TestCypherIsTenantScoped.
+	cypherMissingFactSignatures = `MATCH (m:Memory)
+WHERE m.fact_text IS NULL OR m.fact_numbers IS NULL
+RETURN elementId(m) AS eid, m.content AS content
+LIMIT $batch`
+	cypherSetFactSignatures = `UNWIND $rows AS row
+MATCH (m:Memory)
+WHERE elementId(m) = row.eid
+SET m.fact_text = row.fact_text, m.fact_numbers = row.fact_numbers`
+)

@@ -16,14 +16,17 @@ import (
 func (s *Store) CountText(ctx context.Context, tenant, needle string) (int64, error) {
 	var n int64
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherCountText, map[string]any{"tenant": tenant, "needle": needle})
+		// One row for nodes and one for relationships (UNION ALL).
+		hits, err := readAll(ctx, tx, cypherCountText, map[string]any{"tenant": tenant, "needle": needle}, func(r *neo4j.Record) (int64, error) {
+			v, _ := r.Get("hits")
+			return integer(v), nil
+		})
 		if err != nil {
 			return err
 		}
 		n = 0
-		for _, r := range recs {
-			v, _ := r.Get("hits")
-			n += integer(v)
+		for _, h := range hits {
+			n += h
 		}
 		return nil
 	})
@@ -85,25 +88,43 @@ func (s *Store) promote(ctx context.Context, tenant, id, userID, cypher string, 
 // promoteIn is promote inside a transaction that holds the user's lock.
 func promoteIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id, cypher string, params map[string]any) (memory.Memory, error) {
 	params["tenant"], params["id"] = tenant, id
-	recs, err := collect(ctx, tx, cypher, params)
+	p, ok, err := readOne(ctx, tx, cypher, params, promotionOf)
 	if err != nil {
 		return memory.Memory{}, err
 	}
-	if len(recs) == 0 {
+	if !ok {
 		return memory.Memory{}, memory.ErrNotFound
 	}
-	r := recs[0].AsMap()
-	before, status, key := str(r["before"]), str(r["status"]), str(r["key"])
-	if status != memory.StatusActive && status != memory.StatusCandidate {
-		return memory.Memory{}, fmt.Errorf("%w: memory %s is %s", memory.ErrConflict, id, status)
+	if p.status != memory.StatusActive && p.status != memory.StatusCandidate {
+		return memory.Memory{}, fmt.Errorf("%w: memory %s is %s", memory.ErrConflict, id, p.status)
 	}
-	if before == memory.StatusCandidate && status == memory.StatusActive && key != "" {
+	if p.before == memory.StatusCandidate && p.status == memory.StatusActive && p.key != "" {
 		err := exec(ctx, tx, cypherSupersedeSlot, map[string]any{
-			"tenant": tenant, "id": id, "user_id": str(r["user_id"]), "key": key, "reason": reasonActivated,
+			"tenant": tenant, "id": id, "user_id": p.userID, "key": p.key, "reason": reasonActivated,
 		})
 		if err != nil {
 			return memory.Memory{}, err
 		}
 	}
 	return getMemory(ctx, tx, tenant, id)
+}
+
+// promotion is what cypherReinforce and cypherConfirm return: the memory's
+// status before and after, and its slot.
+type promotion struct {
+	before, status, key, userID string
+}
+
+func promotionOf(r *neo4j.Record) (promotion, error) {
+	cols := r.AsMap()
+	return promotion{before: str(cols["before"]), status: str(cols["status"]), key: str(cols["key"]), userID: str(cols["user_id"])}, nil
+}
+
+// reinforceIn runs a reinforcement in tx, under the lock of the memory's
+// user, which the batch holds.
+func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, r memory.Repeat) (memory.Memory, error) {
+	return promoteIn(ctx, tx, tenant, r.Target, cypherReinforce, map[string]any{
+		"session": r.SessionID, "step": r.ImportanceStep, "at": r.At.UTC(), "activate_at": r.ActivateAt,
+		"idem": strOrNil(r.IdempotencyKey),
+	})
 }

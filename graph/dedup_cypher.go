@@ -1,23 +1,21 @@
 package graph
 
-// Query texts of the deduplicated write (WriteDeduped): the locks and the
-// state a batch depends on in one query, and the dedup search of a whole
-// batch in another. Same rules as cypher.go: constants, parameters only, and
-// a tenant predicate on every node.
+// Queries of dedup.go: the dedup search of a deduplicated write
+// (WriteDeduped), run after the locks and state read of batch_cypher.go in
+// the same query, or on its own for a segment's further scopes.
 const (
-	// cypherLockAndReadBatch is cypherLockBatch followed by cypherBatchState:
-	// one round trip takes the locks and reads under them.
-	cypherLockAndReadBatch = cypherLockBatch + "\n" + cypherBatchState
-
 	// cypherSimilarBatch and cypherSimilarBatchScore find, for each probe
 	// ({at, user_id, type, vec, fact_text, fact_numbers}) of $probes, the
 	// five active or candidate memories of its user and type that could
 	// state the same fact (the same normalised text or the same numbers, see
 	// memory.FactSignature) nearest to its vector by exact cosine similarity
-	// (mapped back to [-1, 1]), inside the writer's read scope, which
-	// lockReadSimilarQuery puts between the two. One list of {at, hits} in
-	// all. cypherLockReadSimilar* run them after the locks and the state
-	// read, in the same query: the usual write has one scope.
+	// (mapped back to [-1, 1]), inside the writer's read scope, whose
+	// predicate (probeGroup.query) goes between the two. They answer one
+	// list of {at, hits}. lockAndRead wraps them in cypherLockReadSimilarHead
+	// and cypherLockReadSimilarTail, to run after the locks and the state
+	// read in the same query, as the usual write has one scope; similarIn
+	// wraps a segment's further scopes in cypherSimilarOnlyHead and
+	// cypherSimilarOnlyTail.
 	//
 	// The candidates come from two index seeks, one per digest, so a search
 	// reads the user's possible repeats and not the user's whole partition:
@@ -72,20 +70,4 @@ const memoryMapLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) |
 const (
 	ddlMemoryFactTextIdx    = `CREATE INDEX memory_tenant_user_fact_text IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.fact_text)`
 	ddlMemoryFactNumbersIdx = `CREATE INDEX memory_tenant_user_fact_numbers IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.fact_numbers)`
-)
-
-const (
-	// cypherMissingFactSignatures and cypherSetFactSignatures are the
-	// one-time migration that gives memories stored before the digests
-	// existed their digests (computed in Go, by memory.FactSignature). They
-	// span every tenant by design and are allowlisted in
-	// TestCypherIsTenantScoped.
-	cypherMissingFactSignatures = `MATCH (m:Memory)
-WHERE m.fact_text IS NULL OR m.fact_numbers IS NULL
-RETURN elementId(m) AS eid, m.content AS content
-LIMIT $batch`
-	cypherSetFactSignatures = `UNWIND $rows AS row
-MATCH (m:Memory)
-WHERE elementId(m) = row.eid
-SET m.fact_text = row.fact_text, m.fact_numbers = row.fact_numbers`
 )

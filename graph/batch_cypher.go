@@ -1,17 +1,52 @@
 package graph
 
-// Writing a batch of memories costs three queries, however long the batch:
-// cypherLockBatch takes the locks, cypherBatchState reads what the batch
-// depends on (stored idempotency keys, the active heads of its slots, the
-// entities as stored), and cypherWriteBatch writes it. In between, Go works
-// out each memory's fate in batch order (writeBatch): created, duplicate or
-// stale; its version; the heads it supersedes. The locks make that read
-// stable: every writer of a user's slots holds the user's lock, so nothing
-// changes them between the read and the write.
+// Queries of batch.go. Writing a segment of a batch costs two queries,
+// however long the segment: cypherLockAndReadBatch takes the locks and reads
+// under them what the segment depends on (stored idempotency keys, the active
+// heads of its slots, the entities as stored), and cypherWriteBatch writes
+// it. In between, memory.PlanBatch, called from writeSegment, works out each
+// memory's fate in batch order: created, duplicate or stale; its version; the
+// heads it supersedes. The locks make that read stable: every writer of a
+// user's slots holds the user's lock, so nothing changes them between the
+// read and the write. A deduplicated write adds its search
+// (dedup_cypher.go), a reinforcement its own queries (write_cypher.go).
 //
 // Every query is flat, so Neo4j plans it in milliseconds: a single query with
 // per-row subqueries took the planner seconds on a cold server.
 const (
+	// cypherLockBatch takes the nodes a write will link to, in one global
+	// order — users, sessions, entities, each list sorted by id — before
+	// anything else, so concurrent writers queue instead of deadlocking. The
+	// write locks last until commit, which also serialises writes to one
+	// user's slots. SET then REMOVE locks without a trace. Agents are not
+	// locked here: every write of an agent would queue behind every other
+	// one, for a whole transaction. A write links its agents last, in
+	// sorted order (createRows), after every lock taken here, so the locks
+	// that linking takes cannot close a cycle either.
+	cypherLockBatch = `CALL {
+  UNWIND $users AS id
+  MERGE (u:User {tenant: $tenant, id: id})
+  SET u._lock = true
+  REMOVE u._lock
+}
+CALL {
+  UNWIND $sessions AS id
+  MERGE (s:Session {tenant: $tenant, id: id})
+  SET s._lock = true
+  REMOVE s._lock
+}
+CALL {
+  UNWIND $entities AS ent
+  MERGE (e:Entity {tenant: $tenant, id: ent.id})
+  ON CREATE SET e.kind = ent.kind, e.name = ent.name, e.aliases = ent.aliases
+  SET e._lock = true
+  REMOVE e._lock
+}`
+
+	// cypherLockAndReadBatch is cypherLockBatch followed by cypherBatchState:
+	// one round trip takes the locks and reads under them.
+	cypherLockAndReadBatch = cypherLockBatch + "\n" + cypherBatchState
+
 	// cypherBatchState returns the stored memories holding the batch's
 	// idempotency keys, the active memories of its slots ({user_id, key}),
 	// and its entities.
@@ -63,7 +98,13 @@ SET p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated
 CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)`
 )
 
-// memoryMap is memoryProjection without its alias, for collect().
+// reasonSameKey is the reason on the SUPERSEDES edge of a memory that took
+// over its key's slot.
+const reasonSameKey = "same key"
+
+// memoryMap is memoryProjection without its alias, for collect(), and
+// without entity aliases: the duplicate or stale memories a batch returns
+// in place of new ones carry none.
 const memoryMap = `m {.*, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]}`
 

@@ -1,9 +1,7 @@
 package graph
 
-// Query texts of the write pipeline beyond plain creation: finding
-// near-duplicates, reinforcing and confirming memories, and the content scan
-// that proves a value was never stored. Same rules as cypher.go: constants,
-// parameters only, and a tenant predicate on every node.
+// Queries of write.go: finding near-duplicates, reinforcing and confirming
+// memories, and the content scan that proves a value was never stored.
 const (
 	// cypherCountText counts the node and relationship properties of one
 	// tenant that hold needle: a string property containing it, or a list
@@ -28,7 +26,7 @@ const (
 	// cypherSimilarCandidates and cypherSimilarScore find a user's memories
 	// of one type and given statuses nearest to $vec by exact cosine
 	// similarity (mapped back to [-1, 1]), inside the writer's read scope,
-	// which similarQuery appends as a predicate.
+	// whose predicate SimilarMemories puts between the two.
 	cypherSimilarCandidates = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
 WHERE m.type = $type AND m.status IN $statuses AND m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
 	cypherSimilarScore = ` WITH m, 2 * vector.similarity.cosine(m.embedding, $vec) - 1 AS score
@@ -59,6 +57,19 @@ SET m.status = CASE WHEN activate THEN 'active' ELSE before END,
     m.valid_from = CASE WHEN activate THEN $at ELSE m.valid_from END
 RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
 
+	// cypherSupersedeSlot makes the new memory the head of its (user, key)
+	// slot: every other active memory in the slot becomes superseded (there is
+	// at most one unless data predates the lock), and the new memory takes the
+	// next version number.
+	cypherSupersedeSlot = `MATCH (n:Memory {tenant: $tenant, id: $id})
+MATCH (o:Memory {tenant: $tenant, user_id: $user_id, key: $key})
+WHERE o.status = 'active' AND o.id <> $id
+SET o.status = 'superseded', o.valid_to = n.valid_from, o.updated_at = n.updated_at
+CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(o)
+WITH n, max(o.version) AS top
+SET n.version = top + 1
+RETURN n.version AS version`
+
 	// cypherConfirm makes a candidate active, as its user confirmed it.
 	cypherConfirm = `MATCH (m:Memory {tenant: $tenant, id: $id})
 SET m._lock = true
@@ -70,7 +81,6 @@ SET m.status = CASE WHEN activate THEN 'active' ELSE before END,
 RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
 )
 
-// Reasons on SUPERSEDES edges of the write pipeline.
-const (
-	reasonActivated = "same key, activated"
-)
+// reasonActivated is the reason on the SUPERSEDES edge of a candidate that
+// became active and took over its key's slot.
+const reasonActivated = "same key, activated"

@@ -1,0 +1,342 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/memory"
+)
+
+// CreateMemories commits ms in one transaction: all or nothing. The caller
+// sets ids, timestamps, version and status; the store only adjusts them for
+// supersession. An active memory with a Key supersedes the active memory in
+// its (tenant, user, key) slot, taking the next version number; memories of
+// one batch apply in order. A memory in another status (a candidate, say) is
+// stored beside the slot's head without displacing it. A memory whose
+// IdempotencyKey is already stored for the tenant is not created; the stored
+// memory is returned in its place. Every memory of a batch must belong to
+// the same tenant. A batch usually costs two queries: the locks with the
+// state they guard, then the writes (see writeBatch).
+func (s *Store) CreateMemories(ctx context.Context, ms []memory.Memory) ([]memory.Memory, error) {
+	ws, err := s.writeBatch(ctx, ms, batchOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memory.Memory, len(ws))
+	for i, w := range ws {
+		out[i] = w.Memory
+	}
+	return out, nil
+}
+
+// WriteEvents is CreateMemories for writes applied from the queue: it
+// reports an outcome per memory, and an active memory with a Key is not
+// written when its slot's active head has a later valid_from (stale).
+func (s *Store) WriteEvents(ctx context.Context, ms []memory.Memory) ([]memory.Written, error) {
+	return s.writeBatch(ctx, ms, batchOptions{rules: memory.WriteRules{CheckStale: true}})
+}
+
+// batchOptions say what else writeBatch does beside creating.
+type batchOptions struct {
+	// rules plan the batch (memory.PlanBatch).
+	rules memory.WriteRules
+	// dedup, when set, holds the scopes of the dedup search.
+	dedup *memory.DedupWrite
+	// rollback undoes the write once its queries ran (WarmWrite).
+	rollback bool
+}
+
+// errRollback ends the transaction of a write that must leave nothing.
+var errRollback = errors.New("graph: rolled back on purpose")
+
+// errVanished: a memory the write meant to reinforce was deleted after it
+// was found (deletion does not take the user's lock). The write is planned
+// again from scratch.
+var errVanished = errors.New("graph: a memory to reinforce vanished")
+
+// writeBatch commits ms in one transaction. See batch_cypher.go for its
+// queries. A batch is written in segments, in order; usually there is one.
+// A segment ends early where applying it at once would differ from applying
+// its memories one by one (see memory.PlanBatch); the next segment reads
+// the state again, seeing what the earlier ones wrote.
+func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, o batchOptions) ([]memory.Written, error) {
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	tenant := ms[0].Tenant
+	for i, m := range ms {
+		if err := checkNew(m); err != nil {
+			return nil, err
+		}
+		if m.Tenant != tenant {
+			return nil, memory.Invalid(fmt.Sprintf("memories[%d].tenant", i), "every memory of a batch must belong to one tenant")
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		var out []memory.Written
+		err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+			// Work may be retried: everything starts afresh.
+			kept, fenced, err := splitFenced(ctx, tx, tenant, ms) // see memory.Fencer
+			if err != nil {
+				return err
+			}
+			ko := o
+			if o.dedup != nil && len(kept) < len(ms) {
+				d := *o.dedup
+				d.ScopeOf = nil
+				for i, k := range o.dedup.ScopeOf {
+					if _, refused := fenced.refused[i]; !refused {
+						d.ScopeOf = append(d.ScopeOf, k)
+					}
+				}
+				ko.dedup = &d
+			}
+			written := make([]memory.Written, len(kept))
+			for from := 0; from < len(kept); {
+				var underLocks func() error
+				if from == 0 {
+					underLocks = func() error { return checkFenced(ctx, tx, tenant, kept) }
+				}
+				n, err := writeSegment(ctx, tx, tenant, kept, from, ko, written, underLocks)
+				if err != nil {
+					return err
+				}
+				from += n
+			}
+			out = fenced.merge(written)
+			if o.rollback {
+				return errRollback
+			}
+			return nil
+		})
+		if errors.Is(err, errVanished) && attempt < 3 {
+			continue
+		}
+		if errors.Is(err, errRollback) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+}
+
+// writeSegment writes a segment of ms that starts at from and records what
+// became of its memories in out. It returns the segment's length.
+// underLocks, when set, runs as soon as the segment's locks are held.
+func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, from int, o batchOptions, out []memory.Written, underLocks func() error) (int, error) {
+	seg := ms[from:]
+	var groups []probeGroup
+	if o.dedup != nil {
+		groups = probeGroups(tenant, seg, o.dedup.Scopes, o.dedup.ScopeOf[from:])
+	}
+	similar := make([][]memory.Hit, len(seg))
+	var first *probeGroup
+	if len(groups) > 0 {
+		first = &groups[0]
+	}
+	st, err := lockAndRead(ctx, tx, tenant, seg, first, similar)
+	if err != nil {
+		return 0, err
+	}
+	if underLocks != nil {
+		if err := underLocks(); err != nil {
+			return 0, err
+		}
+	}
+	for _, g := range groups[min(1, len(groups)):] {
+		if err := similarIn(ctx, tx, tenant, g, similar); err != nil {
+			return 0, err
+		}
+	}
+	plan := memory.PlanBatch(st, seg, similar, o.rules)
+	reinforce := func(rs []memory.Repeat) error {
+		for _, r := range rs {
+			m, err := reinforceIn(ctx, tx, tenant, r)
+			if errors.Is(err, memory.ErrNotFound) {
+				return errVanished
+			}
+			if err != nil {
+				return err
+			}
+			plan.Written[r.Index] = memory.Written{Memory: m, Outcome: memory.OutcomeReinforced}
+		}
+		return nil
+	}
+	if err := reinforce(plan.ReinforceStored); err != nil {
+		return 0, err
+	}
+	if len(plan.Create) > 0 {
+		err := exec(ctx, tx, cypherWriteBatch, map[string]any{
+			"tenant": tenant, "rows": createRows(plan.Create), "supersedes": supersedeRows(plan.Supersedes), "reason": reasonSameKey,
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	if err := reinforce(plan.ReinforceNew); err != nil {
+		return 0, err
+	}
+	copy(out[from:], plan.Written)
+	return plan.N, nil
+}
+
+// createRows are the $rows of cypherWriteBatch for the memories a plan
+// creates. Agents are linked, and so locked, in one order (see
+// cypherLockBatch).
+func createRows(ms []memory.Memory) []map[string]any {
+	ms = slices.Clone(ms)
+	slices.SortStableFunc(ms, func(a, b memory.Memory) int { return strings.Compare(a.AgentID, b.AgentID) })
+	rows := make([]map[string]any, len(ms))
+	for i, m := range ms {
+		rows[i] = map[string]any{"props": memoryProps(m), "user_id": m.UserID, "entities": entityParams(m.Entities)}
+	}
+	return rows
+}
+
+// supersedeRows are the $supersedes of cypherWriteBatch.
+func supersedeRows(ss []memory.Supersession) []map[string]any {
+	rows := make([]map[string]any, len(ss))
+	for i, sup := range ss {
+		rows[i] = map[string]any{"id": sup.ID, "prev": sup.Prev}
+	}
+	return rows
+}
+
+// lockAndRead locks what ms link to (see cypherLockBatch) and reads, under
+// those locks, the state their outcome depends on, in one query. With a
+// probe group, the same query runs its dedup search too, into similar.
+func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (memory.BatchState, error) {
+	params := lockParams(tenant, ms)
+	idems, slots, entityIDs := map[string]bool{}, map[memory.Slot]bool{}, map[string]bool{}
+	for _, m := range ms {
+		if m.IdempotencyKey != "" {
+			idems[m.IdempotencyKey] = true
+		}
+		// A memory the plan turns into a candidate reads its slot for
+		// nothing; one it keeps active needs it.
+		if memory.TakesSlot(m) {
+			slots[memory.Slot{UserID: m.UserID, Key: m.Key}] = true
+		}
+		for _, e := range m.Entities {
+			entityIDs[e.ID] = true
+		}
+	}
+	slotParams := make([]map[string]any, 0, len(slots))
+	for sl := range slots {
+		slotParams = append(slotParams, map[string]any{"user_id": sl.UserID, "key": sl.Key})
+	}
+	params["idems"] = slices.Collect(maps.Keys(idems))
+	params["slots"] = slotParams
+	params["entity_ids"] = slices.Collect(maps.Keys(entityIDs))
+	cypher := cypherLockAndReadBatch
+	if g != nil {
+		var pred string
+		pred, params = g.query(params)
+		cypher = cypherLockReadSimilarHead + cypherSimilarBatch + pred + cypherSimilarBatchScore + cypherLockReadSimilarTail
+	}
+	// The decoder keeps the dedup answers raw: they are read into similar
+	// only once the row count is known to be right.
+	type row struct {
+		state   memory.BatchState
+		similar any
+	}
+	rows, err := readAll(ctx, tx, cypher, params, func(r *neo4j.Record) (row, error) {
+		st, err := batchStateOf(r)
+		similar, _ := r.Get("similar")
+		return row{st, similar}, err
+	})
+	if err != nil {
+		return memory.BatchState{}, err
+	}
+	if len(rows) != 1 {
+		return memory.BatchState{}, fmt.Errorf("graph: batch state returned %d rows", len(rows))
+	}
+	if g != nil {
+		if err := decodeSimilar(rows[0].similar, similar); err != nil {
+			return memory.BatchState{}, err
+		}
+	}
+	return rows[0].state, nil
+}
+
+// batchStateOf reads the dups, heads and entities columns of
+// cypherBatchState.
+func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
+	cols := r.AsMap()
+	st := memory.BatchState{Duplicates: map[string]memory.Memory{}, Heads: map[memory.Slot][]memory.Memory{}, Entities: map[string]memory.Entity{}}
+	dups, _ := cols["dups"].([]any)
+	for _, v := range dups {
+		m, err := decodeMemory(v)
+		if err != nil {
+			return memory.BatchState{}, err
+		}
+		st.Duplicates[m.IdempotencyKey] = m
+	}
+	heads, _ := cols["heads"].([]any)
+	for _, v := range heads {
+		m, err := decodeMemory(v)
+		if err != nil {
+			return memory.BatchState{}, err
+		}
+		sl := memory.Slot{UserID: m.UserID, Key: m.Key}
+		st.Heads[sl] = append(st.Heads[sl], m)
+	}
+	ents, _ := cols["entities"].([]any)
+	for _, v := range ents {
+		em, _ := v.(map[string]any)
+		e := memory.Entity{ID: str(em["id"]), Kind: str(em["kind"]), Name: str(em["name"])}
+		st.Entities[e.ID] = e
+	}
+	return st, nil
+}
+
+// lockBatch write-locks the users, sessions and entities the batch links
+// to (see cypherLockBatch).
+func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) error {
+	return exec(ctx, tx, cypherLockBatch, lockParams(tenant, ms))
+}
+
+// lockParams lists what cypherLockBatch locks, each kind sorted by id.
+func lockParams(tenant string, ms []memory.Memory) map[string]any {
+	users, sessions := map[string]bool{}, map[string]bool{}
+	entities := map[string]memory.Entity{}
+	for _, m := range ms {
+		users[m.UserID] = true
+		if m.SessionID != "" {
+			sessions[m.SessionID] = true
+		}
+		for _, e := range m.Entities {
+			if _, seen := entities[e.ID]; !seen {
+				entities[e.ID] = e
+			}
+		}
+	}
+	ents := slices.SortedFunc(maps.Values(entities), func(a, b memory.Entity) int { return strings.Compare(a.ID, b.ID) })
+	return map[string]any{
+		"tenant":   tenant,
+		"users":    slices.Sorted(maps.Keys(users)),
+		"sessions": slices.Sorted(maps.Keys(sessions)),
+		"entities": entityParams(ents),
+	}
+}
+
+// checkNew rejects memories the graph cannot hold consistently.
+func checkNew(m memory.Memory) error {
+	switch {
+	case m.Tenant == "":
+		return memory.Invalid("tenant", "is required")
+	case m.ID == "":
+		return memory.Invalid("id", "is required")
+	case m.UserID == "":
+		return memory.Invalid("user_id", "is required")
+	}
+	return nil
+}
