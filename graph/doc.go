@@ -9,20 +9,20 @@
 //
 // Each file holds one area's methods, and <area>_cypher.go beside it holds
 // that area's queries: memories.go (reading, listing, replacing, deleting
-// and searching memories; its queries file also holds grants.go's
-// listings), batch.go (the batch write: locks, the state read under them,
-// the plan's writes), dedup.go (the deduplicated write and its search),
-// write.go (reinforcing and confirming memories, near-duplicates, the
-// content audit), recall.go (partition size, approximate vector search,
+// and searching memories), batch.go (the batch write: locks, the state read
+// under them, the plan's writes), dedup.go (the deduplicated write and its
+// search), write.go (reinforcing and confirming memories, near-duplicates,
+// the content audit), recall.go (partition size, approximate vector search,
 // graph expansion, access counts), erase.go, janitor.go, embeddings.go,
 // principals.go (API keys, agents, users), schema.go (with the one-time
-// migrations), and grants.go and policies.go, whose writes are in
-// cypher_policy.go. cypher.go states the rules every query follows and
-// holds the memory projection they share. scope.go and filter.go turn a
-// policy scope into a Cypher predicate; fulltext.go turns user text into a
-// Lucene query. store.go opens the driver and runs transactions, records.go
-// maps memories to properties and records back to values (readAll,
-// readOne, count), errors.go translates driver errors.
+// migrations), grants.go and policies.go (grant writes take the lock of the
+// tenant's policy state declared in policies_cypher.go). cypher.go states
+// the rules every query follows and holds the memory projection they share.
+// scope.go and filter.go turn a policy scope into a Cypher predicate;
+// fulltext.go turns user text into a Lucene query. store.go opens the driver
+// and runs transactions, records.go maps memories to properties and records
+// back to values (readAll, readOne, count), errors.go translates driver
+// errors.
 //
 // # Tenancy
 //

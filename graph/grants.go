@@ -40,16 +40,9 @@ func (s *Store) ListGrants(ctx context.Context, tenant string) ([]memory.Grant, 
 	}
 	var out []memory.Grant
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypher, params)
-		if err != nil {
-			return err
-		}
-		out = make([]memory.Grant, 0, len(recs))
-		for _, r := range recs {
-			v, _ := r.Get("grant")
-			out = append(out, decodeGrant(v))
-		}
-		return nil
+		var err error
+		out, err = readAll(ctx, tx, cypher, params, column("grant", decodeGrant))
+		return err
 	})
 	return out, err
 }
@@ -90,17 +83,11 @@ func (s *Store) PutGrant(ctx context.Context, g memory.Grant) (memory.Grant, err
 // none is memory.ErrNotFound.
 func (s *Store) changeGrant(ctx context.Context, cypher string, params map[string]any) error {
 	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypher, params)
-		if err != nil {
-			return err
+		n, _, err := readOne(ctx, tx, cypher, params, column("changed", integer))
+		if err == nil && n == 0 {
+			err = memory.ErrNotFound
 		}
-		if len(recs) == 0 {
-			return memory.ErrNotFound
-		}
-		if n, _ := recs[0].Get("changed"); integer(n) == 0 {
-			return memory.ErrNotFound
-		}
-		return nil
+		return err
 	})
 }
 

@@ -99,20 +99,6 @@ WHERE e.id IN $ids AND NOT EXISTS { (e)<-[:MENTIONS]-() }
 DETACH DELETE e`
 )
 
-// Grants.
-const (
-	// "g.id IS NOT NULL": see cypherListMatch.
-	cypherListGrants = `MATCH (g:Grant {tenant: $tenant})
-WHERE g.id IS NOT NULL
-RETURN g {.*} AS grant ORDER BY g.created_at, g.id`
-
-	// cypherListAllGrants is the one deliberate cross-tenant read: the policy
-	// engine loads every tenant's grants at start-up (ListGrants with tenant
-	// ""). It is allowlisted by name in TestCypherIsTenantScoped.
-	cypherListAllGrants = `MATCH (g:Grant)
-RETURN g {.*} AS grant ORDER BY g.tenant, g.created_at, g.id`
-)
-
 // listQuery builds the listing query: the tenant's memories, the scope
 // predicate, then one condition per non-empty filter of q.
 func listQuery(scope memory.Scope, q memory.ListQuery) (string, map[string]any) {

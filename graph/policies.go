@@ -28,13 +28,9 @@ func (s *Store) CreatePolicyRevision(ctx context.Context, r policyadmin.PolicyRe
 		"module_names": names, "module_sources": sources,
 	}
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherCreatePolicyRevision, map[string]any{"tenant": r.Tenant, "props": props})
-		if err != nil {
-			return err
-		}
-		n, _ := recs[0].Get("number")
-		r.Number = integer(n)
-		return nil
+		n, _, err := readOne(ctx, tx, cypherCreatePolicyRevision, map[string]any{"tenant": r.Tenant, "props": props}, column("number", integer))
+		r.Number = n
+		return err
 	})
 	if err != nil {
 		return policyadmin.PolicyRevision{}, err
@@ -47,16 +43,13 @@ func (s *Store) CreatePolicyRevision(ctx context.Context, r policyadmin.PolicyRe
 func (s *Store) PolicyRevision(ctx context.Context, tenant string, number int64) (policyadmin.PolicyRevision, error) {
 	var out policyadmin.PolicyRevision
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherPolicyRevision, map[string]any{"tenant": tenant, "number": number})
-		if err != nil {
-			return err
+		var found bool
+		var err error
+		out, found, err = readOne(ctx, tx, cypherPolicyRevision, map[string]any{"tenant": tenant, "number": number}, column("rev", decodePolicyRevision))
+		if err == nil && !found {
+			err = memory.ErrNotFound
 		}
-		if len(recs) == 0 {
-			return memory.ErrNotFound
-		}
-		v, _ := recs[0].Get("rev")
-		out = decodePolicyRevision(v)
-		return nil
+		return err
 	})
 	return out, err
 }
@@ -66,16 +59,9 @@ func (s *Store) PolicyRevision(ctx context.Context, tenant string, number int64)
 func (s *Store) ListPolicyRevisions(ctx context.Context, tenant string) ([]policyadmin.PolicyRevision, error) {
 	var out []policyadmin.PolicyRevision
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherListPolicyRevisions, map[string]any{"tenant": tenant})
-		if err != nil {
-			return err
-		}
-		out = make([]policyadmin.PolicyRevision, 0, len(recs))
-		for _, r := range recs {
-			v, _ := r.Get("rev")
-			out = append(out, decodePolicyRevision(v))
-		}
-		return nil
+		var err error
+		out, err = readAll(ctx, tx, cypherListPolicyRevisions, map[string]any{"tenant": tenant}, column("rev", decodePolicyRevision))
+		return err
 	})
 	return out, err
 }
@@ -86,18 +72,15 @@ func (s *Store) ListPolicyRevisions(ctx context.Context, tenant string) ([]polic
 func (s *Store) ActivatePolicy(ctx context.Context, tenant string, number int64, by string, at time.Time) (policyadmin.PolicyState, error) {
 	var out policyadmin.PolicyState
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherActivatePolicy, map[string]any{
+		var found bool
+		var err error
+		out, found, err = readOne(ctx, tx, cypherActivatePolicy, map[string]any{
 			"tenant": tenant, "number": number, "by": by, "at": timeOrNil(at),
-		})
-		if err != nil {
-			return err
+		}, column("state", decodePolicyState))
+		if err == nil && !found {
+			err = memory.ErrNotFound
 		}
-		if len(recs) == 0 {
-			return memory.ErrNotFound
-		}
-		v, _ := recs[0].Get("state")
-		out = decodePolicyState(v)
-		return nil
+		return err
 	})
 	return out, err
 }
@@ -107,13 +90,11 @@ func (s *Store) ActivatePolicy(ctx context.Context, tenant string, number int64,
 func (s *Store) PolicyState(ctx context.Context, tenant string) (policyadmin.PolicyState, error) {
 	out := policyadmin.PolicyState{Tenant: tenant, History: []int64{}}
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, cypherPolicyState, map[string]any{"tenant": tenant})
-		if err != nil || len(recs) == 0 {
-			return err
+		st, found, err := readOne(ctx, tx, cypherPolicyState, map[string]any{"tenant": tenant}, column("state", decodePolicyState))
+		if found {
+			out = st
 		}
-		v, _ := recs[0].Get("state")
-		out = decodePolicyState(v)
-		return nil
+		return err
 	})
 	return out, err
 }

@@ -223,8 +223,8 @@ func count(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, para
 	return n, err
 }
 
-// collect runs one query in tx and returns its records. readOne reads
-// through it; policies.go and grants.go still decode its records themselves.
+// collect runs one query in tx and returns its records; readOne reads
+// through it.
 func collect(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) ([]*neo4j.Record, error) {
 	res, err := tx.Run(ctx, cypher, params)
 	if err != nil {
@@ -241,6 +241,14 @@ func exec(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, param
 	}
 	_, err = res.Consume(ctx)
 	return err
+}
+
+// column returns a record decoder that reads one column through decode.
+func column[T any](name string, decode func(any) T) func(*neo4j.Record) (T, error) {
+	return func(r *neo4j.Record) (T, error) {
+		v, _ := r.Get(name)
+		return decode(v), nil
+	}
 }
 
 func str(v any) string {

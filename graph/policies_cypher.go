@@ -1,7 +1,8 @@
 package graph
 
-// Policy revisions, each tenant's policy state, and the grant writes that
-// bump the tenant's grant revision in the same transaction.
+// Queries of policies.go: policy revisions and each tenant's policy state,
+// whose lock every change of a tenant's policy or grants takes (see
+// grants_cypher.go).
 
 // Schema of the policy nodes.
 const (
@@ -40,28 +41,4 @@ RETURN st {.*} AS state`
 
 	cypherPolicyState = `MATCH (st:PolicyState {tenant: $tenant})
 RETURN st {.*} AS state`
-)
-
-// Grant writes, each bumping the grant revision.
-const (
-	cypherCreateGrant = mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
-CREATE (g:Grant {tenant: $tenant, id: $id})
-SET g += $props`
-
-	// The grant is matched first so that a missing one changes nothing.
-	cypherDeleteGrant = `MATCH (g:Grant {tenant: $tenant, id: $id})
-WITH g
-` + mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
-DELETE g
-RETURN count(*) AS changed`
-
-	cypherUpdateGrant = `MATCH (g:Grant {tenant: $tenant, id: $id})
-WITH g
-` + mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
-SET g = $props
-RETURN count(*) AS changed`
-
-	cypherPutGrant = mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
-MERGE (g:Grant {tenant: $tenant, id: $id})
-SET g = $props`
 )

@@ -1,0 +1,41 @@
+package graph
+
+// Queries of grants.go. Every grant write bumps the tenant's grant revision
+// under the lock of its policy state (mergePolicyState), so changes queue and
+// replicas can tell they are behind.
+// Grant writes, each bumping the grant revision.
+const (
+	cypherCreateGrant = mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
+CREATE (g:Grant {tenant: $tenant, id: $id})
+SET g += $props`
+
+	// The grant is matched first so that a missing one changes nothing.
+	cypherDeleteGrant = `MATCH (g:Grant {tenant: $tenant, id: $id})
+WITH g
+` + mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
+DELETE g
+RETURN count(*) AS changed`
+
+	cypherUpdateGrant = `MATCH (g:Grant {tenant: $tenant, id: $id})
+WITH g
+` + mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
+SET g = $props
+RETURN count(*) AS changed`
+
+	cypherPutGrant = mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
+MERGE (g:Grant {tenant: $tenant, id: $id})
+SET g = $props`
+)
+
+// Grant listings. "g.id IS NOT NULL": see cypherListMatch.
+const (
+	cypherListGrants = `MATCH (g:Grant {tenant: $tenant})
+WHERE g.id IS NOT NULL
+RETURN g {.*} AS grant ORDER BY g.created_at, g.id`
+
+	// cypherListAllGrants is the one deliberate cross-tenant read: the policy
+	// engine loads every tenant's grants at start-up (ListGrants with tenant
+	// ""). It is allowlisted by name in TestCypherIsTenantScoped.
+	cypherListAllGrants = `MATCH (g:Grant)
+RETURN g {.*} AS grant ORDER BY g.tenant, g.created_at, g.id`
+)
