@@ -9,6 +9,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/facts"
 	"mneme/memory"
 )
 
@@ -61,7 +62,7 @@ func probeGroups(tenant string, ms []memory.Memory, scopes []memory.Scope, scope
 		if k < 0 || k >= len(scopes) || len(m.Embedding) == 0 || scopes[k].Empty() || scopes[k].Tenant != tenant {
 			continue
 		}
-		text, numbers := memory.FactSignature(m.Content)
+		text, numbers := facts.Signature(m.Content)
 		byScope[k] = append(byScope[k], map[string]any{
 			"at": i, "user_id": m.UserID, "type": m.Type, "vec": float64s(m.Embedding), "fact_text": text, "fact_numbers": numbers,
 		})

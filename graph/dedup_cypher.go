@@ -8,7 +8,7 @@ const (
 	// ({at, user_id, type, vec, fact_text, fact_numbers}) of $probes, the
 	// five active or candidate memories of its user and type that could
 	// state the same fact (the same normalised text or the same numbers, see
-	// memory.FactSignature) nearest to its vector by exact cosine similarity
+	// facts.Signature) nearest to its vector by exact cosine similarity
 	// (mapped back to [-1, 1]), inside the writer's read scope, whose
 	// predicate (probeGroup.query) goes between the two. They answer one
 	// list of {at, hits}. lockAndRead wraps them in cypherLockReadSimilarHead
@@ -66,7 +66,7 @@ const memoryMapLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) |
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]}`
 
 // The indexes of the dedup search's seeks, one per digest of
-// memory.FactSignature.
+// facts.Signature.
 const (
 	ddlMemoryFactTextIdx    = `CREATE INDEX memory_tenant_user_fact_text IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.fact_text)`
 	ddlMemoryFactNumbersIdx = `CREATE INDEX memory_tenant_user_fact_numbers IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.fact_numbers)`

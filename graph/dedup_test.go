@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"mneme/embedding"
+	"mneme/facts"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )
@@ -35,7 +36,7 @@ func embedded(t *testing.T, m memory.Memory) memory.Memory {
 }
 
 // TestDedupFindsRepeatsThroughTheirDigests: the dedup search reaches stored
-// memories through the digests of memory.FactSignature alone, so memories
+// memories through the digests of facts.Signature alone, so memories
 // stored without them are given them by EnsureSchema and are then found.
 func TestDedupFindsRepeatsThroughTheirDigests(t *testing.T) {
 	s := testStore(t)
@@ -58,7 +59,7 @@ func TestDedupFindsRepeatsThroughTheirDigests(t *testing.T) {
 		t.Fatalf("%d memories stored, want %d", len(rows), len(stored))
 	}
 	for _, r := range rows {
-		text, numbers := memory.FactSignature(str(r["content"]))
+		text, numbers := facts.Signature(str(r["content"]))
 		if str(r["text"]) != text || str(r["numbers"]) != numbers {
 			t.Errorf("memory %s has digests (%v, %v), want (%s, %s)", r["id"], r["text"], r["numbers"], text, numbers)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/facts"
 	"mneme/memory"
 )
 
@@ -27,7 +28,7 @@ func memoryProps(m memory.Memory) map[string]any {
 	if m.ValidTo != nil {
 		validTo = timeOrNil(*m.ValidTo)
 	}
-	factText, factNumbers := memory.FactSignature(m.Content)
+	factText, factNumbers := facts.Signature(m.Content)
 	return map[string]any{
 		// The dedup search looks only at memories sharing one of these
 		// (see cypherSimilarBatch): reading every embedding of a user's

@@ -9,6 +9,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/facts"
 	"mneme/memory"
 )
 
@@ -140,7 +141,7 @@ func (s *Store) backfillPartitions(ctx context.Context) error {
 }
 
 // backfillFactSignatures gives memories written before the digests of
-// memory.FactSignature existed their digests, batch by batch: the dedup
+// facts.Signature existed their digests, batch by batch: the dedup
 // search finds its candidates through them alone. It finds nothing to do
 // after the first run.
 func (s *Store) backfillFactSignatures(ctx context.Context) error {
@@ -149,7 +150,7 @@ func (s *Store) backfillFactSignatures(ctx context.Context) error {
 		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
 			rows, err := readAll(ctx, tx, cypherMissingFactSignatures, map[string]any{"batch": backfillBatch}, func(r *neo4j.Record) (map[string]any, error) {
 				m := r.AsMap()
-				text, numbers := memory.FactSignature(str(m["content"]))
+				text, numbers := facts.Signature(str(m["content"]))
 				return map[string]any{"eid": m["eid"], "fact_text": text, "fact_numbers": numbers}, nil
 			})
 			if err != nil {

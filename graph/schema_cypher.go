@@ -55,7 +55,7 @@ RETURN count(m) AS n`
 const (
 	// cypherMissingFactSignatures and cypherSetFactSignatures are the
 	// one-time migration that gives memories stored before the digests
-	// existed their digests (computed in Go, by memory.FactSignature). They
+	// existed their digests (computed in Go, by facts.Signature). They
 	// span every tenant by design and are allowlisted in
 	// TestCypherIsTenantScoped.
 	cypherMissingFactSignatures = `MATCH (m:Memory)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"mneme/facts"
 )
 
 // Job kinds. A kind names the handler a queue worker gives a job to.
@@ -174,7 +176,7 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 		}
 		out := make([]JobMemory, len(built))
 		for i, m := range built {
-			if reason := worthless(m.Content); reason != "" {
+			if reason := facts.Worthless(m.Content); reason != "" {
 				out[i] = JobMemory{Outcome: OutcomeSkipped, Reason: reason}
 				continue
 			}

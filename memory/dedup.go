@@ -1,14 +1,5 @@
 package memory
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"math"
-	"slices"
-	"strings"
-	"unicode"
-)
-
 // DefaultDuplicateThreshold is the cosine similarity at or above which two
 // memories of one user and type, with the same numbers, state the same
 // thing. Calibrated with the built-in embedder on the 50 labelled pairs of
@@ -18,36 +9,6 @@ import (
 // one only adds a node.
 const DefaultDuplicateThreshold = 0.86
 
-// SameFact reports whether text b restates text a: the same text once
-// case, width, spacing and punctuation are ignored, or embeddings at least
-// threshold alike and the same numbers. Numbers decide on their own: "budget
-// 100k" and "budget 150k" are two facts however alike the words (the second
-// supersedes the first by key, it does not reinforce it).
-func SameFact(a, b string, cosine, threshold float64) bool {
-	na, nb := normalise(a), normalise(b)
-	if na == nb {
-		return true
-	}
-	if !slices.Equal(numbersOf(a), numbersOf(b)) {
-		return false
-	}
-	return cosine >= threshold
-}
-
-// FactSignature returns digests of what SameFact compares before any
-// vector: the normalised text, and the numbers in order. Two contents can be
-// the same fact only when one of the two is equal, so a store may narrow a
-// dedup search to memories that share either. Digests, so that the store
-// holds no second copy of a value in the content.
-func FactSignature(content string) (text, numbers string) {
-	return digest(normalise(content)), digest(strings.Join(numbersOf(content), " "))
-}
-
-func digest(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:16])
-}
-
 // sameSlot reports whether two memories could be one fact: different keys
 // or different kinds (when both are set) never are.
 func sameSlot(a, b Memory) bool {
@@ -55,82 +16,4 @@ func sameSlot(a, b Memory) bool {
 		return false
 	}
 	return a.Kind == "" || b.Kind == "" || a.Kind == b.Kind
-}
-
-// normalise keeps only letters and digits, lower-cased and width-folded.
-func normalise(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(foldWidth(s)) {
-		if unicode.IsLetter(r) || unicode.IsNumber(r) {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// numberUnits are suffixes that belong to a number: 100k, 15万, 20%.
-var numberUnits = map[rune]bool{'k': true, 'm': true, 'w': true, '万': true, '千': true, '百': true, '亿': true, '%': true}
-
-// chineseDigits are the characters Chinese numerals are written with.
-const chineseDigits = "零〇一二两三四五六七八九十百千万亿"
-
-// numbersOf returns the numbers of s as written, sorted: Arabic digits with
-// a unit suffix ("100k", "1500", "15万") and runs of Chinese numerals that
-// hold a multiplier or are two characters long ("十五万", "三十").
-func numbersOf(s string) []string {
-	rs := []rune(strings.ToLower(foldWidth(s)))
-	var out []string
-	for i := 0; i < len(rs); {
-		switch {
-		case unicode.IsDigit(rs[i]):
-			j := i
-			var b strings.Builder
-			for j < len(rs) && (unicode.IsDigit(rs[j]) || (rs[j] == ',' || rs[j] == '.') && j+1 < len(rs) && unicode.IsDigit(rs[j+1])) {
-				if rs[j] != ',' {
-					b.WriteRune(rs[j])
-				}
-				j++
-			}
-			for j < len(rs) && rs[j] == ' ' && j+1 < len(rs) && numberUnits[rs[j+1]] {
-				j++
-			}
-			if j < len(rs) && numberUnits[rs[j]] && (j+1 == len(rs) || !unicode.IsLetter(rs[j+1]) || unicode.Is(unicode.Han, rs[j])) {
-				b.WriteRune(rs[j])
-				j++
-			}
-			out = append(out, b.String())
-			i = j
-		case strings.ContainsRune(chineseDigits, rs[i]):
-			j := i
-			for j < len(rs) && strings.ContainsRune(chineseDigits, rs[j]) {
-				j++
-			}
-			if run := string(rs[i:j]); j-i >= 2 || strings.ContainsAny(run, "十百千万亿") {
-				out = append(out, run)
-			}
-			i = j
-		default:
-			i++
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// cosine returns the cosine similarity of two vectors, 0 when either is
-// zero or their lengths differ.
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }

@@ -9,6 +9,7 @@ import (
 
 	"mneme/app"
 	"mneme/embedding"
+	"mneme/facts"
 	"mneme/memory"
 )
 
@@ -63,7 +64,7 @@ func cos(a, b []float32) float64 {
 func precisionRecall(pairs []scoredPair, threshold float64) (p, r float64, fp []scoredPair) {
 	var tp, fn int
 	for _, x := range pairs {
-		got := memory.SameFact(x.A, x.B, x.cosine, threshold)
+		got := facts.Same(x.A, x.B, x.cosine, threshold)
 		switch {
 		case got && x.Duplicate:
 			tp++
@@ -112,7 +113,7 @@ func TestDedupCalibration(t *testing.T) {
 	}
 	// Different numbers are different facts whatever the similarity.
 	for _, x := range pairs {
-		if x.Kind == "number" && memory.SameFact(x.A, x.B, 1, 0) {
+		if x.Kind == "number" && facts.Same(x.A, x.B, 1, 0) {
 			t.Errorf("%q / %q differ in a number but count as one fact", x.A, x.B)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"mneme/facts"
 )
 
 // The write plan: what becomes of each memory of a write, decided from what
@@ -81,7 +83,7 @@ func (r WriteRules) activateAt(m, target Memory) int {
 // same slot, and the same fact (SameFact) at the given similarity.
 func (r WriteRules) repeats(m, other Memory, similarity float64) bool {
 	return other.UserID == m.UserID && other.Type == m.Type && sameSlot(other, m) &&
-		SameFact(other.Content, m.Content, similarity, r.DuplicateThreshold)
+		facts.Same(other.Content, m.Content, similarity, r.DuplicateThreshold)
 }
 
 // WritePlan is what a segment of a write stores and reports.
@@ -232,7 +234,7 @@ func hitsFor(similar [][]Hit, i int, m Memory, superseded map[string]bool) []Hit
 // of hits, best first.
 func repeatOf(rules WriteRules, m Memory, earlier []Memory, written []Written, hits []Hit) (Memory, bool) {
 	for j, e := range earlier {
-		if rules.repeats(m, e, cosine(e.Embedding, m.Embedding)) {
+		if rules.repeats(m, e, facts.Cosine(e.Embedding, m.Embedding)) {
 			if written[j].Memory.ID == "" {
 				return Memory{}, false
 			}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"mneme/facts"
 )
 
 // Source names in Explain.Sources; SourceSession ("session", in
@@ -178,7 +180,7 @@ func (s *Service) diversify(ranked []Recalled, n int) []Recalled {
 			}
 			sim := 0.0
 			for _, o := range out {
-				sim = max(sim, cosine(pool[i].Memory.Embedding, o.Memory.Embedding))
+				sim = max(sim, facts.Cosine(pool[i].Memory.Embedding, o.Memory.Embedding))
 			}
 			if v := lambda*rel[i] - (1-lambda)*sim; v > pickVal {
 				pick, pickVal, pickSim = i, v, sim

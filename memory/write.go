@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"mneme/facts"
 	"mneme/guard"
 )
 
@@ -37,8 +38,8 @@ const (
 
 // Reasons a memory was not stored as sent.
 const (
-	ReasonChitChat    = "chit_chat"
-	ReasonContentFree = "content_free"
+	ReasonChitChat    = facts.ChitChat
+	ReasonContentFree = facts.ContentFree
 	// ReasonInferred: stored as a candidate until the user confirms it.
 	ReasonInferred = "inferred"
 	// ReasonThreshold: a candidate until observed in enough sessions.
@@ -120,7 +121,7 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 			return nil, prefixGuard(err, i, len(in))
 		}
 		results[i].Redacted = redacted
-		if reason := worthless(m.Content); reason != "" {
+		if reason := facts.Worthless(m.Content); reason != "" {
 			results[i].Outcome, results[i].Reason = OutcomeSkipped, reason
 			continue
 		}

@@ -1,4 +1,4 @@
-package memory
+package facts
 
 import (
 	"slices"
@@ -23,8 +23,8 @@ func TestNumbersOf(t *testing.T) {
 		{"no numbers", nil},
 	}
 	for _, tc := range tests {
-		if got := numbersOf(tc.text); !slices.Equal(got, tc.want) {
-			t.Errorf("numbersOf(%q) = %q, want %q", tc.text, got, tc.want)
+		if got := Numbers(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("Numbers(%q) = %q, want %q", tc.text, got, tc.want)
 		}
 	}
 }
@@ -46,9 +46,11 @@ func TestSameFact(t *testing.T) {
 		{"Alice likes tea", "Alice really likes tea", 0.95, true},   // paraphrase
 		{"Alice likes tea", "Alice really likes tea", 0.859, false}, // just under
 	}
+	// memory.DefaultDuplicateThreshold, which memory cannot lend this package.
+	const threshold = 0.86
 	for _, tc := range tests {
-		if got := SameFact(tc.a, tc.b, tc.cosine, DefaultDuplicateThreshold); got != tc.want {
-			t.Errorf("SameFact(%q, %q, %v) = %v, want %v", tc.a, tc.b, tc.cosine, got, tc.want)
+		if got := Same(tc.a, tc.b, tc.cosine, threshold); got != tc.want {
+			t.Errorf("Same(%q, %q, %v) = %v, want %v", tc.a, tc.b, tc.cosine, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package memory
+package facts
 
 import (
 	"strings"
@@ -32,9 +32,15 @@ func setOfWords(s string) map[string]bool {
 	return out
 }
 
-// worthless returns why content is not worth remembering (ReasonChitChat,
-// ReasonContentFree), or "" when it is.
-func worthless(content string) string {
+// Reasons a text is not worth remembering.
+const (
+	ChitChat    = "chit_chat"
+	ContentFree = "content_free"
+)
+
+// Worthless returns why content is not worth remembering (ChitChat,
+// ContentFree), or "" when it is.
+func Worthless(content string) string {
 	signal := 0
 	for _, r := range content {
 		if unicode.IsLetter(r) || unicode.IsNumber(r) {
@@ -42,10 +48,10 @@ func worthless(content string) string {
 		}
 	}
 	if signal < 2 {
-		return ReasonContentFree
+		return ContentFree
 	}
 	if isChitChat(content) {
-		return ReasonChitChat
+		return ChitChat
 	}
 	return ""
 }

@@ -1,0 +1,118 @@
+package facts
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Same reports whether text b restates text a: the same text once
+// case, width, spacing and punctuation are ignored, or embeddings at least
+// threshold alike and the same numbers. Numbers decide on their own: "budget
+// 100k" and "budget 150k" are two facts however alike the words (the second
+// supersedes the first by key, it does not reinforce it).
+func Same(a, b string, cosine, threshold float64) bool {
+	na, nb := normalise(a), normalise(b)
+	if na == nb {
+		return true
+	}
+	if !slices.Equal(Numbers(a), Numbers(b)) {
+		return false
+	}
+	return cosine >= threshold
+}
+
+// Signature returns digests of what Same compares before any
+// vector: the normalised text, and the numbers in order. Two contents can be
+// the same fact only when one of the two is equal, so a store may narrow a
+// dedup search to memories that share either. Digests, so that the store
+// holds no second copy of a value in the content.
+func Signature(content string) (text, numbers string) {
+	return digest(normalise(content)), digest(strings.Join(Numbers(content), " "))
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
+
+// normalise keeps only letters and digits, lower-cased and width-folded.
+func normalise(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(foldWidth(s)) {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// numberUnits are suffixes that belong to a number: 100k, 15万, 20%.
+var numberUnits = map[rune]bool{'k': true, 'm': true, 'w': true, '万': true, '千': true, '百': true, '亿': true, '%': true}
+
+// chineseDigits are the characters Chinese numerals are written with.
+const chineseDigits = "零〇一二两三四五六七八九十百千万亿"
+
+// Numbers returns the numbers of s as written, sorted: Arabic digits with
+// a unit suffix ("100k", "1500", "15万") and runs of Chinese numerals that
+// hold a multiplier or are two characters long ("十五万", "三十").
+func Numbers(s string) []string {
+	rs := []rune(strings.ToLower(foldWidth(s)))
+	var out []string
+	for i := 0; i < len(rs); {
+		switch {
+		case unicode.IsDigit(rs[i]):
+			j := i
+			var b strings.Builder
+			for j < len(rs) && (unicode.IsDigit(rs[j]) || (rs[j] == ',' || rs[j] == '.') && j+1 < len(rs) && unicode.IsDigit(rs[j+1])) {
+				if rs[j] != ',' {
+					b.WriteRune(rs[j])
+				}
+				j++
+			}
+			for j < len(rs) && rs[j] == ' ' && j+1 < len(rs) && numberUnits[rs[j+1]] {
+				j++
+			}
+			if j < len(rs) && numberUnits[rs[j]] && (j+1 == len(rs) || !unicode.IsLetter(rs[j+1]) || unicode.Is(unicode.Han, rs[j])) {
+				b.WriteRune(rs[j])
+				j++
+			}
+			out = append(out, b.String())
+			i = j
+		case strings.ContainsRune(chineseDigits, rs[i]):
+			j := i
+			for j < len(rs) && strings.ContainsRune(chineseDigits, rs[j]) {
+				j++
+			}
+			if run := string(rs[i:j]); j-i >= 2 || strings.ContainsAny(run, "十百千万亿") {
+				out = append(out, run)
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Cosine returns the cosine similarity of two vectors, 0 when either is
+// zero or their lengths differ.
+func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
