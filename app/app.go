@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"mneme/embedding"
 	"mneme/extract"
 	"mneme/graph"
 	"mneme/handlers"
@@ -194,7 +193,7 @@ func (a *App) StopQueueWorkers(ctx context.Context) error {
 // RecallConfig is recall's tuning from the configuration: the relevance
 // floor, the exact-scan limit and, when a URL is set, the reranker.
 func (c Config) RecallConfig() (memory.RecallConfig, error) {
-	rc := memory.RecallConfig{VectorFloor: c.VectorFloor, Keywords: embedding.Keywords, ExactMax: c.RecallExactMax}
+	rc := memory.RecallConfig{VectorFloor: c.VectorFloor, ExactMax: c.RecallExactMax}
 	if c.RerankURL != "" {
 		r, err := rerank.New(rerank.Options{URL: c.RerankURL, Model: c.RerankModel, Timeout: c.RerankTimeout})
 		if err != nil {

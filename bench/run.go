@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"mneme/embedding"
 	"mneme/app"
 	"mneme/memory"
 	"mneme/policy"
+	"mneme/tokens"
 )
 
 // Mode names, in the order they are reported.
@@ -358,13 +358,13 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 		}},
 		{"fulltext, user scope", func(ctx context.Context, q query) (int, error) {
 			hits, err := a.Store.SearchFullText(ctx, userScope(tenant, q.user), memory.SearchQuery{
-				UserID: q.user, Text: strings.Join(embedding.Keywords(q.text), " "), Limit: cfg.Candidates,
+				UserID: q.user, Text: strings.Join(tokens.Keywords(q.text), " "), Limit: cfg.Candidates,
 			})
 			return len(hits), err
 		}},
 		{"fulltext, policy scope", func(ctx context.Context, q query) (int, error) {
 			hits, err := a.Store.SearchFullText(ctx, scopes[q.user], memory.SearchQuery{
-				UserID: q.user, Text: strings.Join(embedding.Keywords(q.text), " "), Limit: cfg.Candidates,
+				UserID: q.user, Text: strings.Join(tokens.Keywords(q.text), " "), Limit: cfg.Candidates,
 			})
 			return len(hits), err
 		}},

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"mneme/embedding"
 	"mneme/internal/apptest"
 	"mneme/journal"
 	"mneme/memory"
@@ -287,7 +286,6 @@ func ptrTo[T any](v T) *T { return &v }
 // policy engine with its own recall tuning.
 func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *memory.Service {
 	t.Helper()
-	cfg.Keywords = embedding.Keywords
 	svc, err := memory.NewService(memory.Options{
 		Store: f.App.Store, Grants: f.App.Store, Keys: f.App.Store, Authz: f.App.Policy, Embed: f.App.Embed,
 		Recall: cfg, Search: f.App.Store,
