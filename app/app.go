@@ -1,3 +1,8 @@
+// Package app is Mneme's composition root. New turns a Config into a wired
+// App (stores, policy engine, embedder, services, HTTP handler) and starts
+// nothing; Run runs every worker and the HTTP server in one group until its
+// context ends; Close releases the connections. memoryd, memctl, memeval,
+// bench and the end-to-end tests share it so that they wire the same thing.
 package app
 
 import (
@@ -7,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,44 +44,56 @@ type App struct {
 	// RecallLog is the recall log in Redis.
 	RecallLog *journal.RecallLog
 	// Recorder writes access counts and the recall log off the request
-	// path. New starts it; Close stops it after it has written its queue.
-	// It is the memory.Eraser of the "recall_log" place: it writes its
-	// queue before it erases, so no queued recall lands after an erase.
+	// path while Run runs; until then recalls only queue. It is the
+	// memory.Eraser of the "recall_log" place: it writes its queue before
+	// it erases, so no queued recall lands after an erase.
 	Recorder *journal.Recorder
 
 	// Sessions is working memory; SessionExpiry ends the sessions whose
-	// time is up and runs when the caller runs it (RunSessionExpiry).
+	// time is up while Run runs.
 	Sessions      *session.Store
 	SessionExpiry *session.Expirer
 
+	// janitorRunner sweeps on the leading replica; nil when the periodic
+	// janitor is off.
 	janitorRunner *leader.Runner
-	// Decisions is the policy decision log.
+	// Decisions is the policy decision log; Run writes it.
 	Decisions *journal.Decisions
 	// Bus carries policy and grant revisions between replicas.
 	Bus *policysync.Bus
 
-	// stop ends the workers New started; workers waits for them.
-	stop    context.CancelFunc
-	workers sync.WaitGroup
-	// Queue holds asynchronous writes; QueueWorkers applies them once started.
+	// Queue holds asynchronous writes; QueueWorkers applies them while Run
+	// runs, unless the configuration turned them off.
 	Queue        *queue.Queue
 	QueueWorkers *queue.Pool
 	cfg          Config
+	log          *slog.Logger
+	// tool marks an App of a short-lived command: its Run leaves the
+	// deployment's shared jobs (queue, session expiry, janitor) to memoryd.
+	tool bool
 }
 
 // NewTool is New for command-line tools: the configuration comes from the
-// environment alone, and only warnings are logged, to stderr.
+// environment alone, and only warnings are logged, to stderr. Its workers
+// (StartWorkers) are the ones that finish the tool's own calls: the decision
+// log, the recall recorder and the policy listener.
 func NewTool(ctx context.Context, getenv func(string) string, stderr io.Writer) (*App, error) {
 	cfg, err := Load(nil, getenv, stderr)
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	a, err := New(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return nil, err
+	}
+	a.tool = true
+	return a, nil
 }
 
 // New connects to the stores (waiting up to cfg.StartTimeout for them),
 // bootstraps the schema, loads the grants into the policy engine and builds
-// the HTTP handler. Close releases what New opened.
+// the services and the HTTP handler. It starts nothing: Run does. Close
+// releases what New opened.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -89,7 +105,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Store: store, cfg: cfg}
+	a := &App{Store: store, cfg: cfg, log: log}
 	ok := false
 	defer func() {
 		if !ok {
@@ -114,7 +130,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.PolicyTimeout, Decisions: a.Decisions}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	if err := a.startJanitor(ctx, cfg.Lifecycle, log); err != nil {
+	if err := a.buildJanitor(cfg.Lifecycle, log); err != nil {
 		return nil, fmt.Errorf("janitor: %w", err)
 	}
 	a.RecallLog = journal.NewRecallLog(a.Redis, cfg.RecallLogCap, 0)
@@ -159,35 +175,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := a.Service.ReloadGrants(startCtx); err != nil {
 		return nil, err
 	}
-	a.startWorkers(log)
 	a.Handler = handlers.New(handlers.Options{
 		Service: a.Service, Logger: log, Ready: a.Ready, MaxBody: cfg.MaxBody,
 	})
-	a.Recorder.Start()
 	ok = true
 	return a, nil
-}
-
-// RunSessionExpiry turns expired sessions into memories until ctx ends.
-func (a *App) RunSessionExpiry(ctx context.Context) error {
-	return a.SessionExpiry.Run(ctx)
-}
-
-// StartWorkers starts applying queued jobs in this process, unless the
-// configuration turned workers off. Close stops them.
-func (a *App) StartQueueWorkers(ctx context.Context) error {
-	if !a.cfg.Queue.Workers {
-		return nil
-	}
-	return a.QueueWorkers.Start(ctx)
-}
-
-// StopWorkers lets the workers finish their batches, within ctx.
-func (a *App) StopQueueWorkers(ctx context.Context) error {
-	if a.QueueWorkers == nil {
-		return nil
-	}
-	return a.QueueWorkers.Stop(ctx)
 }
 
 // RecallConfig is recall's tuning from the configuration: the relevance
@@ -231,41 +223,20 @@ func (a *App) Ready(ctx context.Context) error {
 	return errors.Join(a.Store.Ping(ctx), a.Redis.Ping(ctx).Err())
 }
 
-// startWorkers starts the decision log writer and the listener of policy
-// announcements; Close stops them.
-func (a *App) startWorkers(log *slog.Logger) {
-	ctx, stop := context.WithCancel(context.Background())
-	a.stop = stop
-	a.workers.Go(func() { a.Decisions.Run(ctx) })
-	a.workers.Go(func() {
-		a.Bus.Listen(ctx, func(ctx context.Context, tenant string) {
-			if err := a.Service.Sync(ctx, tenant); err != nil && ctx.Err() == nil {
-				log.WarnContext(ctx, "policy sync after an announcement failed; the next request retries", "tenant", tenant, "err", err)
-			}
-		})
+// listenPolicy keeps this replica's policies and grants current: each
+// announced tenant is synced at once rather than on its next request.
+func (a *App) listenPolicy(ctx context.Context) error {
+	a.Bus.Listen(ctx, func(ctx context.Context, tenant string) {
+		if err := a.Service.Sync(ctx, tenant); err != nil && ctx.Err() == nil {
+			a.log.WarnContext(ctx, "policy sync after an announcement failed; the next request retries", "tenant", tenant, "err", err)
+		}
 	})
+	return nil
 }
 
-// Close stops the workers and releases connections; it is safe on a partly
-// built App.
+// Close releases the connections; it is safe on a partly built App. Call it
+// after Run has returned (or when Run never ran).
 func (a *App) Close(ctx context.Context) {
-	if a.janitorRunner != nil {
-		a.janitorRunner.Stop(ctx)
-	}
-	if a.stop != nil {
-		a.stop()
-		a.workers.Wait()
-	}
-	if a.QueueWorkers != nil {
-		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_ = a.QueueWorkers.Stop(stopCtx)
-		cancel()
-	}
-	if a.Recorder != nil {
-		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_ = a.Recorder.Stop(stopCtx)
-		cancel()
-	}
 	if a.Redis != nil {
 		_ = a.Redis.Close()
 	}

@@ -135,10 +135,10 @@ func (c *count) Set(s string) error {
 	return nil
 }
 
-// startJanitor builds the janitor and, unless it is off, the runner that
-// sweeps every tenant on whichever replica holds the Redis lock. The App
-// owns the runner: Close stops it.
-func (a *App) startJanitor(ctx context.Context, cfg Lifecycle, log *slog.Logger) error {
+// buildJanitor builds the janitor and, unless it is off, the runner that
+// sweeps every tenant on whichever replica holds the Redis lock; Run runs
+// the runner.
+func (a *App) buildJanitor(cfg Lifecycle, log *slog.Logger) error {
 	j, err := memory.NewJanitor(memory.JanitorOptions{Store: a.Store, Config: cfg.LifecycleConfig, Logger: log})
 	if err != nil {
 		return err
@@ -158,6 +158,5 @@ func (a *App) startJanitor(ctx context.Context, cfg Lifecycle, log *slog.Logger)
 			return err
 		},
 	})
-	a.janitorRunner.Start(ctx)
 	return nil
 }

@@ -32,6 +32,9 @@ func replica(t *testing.T, tenant string, keys map[string]string) *apptest.Fixtu
 	cfg.EmbedDim = testenv.EmbeddingDimension
 	cfg.StartTimeout = 30 * time.Second
 	cfg.PolicyTimeout = 5 * time.Second
+	// The replica shares memoryd's default queue prefix: applying that
+	// queue is not this test's business. Its policy listener is.
+	cfg.Queue.Workers = false
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("MNEME_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -40,9 +43,15 @@ func replica(t *testing.T, tenant string, keys map[string]string) *apptest.Fixtu
 	if err != nil {
 		t.Fatalf("start replica: %v", err)
 	}
+	stop := a.StartWorkers(context.Background())
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(func() {
 		srv.Close()
+		// A test may take Redis away from the replica; its workers then
+		// stop with an error, which is what they should do.
+		if err := stop(); err != nil {
+			t.Logf("replica workers: %v", err)
+		}
 		a.Close(context.Background())
 	})
 	return &apptest.Fixture{URL: srv.URL, App: a, Tenant: tenant, Keys: keys}

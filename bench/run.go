@@ -45,12 +45,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// A loaded machine must not turn a slow policy evaluation into a failed
 	// run; the latency still counts.
 	appCfg.PolicyTimeout = max(appCfg.PolicyTimeout, 5*time.Second)
+	// Recall is measured with memoryd's recorder and decision log running,
+	// but this process applies no queued writes of the deployment.
+	appCfg.Queue.Workers = false
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: max(appCfg.LogLevel, slog.LevelWarn)}))
 	a, err := app.New(ctx, appCfg, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close(context.WithoutCancel(ctx))
+	defer a.StartWorkers(ctx)()
 
 	tenant := cfg.Tenant
 	if tenant == "" {

@@ -31,8 +31,8 @@ func TestStartupFailsClearly(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("run = %v, want an error mentioning %q", err, tt.want)
 			}
-			if strings.Contains(stdout.String(), "listening") {
-				t.Errorf("memoryd claimed to listen: %s", stdout.String())
+			if strings.Contains(stderr.String(), `"msg":"listening"`) {
+				t.Errorf("memoryd claimed to listen: %s", stderr.String())
 			}
 		})
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"mneme/embedding"
 	"mneme/app"
+	"mneme/embedding"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )
@@ -73,15 +73,15 @@ func TestReembedSwitchesModels(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 
 	// memoryd refuses an embedder of another dimension, naming both and the cure.
-	var stdout bytes.Buffer
-	err = run(ctx, []string{"-embed-dim", "128", "-start-timeout", "3m", "-neo4j-timeout", "2m"}, getenv, &stdout, io.Discard)
+	var logs bytes.Buffer
+	err = run(ctx, []string{"-embed-dim", "128", "-start-timeout", "3m", "-neo4j-timeout", "2m"}, getenv, io.Discard, &logs)
 	for _, want := range []string{"dimension 64", embedding.BuiltinModel + " makes vectors of dimension 128", "memoryd reembed"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("memoryd with a 128-dimension embedder = %v, want an error mentioning %q", err, want)
 		}
 	}
-	if strings.Contains(stdout.String(), "listening") {
-		t.Errorf("memoryd listened despite the mismatch: %s", stdout.String())
+	if strings.Contains(logs.String(), `"msg":"listening"`) {
+		t.Errorf("memoryd listened despite the mismatch: %s", logs.String())
 	}
 
 	// The new model: the built-in scheme at 32 dimensions behind an

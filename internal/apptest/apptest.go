@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"mneme/handlers"
 	"mneme/app"
+	"mneme/handlers"
 	"mneme/internal/testenv"
 	"mneme/memory"
 )
@@ -46,7 +46,9 @@ type Fixture struct {
 }
 
 // Start returns a fixture with a fresh tenant. The service itself is shared
-// by every test of the binary.
+// by every test of the binary, and so are its workers (App.RunWorkers: queued
+// writes are applied, recalls recorded, decisions logged, sessions expired):
+// they run as long as the test binary does.
 func Start(t testing.TB) *Fixture {
 	t.Helper()
 	testenv.Neo4j(t) // skips in -short mode, fails without NEO4J_URI
@@ -58,9 +60,9 @@ func Start(t testing.TB) *Fixture {
 		}
 		instance, startErr = app.New(context.Background(), config(redisURL), log)
 		if startErr == nil {
-			startErr = instance.StartQueueWorkers(context.Background())
-		}
-		if startErr == nil {
+			// The shared service outlives every test, so nothing stops
+			// its workers: the process's exit does.
+			_ = instance.StartWorkers(context.Background())
 			server = httptest.NewServer(instance.Handler)
 		}
 	})
@@ -72,7 +74,8 @@ func Start(t testing.TB) *Fixture {
 
 // StartLogged is Start with a Mneme of the test's own whose log, at debug
 // level and with request ids, goes to w. Tests that must prove what is never
-// logged use it; it is closed when the test ends.
+// logged use it; its workers are stopped and it is closed when the test
+// ends.
 func StartLogged(t testing.TB, w io.Writer) *Fixture {
 	t.Helper()
 	testenv.Neo4j(t)
@@ -82,9 +85,13 @@ func StartLogged(t testing.TB, w io.Writer) *Fixture {
 	if err != nil {
 		t.Fatalf("start mneme: %v", err)
 	}
+	stop := a.StartWorkers(context.Background())
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(func() {
 		srv.Close()
+		if err := stop(); err != nil {
+			t.Errorf("workers: %v", err)
+		}
 		a.Close(context.Background())
 	})
 	return provision(t, a, srv.URL)
