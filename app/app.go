@@ -25,7 +25,6 @@ import (
 	"mneme/policy"
 	"mneme/policysync"
 	"mneme/queue"
-	"mneme/rerank"
 	"mneme/session"
 )
 
@@ -90,7 +89,7 @@ func NewTool(ctx context.Context, getenv func(string) string, stderr io.Writer) 
 	return a, nil
 }
 
-// New connects to the stores (waiting up to cfg.StartTimeout for them),
+// New connects to the stores (waiting up to cfg.Server.StartTimeout for them),
 // bootstraps the schema, loads the grants into the policy engine and builds
 // the services and the HTTP handler. It starts nothing: Run does. Close
 // releases what New opened.
@@ -98,7 +97,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	startCtx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	startCtx, cancel := context.WithTimeout(ctx, cfg.Server.StartTimeout)
 	defer cancel()
 
 	store, err := openGraph(startCtx, cfg, log)
@@ -127,22 +126,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.Decisions = journal.NewDecisions(a.Redis, journal.DecisionOptions{Logger: log})
 	a.Bus = policysync.New(a.Redis, log)
-	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.PolicyTimeout, Decisions: a.Decisions}); err != nil {
+	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.Policy.Timeout, Decisions: a.Decisions}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	if err := a.buildJanitor(cfg.Lifecycle, log); err != nil {
 		return nil, fmt.Errorf("janitor: %w", err)
 	}
-	a.RecallLog = journal.NewRecallLog(a.Redis, cfg.RecallLogCap, 0)
+	a.RecallLog = journal.NewRecallLog(a.Redis, cfg.Recall.LogCap, 0)
 	a.Recorder = journal.NewRecorder(journal.RecorderOptions{Log: a.RecallLog, Touch: store, Logger: log})
-	recallCfg, err := cfg.RecallConfig()
+	recallCfg, err := cfg.MemoryRecall()
 	if err != nil {
 		return nil, err
 	}
 	// Every place outside the graph that holds user data: erasing a user
 	// (and deleting a memory, where the place can) asks each of them.
 	a.Sessions = session.New(session.Options{
-		Redis: a.Redis, TTL: cfg.SessionTTL, MaxTurns: cfg.SessionMaxTurns, MaxBytes: cfg.SessionMaxBytes,
+		Redis: a.Redis, TTL: cfg.Sessions.TTL, MaxTurns: cfg.Sessions.MaxTurns, MaxBytes: cfg.Sessions.MaxBytes,
 	})
 	a.Queue = queue.New(a.Redis, queue.Options{Prefix: cfg.Queue.Prefix, Shards: cfg.Queue.Shards, Logger: log})
 	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.Recorder, a.Decisions}
@@ -150,7 +149,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store: store, Grants: store, Keys: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Erasers: a.Erasers, Janitor: a.Janitor,
-		Extract:  extract.New(cfg.ExtractLLM, log, nil),
+		Extract:  extract.New(cfg.Extract, log, nil),
 		Sessions: a.Sessions,
 		Admin:    &memory.PolicyAdmin{Store: store, Engine: a.Policy, Bus: a.Bus, Decisions: a.Decisions},
 		Queue:    a.Queue,
@@ -163,7 +162,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			_, err := a.Service.EndSession(ctx, s)
 			return err
 		},
-		Interval: cfg.SessionScan, Logger: log,
+		Interval: cfg.Sessions.Scan, Logger: log,
 	})
 	a.QueueWorkers = queue.NewPool(a.Queue, queue.PoolOptions{
 		Batch: cfg.Queue.Batch, MaxAttempts: cfg.Queue.MaxAttempts, LeaseTTL: cfg.Queue.LeaseTTL,
@@ -176,24 +175,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	a.Handler = handlers.New(handlers.Options{
-		Service: a.Service, Logger: log, Ready: a.Ready, MaxBody: cfg.MaxBody,
+		Service: a.Service, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 	})
 	ok = true
 	return a, nil
-}
-
-// RecallConfig is recall's tuning from the configuration: the relevance
-// floor, the exact-scan limit and, when a URL is set, the reranker.
-func (c Config) RecallConfig() (memory.RecallConfig, error) {
-	rc := memory.RecallConfig{VectorFloor: c.VectorFloor, ExactMax: c.RecallExactMax}
-	if c.RerankURL != "" {
-		r, err := rerank.New(rerank.Options{URL: c.RerankURL, Model: c.RerankModel, Timeout: c.RerankTimeout})
-		if err != nil {
-			return memory.RecallConfig{}, err
-		}
-		rc.Reranker = r
-	}
-	return rc, nil
 }
 
 // warmUpTimeout bounds WarmUp: a store slow enough to exceed it would make
@@ -251,24 +236,24 @@ func openGraph(ctx context.Context, cfg Config, log *slog.Logger) (*graph.Store,
 	var last error
 	for {
 		store, err := graph.Open(ctx, graph.Config{
-			URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase,
-			Timeout: cfg.Neo4jTimeout,
+			URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
+			Timeout: cfg.Neo4j.Timeout,
 		})
 		if err == nil {
 			return store, nil
 		}
 		last = err
-		log.WarnContext(ctx, "waiting for Neo4j", "uri", cfg.Neo4jURI, "err", err)
+		log.WarnContext(ctx, "waiting for Neo4j", "uri", cfg.Neo4j.URI, "err", err)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("neo4j at %s did not answer within %s: %w", cfg.Neo4jURI, cfg.StartTimeout, last)
+			return nil, fmt.Errorf("neo4j at %s did not answer within %s: %w", cfg.Neo4j.URI, cfg.Server.StartTimeout, last)
 		case <-time.After(time.Second):
 		}
 	}
 }
 
 func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*redis.Client, error) {
-	opts, err := redis.ParseURL(cfg.RedisURL)
+	opts, err := redis.ParseURL(cfg.Redis.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redis url: %w", err)
 	}
@@ -282,7 +267,7 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*redis.Client
 		select {
 		case <-ctx.Done():
 			_ = client.Close()
-			return nil, fmt.Errorf("redis at %s did not answer within %s: %w", opts.Addr, cfg.StartTimeout, err)
+			return nil, fmt.Errorf("redis at %s did not answer within %s: %w", opts.Addr, cfg.Server.StartTimeout, err)
 		case <-time.After(time.Second):
 		}
 	}

@@ -52,9 +52,9 @@ func (a *App) workers() []worker {
 // workers after it, so the requests it finishes can still record recalls
 // and decisions. Run runs once per App.
 func (a *App) Run(ctx context.Context) error {
-	ln, err := net.Listen("tcp", a.cfg.Addr)
+	ln, err := net.Listen("tcp", a.cfg.Server.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", a.cfg.Addr, err)
+		return fmt.Errorf("listen on %s: %w", a.cfg.Server.Addr, err)
 	}
 	a.log.InfoContext(ctx, "listening", "addr", ln.Addr().String())
 	return a.run(ctx, ln)

@@ -41,14 +41,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("configuration: %w", err)
 	}
 	// A reused large tenant may need a schema migration on the first start.
-	appCfg.StartTimeout = max(appCfg.StartTimeout, 15*time.Minute)
+	appCfg.Server.StartTimeout = max(appCfg.Server.StartTimeout, 15*time.Minute)
 	// A loaded machine must not turn a slow policy evaluation into a failed
 	// run; the latency still counts.
-	appCfg.PolicyTimeout = max(appCfg.PolicyTimeout, 5*time.Second)
+	appCfg.Policy.Timeout = max(appCfg.Policy.Timeout, 5*time.Second)
 	// Recall is measured with memoryd's recorder and decision log running,
 	// but this process applies no queued writes of the deployment.
 	appCfg.Queue.Workers = false
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: max(appCfg.LogLevel, slog.LevelWarn)}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: max(appCfg.Log.Level, slog.LevelWarn)}))
 	a, err := app.New(ctx, appCfg, log)
 	if err != nil {
 		return err
@@ -62,8 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 	}
-	rep := Report{Tenant: tenant, Neo4jURI: appCfg.Neo4jURI, Config: cfg, Kept: cfg.Keep}
-	fmt.Fprintf(stdout, "mneme recall benchmark: tenant %s on %s\n", tenant, appCfg.Neo4jURI)
+	rep := Report{Tenant: tenant, Neo4jURI: appCfg.Neo4j.URI, Config: cfg, Kept: cfg.Keep}
+	fmt.Fprintf(stdout, "mneme recall benchmark: tenant %s on %s\n", tenant, appCfg.Neo4j.URI)
 	fmt.Fprintf(stdout, "%d memories, %d users, %d agents; %d queries (+%d warm-up) × %d runs, concurrency %d, k %d, seed %d\n\n",
 		cfg.Memories, cfg.Users, cfg.Agents, cfg.Queries, cfg.Warmup, cfg.Runs, cfg.Concurrency, cfg.K, cfg.Seed)
 
@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}()
 
 	// The same recall tuning and sources as app.New gives the real Service.
-	recallCfg, err := appCfg.RecallConfig()
+	recallCfg, err := appCfg.MemoryRecall()
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	log := slog.New(handlers.LogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	log := slog.New(handlers.LogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.Log.Level})))
 
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
@@ -69,7 +69,7 @@ func reembed(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.Log.Level}))
 	res, err := app.Reembed(ctx, cfg, log)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

@@ -38,9 +38,9 @@ func TestReembedSwitchesModels(t *testing.T) {
 
 	// Seed two tenants with the built-in embedder at 64 dimensions.
 	cfg := app.Defaults()
-	cfg.Neo4jURI, cfg.RedisURL, cfg.EmbedDim = uri, redisURL, 64
+	cfg.Neo4j.URI, cfg.Redis.URL, cfg.Embedding.Dim = uri, redisURL, 64
 	// A fresh Neo4j on a loaded machine answers its first queries slowly.
-	cfg.StartTimeout, cfg.PolicyTimeout, cfg.Neo4jTimeout = 3*time.Minute, 5*time.Second, 2*time.Minute
+	cfg.Server.StartTimeout, cfg.Policy.Timeout, cfg.Neo4j.Timeout = 3*time.Minute, 5*time.Second, 2*time.Minute
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a, err := app.New(ctx, cfg, quiet)
 	if err != nil {
@@ -120,7 +120,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 
 	// memoryd now starts with the new model, every memory carries it, and
 	// recall finds memories through the new vectors.
-	cfg.Embedder, cfg.EmbedURL, cfg.EmbedModel, cfg.EmbedDim = app.EmbedderHTTP, srv.URL+"/v1", "served-32", 32
+	cfg.Embedding.Kind, cfg.Embedding.URL, cfg.Embedding.Model, cfg.Embedding.Dim = app.EmbedderHTTP, srv.URL+"/v1", "served-32", 32
 	a, err = app.New(ctx, cfg, quiet)
 	if err != nil {
 		t.Fatalf("start with the new model: %v", err)

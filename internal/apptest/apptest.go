@@ -99,15 +99,15 @@ func StartLogged(t testing.TB, w io.Writer) *Fixture {
 
 func config(redisURL string) app.Config {
 	cfg := app.Defaults()
-	cfg.Neo4jURI = os.Getenv(testenv.EnvNeo4jURI)
-	cfg.Neo4jUser = os.Getenv(testenv.EnvNeo4jUser)
-	cfg.Neo4jPassword = os.Getenv(testenv.EnvNeo4jPassword)
-	cfg.Neo4jDatabase = testenv.Neo4jDatabase()
-	cfg.RedisURL = redisURL
-	cfg.EmbedDim = testenv.EmbeddingDimension
-	cfg.StartTimeout = 30 * time.Second
+	cfg.Neo4j.URI = os.Getenv(testenv.EnvNeo4jURI)
+	cfg.Neo4j.User = os.Getenv(testenv.EnvNeo4jUser)
+	cfg.Neo4j.Password = os.Getenv(testenv.EnvNeo4jPassword)
+	cfg.Neo4j.Database = testenv.Neo4jDatabase()
+	cfg.Redis.URL = redisURL
+	cfg.Embedding.Dim = testenv.EmbeddingDimension
+	cfg.Server.StartTimeout = 30 * time.Second
 	// A loaded CI machine must not turn slow decisions into denials.
-	cfg.PolicyTimeout = 5 * time.Second
+	cfg.Policy.Timeout = 5 * time.Second
 	// A queue of this test process's own: workers of other processes on
 	// the same Redis must not apply its jobs to their graphs.
 	cfg.Queue.Prefix = "mneme-test-" + memory.NewID("q")
