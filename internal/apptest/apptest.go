@@ -74,14 +74,17 @@ func Start(t testing.TB) *Fixture {
 
 // StartLogged is Start with a Mneme of the test's own whose log, at debug
 // level and with request ids, goes to w. Tests that must prove what is never
-// logged use it; its workers are stopped and it is closed when the test
-// ends.
+// logged use it, and tests that apply its queue themselves: it runs every
+// worker but the queue workers. Its workers are stopped and it is closed
+// when the test ends.
 func StartLogged(t testing.TB, w io.Writer) *Fixture {
 	t.Helper()
 	testenv.Neo4j(t)
 	redisURL := testenv.RedisURL(t)
 	log := slog.New(handlers.LogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	a, err := app.New(context.Background(), config(redisURL), log)
+	cfg := config(redisURL)
+	cfg.Queue.Workers = false
+	a, err := app.New(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatalf("start mneme: %v", err)
 	}
