@@ -1,3 +1,8 @@
+// Package app is Mneme's composition root. New turns a Config into a wired
+// App (stores, policy engine, embedder, services, HTTP handler) and starts
+// nothing; Run runs every worker and the HTTP server in one group until its
+// context ends; Close releases the connections. memoryd, memctl, memeval,
+// bench and the end-to-end tests share it so that they wire the same thing.
 package app
 
 import (
@@ -7,12 +12,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"mneme/embedding"
 	"mneme/extract"
 	"mneme/graph"
 	"mneme/handlers"
@@ -24,7 +27,6 @@ import (
 	"mneme/policyadmin"
 	"mneme/policysync"
 	"mneme/queue"
-	"mneme/rerank"
 	"mneme/session"
 )
 
@@ -47,56 +49,68 @@ type App struct {
 	// RecallLog is the recall log in Redis.
 	RecallLog *journal.RecallLog
 	// Recorder writes access counts and the recall log off the request
-	// path. New starts it; Close stops it after it has written its queue.
-	// It is the memory.Eraser of the "recall_log" place: it writes its
-	// queue before it erases, so no queued recall lands after an erase.
+	// path while Run runs; until then recalls only queue. It is the
+	// memory.Eraser of the "recall_log" place: it writes its queue before
+	// it erases, so no queued recall lands after an erase.
 	Recorder *journal.Recorder
 
 	// Sessions is working memory; SessionExpiry ends the sessions whose
-	// time is up and runs when the caller runs it (RunSessionExpiry).
+	// time is up while Run runs.
 	Sessions      *session.Store
 	SessionExpiry *session.Expirer
 
+	// janitorRunner sweeps on the leading replica; nil when the periodic
+	// janitor is off.
 	janitorRunner *leader.Runner
-	// Decisions is the policy decision log.
+	// Decisions is the policy decision log; Run writes it.
 	Decisions *journal.Decisions
 	// Bus carries policy and grant revisions between replicas.
 	Bus *policysync.Bus
 
-	// stop ends the workers New started; workers waits for them.
-	stop    context.CancelFunc
-	workers sync.WaitGroup
-	// Queue holds asynchronous writes; QueueWorkers applies them once started.
+	// Queue holds asynchronous writes; QueueWorkers applies them while Run
+	// runs, unless the configuration turned them off.
 	Queue        *queue.Queue
 	QueueWorkers *queue.Pool
 	cfg          Config
+	log          *slog.Logger
+	// tool marks an App of a short-lived command: its Run leaves the
+	// deployment's shared jobs (queue, session expiry, janitor) to memoryd.
+	tool bool
 }
 
 // NewTool is New for command-line tools: the configuration comes from the
-// environment alone, and only warnings are logged, to stderr.
+// environment alone, and only warnings are logged, to stderr. Its workers
+// (StartWorkers) are the ones that finish the tool's own calls: the decision
+// log, the recall recorder and the policy listener.
 func NewTool(ctx context.Context, getenv func(string) string, stderr io.Writer) (*App, error) {
 	cfg, err := Load(nil, getenv, stderr)
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	a, err := New(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return nil, err
+	}
+	a.tool = true
+	return a, nil
 }
 
-// New connects to the stores (waiting up to cfg.StartTimeout for them),
+// New connects to the stores (waiting up to cfg.Server.StartTimeout for them),
 // bootstraps the schema, loads the grants into the policy engine and builds
-// the HTTP handler. Close releases what New opened.
+// the services and the HTTP handler. It starts nothing: Run does. Close
+// releases what New opened.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	startCtx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	startCtx, cancel := context.WithTimeout(ctx, cfg.Server.StartTimeout)
 	defer cancel()
 
 	store, err := openGraph(startCtx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Store: store, cfg: cfg}
+	a := &App{Store: store, cfg: cfg, log: log}
 	ok := false
 	defer func() {
 		if !ok {
@@ -118,22 +132,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.Decisions = journal.NewDecisions(a.Redis, journal.DecisionOptions{Logger: log})
 	a.Bus = policysync.New(a.Redis, log)
-	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.PolicyTimeout, Decisions: a.Decisions}); err != nil {
+	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.Policy.Timeout, Decisions: a.Decisions}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	if err := a.startJanitor(ctx, cfg.Lifecycle, log); err != nil {
+	if err := a.buildJanitor(cfg.Lifecycle, log); err != nil {
 		return nil, fmt.Errorf("janitor: %w", err)
 	}
-	a.RecallLog = journal.NewRecallLog(a.Redis, cfg.RecallLogCap, 0)
+	a.RecallLog = journal.NewRecallLog(a.Redis, cfg.Recall.LogCap, 0)
 	a.Recorder = journal.NewRecorder(journal.RecorderOptions{Log: a.RecallLog, Touch: store, Logger: log})
-	recallCfg, err := cfg.RecallConfig()
+	recallCfg, err := cfg.MemoryRecall()
 	if err != nil {
 		return nil, err
 	}
 	// Every place outside the graph that holds user data: erasing a user
 	// (and deleting a memory, where the place can) asks each of them.
 	a.Sessions = session.New(session.Options{
-		Redis: a.Redis, TTL: cfg.SessionTTL, MaxTurns: cfg.SessionMaxTurns, MaxBytes: cfg.SessionMaxBytes,
+		Redis: a.Redis, TTL: cfg.Sessions.TTL, MaxTurns: cfg.Sessions.MaxTurns, MaxBytes: cfg.Sessions.MaxBytes,
 	})
 	a.Queue = queue.New(a.Redis, queue.Options{Prefix: cfg.Queue.Prefix, Shards: cfg.Queue.Shards, Logger: log})
 	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.Recorder, a.Decisions}
@@ -151,7 +165,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: store, Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Janitor,
-		Extract:  extract.New(cfg.ExtractLLM, log, nil),
+		Extract:  extract.New(cfg.Extract, log, nil),
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
 	})
@@ -167,7 +181,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			_, err := a.Service.EndSession(ctx, s)
 			return err
 		},
-		Interval: cfg.SessionScan, Logger: log,
+		Interval: cfg.Sessions.Scan, Logger: log,
 	})
 	a.QueueWorkers = queue.NewPool(a.Queue, queue.PoolOptions{
 		Batch: cfg.Queue.Batch, MaxAttempts: cfg.Queue.MaxAttempts, LeaseTTL: cfg.Queue.LeaseTTL,
@@ -179,51 +193,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := a.Admin.ReloadGrants(startCtx); err != nil {
 		return nil, err
 	}
-	a.startWorkers(log)
 	if a.Handler, err = handlers.New(handlers.Options{
-		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.MaxBody,
+		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 	}); err != nil {
 		return nil, err
 	}
-	a.Recorder.Start()
 	ok = true
 	return a, nil
-}
-
-// RunSessionExpiry turns expired sessions into memories until ctx ends.
-func (a *App) RunSessionExpiry(ctx context.Context) error {
-	return a.SessionExpiry.Run(ctx)
-}
-
-// StartWorkers starts applying queued jobs in this process, unless the
-// configuration turned workers off. Close stops them.
-func (a *App) StartQueueWorkers(ctx context.Context) error {
-	if !a.cfg.Queue.Workers {
-		return nil
-	}
-	return a.QueueWorkers.Start(ctx)
-}
-
-// StopWorkers lets the workers finish their batches, within ctx.
-func (a *App) StopQueueWorkers(ctx context.Context) error {
-	if a.QueueWorkers == nil {
-		return nil
-	}
-	return a.QueueWorkers.Stop(ctx)
-}
-
-// RecallConfig is recall's tuning from the configuration: the relevance
-// floor, the exact-scan limit and, when a URL is set, the reranker.
-func (c Config) RecallConfig() (memory.RecallConfig, error) {
-	rc := memory.RecallConfig{VectorFloor: c.VectorFloor, Keywords: embedding.Keywords, ExactMax: c.RecallExactMax}
-	if c.RerankURL != "" {
-		r, err := rerank.New(rerank.Options{URL: c.RerankURL, Model: c.RerankModel, Timeout: c.RerankTimeout})
-		if err != nil {
-			return memory.RecallConfig{}, err
-		}
-		rc.Reranker = r
-	}
-	return rc, nil
 }
 
 // warmUpTimeout bounds WarmUp: a store slow enough to exceed it would make
@@ -253,41 +229,20 @@ func (a *App) Ready(ctx context.Context) error {
 	return errors.Join(a.Store.Ping(ctx), a.Redis.Ping(ctx).Err())
 }
 
-// startWorkers starts the decision log writer and the listener of policy
-// announcements; Close stops them.
-func (a *App) startWorkers(log *slog.Logger) {
-	ctx, stop := context.WithCancel(context.Background())
-	a.stop = stop
-	a.workers.Go(func() { a.Decisions.Run(ctx) })
-	a.workers.Go(func() {
-		a.Bus.Listen(ctx, func(ctx context.Context, tenant string) {
-			if err := a.Admin.Sync(ctx, tenant); err != nil && ctx.Err() == nil {
-				log.WarnContext(ctx, "policy sync after an announcement failed; the next request retries", "tenant", tenant, "err", err)
-			}
-		})
+// listenPolicy keeps this replica's policies and grants current: each
+// announced tenant is synced at once rather than on its next request.
+func (a *App) listenPolicy(ctx context.Context) error {
+	a.Bus.Listen(ctx, func(ctx context.Context, tenant string) {
+		if err := a.Admin.Sync(ctx, tenant); err != nil && ctx.Err() == nil {
+			a.log.WarnContext(ctx, "policy sync after an announcement failed; the next request retries", "tenant", tenant, "err", err)
+		}
 	})
+	return nil
 }
 
-// Close stops the workers and releases connections; it is safe on a partly
-// built App.
+// Close releases the connections; it is safe on a partly built App. Call it
+// after Run has returned (or when Run never ran).
 func (a *App) Close(ctx context.Context) {
-	if a.janitorRunner != nil {
-		a.janitorRunner.Stop(ctx)
-	}
-	if a.stop != nil {
-		a.stop()
-		a.workers.Wait()
-	}
-	if a.QueueWorkers != nil {
-		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_ = a.QueueWorkers.Stop(stopCtx)
-		cancel()
-	}
-	if a.Recorder != nil {
-		stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_ = a.Recorder.Stop(stopCtx)
-		cancel()
-	}
 	if a.Redis != nil {
 		_ = a.Redis.Close()
 	}
@@ -302,24 +257,24 @@ func openGraph(ctx context.Context, cfg Config, log *slog.Logger) (*graph.Store,
 	var last error
 	for {
 		store, err := graph.Open(ctx, graph.Config{
-			URI: cfg.Neo4jURI, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase,
-			Timeout: cfg.Neo4jTimeout,
+			URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
+			Timeout: cfg.Neo4j.Timeout,
 		})
 		if err == nil {
 			return store, nil
 		}
 		last = err
-		log.WarnContext(ctx, "waiting for Neo4j", "uri", cfg.Neo4jURI, "err", err)
+		log.WarnContext(ctx, "waiting for Neo4j", "uri", cfg.Neo4j.URI, "err", err)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("neo4j at %s did not answer within %s: %w", cfg.Neo4jURI, cfg.StartTimeout, last)
+			return nil, fmt.Errorf("neo4j at %s did not answer within %s: %w", cfg.Neo4j.URI, cfg.Server.StartTimeout, last)
 		case <-time.After(time.Second):
 		}
 	}
 }
 
 func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*redis.Client, error) {
-	opts, err := redis.ParseURL(cfg.RedisURL)
+	opts, err := redis.ParseURL(cfg.Redis.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redis url: %w", err)
 	}
@@ -333,7 +288,7 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*redis.Client
 		select {
 		case <-ctx.Done():
 			_ = client.Close()
-			return nil, fmt.Errorf("redis at %s did not answer within %s: %w", opts.Addr, cfg.StartTimeout, err)
+			return nil, fmt.Errorf("redis at %s did not answer within %s: %w", opts.Addr, cfg.Server.StartTimeout, err)
 		case <-time.After(time.Second):
 		}
 	}

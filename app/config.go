@@ -1,6 +1,3 @@
-// Package app builds a running Mneme from its configuration: stores, policy
-// engine, embedder, services and the HTTP handler. memoryd, memctl and the
-// end-to-end tests share it so that they wire the same thing.
 package app
 
 import (
@@ -17,6 +14,7 @@ import (
 
 	"mneme/extract"
 	"mneme/memory"
+	"mneme/rerank"
 	"mneme/session"
 )
 
@@ -26,51 +24,81 @@ const (
 	EmbedderHTTP    = "http"
 )
 
-// Config is everything memoryd needs to start.
+// Config is everything memoryd needs to start, in one section per part.
+// Defaults gives every field its default; Load reads flags and the
+// environment over them; Validate checks the result.
+//
+// To add a setting: add the field to its section, its default to Defaults,
+// one bind line to Load (flag name, environment variable or both), and its
+// check to Validate, naming the flag or variable in the message; then add a
+// good and a bad case to config_test.go.
 type Config struct {
-	Addr          string        // where the HTTP API listens
-	Neo4jURI      string        // bolt://, neo4j:// or neo4j+s://
-	Neo4jUser     string        // empty: no authentication
-	Neo4jPassword string        //
-	Neo4jDatabase string        // empty: the server's default
-	Neo4jTimeout  time.Duration // deadline of one store call
-	RedisURL      string        // redis://host:port/db
-	Embedder      string        // "builtin" or "http"
-	EmbedURL      string        // http embedder: API root such as http://host:port/v1
-	EmbedModel    string        // http embedder: model name
-	EmbedAPIKey   string        // http embedder: bearer token, optional; environment only
-	EmbedDim      int           // vector size of the embedder and the vector index
-	EmbedBatch    int           // http embedder: most inputs per request
-	EmbedTimeout  time.Duration // http embedder: deadline of one request
-	EmbedRetries  int           // http embedder: repeats after 429, 5xx or a network error
-	MaxBody       int64         // request body limit in bytes
-	VectorFloor   float64       // recall relevance floor for cosine similarity
-	PolicyTimeout time.Duration // deadline of one policy evaluation
-	StartTimeout  time.Duration // how long start-up waits for the stores
-	LogLevel      slog.Level
-	Seed          bool // load the demo dataset at start-up
-	Lifecycle     Lifecycle
-	// ExtractLLM is the optional chat model that extracts memories from
+	Server    ServerConfig
+	Neo4j     Neo4jConfig
+	Redis     RedisConfig
+	Embedding EmbeddingConfig
+	Recall    RecallConfig
+	Rerank    RerankConfig
+	Queue     QueueConfig
+	Sessions  SessionsConfig
+	Lifecycle Lifecycle
+	Policy    PolicyConfig
+	// Extract is the optional chat model that extracts memories from
 	// conversations; with no URL the rule-based extractor does it alone.
-	ExtractLLM extract.LLMConfig
-	// Working memory: how long an idle session lives, its caps, and how
-	// often the expiry worker looks for sessions whose time is up.
-	SessionTTL      time.Duration
-	SessionMaxTurns int
-	SessionMaxBytes int
-	SessionScan     time.Duration
-	// Recall: partitions up to RecallExactMax memories are searched by exact
-	// cosine; RecallLogCap is how many recalls the log keeps per user.
-	RecallExactMax int
-	RecallLogCap   int
-	// RerankURL turns on the cross-encoder rerank (empty: off).
-	RerankURL     string
-	RerankModel   string
-	RerankTimeout time.Duration
-	Queue         QueueConfig
+	Extract extract.LLMConfig
+	Log     LogConfig
+	// Seed loads the demo dataset at start-up.
+	Seed bool
 }
 
-// QueueConfig is the write queue's part of the configuration.
+// ServerConfig is the HTTP server's part.
+type ServerConfig struct {
+	Addr         string        // where the HTTP API listens
+	MaxBody      int64         // request body limit in bytes
+	StartTimeout time.Duration // how long start-up waits for the stores
+}
+
+// Neo4jConfig is the graph store's part.
+type Neo4jConfig struct {
+	URI      string        // bolt://, neo4j:// or neo4j+s://
+	User     string        // empty: no authentication
+	Password string        //
+	Database string        // empty: the server's default
+	Timeout  time.Duration // deadline of one store call
+}
+
+// RedisConfig is Redis's part.
+type RedisConfig struct {
+	URL string // redis://host:port/db
+}
+
+// EmbeddingConfig chooses and tunes the embedder.
+type EmbeddingConfig struct {
+	Kind    string        // EmbedderBuiltin or EmbedderHTTP
+	URL     string        // http embedder: API root such as http://host:port/v1
+	Model   string        // http embedder: model name
+	APIKey  string        // http embedder: bearer token, optional; environment only
+	Dim     int           // vector size of the embedder and the vector index
+	Batch   int           // http embedder: most inputs per request
+	Timeout time.Duration // http embedder: deadline of one request
+	Retries int           // http embedder: repeats after 429, 5xx or a network error
+}
+
+// RecallConfig is recall's tuning.
+type RecallConfig struct {
+	VectorFloor float64 // relevance floor for cosine similarity
+	ExactMax    int     // partitions up to this many memories are searched by exact cosine
+	LogCap      int     // recalls the recall log keeps per user
+}
+
+// RerankConfig turns on the cross-encoder rerank when URL is set.
+type RerankConfig struct {
+	URL     string
+	Model   string
+	Timeout time.Duration
+}
+
+// QueueConfig is the write queue's part.
 type QueueConfig struct {
 	Prefix      string        // Redis key prefix; replicas that share work share it
 	Shards      int           // streams; must not change while writes are queued
@@ -80,157 +108,137 @@ type QueueConfig struct {
 	LeaseTTL    time.Duration // how long a dead process holds its shards
 }
 
+// SessionsConfig is working memory's part: how long an idle session lives,
+// its caps, and how often the expiry worker looks for sessions whose time
+// is up.
+type SessionsConfig struct {
+	TTL      time.Duration
+	MaxTurns int
+	MaxBytes int
+	Scan     time.Duration
+}
+
+// PolicyConfig is the policy engine's part.
+type PolicyConfig struct {
+	Timeout time.Duration // deadline of one policy evaluation
+}
+
+// LogConfig is the log's part.
+type LogConfig struct {
+	Level slog.Level
+}
+
 // Defaults returns the configuration used when nothing is set.
 func Defaults() Config {
 	return Config{
-		Addr:            "127.0.0.1:8080",
-		Neo4jURI:        "bolt://127.0.0.1:7687",
-		RedisURL:        "redis://127.0.0.1:6379/0",
-		Neo4jTimeout:    15 * time.Second,
-		Embedder:        EmbedderBuiltin,
-		EmbedDim:        256,
-		EmbedBatch:      64,
-		EmbedTimeout:    30 * time.Second,
-		EmbedRetries:    3,
-		MaxBody:         1 << 20,
-		VectorFloor:     0.25,
-		PolicyTimeout:   200 * time.Millisecond,
-		StartTimeout:    60 * time.Second,
-		LogLevel:        slog.LevelInfo,
-		Lifecycle:       defaultLifecycle(),
-		ExtractLLM:      extract.LLMConfig{Timeout: extract.DefaultLLMTimeout},
-		SessionTTL:      session.DefaultTTL,
-		SessionMaxTurns: session.DefaultMaxTurns,
-		SessionMaxBytes: session.DefaultMaxBytes,
-		SessionScan:     5 * time.Second,
+		Server: ServerConfig{Addr: "127.0.0.1:8080", MaxBody: 1 << 20, StartTimeout: 60 * time.Second},
+		Neo4j:  Neo4jConfig{URI: "bolt://127.0.0.1:7687", Timeout: 15 * time.Second},
+		Redis:  RedisConfig{URL: "redis://127.0.0.1:6379/0"},
+		Embedding: EmbeddingConfig{
+			Kind: EmbedderBuiltin, Dim: 256, Batch: 64, Timeout: 30 * time.Second, Retries: 3,
+		},
+		Recall: RecallConfig{VectorFloor: 0.25, ExactMax: 20_000, LogCap: 200},
+		Rerank: RerankConfig{Timeout: 2 * time.Second},
 		Queue: QueueConfig{
 			Prefix: "mneme", Shards: 8, Batch: 256, MaxAttempts: 5, Workers: true, LeaseTTL: 10 * time.Second,
 		},
-		RecallExactMax: 20_000,
-		RecallLogCap:   200,
-		RerankTimeout:  2 * time.Second,
+		Sessions: SessionsConfig{
+			TTL: session.DefaultTTL, MaxTurns: session.DefaultMaxTurns, MaxBytes: session.DefaultMaxBytes, Scan: 5 * time.Second,
+		},
+		Lifecycle: defaultLifecycle(),
+		Policy:    PolicyConfig{Timeout: 200 * time.Millisecond},
+		Extract:   extract.LLMConfig{Timeout: extract.DefaultLLMTimeout},
+		Log:       LogConfig{Level: slog.LevelInfo},
 	}
 }
 
-// Load reads flags from args and then the environment through getenv; a flag
-// set explicitly wins over the environment.
+// Load reads the environment through getenv and then flags from args over
+// Defaults; a flag set explicitly wins over the environment. It reports
+// every problem at once, each naming its flag or variable.
 func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
 	cfg := Defaults()
-	env := func(name string, dst *string) {
-		if v := getenv(name); v != "" {
-			*dst = v
-		}
-	}
-	env("MNEME_ADDR", &cfg.Addr)
-	env("NEO4J_URI", &cfg.Neo4jURI)
-	env("NEO4J_USER", &cfg.Neo4jUser)
-	env("NEO4J_PASSWORD", &cfg.Neo4jPassword)
-	env("NEO4J_DATABASE", &cfg.Neo4jDatabase)
-	env("REDIS_URL", &cfg.RedisURL)
-	env("MNEME_EXTRACT_LLM_URL", &cfg.ExtractLLM.URL)
-	env("MNEME_EXTRACT_LLM_MODEL", &cfg.ExtractLLM.Model)
-	env("MNEME_EXTRACT_LLM_KEY", &cfg.ExtractLLM.APIKey)
-	env("MNEME_RERANK_URL", &cfg.RerankURL)
-	env("MNEME_RERANK_MODEL", &cfg.RerankModel)
-	env("MNEME_EMBEDDER", &cfg.Embedder)
-	env("MNEME_EMBED_URL", &cfg.EmbedURL)
-	env("MNEME_EMBED_MODEL", &cfg.EmbedModel)
-	env("MNEME_EMBED_API_KEY", &cfg.EmbedAPIKey)
-	var errs []error
-	duration := func(name string, dst *time.Duration) {
-		if v := getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a duration such as 10s", name, v))
-			}
-			*dst = d
-		}
-	}
-	duration("MNEME_EXTRACT_LLM_TIMEOUT", &cfg.ExtractLLM.Timeout)
-	duration("MNEME_SESSION_TTL", &cfg.SessionTTL)
-	duration("MNEME_SESSION_SCAN", &cfg.SessionScan)
-	duration("MNEME_EMBED_TIMEOUT", &cfg.EmbedTimeout)
-	envInt := func(name string, dst *int) {
-		if v := getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", name, v))
-			}
-			*dst = n
-		}
-	}
-	env("MNEME_QUEUE_PREFIX", &cfg.Queue.Prefix)
-	for name, dst := range map[string]*int{
-		"MNEME_QUEUE_SHARDS": &cfg.Queue.Shards, "MNEME_QUEUE_BATCH": &cfg.Queue.Batch, "MNEME_QUEUE_ATTEMPTS": &cfg.Queue.MaxAttempts,
-	} {
-		if v := getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", name, v))
-			}
-			*dst = n
-		}
-	}
-	duration("MNEME_QUEUE_LEASE", &cfg.Queue.LeaseTTL)
-	if v := getenv("MNEME_WORKERS"); v != "" {
-		cfg.Queue.Workers = !(v == "0" || strings.EqualFold(v, "false"))
-	}
-	envInt("MNEME_EMBED_DIM", &cfg.EmbedDim)
-	envInt("MNEME_EMBED_BATCH", &cfg.EmbedBatch)
-	envInt("MNEME_EMBED_RETRIES", &cfg.EmbedRetries)
-	if v := getenv("MNEME_LOG_LEVEL"); v != "" {
-		if err := cfg.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			errs = append(errs, fmt.Errorf("MNEME_LOG_LEVEL: %q is not debug, info, warn or error", v))
-		}
-	}
-	if v := getenv("MNEME_SEED"); v != "" {
-		cfg.Seed = v == "1" || strings.EqualFold(v, "true")
-	}
-
 	fs := flag.NewFlagSet("memoryd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	errs = append(errs, lifecycleFlags(fs, getenv, &cfg.Lifecycle)...)
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address (MNEME_ADDR)")
-	fs.StringVar(&cfg.Neo4jURI, "neo4j-uri", cfg.Neo4jURI, "Neo4j URI (NEO4J_URI)")
-	fs.DurationVar(&cfg.Neo4jTimeout, "neo4j-timeout", cfg.Neo4jTimeout, "deadline of one Neo4j store call")
-	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "Redis URL (REDIS_URL)")
-	fs.StringVar(&cfg.Embedder, "embedder", cfg.Embedder, "embedder: builtin or http (MNEME_EMBEDDER)")
-	fs.StringVar(&cfg.EmbedURL, "embed-url", cfg.EmbedURL, "http embedder: OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 (MNEME_EMBED_URL)")
-	fs.StringVar(&cfg.EmbedModel, "embed-model", cfg.EmbedModel, "http embedder: model name (MNEME_EMBED_MODEL); the key comes from MNEME_EMBED_API_KEY")
-	fs.IntVar(&cfg.EmbedDim, "embed-dim", cfg.EmbedDim, "embedding dimension; required for the http embedder (MNEME_EMBED_DIM)")
-	fs.IntVar(&cfg.EmbedBatch, "embed-batch", cfg.EmbedBatch, "http embedder: most inputs per request (MNEME_EMBED_BATCH)")
-	fs.DurationVar(&cfg.EmbedTimeout, "embed-timeout", cfg.EmbedTimeout, "http embedder: deadline of one request (MNEME_EMBED_TIMEOUT)")
-	fs.IntVar(&cfg.EmbedRetries, "embed-retries", cfg.EmbedRetries, "http embedder: retries after 429, 5xx or network errors (MNEME_EMBED_RETRIES)")
-	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "request body limit in bytes")
-	fs.Float64Var(&cfg.VectorFloor, "vector-floor", cfg.VectorFloor, "recall relevance floor (cosine)")
-	fs.DurationVar(&cfg.PolicyTimeout, "policy-timeout", cfg.PolicyTimeout, "deadline of one policy evaluation")
-	fs.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "how long start-up waits for Neo4j and Redis")
-	fs.DurationVar(&cfg.SessionTTL, "session-ttl", cfg.SessionTTL, "how long an idle session lives (MNEME_SESSION_TTL)")
-	fs.IntVar(&cfg.SessionMaxTurns, "session-max-turns", cfg.SessionMaxTurns, "turns one session may hold")
-	fs.IntVar(&cfg.SessionMaxBytes, "session-max-bytes", cfg.SessionMaxBytes, "bytes of turn text one session may hold")
-	fs.DurationVar(&cfg.SessionScan, "session-scan", cfg.SessionScan, "how often expired sessions are looked for (MNEME_SESSION_SCAN)")
-	fs.IntVar(&cfg.RecallExactMax, "recall-exact-max", cfg.RecallExactMax, "largest user partition recall searches by exact cosine")
-	fs.IntVar(&cfg.RecallLogCap, "recall-log-cap", cfg.RecallLogCap, "recalls the recall log keeps per user")
-	fs.StringVar(&cfg.RerankURL, "rerank-url", cfg.RerankURL, "cross-encoder rerank endpoint; empty: no rerank (MNEME_RERANK_URL)")
-	fs.StringVar(&cfg.RerankModel, "rerank-model", cfg.RerankModel, "model name sent to the rerank endpoint (MNEME_RERANK_MODEL)")
-	fs.DurationVar(&cfg.RerankTimeout, "rerank-timeout", cfg.RerankTimeout, "deadline of one rerank call")
-	fs.BoolVar(&cfg.Seed, "seed", cfg.Seed, "load the demo dataset at start-up (MNEME_SEED)")
-	fs.StringVar(&cfg.Queue.Prefix, "queue-prefix", cfg.Queue.Prefix, "Redis key prefix of the write queue (MNEME_QUEUE_PREFIX)")
-	fs.IntVar(&cfg.Queue.Shards, "queue-shards", cfg.Queue.Shards, "write queue streams (MNEME_QUEUE_SHARDS)")
-	fs.IntVar(&cfg.Queue.Batch, "queue-batch", cfg.Queue.Batch, "queued jobs a worker applies at once (MNEME_QUEUE_BATCH)")
-	fs.BoolVar(&cfg.Queue.Workers, "workers", cfg.Queue.Workers, "apply queued writes in this process (MNEME_WORKERS)")
+	b := &binder{fs: fs, getenv: getenv}
+
+	s := &cfg.Server
+	b.bind(stringValue(&s.Addr), "addr", "MNEME_ADDR", "HTTP listen address")
+	b.bind(int64Value(&s.MaxBody), "max-body", "", "request body limit in bytes")
+	b.bind(durationValue(&s.StartTimeout), "start-timeout", "", "how long start-up waits for Neo4j and Redis")
+
+	n := &cfg.Neo4j
+	b.bind(stringValue(&n.URI), "neo4j-uri", "NEO4J_URI", "Neo4j URI")
+	b.bind(stringValue(&n.User), "", "NEO4J_USER", "")
+	b.bind(stringValue(&n.Password), "", "NEO4J_PASSWORD", "")
+	b.bind(stringValue(&n.Database), "", "NEO4J_DATABASE", "")
+	b.bind(durationValue(&n.Timeout), "neo4j-timeout", "", "deadline of one Neo4j store call")
+
+	b.bind(stringValue(&cfg.Redis.URL), "redis-url", "REDIS_URL", "Redis URL")
+
+	e := &cfg.Embedding
+	b.bind(stringValue(&e.Kind), "embedder", "MNEME_EMBEDDER", "embedder: builtin or http")
+	b.bind(stringValue(&e.URL), "embed-url", "MNEME_EMBED_URL", "http embedder: OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
+	b.bind(stringValue(&e.Model), "embed-model", "MNEME_EMBED_MODEL", "http embedder: model name; the key comes from MNEME_EMBED_API_KEY")
+	b.bind(stringValue(&e.APIKey), "", "MNEME_EMBED_API_KEY", "")
+	// The built-in embedder has a sensible default size; a model's size
+	// is a fact about the model that only the operator knows.
+	dimSet := false
+	b.bind(&setInt{v: &e.Dim, set: &dimSet}, "embed-dim", "MNEME_EMBED_DIM", "embedding dimension; required for the http embedder")
+	b.bind(intValue(&e.Batch), "embed-batch", "MNEME_EMBED_BATCH", "http embedder: most inputs per request")
+	b.bind(durationValue(&e.Timeout), "embed-timeout", "MNEME_EMBED_TIMEOUT", "http embedder: deadline of one request")
+	b.bind(intValue(&e.Retries), "embed-retries", "MNEME_EMBED_RETRIES", "http embedder: retries after 429, 5xx or network errors")
+
+	r := &cfg.Recall
+	b.bind(float64Value(&r.VectorFloor), "vector-floor", "", "recall relevance floor (cosine)")
+	b.bind(intValue(&r.ExactMax), "recall-exact-max", "", "largest user partition recall searches by exact cosine")
+	b.bind(intValue(&r.LogCap), "recall-log-cap", "", "recalls the recall log keeps per user")
+
+	rr := &cfg.Rerank
+	b.bind(stringValue(&rr.URL), "rerank-url", "MNEME_RERANK_URL", "cross-encoder rerank endpoint; empty: no rerank")
+	b.bind(stringValue(&rr.Model), "rerank-model", "MNEME_RERANK_MODEL", "model name sent to the rerank endpoint")
+	b.bind(durationValue(&rr.Timeout), "rerank-timeout", "", "deadline of one rerank call")
+
+	q := &cfg.Queue
+	b.bind(stringValue(&q.Prefix), "queue-prefix", "MNEME_QUEUE_PREFIX", "Redis key prefix of the write queue")
+	b.bind(intValue(&q.Shards), "queue-shards", "MNEME_QUEUE_SHARDS", "write queue streams")
+	b.bind(intValue(&q.Batch), "queue-batch", "MNEME_QUEUE_BATCH", "queued jobs a worker applies at once")
+	b.bind(intValue(&q.MaxAttempts), "", "MNEME_QUEUE_ATTEMPTS", "")
+	b.bind(durationValue(&q.LeaseTTL), "", "MNEME_QUEUE_LEASE", "")
+	// MNEME_WORKERS turns the workers off only with "0" or "false".
+	b.bind(&lenientBool{v: &q.Workers, env: func(s string) bool { return !(s == "0" || strings.EqualFold(s, "false")) }},
+		"workers", "MNEME_WORKERS", "apply queued writes in this process")
+
+	ss := &cfg.Sessions
+	b.bind(durationValue(&ss.TTL), "session-ttl", "MNEME_SESSION_TTL", "how long an idle session lives")
+	b.bind(intValue(&ss.MaxTurns), "session-max-turns", "", "turns one session may hold")
+	b.bind(intValue(&ss.MaxBytes), "session-max-bytes", "", "bytes of turn text one session may hold")
+	b.bind(durationValue(&ss.Scan), "session-scan", "MNEME_SESSION_SCAN", "how often expired sessions are looked for")
+
+	lifecycleFlags(b, &cfg.Lifecycle)
+
+	b.bind(durationValue(&cfg.Policy.Timeout), "policy-timeout", "", "deadline of one policy evaluation")
+
+	x := &cfg.Extract
+	b.bind(stringValue(&x.URL), "", "MNEME_EXTRACT_LLM_URL", "")
+	b.bind(stringValue(&x.Model), "", "MNEME_EXTRACT_LLM_MODEL", "")
+	b.bind(stringValue(&x.APIKey), "", "MNEME_EXTRACT_LLM_KEY", "")
+	b.bind(durationValue(&x.Timeout), "", "MNEME_EXTRACT_LLM_TIMEOUT", "")
+
+	b.bind((*levelValue)(&cfg.Log.Level), "", "MNEME_LOG_LEVEL", "")
+
+	// MNEME_SEED turns seeding on only with "1" or "true".
+	b.bind(&lenientBool{v: &cfg.Seed, env: func(s string) bool { return s == "1" || strings.EqualFold(s, "true") }},
+		"seed", "MNEME_SEED", "load the demo dataset at start-up")
+
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
+	errs := b.errs
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
 	}
-	// The built-in embedder has a sensible default size; a model's size is a
-	// fact about the model that only the operator knows.
-	dimSet := getenv("MNEME_EMBED_DIM") != ""
-	fs.Visit(func(f *flag.Flag) { dimSet = dimSet || f.Name == "embed-dim" })
-	if cfg.Embedder == EmbedderHTTP && !dimSet {
-		errs = append(errs, errors.New("embed dim: the http embedder needs -embed-dim (or MNEME_EMBED_DIM), the size of the model's vectors"))
+	if e.Kind == EmbedderHTTP && !dimSet {
+		errs = append(errs, errors.New("-embed-dim (MNEME_EMBED_DIM): the http embedder needs the size of the model's vectors"))
 	}
 	if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
 		return Config{}, err
@@ -238,123 +246,283 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	return cfg, nil
 }
 
-// Validate reports every problem with cfg at once.
+// Validate reports every problem with c at once, each naming the flag or
+// environment variable that sets it.
 func (c Config) Validate() error {
 	var errs []error
-	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		errs = append(errs, fmt.Errorf("addr: %q is not host:port", c.Addr))
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if _, _, err := net.SplitHostPort(c.Server.Addr); err != nil {
+		bad("-addr (MNEME_ADDR): %q is not host:port", c.Server.Addr)
 	}
-	if u, err := url.Parse(c.Neo4jURI); err != nil || !oneOf(u.Scheme, "bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("neo4j uri: %q is not a bolt:// or neo4j:// URI", c.Neo4jURI))
+	if c.Server.MaxBody < 1024 {
+		bad("-max-body: %d bytes is too small (at least 1024)", c.Server.MaxBody)
 	}
-	if u, err := url.Parse(c.RedisURL); err != nil || !oneOf(u.Scheme, "redis", "rediss") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("redis url: %q is not a redis:// URL", c.RedisURL))
+	if c.Server.StartTimeout <= 0 {
+		bad("-start-timeout: %s must be positive", c.Server.StartTimeout)
 	}
-	if c.EmbedDim < 8 || c.EmbedDim > 4096 {
-		errs = append(errs, fmt.Errorf("embed dim: %d is outside 8..4096", c.EmbedDim))
+	if u, err := url.Parse(c.Neo4j.URI); err != nil || !oneOf(u.Scheme, "bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc") || u.Host == "" {
+		bad("-neo4j-uri (NEO4J_URI): %q is not a bolt:// or neo4j:// URI", c.Neo4j.URI)
 	}
-	errs = append(errs, c.validateEmbedder()...)
-	if c.MaxBody < 1024 {
-		errs = append(errs, fmt.Errorf("max body: %d bytes is too small (at least 1024)", c.MaxBody))
+	if c.Neo4j.Timeout <= 0 {
+		bad("-neo4j-timeout: %s must be positive", c.Neo4j.Timeout)
 	}
-	if c.VectorFloor <= 0 || c.VectorFloor >= 1 {
-		errs = append(errs, fmt.Errorf("vector floor: %v must be between 0 and 1", c.VectorFloor))
+	if u, err := url.Parse(c.Redis.URL); err != nil || !oneOf(u.Scheme, "redis", "rediss") || u.Host == "" {
+		bad("-redis-url (REDIS_URL): %q is not a redis:// URL", c.Redis.URL)
 	}
-	if c.Neo4jTimeout <= 0 {
-		errs = append(errs, errors.New("neo4j timeout must be positive"))
+	errs = append(errs, c.Embedding.validate()...)
+	if c.Recall.VectorFloor <= 0 || c.Recall.VectorFloor >= 1 {
+		bad("-vector-floor: %v must be between 0 and 1", c.Recall.VectorFloor)
 	}
-	if c.PolicyTimeout <= 0 {
-		errs = append(errs, errors.New("policy timeout must be positive"))
+	if c.Recall.ExactMax < 0 {
+		bad("-recall-exact-max: %d must not be negative", c.Recall.ExactMax)
 	}
-	if c.StartTimeout <= 0 {
-		errs = append(errs, errors.New("start timeout must be positive"))
+	if c.Recall.LogCap < 1 || c.Recall.LogCap > 100_000 {
+		bad("-recall-log-cap: %d is outside 1..100000", c.Recall.LogCap)
+	}
+	if c.Rerank.URL != "" {
+		if u, err := url.Parse(c.Rerank.URL); err != nil || !oneOf(u.Scheme, "http", "https") || u.Host == "" {
+			bad("-rerank-url (MNEME_RERANK_URL): %q is not an http:// or https:// URL", c.Rerank.URL)
+		}
+	}
+	if c.Rerank.Timeout <= 0 {
+		bad("-rerank-timeout: %s must be positive", c.Rerank.Timeout)
+	}
+	if c.Queue.Prefix == "" || strings.ContainsAny(c.Queue.Prefix, "{} ") {
+		bad("-queue-prefix (MNEME_QUEUE_PREFIX): %q must be non-empty, without braces or spaces", c.Queue.Prefix)
+	}
+	if c.Queue.Shards < 1 || c.Queue.Shards > 1024 {
+		bad("-queue-shards (MNEME_QUEUE_SHARDS): %d is outside 1..1024", c.Queue.Shards)
+	}
+	if c.Queue.Batch < 1 || c.Queue.Batch > 10000 {
+		bad("-queue-batch (MNEME_QUEUE_BATCH): %d is outside 1..10000", c.Queue.Batch)
+	}
+	if c.Queue.MaxAttempts < 1 {
+		bad("MNEME_QUEUE_ATTEMPTS: %d must be at least 1", c.Queue.MaxAttempts)
+	}
+	if c.Queue.LeaseTTL < time.Second {
+		bad("MNEME_QUEUE_LEASE: %s is shorter than 1s", c.Queue.LeaseTTL)
+	}
+	if c.Sessions.TTL < time.Second || c.Sessions.TTL > memory.MaxSessionTTL {
+		bad("-session-ttl (MNEME_SESSION_TTL): %s is outside 1s..%s", c.Sessions.TTL, memory.MaxSessionTTL)
+	}
+	if c.Sessions.MaxTurns < 1 {
+		bad("-session-max-turns: %d must be at least 1", c.Sessions.MaxTurns)
+	}
+	if c.Sessions.MaxBytes < 1024 {
+		bad("-session-max-bytes: %d must be at least 1024", c.Sessions.MaxBytes)
+	}
+	if c.Sessions.Scan <= 0 {
+		bad("-session-scan (MNEME_SESSION_SCAN): %s must be positive", c.Sessions.Scan)
 	}
 	if err := c.Lifecycle.validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if u := c.ExtractLLM.URL; u != "" {
+	if c.Policy.Timeout <= 0 {
+		bad("-policy-timeout: %s must be positive", c.Policy.Timeout)
+	}
+	if u := c.Extract.URL; u != "" {
 		if p, err := url.Parse(u); err != nil || !oneOf(p.Scheme, "http", "https") || p.Host == "" {
-			errs = append(errs, fmt.Errorf("extract llm url: %q is not an http(s) URL", u))
+			bad("MNEME_EXTRACT_LLM_URL: %q is not an http(s) URL", u)
 		}
-		if c.ExtractLLM.Model == "" {
-			errs = append(errs, errors.New("extract llm model: required with MNEME_EXTRACT_LLM_URL"))
-		}
-	}
-	if c.SessionTTL < time.Second || c.SessionTTL > memory.MaxSessionTTL {
-		errs = append(errs, fmt.Errorf("session ttl: %s is outside 1s..%s", c.SessionTTL, memory.MaxSessionTTL))
-	}
-	if c.SessionMaxTurns < 1 || c.SessionMaxBytes < 1024 {
-		errs = append(errs, fmt.Errorf("session caps: %d turns, %d bytes; want at least 1 turn and 1024 bytes", c.SessionMaxTurns, c.SessionMaxBytes))
-	}
-	if c.SessionScan <= 0 {
-		errs = append(errs, errors.New("session scan interval must be positive"))
-	}
-	if c.ExtractLLM.Timeout <= 0 {
-		errs = append(errs, errors.New("extract llm timeout must be positive"))
-	}
-	if c.Queue.Prefix == "" || strings.ContainsAny(c.Queue.Prefix, "{} ") {
-		errs = append(errs, fmt.Errorf("queue prefix: %q must be non-empty, without braces or spaces", c.Queue.Prefix))
-	}
-	if c.Queue.Shards < 1 || c.Queue.Shards > 1024 {
-		errs = append(errs, fmt.Errorf("queue shards: %d is outside 1..1024", c.Queue.Shards))
-	}
-	if c.Queue.Batch < 1 || c.Queue.Batch > 10000 {
-		errs = append(errs, fmt.Errorf("queue batch: %d is outside 1..10000", c.Queue.Batch))
-	}
-	if c.Queue.MaxAttempts < 1 {
-		errs = append(errs, fmt.Errorf("queue attempts: %d must be at least 1", c.Queue.MaxAttempts))
-	}
-	if c.Queue.LeaseTTL < time.Second {
-		errs = append(errs, fmt.Errorf("queue lease: %s is shorter than 1s", c.Queue.LeaseTTL))
-	}
-	if c.RecallExactMax < 0 {
-		errs = append(errs, fmt.Errorf("recall exact max: %d must not be negative", c.RecallExactMax))
-	}
-	if c.RecallLogCap < 1 || c.RecallLogCap > 100_000 {
-		errs = append(errs, fmt.Errorf("recall log cap: %d is outside 1..100000", c.RecallLogCap))
-	}
-	if c.RerankURL != "" {
-		if u, err := url.Parse(c.RerankURL); err != nil || !oneOf(u.Scheme, "http", "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("rerank url: %q is not an http:// or https:// URL", c.RerankURL))
+		if c.Extract.Model == "" {
+			bad("MNEME_EXTRACT_LLM_MODEL: required with MNEME_EXTRACT_LLM_URL")
 		}
 	}
-	if c.RerankTimeout <= 0 {
-		errs = append(errs, errors.New("rerank timeout must be positive"))
+	if c.Extract.Timeout <= 0 {
+		bad("MNEME_EXTRACT_LLM_TIMEOUT: %s must be positive", c.Extract.Timeout)
 	}
 	return errors.Join(errs...)
 }
 
-// validateEmbedder checks the embedder's settings; the http settings are
-// checked only for the http embedder, and setting them for the built-in one
-// is a mistake worth reporting rather than ignoring.
-func (c Config) validateEmbedder() []error {
+// validate checks the embedder's settings; the http settings are checked
+// only for the http embedder, and setting them for the built-in one is a
+// mistake worth reporting rather than ignoring.
+func (e EmbeddingConfig) validate() []error {
 	var errs []error
-	switch c.Embedder {
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if e.Dim < 8 || e.Dim > 4096 {
+		bad("-embed-dim (MNEME_EMBED_DIM): %d is outside 8..4096", e.Dim)
+	}
+	switch e.Kind {
 	case EmbedderBuiltin:
-		if c.EmbedURL != "" || c.EmbedModel != "" {
-			errs = append(errs, errors.New("embedder: embed url and model are set but the embedder is builtin; add -embedder http (MNEME_EMBEDDER=http)"))
+		if e.URL != "" || e.Model != "" {
+			bad("-embedder (MNEME_EMBEDDER): embed url and model are set but the embedder is builtin; add -embedder http (MNEME_EMBEDDER=http)")
 		}
 		return errs
 	case EmbedderHTTP:
 	default:
-		return append(errs, fmt.Errorf("embedder: %q is neither builtin nor http", c.Embedder))
+		bad("-embedder (MNEME_EMBEDDER): %q is neither builtin nor http", e.Kind)
+		return errs
 	}
-	if u, err := url.Parse(c.EmbedURL); err != nil || !oneOf(u.Scheme, "http", "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("embed url: %q is not an http:// or https:// URL such as http://127.0.0.1:8000/v1", c.EmbedURL))
+	if u, err := url.Parse(e.URL); err != nil || !oneOf(u.Scheme, "http", "https") || u.Host == "" {
+		bad("-embed-url (MNEME_EMBED_URL): %q is not an http:// or https:// URL such as http://127.0.0.1:8000/v1", e.URL)
 	}
-	if strings.TrimSpace(c.EmbedModel) == "" {
-		errs = append(errs, errors.New("embed model: the http embedder needs a model name (-embed-model or MNEME_EMBED_MODEL)"))
+	if strings.TrimSpace(e.Model) == "" {
+		bad("-embed-model (MNEME_EMBED_MODEL): the http embedder needs a model name")
 	}
-	if c.EmbedBatch < 1 || c.EmbedBatch > 2048 {
-		errs = append(errs, fmt.Errorf("embed batch: %d is outside 1..2048", c.EmbedBatch))
+	if e.Batch < 1 || e.Batch > 2048 {
+		bad("-embed-batch (MNEME_EMBED_BATCH): %d is outside 1..2048", e.Batch)
 	}
-	if c.EmbedTimeout <= 0 {
-		errs = append(errs, errors.New("embed timeout must be positive"))
+	if e.Timeout <= 0 {
+		bad("-embed-timeout (MNEME_EMBED_TIMEOUT): %s must be positive", e.Timeout)
 	}
-	if c.EmbedRetries < 0 || c.EmbedRetries > 10 {
-		errs = append(errs, fmt.Errorf("embed retries: %d is outside 0..10", c.EmbedRetries))
+	if e.Retries < 0 || e.Retries > 10 {
+		bad("-embed-retries (MNEME_EMBED_RETRIES): %d is outside 0..10", e.Retries)
 	}
 	return errs
+}
+
+// MemoryRecall is recall's tuning for memory.Service: the relevance floor,
+// the exact-scan limit and, when a URL is set, the reranker.
+func (c Config) MemoryRecall() (memory.RecallConfig, error) {
+	rc := memory.RecallConfig{VectorFloor: c.Recall.VectorFloor, ExactMax: c.Recall.ExactMax}
+	if c.Rerank.URL != "" {
+		r, err := rerank.New(rerank.Options{URL: c.Rerank.URL, Model: c.Rerank.Model, Timeout: c.Rerank.Timeout})
+		if err != nil {
+			return memory.RecallConfig{}, err
+		}
+		rc.Reranker = r
+	}
+	return rc, nil
+}
+
+// binder registers each setting once: its flag, its environment variable,
+// or both. The environment is read at once (flags parsed later win over
+// it); its errors, each naming the variable, collect in errs.
+type binder struct {
+	fs     *flag.FlagSet
+	getenv func(string) string
+	errs   []error
+}
+
+func (b *binder) bind(v flag.Value, name, env, usage string) {
+	if env != "" {
+		if s := b.getenv(env); s != "" {
+			if ev, ok := v.(envSetter); ok {
+				ev.setEnv(s)
+			} else if err := v.Set(s); err != nil {
+				b.errs = append(b.errs, fmt.Errorf("%s: %w", env, err))
+			}
+		}
+		usage += " (" + env + ")"
+	}
+	if name != "" {
+		b.fs.Var(v, name, usage)
+	}
+}
+
+// envSetter is a value that reads the environment by rules of its own.
+type envSetter interface{ setEnv(string) }
+
+// Typed flag.Values over a Config's fields.
+func stringValue(p *string) flag.Value          { return (*stringVal)(p) }
+func intValue(p *int) flag.Value                { return (*intVal)(p) }
+func int64Value(p *int64) flag.Value            { return (*int64Val)(p) }
+func float64Value(p *float64) flag.Value        { return (*float64Val)(p) }
+func durationValue(p *time.Duration) flag.Value { return (*durationVal)(p) }
+
+type stringVal string
+
+func (v *stringVal) String() string     { return string(*v) }
+func (v *stringVal) Set(s string) error { *v = stringVal(s); return nil }
+
+type intVal int
+
+func (v *intVal) String() string { return strconv.Itoa(int(*v)) }
+func (v *intVal) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	*v = intVal(n)
+	return nil
+}
+
+type int64Val int64
+
+func (v *int64Val) String() string { return strconv.FormatInt(int64(*v), 10) }
+func (v *int64Val) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	*v = int64Val(n)
+	return nil
+}
+
+type float64Val float64
+
+func (v *float64Val) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+func (v *float64Val) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	*v = float64Val(f)
+	return nil
+}
+
+type durationVal time.Duration
+
+func (v *durationVal) String() string { return time.Duration(*v).String() }
+func (v *durationVal) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 10s", s)
+	}
+	*v = durationVal(d)
+	return nil
+}
+
+// setInt is an int that remembers it was set.
+type setInt struct {
+	v   *int
+	set *bool
+}
+
+func (i *setInt) String() string {
+	if i.v == nil {
+		return "0"
+	}
+	return strconv.Itoa(*i.v)
+}
+func (i *setInt) Set(s string) error {
+	if err := (*intVal)(i.v).Set(s); err != nil {
+		return err
+	}
+	*i.set = true
+	return nil
+}
+
+// lenientBool is a bool flag whose environment variable is read by env,
+// as memoryd always has, and never fails.
+type lenientBool struct {
+	v   *bool
+	env func(string) bool
+}
+
+func (b *lenientBool) String() string   { return strconv.FormatBool(b.v != nil && *b.v) }
+func (b *lenientBool) IsBoolFlag() bool { return true }
+func (b *lenientBool) setEnv(s string)  { *b.v = b.env(s) }
+func (b *lenientBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", s)
+	}
+	*b.v = v
+	return nil
+}
+
+type levelValue slog.Level
+
+func (l *levelValue) String() string { return slog.Level(*l).String() }
+func (l *levelValue) Set(s string) error {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(s)); err != nil {
+		return fmt.Errorf("%q is not debug, info, warn or error", s)
+	}
+	*l = levelValue(lv)
+	return nil
 }
 
 func oneOf(s string, options ...string) bool {

@@ -1,144 +1,215 @@
 package app
 
 import (
+	"bytes"
+	"errors"
+	"flag"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"mneme/extract"
+	"mneme/memory"
 )
 
-func TestLoad(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		wantErr string // substring; empty means success
-		check   func(t *testing.T, c Config)
-	}{
-		{name: "defaults", check: func(t *testing.T, c Config) {
-			if c.Addr != "127.0.0.1:8080" || c.EmbedDim != 256 || c.Embedder != "builtin" {
-				t.Errorf("defaults = %+v", c)
-			}
-		}},
-		{name: "environment", env: map[string]string{
-			"NEO4J_URI": "neo4j://db:7687", "REDIS_URL": "redis://cache:6380/1", "MNEME_EMBED_DIM": "128", "MNEME_SEED": "true",
-		}, check: func(t *testing.T, c Config) {
-			if c.Neo4jURI != "neo4j://db:7687" || c.RedisURL != "redis://cache:6380/1" || c.EmbedDim != 128 || !c.Seed {
-				t.Errorf("config = %+v", c)
-			}
-		}},
-		{name: "flag beats environment", args: []string{"-addr", "127.0.0.1:9999", "-policy-timeout", "20ms"},
-			env: map[string]string{"MNEME_ADDR": "127.0.0.1:1"}, check: func(t *testing.T, c Config) {
-				if c.Addr != "127.0.0.1:9999" || c.PolicyTimeout != 20*time.Millisecond {
-					t.Errorf("config = %+v", c)
-				}
-			}},
-		{name: "lifecycle defaults", check: func(t *testing.T, c Config) {
-			l := c.Lifecycle
-			if l.TTL["episodic"] != 365*24*time.Hour || l.TTL["semantic"] != 0 || l.ArchiveAfter != 90*24*time.Hour || l.Cap != 1000 || l.Every != time.Hour {
-				t.Errorf("lifecycle = %+v", l)
-			}
-		}},
-		{name: "lifecycle from environment and flags", args: []string{"-user-cap", "50", "-janitor-every", "0"},
-			env: map[string]string{"MNEME_TTL": "semantic=30d, episodic=0", "MNEME_ARCHIVE_AFTER": "36h", "MNEME_USER_CAP": "7"},
-			check: func(t *testing.T, c Config) {
-				l := c.Lifecycle
-				if l.TTL["semantic"] != 30*24*time.Hour || l.TTL["episodic"] != 0 || l.ArchiveAfter != 36*time.Hour || l.Cap != 50 || l.Every != 0 {
-					t.Errorf("lifecycle = %+v", l)
-				}
-			}},
-		{name: "bad ttl", env: map[string]string{"MNEME_TTL": "episodic:1d"}, wantErr: "MNEME_TTL"},
-		{name: "ttl of no type", args: []string{"-ttl", "gossip=1d"}, wantErr: "not a memory type"},
-		{name: "bad archive after", env: map[string]string{"MNEME_ARCHIVE_AFTER": "soon"}, wantErr: "MNEME_ARCHIVE_AFTER"},
-		{name: "negative cap", args: []string{"-user-cap", "-1"}, wantErr: "cap"},
-		{name: "http embedder from the environment", env: map[string]string{
-			"MNEME_EMBEDDER": "http", "MNEME_EMBED_URL": "http://127.0.0.1:8000/v1", "MNEME_EMBED_MODEL": "all-MiniLM-L6-v2",
-			"MNEME_EMBED_DIM": "384", "MNEME_EMBED_API_KEY": "sk-x", "MNEME_EMBED_BATCH": "16", "MNEME_EMBED_TIMEOUT": "5s",
-			"MNEME_EMBED_RETRIES": "0",
-		}, check: func(t *testing.T, c Config) {
-			type embedder struct {
-				kind, url, model, key string
-				dim, batch, retries   int
-				timeout               time.Duration
-			}
-			want := embedder{"http", "http://127.0.0.1:8000/v1", "all-MiniLM-L6-v2", "sk-x", 384, 16, 0, 5 * time.Second}
-			got := embedder{c.Embedder, c.EmbedURL, c.EmbedModel, c.EmbedAPIKey, c.EmbedDim, c.EmbedBatch, c.EmbedRetries, c.EmbedTimeout}
-			if got != want {
-				t.Errorf("embedder config = %+v, want %+v", got, want)
-			}
-		}},
-		{name: "http embedder from flags", args: []string{"-embedder", "http", "-embed-url", "https://emb.example/v1",
-			"-embed-model", "m", "-embed-dim", "1024", "-embed-batch", "8", "-embed-timeout", "2s", "-embed-retries", "5"},
-			check: func(t *testing.T, c Config) {
-				if c.Embedder != "http" || c.EmbedURL != "https://emb.example/v1" || c.EmbedModel != "m" || c.EmbedDim != 1024 ||
-					c.EmbedBatch != 8 || c.EmbedTimeout != 2*time.Second || c.EmbedRetries != 5 {
-					t.Errorf("config = %+v", c)
-				}
-			}},
-		{name: "http embedder needs a dimension", args: []string{"-embedder", "http", "-embed-url", "http://e/v1", "-embed-model", "m"},
-			wantErr: "needs -embed-dim"},
-		{name: "http embedder needs a url", args: []string{"-embedder", "http", "-embed-model", "m", "-embed-dim", "384"},
-			wantErr: "embed url"},
-		{name: "http embedder url must be http", env: map[string]string{"MNEME_EMBEDDER": "http", "MNEME_EMBED_URL": "grpc://e:1",
-			"MNEME_EMBED_MODEL": "m", "MNEME_EMBED_DIM": "384"}, wantErr: "embed url"},
-		{name: "http embedder needs a model", args: []string{"-embedder", "http", "-embed-url", "http://e/v1", "-embed-dim", "384"},
-			wantErr: "embed model"},
-		{name: "bad batch", args: []string{"-embedder", "http", "-embed-url", "http://e/v1", "-embed-model", "m", "-embed-dim", "384", "-embed-batch", "0"},
-			wantErr: "embed batch"},
-		{name: "bad retries", args: []string{"-embedder", "http", "-embed-url", "http://e/v1", "-embed-model", "m", "-embed-dim", "384", "-embed-retries", "-1"},
-			wantErr: "embed retries"},
-		{name: "bad timeout", env: map[string]string{"MNEME_EMBED_TIMEOUT": "soon"}, wantErr: "MNEME_EMBED_TIMEOUT"},
-		{name: "unknown embedder", args: []string{"-embedder", "magic"}, wantErr: "neither builtin nor http"},
-		{name: "url given to the builtin embedder", env: map[string]string{"MNEME_EMBED_URL": "http://e/v1"},
-			wantErr: "add -embedder http"},
-		{name: "neo4j timeout", args: []string{"-neo4j-timeout", "1m"}, check: func(t *testing.T, c Config) {
-			if c.Neo4jTimeout != time.Minute {
-				t.Errorf("neo4j timeout = %s", c.Neo4jTimeout)
-			}
-		}},
-		{name: "bad neo4j timeout", args: []string{"-neo4j-timeout", "0s"}, wantErr: "neo4j timeout"},
-		{name: "bad neo4j uri", env: map[string]string{"NEO4J_URI": "http://x"}, wantErr: "neo4j uri"},
-		{name: "bad redis url", env: map[string]string{"REDIS_URL": "cache:6379"}, wantErr: "redis url"},
-		{name: "bad dim", env: map[string]string{"MNEME_EMBED_DIM": "lots"}, wantErr: "MNEME_EMBED_DIM"},
-		{name: "dim out of range", args: []string{"-embed-dim", "3"}, wantErr: "embed dim"},
-		{name: "bad addr", args: []string{"-addr", "8080"}, wantErr: "addr"},
-		{name: "bad floor", args: []string{"-vector-floor", "1.5"}, wantErr: "vector floor"},
-		{name: "rerank", env: map[string]string{"MNEME_RERANK_URL": "http://127.0.0.1:8081/v1/rerank"},
-			args: []string{"-rerank-timeout", "300ms", "-recall-exact-max", "500"}, check: func(t *testing.T, c Config) {
-				if c.RerankURL != "http://127.0.0.1:8081/v1/rerank" || c.RerankTimeout != 300*time.Millisecond || c.RecallExactMax != 500 {
-					t.Errorf("config = %+v", c)
-				}
-			}},
-		{name: "bad rerank url", args: []string{"-rerank-url", "ftp://x"}, wantErr: "rerank url"},
-		{name: "bad recall log cap", args: []string{"-recall-log-cap", "0"}, wantErr: "recall log cap"},
-		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
-		{name: "unknown flag", args: []string{"-nope"}, wantErr: "not defined"},
-		{name: "extract llm", env: map[string]string{
-			"MNEME_EXTRACT_LLM_URL": "https://llm.example/v1", "MNEME_EXTRACT_LLM_MODEL": "m", "MNEME_EXTRACT_LLM_KEY": "sk", "MNEME_EXTRACT_LLM_TIMEOUT": "3s",
-		}, check: func(t *testing.T, c Config) {
-			if l := c.ExtractLLM; l.URL != "https://llm.example/v1" || l.Model != "m" || l.APIKey != "sk" || l.Timeout != 3*time.Second {
-				t.Errorf("extract llm = %+v", l)
-			}
-		}},
-		{name: "extract llm without model", env: map[string]string{"MNEME_EXTRACT_LLM_URL": "https://llm.example/v1"}, wantErr: "extract llm model"},
-		{name: "extract llm bad url", env: map[string]string{"MNEME_EXTRACT_LLM_URL": "llm.example", "MNEME_EXTRACT_LLM_MODEL": "m"}, wantErr: "extract llm url"},
-		{name: "extract llm bad timeout", env: map[string]string{"MNEME_EXTRACT_LLM_TIMEOUT": "soon"}, wantErr: "MNEME_EXTRACT_LLM_TIMEOUT"},
-		{name: "several problems at once", env: map[string]string{"NEO4J_URI": "x", "REDIS_URL": "y"}, wantErr: "redis url"},
+// fixture is one start of memoryd read from testdata: its environment, its
+// flags and, for a bad one, the pieces its error must hold.
+type fixture struct {
+	env  map[string]string
+	args []string
+	want []string
+}
+
+func readFixture(t *testing.T, path string) fixture {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			getenv := func(k string) string { return tt.env[k] }
-			c, err := Load(tt.args, getenv, io.Discard)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("Load error = %v, want it to mention %q", err, tt.wantErr)
-				}
-				return
+	f := fixture{env: map[string]string{}}
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if want, ok := strings.CutPrefix(line, "# want: "); ok {
+			f.want = append(f.want, want)
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			t.Fatalf("%s: %q is not KEY=value", path, line)
+		}
+		if k == "ARGS" {
+			f.args = strings.Fields(v)
+			continue
+		}
+		f.env[k] = v
+	}
+	return f
+}
+
+func (f fixture) load() (Config, error) {
+	return Load(f.args, func(k string) string { return f.env[k] }, io.Discard)
+}
+
+// fixtures returns the fixture files of testdata/dir by name.
+func fixtures(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.env"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures in testdata/%s (%v)", dir, err)
+	}
+	out := map[string]string{}
+	for _, p := range paths {
+		out[strings.TrimSuffix(filepath.Base(p), ".env")] = p
+	}
+	return out
+}
+
+func TestLoadGood(t *testing.T) {
+	// Each good fixture's configuration is Defaults() changed by its entry.
+	want := map[string]func(c *Config){
+		"defaults": func(c *Config) {},
+		"environment": func(c *Config) {
+			c.Neo4j = Neo4jConfig{URI: "neo4j://db:7687", User: "mneme", Password: "secret", Database: "memories", Timeout: c.Neo4j.Timeout}
+			c.Redis.URL = "redis://cache:6380/1"
+			c.Server.Addr = "0.0.0.0:9000"
+			c.Embedding.Dim = 128
+			c.Seed = true
+			c.Log.Level = slog.LevelDebug
+		},
+		"flags-beat-environment": func(c *Config) {
+			c.Server = ServerConfig{Addr: "127.0.0.1:9999", MaxBody: 2048, StartTimeout: 5 * time.Second}
+			c.Policy.Timeout = 20 * time.Millisecond
+			c.Neo4j.Timeout = time.Minute
+			c.Queue.Workers = true
+		},
+		"lenient-switches": func(c *Config) {
+			c.Seed = false
+			c.Queue.Workers = true
+		},
+		"http-embedder-env": func(c *Config) {
+			c.Embedding = EmbeddingConfig{Kind: EmbedderHTTP, URL: "http://127.0.0.1:8000/v1", Model: "all-MiniLM-L6-v2",
+				APIKey: "sk-x", Dim: 384, Batch: 16, Timeout: 5 * time.Second, Retries: 0}
+		},
+		"http-embedder-flags": func(c *Config) {
+			c.Embedding = EmbeddingConfig{Kind: EmbedderHTTP, URL: "https://emb.example/v1", Model: "m",
+				Dim: 1024, Batch: 8, Timeout: 2 * time.Second, Retries: 5}
+		},
+		"lifecycle": func(c *Config) {
+			c.Lifecycle.TTL[memory.TypeSemantic] = 30 * memory.Day
+			c.Lifecycle.TTL[memory.TypeEpisodic] = 0
+			c.Lifecycle.ArchiveAfter = 36 * time.Hour
+			c.Lifecycle.Cap = 50
+			c.Lifecycle.Every = 2 * time.Hour
+			c.Lifecycle.LockTTL = time.Minute
+		},
+		"janitor-off": func(c *Config) { c.Lifecycle.Every = 0 },
+		"recall-and-rerank": func(c *Config) {
+			c.Recall = RecallConfig{VectorFloor: 0.3, ExactMax: 500, LogCap: 50}
+			c.Rerank = RerankConfig{URL: "http://127.0.0.1:8081/v1/rerank", Model: "bge-reranker", Timeout: 300 * time.Millisecond}
+		},
+		"queue": func(c *Config) {
+			c.Queue = QueueConfig{Prefix: "blue", Shards: 16, Batch: 64, MaxAttempts: 3, Workers: true, LeaseTTL: 30 * time.Second}
+		},
+		"sessions": func(c *Config) {
+			c.Sessions = SessionsConfig{TTL: 10 * time.Minute, MaxTurns: 20, MaxBytes: 4096, Scan: time.Second}
+		},
+		"extract-llm": func(c *Config) {
+			c.Extract = extract.LLMConfig{URL: "https://llm.example/v1", Model: "m", APIKey: "sk", Timeout: 3 * time.Second}
+		},
+	}
+	for name, path := range fixtures(t, "good") {
+		t.Run(name, func(t *testing.T) {
+			change, ok := want[name]
+			if !ok {
+				t.Fatalf("testdata/good/%s.env has no expected configuration in TestLoadGood", name)
 			}
+			expected := Defaults()
+			change(&expected)
+			got, err := readFixture(t, path).load()
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
-			tt.check(t, c)
+			if d := cmp.Diff(expected, got, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("config (-want +got):\n%s", d)
+			}
 		})
+	}
+}
+
+func TestLoadBad(t *testing.T) {
+	for name, path := range fixtures(t, "bad") {
+		t.Run(name, func(t *testing.T) {
+			f := readFixture(t, path)
+			if len(f.want) == 0 {
+				t.Fatalf("testdata/bad/%s.env says nothing about its error: add a # want: line", name)
+			}
+			_, err := f.load()
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			for _, w := range f.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Load error\n%v\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestSettingsKeepTheirNames guards the names the README, the scripts and
+// deployments use: every flag and environment variable memoryd has read
+// stays in its usage.
+func TestSettingsKeepTheirNames(t *testing.T) {
+	var usage bytes.Buffer
+	if _, err := Load([]string{"-h"}, func(string) string { return "" }, &usage); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("Load -h = %v, want flag.ErrHelp", err)
+	}
+	flags := []string{"addr", "neo4j-uri", "neo4j-timeout", "redis-url", "embedder", "embed-url", "embed-model",
+		"embed-dim", "embed-batch", "embed-timeout", "embed-retries", "max-body", "vector-floor", "policy-timeout",
+		"start-timeout", "session-ttl", "session-max-turns", "session-max-bytes", "session-scan", "recall-exact-max",
+		"recall-log-cap", "rerank-url", "rerank-model", "rerank-timeout", "seed", "queue-prefix", "queue-shards",
+		"queue-batch", "workers", "janitor-every", "ttl", "archive-after", "user-cap", "janitor-lock-ttl"}
+	for _, f := range flags {
+		if !strings.Contains(usage.String(), "  -"+f+" ") && !strings.Contains(usage.String(), "  -"+f+"\n") {
+			t.Errorf("flag -%s is gone", f)
+		}
+	}
+	// Variables without a flag are read straight from the environment.
+	envOnly := map[string]func(Config) bool{
+		"NEO4J_USER":                func(c Config) bool { return c.Neo4j.User == "v" },
+		"NEO4J_PASSWORD":            func(c Config) bool { return c.Neo4j.Password == "v" },
+		"NEO4J_DATABASE":            func(c Config) bool { return c.Neo4j.Database == "v" },
+		"MNEME_EMBED_API_KEY":       func(c Config) bool { return c.Embedding.APIKey == "v" },
+		"MNEME_EXTRACT_LLM_KEY":     func(c Config) bool { return c.Extract.APIKey == "v" },
+		"MNEME_EXTRACT_LLM_TIMEOUT": nil, "MNEME_QUEUE_ATTEMPTS": nil, "MNEME_QUEUE_LEASE": nil, "MNEME_LOG_LEVEL": nil,
+	}
+	for env, check := range envOnly {
+		if check == nil {
+			continue // covered by the good and bad fixtures
+		}
+		c, err := Load(nil, func(k string) string { return map[string]string{env: "v"}[k] }, io.Discard)
+		if err != nil || !check(c) {
+			t.Errorf("%s is not read: %v", env, err)
+		}
+	}
+	vars := []string{"MNEME_ADDR", "NEO4J_URI", "REDIS_URL", "MNEME_EMBEDDER", "MNEME_EMBED_URL", "MNEME_EMBED_MODEL",
+		"MNEME_EMBED_DIM", "MNEME_EMBED_BATCH", "MNEME_EMBED_TIMEOUT", "MNEME_EMBED_RETRIES", "MNEME_SESSION_TTL",
+		"MNEME_SESSION_SCAN", "MNEME_RERANK_URL", "MNEME_RERANK_MODEL", "MNEME_SEED", "MNEME_QUEUE_PREFIX",
+		"MNEME_QUEUE_SHARDS", "MNEME_QUEUE_BATCH", "MNEME_WORKERS", "MNEME_JANITOR_EVERY", "MNEME_TTL",
+		"MNEME_ARCHIVE_AFTER", "MNEME_USER_CAP"}
+	for _, v := range vars {
+		if !strings.Contains(usage.String(), "("+v+")") {
+			t.Errorf("the usage no longer names %s", v)
+		}
 	}
 }

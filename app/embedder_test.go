@@ -31,7 +31,7 @@ func TestNewEmbedder(t *testing.T) {
 
 	httpCfg := func(dim int) Config {
 		c := Defaults()
-		c.Embedder, c.EmbedURL, c.EmbedModel, c.EmbedDim = EmbedderHTTP, srv.URL+"/v1", "three", dim
+		c.Embedding.Kind, c.Embedding.URL, c.Embedding.Model, c.Embedding.Dim = EmbedderHTTP, srv.URL+"/v1", "three", dim
 		return c
 	}
 	tests := []struct {

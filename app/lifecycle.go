@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -35,38 +34,22 @@ func defaultLifecycle() Lifecycle {
 // janitorLockKey names the Redis lock the replicas' janitors compete for.
 const janitorLockKey = "mneme:janitor:leader"
 
-// lifecycleFlags reads the environment into l and registers the flags that
-// override it; it returns the environment's errors.
-func lifecycleFlags(fs *flag.FlagSet, getenv func(string) string, l *Lifecycle) []error {
-	var errs []error
-	env := func(name string, v flag.Value) {
-		if s := getenv(name); s != "" {
-			if err := v.Set(s); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
-			}
-		}
-	}
-	every, archive, lockTTL := (*days)(&l.Every), (*days)(&l.ArchiveAfter), (*days)(&l.LockTTL)
-	ttl, userCap := (*ttls)(&l.TTL), (*count)(&l.Cap)
-	env("MNEME_JANITOR_EVERY", every)
-	env("MNEME_TTL", ttl)
-	env("MNEME_ARCHIVE_AFTER", archive)
-	env("MNEME_USER_CAP", userCap)
-	fs.Var(every, "janitor-every", "time between janitor sweeps, 0 = off (MNEME_JANITOR_EVERY)")
-	fs.Var(ttl, "ttl", "memory TTL per type, e.g. episodic=365d,semantic=0 (MNEME_TTL)")
-	fs.Var(archive, "archive-after", "archive memories unused this long, 0 = never (MNEME_ARCHIVE_AFTER)")
-	fs.Var(userCap, "user-cap", "most active memories per user, 0 = no cap (MNEME_USER_CAP)")
-	fs.Var(lockTTL, "janitor-lock-ttl", "how long the janitor's leader lock outlives its holder")
-	return errs
+// lifecycleFlags binds the janitor's flags and environment variables.
+func lifecycleFlags(b *binder, l *Lifecycle) {
+	b.bind((*days)(&l.Every), "janitor-every", "MNEME_JANITOR_EVERY", "time between janitor sweeps, 0 = off")
+	b.bind((*ttls)(&l.TTL), "ttl", "MNEME_TTL", "memory TTL per type, e.g. episodic=365d,semantic=0")
+	b.bind((*days)(&l.ArchiveAfter), "archive-after", "MNEME_ARCHIVE_AFTER", "archive memories unused this long, 0 = never")
+	b.bind((*count)(&l.Cap), "user-cap", "MNEME_USER_CAP", "most active memories per user, 0 = no cap")
+	b.bind((*days)(&l.LockTTL), "janitor-lock-ttl", "", "how long the janitor's leader lock outlives its holder")
 }
 
 func (l Lifecycle) validate() error {
 	errs := []error{l.LifecycleConfig.Validate()}
 	if l.Every < 0 {
-		errs = append(errs, errors.New("janitor every must not be negative"))
+		errs = append(errs, errors.New("-janitor-every (MNEME_JANITOR_EVERY) must not be negative"))
 	}
 	if l.LockTTL < 3*time.Millisecond {
-		errs = append(errs, errors.New("janitor lock ttl must be at least 3ms"))
+		errs = append(errs, errors.New("-janitor-lock-ttl must be at least 3ms"))
 	}
 	return errors.Join(errs...)
 }
@@ -135,10 +118,10 @@ func (c *count) Set(s string) error {
 	return nil
 }
 
-// startJanitor builds the janitor and, unless it is off, the runner that
-// sweeps every tenant on whichever replica holds the Redis lock. The App
-// owns the runner: Close stops it.
-func (a *App) startJanitor(ctx context.Context, cfg Lifecycle, log *slog.Logger) error {
+// buildJanitor builds the janitor and, unless it is off, the runner that
+// sweeps every tenant on whichever replica holds the Redis lock; Run runs
+// the runner.
+func (a *App) buildJanitor(cfg Lifecycle, log *slog.Logger) error {
 	j, err := memory.NewJanitor(memory.JanitorOptions{Store: a.Store, Config: cfg.LifecycleConfig, Logger: log})
 	if err != nil {
 		return err
@@ -158,6 +141,5 @@ func (a *App) startJanitor(ctx context.Context, cfg Lifecycle, log *slog.Logger)
 			return err
 		},
 	})
-	a.janitorRunner.Start(ctx)
 	return nil
 }

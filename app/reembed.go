@@ -50,7 +50,7 @@ func Reembed(ctx context.Context, cfg Config, log *slog.Logger) (ReembedResult, 
 	if err := cfg.Validate(); err != nil {
 		return res, err
 	}
-	startCtx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	startCtx, cancel := context.WithTimeout(ctx, cfg.Server.StartTimeout)
 	defer cancel()
 	store, err := openGraph(startCtx, cfg, log)
 	if err != nil {
@@ -74,7 +74,7 @@ func Reembed(ctx context.Context, cfg Config, log *slog.Logger) (ReembedResult, 
 	if err := store.EnsureSchema(ctx, e.Dimension()); err != nil {
 		return res, fmt.Errorf("neo4j schema: %w", err)
 	}
-	res.ReembedReport, err = memory.Reembed(ctx, store, e, cfg.EmbedBatch, func(r memory.ReembedReport) {
+	res.ReembedReport, err = memory.Reembed(ctx, store, e, cfg.Embedding.Batch, func(r memory.ReembedReport) {
 		log.InfoContext(ctx, "reembed progress", "tenants_done", r.Tenants, "reembedded", r.Reembedded)
 	})
 	return res, err

@@ -25,14 +25,17 @@ func replica(t *testing.T, tenant string, keys map[string]string) *apptest.Fixtu
 	t.Helper()
 	testenv.Neo4j(t)
 	cfg := app.Defaults()
-	cfg.Neo4jURI = os.Getenv(testenv.EnvNeo4jURI)
-	cfg.Neo4jUser = os.Getenv(testenv.EnvNeo4jUser)
-	cfg.Neo4jPassword = os.Getenv(testenv.EnvNeo4jPassword)
-	cfg.Neo4jDatabase = testenv.Neo4jDatabase()
-	cfg.RedisURL = testenv.RedisURL(t)
-	cfg.EmbedDim = testenv.EmbeddingDimension
-	cfg.StartTimeout = 30 * time.Second
-	cfg.PolicyTimeout = 5 * time.Second
+	cfg.Neo4j.URI = os.Getenv(testenv.EnvNeo4jURI)
+	cfg.Neo4j.User = os.Getenv(testenv.EnvNeo4jUser)
+	cfg.Neo4j.Password = os.Getenv(testenv.EnvNeo4jPassword)
+	cfg.Neo4j.Database = testenv.Neo4jDatabase()
+	cfg.Redis.URL = testenv.RedisURL(t)
+	cfg.Embedding.Dim = testenv.EmbeddingDimension
+	cfg.Server.StartTimeout = 30 * time.Second
+	cfg.Policy.Timeout = 5 * time.Second
+	// The replica shares memoryd's default queue prefix: applying that
+	// queue is not this test's business. Its policy listener is.
+	cfg.Queue.Workers = false
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("MNEME_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -41,9 +44,15 @@ func replica(t *testing.T, tenant string, keys map[string]string) *apptest.Fixtu
 	if err != nil {
 		t.Fatalf("start replica: %v", err)
 	}
+	stop := a.StartWorkers(context.Background())
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(func() {
 		srv.Close()
+		// A test may take Redis away from the replica; its workers then
+		// stop with an error, which is what they should do.
+		if err := stop(); err != nil {
+			t.Logf("replica workers: %v", err)
+		}
 		a.Close(context.Background())
 	})
 	return &apptest.Fixture{URL: srv.URL, App: a, Tenant: tenant, Keys: keys}

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"mneme/app"
-	"mneme/embedding"
 	"mneme/extract"
 	"mneme/memory"
 	"mneme/policy"
 	"mneme/policyadmin"
+	"mneme/tokens"
 )
 
 // Mode names, in the order they are reported.
@@ -43,16 +43,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("configuration: %w", err)
 	}
 	// A reused large tenant may need a schema migration on the first start.
-	appCfg.StartTimeout = max(appCfg.StartTimeout, 15*time.Minute)
+	appCfg.Server.StartTimeout = max(appCfg.Server.StartTimeout, 15*time.Minute)
 	// A loaded machine must not turn a slow policy evaluation into a failed
 	// run; the latency still counts.
-	appCfg.PolicyTimeout = max(appCfg.PolicyTimeout, 5*time.Second)
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: max(appCfg.LogLevel, slog.LevelWarn)}))
+	appCfg.Policy.Timeout = max(appCfg.Policy.Timeout, 5*time.Second)
+	// Recall is measured with memoryd's recorder and decision log running,
+	// but this process applies no queued writes of the deployment.
+	appCfg.Queue.Workers = false
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: max(appCfg.Log.Level, slog.LevelWarn)}))
 	a, err := app.New(ctx, appCfg, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close(context.WithoutCancel(ctx))
+	defer a.StartWorkers(ctx)()
 
 	tenant := cfg.Tenant
 	if tenant == "" {
@@ -60,8 +64,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 	}
-	rep := Report{Tenant: tenant, Neo4jURI: appCfg.Neo4jURI, Config: cfg, Kept: cfg.Keep}
-	fmt.Fprintf(stdout, "mneme recall benchmark: tenant %s on %s\n", tenant, appCfg.Neo4jURI)
+	rep := Report{Tenant: tenant, Neo4jURI: appCfg.Neo4j.URI, Config: cfg, Kept: cfg.Keep}
+	fmt.Fprintf(stdout, "mneme recall benchmark: tenant %s on %s\n", tenant, appCfg.Neo4j.URI)
 	fmt.Fprintf(stdout, "%d memories, %d users, %d agents; %d queries (+%d warm-up) × %d runs, concurrency %d, k %d, seed %d\n\n",
 		cfg.Memories, cfg.Users, cfg.Agents, cfg.Queries, cfg.Warmup, cfg.Runs, cfg.Concurrency, cfg.K, cfg.Seed)
 
@@ -103,7 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}()
 
 	// The same recall tuning and sources as app.New gives the real Service.
-	recallCfg, err := appCfg.RecallConfig()
+	recallCfg, err := appCfg.MemoryRecall()
 	if err != nil {
 		return err
 	}
@@ -355,13 +359,13 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 		}},
 		{"fulltext, user scope", func(ctx context.Context, q query) (int, error) {
 			hits, err := a.Store.SearchFullText(ctx, userScope(tenant, q.user), memory.SearchQuery{
-				UserID: q.user, Text: strings.Join(embedding.Keywords(q.text), " "), Limit: cfg.Candidates,
+				UserID: q.user, Text: strings.Join(tokens.Keywords(q.text), " "), Limit: cfg.Candidates,
 			})
 			return len(hits), err
 		}},
 		{"fulltext, policy scope", func(ctx context.Context, q query) (int, error) {
 			hits, err := a.Store.SearchFullText(ctx, scopes[q.user], memory.SearchQuery{
-				UserID: q.user, Text: strings.Join(embedding.Keywords(q.text), " "), Limit: cfg.Candidates,
+				UserID: q.user, Text: strings.Join(tokens.Keywords(q.text), " "), Limit: cfg.Candidates,
 			})
 			return len(hits), err
 		}},

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"mneme/tokens"
 )
 
 // DefaultDimension is the vector size of NewBuiltin(0).
@@ -104,13 +106,13 @@ func (b *Builtin) vector(text string) []float32 {
 		feats = append(feats, feature{hash: h, weight: w, count: 1})
 	}
 	add := func(class byte, s string, w float64) { addHash(hash(class, s), w) }
-	tokenize(text, func(kind tokenKind, s string) {
+	tokens.Tokenize(text, func(kind tokens.Kind, s string) {
 		switch kind {
-		case tokCompound:
+		case tokens.Compound:
 			add(classWord, s, weightCompound)
-		case tokWord, tokPart:
+		case tokens.Word, tokens.Part:
 			st := stem(s)
-			if len(s) <= 2 && isDigit(rune(s[0])) && isDigit(rune(s[len(s)-1])) {
+			if len(s) <= 2 && tokens.IsDigit(rune(s[0])) && tokens.IsDigit(rune(s[len(s)-1])) {
 				add(classWord, st, weightSmallNumber)
 				return
 			}
@@ -130,7 +132,7 @@ func (b *Builtin) vector(text string) []float32 {
 					add(classTrigram, string(rs[i:i+3]), weightTrigram)
 				}
 			}
-		case tokCJK:
+		case tokens.CJK:
 			rs := []rune(s)
 			if len(rs) == 1 {
 				add(classCJK, s, weightCJKSingle)
@@ -142,8 +144,8 @@ func (b *Builtin) vector(text string) []float32 {
 						addHash(hashRunes(classCJK, rs[i:i+2]), weightCJKBigram)
 					}
 				}
-				concepts.chinese.match(rs[i:], func(w cjkWord) bool {
-					add(classWord, w.value, weightTranslation)
+				concepts.chinese.Match(rs[i:], func(w tokens.Entry) bool {
+					add(classWord, w.Value, weightTranslation)
 					return true
 				})
 			}
@@ -244,7 +246,7 @@ func mix(z uint64) uint64 {
 func isNumber(s string) bool {
 	s = strings.TrimSuffix(s, "k")
 	for i := 0; i < len(s); i++ {
-		if !isDigit(rune(s[i])) {
+		if !tokens.IsDigit(rune(s[i])) {
 			return false
 		}
 	}

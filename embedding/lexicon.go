@@ -1,6 +1,10 @@
 package embedding
 
-import "strings"
+import (
+	"strings"
+
+	"mneme/tokens"
+)
 
 // conceptGroups is a small bilingual lexicon of customer-service and B2B
 // commerce terms. Every word of a group also counts as the group's first
@@ -78,7 +82,7 @@ var conceptGroups = [][]string{
 // head word.
 type lexicon struct {
 	english map[string]string // stem → head stem, only where they differ
-	chinese cjkDict           // word → head stem
+	chinese tokens.Dict       // word → head stem
 }
 
 // concepts is built once from conceptGroups and only read afterwards, so
@@ -86,12 +90,12 @@ type lexicon struct {
 var concepts = newLexicon(conceptGroups)
 
 func newLexicon(groups [][]string) lexicon {
-	lx := lexicon{english: map[string]string{}, chinese: cjkDict{}}
+	lx := lexicon{english: map[string]string{}, chinese: tokens.Dict{}}
 	for _, g := range groups {
 		head := stem(strings.ToLower(g[0]))
 		for _, w := range g[1:] {
-			if isCJK([]rune(w)[0]) {
-				lx.chinese.add(w, head)
+			if tokens.IsCJK([]rune(w)[0]) {
+				lx.chinese.Add(w, head)
 				continue
 			}
 			if st := stem(strings.ToLower(w)); st != head {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"mneme/embedding"
 	"mneme/extract"
 	"mneme/internal/apptest"
 	"mneme/journal"
@@ -288,7 +287,6 @@ func ptrTo[T any](v T) *T { return &v }
 // policy engine with its own recall tuning.
 func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *memory.Service {
 	t.Helper()
-	cfg.Keywords = embedding.Keywords
 	a := f.App
 	svc, err := memory.NewService(memory.Options{
 		Store: a.Store, Authz: a.Policy, Embed: a.Embed,

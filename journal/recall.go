@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -131,7 +130,7 @@ const maxRecorderBatch = 64
 
 // Recorder applies answered recalls off the request path: it appends them
 // to the recall log and counts the accesses of their memories. Record only
-// queues; one goroutine, started by Start and ended by Stop, does the work.
+// queues; Run does the work, in its owner's goroutine.
 type Recorder struct {
 	log     *RecallLog
 	touch   Toucher
@@ -139,11 +138,10 @@ type Recorder struct {
 	timeout time.Duration
 	queue   chan memory.RecallRecord
 
-	startOnce, stopOnce sync.Once
-	stop, done          chan struct{}
-	flush               flushRequests
-	started             atomic.Bool
-	dropped             atomic.Int64
+	done    chan struct{} // closed when Run returns
+	flush   flushRequests
+	started atomic.Bool
+	dropped atomic.Int64
 }
 
 var (
@@ -151,7 +149,7 @@ var (
 	_ memory.Eraser         = (*Recorder)(nil)
 )
 
-// NewRecorder returns a stopped Recorder.
+// NewRecorder returns a Recorder that queues until Run runs.
 func NewRecorder(opts RecorderOptions) *Recorder {
 	if opts.Queue <= 0 {
 		opts.Queue = 1024
@@ -165,7 +163,7 @@ func NewRecorder(opts RecorderOptions) *Recorder {
 	return &Recorder{
 		log: opts.Log, touch: opts.Touch, logger: opts.Logger, timeout: opts.Timeout,
 		queue: make(chan memory.RecallRecord, opts.Queue),
-		stop:  make(chan struct{}), done: make(chan struct{}), flush: make(flushRequests),
+		done:  make(chan struct{}), flush: make(flushRequests),
 	}
 }
 
@@ -205,53 +203,37 @@ func (r *Recorder) Record(rec memory.RecallRecord) {
 // Dropped returns how many recalls a full queue dropped.
 func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
 
-// Start starts the worker; later calls do nothing.
-func (r *Recorder) Start() {
-	r.startOnce.Do(func() {
-		r.started.Store(true)
-		go r.run()
-	})
-}
-
-// Stop ends the worker after it has written what was queued, or when ctx
-// ends. A Recorder that was never started stops at once.
-func (r *Recorder) Stop(ctx context.Context) error {
-	started := true
-	r.startOnce.Do(func() { started = false; close(r.done) })
-	r.stopOnce.Do(func() { close(r.stop) })
-	if !started {
-		return nil
+// Run writes queued recalls until ctx ends, then writes what is still
+// queued (each batch within the write timeout) and returns nil. A Recorder
+// runs once: a second Run returns an error at once.
+func (r *Recorder) Run(ctx context.Context) error {
+	if !r.started.CompareAndSwap(false, true) {
+		return errors.New("journal: recorder already ran")
 	}
-	select {
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("journal: recorder stop: %w", ctx.Err())
-	}
-}
-
-func (r *Recorder) run() {
 	defer close(r.done)
+	// Writes outlive ctx by their timeout: a recall taken off the queue is
+	// written even when the owner is shutting down.
+	wctx := context.WithoutCancel(ctx)
 	for {
 		select {
 		case rec := <-r.queue:
-			r.write(r.batch(rec))
+			r.write(wctx, r.batch(rec))
 		case reply := <-r.flush:
-			r.drain()
+			r.drain(wctx)
 			close(reply)
-		case <-r.stop:
-			r.drain()
-			return
+		case <-ctx.Done():
+			r.drain(wctx)
+			return nil
 		}
 	}
 }
 
 // drain writes whatever is queued now.
-func (r *Recorder) drain() {
+func (r *Recorder) drain(ctx context.Context) {
 	for {
 		select {
 		case rec := <-r.queue:
-			r.write(r.batch(rec))
+			r.write(ctx, r.batch(rec))
 		default:
 			return
 		}
@@ -274,8 +256,8 @@ func (r *Recorder) batch(first memory.RecallRecord) []memory.RecallRecord {
 
 // write logs every recall of recs and counts accesses with one update per
 // tenant. Failures are logged: recall has answered long ago.
-func (r *Recorder) write(recs []memory.RecallRecord) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+func (r *Recorder) write(ctx context.Context, recs []memory.RecallRecord) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	type touch struct {
 		ids []string

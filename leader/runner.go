@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 )
 
@@ -31,47 +30,39 @@ type RunnerOptions struct {
 }
 
 // Runner runs a job every interval on whichever replica leads. Its owner
-// calls Start once and Stop once; Stop waits for a running job and releases
-// the lock so another replica can take over at once.
+// calls Run, which lasts until ctx ends.
 type Runner struct {
-	opts   RunnerOptions
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	opts RunnerOptions
 }
 
-// NewRunner returns a stopped Runner.
+// releaseTimeout bounds giving up the lock when Run ends: an unreachable
+// Redis must not hold up a shutdown, and the lock expires by itself anyway.
+const releaseTimeout = 5 * time.Second
+
+// NewRunner returns a Runner; Run runs it.
 func NewRunner(opts RunnerOptions) *Runner {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Runner{opts: opts, done: make(chan struct{})}
+	return &Runner{opts: opts}
 }
 
-// Start starts the loop; the first run comes one interval after the lock
-// is first held.
-func (r *Runner) Start(ctx context.Context) {
-	ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	go r.loop(ctx)
-}
-
-// Stop ends the loop, waits for it and releases the lock.
-func (r *Runner) Stop(ctx context.Context) {
-	r.once.Do(func() {
-		if r.cancel == nil {
-			close(r.done)
-			return
-		}
-		r.cancel()
-		<-r.done
-		if err := r.opts.Lease.Release(ctx); err != nil {
-			r.opts.Logger.WarnContext(ctx, "releasing the lock", "runner", r.opts.Name, "err", err)
-		}
-	})
+// Run runs the loop until ctx ends; the first run comes one interval after
+// the lock is first held. A job running when ctx ends sees its context
+// cancelled and Run waits for it; then Run releases the lock so another
+// replica can take over at once. It returns nil: a failing job or an
+// unreachable lock is logged and tried again, never fatal.
+func (r *Runner) Run(ctx context.Context) error {
+	r.loop(ctx)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if err := r.opts.Lease.Release(rctx); err != nil {
+		r.opts.Logger.WarnContext(rctx, "releasing the lock", "runner", r.opts.Name, "err", err)
+	}
+	return nil
 }
 
 func (r *Runner) loop(ctx context.Context) {
-	defer close(r.done)
 	log := r.opts.Logger.With("runner", r.opts.Name)
 	tick := time.NewTicker(r.opts.Renew)
 	defer tick.Stop()

@@ -19,19 +19,19 @@ func TestTwoRunnersOneLeader(t *testing.T) {
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })
 	const ttl = 600 * time.Millisecond
 	var runs [2]atomic.Int64
-	var runners [2]*Runner
-	for i := range runners {
+	var stops [2]func()
+	for i := range stops {
 		lock, err := New(rdb, key, ttl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		runners[i] = NewRunner(RunnerOptions{
+		r := NewRunner(RunnerOptions{
 			Name: "janitor", Every: 50 * time.Millisecond, Renew: ttl / 6, Lease: lock,
 			Job:    func(context.Context) error { runs[i].Add(1); return nil },
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
-		runners[i].Start(context.Background())
-		t.Cleanup(func() { runners[i].Stop(context.Background()) })
+		stops[i] = start(r)
+		t.Cleanup(stops[i])
 	}
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
@@ -52,6 +52,6 @@ func TestTwoRunnersOneLeader(t *testing.T) {
 	if runs[follower].Load() != 0 {
 		t.Fatalf("both replicas ran the job: %d and %d", runs[0].Load(), runs[1].Load())
 	}
-	runners[lead].Stop(context.Background())
+	stops[lead]()
 	waitUntil("the other replica takes over", func() bool { return runs[follower].Load() >= 2 })
 }

@@ -20,6 +20,14 @@ func (l *switchLeader) Release(context.Context) error {
 	return nil
 }
 
+// start runs r until the returned stop is called; stop waits for Run.
+func start(r *Runner) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
 func TestRunner(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
 	waitFor := func(what string, cond func() bool) {
@@ -36,18 +44,18 @@ func TestRunner(t *testing.T) {
 		var runs atomic.Int64
 		r := NewRunner(RunnerOptions{Name: "t", Every: 10 * time.Millisecond, Renew: 5 * time.Millisecond, Lease: l, Logger: quiet,
 			Job: func(context.Context) error { runs.Add(1); return nil }})
-		r.Start(context.Background())
+		stop := start(r)
 		time.Sleep(60 * time.Millisecond)
 		if n := runs.Load(); n != 0 {
 			t.Fatalf("ran %d times without leading", n)
 		}
 		l.lead.Store(true)
 		waitFor("runs once leading", func() bool { return runs.Load() >= 2 })
-		r.Stop(context.Background())
+		stop()
 		n := runs.Load()
 		time.Sleep(40 * time.Millisecond)
 		if runs.Load() != n || l.released.Load() != 1 {
-			t.Errorf("after Stop: runs %d → %d, released %d times", n, runs.Load(), l.released.Load())
+			t.Errorf("after Run: runs %d → %d, released %d times", n, runs.Load(), l.released.Load())
 		}
 	})
 
@@ -66,8 +74,7 @@ func TestRunner(t *testing.T) {
 				cancelled <- context.Cause(ctx)
 				return ctx.Err()
 			}})
-		r.Start(context.Background())
-		defer r.Stop(context.Background())
+		defer start(r)()
 		<-started
 		l.lead.Store(false)
 		select {
@@ -80,7 +87,12 @@ func TestRunner(t *testing.T) {
 		}
 	})
 
-	t.Run("stop without start", func(t *testing.T) {
-		NewRunner(RunnerOptions{Lease: &switchLeader{}}).Stop(context.Background())
+	t.Run("an ended context stops at once and releases", func(t *testing.T) {
+		l := &switchLeader{}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := NewRunner(RunnerOptions{Lease: l, Renew: time.Second, Logger: quiet}).Run(ctx); err != nil || l.released.Load() != 1 {
+			t.Errorf("Run = %v, released %d times", err, l.released.Load())
+		}
 	})
 }

@@ -38,7 +38,7 @@ func loadPairs(t *testing.T) []scoredPair {
 		t.Fatal(err)
 	}
 	// The embedder memoryd runs with by default.
-	e := embedding.NewBuiltin(app.Defaults().EmbedDim)
+	e := embedding.NewBuiltin(app.Defaults().Embedding.Dim)
 	out := make([]scoredPair, len(doc.Pairs))
 	for i, p := range doc.Pairs {
 		vs, err := e.Embed(context.Background(), []string{p.A, p.B})

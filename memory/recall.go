@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
+
+	tok "mneme/tokens" // memory has a func tokens of its own (worth.go)
 )
 
 // RecallConfig tunes recall. Zero values take the defaults in withDefaults.
@@ -30,9 +32,10 @@ type RecallConfig struct {
 	VectorWeight, FullTextWeight, GraphWeight, SessionWeight float64
 	// Candidates is how many hits each source contributes before fusion.
 	Candidates int
-	// Keywords turns a question into full-text search terms; it should drop
-	// function words so that "what is the weather today" finds nothing in a
-	// memory that merely says "today". Defaults to strings.Fields.
+	// Keywords, when set, replaces tokens.Keywords in turning a question
+	// into full-text search terms (tests use it); it should drop function
+	// words so that "what is the weather today" finds nothing in a memory
+	// that merely says "today".
 	Keywords func(string) []string
 
 	// ExactMax is the largest partition (a user's memories) searched by
@@ -122,7 +125,7 @@ func (c RecallConfig) withDefaults() RecallConfig {
 	}
 	c.DecayPerDay = decay
 	if c.Keywords == nil {
-		c.Keywords = strings.Fields
+		c.Keywords = tok.Keywords
 	}
 	return c
 }

@@ -333,9 +333,9 @@ func TestRecallSearches(t *testing.T) {
 			wantFullText: []SearchQuery{{UserID: "alice", Text: "alice drink", Types: []string{TypeProfile}, Limit: 7}},
 		},
 		{
-			name:         "default keywords are the words",
+			name:         "default keywords drop function words",
 			wantVector:   []SearchQuery{{UserID: "alice", Embedding: vectorOf(query), Limit: 7}},
-			wantFullText: []SearchQuery{{UserID: "alice", Text: query, Limit: 7}},
+			wantFullText: []SearchQuery{{UserID: "alice", Text: "alice drink", Limit: 7}},
 		},
 		{
 			name: "no keywords: no full-text search", keywords: func(string) []string { return nil },
@@ -343,7 +343,7 @@ func TestRecallSearches(t *testing.T) {
 		},
 		{
 			name: "zero embedding: no vector search", zeroVector: true,
-			wantFullText: []SearchQuery{{UserID: "alice", Text: query, Limit: 7}},
+			wantFullText: []SearchQuery{{UserID: "alice", Text: "alice drink", Limit: 7}},
 		},
 	}
 	for _, tt := range tests {

@@ -47,6 +47,9 @@ type PoolOptions struct {
 	LeaseTTL time.Duration
 	// Block is how long a worker waits for new entries per read. Default 1s.
 	Block time.Duration
+	// Drain is how long Run lets the workers finish their batches once its
+	// context ends. Default 10s.
+	Drain time.Duration
 }
 
 // Pool applies queued jobs: it leases shards (its fair share among the
@@ -102,6 +105,9 @@ func NewPool(q *Queue, opts PoolOptions) *Pool {
 	if opts.Block <= 0 {
 		opts.Block = time.Second
 	}
+	if opts.Drain <= 0 {
+		opts.Drain = 10 * time.Second
+	}
 	return &Pool{q: q, opts: opts, handlers: map[string]Handler{}, owned: map[int]*shardWorker{}}
 }
 
@@ -142,6 +148,23 @@ func (p *Pool) Start(ctx context.Context) error {
 	p.running, p.quit, p.cancel = true, make(chan struct{}), cancel
 	p.wg.Add(1)
 	go p.leaseLoop(ctx)
+	return nil
+}
+
+// Run applies jobs until ctx ends, then stops as Stop does, giving the
+// workers PoolOptions.Drain to finish their batches. It returns an error when
+// the pool could not start or the drain ran out of time (the aborted
+// batches stay pending and are replayed by the shards' next owners).
+func (p *Pool) Run(ctx context.Context) error {
+	if err := p.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.opts.Drain)
+	defer cancel()
+	if err := p.Stop(drain); err != nil {
+		return fmt.Errorf("queue: workers did not finish their batches within %s; they will be replayed: %w", p.opts.Drain, err)
+	}
 	return nil
 }
 

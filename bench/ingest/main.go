@@ -81,7 +81,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.Queue.Batch, cfg.Queue.Shards = c.batch, c.shards
 	// A benchmark on a busy machine must not turn slow policy decisions
 	// into refused writes.
-	cfg.PolicyTimeout = max(cfg.PolicyTimeout, 5*time.Second)
+	cfg.Policy.Timeout = max(cfg.Policy.Timeout, 5*time.Second)
+	// Each run starts and stops the queue workers itself, to time the
+	// drain; the other workers run throughout, as in memoryd.
+	cfg.Queue.Workers = false
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
@@ -90,8 +93,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer a.Close(context.WithoutCancel(ctx))
 	// As memoryd does before it starts its workers.
 	a.WarmUp(ctx, log)
+	defer a.StartWorkers(ctx)()
 	fmt.Fprintf(stdout, "mneme async ingestion benchmark on %s: %d writes × %d runs, %d producers, %d users, batch %d, %d shards\n",
-		cfg.Neo4jURI, c.jobs, c.runs, c.producers, c.users, c.batch, c.shards)
+		cfg.Neo4j.URI, c.jobs, c.runs, c.producers, c.users, c.batch, c.shards)
 
 	var rates, accepts, perMemory []float64
 	for r := 1; r <= c.runs; r++ {

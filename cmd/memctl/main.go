@@ -149,6 +149,8 @@ func seedCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.
 		return err
 	}
 	defer a.Close(context.WithoutCancel(ctx))
+	// The decision log and the policy listener finish what seeding starts.
+	defer a.StartWorkers(ctx)()
 	report, err := a.LoadDemo(ctx)
 	if err != nil {
 		return err

@@ -58,6 +58,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer a.Close(context.WithoutCancel(ctx))
+	// Recalls are recorded and decisions logged as memoryd would.
+	defer a.StartWorkers(ctx)()
 
 	qs, err := eval.Questions()
 	if err != nil {

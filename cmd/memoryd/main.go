@@ -10,16 +10,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"mneme/app"
 	"mneme/handlers"
@@ -42,7 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	log := slog.New(handlers.LogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	log := slog.New(handlers.LogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.Log.Level})))
 
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
@@ -64,48 +60,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// It takes a few seconds and never stops the start.
 	a.WarmUp(ctx, log)
 
-	if err := a.StartQueueWorkers(ctx); err != nil {
-		return fmt.Errorf("queue workers: %w", err)
-	}
-
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
-	srv := &http.Server{
-		Handler:           a.Handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
-	fmt.Fprintf(stdout, "memoryd listening on http://%s\n", ln.Addr())
-
-	// The expiry worker lives as long as the server; run waits for it.
-	workerCtx, stopWorker := context.WithCancel(ctx)
-	workerDone := make(chan error, 1)
-	go func() { workerDone <- a.RunSessionExpiry(workerCtx) }()
-	defer func() { stopWorker(); <-workerDone }()
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	// Workers stop after the server: writes accepted until then stay queued
-	// and whatever a worker holds is replayed by the next owner of its shard.
-	if err := a.StopQueueWorkers(shutdownCtx); err != nil {
-		log.Warn("queue workers did not stop in time; their batches will be replayed", "err", err)
-	}
-	return nil
+	return a.Run(ctx)
 }
 
 // reembed runs the re-embedding command and prints its report as JSON.
@@ -114,7 +69,7 @@ func reembed(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.Log.Level}))
 	res, err := app.Reembed(ctx, cfg, log)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

@@ -18,8 +18,8 @@ func TestStartupFailsClearly(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"bad flag value", []string{"-embed-dim", "2"}, nil, "embed dim"},
-		{"bad neo4j uri", nil, map[string]string{"NEO4J_URI": "http://db:7474"}, "neo4j uri"},
+		{"bad flag value", []string{"-embed-dim", "2"}, nil, "-embed-dim (MNEME_EMBED_DIM): 2 is outside"},
+		{"bad neo4j uri", nil, map[string]string{"NEO4J_URI": "http://db:7474"}, "-neo4j-uri (NEO4J_URI)"},
 		{"neo4j never answers", []string{"-start-timeout", "1500ms"}, map[string]string{"NEO4J_URI": closed}, "did not answer"},
 	}
 	for _, tt := range tests {
@@ -31,8 +31,8 @@ func TestStartupFailsClearly(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("run = %v, want an error mentioning %q", err, tt.want)
 			}
-			if strings.Contains(stdout.String(), "listening") {
-				t.Errorf("memoryd claimed to listen: %s", stdout.String())
+			if strings.Contains(stderr.String(), `"msg":"listening"`) {
+				t.Errorf("memoryd claimed to listen: %s", stderr.String())
 			}
 		})
 	}

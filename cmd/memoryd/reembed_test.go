@@ -38,9 +38,9 @@ func TestReembedSwitchesModels(t *testing.T) {
 
 	// Seed two tenants with the built-in embedder at 64 dimensions.
 	cfg := app.Defaults()
-	cfg.Neo4jURI, cfg.RedisURL, cfg.EmbedDim = uri, redisURL, 64
+	cfg.Neo4j.URI, cfg.Redis.URL, cfg.Embedding.Dim = uri, redisURL, 64
 	// A fresh Neo4j on a loaded machine answers its first queries slowly.
-	cfg.StartTimeout, cfg.PolicyTimeout, cfg.Neo4jTimeout = 3*time.Minute, 5*time.Second, 2*time.Minute
+	cfg.Server.StartTimeout, cfg.Policy.Timeout, cfg.Neo4j.Timeout = 3*time.Minute, 5*time.Second, 2*time.Minute
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a, err := app.New(ctx, cfg, quiet)
 	if err != nil {
@@ -73,15 +73,15 @@ func TestReembedSwitchesModels(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 
 	// memoryd refuses an embedder of another dimension, naming both and the cure.
-	var stdout bytes.Buffer
-	err = run(ctx, []string{"-embed-dim", "128", "-start-timeout", "3m", "-neo4j-timeout", "2m"}, getenv, &stdout, io.Discard)
+	var logs bytes.Buffer
+	err = run(ctx, []string{"-embed-dim", "128", "-start-timeout", "3m", "-neo4j-timeout", "2m"}, getenv, io.Discard, &logs)
 	for _, want := range []string{"dimension 64", embedding.BuiltinModel + " makes vectors of dimension 128", "memoryd reembed"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("memoryd with a 128-dimension embedder = %v, want an error mentioning %q", err, want)
 		}
 	}
-	if strings.Contains(stdout.String(), "listening") {
-		t.Errorf("memoryd listened despite the mismatch: %s", stdout.String())
+	if strings.Contains(logs.String(), `"msg":"listening"`) {
+		t.Errorf("memoryd listened despite the mismatch: %s", logs.String())
 	}
 
 	// The new model: the built-in scheme at 32 dimensions behind an
@@ -120,7 +120,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 
 	// memoryd now starts with the new model, every memory carries it, and
 	// recall finds memories through the new vectors.
-	cfg.Embedder, cfg.EmbedURL, cfg.EmbedModel, cfg.EmbedDim = app.EmbedderHTTP, srv.URL+"/v1", "served-32", 32
+	cfg.Embedding.Kind, cfg.Embedding.URL, cfg.Embedding.Model, cfg.Embedding.Dim = app.EmbedderHTTP, srv.URL+"/v1", "served-32", 32
 	a, err = app.New(ctx, cfg, quiet)
 	if err != nil {
 		t.Fatalf("start with the new model: %v", err)

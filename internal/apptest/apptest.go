@@ -47,7 +47,9 @@ type Fixture struct {
 }
 
 // Start returns a fixture with a fresh tenant. The service itself is shared
-// by every test of the binary.
+// by every test of the binary, and so are its workers (App.RunWorkers: queued
+// writes are applied, recalls recorded, decisions logged, sessions expired):
+// they run as long as the test binary does.
 func Start(t testing.TB) *Fixture {
 	t.Helper()
 	testenv.Neo4j(t) // skips in -short mode, fails without NEO4J_URI
@@ -59,9 +61,9 @@ func Start(t testing.TB) *Fixture {
 		}
 		instance, startErr = app.New(context.Background(), config(redisURL), log)
 		if startErr == nil {
-			startErr = instance.StartQueueWorkers(context.Background())
-		}
-		if startErr == nil {
+			// The shared service outlives every test, so nothing stops
+			// its workers: the process's exit does.
+			_ = instance.StartWorkers(context.Background())
 			server = httptest.NewServer(instance.Handler)
 		}
 	})
@@ -73,19 +75,27 @@ func Start(t testing.TB) *Fixture {
 
 // StartLogged is Start with a Mneme of the test's own whose log, at debug
 // level and with request ids, goes to w. Tests that must prove what is never
-// logged use it; it is closed when the test ends.
+// logged use it, and tests that apply its queue themselves: it runs every
+// worker but the queue workers. Its workers are stopped and it is closed
+// when the test ends.
 func StartLogged(t testing.TB, w io.Writer) *Fixture {
 	t.Helper()
 	testenv.Neo4j(t)
 	redisURL := testenv.RedisURL(t)
 	log := slog.New(handlers.LogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	a, err := app.New(context.Background(), config(redisURL), log)
+	cfg := config(redisURL)
+	cfg.Queue.Workers = false
+	a, err := app.New(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatalf("start mneme: %v", err)
 	}
+	stop := a.StartWorkers(context.Background())
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(func() {
 		srv.Close()
+		if err := stop(); err != nil {
+			t.Errorf("workers: %v", err)
+		}
 		a.Close(context.Background())
 	})
 	return provision(t, a, srv.URL)
@@ -93,15 +103,15 @@ func StartLogged(t testing.TB, w io.Writer) *Fixture {
 
 func config(redisURL string) app.Config {
 	cfg := app.Defaults()
-	cfg.Neo4jURI = os.Getenv(testenv.EnvNeo4jURI)
-	cfg.Neo4jUser = os.Getenv(testenv.EnvNeo4jUser)
-	cfg.Neo4jPassword = os.Getenv(testenv.EnvNeo4jPassword)
-	cfg.Neo4jDatabase = testenv.Neo4jDatabase()
-	cfg.RedisURL = redisURL
-	cfg.EmbedDim = testenv.EmbeddingDimension
-	cfg.StartTimeout = 30 * time.Second
+	cfg.Neo4j.URI = os.Getenv(testenv.EnvNeo4jURI)
+	cfg.Neo4j.User = os.Getenv(testenv.EnvNeo4jUser)
+	cfg.Neo4j.Password = os.Getenv(testenv.EnvNeo4jPassword)
+	cfg.Neo4j.Database = testenv.Neo4jDatabase()
+	cfg.Redis.URL = redisURL
+	cfg.Embedding.Dim = testenv.EmbeddingDimension
+	cfg.Server.StartTimeout = 30 * time.Second
 	// A loaded CI machine must not turn slow decisions into denials.
-	cfg.PolicyTimeout = 5 * time.Second
+	cfg.Policy.Timeout = 5 * time.Second
 	// A queue of this test process's own: workers of other processes on
 	// the same Redis must not apply its jobs to their graphs.
 	cfg.Queue.Prefix = "mneme-test-" + memory.NewID("q")

@@ -1,4 +1,9 @@
-package embedding
+// Package tokens splits Chinese and English text into the words full-text
+// search and the built-in embedder agree on: English words without
+// stopwords, compound ids kept whole, and runs of CJK characters with
+// function words cut out. Recall builds its full-text queries with Keywords;
+// the built-in embedder hashes what Tokenize emits.
+package tokens
 
 import (
 	"slices"
@@ -7,19 +12,19 @@ import (
 	"unicode/utf8"
 )
 
-// tokenKind says what the tokenizer found.
-type tokenKind uint8
+// Kind says what the tokenizer found.
+type Kind uint8
 
 const (
-	// tokWord is a normalised English word or number, stopwords removed.
-	tokWord tokenKind = iota
-	// tokCompound is a word joined by '-', '_', '.' or '/' such as an order
-	// id "so-1001" or "3.5"; its parts follow it as tokPart tokens.
-	tokCompound
-	// tokPart is one part of the compound before it, stopwords removed.
-	tokPart
-	// tokCJK is a run of CJK characters with function words cut out.
-	tokCJK
+	// Word is a normalised English word or number, stopwords removed.
+	Word Kind = iota
+	// Compound is a word joined by '-', '_', '.' or '/' such as an order
+	// id "so-1001" or "3.5"; its parts follow it as Part tokens.
+	Compound
+	// Part is one part of the compound before it, stopwords removed.
+	Part
+	// CJK is a run of CJK characters with function words cut out.
+	CJK
 )
 
 // englishStopwords are true function words: articles, auxiliaries, pronouns,
@@ -50,7 +55,7 @@ var englishStopwords = setOf(
 // particles, the copula, question words, pronouns and the words for today,
 // tomorrow, yesterday and now. Longer
 // entries win.
-var chineseFunctionWords = newCJKDict(
+var chineseFunctionWords = NewDict(
 	"的", "了", "是", "吗", "呢", "吧", "在", "啊", "呀", "么", "和", "与",
 	"什么", "怎么", "怎么样", "怎样", "为什么", "哪里", "哪些", "哪个", "多少",
 	"我", "你", "您", "他", "她", "它", "我们", "你们", "他们", "请问", "一下", "今天", "明天", "昨天", "现在", "这个", "那个",
@@ -76,24 +81,26 @@ func normRune(r rune) rune {
 	return unicode.ToLower(r)
 }
 
-func isCJK(r rune) bool {
+// IsCJK reports whether r is a Han, kana or Hangul character.
+func IsCJK(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
 func isWordRune(r rune) bool {
-	return (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) && !isCJK(r)
+	return (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)) && !IsCJK(r)
 }
 
 func isJoiner(r rune) bool { return r == '-' || r == '_' || r == '.' || r == '/' }
 
 func isApostrophe(r rune) bool { return r == '\'' || r == '’' || r == 'ʼ' }
 
-func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+// IsDigit reports whether r is an ASCII digit.
+func IsDigit(r rune) bool { return r >= '0' && r <= '9' }
 
-// tokenize normalises text and calls emit for every token in order. English
+// Tokenize normalises text and calls emit for every token in order. English
 // stopwords are dropped here; Chinese function words split CJK runs.
-func tokenize(text string, emit func(kind tokenKind, s string)) {
+func Tokenize(text string, emit func(kind Kind, s string)) {
 	rs := make([]rune, 0, len(text))
 	for _, r := range text {
 		rs = append(rs, normRune(r))
@@ -102,9 +109,9 @@ func tokenize(text string, emit func(kind tokenKind, s string)) {
 	for i := 0; i < len(rs); {
 		r := rs[i]
 		switch {
-		case isCJK(r):
+		case IsCJK(r):
 			j := i
-			for j < len(rs) && isCJK(rs[j]) {
+			for j < len(rs) && IsCJK(rs[j]) {
 				j++
 			}
 			splitCJK(rs[i:j], emit)
@@ -149,15 +156,15 @@ func tokenize(text string, emit func(kind tokenKind, s string)) {
 // digitGroupAt reports whether rs[i] is a comma between a digit and exactly
 // three digits, as in "100,000".
 func digitGroupAt(rs []rune, i int) bool {
-	if i == 0 || !isDigit(rs[i-1]) || i+3 >= len(rs) {
+	if i == 0 || !IsDigit(rs[i-1]) || i+3 >= len(rs) {
 		return false
 	}
 	for k := i + 1; k <= i+3; k++ {
-		if !isDigit(rs[k]) {
+		if !IsDigit(rs[k]) {
 			return false
 		}
 	}
-	return i+4 == len(rs) || !isDigit(rs[i+4])
+	return i+4 == len(rs) || !IsDigit(rs[i+4])
 }
 
 // dropClitic removes an English clitic: "what's" → "what", "alice's" →
@@ -175,17 +182,17 @@ func dropClitic(word []rune, clitic string) []rune {
 	return word[:len(word)-1]
 }
 
-func emitWord(w string, compound bool, emit func(tokenKind, string)) {
+func emitWord(w string, compound bool, emit func(Kind, string)) {
 	if !compound {
 		if w = normNumber(w); !englishStopwords[w] {
-			emit(tokWord, w)
+			emit(Word, w)
 		}
 		return
 	}
-	emit(tokCompound, w)
+	emit(Compound, w)
 	for _, p := range strings.FieldsFunc(w, isJoiner) {
 		if p = normNumber(p); !englishStopwords[p] {
-			emit(tokPart, p)
+			emit(Part, p)
 		}
 	}
 }
@@ -197,7 +204,7 @@ func normNumber(w string) string {
 		return w
 	}
 	for i := 0; i < len(w); i++ {
-		if !isDigit(rune(w[i])) {
+		if !IsDigit(rune(w[i])) {
 			return w
 		}
 	}
@@ -205,7 +212,7 @@ func normNumber(w string) string {
 }
 
 // splitCJK cuts function words out of a CJK run and emits what is left.
-func splitCJK(run []rune, emit func(tokenKind, string)) {
+func splitCJK(run []rune, emit func(Kind, string)) {
 	start := 0
 	for i := 0; i < len(run); {
 		n := functionWordAt(run[i:])
@@ -214,13 +221,13 @@ func splitCJK(run []rune, emit func(tokenKind, string)) {
 			continue
 		}
 		if i > start {
-			emit(tokCJK, string(run[start:i]))
+			emit(CJK, string(run[start:i]))
 		}
 		i += n
 		start = i
 	}
 	if start < len(run) {
-		emit(tokCJK, string(run[start:]))
+		emit(CJK, string(run[start:]))
 	}
 }
 
@@ -228,46 +235,48 @@ func splitCJK(run []rune, emit func(tokenKind, string)) {
 // word at the start of rs, or 0.
 func functionWordAt(rs []rune) int {
 	n := 0
-	chineseFunctionWords.match(rs, func(w cjkWord) bool {
-		n = len(w.runes)
+	chineseFunctionWords.Match(rs, func(w Entry) bool {
+		n = len(w.Runes)
 		return false
 	})
 	return n
 }
 
-// cjkDict finds Chinese words at a position of a run of runes without
+// Dict finds Chinese words at a position of a run of runes without
 // building strings; words are indexed by their first rune.
-type cjkDict map[rune][]cjkWord
+type Dict map[rune][]Entry
 
-type cjkWord struct {
-	runes []rune
-	value string
+// Entry is a word of a Dict and the value it was added with.
+type Entry struct {
+	Runes []rune
+	Value string
 }
 
-func newCJKDict(words ...string) cjkDict {
-	d := cjkDict{}
+// NewDict returns a Dict of words with empty values.
+func NewDict(words ...string) Dict {
+	d := Dict{}
 	for _, w := range words {
-		d.add(w, "")
+		d.Add(w, "")
 	}
 	return d
 }
 
-// add files word under its first rune, longest words first.
-func (d cjkDict) add(word, value string) {
+// Add files word under its first rune, longest words first.
+func (d Dict) Add(word, value string) {
 	rs := []rune(word)
-	ws := append(d[rs[0]], cjkWord{runes: rs, value: value})
-	slices.SortStableFunc(ws, func(a, b cjkWord) int { return len(b.runes) - len(a.runes) })
+	ws := append(d[rs[0]], Entry{Runes: rs, Value: value})
+	slices.SortStableFunc(ws, func(a, b Entry) int { return len(b.Runes) - len(a.Runes) })
 	d[rs[0]] = ws
 }
 
-// match calls fn for each word that starts rs, longest first, until fn
+// Match calls fn for each word that starts rs, longest first, until fn
 // returns false.
-func (d cjkDict) match(rs []rune, fn func(cjkWord) bool) {
+func (d Dict) Match(rs []rune, fn func(Entry) bool) {
 	if len(rs) == 0 {
 		return
 	}
 	for _, w := range d[rs[0]] {
-		if len(w.runes) <= len(rs) && slices.Equal(w.runes, rs[:len(w.runes)]) && !fn(w) {
+		if len(w.Runes) <= len(rs) && slices.Equal(w.Runes, rs[:len(w.Runes)]) && !fn(w) {
 			return
 		}
 	}
@@ -288,13 +297,13 @@ func Keywords(text string) []string {
 			out = append(out, s)
 		}
 	}
-	tokenize(text, func(kind tokenKind, s string) {
+	Tokenize(text, func(kind Kind, s string) {
 		switch kind {
-		case tokWord, tokCompound:
+		case Word, Compound:
 			add(s)
-		case tokPart:
+		case Part:
 			// The compound before it already stands for its parts.
-		case tokCJK:
+		case CJK:
 			if utf8.RuneCountInString(s) == 1 {
 				add(s)
 				return
