@@ -64,6 +64,8 @@ type App struct {
 	janitorRunner *leader.Runner
 	// Decisions is the policy decision log; Run writes it.
 	Decisions *journal.Decisions
+	// Audit is the admin audit trail every administrative act is recorded in.
+	Audit *journal.Audit
 	// Bus carries policy and grant revisions between replicas.
 	Bus *policysync.Bus
 
@@ -131,6 +133,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	a.Decisions = journal.NewDecisions(a.Redis, journal.DecisionOptions{Logger: log})
+	a.Audit = journal.NewAudit(a.Redis, journal.AuditOptions{Logger: log})
 	a.Bus = policysync.New(a.Redis, log)
 	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.Policy.Timeout, Decisions: a.Decisions}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)

@@ -1,4 +1,4 @@
-// Package journal keeps Mneme's short-lived records in Redis: the recall log
-// and the policy decision log, each capped so that it never grows without
-// bound, and readable by admins.
+// Package journal keeps Mneme's records in Redis: the recall log, the policy
+// decision log and the admin audit trail, each capped (the audit trail also
+// by age) so that it never grows without bound, and readable by admins.
 package journal

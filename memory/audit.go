@@ -32,6 +32,23 @@ const (
 	AuditFailed = "failed"
 )
 
+// AuditQuery filters the audit trail; zero values match everything.
+type AuditQuery struct {
+	// Actor matches "kind:id" exactly.
+	Actor string
+	// Action matches exactly, or every action under a prefix ending in "."
+	// ("key." matches "key.create" and "key.revoke").
+	Action string
+	Since  time.Time
+	Limit  int
+}
+
+// Limits of an audit trail read.
+const (
+	DefaultAuditLimit = 100
+	MaxAuditLimit     = 1000
+)
+
 // Auditor records administrative acts. Recording must not fail the act it
 // records: an implementation logs its own errors.
 type Auditor interface {
