@@ -105,8 +105,17 @@ func UserTombstoneID(tenant, userID string) string {
 // Delete erases a memory: the version asked for and every other version of
 // its chain the principal may delete, in the graph and in every place that
 // can forget single memories. The principal needs delete permission on the
-// memory asked for.
+// memory asked for. An admin's delete, done or not, is in the audit trail;
+// agents and users deleting their own memories is everyday work.
 func (s *Service) Delete(ctx context.Context, p Principal, id string) (Receipt, error) {
+	r, err := s.delete(ctx, p, id)
+	if p.Kind == KindAdmin {
+		s.audit(ctx, p, AuditMemoryDelete, "memory:"+id, err, countDetails(r.Counts))
+	}
+	return r, err
+}
+
+func (s *Service) delete(ctx context.Context, p Principal, id string) (Receipt, error) {
 	m, err := s.Get(ctx, p, id)
 	if err != nil {
 		return Receipt{}, err
@@ -150,7 +159,21 @@ func (s *Service) Delete(ctx context.Context, p Principal, id string) (Receipt, 
 // Eraser place, then the graph. Policy decides it as the deletion of the
 // user's most sensitive memory: admins and the user themself may, agents
 // may not. Erasing a user nobody knows returns zero counts.
+//
+// The audit trail records the erase like the user's tombstone does: the
+// target is UserTombstoneID, not the user id, and a user who erased
+// themself is "user:self", so the trail does not keep whom it forgot.
 func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (Receipt, error) {
+	r, err := s.eraseUser(ctx, p, userID)
+	actor := p
+	if p.Kind == KindUser && p.ID == userID {
+		actor.ID = "self"
+	}
+	s.audit(ctx, actor, AuditUserErase, UserTombstoneID(p.Tenant, userID), err, countDetails(r.Counts))
+	return r, err
+}
+
+func (s *Service) eraseUser(ctx context.Context, p Principal, userID string) (Receipt, error) {
 	if !validName(userID) {
 		return Receipt{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
 	}

@@ -477,6 +477,7 @@ type fixture struct {
 	search   *fakeSearch
 	recorder *fakeRecorder
 	places   *fakeEraser
+	audit    *fakeAuditor
 }
 
 // newFixture returns a Service on fresh fakes, with the fixed clock testNow
@@ -494,6 +495,7 @@ func newFixture(t *testing.T, cfg RecallConfig) *fixture {
 		search:   &fakeSearch{},
 		recorder: &fakeRecorder{},
 		places:   &fakeEraser{place: "places", held: map[string]int64{}},
+		audit:    &fakeAuditor{},
 	}
 	f.svc = f.service(t, f.options(t, cfg))
 	return f
@@ -517,6 +519,7 @@ func (f *fixture) options(t *testing.T, cfg RecallConfig) Options {
 		Guard: f.guard, Writes: f.store, Warm: f.store, Confirm: f.store, Forget: f.store,
 		Fence: f.queue, Erasers: []Eraser{f.places}, Janitor: j, Extract: f.extract,
 		Sessions: f.sessions, Queue: f.queue, Search: f.search, Recorder: f.recorder, RecallLog: f.recorder,
+		Audit: f.audit,
 	}
 }
 

@@ -67,6 +67,9 @@ type Options struct {
 	// RecallLog reads that log back for admins.
 	Recorder  RecallRecorder
 	RecallLog RecallLogReader
+
+	// Audit records administrative acts: erases, admins' deletes, sweeps.
+	Audit Auditor
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -97,6 +100,8 @@ type Service struct {
 	recorder    RecallRecorder
 	recallLog   RecallLogReader
 	partitions  partitionCache
+
+	auditor Auditor
 }
 
 // NewService returns a Service, or an error naming every required
@@ -114,6 +119,7 @@ func NewService(opts Options) (*Service, error) {
 		write:       opts.Write.withDefaults(),
 		queue:       opts.Queue,
 		searchStore: opts.Search, recorder: opts.Recorder, recallLog: opts.RecallLog,
+		auditor: opts.Audit,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -138,6 +144,7 @@ func (o Options) missing() []string {
 		{"Janitor", o.Janitor != nil}, {"Extract", o.Extract != nil}, {"Sessions", o.Sessions != nil},
 		{"Queue", o.Queue != nil}, {"Search", o.Search != nil}, {"Recorder", o.Recorder != nil},
 		{"RecallLog", o.RecallLog != nil},
+		{"Audit", o.Audit != nil},
 	} {
 		if !d.set {
 			out = append(out, d.name)

@@ -68,6 +68,7 @@ func TestNewServiceRequiresEveryDependency(t *testing.T) {
 		{"Search", func(o *Options) { o.Search = nil }},
 		{"Recorder", func(o *Options) { o.Recorder = nil }},
 		{"RecallLog", func(o *Options) { o.RecallLog = nil }},
+		{"Audit", func(o *Options) { o.Audit = nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
