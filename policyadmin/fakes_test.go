@@ -339,6 +339,7 @@ type fixture struct {
 	grants   *fakeGrants
 	authz    *fakeAuthz
 	policies *fakePolicies
+	audit    *fakeAudit
 }
 
 // newFixture returns a Service on fresh fakes, with the fixed clock testNow
@@ -350,11 +351,12 @@ func newFixture(t *testing.T) *fixture {
 		grants:   &fakeGrants{},
 		authz:    &fakeAuthz{},
 		policies: &fakePolicies{revisions: map[int64]PolicyRevision{}, state: PolicyState{Tenant: "acme", History: []int64{}}},
+		audit:    &fakeAudit{},
 	}
 	f.grants.changed = f.policies.grantChanged
 	svc, err := New(Options{
 		Policies: f.policies, Grants: f.grants, Engine: f.policies, Authz: f.authz,
-		Bus: f.policies, Decisions: f.policies,
+		Bus: f.policies, Decisions: f.policies, Audit: f.audit, AuditLog: f.audit,
 		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return testNow },
 	})
 	if err != nil {

@@ -23,6 +23,16 @@ type NewGrant struct {
 // CreateGrant stores a sharing grant and makes it effective at once, on
 // every replica.
 func (s *Service) CreateGrant(ctx context.Context, p memory.Principal, n NewGrant) (memory.Grant, error) {
+	g, err := s.createGrant(ctx, p, n)
+	target := "grant"
+	if g.ID != "" {
+		target = grantTarget(g.ID)
+	}
+	s.audit(ctx, p, AuditGrantCreate, target, err, grantDetails(g))
+	return g, err
+}
+
+func (s *Service) createGrant(ctx context.Context, p memory.Principal, n NewGrant) (memory.Grant, error) {
 	if err := s.manage(ctx, p); err != nil {
 		return memory.Grant{}, err
 	}
@@ -39,6 +49,12 @@ func (s *Service) CreateGrant(ctx context.Context, p memory.Principal, n NewGran
 // PutGrant stores a grant with a fixed id on behalf of the system (seed),
 // replacing one with the same id in a single step.
 func (s *Service) PutGrant(ctx context.Context, g memory.Grant) error {
+	err := s.putGrant(ctx, g)
+	s.audit(ctx, memory.Principal{Tenant: g.Tenant}, AuditGrantPut, grantTarget(g.ID), err, grantDetails(g))
+	return err
+}
+
+func (s *Service) putGrant(ctx context.Context, g memory.Grant) error {
 	built, err := buildGrant(g.Tenant, NewGrant{
 		Grantee: g.Grantee, Source: g.Source, Types: g.Types, Kinds: g.Kinds,
 		MaxSensitivity: g.MaxSensitivity, ExpiresAt: g.ExpiresAt,
@@ -68,6 +84,12 @@ type GrantChange struct {
 // UpdateGrant changes a grant of the principal's tenant in one step and
 // makes the change effective at once, on every replica.
 func (s *Service) UpdateGrant(ctx context.Context, p memory.Principal, id string, c GrantChange) (memory.Grant, error) {
+	g, err := s.updateGrant(ctx, p, id, c)
+	s.audit(ctx, p, AuditGrantUpdate, grantTarget(id), err, grantDetails(g))
+	return g, err
+}
+
+func (s *Service) updateGrant(ctx context.Context, p memory.Principal, id string, c GrantChange) (memory.Grant, error) {
 	if err := s.manage(ctx, p); err != nil {
 		return memory.Grant{}, err
 	}
@@ -173,6 +195,12 @@ func (s *Service) Grants(ctx context.Context, p memory.Principal) (GrantSet, err
 // DeleteGrant removes a grant; its memories become unreadable at once, on
 // every replica.
 func (s *Service) DeleteGrant(ctx context.Context, p memory.Principal, id string) error {
+	err := s.deleteGrant(ctx, p, id)
+	s.audit(ctx, p, AuditGrantDelete, grantTarget(id), err, nil)
+	return err
+}
+
+func (s *Service) deleteGrant(ctx context.Context, p memory.Principal, id string) error {
 	if err := s.manage(ctx, p); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -160,6 +161,16 @@ type NewPolicy struct {
 // PushPolicy checks modules and stores them as the tenant's next revision,
 // inactive. A policy that fails the check is not stored.
 func (s *Service) PushPolicy(ctx context.Context, p memory.Principal, n NewPolicy) (PolicyRevision, PolicyReport, error) {
+	rev, report, err := s.pushPolicy(ctx, p, n)
+	target, details := "policy", map[string]string{"modules": strconv.Itoa(len(n.Modules))}
+	if err == nil {
+		target, details["digest"] = policyTarget(rev.Number), rev.Digest
+	}
+	s.audit(ctx, p, AuditPolicyPush, target, err, details)
+	return rev, report, err
+}
+
+func (s *Service) pushPolicy(ctx context.Context, p memory.Principal, n NewPolicy) (PolicyRevision, PolicyReport, error) {
 	if err := s.manage(ctx, p); err != nil {
 		return PolicyRevision{}, PolicyReport{}, err
 	}
@@ -291,9 +302,17 @@ func (s *Service) DiffPolicies(ctx context.Context, p memory.Principal, a, b int
 // changed since it was pushed) and makes it the tenant's policy on every
 // replica. Activating an earlier revision is a rollback.
 func (s *Service) ActivatePolicy(ctx context.Context, p memory.Principal, number int64) (PolicyState, error) {
-	if err := s.manage(ctx, p); err != nil {
-		return PolicyState{}, err
+	err := s.manage(ctx, p)
+	st := PolicyState{}
+	if err == nil {
+		st, err = s.activate(ctx, p, number)
 	}
+	s.audit(ctx, p, AuditPolicyActivate, policyTarget(number), err, stateDetails(st))
+	return st, err
+}
+
+// activate is ActivatePolicy once manage has allowed it.
+func (s *Service) activate(ctx context.Context, p memory.Principal, number int64) (PolicyState, error) {
 	rev, err := s.revision(ctx, p.Tenant, number)
 	if err != nil {
 		return PolicyState{}, err
@@ -311,25 +330,44 @@ func (s *Service) ActivatePolicy(ctx context.Context, p memory.Principal, number
 }
 
 // RollbackPolicy activates the revision that was active before the current
-// one, or revision to when to is not nil.
+// one, or revision to when to is not nil. It is one act in the audit
+// trail, policy.rollback, whose target is the revision it went back to.
 func (s *Service) RollbackPolicy(ctx context.Context, p memory.Principal, to *int64) (PolicyState, error) {
+	st, target, err := s.rollback(ctx, p, to)
+	s.audit(ctx, p, AuditPolicyRollback, target, err, stateDetails(st))
+	return st, err
+}
+
+// rollback returns the new state and the audit target: the revision rolled
+// back to, or "policy" when it was never chosen.
+func (s *Service) rollback(ctx context.Context, p memory.Principal, to *int64) (PolicyState, string, error) {
 	if err := s.manage(ctx, p); err != nil {
-		return PolicyState{}, err
+		return PolicyState{}, "policy", err
 	}
 	if to != nil {
-		return s.ActivatePolicy(ctx, p, *to)
+		st, err := s.activate(ctx, p, *to)
+		return st, policyTarget(*to), err
 	}
 	st, err := s.policies.PolicyState(ctx, p.Tenant)
 	if err != nil {
-		return PolicyState{}, err
+		return PolicyState{}, "policy", err
 	}
 	prev := int64(0)
 	if n := len(st.History); n >= 2 {
 		prev = st.History[n-2]
 	} else if n == 0 || st.Active == 0 {
-		return PolicyState{}, memory.Invalid("revision", "nothing to roll back: the tenant runs the bundled policy")
+		return PolicyState{}, "policy", memory.Invalid("revision", "nothing to roll back: the tenant runs the bundled policy")
 	}
-	return s.ActivatePolicy(ctx, p, prev)
+	next, err := s.activate(ctx, p, prev)
+	return next, policyTarget(prev), err
+}
+
+// stateDetails are the counters of a state after an activation.
+func stateDetails(st PolicyState) map[string]string {
+	if st.Tenant == "" && st.Epoch == 0 {
+		return nil
+	}
+	return map[string]string{"active": strconv.FormatInt(st.Active, 10), "epoch": strconv.FormatInt(st.Epoch, 10)}
 }
 
 // SimulateRequest decides one input against a draft: a stored revision, or

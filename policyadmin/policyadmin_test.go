@@ -97,7 +97,8 @@ func TestPolicyAdminIsForAdmins(t *testing.T) {
 // method has to ask whether administration is configured.
 func TestNewRequiresEveryDependency(t *testing.T) {
 	f := newFixture(t)
-	full := Options{Policies: f.policies, Grants: f.grants, Engine: f.policies, Authz: f.authz, Bus: f.policies, Decisions: f.policies}
+	full := Options{Policies: f.policies, Grants: f.grants, Engine: f.policies, Authz: f.authz, Bus: f.policies, Decisions: f.policies,
+		Audit: f.audit, AuditLog: f.audit}
 	tests := []struct {
 		name string
 		drop func(*Options)
@@ -108,6 +109,8 @@ func TestNewRequiresEveryDependency(t *testing.T) {
 		{"Authz", func(o *Options) { o.Authz = nil }},
 		{"Bus", func(o *Options) { o.Bus = nil }},
 		{"Decisions", func(o *Options) { o.Decisions = nil }},
+		{"Audit", func(o *Options) { o.Audit = nil }},
+		{"AuditLog", func(o *Options) { o.AuditLog = nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

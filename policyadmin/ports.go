@@ -89,3 +89,8 @@ type Authorizer interface {
 	// SetGrants replaces the grants of every tenant the engine decides with.
 	SetGrants(ctx context.Context, grants []memory.Grant) error
 }
+
+// AuditLog reads the admin audit trail.
+type AuditLog interface {
+	Events(ctx context.Context, tenant string, q memory.AuditQuery) ([]memory.AuditEvent, error)
+}

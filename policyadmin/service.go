@@ -32,6 +32,12 @@ type Options struct {
 	Bus RevisionBus
 	// Decisions reads the decision log.
 	Decisions DecisionLog
+
+	// Audit records grant and policy changes in the audit trail; AuditLog
+	// reads the trail back for admins (journal.Audit is both).
+	Audit    memory.Auditor
+	AuditLog AuditLog
+
 	// Logger defaults to slog.Default.
 	Logger *slog.Logger
 	// Now returns the current time; defaults to time.Now.
@@ -47,6 +53,8 @@ type Service struct {
 	authz     Authorizer
 	bus       RevisionBus
 	decisions DecisionLog
+	auditor   memory.Auditor
+	auditLog  AuditLog
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -67,6 +75,8 @@ func New(opts Options) (*Service, error) {
 		{"Authz", opts.Authz == nil},
 		{"Bus", opts.Bus == nil},
 		{"Decisions", opts.Decisions == nil},
+		{"Audit", opts.Audit == nil},
+		{"AuditLog", opts.AuditLog == nil},
 	} {
 		if p.nil {
 			missing = append(missing, errors.New("policyadmin: "+p.name+" is required"))
@@ -78,6 +88,7 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		policies: opts.Policies, grants: opts.Grants, engine: opts.Engine, authz: opts.Authz,
 		bus: opts.Bus, decisions: opts.Decisions, log: opts.Logger, now: opts.Now,
+		auditor: opts.Audit, auditLog: opts.AuditLog,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
