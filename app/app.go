@@ -133,7 +133,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	a.Decisions = journal.NewDecisions(a.Redis, journal.DecisionOptions{Logger: log})
-	a.Audit = journal.NewAudit(a.Redis, journal.AuditOptions{Logger: log})
+	a.Audit = journal.NewAudit(a.Redis, journal.AuditOptions{
+		Cap: cfg.Audit.Cap, Retention: cfg.Audit.Retention, Logger: log,
+	})
 	a.Bus = policysync.New(a.Redis, log)
 	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.Policy.Timeout, Decisions: a.Decisions}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -157,6 +159,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// graph.Store is the store of most parts; it is passed for each.
 	if a.Admin, err = policyadmin.New(policyadmin.Options{
 		Policies: store, Grants: store, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
+		Audit: a.Audit, AuditLog: a.Audit,
 	}); err != nil {
 		return nil, err
 	}
@@ -171,6 +174,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Extract:  extract.New(cfg.Extract, log, nil),
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
+		Audit:    a.Audit,
 	})
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"mneme/extract"
+	"mneme/journal"
 	"mneme/memory"
 	"mneme/rerank"
 	"mneme/session"
@@ -43,6 +44,9 @@ type Config struct {
 	Sessions  SessionsConfig
 	Lifecycle Lifecycle
 	Policy    PolicyConfig
+	// Audit is the admin audit trail's retention, apart from the
+	// decision log's.
+	Audit AuditConfig
 	// Extract is the optional chat model that extracts memories from
 	// conversations; with no URL the rule-based extractor does it alone.
 	Extract extract.LLMConfig
@@ -118,6 +122,13 @@ type SessionsConfig struct {
 	Scan     time.Duration
 }
 
+// AuditConfig is how much of the admin audit trail each tenant keeps: at
+// most Cap events, none older than Retention.
+type AuditConfig struct {
+	Cap       int64
+	Retention time.Duration
+}
+
 // PolicyConfig is the policy engine's part.
 type PolicyConfig struct {
 	Timeout time.Duration // deadline of one policy evaluation
@@ -146,6 +157,7 @@ func Defaults() Config {
 			TTL: session.DefaultTTL, MaxTurns: session.DefaultMaxTurns, MaxBytes: session.DefaultMaxBytes, Scan: 5 * time.Second,
 		},
 		Lifecycle: defaultLifecycle(),
+		Audit:     AuditConfig{Cap: journal.DefaultAuditCap, Retention: journal.DefaultAuditRetention},
 		Policy:    PolicyConfig{Timeout: 200 * time.Millisecond},
 		Extract:   extract.LLMConfig{Timeout: extract.DefaultLLMTimeout},
 		Log:       LogConfig{Level: slog.LevelInfo},
@@ -217,6 +229,10 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	lifecycleFlags(b, &cfg.Lifecycle)
 
 	b.bind(durationValue(&cfg.Policy.Timeout), "policy-timeout", "", "deadline of one policy evaluation")
+
+	au := &cfg.Audit
+	b.bind(int64Value(&au.Cap), "audit-cap", "MNEME_AUDIT_CAP", "audit events kept per tenant")
+	b.bind((*days)(&au.Retention), "audit-retention", "MNEME_AUDIT_RETENTION", "how long audit events are kept, e.g. 365d")
 
 	x := &cfg.Extract
 	b.bind(stringValue(&x.URL), "", "MNEME_EXTRACT_LLM_URL", "")
@@ -319,6 +335,12 @@ func (c Config) Validate() error {
 	}
 	if c.Policy.Timeout <= 0 {
 		bad("-policy-timeout: %s must be positive", c.Policy.Timeout)
+	}
+	if c.Audit.Cap < 1 || c.Audit.Cap > 10_000_000 {
+		bad("-audit-cap (MNEME_AUDIT_CAP): %d is outside 1..10000000", c.Audit.Cap)
+	}
+	if c.Audit.Retention < time.Hour {
+		bad("-audit-retention (MNEME_AUDIT_RETENTION): %s is shorter than 1h", c.Audit.Retention)
 	}
 	if u := c.Extract.URL; u != "" {
 		if p, err := url.Parse(u); err != nil || !oneOf(p.Scheme, "http", "https") || p.Host == "" {

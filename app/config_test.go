@@ -113,6 +113,9 @@ func TestLoadGood(t *testing.T) {
 			c.Lifecycle.LockTTL = time.Minute
 		},
 		"janitor-off": func(c *Config) { c.Lifecycle.Every = 0 },
+		"audit": func(c *Config) {
+			c.Audit = AuditConfig{Cap: 5000, Retention: 90 * memory.Day}
+		},
 		"recall-and-rerank": func(c *Config) {
 			c.Recall = RecallConfig{VectorFloor: 0.3, ExactMax: 500, LogCap: 50}
 			c.Rerank = RerankConfig{URL: "http://127.0.0.1:8081/v1/rerank", Model: "bge-reranker", Timeout: 300 * time.Millisecond}
@@ -178,7 +181,8 @@ func TestSettingsKeepTheirNames(t *testing.T) {
 		"embed-dim", "embed-batch", "embed-timeout", "embed-retries", "max-body", "vector-floor", "policy-timeout",
 		"start-timeout", "session-ttl", "session-max-turns", "session-max-bytes", "session-scan", "recall-exact-max",
 		"recall-log-cap", "rerank-url", "rerank-model", "rerank-timeout", "seed", "queue-prefix", "queue-shards",
-		"queue-batch", "workers", "janitor-every", "ttl", "archive-after", "user-cap", "janitor-lock-ttl"}
+		"queue-batch", "workers", "janitor-every", "ttl", "archive-after", "user-cap", "janitor-lock-ttl",
+		"audit-cap", "audit-retention"}
 	for _, f := range flags {
 		if !strings.Contains(usage.String(), "  -"+f+" ") && !strings.Contains(usage.String(), "  -"+f+"\n") {
 			t.Errorf("flag -%s is gone", f)
@@ -206,7 +210,8 @@ func TestSettingsKeepTheirNames(t *testing.T) {
 		"MNEME_EMBED_DIM", "MNEME_EMBED_BATCH", "MNEME_EMBED_TIMEOUT", "MNEME_EMBED_RETRIES", "MNEME_SESSION_TTL",
 		"MNEME_SESSION_SCAN", "MNEME_RERANK_URL", "MNEME_RERANK_MODEL", "MNEME_SEED", "MNEME_QUEUE_PREFIX",
 		"MNEME_QUEUE_SHARDS", "MNEME_QUEUE_BATCH", "MNEME_WORKERS", "MNEME_JANITOR_EVERY", "MNEME_TTL",
-		"MNEME_ARCHIVE_AFTER", "MNEME_USER_CAP"}
+		"MNEME_ARCHIVE_AFTER", "MNEME_USER_CAP",
+		"MNEME_AUDIT_CAP", "MNEME_AUDIT_RETENTION"}
 	for _, v := range vars {
 		if !strings.Contains(usage.String(), "("+v+")") {
 			t.Errorf("the usage no longer names %s", v)

@@ -382,6 +382,7 @@ func serviceOptions(a *app.App, log *slog.Logger, cfg memory.RecallConfig) memor
 		Recall: cfg, Search: a.Store, Recorder: unrecorded{}, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: a.Store, Warm: a.Store, Confirm: a.Store, Forget: a.Store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Janitor, Extract: extract.NewRules(nil), Sessions: a.Sessions, Queue: a.Queue,
+		Audit: a.Audit,
 	}
 }
 

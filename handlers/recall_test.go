@@ -293,6 +293,7 @@ func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *mem
 		Recall: cfg, Search: a.Store, Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: a.Store, Warm: a.Store, Confirm: a.Store, Forget: a.Store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Janitor, Extract: extract.NewRules(nil), Sessions: a.Sessions, Queue: a.Queue,
+		Audit: a.Audit,
 	})
 	if err != nil {
 		t.Fatal(err)
