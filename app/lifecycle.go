@@ -136,7 +136,9 @@ func (a *App) buildJanitor(cfg Lifecycle, log *slog.Logger) error {
 	}
 	a.janitorRunner = leader.NewRunner(leader.RunnerOptions{
 		Name: "janitor", Every: cfg.Every, Renew: cfg.LockTTL / 3, Lease: lock, Logger: log,
-		Job: func(ctx context.Context) error { return a.sweepAll(ctx, j) },
+		Job: func(ctx context.Context) error {
+			return sweepAll(ctx, a.Store.Tenants, j, a.Audit, log)
+		},
 	})
 	return nil
 }
@@ -145,24 +147,24 @@ func (a *App) buildJanitor(cfg Lifecycle, log *slog.Logger) error {
 // another, each sweep recorded in its tenant's audit trail as the system's
 // (nobody asked for it). A failing tenant does not stop the others; its
 // error is returned at the end.
-func (a *App) sweepAll(ctx context.Context, j *memory.Janitor) error {
-	tenants, err := a.Store.Tenants(ctx)
+func sweepAll(ctx context.Context, tenants func(context.Context) ([]string, error), j memory.Sweeper, audit memory.Auditor, log *slog.Logger) error {
+	ts, err := tenants(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, t := range tenants {
+	for _, t := range ts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		r, err := j.Sweep(ctx, t, false)
 		e := memory.NewAuditEvent(ctx, memory.Principal{Tenant: t}, memory.AuditJanitorSweep, "tenant:"+t, err, nil)
 		e.Details = memory.SweepDetails(r, false)
-		a.Audit.Audit(ctx, e)
+		audit.Audit(ctx, e)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("tenant %s: %w", t, err))
 		}
 	}
-	a.log.InfoContext(ctx, "janitor swept", "tenants", len(tenants), "failed", len(errs))
+	log.InfoContext(ctx, "janitor swept", "tenants", len(ts), "failed", len(errs))
 	return errors.Join(errs...)
 }

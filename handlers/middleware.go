@@ -15,9 +15,10 @@ import (
 
 type ctxKey int
 
+// The request id travels on the context through memory.WithRequestID, so
+// that the services below the handlers can name the request too.
 const (
 	principalKey ctxKey = iota
-	requestIDKey
 )
 
 // requestID takes a sane X-Request-ID from the client or makes one, and
@@ -30,7 +31,7 @@ func (a *api) requestID(c *gin.Context) {
 		id = hex.EncodeToString(b[:])
 	}
 	c.Header("X-Request-ID", id)
-	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey, id))
+	c.Request = c.Request.WithContext(memory.WithRequestID(c.Request.Context(), id))
 	c.Next()
 }
 
@@ -47,8 +48,7 @@ func saneRequestID(id string) bool {
 }
 
 func requestIDOf(c *gin.Context) string {
-	id, _ := c.Request.Context().Value(requestIDKey).(string)
-	return id
+	return memory.RequestIDFrom(c.Request.Context())
 }
 
 // LogHandler wraps h so that every line logged with a request's context
@@ -58,7 +58,7 @@ func LogHandler(h slog.Handler) slog.Handler { return requestIDHandler{h} }
 type requestIDHandler struct{ slog.Handler }
 
 func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
-	if id, _ := ctx.Value(requestIDKey).(string); id != "" {
+	if id := memory.RequestIDFrom(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
 	}
 	return h.Handler.Handle(ctx, r)

@@ -106,13 +106,35 @@ func routesOnly(t *testing.T) http.Handler {
 		bus        struct{ policyadmin.RevisionBus }
 		decisions  struct{ policyadmin.DecisionLog }
 		keys       struct{ identity.KeyStore }
+		guardP     struct{ memory.GuardPolicy }
+		writes     struct{ memory.DedupStore }
+		warm       struct{ memory.WriteWarmer }
+		confirm    struct{ memory.Confirmer }
+		forget     struct{ memory.Forgetter }
+		fence      struct{ memory.Fencer }
+		eraser     struct{ memory.Eraser }
+		sweeper    struct{ memory.Sweeper }
+		extractor  struct{ memory.Extractor }
+		sessions   struct{ memory.SessionStore }
+		jobs       struct{ memory.JobQueue }
+		search     struct{ memory.SearchStore }
+		recorder   struct{ memory.RecallRecorder }
+		recallLog  struct{ memory.RecallLogReader }
+		auditor    struct{ memory.Auditor }
+		auditLog   struct{ policyadmin.AuditLog }
 	)
-	svc, err := memory.NewService(memory.Options{Store: store{}, Authz: authz{}, Embed: embedder{}})
+	svc, err := memory.NewService(memory.Options{
+		Store: store{}, Authz: authz{}, Embed: embedder{}, Guard: guardP{}, Writes: writes{}, Warm: warm{},
+		Confirm: confirm{}, Forget: forget{}, Fence: fence{}, Erasers: []memory.Eraser{eraser{}}, Janitor: sweeper{},
+		Extract: extractor{}, Sessions: sessions{}, Queue: jobs{}, Search: search{}, Recorder: recorder{},
+		RecallLog: recallLog{}, Audit: auditor{},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin, err := policyadmin.New(policyadmin.Options{
 		Policies: policies{}, Grants: grants{}, Engine: engine{}, Authz: adminAuthz{}, Bus: bus{}, Decisions: decisions{},
+		Audit: auditor{}, AuditLog: auditLog{},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -519,6 +541,14 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "janitor as an agent", r, http.StatusForbidden, "forbidden")
 	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep?dry_run=maybe", nil)
 	expectResponse(t, "janitor with a bad dry_run", r, http.StatusBadRequest, "invalid_argument")
+
+	// The audit trail of what the admin did above.
+	r = f.Do(t, apptest.Admin, "GET", "/v1/audit?action=policy.&limit=5&since="+start.Format(time.RFC3339), nil)
+	expectResponse(t, "audit", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "GET", "/v1/audit?limit=0", nil)
+	expectResponse(t, "audit with a bad limit", r, http.StatusBadRequest, "invalid_argument")
+	r = f.Do(t, bot, "GET", "/v1/audit", nil)
+	expectResponse(t, "audit as an agent", r, http.StatusForbidden, "forbidden")
 
 	// Errors and the routes outside /v1.
 	valid := []byte(`{"user_id":"alice","type":"semantic","content":"x"}`)

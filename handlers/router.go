@@ -125,6 +125,9 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/policy/revisions/:number", a.handle(a.getPolicy))
 	v1.POST("/policy/revisions/:number/activate", a.handle(a.activatePolicy))
 	v1.GET("/decisions", a.handle(a.listDecisions))
+
+	v1.GET("/audit", a.handle(a.listAudit))
+
 	v1.GET("/jobs/:id", a.handle(a.getJob))
 	v1.GET("/whoami", a.handle(a.whoami))
 	return r, nil

@@ -1,0 +1,156 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"mneme/internal/apptest"
+	"mneme/memory"
+	"mneme/policyadmin"
+)
+
+// TestAuditTrail drives every administrative act through the real router
+// and reads them back from GET /v1/audit.
+func TestAuditTrail(t *testing.T) {
+	f := apptest.Start(t)
+	const gone = "erin-audit" // a user of this test only, erased below
+	f.AddUser(t, gone)
+	const secretContent = "Erin keeps the spare key under the blue flowerpot"
+	const otherContent = "Alice's quarterly budget for audit tooling is 4200 euros"
+
+	r := f.Do(t, "support-bot", "POST", "/v1/memories", memory.NewMemory{UserID: gone, Type: memory.TypeSemantic, Content: secretContent})
+	expectResponse(t, "write erin's memory", r, http.StatusCreated)
+	r = f.Do(t, "support-bot", "POST", "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: otherContent})
+	expectResponse(t, "write alice's memory", r, http.StatusCreated)
+	var mem memory.Memory
+	r.Decode(t, &mem)
+
+	// The acts, each with the request id it is sent with.
+	r = f.Do(t, apptest.Admin, "POST", "/v1/grants", policyadmin.NewGrant{
+		Grantee: "order-bot", Source: "support-bot", Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityInternal,
+	}, "X-Request-ID", "audit-grant")
+	expectResponse(t, "create grant", r, http.StatusCreated)
+	var grant memory.Grant
+	r.Decode(t, &grant)
+
+	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy", policyadmin.NewPolicy{Message: "as bundled", Modules: bundled(t, f)})
+	expectResponse(t, "push policy", r, http.StatusCreated)
+	var pushed struct {
+		Revision policyadmin.PolicyRevision `json:"revision"`
+	}
+	r.Decode(t, &pushed)
+	n := strconv.FormatInt(pushed.Revision.Number, 10)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/policy/revisions/"+n+"/activate", nil)
+	expectResponse(t, "activate", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/policy/rollback", map[string]any{})
+	expectResponse(t, "rollback", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/policy/revisions/9999/activate", nil, "X-Request-ID", "audit-missing")
+	expectResponse(t, "activate a revision that does not exist", r, http.StatusNotFound, "not_found")
+	r = f.Do(t, apptest.Admin, "DELETE", "/v1/memories/"+mem.ID, nil)
+	expectResponse(t, "admin deletes a memory", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "DELETE", "/v1/users/"+gone, nil)
+	expectResponse(t, "erase a user", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep", nil)
+	expectResponse(t, "sweep", r, http.StatusOK)
+	// Refusals of non-admins are the decision log's, not the trail's.
+	r = f.Do(t, "support-bot", "POST", "/v1/grants", policyadmin.NewGrant{Grantee: "order-bot", Source: "*", Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityPublic})
+	expectResponse(t, "an agent creates a grant", r, http.StatusForbidden, "forbidden")
+
+	events := auditEvents(t, f, apptest.Admin, "")
+	type brief struct{ Actor, Action, Target, Outcome, Error string }
+	got := map[brief]memory.AuditEvent{}
+	for _, e := range events {
+		got[brief{e.Actor, e.Action, e.Target, e.Outcome, e.Error}] = e
+		if e.Tenant != f.Tenant || e.Time.IsZero() {
+			t.Errorf("event %+v: tenant or time wrong", e)
+		}
+		if e.Actor != "admin:admin" {
+			t.Errorf("event %+v by someone other than the admin", e)
+		}
+	}
+	const admin, ok, failed = "admin:admin", memory.AuditOK, memory.AuditFailed
+	for _, want := range []brief{
+		{admin, policyadmin.AuditGrantCreate, "grant:" + grant.ID, ok, ""},
+		{admin, policyadmin.AuditPolicyPush, "policy:" + n, ok, ""},
+		{admin, policyadmin.AuditPolicyActivate, "policy:" + n, ok, ""},
+		{admin, policyadmin.AuditPolicyRollback, "policy:0", ok, ""},
+		{admin, policyadmin.AuditPolicyActivate, "policy:9999", failed, "not_found"},
+		{admin, memory.AuditMemoryDelete, "memory:" + mem.ID, ok, ""},
+		{admin, memory.AuditUserErase, memory.UserTombstoneID(f.Tenant, gone), ok, ""},
+		{admin, memory.AuditJanitorSweep, "tenant:" + f.Tenant, ok, ""},
+	} {
+		if _, found := got[want]; !found {
+			t.Errorf("no event %+v in\n%+v", want, events)
+		}
+	}
+	if e := got[brief{admin, policyadmin.AuditGrantCreate, "grant:" + grant.ID, ok, ""}]; e.RequestID != "audit-grant" {
+		t.Errorf("grant event's request id = %q, want audit-grant", e.RequestID)
+	}
+	if e := got[brief{admin, policyadmin.AuditPolicyActivate, "policy:9999", failed, "not_found"}]; e.RequestID != "audit-missing" {
+		t.Errorf("failed activation's request id = %q, want audit-missing", e.RequestID)
+	}
+	if len(events) != 8 {
+		t.Errorf("%d events, want the 8 acts above", len(events))
+	}
+
+	t.Run("filters", func(t *testing.T) {
+		for _, e := range auditEvents(t, f, apptest.Admin, "?action=policy.&actor=admin:admin") {
+			if !strings.HasPrefix(e.Action, "policy.") {
+				t.Errorf("action=policy. gave %s", e.Action)
+			}
+		}
+		if es := auditEvents(t, f, apptest.Admin, "?limit=2"); len(es) != 2 || es[0].Action != memory.AuditJanitorSweep {
+			t.Errorf("limit=2 gave %+v, want the sweep first", es)
+		}
+		if es := auditEvents(t, f, apptest.Admin, "?actor=system"); len(es) != 0 {
+			t.Errorf("actor=system gave %+v", es)
+		}
+	})
+
+	t.Run("never content, keys or the erased user's id", func(t *testing.T) {
+		raw, err := f.App.Redis.XRange(context.Background(), "mneme:audit:"+f.Tenant, "-", "+").Result()
+		if err != nil || len(raw) != len(events) {
+			t.Fatalf("stream: %d entries, %v; want %d", len(raw), err, len(events))
+		}
+		forbidden := []string{secretContent, otherContent, "flowerpot", "4200", gone}
+		for _, key := range f.Keys {
+			forbidden = append(forbidden, key)
+		}
+		for _, m := range raw {
+			for _, v := range m.Values {
+				s, _ := v.(string)
+				for _, bad := range forbidden {
+					if strings.Contains(s, bad) {
+						t.Errorf("audit event %s holds %q", s, bad)
+					}
+				}
+			}
+		}
+	})
+
+	t.Run("admins only", func(t *testing.T) {
+		for _, who := range []string{"support-bot", "alice", apptest.Analyst} {
+			r := f.Do(t, who, "GET", "/v1/audit", nil)
+			expectResponse(t, who+" reads the audit trail", r, http.StatusForbidden, "forbidden")
+		}
+	})
+
+	t.Run("another tenant sees none of it", func(t *testing.T) {
+		other := apptest.Start(t)
+		if es := auditEvents(t, other, apptest.Admin, ""); len(es) != 0 {
+			t.Errorf("another tenant's admin sees %+v", es)
+		}
+	})
+}
+
+func auditEvents(t *testing.T, f *apptest.Fixture, who, query string) []memory.AuditEvent {
+	t.Helper()
+	r := f.Do(t, who, "GET", "/v1/audit"+query, nil)
+	expectResponse(t, "audit"+query, r, http.StatusOK)
+	var body struct{ Events []memory.AuditEvent }
+	r.Decode(t, &body)
+	return body.Events
+}
