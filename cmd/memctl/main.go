@@ -52,6 +52,9 @@ Commands:
   policy rollback [N]          activate the previous revision, or revision N
   decisions [principal=P] [result=R] [action=A] [since=T] [limit=N]
                                the decision log, newest first (admin)
+  audit [actor=A] [action=X] [since=T] [limit=N]
+                               the admin audit trail, newest first (admin); action=policy.
+                               matches every policy action
   delete ID                    delete a memory (every version you may delete); prints the receipt
   erase USER                   erase a user everywhere (admin, or the user themself); prints the receipt
   janitor run|dry-run          sweep the tenant now: expire, archive, cap (admin); dry-run changes nothing
@@ -138,6 +141,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		return c.call(ctx, http.MethodGet, "/v1/decisions?"+q.Encode(), nil)
+
+	case cmd == "audit":
+		q, err := filters(rest)
+		if err != nil {
+			return err
+		}
+		return c.call(ctx, http.MethodGet, "/v1/audit?"+q.Encode(), nil)
 	}
 	fs.Usage()
 	return fmt.Errorf("unknown command or wrong arguments: %s", strings.Join(fs.Args(), " "))

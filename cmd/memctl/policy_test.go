@@ -142,6 +142,20 @@ func TestPolicyCommands(t *testing.T) {
 	if out := must("grants", "change", g.ID, `{"kinds":["order"]}`); !strings.Contains(out, `"order"`) {
 		t.Errorf("grants change: %s", out)
 	}
+
+	// The audit trail holds what the admin did above.
+	if out := must("audit", "action=policy.", "actor=admin:admin", "limit=1"); !strings.Contains(out, `"error": "policy_parse_error"`) {
+		t.Errorf("audit: %s, want the rejected push last", out)
+	}
+	if out := must("audit", "action=policy.rollback"); !strings.Contains(out, `"target": "policy:0"`) {
+		t.Errorf("audit of the rollback: %s", out)
+	}
+	if out := must("audit", "action=grant.update"); !strings.Contains(out, `"target": "grant:`+g.ID+`"`) {
+		t.Errorf("audit of grant changes: %s", out)
+	}
+	if _, err := memctl("audit", "limit"); err == nil {
+		t.Error("a filter without a value was accepted")
+	}
 	if _, err := memctl("policy", "frobnicate"); err == nil {
 		t.Error("an unknown policy command succeeded")
 	}
