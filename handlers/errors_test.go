@@ -32,3 +32,18 @@ func TestClassifyAdminErrors(t *testing.T) {
 		})
 	}
 }
+
+// The audit trail's reason for a failed act is the code the API answers the
+// same error with, so an admin can match the two.
+func TestAuditReasonsAreTheAPICodes(t *testing.T) {
+	for _, err := range []error{
+		memory.ErrNotFound, memory.ErrForbidden, memory.ErrConflict, memory.ErrUnavailable,
+		memory.ErrNotConfigured, memory.ErrSessionFull, memory.ErrSessionClosing, memory.ErrUnauthenticated,
+		memory.Invalid("revision", "x"), &memory.GuardError{Field: "content", Kinds: []string{"api_key"}},
+		fmt.Errorf("activate: %w", memory.ErrUnavailable), fmt.Errorf("odd"),
+	} {
+		if _, code, _ := classify(err); memory.AuditReason(err) != code {
+			t.Errorf("%v: audit reason %q, API code %q", err, memory.AuditReason(err), code)
+		}
+	}
+}
