@@ -20,6 +20,7 @@ import (
 	"mneme/graph"
 	"mneme/handlers"
 	"mneme/identity"
+	"mneme/janitor"
 	"mneme/journal"
 	"mneme/leader"
 	"mneme/memory"
@@ -45,7 +46,7 @@ type App struct {
 	// Erasers are the places outside the graph an erase reaches.
 	Erasers []memory.Eraser
 	// Janitor expires, archives and caps memories.
-	Janitor *memory.Janitor
+	Janitor *janitor.Janitor
 	// RecallLog is the recall log in Redis.
 	RecallLog *journal.RecallLog
 	// Recorder writes access counts and the recall log off the request

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"mneme/extract"
+	"mneme/janitor"
 	"mneme/memory"
 )
 
@@ -105,7 +106,7 @@ func TestLoadGood(t *testing.T) {
 				Dim: 1024, Batch: 8, Timeout: 2 * time.Second, Retries: 5}
 		},
 		"lifecycle": func(c *Config) {
-			c.Lifecycle.TTL[memory.TypeSemantic] = 30 * memory.Day
+			c.Lifecycle.TTL[memory.TypeSemantic] = 30 * janitor.Day
 			c.Lifecycle.TTL[memory.TypeEpisodic] = 0
 			c.Lifecycle.ArchiveAfter = 36 * time.Hour
 			c.Lifecycle.Cap = 50

@@ -477,6 +477,7 @@ type fixture struct {
 	search   *fakeSearch
 	recorder *fakeRecorder
 	places   *fakeEraser
+	sweeper  *fakeSweeper
 }
 
 // newFixture returns a Service on fresh fakes, with the fixed clock testNow
@@ -494,6 +495,7 @@ func newFixture(t *testing.T, cfg RecallConfig) *fixture {
 		search:   &fakeSearch{},
 		recorder: &fakeRecorder{},
 		places:   &fakeEraser{place: "places", held: map[string]int64{}},
+		sweeper:  &fakeSweeper{},
 	}
 	f.svc = f.service(t, f.options(t, cfg))
 	return f
@@ -502,10 +504,6 @@ func newFixture(t *testing.T, cfg RecallConfig) *fixture {
 // options are the Service options of f's fakes: every dependency set.
 func (f *fixture) options(t *testing.T, cfg RecallConfig) Options {
 	t.Helper()
-	j, err := NewJanitor(JanitorOptions{Store: &fakeLifecycle{live: map[string][]Usage{}}, Config: DefaultLifecycle()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return Options{
 		Store: f.store, Authz: f.authz, Embed: f.embed,
 		Logger: slog.New(slog.DiscardHandler),
@@ -515,7 +513,7 @@ func (f *fixture) options(t *testing.T, cfg RecallConfig) Options {
 		// texts SameFact finds equal may repeat each other.
 		Write: WriteConfig{DuplicateThreshold: 1},
 		Guard: f.guard, Writes: f.store, Warm: f.store, Confirm: f.store, Forget: f.store,
-		Fence: f.queue, Erasers: []Eraser{f.places}, Janitor: j, Extract: f.extract,
+		Fence: f.queue, Erasers: []Eraser{f.places}, Janitor: f.sweeper, Extract: f.extract,
 		Sessions: f.sessions, Queue: f.queue, Search: f.search, Recorder: f.recorder, RecallLog: f.recorder,
 	}
 }
