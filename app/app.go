@@ -35,10 +35,13 @@ import (
 type App struct {
 	Handler http.Handler
 	Service *memory.Service
-	Store   *graph.Store
-	Redis   *redis.Client
-	Policy  *policy.Engine
-	Embed   memory.Embedder
+	// MemoryOptions are the parts Service was built with, for tools that
+	// build a variant of it (the recall benchmark).
+	MemoryOptions memory.Options
+	Store         *graph.Store
+	Redis         *redis.Client
+	Policy        *policy.Engine
+	Embed         memory.Embedder
 	// Admin administers policies and grants and keeps this replica's
 	// engine in step; Identity authenticates API keys.
 	Admin    *policyadmin.Service
@@ -164,7 +167,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Identity, err = identity.New(identity.Options{Keys: store}); err != nil {
 		return nil, err
 	}
-	a.Service, err = memory.NewService(memory.Options{
+	a.MemoryOptions = memory.Options{
 		Store: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: store, Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
@@ -172,7 +175,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Extract:  extract.New(cfg.Extract, log, nil),
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
-	})
+	}
+	a.Service, err = memory.NewService(a.MemoryOptions)
 	if err != nil {
 		return nil, err
 	}
