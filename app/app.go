@@ -20,6 +20,7 @@ import (
 	"mneme/graph"
 	"mneme/handlers"
 	"mneme/identity"
+	"mneme/janitor"
 	"mneme/journal"
 	"mneme/leader"
 	"mneme/memory"
@@ -34,10 +35,13 @@ import (
 type App struct {
 	Handler http.Handler
 	Service *memory.Service
-	Store   *graph.Store
-	Redis   *redis.Client
-	Policy  *policy.Engine
-	Embed   memory.Embedder
+	// MemoryOptions are the parts Service was built with, for tools that
+	// build a variant of it (the recall benchmark).
+	MemoryOptions memory.Options
+	Store         *graph.Store
+	Redis         *redis.Client
+	Policy        *policy.Engine
+	Embed         memory.Embedder
 	// Admin administers policies and grants and keeps this replica's
 	// engine in step; Identity authenticates API keys.
 	Admin    *policyadmin.Service
@@ -45,7 +49,7 @@ type App struct {
 	// Erasers are the places outside the graph an erase reaches.
 	Erasers []memory.Eraser
 	// Janitor expires, archives and caps memories.
-	Janitor *memory.Janitor
+	Janitor *janitor.Janitor
 	// RecallLog is the recall log in Redis.
 	RecallLog *journal.RecallLog
 	// Recorder writes access counts and the recall log off the request
@@ -166,7 +170,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Identity, err = identity.New(identity.Options{Keys: store}); err != nil {
 		return nil, err
 	}
-	a.Service, err = memory.NewService(memory.Options{
+	a.MemoryOptions = memory.Options{
 		Store: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: store, Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
@@ -175,7 +179,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
 		Audit:    a.Audit,
-	})
+	}
+	a.Service, err = memory.NewService(a.MemoryOptions)
 	if err != nil {
 		return nil, err
 	}

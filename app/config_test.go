@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"mneme/extract"
+	"mneme/janitor"
 	"mneme/memory"
 )
 
@@ -105,7 +106,7 @@ func TestLoadGood(t *testing.T) {
 				Dim: 1024, Batch: 8, Timeout: 2 * time.Second, Retries: 5}
 		},
 		"lifecycle": func(c *Config) {
-			c.Lifecycle.TTL[memory.TypeSemantic] = 30 * memory.Day
+			c.Lifecycle.TTL[memory.TypeSemantic] = 30 * janitor.Day
 			c.Lifecycle.TTL[memory.TypeEpisodic] = 0
 			c.Lifecycle.ArchiveAfter = 36 * time.Hour
 			c.Lifecycle.Cap = 50
@@ -114,7 +115,7 @@ func TestLoadGood(t *testing.T) {
 		},
 		"janitor-off": func(c *Config) { c.Lifecycle.Every = 0 },
 		"audit": func(c *Config) {
-			c.Audit = AuditConfig{Cap: 5000, Retention: 90 * memory.Day}
+			c.Audit = AuditConfig{Cap: 5000, Retention: 90 * janitor.Day}
 		},
 		"recall-and-rerank": func(c *Config) {
 			c.Recall = RecallConfig{VectorFloor: 0.3, ExactMax: 500, LogCap: 50}

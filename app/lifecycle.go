@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mneme/janitor"
 	"mneme/leader"
 	"mneme/memory"
 )
@@ -18,7 +19,7 @@ import (
 // Lifecycle configures the janitor: its rules and how often the leader runs
 // it.
 type Lifecycle struct {
-	memory.LifecycleConfig
+	janitor.Config
 	// Every is the time between sweeps; 0 turns the periodic janitor off
 	// (admins can still sweep through the API).
 	Every time.Duration
@@ -28,7 +29,7 @@ type Lifecycle struct {
 }
 
 func defaultLifecycle() Lifecycle {
-	return Lifecycle{LifecycleConfig: memory.DefaultLifecycle(), Every: time.Hour, LockTTL: 30 * time.Second}
+	return Lifecycle{Config: janitor.Defaults(), Every: time.Hour, LockTTL: 30 * time.Second}
 }
 
 // janitorLockKey names the Redis lock the replicas' janitors compete for.
@@ -44,7 +45,7 @@ func lifecycleFlags(b *binder, l *Lifecycle) {
 }
 
 func (l Lifecycle) validate() error {
-	errs := []error{l.LifecycleConfig.Validate()}
+	errs := []error{l.Config.Validate()}
 	if l.Every < 0 {
 		errs = append(errs, errors.New("-janitor-every (MNEME_JANITOR_EVERY) must not be negative"))
 	}
@@ -65,7 +66,7 @@ func (d *days) Set(s string) error {
 		if err != nil || v < 0 {
 			return fmt.Errorf("%q is not a number of days", s)
 		}
-		*d = days(time.Duration(v) * memory.Day)
+		*d = days(time.Duration(v) * janitor.Day)
 		return nil
 	}
 	v, err := time.ParseDuration(s)
@@ -122,7 +123,7 @@ func (c *count) Set(s string) error {
 // sweeps every tenant on whichever replica holds the Redis lock; Run runs
 // the runner.
 func (a *App) buildJanitor(cfg Lifecycle, log *slog.Logger) error {
-	j, err := memory.NewJanitor(memory.JanitorOptions{Store: a.Store, Config: cfg.LifecycleConfig, Logger: log})
+	j, err := janitor.New(janitor.Options{Store: a.Store, Config: cfg.Config, Logger: log})
 	if err != nil {
 		return err
 	}

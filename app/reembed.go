@@ -7,6 +7,7 @@ import (
 
 	"mneme/graph"
 	"mneme/memory"
+	"mneme/reembed"
 )
 
 // ReembedCommand is how an operator renews every vector; start-up errors
@@ -32,7 +33,7 @@ func checkVectorIndex(ctx context.Context, store *graph.Store, e memory.Embedder
 
 // ReembedResult is what a re-embedding did, index included.
 type ReembedResult struct {
-	memory.ReembedReport
+	reembed.Report
 	// IndexFrom is the vector index's dimension before (0: there was none);
 	// IndexRebuilt says whether it was dropped and built again.
 	IndexFrom    int  `json:"index_from"`
@@ -74,7 +75,7 @@ func Reembed(ctx context.Context, cfg Config, log *slog.Logger) (ReembedResult, 
 	if err := store.EnsureSchema(ctx, e.Dimension()); err != nil {
 		return res, fmt.Errorf("neo4j schema: %w", err)
 	}
-	res.ReembedReport, err = memory.Reembed(ctx, store, e, cfg.Embedding.Batch, func(r memory.ReembedReport) {
+	res.Report, err = reembed.Run(ctx, store, e, cfg.Embedding.Batch, func(r reembed.Report) {
 		log.InfoContext(ctx, "reembed progress", "tenants_done", r.Tenants, "reembedded", r.Reembedded)
 	})
 	return res, err

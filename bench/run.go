@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"mneme/app"
-	"mneme/extract"
 	"mneme/memory"
 	"mneme/policy"
 	"mneme/policyadmin"
@@ -373,17 +372,12 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 }
 
 // serviceOptions are the parts app.New gives the real Service, with recall
-// tuned by cfg. A recall benchmark never extracts, so the rules extractor
-// stands in for the configured one, and it measures recall without its
-// bookkeeping: recalls are not recorded.
+// tuned by cfg. It measures recall without its bookkeeping: recalls are not
+// recorded.
 func serviceOptions(a *app.App, log *slog.Logger, cfg memory.RecallConfig) memory.Options {
-	return memory.Options{
-		Store: a.Store, Authz: a.Policy, Embed: a.Embed, Logger: log,
-		Recall: cfg, Search: a.Store, Recorder: unrecorded{}, RecallLog: a.RecallLog,
-		Guard: a.Policy, Writes: a.Store, Warm: a.Store, Confirm: a.Store, Forget: a.Store, Fence: a.Queue,
-		Erasers: a.Erasers, Janitor: a.Janitor, Extract: extract.NewRules(nil), Sessions: a.Sessions, Queue: a.Queue,
-		Audit: a.Audit,
-	}
+	opts := a.MemoryOptions
+	opts.Logger, opts.Recall, opts.Recorder = log, cfg, unrecorded{}
+	return opts
 }
 
 // unrecorded drops every recall record.

@@ -8,9 +8,10 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/memory"
+	"mneme/reembed"
 )
 
-var _ memory.EmbeddingStore = (*Store)(nil)
+var _ reembed.Store = (*Store)(nil)
 
 // VectorIndexDimension returns the dimension of the memory vector index, or
 // 0 when there is no such index yet. Like EnsureSchema it allows for a slow
@@ -75,15 +76,15 @@ func (s *Store) CountMemories(ctx context.Context, tenant string) (int, error) {
 
 // StaleEmbeddings returns up to limit memories of the tenant with an id
 // greater than after, by id, whose vector was not made by model at dim.
-func (s *Store) StaleEmbeddings(ctx context.Context, tenant, after, model string, dim, limit int) ([]memory.EmbeddingText, error) {
-	var out []memory.EmbeddingText
+func (s *Store) StaleEmbeddings(ctx context.Context, tenant, after, model string, dim, limit int) ([]reembed.Text, error) {
+	var out []reembed.Text
 	params := map[string]any{"tenant": tenant, "after": after, "model": model, "dim": dim, "limit": limit}
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
-		out, err = readAll(ctx, tx, cypherStaleEmbeddings, params, func(r *neo4j.Record) (memory.EmbeddingText, error) {
+		out, err = readAll(ctx, tx, cypherStaleEmbeddings, params, func(r *neo4j.Record) (reembed.Text, error) {
 			id, _ := r.Get("id")
 			content, _ := r.Get("content")
-			return memory.EmbeddingText{ID: str(id), Content: str(content)}, nil
+			return reembed.Text{ID: str(id), Content: str(content)}, nil
 		})
 		return err
 	})
@@ -92,7 +93,7 @@ func (s *Store) StaleEmbeddings(ctx context.Context, tenant, after, model string
 
 // SetEmbeddings stores vectors made by model on memories of the tenant, in
 // one transaction, and returns how many memories it updated.
-func (s *Store) SetEmbeddings(ctx context.Context, tenant, model string, vecs []memory.EmbeddingVector) (int, error) {
+func (s *Store) SetEmbeddings(ctx context.Context, tenant, model string, vecs []reembed.Vector) (int, error) {
 	rows := make([]map[string]any, len(vecs))
 	for i, v := range vecs {
 		rows[i] = map[string]any{"id": v.ID, "embedding": float64s(v.Embedding)}

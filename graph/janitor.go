@@ -6,7 +6,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"mneme/memory"
+	"mneme/janitor"
 )
 
 // Tenants lists every tenant that has a user, for the janitor.
@@ -25,8 +25,8 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 
 // LiveMemories returns the metadata of the active and candidate memories of
 // a tenant.
-func (s *Store) LiveMemories(ctx context.Context, tenant string) ([]memory.Usage, error) {
-	var out []memory.Usage
+func (s *Store) LiveMemories(ctx context.Context, tenant string) ([]janitor.Usage, error) {
+	var out []janitor.Usage
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
 		out, err = readAll(ctx, tx, cypherLiveMemories, map[string]any{"tenant": tenant}, usageOf)
@@ -36,9 +36,9 @@ func (s *Store) LiveMemories(ctx context.Context, tenant string) ([]memory.Usage
 }
 
 // usageOf reads a record of cypherLiveMemories.
-func usageOf(rec *neo4j.Record) (memory.Usage, error) {
+func usageOf(rec *neo4j.Record) (janitor.Usage, error) {
 	r := rec.AsMap()
-	return memory.Usage{
+	return janitor.Usage{
 		ID: str(r["id"]), UserID: str(r["user_id"]), Type: str(r["type"]), Status: str(r["status"]),
 		Importance: float(r["importance"]), CreatedAt: timeOf(r["created_at"]), UpdatedAt: timeOf(r["updated_at"]),
 		LastAccessedAt: timeOf(r["last_accessed_at"]), AccessCount: integer(r["access_count"]),

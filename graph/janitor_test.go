@@ -8,10 +8,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"mneme/internal/testenv"
+	"mneme/janitor"
 	"mneme/memory"
 )
 
-var _ memory.LifecycleStore = (*Store)(nil)
+var _ janitor.Store = (*Store)(nil)
 
 // TestJanitorOnNeo4j runs the janitor on a real graph with a clock the test
 // moves: a dry run changes nothing, then TTL expiry, archive after disuse
@@ -25,10 +26,10 @@ func TestJanitorOnNeo4j(t *testing.T) {
 		m.Type, m.Importance, m.CreatedAt, m.UpdatedAt, m.ValidFrom = typ, importance, created, created, created
 		return m
 	}
-	oldEpisode := mem("u1", memory.TypeEpisodic, "visited the Lyon shop", 0.9, t0.Add(-400*memory.Day))
-	oldRule := mem("u1", memory.TypeSemantic, "prefers invoices by mail", 0.9, t0.Add(-400*memory.Day))
-	oldRule.UpdatedAt = t0.Add(-10 * memory.Day) // changed recently: in use
-	stale := mem("u1", memory.TypeProfile, "likes jazz", 0.9, t0.Add(-100*memory.Day))
+	oldEpisode := mem("u1", memory.TypeEpisodic, "visited the Lyon shop", 0.9, t0.Add(-400*janitor.Day))
+	oldRule := mem("u1", memory.TypeSemantic, "prefers invoices by mail", 0.9, t0.Add(-400*janitor.Day))
+	oldRule.UpdatedAt = t0.Add(-10 * janitor.Day) // changed recently: in use
+	stale := mem("u1", memory.TypeProfile, "likes jazz", 0.9, t0.Add(-100*janitor.Day))
 	// u2 has four fresh active memories; the cap of 3 archives the one of
 	// least value (lowest importance here, all else equal).
 	var fresh []memory.Memory
@@ -40,11 +41,11 @@ func TestJanitorOnNeo4j(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := t0
-	j, err := memory.NewJanitor(memory.JanitorOptions{
+	j, err := janitor.New(janitor.Options{
 		Store: s, Now: func() time.Time { return now },
-		Config: memory.LifecycleConfig{
-			TTL:          map[string]time.Duration{memory.TypeEpisodic: 365 * memory.Day},
-			ArchiveAfter: 90 * memory.Day, Cap: 3, HalfLife: 30 * memory.Day,
+		Config: janitor.Config{
+			TTL:          map[string]time.Duration{memory.TypeEpisodic: 365 * janitor.Day},
+			ArchiveAfter: 90 * janitor.Day, Cap: 3, HalfLife: 30 * janitor.Day,
 		},
 	})
 	if err != nil {
@@ -97,7 +98,7 @@ func TestJanitorOnNeo4j(t *testing.T) {
 
 	// Time passes: 91 more days without use archive the rule too; nothing
 	// is changed twice.
-	now = t0.Add(81 * memory.Day)
+	now = t0.Add(81 * janitor.Day)
 	r, err := j.Sweep(testCtx(t), tenant, false)
 	if err != nil {
 		t.Fatal(err)

@@ -106,7 +106,7 @@ func routesOnly(t *testing.T) http.Handler {
 		bus        struct{ policyadmin.RevisionBus }
 		decisions  struct{ policyadmin.DecisionLog }
 		keys       struct{ identity.KeyStore }
-		guardP     struct{ memory.GuardPolicy }
+		guard      struct{ memory.GuardPolicy }
 		writes     struct{ memory.DedupStore }
 		warm       struct{ memory.WriteWarmer }
 		confirm    struct{ memory.Confirmer }
@@ -116,7 +116,7 @@ func routesOnly(t *testing.T) http.Handler {
 		sweeper    struct{ memory.Sweeper }
 		extractor  struct{ memory.Extractor }
 		sessions   struct{ memory.SessionStore }
-		jobs       struct{ memory.JobQueue }
+		queue      struct{ memory.JobQueue }
 		search     struct{ memory.SearchStore }
 		recorder   struct{ memory.RecallRecorder }
 		recallLog  struct{ memory.RecallLogReader }
@@ -124,10 +124,10 @@ func routesOnly(t *testing.T) http.Handler {
 		auditLog   struct{ policyadmin.AuditLog }
 	)
 	svc, err := memory.NewService(memory.Options{
-		Store: store{}, Authz: authz{}, Embed: embedder{}, Guard: guardP{}, Writes: writes{}, Warm: warm{},
+		Store: store{}, Authz: authz{}, Embed: embedder{}, Guard: guard{}, Writes: writes{}, Warm: warm{},
 		Confirm: confirm{}, Forget: forget{}, Fence: fence{}, Erasers: []memory.Eraser{eraser{}}, Janitor: sweeper{},
-		Extract: extractor{}, Sessions: sessions{}, Queue: jobs{}, Search: search{}, Recorder: recorder{},
-		RecallLog: recallLog{}, Audit: auditor{},
+		Extract: extractor{}, Sessions: sessions{}, Queue: queue{}, Search: search{}, Recorder: recorder{}, RecallLog: recallLog{},
+		Audit: auditor{},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -477,6 +477,7 @@ type fixture struct {
 	search   *fakeSearch
 	recorder *fakeRecorder
 	places   *fakeEraser
+	sweeper  *fakeSweeper
 	audit    *fakeAuditor
 }
 
@@ -495,6 +496,7 @@ func newFixture(t *testing.T, cfg RecallConfig) *fixture {
 		search:   &fakeSearch{},
 		recorder: &fakeRecorder{},
 		places:   &fakeEraser{place: "places", held: map[string]int64{}},
+		sweeper:  &fakeSweeper{},
 		audit:    &fakeAuditor{},
 	}
 	f.svc = f.service(t, f.options(t, cfg))
@@ -504,10 +506,6 @@ func newFixture(t *testing.T, cfg RecallConfig) *fixture {
 // options are the Service options of f's fakes: every dependency set.
 func (f *fixture) options(t *testing.T, cfg RecallConfig) Options {
 	t.Helper()
-	j, err := NewJanitor(JanitorOptions{Store: &fakeLifecycle{live: map[string][]Usage{}}, Config: DefaultLifecycle()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return Options{
 		Store: f.store, Authz: f.authz, Embed: f.embed,
 		Logger: slog.New(slog.DiscardHandler),
@@ -517,7 +515,7 @@ func (f *fixture) options(t *testing.T, cfg RecallConfig) Options {
 		// texts SameFact finds equal may repeat each other.
 		Write: WriteConfig{DuplicateThreshold: 1},
 		Guard: f.guard, Writes: f.store, Warm: f.store, Confirm: f.store, Forget: f.store,
-		Fence: f.queue, Erasers: []Eraser{f.places}, Janitor: j, Extract: f.extract,
+		Fence: f.queue, Erasers: []Eraser{f.places}, Janitor: f.sweeper, Extract: f.extract,
 		Sessions: f.sessions, Queue: f.queue, Search: f.search, Recorder: f.recorder, RecallLog: f.recorder,
 		Audit: f.audit,
 	}

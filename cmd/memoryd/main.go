@@ -32,7 +32,7 @@ func main() {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "reembed" {
-		return reembed(ctx, args[1:], getenv, stdout, stderr)
+		return runReembed(ctx, args[1:], getenv, stdout, stderr)
 	}
 	cfg, err := app.Load(args, getenv, stderr)
 	if err != nil {
@@ -63,8 +63,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return a.Run(ctx)
 }
 
-// reembed runs the re-embedding command and prints its report as JSON.
-func reembed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// runReembed runs the re-embedding command and prints its report as JSON.
+func runReembed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := app.Load(args, getenv, stderr)
 	if err != nil {
 		return err

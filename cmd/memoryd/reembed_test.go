@@ -18,6 +18,7 @@ import (
 	"mneme/embedding"
 	"mneme/internal/testenv"
 	"mneme/memory"
+	"mneme/reembed"
 )
 
 // TestReembedSwitchesModels runs on a Neo4j of its own, because it rebuilds
@@ -107,7 +108,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second run: %v", err)
 	}
-	want := app.ReembedResult{IndexFrom: 32, ReembedReport: memory.ReembedReport{
+	want := app.ReembedResult{IndexFrom: 32, Report: reembed.Report{
 		Model: "served-32", Dimension: 32, Tenants: 2, Memories: total, Reembedded: total - 20, Skipped: 20}}
 	if second != want {
 		t.Errorf("second run = %+v, want %+v", second, want)

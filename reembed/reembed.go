@@ -1,39 +1,45 @@
-package memory
+// Package reembed renews stored vectors after a change of embedding model:
+// every memory of every tenant whose vector another model (or size) made is
+// embedded again, batch by batch, resumably. It is an operator's job
+// (`memoryd reembed`), not a principal's.
+package reembed
 
 import (
 	"context"
 	"fmt"
+
+	"mneme/memory"
 )
 
-// EmbeddingStore is what re-embedding needs from the system of record. It
+// Store is what re-embedding needs from the system of record. It
 // spans every tenant: re-embedding is an operator's job, not a principal's.
-type EmbeddingStore interface {
+type Store interface {
 	// EmbeddingTenants returns every tenant that holds memories.
 	EmbeddingTenants(ctx context.Context) ([]string, error)
 	// CountMemories returns how many memories, of any status, a tenant holds.
 	CountMemories(ctx context.Context, tenant string) (int, error)
 	// StaleEmbeddings returns up to limit memories of the tenant with an id
 	// greater than after, by id, whose vector was not made by model at dim.
-	StaleEmbeddings(ctx context.Context, tenant, after, model string, dim, limit int) ([]EmbeddingText, error)
+	StaleEmbeddings(ctx context.Context, tenant, after, model string, dim, limit int) ([]Text, error)
 	// SetEmbeddings stores vectors made by model on memories of the tenant
 	// and returns how many memories it updated.
-	SetEmbeddings(ctx context.Context, tenant, model string, vecs []EmbeddingVector) (int, error)
+	SetEmbeddings(ctx context.Context, tenant, model string, vecs []Vector) (int, error)
 }
 
-// EmbeddingText is a memory's id and the text its vector is made from.
-type EmbeddingText struct {
+// Text is a memory's id and the text its vector is made from.
+type Text struct {
 	ID      string
 	Content string
 }
 
-// EmbeddingVector is a memory's new vector.
-type EmbeddingVector struct {
+// Vector is a memory's new vector.
+type Vector struct {
 	ID        string
 	Embedding []float32
 }
 
-// ReembedReport counts what Reembed did.
-type ReembedReport struct {
+// Report counts what Run did.
+type Report struct {
 	Model      string `json:"model"`
 	Dimension  int    `json:"dimension"`
 	Tenants    int    `json:"tenants"`
@@ -42,20 +48,20 @@ type ReembedReport struct {
 	Skipped    int    `json:"skipped"`    // already made by this model and size
 }
 
-// DefaultReembedBatch is how many memories Reembed embeds at a time when the
+// DefaultBatch is how many memories Run embeds at a time when the
 // caller does not say.
-const DefaultReembedBatch = 64
+const DefaultBatch = 64
 
-// Reembed renews the vector of every memory of every tenant, of any status
+// Run renews the vector of every memory of every tenant, of any status
 // (as_of questions read superseded versions too), whose vector was not made
 // by e's model at e's dimension, batch memories at a time. A memory already
 // on the model is skipped, so a run that stopped half-way is finished by
 // running it again, and a second run changes nothing. progress, if not nil,
 // sees the report after each batch.
-func Reembed(ctx context.Context, store EmbeddingStore, e Embedder, batch int, progress func(ReembedReport)) (ReembedReport, error) {
-	rep := ReembedReport{Model: e.Model(), Dimension: e.Dimension()}
+func Run(ctx context.Context, store Store, e memory.Embedder, batch int, progress func(Report)) (Report, error) {
+	rep := Report{Model: e.Model(), Dimension: e.Dimension()}
 	if batch <= 0 {
-		batch = DefaultReembedBatch
+		batch = DefaultBatch
 	}
 	tenants, err := store.EmbeddingTenants(ctx)
 	if err != nil {
@@ -84,7 +90,7 @@ func Reembed(ctx context.Context, store EmbeddingStore, e Embedder, batch int, p
 
 // reembedTenant walks one tenant's stale memories by id and returns how many
 // it renewed.
-func reembedTenant(ctx context.Context, store EmbeddingStore, e Embedder, tenant string, batch int, onBatch func(int)) (int, error) {
+func reembedTenant(ctx context.Context, store Store, e memory.Embedder, tenant string, batch int, onBatch func(int)) (int, error) {
 	done, after := 0, ""
 	for {
 		page, err := store.StaleEmbeddings(ctx, tenant, after, e.Model(), e.Dimension(), batch)
@@ -102,12 +108,12 @@ func reembedTenant(ctx context.Context, store EmbeddingStore, e Embedder, tenant
 		if len(vecs) != len(page) {
 			return done, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(page))
 		}
-		update := make([]EmbeddingVector, len(page))
+		update := make([]Vector, len(page))
 		for i, m := range page {
 			if len(vecs[i]) != e.Dimension() {
 				return done, fmt.Errorf("embed: a vector of dimension %d from model %s of dimension %d", len(vecs[i]), e.Model(), e.Dimension())
 			}
-			update[i] = EmbeddingVector{ID: m.ID, Embedding: vecs[i]}
+			update[i] = Vector{ID: m.ID, Embedding: vecs[i]}
 		}
 		// n may fall short of the page when a memory was deleted meanwhile;
 		// that is not an error.

@@ -1,0 +1,207 @@
+package layout
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// layers ranks every package of the module. A package may import only
+// packages of a lower rank: calls point down from the HTTP faces to the
+// services, the domain and the leaves. Adapters (graph, policy, the
+// Redis-backed parts, embedders) rank above the services because they
+// implement the interfaces the services declare and so import their types.
+// A new package must be given a rank here, which is the moment to decide
+// where it belongs.
+var layers = map[string]int{
+	// Leaves: no Mneme imports.
+	"mneme/guard":             0,
+	"mneme/tokens":            0,
+	"mneme/facts":             0,
+	"mneme/rego":              0,
+	"mneme/internal/httpjson": 0,
+	"mneme/internal/testenv":  0,
+	"mneme/internal/layout":   0,
+	"mneme/internal/pushdown": 0,
+	"mneme/scripts":           0,
+	"mneme/leader":            0,
+	// The domain.
+	"mneme/memory": 1,
+	// Services beside memory.
+	"mneme/policyadmin": 2,
+	"mneme/identity":    2,
+	"mneme/janitor":     2,
+	"mneme/reembed":     2,
+	// Adapters: stores, engines, clients, Redis-backed parts.
+	"mneme/graph":      3,
+	"mneme/policy":     3,
+	"mneme/embedding":  3,
+	"mneme/extract":    3,
+	"mneme/rerank":     3,
+	"mneme/session":    3,
+	"mneme/queue":      3,
+	"mneme/journal":    3,
+	"mneme/policysync": 3,
+	"mneme/seed":       3,
+	// Test suites over an adapter's interface.
+	"mneme/graph/storetest": 4,
+	"mneme/seed/eval":       4,
+	// The HTTP faces.
+	"mneme/handlers": 5,
+	// The composition root and what stands on it.
+	"mneme/app":              6,
+	"mneme/internal/apptest": 7,
+	"mneme/cmd/memoryd":      7,
+	"mneme/cmd/memctl":       7,
+	"mneme/cmd/memeval":      7,
+	"mneme/bench":            7,
+	"mneme/bench/ingest":     7,
+}
+
+func TestImportsRunDownTheLayers(t *testing.T) {
+	for _, p := range packages(t) {
+		rank, ok := layers[p.path]
+		if !ok {
+			t.Errorf("package %s has no layer: give it one in layers", p.path)
+			continue
+		}
+		for _, imp := range mnemeImports(p) {
+			r, ok := layers[imp]
+			if ok && r >= rank {
+				t.Errorf("%s (layer %d) imports %s (layer %d): imports must run down the layers", p.path, rank, imp, r)
+			}
+		}
+	}
+}
+
+// composers build or drive the whole service, so they may import as many
+// packages as there are parts.
+var composers = map[string]bool{
+	"mneme/app": true, "mneme/internal/apptest": true,
+	"mneme/cmd/memoryd": true, "mneme/cmd/memctl": true, "mneme/cmd/memeval": true,
+}
+
+func TestFewMnemeImports(t *testing.T) {
+	const most = 5
+	for _, p := range packages(t) {
+		if composers[p.path] {
+			continue
+		}
+		if imps := mnemeImports(p); len(imps) > most {
+			t.Errorf("%s imports %d Mneme packages (at most %d outside the composition root): %s", p.path, len(imps), most, strings.Join(imps, ", "))
+		}
+	}
+}
+
+func TestNoPackageTooLarge(t *testing.T) {
+	// Past about 3,000 lines of code (blank and comment lines not counted)
+	// a package holds more than one job.
+	const most = 3000
+	for _, p := range packages(t) {
+		n := 0
+		for _, f := range p.files {
+			n += codeLines(t, filepath.Join(p.dir, f))
+		}
+		if n > most {
+			t.Errorf("%s has %d lines of non-test code (at most %d)", p.path, n, most)
+		}
+	}
+}
+
+// Third-party parts each belong to one package.
+var owners = map[string][]string{
+	"github.com/gin-gonic/gin":            {"mneme/handlers"},
+	"github.com/open-policy-agent/opa":    {"mneme/policy"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/internal/testenv"},
+	"github.com/modelcontextprotocol":     {"mneme/mcp"},
+	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
+}
+
+func TestThirdPartyPartsStayWithTheirOwner(t *testing.T) {
+	for _, p := range packages(t) {
+		for _, imp := range p.imports {
+			for prefix, allowed := range owners {
+				if strings.HasPrefix(imp, prefix) && !contains(allowed, p.path) {
+					t.Errorf("%s imports %s, which only %s may use", p.path, imp, strings.Join(allowed, ", "))
+				}
+			}
+		}
+	}
+}
+
+func TestRegoOnlyInRegoFolder(t *testing.T) {
+	out := gitFiles(t, "*.rego")
+	if len(out) < 2 {
+		t.Fatal("no .rego file found: the scan is not reading the tree")
+	}
+	for _, f := range out {
+		if !strings.HasPrefix(f, "rego/") {
+			t.Errorf("%s: Rego lives in rego/ only, where package policy embeds it", f)
+		}
+	}
+}
+
+// gitFiles lists the files git tracks that match pattern, from the top of
+// the checkout.
+func gitFiles(t *testing.T, pattern string) []string {
+	t.Helper()
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse: %v", err)
+	}
+	cmd := exec.Command("git", "ls-files", "--", ":(glob)**/"+pattern)
+	cmd.Dir = strings.TrimSpace(string(top))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
+func mnemeImports(p pkg) []string {
+	var out []string
+	for _, imp := range p.imports {
+		if imp == "mneme" || strings.HasPrefix(imp, "mneme/") {
+			out = append(out, imp)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// codeLines counts the lines of a Go file that hold code: neither blank nor
+// only a // comment.
+func codeLines(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line != "" && !strings.HasPrefix(line, "//") {
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
