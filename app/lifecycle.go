@@ -159,7 +159,7 @@ func sweepAll(ctx context.Context, tenants func(context.Context) ([]string, erro
 			return err
 		}
 		r, err := j.Sweep(ctx, t, false)
-		e := memory.NewAuditEvent(ctx, memory.Principal{Tenant: t}, memory.AuditJanitorSweep, "tenant:"+t, err, nil)
+		e := memory.NewAuditEvent(ctx, memory.Principal{Tenant: t}, memory.AuditJanitorSweep, "tenant:"+t, memory.AuditReason(err))
 		e.Details = memory.SweepDetails(r, false)
 		audit.Audit(ctx, e)
 		if err != nil {

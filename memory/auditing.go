@@ -37,44 +37,38 @@ func AuditReason(err error) string {
 	switch {
 	case err == nil:
 		return ""
-	case errors.Is(err, ErrNotConfigured):
-		return "not_configured"
 	case errors.As(err, &guarded):
 		return "guard_rejected"
 	case errors.As(err, &inv):
 		return "invalid_argument"
-	case errors.Is(err, ErrUnauthenticated):
-		return "unauthenticated"
-	case errors.Is(err, ErrNotFound):
-		return "not_found"
-	case errors.Is(err, ErrForbidden):
-		return "forbidden"
-	case errors.Is(err, ErrSessionFull):
-		return "session_full"
-	case errors.Is(err, ErrSessionClosing):
-		return "session_closing"
-	case errors.Is(err, ErrConflict):
-		return "conflict"
-	case errors.Is(err, ErrUnavailable):
-		return "unavailable"
-	default:
-		return "internal"
 	}
+	for _, r := range auditReasons {
+		if errors.Is(err, r.err) {
+			return r.code
+		}
+	}
+	return "internal"
 }
 
-// NewAuditEvent is the event of an act p attempted on target that ended
-// with err (nil: it succeeded), stamped with the request id on ctx.
-// reason turns err into a stable reason; nil means AuditReason.
-func NewAuditEvent(ctx context.Context, p Principal, action, target string, err error, reason func(error) string) AuditEvent {
+var auditReasons = []struct {
+	err  error
+	code string
+}{
+	{ErrNotConfigured, "not_configured"}, {ErrUnauthenticated, "unauthenticated"}, {ErrNotFound, "not_found"},
+	{ErrForbidden, "forbidden"}, {ErrSessionFull, "session_full"}, {ErrSessionClosing, "session_closing"},
+	{ErrConflict, "conflict"}, {ErrUnavailable, "unavailable"},
+}
+
+// NewAuditEvent is the event of an act p attempted on target, stamped with
+// the request id on ctx: done when reason is empty, failed for the stable
+// reason given (AuditReason) otherwise.
+func NewAuditEvent(ctx context.Context, p Principal, action, target, reason string) AuditEvent {
 	e := AuditEvent{
 		Tenant: p.Tenant, Actor: Actor(p), Action: action, Target: target,
-		Outcome: AuditOK, RequestID: RequestIDFrom(ctx),
+		Outcome: AuditOK, Error: reason, RequestID: RequestIDFrom(ctx),
 	}
-	if err != nil {
-		if reason == nil {
-			reason = AuditReason
-		}
-		e.Outcome, e.Error = AuditFailed, reason(err)
+	if reason != "" {
+		e.Outcome = AuditFailed
 	}
 	return e
 }
@@ -92,17 +86,14 @@ func (s *Service) audit(ctx context.Context, p Principal, action, target string,
 	if !Audited(p, err) {
 		return
 	}
-	e := NewAuditEvent(ctx, p, action, target, err, nil)
+	e := NewAuditEvent(ctx, p, action, target, AuditReason(err))
 	e.Time, e.Details = s.now().UTC(), details
 	s.auditor.Audit(ctx, e)
 }
 
-// countDetails are a receipt's or report's counts as audit details.
+// countDetails are a receipt's counts as audit details.
 func countDetails(counts map[string]int64) map[string]string {
-	if len(counts) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(counts))
+	out := map[string]string{}
 	for k, n := range counts {
 		out[k] = strconv.FormatInt(n, 10)
 	}

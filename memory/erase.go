@@ -107,15 +107,10 @@ func UserTombstoneID(tenant, userID string) string {
 // can forget single memories. The principal needs delete permission on the
 // memory asked for. An admin's delete, done or not, is in the audit trail;
 // agents and users deleting their own memories is everyday work.
-func (s *Service) Delete(ctx context.Context, p Principal, id string) (Receipt, error) {
-	r, err := s.delete(ctx, p, id)
+func (s *Service) Delete(ctx context.Context, p Principal, id string) (r Receipt, err error) {
 	if p.Kind == KindAdmin {
-		s.audit(ctx, p, AuditMemoryDelete, "memory:"+id, err, countDetails(r.Counts))
+		defer func() { s.audit(ctx, p, AuditMemoryDelete, "memory:"+id, err, countDetails(r.Counts)) }()
 	}
-	return r, err
-}
-
-func (s *Service) delete(ctx context.Context, p Principal, id string) (Receipt, error) {
 	m, err := s.Get(ctx, p, id)
 	if err != nil {
 		return Receipt{}, err
@@ -134,7 +129,7 @@ func (s *Service) delete(ctx context.Context, p Principal, id string) (Receipt, 
 			ids = append(ids, v.ID)
 		}
 	}
-	r := Receipt{Tenant: p.Tenant, UserID: m.UserID, MemoryID: m.ID, ErasedAt: now, Counts: map[string]int64{}}
+	r = Receipt{Tenant: p.Tenant, UserID: m.UserID, MemoryID: m.ID, ErasedAt: now, Counts: map[string]int64{}}
 	// The places outside the graph go first: a cache refilled from the graph
 	// between the two steps would otherwise keep what was just erased.
 	for _, e := range s.memoryErasers {
@@ -160,20 +155,15 @@ func (s *Service) delete(ctx context.Context, p Principal, id string) (Receipt, 
 // user's most sensitive memory: admins and the user themself may, agents
 // may not. Erasing a user nobody knows returns zero counts.
 //
-// The audit trail records the erase like the user's tombstone does: the
-// target is UserTombstoneID, not the user id, and a user who erased
-// themself is "user:self", so the trail does not keep whom it forgot.
-func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (Receipt, error) {
-	r, err := s.eraseUser(ctx, p, userID)
-	actor := p
+// Neither the tombstone nor the audit trail names whom the erase forgot:
+// a user who erased themself is "user:self", and the trail's target is
+// the tombstone's UserTombstoneID.
+func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (r Receipt, err error) {
+	by, ref := p, UserTombstoneID(p.Tenant, userID)
 	if p.Kind == KindUser && p.ID == userID {
-		actor.ID = "self"
+		by.ID = "self"
 	}
-	s.audit(ctx, actor, AuditUserErase, UserTombstoneID(p.Tenant, userID), err, countDetails(r.Counts))
-	return r, err
-}
-
-func (s *Service) eraseUser(ctx context.Context, p Principal, userID string) (Receipt, error) {
+	defer func() { s.audit(ctx, by, AuditUserErase, ref, err, countDetails(r.Counts)) }()
 	if !validName(userID) {
 		return Receipt{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
 	}
@@ -182,7 +172,7 @@ func (s *Service) eraseUser(ctx context.Context, p Principal, userID string) (Re
 	if err := s.require(ctx, p, ActionDelete, whole, now); err != nil {
 		return Receipt{}, err
 	}
-	r := Receipt{Tenant: p.Tenant, UserID: userID, ErasedAt: now, Counts: map[string]int64{}}
+	r = Receipt{Tenant: p.Tenant, UserID: userID, ErasedAt: now, Counts: map[string]int64{}}
 	fence, err := s.fence.FenceUser(ctx, p.Tenant, userID)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("erase user: fence queued writes: %w", err)
@@ -197,12 +187,8 @@ func (s *Service) eraseUser(ctx context.Context, p Principal, userID string) (Re
 		}
 		r.Counts[e.Place()] += n
 	}
-	by := p.Kind + ":" + p.ID
-	if p.Kind == KindUser && p.ID == userID {
-		by = KindUser + ":self" // the tombstone must not name whom it erased
-	}
 	g, err := s.forget.EraseUser(ctx, p.Tenant, userID, Tombstone{
-		At: now, By: by, Reason: "user erased", UserRef: UserTombstoneID(p.Tenant, userID), Fence: fence,
+		At: now, By: Actor(by), Reason: "user erased", UserRef: ref, Fence: fence,
 	})
 	if err != nil {
 		return Receipt{}, err
@@ -211,6 +197,6 @@ func (s *Service) eraseUser(ctx context.Context, p Principal, userID string) (Re
 	r.Counts[PlaceGraphEntities] = g.Entities
 	r.Counts[PlaceGraphSessions] = g.Sessions
 	r.Counts[PlaceGraphUsers] = g.Users
-	s.log.InfoContext(ctx, "user erased", "tenant", p.Tenant, "by", by, "counts", r.Counts)
+	s.log.InfoContext(ctx, "user erased", "tenant", p.Tenant, "by", Actor(by), "counts", r.Counts)
 	return r, nil
 }

@@ -51,13 +51,8 @@ type Sweeper interface {
 // Sweep runs the janitor over the principal's tenant now; only admins may.
 // dryRun reports what it would do without changing anything. The sweep is
 // recorded in the audit trail, a dry run too: it shows what an admin saw.
-func (s *Service) Sweep(ctx context.Context, p Principal, dryRun bool) (SweepReport, error) {
-	r, err := s.sweep(ctx, p, dryRun)
-	s.audit(ctx, p, AuditJanitorSweep, "tenant:"+p.Tenant, err, SweepDetails(r, dryRun))
-	return r, err
-}
-
-func (s *Service) sweep(ctx context.Context, p Principal, dryRun bool) (SweepReport, error) {
+func (s *Service) Sweep(ctx context.Context, p Principal, dryRun bool) (r SweepReport, err error) {
+	defer func() { s.audit(ctx, p, AuditJanitorSweep, "tenant:"+p.Tenant, err, SweepDetails(r, dryRun)) }()
 	if err := s.require(ctx, p, ActionManage, Resource{Tenant: p.Tenant}, s.now().UTC()); err != nil {
 		return SweepReport{}, err
 	}
@@ -66,11 +61,7 @@ func (s *Service) sweep(ctx context.Context, p Principal, dryRun bool) (SweepRep
 
 // SweepDetails are the counts of a sweep as audit details.
 func SweepDetails(r SweepReport, dryRun bool) map[string]string {
-	return map[string]string{
-		"dry_run":           strconv.FormatBool(dryRun),
-		"scanned":           strconv.Itoa(r.Scanned),
-		"expired":           strconv.FormatInt(r.Expired, 10),
-		"archived_unused":   strconv.FormatInt(r.ArchivedUnused, 10),
-		"archived_over_cap": strconv.FormatInt(r.ArchivedOverCap, 10),
-	}
+	return map[string]string{"dry_run": strconv.FormatBool(dryRun), "scanned": strconv.Itoa(r.Scanned),
+		"expired": strconv.FormatInt(r.Expired, 10), "archived_unused": strconv.FormatInt(r.ArchivedUnused, 10),
+		"archived_over_cap": strconv.FormatInt(r.ArchivedOverCap, 10)}
 }
