@@ -105,7 +105,8 @@ func routesOnly(t *testing.T) http.Handler {
 		adminAuthz struct{ policyadmin.Authorizer }
 		bus        struct{ policyadmin.RevisionBus }
 		decisions  struct{ policyadmin.DecisionLog }
-		keys       struct{ identity.KeyStore }
+		keys       struct{ identity.Store }
+		epochs     struct{ identity.Epochs }
 	)
 	svc, err := memory.NewService(memory.Options{Store: store{}, Authz: authz{}, Embed: embedder{}})
 	if err != nil {
@@ -117,7 +118,11 @@ func routesOnly(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ident, err := identity.New(identity.Options{Keys: keys{}})
+	hasher, err := identity.NewHasher("routes-only-secret-0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident, err := identity.New(identity.Options{Store: keys{}, Epochs: epochs{}, Hasher: hasher})
 	if err != nil {
 		t.Fatal(err)
 	}
