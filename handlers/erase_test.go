@@ -235,8 +235,8 @@ func checkGraphForgot(t *testing.T, ctx context.Context, f *apptest.Fixture, use
 					t.Errorf("Neo4j %v %v: %s holds %s", n.Labels, n.Props["id"], k, tk)
 				}
 			}
-			// API keys are accounts, which an erase does not close.
-			if user != "" && n.Labels[0] != "APIKey" && (s == user || strings.HasSuffix(s, ":"+user)) {
+			// The user's API keys and registration go with the rest.
+			if user != "" && (s == user || strings.HasSuffix(s, ":"+user)) {
 				t.Errorf("Neo4j %v %v: %s names the user %s", n.Labels, n.Props["id"], k, user)
 			}
 		}
