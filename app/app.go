@@ -160,14 +160,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	a.Queue = queue.New(a.Redis, queue.Options{Prefix: cfg.Queue.Prefix, Shards: cfg.Queue.Shards, Logger: log})
 	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.Recorder, a.Decisions}
+	// Identity: keys stored under an HMAC, cached per replica behind a
+	// per-tenant epoch in Redis; erasing a user removes their keys.
+	if a.Identity, err = buildIdentity(cfg.Identity, store, a.Redis, a.Policy, a.Audit, log); err != nil {
+		return nil, err
+	}
+	a.Erasers = append(a.Erasers, a.Identity)
 	// graph.Store is the store of most parts; it is passed for each.
 	if a.Admin, err = policyadmin.New(policyadmin.Options{
 		Policies: store, Grants: store, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
 		Audit: a.Audit, AuditLog: a.Audit,
 	}); err != nil {
-		return nil, err
-	}
-	if a.Identity, err = identity.New(identity.Options{Keys: store}); err != nil {
 		return nil, err
 	}
 	a.MemoryOptions = memory.Options{
@@ -304,4 +307,15 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*redis.Client
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// buildIdentity wires the identity service: tenants, principals and keys.
+func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb *redis.Client, authz identity.Authorizer, audit memory.Auditor, log *slog.Logger) (*identity.Service, error) {
+	hasher, err := identity.NewHasher(cfg.KeySecret)
+	if err != nil {
+		return nil, err
+	}
+	return identity.New(identity.Options{
+		Store: store, Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"mneme/extract"
+	"mneme/identity"
 	"mneme/journal"
 	"mneme/memory"
 	"mneme/rerank"
@@ -53,6 +54,16 @@ type Config struct {
 	Log     LogConfig
 	// Seed loads the demo dataset at start-up.
 	Seed bool
+
+	// Identity is how API keys are stored and looked up.
+	Identity IdentityConfig
+}
+
+// IdentityConfig is the API keys' part.
+type IdentityConfig struct {
+	// KeySecret keys the HMAC under which API keys are stored; from
+	// MNEME_KEY_SECRET only, never a flag (flags show in process lists).
+	KeySecret string
 }
 
 // ServerConfig is the HTTP server's part.
@@ -246,6 +257,8 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	b.bind(&lenientBool{v: &cfg.Seed, env: func(s string) bool { return s == "1" || strings.EqualFold(s, "true") }},
 		"seed", "MNEME_SEED", "load the demo dataset at start-up")
 
+	b.bind(stringValue(&cfg.Identity.KeySecret), "", "MNEME_KEY_SECRET", "")
+
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -352,6 +365,9 @@ func (c Config) Validate() error {
 	}
 	if c.Extract.Timeout <= 0 {
 		bad("MNEME_EXTRACT_LLM_TIMEOUT: %s must be positive", c.Extract.Timeout)
+	}
+	if len(c.Identity.KeySecret) < identity.MinSecretLen {
+		bad("MNEME_KEY_SECRET: API keys are stored under an HMAC with this server secret; set it to at least %d bytes (e.g. `openssl rand -hex 32`), the same on every replica", identity.MinSecretLen)
 	}
 	return errors.Join(errs...)
 }

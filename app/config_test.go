@@ -138,6 +138,7 @@ func TestLoadGood(t *testing.T) {
 				t.Fatalf("testdata/good/%s.env has no expected configuration in TestLoadGood", name)
 			}
 			expected := Defaults()
+			expected.Identity.KeySecret = fixtureSecret
 			change(&expected)
 			got, err := readFixture(t, path).load()
 			if err != nil {
@@ -149,6 +150,9 @@ func TestLoadGood(t *testing.T) {
 		})
 	}
 }
+
+// fixtureSecret is the MNEME_KEY_SECRET every good fixture sets.
+const fixtureSecret = "fixture-secret-0123456789abcdef0123"
 
 func TestLoadBad(t *testing.T) {
 	for name, path := range fixtures(t, "bad") {
@@ -202,7 +206,9 @@ func TestSettingsKeepTheirNames(t *testing.T) {
 		if check == nil {
 			continue // covered by the good and bad fixtures
 		}
-		c, err := Load(nil, func(k string) string { return map[string]string{env: "v"}[k] }, io.Discard)
+		c, err := Load(nil, func(k string) string {
+			return map[string]string{env: "v", "MNEME_KEY_SECRET": fixtureSecret}[k]
+		}, io.Discard)
 		if err != nil || !check(c) {
 			t.Errorf("%s is not read: %v", env, err)
 		}

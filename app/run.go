@@ -30,6 +30,7 @@ func (a *App) workers() []worker {
 		{"decision log", func(ctx context.Context) error { a.Decisions.Run(ctx); return nil }},
 		{"policy listener", a.listenPolicy},
 		{"recall recorder", a.Recorder.Run},
+		{"key last-used", a.Identity.RunTouches},
 	}
 	if a.tool {
 		return ws

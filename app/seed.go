@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"mneme/identity"
 	"mneme/memory"
 	"mneme/seed"
 )
@@ -44,8 +43,11 @@ func retrySeed(ctx context.Context, write func() error) error {
 // first admin key comes to exist, so it cannot go through the API.
 type seedSink struct{ a *App }
 
+// PutAPIKey stores a demo key under the keyed hash of this deployment's
+// secret, on every seed: keys stored under another secret (or the plain
+// hash of old) are replaced.
 func (s seedSink) PutAPIKey(ctx context.Context, key string, p memory.Principal) error {
-	return s.a.Store.PutAPIKey(ctx, p.Tenant, identity.HashAPIKey(key), p)
+	return s.a.Identity.PutKey(ctx, key, p, "")
 }
 
 func (s seedSink) EnsureAgent(ctx context.Context, tenant, id, team string) error {

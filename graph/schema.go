@@ -25,6 +25,8 @@ var schema = []string{
 	ddlMemoryFactTextIdx, ddlMemoryFactNumbersIdx,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,
 	ddlMemoryFullTextPartition,
+	// identity (identity_cypher.go)
+	ddlTenantID, ddlPrincipalID, ddlAPIKeyHash, ddlAPIKeyOwner, ddlPrincipalList,
 }
 
 // ErrSchemaMismatch means an existing index contradicts what EnsureSchema

@@ -29,7 +29,7 @@ import (
 var (
 	_ memory.Store           = (*Store)(nil)
 	_ policyadmin.GrantStore = (*Store)(nil)
-	_ identity.KeyStore      = (*Store)(nil)
+	_ identity.Store         = (*Store)(nil)
 )
 
 var schemaOnce struct {
@@ -277,54 +277,6 @@ func TestConcurrentSlotWrites(t *testing.T) {
 	if len(h) != n {
 		t.Errorf("history has %d versions, want %d", len(h), n)
 	}
-}
-
-func TestAPIKeys(t *testing.T) {
-	s := testStore(t)
-	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
-	p := memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: "support-bot", Roles: []string{"writer", "reader"}}
-	if err := s.PutAPIKey(testCtx(t), tenant, "hash-1", p); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name, tenant, hash string
-		want               memory.Principal
-		err                error
-	}{
-		{"found", tenant, "hash-1", p, nil},
-		{"unknown hash", tenant, "hash-2", memory.Principal{}, memory.ErrNotFound},
-		{"other tenant", other, "hash-1", memory.Principal{}, memory.ErrNotFound},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.LookupAPIKey(testCtx(t), tc.tenant, tc.hash)
-			if !errors.Is(err, tc.err) {
-				t.Fatalf("LookupAPIKey = %v, want %v", err, tc.err)
-			}
-			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("principal (-want +got):\n%s", d)
-			}
-		})
-	}
-	t.Run("replace", func(t *testing.T) {
-		admin := memory.Principal{Tenant: tenant, Kind: memory.KindAdmin, ID: "root"}
-		if err := s.PutAPIKey(testCtx(t), tenant, "hash-1", admin); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.LookupAPIKey(testCtx(t), tenant, "hash-1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff(admin, got); d != "" {
-			t.Errorf("principal (-want +got):\n%s", d)
-		}
-	})
-	t.Run("principal of another tenant", func(t *testing.T) {
-		var inv *memory.InvalidError
-		if err := s.PutAPIKey(testCtx(t), other, "hash-3", p); !errors.As(err, &inv) {
-			t.Errorf("PutAPIKey = %v, want an InvalidError", err)
-		}
-	})
 }
 
 func TestEnsurePrincipals(t *testing.T) {

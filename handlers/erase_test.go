@@ -153,7 +153,7 @@ func TestEraseUserEverywhere(t *testing.T) {
 
 	// Right after the erase, before anyone asks about the user again:
 	// Neo4j and Redis hold no content of the user and no key or value names
-	// them (their API key, an account, stays in Neo4j).
+	// them, their API keys and registration included.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if tombstones := checkGraphForgot(t, ctx, f, user, append(tokens, session)); tombstones != len(ids)+1 {
@@ -175,15 +175,20 @@ func TestEraseUserEverywhere(t *testing.T) {
 		}
 	}
 
-	// Nothing of the user through any read API, for anyone.
+	// Nothing of the user through any read API, for anyone; the user's own
+	// key went with the erase.
 	for _, who := range []string{bot, apptest.Admin, user, apptest.Analyst} {
-		if r := f.Do(t, who, http.MethodGet, "/v1/sessions/"+open, nil); r.Status != http.StatusNotFound {
-			t.Errorf("%s GET session = %d, want 404", who, r.Status)
+		gone := http.StatusNotFound
+		if who == user {
+			gone = http.StatusUnauthorized
+		}
+		if r := f.Do(t, who, http.MethodGet, "/v1/sessions/"+open, nil); r.Status != gone {
+			t.Errorf("%s GET session = %d, want %d", who, r.Status, gone)
 		}
 		for _, id := range ids {
 			for _, path := range []string{"/v1/memories/" + id, "/v1/memories/" + id + "/history"} {
-				if r := f.Do(t, who, http.MethodGet, path, nil); r.Status != http.StatusNotFound {
-					t.Errorf("%s GET %s = %d, want 404", who, path, r.Status)
+				if r := f.Do(t, who, http.MethodGet, path, nil); r.Status != gone {
+					t.Errorf("%s GET %s = %d, want %d", who, path, r.Status, gone)
 				}
 			}
 		}
@@ -235,8 +240,8 @@ func checkGraphForgot(t *testing.T, ctx context.Context, f *apptest.Fixture, use
 					t.Errorf("Neo4j %v %v: %s holds %s", n.Labels, n.Props["id"], k, tk)
 				}
 			}
-			// API keys are accounts, which an erase does not close.
-			if user != "" && n.Labels[0] != "APIKey" && (s == user || strings.HasSuffix(s, ":"+user)) {
+			// The user's API keys and registration go with the rest.
+			if user != "" && (s == user || strings.HasSuffix(s, ":"+user)) {
 				t.Errorf("Neo4j %v %v: %s names the user %s", n.Labels, n.Props["id"], k, user)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"mneme/identity"
 	"mneme/memory"
 	"mneme/policyadmin"
 )
@@ -52,6 +53,15 @@ func classify(err error) (status int, code, msg string) {
 	var rejected *policyadmin.PolicyRejectedError
 	var guarded *memory.GuardError
 	switch {
+	// identity's errors, before the domain errors they wrap.
+	case errors.Is(err, identity.ErrTenantExists):
+		return http.StatusConflict, "tenant_exists", "a tenant of that name exists"
+	case errors.Is(err, identity.ErrPrincipalExists):
+		return http.StatusConflict, "principal_exists", "a principal of that kind and id exists"
+	case errors.Is(err, identity.ErrKeyInactive):
+		return http.StatusConflict, "key_inactive", "the key is revoked, expired or rotated already"
+	case errors.Is(err, identity.ErrNoOwner):
+		return http.StatusUnprocessableEntity, "unknown_principal", "no principal of that kind and id: create it first (POST /v1/principals)"
 	case errors.As(err, &rejected):
 		return http.StatusUnprocessableEntity, rejected.Code, "policy rejected: " + rejected.Error()
 	case errors.Is(err, memory.ErrNotConfigured):

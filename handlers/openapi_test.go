@@ -105,28 +105,31 @@ func routesOnly(t *testing.T) http.Handler {
 		adminAuthz struct{ policyadmin.Authorizer }
 		bus        struct{ policyadmin.RevisionBus }
 		decisions  struct{ policyadmin.DecisionLog }
-		keys       struct{ identity.KeyStore }
-		guard      struct{ memory.GuardPolicy }
-		writes     struct{ memory.DedupStore }
-		warm       struct{ memory.WriteWarmer }
-		confirm    struct{ memory.Confirmer }
-		forget     struct{ memory.Forgetter }
-		fence      struct{ memory.Fencer }
-		eraser     struct{ memory.Eraser }
-		sweeper    struct{ memory.Sweeper }
-		extractor  struct{ memory.Extractor }
-		sessions   struct{ memory.SessionStore }
-		queue      struct{ memory.JobQueue }
-		search     struct{ memory.SearchStore }
-		recorder   struct{ memory.RecallRecorder }
-		recallLog  struct{ memory.RecallLogReader }
-		auditor    struct{ memory.Auditor }
-		auditLog   struct{ policyadmin.AuditLog }
+		keys       struct{ identity.Store }
+		epochs     struct{ identity.Epochs }
+	)
+	type (
+		guard     struct{ memory.GuardPolicy }
+		writes    struct{ memory.DedupStore }
+		warm      struct{ memory.WriteWarmer }
+		confirm   struct{ memory.Confirmer }
+		forget    struct{ memory.Forgetter }
+		fence     struct{ memory.Fencer }
+		eraser    struct{ memory.Eraser }
+		sweeper   struct{ memory.Sweeper }
+		extractor struct{ memory.Extractor }
+		sessions  struct{ memory.SessionStore }
+		jobs      struct{ memory.JobQueue }
+		search    struct{ memory.SearchStore }
+		recorder  struct{ memory.RecallRecorder }
+		recallLog struct{ memory.RecallLogReader }
+		auditor   struct{ memory.Auditor }
+		auditLog  struct{ policyadmin.AuditLog }
 	)
 	svc, err := memory.NewService(memory.Options{
 		Store: store{}, Authz: authz{}, Embed: embedder{}, Guard: guard{}, Writes: writes{}, Warm: warm{},
 		Confirm: confirm{}, Forget: forget{}, Fence: fence{}, Erasers: []memory.Eraser{eraser{}}, Janitor: sweeper{},
-		Extract: extractor{}, Sessions: sessions{}, Queue: queue{}, Search: search{}, Recorder: recorder{}, RecallLog: recallLog{},
+		Extract: extractor{}, Sessions: sessions{}, Queue: jobs{}, Search: search{}, Recorder: recorder{}, RecallLog: recallLog{},
 		Audit: auditor{},
 	})
 	if err != nil {
@@ -139,7 +142,11 @@ func routesOnly(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ident, err := identity.New(identity.Options{Keys: keys{}})
+	hasher, err := identity.NewHasher("routes-only-secret-0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident, err := identity.New(identity.Options{Store: keys{}, Epochs: epochs{}, Hasher: hasher})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,6 +523,9 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	r = f.Do(t, "", "GET", "/v1/whoami", nil, "X-API-Key", f.Keys[bot])
 	expectResponse(t, "whoami by X-API-Key", r, http.StatusOK)
 
+	// Principals and keys.
+	exerciseIdentity(t, f)
+
 	// Delete, then it is gone.
 	r = f.Do(t, bot, "DELETE", "/v1/memories/"+second.ID, nil)
 	expectResponse(t, "delete", r, http.StatusOK)
@@ -578,7 +588,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"list grants as an agent", "support-bot", "GET", "/v1/grants", nil, nil, 403, "forbidden"},
 		{"policy as an agent", "support-bot", "GET", "/v1/policy", nil, nil, 403, "forbidden"},
 		{"push policy as an analyst", apptest.Analyst, "PUT", "/v1/policy", policyadmin.NewPolicy{Modules: []policyadmin.PolicyModule{{Name: "a.rego", Source: "package a"}}}, nil, 403, "forbidden"},
-		{"decisions as a user", "alice", "GET", "/v1/decisions", nil, nil, 403, "forbidden"},
+		{"decisions as a user", "carol", "GET", "/v1/decisions", nil, nil, 403, "forbidden"},
 		{"recall log as an agent", "support-bot", "GET", "/v1/recall-log?user_id=alice", nil, nil, 403, "forbidden"},
 		{"recall log without a user", apptest.Admin, "GET", "/v1/recall-log", nil, nil, 400, "invalid_argument"},
 		{"history of nothing", bot, "GET", "/v1/memories/mem_missing/history", nil, nil, 404, "not_found"},
@@ -672,4 +682,46 @@ func jsonFields(t reflect.Type) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// exerciseIdentity calls every principal and key route once, and the
+// errors they add.
+func exerciseIdentity(t *testing.T, f *apptest.Fixture) {
+	t.Helper()
+	admin := apptest.Admin
+	r := f.Do(t, admin, "POST", "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "doc-bot", Team: "docs"})
+	expectResponse(t, "create principal", r, http.StatusCreated)
+	r = f.Do(t, admin, "POST", "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "doc-bot"})
+	expectResponse(t, "create principal twice", r, http.StatusConflict, "principal_exists")
+	r = f.Do(t, "order-bot", "POST", "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "spy"})
+	expectResponse(t, "create principal as an agent", r, http.StatusForbidden, "forbidden")
+	r = f.Do(t, admin, "GET", "/v1/principals", nil)
+	expectResponse(t, "list principals", r, http.StatusOK)
+	r = f.Do(t, admin, "GET", "/v1/principals/agent/doc-bot", nil)
+	expectResponse(t, "get principal", r, http.StatusOK)
+	r = f.Do(t, admin, "GET", "/v1/principals/agent/nobody", nil)
+	expectResponse(t, "get unknown principal", r, http.StatusNotFound, "not_found")
+
+	r = f.Do(t, admin, "POST", "/v1/keys", identity.NewKey{OwnerKind: memory.KindAgent, OwnerID: "doc-bot"})
+	expectResponse(t, "create key", r, http.StatusCreated)
+	var issued identity.IssuedKey
+	r.Decode(t, &issued)
+	r = f.Do(t, admin, "POST", "/v1/keys", identity.NewKey{OwnerKind: memory.KindAgent, OwnerID: "nobody"})
+	expectResponse(t, "create key for nobody", r, http.StatusUnprocessableEntity, "unknown_principal")
+	r = f.Do(t, admin, "GET", "/v1/keys", nil)
+	expectResponse(t, "list keys", r, http.StatusOK)
+	r = f.Do(t, admin, "GET", "/v1/keys/"+issued.Key.ID, nil)
+	expectResponse(t, "get key", r, http.StatusOK)
+	r = f.Do(t, admin, "PATCH", "/v1/keys/"+issued.Key.ID, identity.KeyChange{NoExpiry: true})
+	expectResponse(t, "change key", r, http.StatusOK)
+	r = f.Do(t, admin, "POST", "/v1/keys/"+issued.Key.ID+"/rotate", map[string]int{"grace_seconds": 60})
+	expectResponse(t, "rotate key", r, http.StatusCreated)
+	r = f.Do(t, admin, "POST", "/v1/keys/"+issued.Key.ID+"/rotate", nil)
+	expectResponse(t, "rotate a rotated key", r, http.StatusConflict, "key_inactive")
+	r = f.Do(t, admin, "DELETE", "/v1/keys/"+issued.Key.ID, nil)
+	expectResponse(t, "revoke key", r, http.StatusOK)
+	r = f.Do(t, admin, "DELETE", "/v1/principals/agent/doc-bot", nil)
+	expectResponse(t, "delete principal", r, http.StatusNoContent)
+	r = f.Do(t, admin, "DELETE", "/v1/principals/admin/"+admin, nil)
+	expectResponse(t, "delete oneself", r, http.StatusBadRequest, "invalid_argument")
 }

@@ -130,6 +130,18 @@ func New(opts Options) (http.Handler, error) {
 
 	v1.GET("/jobs/:id", a.handle(a.getJob))
 	v1.GET("/whoami", a.handle(a.whoami))
+
+	// Principals and API keys of the caller's tenant (admins; identity.go).
+	v1.POST("/principals", a.handle(a.createPrincipal))
+	v1.GET("/principals", a.handle(a.listPrincipals))
+	v1.GET("/principals/:kind/:id", a.handle(a.getPrincipal))
+	v1.DELETE("/principals/:kind/:id", a.handle(a.deletePrincipal))
+	v1.POST("/keys", a.handle(a.createKey))
+	v1.GET("/keys", a.handle(a.listKeys))
+	v1.GET("/keys/:id", a.handle(a.getKey))
+	v1.PATCH("/keys/:id", a.handle(a.changeKey))
+	v1.DELETE("/keys/:id", a.handle(a.revokeKey))
+	v1.POST("/keys/:id/rotate", a.handle(a.rotateKey))
 	return r, nil
 }
 

@@ -17,6 +17,17 @@ trap 'scripts/down.sh "$dir"' EXIT
 # shellcheck disable=SC1091
 source "$dir/env"
 
+# API keys are stored under an HMAC with this secret: made once, kept with
+# the data it protects (a new secret would orphan every stored key).
+if [[ -z "${MNEME_KEY_SECRET:-}" ]]; then
+  if [[ ! -s "$dir/key-secret" ]]; then
+    (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/key-secret")
+  fi
+  chmod 600 "$dir/key-secret"
+  MNEME_KEY_SECRET="$(cat "$dir/key-secret")"
+fi
+export MNEME_KEY_SECRET
+
 mkdir -p "$dir/bin"
 go build -o "$dir/bin/" ./cmd/memoryd ./cmd/memctl
 

@@ -20,6 +20,8 @@ trap cleanup EXIT
 scripts/up.sh "$dir" >/dev/null
 # shellcheck disable=SC1091
 source "$dir/env"
+# The API key secret of this run (internal/testenv has a fixed fallback).
+export MNEME_KEY_SECRET="${MNEME_KEY_SECRET:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 
 echo "== gofmt and go vet"
 unformatted="$(gofmt -l .)"

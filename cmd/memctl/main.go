@@ -1,6 +1,6 @@
 // Command memctl is the admin and analyst CLI for Mneme. Most commands talk
-// to memoryd's REST API with an API key; `seed` talks to the stores directly,
-// because seeding is how a fresh tenant gets its first keys.
+// to memoryd's REST API with an API key; `seed` and `tenant create` talk to
+// the stores directly, because they are how a tenant gets its first keys.
 package main
 
 import (
@@ -59,6 +59,19 @@ Commands:
   erase USER                   erase a user everywhere (admin, or the user themself); prints the receipt
   janitor run|dry-run          sweep the tenant now: expire, archive, cap (admin); dry-run changes nothing
 
+  tenant create NAME           create a tenant and print its first admin key, once (uses NEO4J_URI,
+                               REDIS_URL, MNEME_KEY_SECRET)
+  principal list               the tenant's agents, users, analysts and admins (admin)
+  principal create KIND ID [team=T] [roles=a,b]
+                               register an agent, user, analyst or admin
+  principal get|delete KIND ID show one, or remove it with its keys
+  key list                     the tenant's API keys, never their secrets (admin)
+  key create KIND ID [expires=TIME]
+                               issue a key for a principal; the secret is printed once
+  key get|revoke ID            show a key, or stop it on every replica at once
+  key rotate ID [grace=24h]    issue a successor; the old key works for the grace (default 24h)
+  key expire ID TIME|never     set or clear a key's expiry (RFC 3339)
+
 Flags and environment: -url (MNEME_URL, default http://127.0.0.1:8080), -key (MNEME_API_KEY).
 `
 
@@ -90,6 +103,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return seedCmd(ctx, getenv, stdout, stderr)
 	case "keys":
 		return keysCmd(stdout)
+	case "tenant":
+		if err := tenantCmd(ctx, fs.Args()[1:], getenv, stdout, stderr); !errors.Is(err, errUsage) {
+			return err
+		}
+		fs.Usage()
+		return fmt.Errorf("unknown command or wrong arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	c := client{base: strings.TrimRight(*base, "/"), key: *key, out: stdout, http: &http.Client{Timeout: 30 * time.Second}}
 	if c.key == "" {
@@ -133,6 +152,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.call(ctx, http.MethodPatch, "/v1/grants/"+url.PathEscape(rest[1]), json.RawMessage(rest[2]))
 	case cmd == "policy" && len(rest) > 0:
 		if err := c.policy(ctx, rest); !errors.Is(err, errUsage) {
+			return err
+		}
+	case cmd == "principal" && len(rest) > 0:
+		if err := c.principal(ctx, rest); !errors.Is(err, errUsage) {
+			return err
+		}
+	case cmd == "key" && len(rest) > 0:
+		if err := c.keys(ctx, rest); !errors.Is(err, errUsage) {
 			return err
 		}
 	case cmd == "decisions":

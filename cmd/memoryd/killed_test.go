@@ -39,7 +39,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	tenant := testenv.Tenant(t)
 	store := graph.New(driver, graph.Options{Database: testenv.Neo4jDatabase()})
 	key := identity.NewAPIKey(tenant)
-	if err := store.PutAPIKey(ctx, tenant, identity.HashAPIKey(key), memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: "order-bot"}); err != nil {
+	if err := putKey(ctx, store, redisURL, key, memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: "order-bot"}); err != nil {
 		t.Fatal(err)
 	}
 	prefix := "mneme-test-" + memory.NewID("q")
@@ -53,7 +53,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 		cmd := exec.Command(bin)
 		cmd.Env = append(os.Environ(), "NEO4J_URI="+os.Getenv(testenv.EnvNeo4jURI), "REDIS_URL="+redisURL,
 			"MNEME_ADDR="+addr, "MNEME_QUEUE_PREFIX="+prefix, "MNEME_QUEUE_LEASE=2s",
-			"MNEME_EMBED_DIM="+fmt.Sprint(testenv.EmbeddingDimension))
+			"MNEME_EMBED_DIM="+fmt.Sprint(testenv.EmbeddingDimension), "MNEME_KEY_SECRET="+testenv.KeySecret())
 		cmd.Stdout, cmd.Stderr = &lockedWriter{mu: &mu, w: &logs}, &lockedWriter{mu: &mu, w: &logs}
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start memoryd: %v", err)
@@ -198,4 +198,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// putKey stores key for p the way memoryd will look it up: under the keyed
+// hash of the test secret it is started with.
+func putKey(ctx context.Context, store *graph.Store, redisURL, key string, p memory.Principal) error {
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	h, err := identity.NewHasher(testenv.KeySecret())
+	if err != nil {
+		return err
+	}
+	ids, err := identity.New(identity.Options{Store: store, Epochs: identity.NewRedisEpochs(rdb), Hasher: h})
+	if err != nil {
+		return err
+	}
+	return ids.PutKey(ctx, key, p, "")
 }

@@ -40,6 +40,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 	// Seed two tenants with the built-in embedder at 64 dimensions.
 	cfg := app.Defaults()
 	cfg.Neo4j.URI, cfg.Redis.URL, cfg.Embedding.Dim = uri, redisURL, 64
+	cfg.Identity.KeySecret = testenv.KeySecret()
 	// A fresh Neo4j on a loaded machine answers its first queries slowly.
 	cfg.Server.StartTimeout, cfg.Policy.Timeout, cfg.Neo4j.Timeout = 3*time.Minute, 5*time.Second, 2*time.Minute
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -70,7 +71,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 		t.Fatalf("seeded %d memories, want at least 50", total)
 	}
 
-	env := map[string]string{"NEO4J_URI": uri, "REDIS_URL": redisURL, "MNEME_ADDR": freeAddr(t)}
+	env := map[string]string{"NEO4J_URI": uri, "REDIS_URL": redisURL, "MNEME_ADDR": freeAddr(t), "MNEME_KEY_SECRET": testenv.KeySecret()}
 	getenv := func(k string) string { return env[k] }
 
 	// memoryd refuses an embedder of another dimension, naming both and the cure.

@@ -41,7 +41,7 @@ func TestRestartKeepsEverythingAndOutagesGive503(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), "NEO4J_URI="+uri, "NEO4J_USER=", "NEO4J_PASSWORD=", "REDIS_URL="+redisURL, "MNEME_ADDR="+addr,
-			"MNEME_QUEUE_PREFIX="+queuePrefix)
+			"MNEME_QUEUE_PREFIX="+queuePrefix, "MNEME_KEY_SECRET="+testenv.KeySecret())
 		var logs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		if err := cmd.Start(); err != nil {

@@ -101,6 +101,10 @@ func StartLogged(t testing.TB, w io.Writer) *Fixture {
 	return provision(t, a, srv.URL)
 }
 
+// Config is the configuration of the shared service, for tests that start
+// more replicas of it.
+func Config(redisURL string) app.Config { return config(redisURL) }
+
 func config(redisURL string) app.Config {
 	cfg := app.Defaults()
 	cfg.Neo4j.URI = os.Getenv(testenv.EnvNeo4jURI)
@@ -108,6 +112,7 @@ func config(redisURL string) app.Config {
 	cfg.Neo4j.Password = os.Getenv(testenv.EnvNeo4jPassword)
 	cfg.Neo4j.Database = testenv.Neo4jDatabase()
 	cfg.Redis.URL = redisURL
+	cfg.Identity.KeySecret = testenv.KeySecret()
 	cfg.Embedding.Dim = testenv.EmbeddingDimension
 	cfg.Server.StartTimeout = 30 * time.Second
 	// A loaded CI machine must not turn slow decisions into denials.
@@ -125,7 +130,7 @@ func provision(t testing.TB, instance *app.App, url string) *Fixture {
 	ctx := context.Background()
 	add := func(name string, p memory.Principal) {
 		key := identity.NewAPIKey(f.Tenant)
-		if err := instance.Store.PutAPIKey(ctx, f.Tenant, identity.HashAPIKey(key), p); err != nil {
+		if err := instance.Identity.PutKey(ctx, key, p, ""); err != nil {
 			t.Fatalf("put api key for %s: %v", name, err)
 		}
 		f.Keys[name] = key
@@ -157,7 +162,7 @@ func (f *Fixture) AddUser(t testing.TB, id string) {
 		t.Fatalf("ensure user: %v", err)
 	}
 	key := identity.NewAPIKey(f.Tenant)
-	if err := f.App.Store.PutAPIKey(ctx, f.Tenant, identity.HashAPIKey(key), memory.Principal{Tenant: f.Tenant, Kind: memory.KindUser, ID: id}); err != nil {
+	if err := f.App.Identity.PutKey(ctx, key, memory.Principal{Tenant: f.Tenant, Kind: memory.KindUser, ID: id}, ""); err != nil {
 		t.Fatalf("put api key for %s: %v", id, err)
 	}
 	f.Keys[id] = key

@@ -34,7 +34,22 @@ const (
 	EnvNeo4jPassword = "NEO4J_PASSWORD"
 	EnvNeo4jDatabase = "NEO4J_DATABASE"
 	EnvRedisURL      = "REDIS_URL"
+	EnvKeySecret     = "MNEME_KEY_SECRET"
 )
+
+// testKeySecret is the API key secret of tests run without
+// MNEME_KEY_SECRET (scripts/test.sh sets one). Every process of a test
+// run must agree on it, so it is fixed rather than random.
+const testKeySecret = "mneme-test-key-secret-0123456789abcdef"
+
+// KeySecret returns MNEME_KEY_SECRET, or a fixed secret for tests when it is
+// unset; replicas and subprocesses of one test run must share it.
+func KeySecret() string {
+	if s := os.Getenv(EnvKeySecret); s != "" {
+		return s
+	}
+	return testKeySecret
+}
 
 // shared is the one driver of this test binary.
 var shared struct {

@@ -1,0 +1,128 @@
+package app_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"mneme/identity"
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+// newKey registers a principal (unless it exists) and returns a key of it.
+func newKey(t *testing.T, f *apptest.Fixture, kind, id string) identity.IssuedKey {
+	t.Helper()
+	r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", identity.NewPrincipal{Kind: kind, ID: id})
+	if r.Status != http.StatusCreated && r.Status != http.StatusConflict {
+		t.Fatalf("create principal %s: %d %s", id, r.Status, r.Body)
+	}
+	r = f.Do(t, apptest.Admin, http.MethodPost, "/v1/keys", identity.NewKey{OwnerKind: kind, OwnerID: id})
+	want(t, "create key", r, http.StatusCreated)
+	var k identity.IssuedKey
+	r.Decode(t, &k)
+	return k
+}
+
+// works asks whoami with a raw key on each replica and fails the test when
+// the answer is not status.
+func works(t *testing.T, step, key string, status int, replicas ...*apptest.Fixture) {
+	t.Helper()
+	for i, f := range replicas {
+		if r := f.Do(t, key, http.MethodGet, "/v1/whoami", nil); r.Status != status {
+			t.Errorf("%s: replica %d answers %d, want %d (%s)", step, i+1, r.Status, status, r.Body)
+		}
+	}
+}
+
+// TestKeyChangesReachEveryReplica: with both replicas' caches warm, a
+// revoke is refused on the very next request on each; a rotated key's old
+// secret works until its grace ends and not after; erasing a user stops
+// their keys.
+func TestKeyChangesReachEveryReplica(t *testing.T) {
+	one := apptest.Start(t)
+	two := replica(t, one.Tenant, one.Keys)
+
+	t.Run("revoke", func(t *testing.T) {
+		k := newKey(t, one, memory.KindAgent, "temp-bot")
+		works(t, "before the revoke", k.Secret, http.StatusOK, one, two, one, two)
+		r := one.Do(t, apptest.Admin, http.MethodDelete, "/v1/keys/"+k.Key.ID, nil)
+		want(t, "revoke", r, http.StatusOK)
+		works(t, "right after the revoke", k.Secret, http.StatusUnauthorized, two, one)
+	})
+
+	t.Run("rotate", func(t *testing.T) {
+		old := newKey(t, one, memory.KindAgent, "rotating-bot")
+		works(t, "before the rotation", old.Secret, http.StatusOK, one, two)
+		const grace = 2
+		r := two.Do(t, apptest.Admin, http.MethodPost, "/v1/keys/"+old.Key.ID+"/rotate", map[string]int{"grace_seconds": grace})
+		want(t, "rotate", r, http.StatusCreated)
+		var next identity.IssuedKey
+		r.Decode(t, &next)
+		r = one.Do(t, apptest.Admin, http.MethodGet, "/v1/keys/"+old.Key.ID, nil)
+		var rotated identity.Key
+		r.Decode(t, &rotated)
+		if rotated.GraceUntil == nil || rotated.RotatedTo != next.Key.ID || rotated.Status != identity.StatusRotating {
+			t.Fatalf("rotated key = %+v", rotated)
+		}
+		works(t, "the new secret", next.Secret, http.StatusOK, one, two)
+		works(t, "the old secret in its grace", old.Secret, http.StatusOK, one, two)
+		if time.Now().After(*rotated.GraceUntil) {
+			t.Fatal("the machine was too slow to check the grace period; the test proves nothing")
+		}
+		time.Sleep(time.Until(*rotated.GraceUntil) + 50*time.Millisecond)
+		works(t, "the old secret after its grace", old.Secret, http.StatusUnauthorized, one, two)
+		works(t, "the new secret after the grace", next.Secret, http.StatusOK, one, two)
+	})
+
+	t.Run("erase", func(t *testing.T) {
+		k := newKey(t, one, memory.KindUser, "erin")
+		works(t, "before the erase", k.Secret, http.StatusOK, one, two)
+		r := one.Do(t, apptest.Admin, http.MethodDelete, "/v1/users/erin", nil)
+		want(t, "erase", r, http.StatusOK)
+		var receipt memory.Receipt
+		r.Decode(t, &receipt)
+		if n := receipt.Counts["api_keys"]; n != 1 {
+			t.Errorf("receipt %v: api_keys = %d, want 1", receipt.Counts, n)
+		}
+		works(t, "after the erase", k.Secret, http.StatusUnauthorized, two, one)
+		r = one.Do(t, apptest.Admin, http.MethodGet, "/v1/principals/user/erin", nil)
+		want(t, "erased user's registration", r, http.StatusNotFound)
+	})
+
+	t.Run("expiry", func(t *testing.T) {
+		k := newKey(t, one, memory.KindAgent, "expiring-bot")
+		works(t, "before the expiry", k.Secret, http.StatusOK, one, two)
+		at := time.Now().Add(-time.Second).UTC()
+		r := one.Do(t, apptest.Admin, http.MethodPatch, "/v1/keys/"+k.Key.ID, identity.KeyChange{ExpiresAt: &at})
+		want(t, "expire now", r, http.StatusOK)
+		works(t, "after the expiry", k.Secret, http.StatusUnauthorized, two, one)
+		r = one.Do(t, apptest.Admin, http.MethodPatch, "/v1/keys/"+k.Key.ID, identity.KeyChange{NoExpiry: true})
+		want(t, "clear expiry", r, http.StatusOK)
+		works(t, "after clearing the expiry", k.Secret, http.StatusOK, two, one)
+	})
+
+	t.Run("audit", func(t *testing.T) {
+		events, err := one.App.Audit.Events(t.Context(), one.Tenant, memory.AuditQuery{Action: "key."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, e := range events {
+			seen[e.Action] = true
+			if e.Actor != "admin:"+apptest.Admin || e.Outcome != memory.AuditOK {
+				t.Errorf("audit event %+v", e)
+			}
+			if e.Target == "" || strings.Contains(fmt.Sprint(e), "mn_"+one.Tenant+"_") {
+				t.Errorf("audit event without a target, or with a secret: %+v", e)
+			}
+		}
+		for _, a := range []string{"key.create", "key.revoke", "key.rotate", "key.expiry"} {
+			if !seen[a] {
+				t.Errorf("no %s in the audit trail", a)
+			}
+		}
+	})
+}

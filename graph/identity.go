@@ -1,0 +1,273 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/identity"
+	"mneme/memory"
+)
+
+var _ identity.Store = (*Store)(nil)
+
+// CreateTenant stores a tenant, its first admin and the admin's key in one
+// transaction; a tenant that exists, or has principals, is
+// identity.ErrTenantExists.
+func (s *Store) CreateTenant(ctx context.Context, t identity.Tenant, admin identity.Principal, k identity.Key) error {
+	if t.Name == "" {
+		return memory.Invalid("tenant", "is required")
+	}
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		n, err := count(ctx, tx, cypherTenantInUse, map[string]any{"tenant": t.Name})
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return identity.ErrTenantExists
+		}
+		if err := exec(ctx, tx, cypherCreateTenant, map[string]any{"tenant": t.Name, "created_at": t.CreatedAt.UTC()}); err != nil {
+			return err
+		}
+		if err := exec(ctx, tx, cypherCreatePrincipal, principalParams(t.Name, admin)); err != nil {
+			return err
+		}
+		return exec(ctx, tx, cypherPutKey, keyParams(t.Name, k))
+	})
+	if errors.Is(err, memory.ErrConflict) {
+		return identity.ErrTenantExists
+	}
+	return err
+}
+
+func principalParams(tenant string, p identity.Principal) map[string]any {
+	return map[string]any{
+		"tenant": tenant, "kind": p.Kind, "id": p.ID, "team": strOrNil(p.Team), "roles": listOrNil(p.Roles),
+		"created_at": p.CreatedAt.UTC(),
+	}
+}
+
+// CreatePrincipal registers p, or returns identity.ErrPrincipalExists.
+func (s *Store) CreatePrincipal(ctx context.Context, tenant string, p identity.Principal) error {
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, cypherCreatePrincipal, principalParams(tenant, p))
+	})
+	if errors.Is(err, memory.ErrConflict) {
+		return identity.ErrPrincipalExists
+	}
+	return err
+}
+
+// EnsurePrincipal registers p, or updates the team and roles of the
+// principal of its kind and id.
+func (s *Store) EnsurePrincipal(ctx context.Context, tenant string, p identity.Principal) error {
+	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, cypherEnsurePrincipal, principalParams(tenant, p))
+	})
+}
+
+// Principals returns the tenant's principals by kind and id.
+func (s *Store) Principals(ctx context.Context, tenant string) ([]identity.Principal, error) {
+	var out []identity.Principal
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		out, err = readAll(ctx, tx, cypherListPrincipals, map[string]any{"tenant": tenant}, column("principal", decodePrincipal))
+		return err
+	})
+	return out, err
+}
+
+// Principal returns one principal, or memory.ErrNotFound.
+func (s *Store) Principal(ctx context.Context, tenant, kind, id string) (identity.Principal, error) {
+	var p identity.Principal
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var found bool
+		var err error
+		p, found, err = readOne(ctx, tx, cypherGetPrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, column("principal", decodePrincipal))
+		if err == nil && !found {
+			err = memory.ErrNotFound
+		}
+		return err
+	})
+	return p, err
+}
+
+// DeletePrincipal removes a principal with its keys, or returns
+// memory.ErrNotFound.
+func (s *Store) DeletePrincipal(ctx context.Context, tenant, kind, id string) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		var found bool
+		var err error
+		n, found, err = readOne(ctx, tx, cypherDeletePrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, column("keys", integer))
+		if err == nil && !found {
+			err = memory.ErrNotFound
+		}
+		return err
+	})
+	return n, err
+}
+
+// DeleteUser removes a user's registration and keys.
+func (s *Store) DeleteUser(ctx context.Context, tenant, userID string) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		n, _, err = readOne(ctx, tx, cypherDeleteUser, map[string]any{"tenant": tenant, "id": userID}, column("keys", integer))
+		return err
+	})
+	return n, err
+}
+
+func decodePrincipal(v any) identity.Principal {
+	m, _ := v.(map[string]any)
+	return identity.Principal{
+		Kind: str(m["kind"]), ID: str(m["id"]), Team: str(m["team"]), Roles: strs(m["roles"]),
+		CreatedAt: timeOf(m["created_at"]),
+	}
+}
+
+// keyParams are a key's parameters: its id and tenant, and the rest as props.
+func keyParams(tenant string, k identity.Key) map[string]any {
+	return map[string]any{
+		"tenant": tenant, "id": k.ID, "kind": k.OwnerKind, "principal_id": k.OwnerID, "hash": k.Hash,
+		"props": map[string]any{
+			"hash": k.Hash, "prefix": k.Prefix, "kind": k.OwnerKind, "principal_id": k.OwnerID,
+			"created_at": k.CreatedAt.UTC(), "expires_at": timePtrOrNil(k.ExpiresAt),
+		},
+	}
+}
+
+func timePtrOrNil(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UTC()
+}
+
+func timePtr(v any) *time.Time {
+	t := timeOf(v)
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func decodeKey(v any) identity.Key {
+	m, _ := v.(map[string]any)
+	return identity.Key{
+		ID: str(m["id"]), Prefix: str(m["prefix"]), OwnerKind: str(m["kind"]), OwnerID: str(m["principal_id"]),
+		CreatedAt: timeOf(m["created_at"]), LastUsedAt: timePtr(m["last_used_at"]), ExpiresAt: timePtr(m["expires_at"]),
+		GraceUntil: timePtr(m["grace_until"]), RotatedTo: str(m["rotated_to"]), RevokedAt: timePtr(m["revoked_at"]),
+	}
+}
+
+// CreateKey stores k for its registered owner, or returns identity.ErrNoOwner.
+func (s *Store) CreateKey(ctx context.Context, tenant string, k identity.Key) error {
+	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		n, err := count(ctx, tx, cypherCreateKey, keyParams(tenant, k))
+		if err == nil && n == 0 {
+			err = identity.ErrNoOwner
+		}
+		return err
+	})
+}
+
+// PutKey stores a seeded key under its hash, replacing the key with the same
+// hash.
+func (s *Store) PutKey(ctx context.Context, tenant string, k identity.Key) error {
+	params := keyParams(tenant, k)
+	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		if err := exec(ctx, tx, cypherDropReplacedKeys, params); err != nil {
+			return err
+		}
+		return exec(ctx, tx, cypherPutKey, params)
+	})
+}
+
+// KeyByHash returns the key stored under hash with the principal it stands
+// for, or memory.ErrNotFound.
+func (s *Store) KeyByHash(ctx context.Context, tenant, hash string) (identity.Credential, error) {
+	var c identity.Credential
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var found bool
+		var err error
+		c, found, err = readOne(ctx, tx, cypherKeyByHash, map[string]any{"tenant": tenant, "hash": hash}, func(r *neo4j.Record) (identity.Credential, error) {
+			k, _ := r.Get("key")
+			roles, _ := r.Get("roles")
+			key := decodeKey(k)
+			return identity.Credential{Key: key, Principal: memory.Principal{
+				Tenant: tenant, Kind: key.OwnerKind, ID: key.OwnerID, Roles: strs(roles),
+			}}, nil
+		})
+		if err == nil && !found {
+			err = memory.ErrNotFound
+		}
+		return err
+	})
+	return c, err
+}
+
+// Keys returns the tenant's keys, oldest first, without their hashes.
+func (s *Store) Keys(ctx context.Context, tenant string) ([]identity.Key, error) {
+	var out []identity.Key
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		out, err = readAll(ctx, tx, cypherListKeys, map[string]any{"tenant": tenant}, column("key", decodeKey))
+		return err
+	})
+	return out, err
+}
+
+// Key returns one key, or memory.ErrNotFound.
+func (s *Store) Key(ctx context.Context, tenant, id string) (identity.Key, error) {
+	return s.oneKey(ctx, s.read, cypherGetKey, map[string]any{"tenant": tenant, "id": id})
+}
+
+// SetKeyExpiry sets a key's expiry; nil clears it.
+func (s *Store) SetKeyExpiry(ctx context.Context, tenant, id string, at *time.Time) (identity.Key, error) {
+	return s.oneKey(ctx, s.write, cypherSetKeyExpiry, map[string]any{"tenant": tenant, "id": id, "at": timePtrOrNil(at)})
+}
+
+// RevokeKey marks a key revoked; a second revoke keeps the first time.
+func (s *Store) RevokeKey(ctx context.Context, tenant, id string, at time.Time) (identity.Key, error) {
+	return s.oneKey(ctx, s.write, cypherRevokeKey, map[string]any{"tenant": tenant, "id": id, "at": at.UTC()})
+}
+
+func (s *Store) oneKey(ctx context.Context, run func(context.Context, func(neo4j.ManagedTransaction) error) error, cypher string, params map[string]any) (identity.Key, error) {
+	var k identity.Key
+	err := run(ctx, func(tx neo4j.ManagedTransaction) error {
+		var found bool
+		var err error
+		k, found, err = readOne(ctx, tx, cypher, params, column("key", decodeKey))
+		if err == nil && !found {
+			err = memory.ErrNotFound
+		}
+		return err
+	})
+	return k, err
+}
+
+// RotateKey stores next and ends key id's life at graceUntil, in one
+// statement; a key that is missing, revoked or rotated already is
+// memory.ErrNotFound or identity.ErrKeyInactive.
+func (s *Store) RotateKey(ctx context.Context, tenant, id string, graceUntil time.Time, next identity.Key) error {
+	params := keyParams(tenant, next)
+	params["old"], params["grace_until"] = id, graceUntil.UTC()
+	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		n, err := count(ctx, tx, cypherRotateKey, params)
+		if err == nil && n == 0 {
+			err = identity.ErrKeyInactive
+		}
+		return err
+	})
+}
+
+// TouchKeys sets the keys' last use.
+func (s *Store) TouchKeys(ctx context.Context, tenant string, ids []string, at time.Time) error {
+	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, cypherTouchKeys, map[string]any{"tenant": tenant, "ids": ids, "at": at.UTC()})
+	})
+}

@@ -1,0 +1,113 @@
+package graph
+
+// Queries of identity.go: tenants, the principals registered in them and
+// their API keys. A key is stored under its keyed hash (identity.Hasher);
+// keys from before keyed hashes have no hash property and match nothing.
+
+// Schema of identity.
+const (
+	ddlTenantID      = `CREATE CONSTRAINT tenant_tenant_id IF NOT EXISTS FOR (n:Tenant) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlPrincipalID   = `CREATE CONSTRAINT principal_tenant_kind_id IF NOT EXISTS FOR (n:Principal) REQUIRE (n.tenant, n.kind, n.id) IS UNIQUE`
+	ddlAPIKeyHash    = `CREATE CONSTRAINT apikey_tenant_hash IF NOT EXISTS FOR (n:APIKey) REQUIRE (n.tenant, n.hash) IS UNIQUE`
+	ddlAPIKeyOwner   = `CREATE INDEX apikey_tenant_owner IF NOT EXISTS FOR (n:APIKey) ON (n.tenant, n.kind, n.principal_id)`
+	ddlPrincipalList = `CREATE INDEX principal_tenant IF NOT EXISTS FOR (n:Principal) ON (n.tenant)`
+)
+
+// principalSideNodes gives an agent its Agent node (with its team) and a
+// user its User node, which memories link to.
+const principalSideNodes = `
+FOREACH (_ IN CASE WHEN $kind = 'agent' THEN [1] ELSE [] END |
+  MERGE (a:Agent {tenant: $tenant, id: $id}) SET a.team = coalesce($team, a.team))
+FOREACH (_ IN CASE WHEN $kind = 'user' THEN [1] ELSE [] END |
+  MERGE (u:User {tenant: $tenant, id: $id}))`
+
+const (
+	// cypherTenantInUse finds a tenant that exists, or has principals from
+	// before tenants were registered (the demo seed's).
+	cypherTenantInUse = `OPTIONAL MATCH (t:Tenant {tenant: $tenant, id: $tenant})
+OPTIONAL MATCH (p:Principal {tenant: $tenant})
+RETURN count(t) + count(p) AS n`
+
+	cypherCreateTenant = `CREATE (t:Tenant {tenant: $tenant, id: $tenant, created_at: $created_at})`
+
+	cypherCreatePrincipal = `CREATE (p:Principal {tenant: $tenant, kind: $kind, id: $id})
+SET p.team = $team, p.roles = $roles, p.created_at = $created_at` + principalSideNodes
+
+	cypherEnsurePrincipal = `MERGE (p:Principal {tenant: $tenant, kind: $kind, id: $id})
+ON CREATE SET p.created_at = $created_at
+SET p.team = $team, p.roles = $roles` + principalSideNodes
+
+	cypherListPrincipals = `MATCH (p:Principal {tenant: $tenant})
+RETURN p {.*} AS principal ORDER BY p.kind, p.id`
+
+	cypherGetPrincipal = `MATCH (p:Principal {tenant: $tenant, kind: $kind, id: $id})
+RETURN p {.*} AS principal`
+
+	cypherDeletePrincipal = `MATCH (p:Principal {tenant: $tenant, kind: $kind, id: $id})
+OPTIONAL MATCH (k:APIKey {tenant: $tenant, kind: $kind, principal_id: $id})
+WITH p, collect(k) AS keys
+FOREACH (k IN keys | DELETE k)
+DELETE p
+RETURN size(keys) AS keys`
+
+	// cypherDeleteUser removes a user's registration and keys; a user who
+	// has neither removes nothing.
+	cypherDeleteUser = `OPTIONAL MATCH (k:APIKey {tenant: $tenant, kind: 'user', principal_id: $id})
+WITH collect(k) AS keys
+OPTIONAL MATCH (p:Principal {tenant: $tenant, kind: 'user', id: $id})
+FOREACH (k IN keys | DELETE k)
+DELETE p
+RETURN size(keys) AS keys`
+)
+
+// Keys.
+const (
+	// cypherCreateKey creates nothing when the owner is not registered.
+	cypherCreateKey = `MATCH (p:Principal {tenant: $tenant, kind: $kind, id: $principal_id})
+CREATE (k:APIKey {tenant: $tenant, id: $id})
+SET k += $props
+RETURN count(k) AS n`
+
+	// cypherDropReplacedKeys clears the way for a seeded key stored again.
+	// Keys from before keyed hashes stay: nothing finds or lists them.
+	cypherDropReplacedKeys = `MATCH (k:APIKey {tenant: $tenant, hash: $hash})
+DELETE k`
+
+	cypherPutKey = `CREATE (k:APIKey {tenant: $tenant, id: $id})
+SET k += $props`
+
+	cypherKeyByHash = `MATCH (k:APIKey {tenant: $tenant, hash: $hash})
+MATCH (p:Principal {tenant: $tenant, kind: k.kind, id: k.principal_id})
+RETURN k {.*, hash: null} AS key, p.roles AS roles`
+
+	cypherListKeys = `MATCH (k:APIKey {tenant: $tenant})
+WHERE k.hash IS NOT NULL
+RETURN k {.*, hash: null} AS key ORDER BY k.created_at, k.id`
+
+	cypherGetKey = `MATCH (k:APIKey {tenant: $tenant, id: $id})
+WHERE k.hash IS NOT NULL
+RETURN k {.*, hash: null} AS key`
+
+	cypherSetKeyExpiry = `MATCH (k:APIKey {tenant: $tenant, id: $id})
+WHERE k.hash IS NOT NULL
+SET k.expires_at = $at
+RETURN k {.*, hash: null} AS key`
+
+	cypherRevokeKey = `MATCH (k:APIKey {tenant: $tenant, id: $id})
+WHERE k.hash IS NOT NULL
+SET k.revoked_at = coalesce(k.revoked_at, $at)
+RETURN k {.*, hash: null} AS key`
+
+	// cypherRotateKey ends the old key's life and creates its successor in
+	// one statement; a revoked or already rotated key rotates nothing.
+	cypherRotateKey = `MATCH (old:APIKey {tenant: $tenant, id: $old})
+WHERE old.hash IS NOT NULL AND old.revoked_at IS NULL AND old.rotated_to IS NULL
+SET old.grace_until = $grace_until, old.rotated_to = $id
+CREATE (k:APIKey {tenant: $tenant, id: $id})
+SET k += $props
+RETURN count(k) AS n`
+
+	cypherTouchKeys = `UNWIND $ids AS id
+MATCH (k:APIKey {tenant: $tenant, id: id})
+SET k.last_used_at = $at`
+)

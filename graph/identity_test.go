@@ -1,0 +1,135 @@
+package graph
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"mneme/identity"
+	"mneme/internal/testenv"
+	"mneme/memory"
+)
+
+func TestIdentityStore(t *testing.T) {
+	s := testStore(t)
+	ctx := testCtx(t)
+	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	admin := identity.Principal{Kind: memory.KindAdmin, ID: "admin", CreatedAt: now}
+	adminKey := identity.Key{ID: memory.NewID("key"), Prefix: "mn_x_abc", OwnerKind: "admin", OwnerID: "admin", CreatedAt: now, Hash: "h-admin"}
+	if err := s.CreateTenant(ctx, identity.Tenant{Name: tenant, CreatedAt: now}, admin, adminKey); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTenant(ctx, identity.Tenant{Name: tenant, CreatedAt: now}, admin, adminKey); !errors.Is(err, identity.ErrTenantExists) {
+		t.Fatalf("second CreateTenant = %v, want ErrTenantExists", err)
+	}
+	bot := identity.Principal{Kind: memory.KindAgent, ID: "bot", Team: "ops", CreatedAt: now}
+	if err := s.CreatePrincipal(ctx, tenant, bot); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreatePrincipal(ctx, tenant, bot); !errors.Is(err, identity.ErrPrincipalExists) {
+		t.Fatalf("second CreatePrincipal = %v, want ErrPrincipalExists", err)
+	}
+	key := identity.Key{ID: memory.NewID("key"), Prefix: "mn_x_def", OwnerKind: "agent", OwnerID: "bot", CreatedAt: now, Hash: "h-bot"}
+	if err := s.CreateKey(ctx, tenant, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateKey(ctx, tenant, identity.Key{ID: memory.NewID("key"), OwnerKind: "user", OwnerID: "nobody", CreatedAt: now, Hash: "h-x"}); !errors.Is(err, identity.ErrNoOwner) {
+		t.Fatalf("CreateKey for nobody = %v, want ErrNoOwner", err)
+	}
+
+	t.Run("lookup", func(t *testing.T) {
+		tests := []struct {
+			name, tenant, hash string
+			want               memory.Principal
+			err                error
+		}{
+			{"found", tenant, "h-bot", memory.Principal{Tenant: tenant, Kind: "agent", ID: "bot"}, nil},
+			{"unknown hash", tenant, "h-none", memory.Principal{}, memory.ErrNotFound},
+			{"other tenant", other, "h-bot", memory.Principal{}, memory.ErrNotFound},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := s.KeyByHash(ctx, tc.tenant, tc.hash)
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("KeyByHash = %v, want %v", err, tc.err)
+				}
+				if d := cmp.Diff(tc.want, got.Principal); d != "" {
+					t.Errorf("principal (-want +got):\n%s", d)
+				}
+			})
+		}
+	})
+	t.Run("other tenant sees nothing", func(t *testing.T) {
+		if ps, err := s.Principals(ctx, other); err != nil || len(ps) != 0 {
+			t.Errorf("Principals(other) = %v, %v", ps, err)
+		}
+		if ks, err := s.Keys(ctx, other); err != nil || len(ks) != 0 {
+			t.Errorf("Keys(other) = %v, %v", ks, err)
+		}
+		if _, err := s.Key(ctx, other, key.ID); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("Key(other) = %v", err)
+		}
+		if _, err := s.RevokeKey(ctx, other, key.ID, now); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("RevokeKey(other) = %v", err)
+		}
+	})
+	t.Run("rotate, revoke, expire, touch", func(t *testing.T) {
+		next := identity.Key{ID: memory.NewID("key"), Prefix: "mn_x_ghi", OwnerKind: "agent", OwnerID: "bot", CreatedAt: now, Hash: "h-bot2"}
+		grace := now.Add(time.Hour)
+		if err := s.RotateKey(ctx, tenant, key.ID, grace, next); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RotateKey(ctx, tenant, key.ID, grace, identity.Key{ID: memory.NewID("key"), Hash: "h-bot3", OwnerKind: "agent", OwnerID: "bot"}); !errors.Is(err, identity.ErrKeyInactive) {
+			t.Errorf("second rotation = %v, want ErrKeyInactive", err)
+		}
+		old, err := s.Key(ctx, tenant, key.ID)
+		if err != nil || old.RotatedTo != next.ID || old.GraceUntil == nil || !old.GraceUntil.Equal(grace) {
+			t.Errorf("rotated key = %+v, %v", old, err)
+		}
+		exp := now.Add(2 * time.Hour)
+		if k, err := s.SetKeyExpiry(ctx, tenant, next.ID, &exp); err != nil || k.ExpiresAt == nil || !k.ExpiresAt.Equal(exp) {
+			t.Errorf("SetKeyExpiry = %+v, %v", k, err)
+		}
+		if k, err := s.SetKeyExpiry(ctx, tenant, next.ID, nil); err != nil || k.ExpiresAt != nil {
+			t.Errorf("clear expiry = %+v, %v", k, err)
+		}
+		if err := s.TouchKeys(ctx, tenant, []string{next.ID}, now); err != nil {
+			t.Fatal(err)
+		}
+		k, err := s.RevokeKey(ctx, tenant, next.ID, now)
+		if err != nil || k.RevokedAt == nil || k.LastUsedAt == nil {
+			t.Errorf("RevokeKey = %+v, %v", k, err)
+		}
+		keys, err := s.Keys(ctx, tenant)
+		if err != nil || len(keys) != 3 {
+			t.Errorf("Keys = %d keys, %v; want 3", len(keys), err)
+		}
+	})
+	t.Run("delete principal and user", func(t *testing.T) {
+		n, err := s.DeletePrincipal(ctx, tenant, "agent", "bot")
+		if err != nil || n != 2 {
+			t.Errorf("DeletePrincipal = %d, %v; want its 2 keys", n, err)
+		}
+		if _, err := s.DeletePrincipal(ctx, tenant, "agent", "bot"); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("second DeletePrincipal = %v", err)
+		}
+		if err := s.EnsurePrincipal(ctx, tenant, identity.Principal{Kind: "user", ID: "u1", CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutKey(ctx, tenant, identity.Key{ID: memory.NewID("key"), OwnerKind: "user", OwnerID: "u1", CreatedAt: now, Hash: "h-u1"}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.DeleteUser(ctx, tenant, "u1"); err != nil || n != 1 {
+			t.Errorf("DeleteUser = %d, %v", n, err)
+		}
+		if n, err := s.DeleteUser(ctx, tenant, "u1"); err != nil || n != 0 {
+			t.Errorf("second DeleteUser = %d, %v", n, err)
+		}
+		if _, err := s.Principal(ctx, tenant, "user", "u1"); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("erased user still registered: %v", err)
+		}
+	})
+}

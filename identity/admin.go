@@ -1,0 +1,313 @@
+package identity
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"mneme/memory"
+)
+
+// DefaultGrace is how long a rotated key keeps working when the admin does
+// not say; MaxGrace is the longest grace an admin may give.
+const (
+	DefaultGrace = 24 * time.Hour
+	MaxGrace     = 30 * 24 * time.Hour
+)
+
+// FirstAdmin is the id of the admin memctl tenant create registers.
+const FirstAdmin = "admin"
+
+// CreateTenant registers a tenant with its first admin and returns that
+// admin's key, whose secret exists nowhere else. It decides nothing by
+// policy: it is for the operator's memctl, which talks to the stores.
+func (s *Service) CreateTenant(ctx context.Context, name string) (IssuedKey, error) {
+	if !memory.ValidTenant(name) || containsUnderscore(name) {
+		return IssuedKey{}, memory.Invalid("tenant", "must be 1–64 letters, digits or -.:@ (no _: keys use it to end the tenant)")
+	}
+	now := s.now().UTC()
+	admin := Principal{Kind: memory.KindAdmin, ID: FirstAdmin, CreatedAt: now}
+	issued := s.newKey(name, admin.Kind, admin.ID, nil, now)
+	err := s.store.CreateTenant(ctx, Tenant{Name: name, CreatedAt: now}, admin, issued.Key)
+	s.record(ctx, name, "system", "tenant.create", "tenant:"+name, err, map[string]string{"key": issued.Key.ID})
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	return issued, s.changed(ctx, name)
+}
+
+// PutKey stores a key whose secret the caller chose, for principal p,
+// registering p when needed; for the demo seed and test harnesses.
+func (s *Service) PutKey(ctx context.Context, key string, p memory.Principal, team string) error {
+	tenant, err := ParseAPIKey(key)
+	if err != nil || tenant != p.Tenant {
+		return memory.Invalid("key", "must look like "+APIKeyPrefix+p.Tenant+"_<secret>")
+	}
+	now := s.now().UTC()
+	if err := s.store.EnsurePrincipal(ctx, tenant, Principal{Kind: p.Kind, ID: p.ID, Team: team, Roles: p.Roles, CreatedAt: now}); err != nil {
+		return err
+	}
+	k := Key{
+		ID: memory.NewID("key"), Prefix: KeyPrefix(key), OwnerKind: p.Kind, OwnerID: p.ID,
+		CreatedAt: now, Hash: s.hash.Hash(key),
+	}
+	if err := s.store.PutKey(ctx, tenant, k); err != nil {
+		return err
+	}
+	return s.changed(ctx, tenant)
+}
+
+// manage lets the admins of p's tenant through, by the policy's "manage"
+// decision; an error denies.
+func (s *Service) manage(ctx context.Context, p memory.Principal) error {
+	if s.authz == nil || p.Tenant == "" {
+		return memory.ErrForbidden
+	}
+	d, err := s.authz.Decide(ctx, p, memory.ActionManage, memory.Resource{Tenant: p.Tenant}, s.now().UTC())
+	if err != nil {
+		s.log.WarnContext(ctx, "policy error; denying", "action", memory.ActionManage, "err", err)
+		return memory.ErrForbidden
+	}
+	if !d.Allow {
+		return memory.ErrForbidden
+	}
+	return nil
+}
+
+// record adds one act to the audit trail: who, what, on what, and how it
+// ended. Never a secret: details hold ids only.
+func (s *Service) record(ctx context.Context, tenant, actor, action, target string, err error, details map[string]string) {
+	e := memory.AuditEvent{
+		Tenant: tenant, Actor: actor, Action: action, Target: target, Outcome: memory.AuditOK, Details: details,
+	}
+	if err != nil {
+		e.Outcome, e.Error = memory.AuditFailed, err.Error()
+	}
+	s.audit.Audit(ctx, e)
+}
+
+// act runs one administrative act of p: authorization, then do, then the
+// audit record of the outcome.
+func (s *Service) act(ctx context.Context, p memory.Principal, action, target string, details map[string]string, do func() error) error {
+	err := s.manage(ctx, p)
+	if err == nil {
+		err = do()
+	}
+	s.record(ctx, p.Tenant, memory.Actor(p), action, target, err, details)
+	return err
+}
+
+var kinds = []string{memory.KindAgent, memory.KindUser, memory.KindAnalyst, memory.KindAdmin}
+
+func validKind(kind string) bool { return slices.Contains(kinds, kind) }
+
+func containsUnderscore(s string) bool { return slices.Contains([]byte(s), '_') }
+
+// CreatePrincipal registers an agent (with an optional team), a user, an
+// analyst (with roles) or an admin in the caller's tenant.
+func (s *Service) CreatePrincipal(ctx context.Context, p memory.Principal, n NewPrincipal) (Principal, error) {
+	out := Principal{Kind: n.Kind, ID: n.ID, Team: n.Team, Roles: n.Roles, CreatedAt: s.now().UTC()}
+	err := s.act(ctx, p, "principal.create", n.Kind+":"+n.ID, nil, func() error {
+		if err := validPrincipal(n); err != nil {
+			return err
+		}
+		return s.store.CreatePrincipal(ctx, p.Tenant, out)
+	})
+	if err != nil {
+		return Principal{}, err
+	}
+	return out, nil
+}
+
+func validPrincipal(n NewPrincipal) error {
+	switch {
+	case !validKind(n.Kind):
+		return memory.Invalid("kind", "must be agent, user, analyst or admin")
+	case !memory.ValidName(n.ID):
+		return memory.Invalid("id", "must be 1–64 letters, digits or -_.:@")
+	case n.Team != "" && n.Kind != memory.KindAgent:
+		return memory.Invalid("team", "only agents have a team")
+	case n.Team != "" && !memory.ValidName(n.Team):
+		return memory.Invalid("team", "must be 1–64 letters, digits or -_.:@")
+	case len(n.Roles) > 16:
+		return memory.Invalid("roles", "at most 16")
+	}
+	for _, r := range n.Roles {
+		if !memory.ValidName(r) {
+			return memory.Invalid("roles", "each must be 1–64 letters, digits or -_.:@")
+		}
+	}
+	return nil
+}
+
+// Principals lists the caller's tenant's principals.
+func (s *Service) Principals(ctx context.Context, p memory.Principal) ([]Principal, error) {
+	if err := s.manage(ctx, p); err != nil {
+		return nil, err
+	}
+	return s.store.Principals(ctx, p.Tenant)
+}
+
+// Principal returns one principal of the caller's tenant.
+func (s *Service) Principal(ctx context.Context, p memory.Principal, kind, id string) (Principal, error) {
+	if err := s.manage(ctx, p); err != nil {
+		return Principal{}, err
+	}
+	return s.store.Principal(ctx, p.Tenant, kind, id)
+}
+
+// DeletePrincipal removes a principal and its keys; its memories stay (DELETE
+// /v1/users/{id} erases a user's data). An admin cannot delete themself, so
+// that a tenant is never left without the admin who was acting.
+func (s *Service) DeletePrincipal(ctx context.Context, p memory.Principal, kind, id string) error {
+	details := map[string]string{}
+	return s.act(ctx, p, "principal.delete", kind+":"+id, details, func() error {
+		if kind == p.Kind && id == p.ID {
+			return memory.Invalid("id", "an admin cannot delete themself")
+		}
+		n, err := s.store.DeletePrincipal(ctx, p.Tenant, kind, id)
+		if err != nil {
+			return err
+		}
+		details["keys"] = strconv.FormatInt(n, 10)
+		return s.changed(ctx, p.Tenant)
+	})
+}
+
+// newKey makes a key for an owner; the secret is returned once, here.
+func (s *Service) newKey(tenant, kind, id string, expires *time.Time, now time.Time) IssuedKey {
+	secret := NewAPIKey(tenant)
+	return IssuedKey{Secret: secret, Key: Key{
+		ID: memory.NewID("key"), Prefix: KeyPrefix(secret), OwnerKind: kind, OwnerID: id,
+		Status: StatusActive, CreatedAt: now, ExpiresAt: utc(expires), Hash: s.hash.Hash(secret),
+	}}
+}
+
+// CreateKey issues a key for a principal of the caller's tenant.
+func (s *Service) CreateKey(ctx context.Context, p memory.Principal, n NewKey) (IssuedKey, error) {
+	now := s.now().UTC()
+	var issued IssuedKey
+	details := map[string]string{}
+	err := s.act(ctx, p, "key.create", n.OwnerKind+":"+n.OwnerID, details, func() error {
+		if !validKind(n.OwnerKind) || !memory.ValidName(n.OwnerID) {
+			return memory.Invalid("owner", "owner_kind must be agent, user, analyst or admin, with an owner_id")
+		}
+		if n.ExpiresAt != nil && !n.ExpiresAt.After(now) {
+			return memory.Invalid("expires_at", "must be in the future")
+		}
+		issued = s.newKey(p.Tenant, n.OwnerKind, n.OwnerID, n.ExpiresAt, now)
+		details["key"] = issued.Key.ID
+		if err := s.store.CreateKey(ctx, p.Tenant, issued.Key); err != nil {
+			return err
+		}
+		return s.changed(ctx, p.Tenant)
+	})
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	return issued, nil
+}
+
+// Keys lists the caller's tenant's keys, never their secrets.
+func (s *Service) Keys(ctx context.Context, p memory.Principal) ([]Key, error) {
+	if err := s.manage(ctx, p); err != nil {
+		return nil, err
+	}
+	keys, err := s.store.Keys(ctx, p.Tenant)
+	now := s.now()
+	for i := range keys {
+		keys[i].Status = keys[i].StatusAt(now)
+	}
+	return keys, err
+}
+
+// Key returns one key of the caller's tenant.
+func (s *Service) Key(ctx context.Context, p memory.Principal, id string) (Key, error) {
+	if err := s.manage(ctx, p); err != nil {
+		return Key{}, err
+	}
+	k, err := s.store.Key(ctx, p.Tenant, id)
+	k.Status = k.StatusAt(s.now())
+	return k, err
+}
+
+// ChangeKey sets or clears a key's expiry, in force on every replica at once.
+func (s *Service) ChangeKey(ctx context.Context, p memory.Principal, id string, c KeyChange) (Key, error) {
+	var k Key
+	err := s.act(ctx, p, "key.expiry", "key:"+id, nil, func() error {
+		if c.NoExpiry == (c.ExpiresAt != nil) {
+			return memory.Invalid("expires_at", "give expires_at or no_expiry: true")
+		}
+		cur, err := s.store.Key(ctx, p.Tenant, id)
+		if err != nil {
+			return err
+		}
+		if cur.RevokedAt != nil {
+			return ErrKeyInactive
+		}
+		if k, err = s.store.SetKeyExpiry(ctx, p.Tenant, id, utc(c.ExpiresAt)); err != nil {
+			return err
+		}
+		return s.changed(ctx, p.Tenant)
+	})
+	k.Status = k.StatusAt(s.now())
+	return k, err
+}
+
+// RevokeKey stops a key on every replica before their next request.
+func (s *Service) RevokeKey(ctx context.Context, p memory.Principal, id string) (Key, error) {
+	var k Key
+	err := s.act(ctx, p, "key.revoke", "key:"+id, nil, func() error {
+		var err error
+		if k, err = s.store.RevokeKey(ctx, p.Tenant, id, s.now().UTC()); err != nil {
+			return err
+		}
+		return s.changed(ctx, p.Tenant)
+	})
+	k.Status = k.StatusAt(s.now())
+	return k, err
+}
+
+// RotateKey issues a successor of a key for the same owner and expiry; the
+// old key keeps working for the grace period, then stops.
+func (s *Service) RotateKey(ctx context.Context, p memory.Principal, id string, r Rotation) (IssuedKey, error) {
+	now := s.now().UTC()
+	grace := DefaultGrace
+	var issued IssuedKey
+	details := map[string]string{}
+	err := s.act(ctx, p, "key.rotate", "key:"+id, details, func() error {
+		if r.GraceSeconds != nil {
+			if *r.GraceSeconds < 0 || *r.GraceSeconds > int64(MaxGrace/time.Second) {
+				return memory.Invalid("grace_seconds", "must be 0.."+strconv.FormatInt(int64(MaxGrace/time.Second), 10))
+			}
+			grace = time.Duration(*r.GraceSeconds) * time.Second
+		}
+		details["grace_seconds"] = strconv.FormatInt(int64(grace/time.Second), 10)
+		cur, err := s.store.Key(ctx, p.Tenant, id)
+		if err != nil {
+			return err
+		}
+		if st := cur.StatusAt(now); st != StatusActive {
+			return ErrKeyInactive
+		}
+		issued = s.newKey(p.Tenant, cur.OwnerKind, cur.OwnerID, cur.ExpiresAt, now)
+		details["key"] = issued.Key.ID
+		if err := s.store.RotateKey(ctx, p.Tenant, id, now.Add(grace), issued.Key); err != nil {
+			return err
+		}
+		return s.changed(ctx, p.Tenant)
+	})
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	return issued, nil
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
