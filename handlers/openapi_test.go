@@ -23,6 +23,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
 
+	"mneme/export"
 	"mneme/handlers"
 	"mneme/identity"
 	"mneme/internal/apptest"
@@ -107,7 +108,27 @@ func routesOnly(t *testing.T) http.Handler {
 		decisions  struct{ policyadmin.DecisionLog }
 		keys       struct{ identity.KeyStore }
 	)
-	svc, err := memory.NewService(memory.Options{Store: store{}, Authz: authz{}, Embed: embedder{}})
+	type (
+		guard     struct{ memory.GuardPolicy }
+		writes    struct{ memory.DedupStore }
+		warm      struct{ memory.WriteWarmer }
+		confirm   struct{ memory.Confirmer }
+		forget    struct{ memory.Forgetter }
+		fence     struct{ memory.Fencer }
+		eraser    struct{ memory.Eraser }
+		janitor   struct{ memory.Sweeper }
+		extractor struct{ memory.Extractor }
+		sessions  struct{ memory.SessionStore }
+		queue     struct{ memory.JobQueue }
+		search    struct{ memory.SearchStore }
+		recorder  struct{ memory.RecallRecorder }
+		recallLog struct{ memory.RecallLogReader }
+	)
+	svc, err := memory.NewService(memory.Options{
+		Store: store{}, Authz: authz{}, Embed: embedder{}, Guard: guard{}, Writes: writes{}, Warm: warm{},
+		Confirm: confirm{}, Forget: forget{}, Fence: fence{}, Erasers: []memory.Eraser{eraser{}}, Janitor: janitor{},
+		Extract: extractor{}, Sessions: sessions{}, Queue: queue{}, Search: search{}, Recorder: recorder{}, RecallLog: recallLog{},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,6 +521,24 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	r = f.Do(t, bot, "GET", "/v1/memories/"+second.ID, nil)
 	expectResponse(t, "get deleted", r, http.StatusNotFound, "not_found")
 
+	// Who may see what: the tenant's settings, and a data-subject export.
+	r = f.Do(t, apptest.Admin, "GET", "/v1/policy/settings", nil)
+	expectResponse(t, "settings", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityInternal})
+	expectResponse(t, "put settings", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: "secret"})
+	expectResponse(t, "put a bad setting", r, http.StatusBadRequest, "invalid_argument")
+	r = f.Do(t, "alice", "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityRestricted})
+	expectResponse(t, "put settings as a user", r, http.StatusForbidden, "forbidden")
+	r = f.Do(t, apptest.Admin, "GET", "/v1/users/alice/export", nil)
+	expectResponse(t, "export", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "GET", "/v1/users/nobody-here/export", nil)
+	expectResponse(t, "export of nobody", r, http.StatusNotFound, "not_found")
+	r = f.Do(t, bot, "GET", "/v1/users/alice/export", nil)
+	expectResponse(t, "export as an agent", r, http.StatusForbidden, "forbidden")
+	r = f.Do(t, apptest.Admin, "GET", "/v1/users/a%20b/export", nil)
+	expectResponse(t, "export a bad user id", r, http.StatusBadRequest, "invalid_argument")
+
 	// Erase a user: an agent may not; the user themself and admins may.
 	r = f.Do(t, bot, "DELETE", "/v1/users/alice", nil)
 	expectResponse(t, "erase user as an agent", r, http.StatusForbidden, "forbidden")
@@ -605,6 +644,8 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"JobStatus":      memory.JobStatus{}, "JobMemory": memory.JobMemory{},
 		"SearchInfo": memory.SearchInfo{}, "SourceCounts": memory.SourceCounts{}, "Stages": memory.Stages{},
 		"RecallRecord": memory.RecallRecord{}, "RecalledMemory": memory.RecalledMemory{},
+
+		"Settings": policyadmin.Settings{}, "Tombstone": export.Tombstone{}, "ExportDocument": export.Document{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {
