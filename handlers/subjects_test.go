@@ -2,6 +2,8 @@ package handlers_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -294,5 +296,99 @@ func TestRecallChitChatExpandsNothing(t *testing.T) {
 				t.Errorf("%s: %s recalled through %v alone (similarity %.2f): %q", who, m.Memory.ID, m.Explain.Sources, m.Explain.VectorSimilarity, m.Memory.Content)
 			}
 		}
+	}
+}
+
+// TestReadPathsMatchDecisions: randomized memories, grants and tenant
+// ceiling in a fixture tenant; for every principal, get, list, history and
+// recall through the real router return exactly (recall: only) what
+// per-memory policy decisions allow.
+func TestReadPathsMatchDecisions(t *testing.T) {
+	f := apptest.Start(t)
+	ctx := context.Background()
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 0))
+	t.Logf("seed %d", seed)
+	agents := []string{"support-bot", "order-bot", "finance-bot"}
+	types := []string{memory.TypeEpisodic, memory.TypeSemantic, memory.TypeProcedural, memory.TypeProfile}
+	var written []memory.Memory
+	for i := range 24 {
+		who := agents[rng.IntN(len(agents))]
+		written = append(written, create(t, f, who, memory.NewMemory{
+			UserID: apptest.Users[rng.IntN(len(apptest.Users))], Type: types[rng.IntN(len(types))],
+			Kind:        []string{"order", "note", "internal_cost"}[rng.IntN(3)],
+			Sensitivity: memory.Sensitivities[rng.IntN(len(memory.Sensitivities))],
+			Content:     fmt.Sprintf("Lianhua Trading ledger entry %d: shipment of copy paper, batch %d", i, rng.IntN(1000)),
+		}))
+	}
+	for range rng.IntN(3) {
+		g := policyadmin.NewGrant{
+			Grantee: agents[rng.IntN(3)], Source: []string{"*", agents[rng.IntN(3)]}[rng.IntN(2)],
+			Types: []string{types[rng.IntN(4)], types[rng.IntN(4)]}, MaxSensitivity: memory.Sensitivities[rng.IntN(4)],
+		}
+		r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/grants", g)
+		expectResponse(t, "grant", r, http.StatusCreated)
+	}
+	ceiling := []string{"", memory.SensitivityPublic, memory.SensitivityConfidential}[rng.IntN(3)]
+	r := f.Do(t, apptest.Admin, http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: ceiling})
+	expectResponse(t, "settings", r, http.StatusOK)
+	t.Logf("ceiling %q", ceiling)
+
+	principal := map[string]memory.Principal{
+		apptest.Admin:   {Tenant: f.Tenant, Kind: memory.KindAdmin, ID: apptest.Admin},
+		apptest.Analyst: {Tenant: f.Tenant, Kind: memory.KindAnalyst, ID: apptest.Analyst, Roles: []string{"analyst"}},
+	}
+	for _, a := range agents {
+		principal[a] = memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: a}
+	}
+	for _, u := range apptest.Users {
+		principal[u] = memory.Principal{Tenant: f.Tenant, Kind: memory.KindUser, ID: u}
+	}
+	var allowed, denied int
+	for who, p := range principal {
+		may := map[string]bool{}
+		for _, m := range written {
+			d, err := f.App.Policy.Decide(ctx, p, memory.ActionRead, memory.ResourceOf(m), time.Now().UTC())
+			if err != nil {
+				t.Fatal(err)
+			}
+			may[m.ID] = d.Allow
+			if d.Allow {
+				allowed++
+			} else {
+				denied++
+			}
+			r := f.Do(t, who, http.MethodGet, "/v1/memories/"+m.ID, nil)
+			h := f.Do(t, who, http.MethodGet, "/v1/memories/"+m.ID+"/history", nil)
+			want := http.StatusNotFound
+			if d.Allow {
+				want = http.StatusOK
+			}
+			if r.Status != want || h.Status != want {
+				t.Errorf("%s get/history %+v: %d/%d, want %d", who, memory.ResourceOf(m), r.Status, h.Status, want)
+			}
+		}
+		for _, u := range apptest.Users {
+			var want []string
+			for _, m := range written {
+				if m.UserID == u && may[m.ID] {
+					want = append(want, m.ID)
+				}
+			}
+			got := ids(list(t, f, who, "user_id="+u+"&limit=500"))
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s list %s = %v, want %v", who, u, got, want)
+			}
+			for _, id := range recalledIDs(recall(t, f, who, memory.RecallRequest{UserID: u, Query: "Lianhua Trading ledger entry copy paper shipment", K: 50})) {
+				if !may[id] {
+					t.Errorf("%s recall %s returned %s, which policy denies", who, u, id)
+				}
+			}
+		}
+	}
+	if allowed == 0 || denied == 0 {
+		t.Errorf("%d allowed, %d denied: the generator misses cases", allowed, denied)
 	}
 }
