@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"mneme/export"
 	"mneme/extract"
 	"mneme/graph"
 	"mneme/handlers"
@@ -72,6 +73,9 @@ type App struct {
 	Audit *journal.Audit
 	// Bus carries policy and grant revisions between replicas.
 	Bus *policysync.Bus
+
+	// Export answers data-subject exports for admins.
+	Export *export.Service
 
 	// Queue holds asynchronous writes; QueueWorkers applies them while Run
 	// runs, unless the configuration turned them off.
@@ -208,8 +212,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := a.Admin.ReloadGrants(startCtx); err != nil {
 		return nil, err
 	}
+	// Data-subject exports read the graph, open sessions and the recall log,
+	// and are recorded in the admin audit trail.
+	if a.Export, err = export.New(export.Options{
+		Graph: store, Sessions: a.Sessions, Recalls: a.RecallLog, Authz: a.Policy, Audit: a.Audit, Logger: log,
+	}); err != nil {
+		return nil, err
+	}
 	if a.Handler, err = handlers.New(handlers.Options{
 		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
+		Export: a.Export,
 	}); err != nil {
 		return nil, err
 	}

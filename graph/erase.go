@@ -84,6 +84,7 @@ func eraseMemories(ctx context.Context, tx neo4j.ManagedTransaction, tenant, use
 	// The query aggregates, so it returns exactly one row.
 	erased, _, err := readOne(ctx, tx, cypherEraseMemories, map[string]any{
 		"tenant": tenant, "ids": ids, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason,
+		"user_ref": strOrNil(t.UserRef),
 	}, func(rec *neo4j.Record) (erasedRow, error) {
 		r := rec.AsMap()
 		return erasedRow{memories: integer(r["memories"]), entities: strs(r["entity_ids"]), sessions: strs(r["session_ids"])}, nil

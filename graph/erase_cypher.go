@@ -13,13 +13,15 @@ ON CREATE SET u._erasing = true
 SET u._lock = true
 REMOVE u._lock`
 
-	// cypherEraseMemories leaves a content-free tombstone per memory, removes
+	// cypherEraseMemories leaves a content-free tombstone per memory, filed
+	// under the hashed ref of its user when known (for a data-subject
+	// export; see memory.UserTombstoneID), removes
 	// the memories with their edges (embeddings are properties, they go with
 	// the nodes) and returns what they linked to, for orphan cleanup.
 	cypherEraseMemories = `MATCH (m:Memory {tenant: $tenant})
 WHERE m.id IN $ids
 MERGE (t:Tombstone {tenant: $tenant, id: m.id})
-SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason
+SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.user_ref = $user_ref
 WITH m, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids, [(m)-[:IN_SESSION]->(s) | s.id] AS session_ids
 DETACH DELETE m
 WITH count(*) AS memories, collect(entity_ids) AS es, collect(session_ids) AS ss

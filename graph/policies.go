@@ -117,6 +117,7 @@ func decodePolicyState(v any) policyadmin.PolicyState {
 	st := policyadmin.PolicyState{
 		Tenant: str(p["tenant"]), Active: integer(p["active"]), Epoch: integer(p["epoch"]),
 		GrantRevision: integer(p["grant_revision"]), ActivatedBy: str(p["activated_by"]), History: []int64{},
+		Settings: decodeSettings(p),
 	}
 	if hs, ok := p["history"].([]any); ok {
 		for _, h := range hs {

@@ -23,6 +23,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
 
+	"mneme/export"
 	"mneme/handlers"
 	"mneme/identity"
 	"mneme/internal/apptest"
@@ -532,6 +533,24 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	r = f.Do(t, bot, "GET", "/v1/memories/"+second.ID, nil)
 	expectResponse(t, "get deleted", r, http.StatusNotFound, "not_found")
 
+	// Who may see what: the tenant's settings, and a data-subject export.
+	r = f.Do(t, apptest.Admin, "GET", "/v1/policy/settings", nil)
+	expectResponse(t, "settings", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityInternal})
+	expectResponse(t, "put settings", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: "secret"})
+	expectResponse(t, "put a bad setting", r, http.StatusBadRequest, "invalid_argument")
+	r = f.Do(t, "alice", "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityRestricted})
+	expectResponse(t, "put settings as a user", r, http.StatusForbidden, "forbidden")
+	r = f.Do(t, apptest.Admin, "GET", "/v1/users/alice/export", nil)
+	expectResponse(t, "export", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "GET", "/v1/users/nobody-here/export", nil)
+	expectResponse(t, "export of nobody", r, http.StatusNotFound, "not_found")
+	r = f.Do(t, bot, "GET", "/v1/users/alice/export", nil)
+	expectResponse(t, "export as an agent", r, http.StatusForbidden, "forbidden")
+	r = f.Do(t, apptest.Admin, "GET", "/v1/users/a%20b/export", nil)
+	expectResponse(t, "export a bad user id", r, http.StatusBadRequest, "invalid_argument")
+
 	// Erase a user: an agent may not; the user themself and admins may.
 	r = f.Do(t, bot, "DELETE", "/v1/users/alice", nil)
 	expectResponse(t, "erase user as an agent", r, http.StatusForbidden, "forbidden")
@@ -645,6 +664,8 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"JobStatus":      memory.JobStatus{}, "JobMemory": memory.JobMemory{},
 		"SearchInfo": memory.SearchInfo{}, "SourceCounts": memory.SourceCounts{}, "Stages": memory.Stages{},
 		"RecallRecord": memory.RecallRecord{}, "RecalledMemory": memory.RecalledMemory{},
+
+		"Settings": policyadmin.Settings{}, "Tombstone": export.Tombstone{}, "ExportDocument": export.Document{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

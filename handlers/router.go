@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"mneme/export"
 	"mneme/identity"
 	"mneme/memory"
 	"mneme/policyadmin"
@@ -40,6 +41,9 @@ type Options struct {
 	Ready func(ctx context.Context) error
 	// MaxBody caps request bodies in bytes (default DefaultMaxBody).
 	MaxBody int64
+
+	// Export serves data-subject exports; without it the route answers 503.
+	Export *export.Service
 }
 
 // api holds what the handlers share.
@@ -50,6 +54,8 @@ type api struct {
 	log     *slog.Logger
 	ready   func(ctx context.Context) error
 	maxBody int64
+
+	export *export.Service
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -72,6 +78,7 @@ func New(opts Options) (http.Handler, error) {
 	a := &api{
 		svc: opts.Service, admin: opts.Admin, ident: opts.Identity,
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
+		export: opts.Export,
 	}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -142,6 +149,10 @@ func New(opts Options) (http.Handler, error) {
 	v1.PATCH("/keys/:id", a.handle(a.changeKey))
 	v1.DELETE("/keys/:id", a.handle(a.revokeKey))
 	v1.POST("/keys/:id/rotate", a.handle(a.rotateKey))
+	// Who may see what: tenant settings of the policy, data-subject export.
+	v1.GET("/policy/settings", a.handle(a.getSettings))
+	v1.PUT("/policy/settings", a.handle(a.putSettings))
+	v1.GET("/users/:id/export", a.handle(a.exportUser))
 	return r, nil
 }
 

@@ -27,7 +27,8 @@ type Tombstone struct {
 	At     time.Time
 	By     string
 	Reason string
-	// UserRef names an erased user in its tombstone; see UserTombstoneID.
+	// UserRef names an erased user in its tombstone, and the user an erased
+	// memory was about in the memory's; see UserTombstoneID.
 	UserRef string
 	// Fence, on a user's erase, is the mark Fencer.FenceUser returned: the
 	// store keeps the highest in the user's tombstone and, from then on,
@@ -139,7 +140,9 @@ func (s *Service) Delete(ctx context.Context, p Principal, id string) (r Receipt
 		}
 		r.Counts[e.Place()] += n
 	}
-	g, err := s.forget.EraseMemories(ctx, p.Tenant, ids, Tombstone{At: now, By: p.Kind + ":" + p.ID, Reason: "deleted through the API"})
+	g, err := s.forget.EraseMemories(ctx, p.Tenant, ids, Tombstone{
+		At: now, By: p.Kind + ":" + p.ID, Reason: "deleted through the API", UserRef: UserTombstoneID(p.Tenant, m.UserID),
+	})
 	if err != nil {
 		return Receipt{}, err
 	}

@@ -46,7 +46,11 @@ const (
 type IngestRequest struct {
 	UserID    string `json:"user_id"`
 	SessionID string `json:"session_id,omitempty"`
-	Turns     []Turn `json:"turns"`
+	// AgentID, when given, must be the caller's own author id (its agent
+	// id, or "user:<id>" for an end user): memories are always written as
+	// the caller, and naming anyone else is refused.
+	AgentID string `json:"agent_id,omitempty"`
+	Turns   []Turn `json:"turns"`
 }
 
 // IngestResult says what an ingestion stored.
@@ -66,6 +70,9 @@ const ReasonNothingWorthRemembering = "nothing worth remembering: no preference,
 func (s *Service) Ingest(ctx context.Context, p Principal, r IngestRequest) (IngestResult, error) {
 	if err := validateIngest(r); err != nil {
 		return IngestResult{}, err
+	}
+	if !writesAsItself(p, r.AgentID) {
+		return IngestResult{}, ErrForbidden
 	}
 	found, err := s.extractFor(ctx, r)
 	if err != nil {
@@ -97,6 +104,12 @@ func (s *Service) extractFor(ctx context.Context, r IngestRequest) ([]NewMemory,
 		found[i].UserID, found[i].SessionID = r.UserID, r.SessionID
 	}
 	return found, nil
+}
+
+// writesAsItself reports whether an author a request names is empty or the
+// principal's own: nobody writes as another agent or user.
+func writesAsItself(p Principal, agentID string) bool {
+	return agentID == "" || agentID == authorOf(p)
 }
 
 func validateIngest(r IngestRequest) error {

@@ -20,6 +20,9 @@ func (s *Service) IngestAsync(ctx context.Context, p Principal, r IngestRequest,
 	if len(idemKey) > 128 {
 		return JobStatus{}, Invalid("idempotency_key", "must be at most 128 bytes")
 	}
+	if !writesAsItself(p, r.AgentID) {
+		return JobStatus{}, ErrForbidden
+	}
 	now := s.now().UTC()
 	// Whether p may write about this user at all is decided now; every
 	// extracted memory is decided again when the job is applied.
@@ -56,6 +59,12 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []Job) ([]JobResult,
 		var r IngestRequest
 		if err := json.Unmarshal(job.Payload, &r); err != nil || validateIngest(r) != nil || r.UserID != job.UserID {
 			results[i].Err = Invalid("payload", "is not an ingestion about the job's user")
+			continue
+		}
+		if !writesAsItself(job.Principal, r.AgentID) {
+			// Refused when accepted; a job queued before that check was in
+			// place fails here rather than write as someone else.
+			results[i].Err = ErrForbidden
 			continue
 		}
 		found, err := s.extractFor(ctx, r)

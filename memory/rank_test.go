@@ -73,9 +73,18 @@ func idsOf(rs []Recalled) []string {
 func TestRecallGraphSourcesAndFloor(t *testing.T) {
 	hit, linked, session := stored("mem_hit", "hit"), stored("mem_linked", "linked"), stored("mem_session", "session")
 	named := stored("mem_named", "named")
+	// The question "q" embeds as (1, 1): linked is near it, unrelated
+	// orthogonal and opposed far from it.
+	linked.Embedding = []float32{1, 1}
+	unrelated, opposed := stored("mem_unrelated", "unrelated"), stored("mem_opposed", "opposed")
+	unrelated.Embedding, opposed.Embedding = []float32{1, -1}, []float32{-1, -1}
+	via := func(m Memory) Expansion {
+		return Expansion{Memory: m, Hop: 1, Via: "hit", Path: []string{"Memory:mem_hit", "Entity:e", "Memory:" + m.ID}}
+	}
 	tests := []struct {
 		name       string
 		vector     []Hit
+		fullText   []Hit
 		expansions []Expansion
 		seeded     []Expansion
 		want       []string
@@ -103,18 +112,38 @@ func TestRecallGraphSourcesAndFloor(t *testing.T) {
 				"mem_hit": {SourceVector}, "mem_linked": {SourceGraph}, "mem_session": {SourceSession},
 			},
 		},
+		{
+			// "thank you so much, have a nice day" and a note on 30-day
+			// terms: the word matches, the meaning does not.
+			name:     "a full-text hit below the vector floor lends its entities nothing",
+			vector:   []Hit{{hit, 0.1}},
+			fullText: []Hit{{hit, 2}},
+			seeded:   []Expansion{via(linked)},
+			want:     []string{"mem_hit"},
+		},
+		{
+			name:   "a neighbour unrelated to the question is not recalled through expansion",
+			vector: []Hit{{hit, 0.9}},
+			seeded: []Expansion{via(linked), via(unrelated), via(opposed)},
+			want:   []string{"mem_hit", "mem_linked"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := &fakeSearch{partition: 3, expansions: tt.expansions, seeded: tt.seeded}
 			f := searchFixture(t, recallConfig, fs)
-			f.store.vector = tt.vector
+			f.store.vector, f.store.fullText = tt.vector, tt.fullText
 			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", SessionID: "s1", K: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ids := idsOf(got.Memories); !slices.Equal(ids, tt.want) {
 				t.Fatalf("recalled %v, want %v", ids, tt.want)
+			}
+			for _, q := range fs.expandReqs {
+				if len(q.Seeds) > 0 && len(tt.vector) > 0 && tt.vector[0].Score < recallConfig.VectorFloor {
+					t.Errorf("expanded from seeds %v below the vector floor", q.Seeds)
+				}
 			}
 			for id, want := range tt.wantSrc {
 				for _, r := range got.Memories {

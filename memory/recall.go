@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"mneme/facts"
 	tok "mneme/tokens" // memory has a func tokens of its own (worth.go)
 )
 
@@ -20,6 +21,12 @@ type RecallConfig struct {
 	// VectorFloor is the cosine similarity a memory needs to count as
 	// relevant on the vector side alone.
 	VectorFloor float64
+	// ExpansionFloor is the cosine similarity to the question that a memory
+	// reached from a first hit's entities must exceed. It is lower than
+	// VectorFloor, as such a memory is recalled for its link to a relevant
+	// one (a handling note of the product a shipment names), but not for
+	// none: zero keeps out the neighbours unrelated to the question.
+	ExpansionFloor float64
 	// RRFK is the k of reciprocal rank fusion.
 	RRFK float64
 	// FullTextRelative is the share of the best full-text score a hit needs
@@ -331,16 +338,15 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 
 	ranked := s.rank(found, now)
 	st.Rank = lap()
-	if len(ranked) > 0 && s.graphOn() && s.recall.GraphSeeds > 0 {
+	if seeds := s.seeds(ranked); len(seeds) > 0 && s.graphOn() {
 		// The entities of the first hits lead to memories no source found.
-		seeds := make([]string, 0, s.recall.GraphSeeds)
-		for _, c := range ranked[:min(len(ranked), s.recall.GraphSeeds)] {
-			seeds = append(seeds, c.Memory.ID)
-		}
-		more, err := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: r.UserID, Seeds: seeds, Filters: filters, Limit: s.recall.Candidates})
+		q := filters
+		q.Embeddings = true
+		more, err := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: r.UserID, Seeds: seeds, Filters: q, Limit: s.recall.Candidates})
 		if err != nil {
 			return RecallResult{}, fmt.Errorf("graph expansion: %w", err)
 		}
+		more = s.relatedToQuery(more, query, r.Diversify)
 		if len(more) > 0 {
 			found.graph = append(found.graph, more...)
 			result.Search.Candidates.Graph = len(found.graph)
@@ -395,6 +401,41 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	st.Total = ms(time.Since(start))
 	s.record(ctx, p, r, result, now)
 	return result, nil
+}
+
+// seeds picks the first hits whose entities recall expands: the best
+// GraphSeeds of those that cleared the vector floor. A hit that only shares
+// a common word with the question (a full-text match on "day") lends its
+// neighbours nothing, as they would be recalled for that word alone.
+func (s *Service) seeds(ranked []Recalled) []string {
+	var out []string
+	for _, c := range ranked {
+		if len(out) == s.recall.GraphSeeds {
+			break
+		}
+		if e := c.Explain; e.VectorRank > 0 && e.VectorSimilarity >= s.recall.VectorFloor {
+			out = append(out, c.Memory.ID)
+		}
+	}
+	return out
+}
+
+// relatedToQuery keeps the memories reached from first hits whose own
+// similarity to the question is above the expansion floor: a neighbour is
+// recalled for being near a relevant memory, never while unrelated to the
+// question. Embeddings are kept only when diversity needs them.
+func (s *Service) relatedToQuery(xs []Expansion, query []float32, keepEmbeddings bool) []Expansion {
+	out := xs[:0]
+	for _, x := range xs {
+		if len(x.Memory.Embedding) == 0 || facts.Cosine(query, x.Memory.Embedding) <= s.recall.ExpansionFloor {
+			continue
+		}
+		if !keepEmbeddings {
+			x.Memory.Embedding = nil
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // found is what the candidate sources returned.

@@ -231,6 +231,11 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		// prefix keeps it apart from every agent id.
 		agent = "user:" + p.ID
 	}
+	if p.Kind == KindUser && agent != "user:"+p.ID {
+		// Nor may a user name an agent (or another user) as the author:
+		// the memory would be read back as that agent's own.
+		return Memory{}, ErrForbidden
+	}
 	switch {
 	case !validTenant(tenant):
 		return Memory{}, Invalid("tenant", "must be 1–64 letters, digits or -.:@")

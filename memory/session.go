@@ -55,7 +55,10 @@ const (
 // AppendRequest adds turns to a session.
 type AppendRequest struct {
 	UserID string `json:"user_id"`
-	Turns  []Turn `json:"turns"`
+	// AgentID, when given, must be the caller's own author id: a session's
+	// memories are written as whoever opened it.
+	AgentID string `json:"agent_id,omitempty"`
+	Turns   []Turn `json:"turns"`
 	// TTLSeconds sets how long the session lives after its last turn; 0
 	// keeps the session's or the configured default.
 	TTLSeconds int `json:"ttl_seconds,omitempty"`
@@ -98,7 +101,7 @@ func (s *Service) AppendTurns(ctx context.Context, p Principal, id string, r App
 		return Session{}, Invalid("turns", fmt.Sprintf("at most %d turns per request", MaxIngestTurns))
 	case r.TTLSeconds < 0 || time.Duration(r.TTLSeconds)*time.Second > MaxSessionTTL:
 		return Session{}, Invalid("ttl_seconds", fmt.Sprintf("must be between 0 and %d", int(MaxSessionTTL/time.Second)))
-	case p.Kind != KindAgent && p.Kind != KindUser:
+	case p.Kind != KindAgent && p.Kind != KindUser, !writesAsItself(p, r.AgentID):
 		return Session{}, ErrForbidden
 	}
 	for i, t := range r.Turns {

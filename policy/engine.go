@@ -87,6 +87,9 @@ type tenantState struct {
 	epoch       int64
 	grants      int64
 	grantLoaded bool
+	// settings is the grant revision the tenant's settings were loaded at.
+	settings       int64
+	settingsLoaded bool
 }
 
 // Engine evaluates the policy. It is safe for concurrent use.
@@ -131,7 +134,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	e.store = inmem.NewFromObjectWithOpts(
-		map[string]any{"grants": map[string]any{}},
+		map[string]any{"grants": map[string]any{}, "settings": map[string]any{}},
 		inmem.OptReturnASTValuesOnRead(true),
 	)
 	compiler := ast.NewCompiler().WithCapabilities(sandbox())

@@ -18,6 +18,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 	regofiles "mneme/rego"
 )
 
@@ -63,9 +64,16 @@ func TestDecisionTable(t *testing.T) {
 	}
 
 	e := newEngine(t, Options{})
-	for _, tc := range table.Cases {
+	for i, tc := range table.Cases {
 		t.Run(tc.Name, func(t *testing.T) {
 			setGrants(t, e, tc.Grants...)
+			var settings policyadmin.Settings
+			if tc.Settings != nil {
+				settings = *tc.Settings
+			}
+			if err := e.UseSettings(context.Background(), tc.Principal.Tenant, int64(i+1), settings); err != nil {
+				t.Fatal(err)
+			}
 			got, err := e.Decide(context.Background(), tc.Principal, tc.Action, tc.Resource, tc.Now)
 			if err != nil {
 				t.Fatal(err)

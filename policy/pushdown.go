@@ -123,6 +123,15 @@ func (pd *pushdown) setGrants(grants []memory.Grant) {
 	pd.expiries = expiries
 }
 
+// invalidate starts a new generation of cached filters, for a change of
+// data (tenant settings) that moves no grant expiry.
+func (pd *pushdown) invalidate() {
+	pd.mu.Lock()
+	defer pd.mu.Unlock()
+	pd.gen++
+	pd.cache = map[pushdownKey]pushdownEntry{}
+}
+
 // setTenantGrants starts a new generation of cached filters for new grants
 // of one tenant, keeping the other tenants' expiries.
 func (pd *pushdown) setTenantGrants(tenant string, grants []memory.Grant) {

@@ -273,8 +273,10 @@ type decisionCase struct {
 	Action    string           `json:"action"`
 	Resource  memory.Resource  `json:"resource"`
 	Grants    []memory.Grant   `json:"grants"`
-	Now       time.Time        `json:"now"`
-	Allow     bool             `json:"allow"`
+	// Settings, when present, are the principal's tenant's settings.
+	Settings *policyadmin.Settings `json:"settings,omitempty"`
+	Now      time.Time             `json:"now"`
+	Allow    bool                  `json:"allow"`
 	// Reasons, when present, must equal the decision's reasons.
 	Reasons []string `json:"reasons"`
 }
@@ -308,7 +310,11 @@ func (e *Engine) runDecisionTable(ctx context.Context, rev *Revision) (int, erro
 		if err != nil {
 			return 0, fmt.Errorf("policy: decision table %q: %w", tc.Name, err)
 		}
-		store := inmem.NewFromObjectWithOpts(map[string]any{"grants": grants}, inmem.OptReturnASTValuesOnRead(true))
+		settings, err := settingsValue(tc.Principal.Tenant, tc.Settings)
+		if err != nil {
+			return 0, fmt.Errorf("policy: decision table %q: %w", tc.Name, err)
+		}
+		store := inmem.NewFromObjectWithOpts(map[string]any{"grants": grants, "settings": settings}, inmem.OptReturnASTValuesOnRead(true))
 		rs, err := rego.New(
 			rego.Query(decideQuery),
 			rego.Compiler(rev.Compiler),
@@ -344,6 +350,14 @@ func grantsValue(grants []memory.Grant) (any, error) {
 		byTenant[g.Tenant][g.Grantee] = append(byTenant[g.Tenant][g.Grantee], g)
 	}
 	return astValue(byTenant)
+}
+
+// settingsValue files one tenant's settings as data.settings; nil is none.
+func settingsValue(tenant string, s *policyadmin.Settings) (any, error) {
+	if s == nil {
+		return astValue(map[string]any{})
+	}
+	return astValue(map[string]policyadmin.Settings{tenant: *s})
 }
 
 func astValue(v any) (any, error) {
@@ -414,6 +428,30 @@ func (e *Engine) UseGrants(ctx context.Context, tenant string, revision int64, g
 	}
 	e.update(tenant, func(st *tenantState) { st.grants, st.grantLoaded = revision, true })
 	e.log.InfoContext(ctx, "grants in force", "tenant", tenant, "revision", revision, "grants", len(grants))
+	return nil
+}
+
+// UseSettings replaces the policy settings of one tenant (data.settings),
+// unless the engine has them from a newer grant revision already. Cached
+// read filters are dropped, as the settings change what users read.
+func (e *Engine) UseSettings(ctx context.Context, tenant string, revision int64, settings policyadmin.Settings) error {
+	value, err := astValue(settings)
+	if err != nil {
+		return fmt.Errorf("policy: settings of %s: %w", tenant, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if st, ok := (*e.tenants.Load())[tenant]; ok && st.settingsLoaded && revision < st.settings {
+		return nil
+	}
+	if err := storage.WriteOne(ctx, e.store, storage.AddOp, storage.Path{"settings", tenant}, value); err != nil {
+		return fmt.Errorf("policy: settings of %s: %w", tenant, err)
+	}
+	for _, pd := range e.pushdowns() {
+		pd.invalidate()
+	}
+	e.update(tenant, func(st *tenantState) { st.settings, st.settingsLoaded = revision, true })
+	e.log.InfoContext(ctx, "settings in force", "tenant", tenant, "revision", revision, "user_max_sensitivity", settings.UserMaxSensitivity)
 	return nil
 }
 

@@ -33,6 +33,8 @@ type fakePolicies struct {
 	usedGrants [][]memory.Grant // the grants of each UseGrants
 	useErr     error
 
+	usedSettings []Settings // the settings of each UseSettings
+
 	announced *Revisions
 	busErr    error
 	published []Revisions
@@ -111,6 +113,21 @@ func (f *fakePolicies) UseGrants(_ context.Context, _ string, revision int64, gr
 		f.loaded = &Revisions{}
 	}
 	f.loaded.Grants = revision
+	return nil
+}
+
+func (f *fakePolicies) PutSettings(_ context.Context, _ string, st Settings) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.state.Settings = st
+	f.state.GrantRevision++
+	return nil
+}
+
+func (f *fakePolicies) UseSettings(_ context.Context, _ string, _ int64, st Settings) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.usedSettings = append(f.usedSettings, st)
 	return nil
 }
 

@@ -46,8 +46,10 @@ type PolicyState struct {
 	// Epoch counts activations (a rollback is one too), so it only grows
 	// while Active may go down.
 	Epoch int64 `json:"epoch"`
-	// GrantRevision counts changes to the tenant's grants.
+	// GrantRevision counts changes to the tenant's grants and settings.
 	GrantRevision int64 `json:"grant_revision"`
+	// Settings are the tenant's policy settings, loaded with its grants.
+	Settings Settings `json:"settings"`
 	// History lists the activated revisions, oldest first.
 	History     []int64    `json:"history"`
 	ActivatedAt *time.Time `json:"activated_at,omitempty"`

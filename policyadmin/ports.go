@@ -26,6 +26,9 @@ type PolicyStore interface {
 	// PolicyState returns the tenant's state; a tenant nobody changed has
 	// the zero state (revision 0, epoch 0, grant revision 0).
 	PolicyState(ctx context.Context, tenant string) (PolicyState, error)
+	// PutSettings replaces the tenant's settings and bumps its grant
+	// revision in the same transaction, so replicas reload them.
+	PutSettings(ctx context.Context, tenant string, s Settings) error
 }
 
 // PolicyEngine is what administration needs from the policy engine beyond
@@ -42,6 +45,9 @@ type PolicyEngine interface {
 	// UseGrants replaces the tenant's grants as of revision; an older
 	// revision than the loaded one is ignored.
 	UseGrants(ctx context.Context, tenant string, revision int64, grants []memory.Grant) error
+	// UseSettings replaces the tenant's settings as of grant revision; an
+	// older revision than the loaded one is ignored.
+	UseSettings(ctx context.Context, tenant string, revision int64, s Settings) error
 	// Loaded returns what the engine decides with for tenant; false when it
 	// has loaded nothing for it yet.
 	Loaded(tenant string) (Revisions, bool)

@@ -72,6 +72,11 @@ func (s *Service) reload(ctx context.Context, tenant string, announce bool) erro
 		}
 	}
 	if !ok || st.GrantRevision > loaded.Grants {
+		// Settings first: grants mark the revision loaded, so a failure
+		// here is retried on the next request.
+		if err := s.engine.UseSettings(ctx, tenant, st.GrantRevision, st.Settings); err != nil {
+			return err
+		}
 		grants, err := s.grants.ListGrants(ctx, tenant)
 		if err != nil {
 			return fmt.Errorf("grants: %w", err)

@@ -11,7 +11,7 @@
 #   context:   {now: RFC 3339 instant}; policies never read the clock.
 #
 # Data: data.grants, sharing grants keyed by tenant and grantee (see
-# grants.rego).
+# grants.rego); data.settings, each tenant's settings (see settings.rego).
 #
 # Output: allow (boolean, default false) and reasons (a set of strings saying
 # why, or why not). The readable scope is in scope.rego.
@@ -112,10 +112,13 @@ permits contains sprintf("grant %s from %s", [g.id, g.source]) if {
 # End users see and delete what is about them, and tell Mneme about
 # themselves: profile and episodic memories only.
 
+# Up to the tenant's ceiling only: above it are the company's notes about
+# them (costs, risk flags), which admins read and the agents that wrote them.
 permits contains "user reads memories about themselves" if {
 	input.principal.kind == "user"
 	input.action == "read"
 	input.resource.user_id == input.principal.id
+	rank_at_most(input.resource.sensitivity, user_max_sensitivity)
 }
 
 permits contains "user deletes memories about themselves" if {
@@ -135,10 +138,13 @@ permits contains "user confirms memories about themselves" if {
 
 user_writable_types := {"profile", "episodic"}
 
+# A user writes as "user:<id>" and never as an agent: a memory an end user
+# could attribute to support-bot would be read back as support-bot's own.
 permits contains "user writes a memory about themselves" if {
 	input.principal.kind == "user"
 	input.action == "write"
 	input.resource.user_id == input.principal.id
+	input.resource.agent_id == concat("", ["user:", input.principal.id])
 	input.resource.type in user_writable_types
 }
 

@@ -37,6 +37,11 @@ in_put(p, action, r) := {"principal": p, "action": action, "resource": r, "conte
 
 allowed(p, action, r) if authz.allow with input as in_put(p, action, r) with data.grants as {}
 
+# allowed_with decides with tenant settings (see settings.rego).
+allowed_with(settings, p, action, r) if {
+	authz.allow with input as in_put(p, action, r) with data.grants as {} with data.settings as settings
+}
+
 reasons(p, action, r) := rs if {
 	rs := authz.reasons with input as in_put(p, action, r) with data.grants as {}
 }
@@ -121,7 +126,46 @@ test_agent_does_not_manage if not allowed(agent, "manage", {"tenant": "acme"})
 # End users.
 
 test_user_reads_memories_about_themselves if {
-	allowed(user, "read", mem({"agent_id": "any-bot", "sensitivity": "restricted"}))
+	allowed(user, "read", mem({"agent_id": "any-bot", "sensitivity": "internal"}))
+	allowed(user, "read", mem({"agent_id": "any-bot", "sensitivity": "public"}))
+}
+
+# The ceiling: by default users read up to internal; what is above is read by
+# admins and by the agents that wrote it.
+test_user_does_not_read_above_the_default_ceiling if {
+	not allowed(user, "read", mem({"sensitivity": "confidential"}))
+	not allowed(user, "read", mem({"sensitivity": "restricted"}))
+	reasons(user, "read", mem({"sensitivity": "confidential"})) == {"no rule permits user read"}
+	allowed(admin, "read", mem({"sensitivity": "confidential"}))
+	allowed(agent, "read", mem({"sensitivity": "confidential"}))
+}
+
+test_user_ceiling_is_a_tenant_setting if {
+	s := {"acme": {"user_max_sensitivity": "confidential"}}
+	allowed_with(s, user, "read", mem({"sensitivity": "confidential"}))
+	not allowed_with(s, user, "read", mem({"sensitivity": "restricted"}))
+	allowed_with({"acme": {"user_max_sensitivity": "restricted"}}, user, "read", mem({"sensitivity": "restricted"}))
+}
+
+test_user_ceiling_can_be_lowered if {
+	s := {"acme": {"user_max_sensitivity": "public"}}
+	allowed_with(s, user, "read", mem({"sensitivity": "public"}))
+	not allowed_with(s, user, "read", mem({"sensitivity": "internal"}))
+}
+
+test_user_ceiling_of_another_tenant_does_not_apply if {
+	not allowed_with({"globex": {"user_max_sensitivity": "restricted"}}, user, "read", mem({"sensitivity": "confidential"}))
+}
+
+test_user_ceiling_unknown_reads_nothing if {
+	s := {"acme": {"user_max_sensitivity": "secret"}}
+	not allowed_with(s, user, "read", mem({"sensitivity": "public"}))
+}
+
+test_user_ceiling_does_not_bind_admins_or_agents if {
+	s := {"acme": {"user_max_sensitivity": "public"}}
+	allowed_with(s, admin, "read", mem({"sensitivity": "restricted"}))
+	allowed_with(s, agent, "read", mem({"sensitivity": "restricted"}))
 }
 
 test_user_does_not_read_memories_about_others if not allowed(user, "read", mem({"user_id": "u2"}))
@@ -131,16 +175,32 @@ test_user_deletes_memories_about_themselves if allowed(user, "delete", mem({}))
 test_user_does_not_delete_memories_about_others if not allowed(user, "delete", mem({"user_id": "u2"}))
 
 test_user_writes_profile_and_episodic_about_themselves if {
-	allowed(user, "write", mem({"type": "profile"}))
-	allowed(user, "write", mem({"type": "episodic"}))
+	allowed(user, "write", mem({"type": "profile", "agent_id": "user:u1"}))
+	allowed(user, "write", mem({"type": "episodic", "agent_id": "user:u1"}))
 }
 
 test_user_does_not_write_semantic_or_procedural if {
-	not allowed(user, "write", mem({"type": "semantic"}))
-	not allowed(user, "write", mem({"type": "procedural"}))
+	not allowed(user, "write", mem({"type": "semantic", "agent_id": "user:u1"}))
+	not allowed(user, "write", mem({"type": "procedural", "agent_id": "user:u1"}))
 }
 
-test_user_does_not_write_about_others if not allowed(user, "write", mem({"user_id": "u2", "type": "profile"}))
+test_user_does_not_write_about_others if not allowed(user, "write", mem({"user_id": "u2", "type": "profile", "agent_id": "user:u1"}))
+
+# No impersonation: a user writes only as "user:<its id>".
+test_user_does_not_write_as_an_agent if {
+	not allowed(user, "write", mem({"type": "profile", "agent_id": "support-bot"}))
+	not allowed(user, "write", mem({"type": "episodic", "agent_id": "order-bot"}))
+	reasons(user, "write", mem({"type": "profile", "agent_id": "support-bot"})) == {"no rule permits user write"}
+}
+
+test_user_does_not_write_as_another_user if not allowed(user, "write", mem({"type": "profile", "agent_id": "user:u2"}))
+
+test_user_does_not_write_without_author if {
+	not allowed(user, "write", mem({"type": "profile", "agent_id": ""}))
+	not allowed(user, "write", object.remove(mem({"type": "profile"}), ["agent_id"]))
+	not allowed(user, "write", mem({"type": "profile", "agent_id": "user:"}))
+	not allowed(user, "write", mem({"type": "profile", "agent_id": "u1"}))
+}
 
 test_user_does_not_manage if not allowed(user, "manage", {"tenant": "acme"})
 

@@ -57,8 +57,9 @@ clauses contains c if {
 	c := grant_clause(g)
 }
 
-clauses contains {"user_id": input.principal.id, "max_sensitivity": top_sensitivity} if {
+clauses contains {"user_id": input.principal.id, "max_sensitivity": user_max_sensitivity} if {
 	input.principal.kind == "user"
+	is_number(ranks[user_max_sensitivity])
 }
 
 clauses contains {"types": sort(caps.types), "max_sensitivity": caps.max_sensitivity} if {

@@ -12,6 +12,16 @@ scope_of(p, user_id, grants) := s if {
 	s := authz.scope with input as req with data.grants as filed(grants)
 }
 
+scope_with(p, user_id, settings) := s if {
+	req := {
+		"principal": p,
+		"action": "read",
+		"resource": {"tenant": p.tenant, "user_id": user_id},
+		"context": {"now": now},
+	}
+	s := authz.scope with input as req with data.grants as {} with data.settings as settings
+}
+
 test_scope_admin if {
 	scope_of(admin, "", []) == {{"max_sensitivity": "restricted"}}
 	scope_of(admin, "u1", []) == {{"user_id": "u1", "max_sensitivity": "restricted"}}
@@ -47,9 +57,24 @@ test_scope_skips_grants_that_share_nothing if {
 }
 
 test_scope_user if {
-	scope_of(user, "", []) == {{"user_id": "u1", "max_sensitivity": "restricted"}}
-	scope_of(user, "u1", []) == {{"user_id": "u1", "max_sensitivity": "restricted"}}
+	scope_of(user, "", []) == {{"user_id": "u1", "max_sensitivity": "internal"}}
+	scope_of(user, "u1", []) == {{"user_id": "u1", "max_sensitivity": "internal"}}
 	scope_of(user, "u2", []) == set()
+}
+
+test_scope_user_ceiling_from_settings if {
+	scope_with(user, "u1", {"acme": {"user_max_sensitivity": "confidential"}}) == {{"user_id": "u1", "max_sensitivity": "confidential"}}
+	scope_with(user, "", {"acme": {"user_max_sensitivity": "public"}}) == {{"user_id": "u1", "max_sensitivity": "public"}}
+	scope_with(user, "", {"globex": {"user_max_sensitivity": "restricted"}}) == {{"user_id": "u1", "max_sensitivity": "internal"}}
+}
+
+# An unknown ceiling gives no clause, as allow permits nothing then.
+test_scope_user_unknown_ceiling_is_empty if scope_with(user, "", {"acme": {"user_max_sensitivity": "secret"}}) == set()
+
+test_scope_admin_and_agent_ignore_user_ceiling if {
+	s := {"acme": {"user_max_sensitivity": "public"}}
+	scope_with(admin, "", s) == {{"max_sensitivity": "restricted"}}
+	scope_with(agent, "", s) == {{"agent_ids": ["order-bot"], "max_sensitivity": "restricted"}}
 }
 
 test_scope_analyst if {

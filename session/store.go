@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -270,6 +271,30 @@ func (s *Store) Finish(ctx context.Context, tenant, id string) error {
 		return unavailable(err)
 	}
 	return nil
+}
+
+// UserSessions returns the user's open (or closing) sessions with their
+// turns, by id; sessions whose data has lapsed are skipped.
+func (s *Store) UserSessions(ctx context.Context, tenant, userID string) ([]memory.Session, error) {
+	ids, err := s.rdb.SMembers(ctx, userKey(tenant, userID)).Result()
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	slices.Sort(ids)
+	out := []memory.Session{}
+	for _, id := range ids {
+		sess, err := s.Get(ctx, tenant, id)
+		if errors.Is(err, memory.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sess.UserID == userID {
+			out = append(out, sess)
+		}
+	}
+	return out, nil
 }
 
 // Place implements memory.Eraser.

@@ -13,6 +13,7 @@ import (
 	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/policy"
+	"mneme/policyadmin"
 )
 
 var (
@@ -43,20 +44,28 @@ var (
 	statuses      = []string{memory.StatusActive, memory.StatusActive, memory.StatusCandidate, memory.StatusArchived}
 )
 
-// world is one round: two tenants with their memories and grants.
+// world is one round: two tenants with their memories, grants and
+// settings.
 type world struct {
 	tenants  []string
 	memories []memory.Memory
 	grants   []memory.Grant
+	settings map[string]policyadmin.Settings
 }
 
+// ceilings are the end users' ceilings a tenant may set: none (the
+// default), every level, and one policy does not know, which must fail
+// closed.
+var ceilings = append([]string{"", ""}, append(slices.Clone(memory.Sensitivities), "secret")...)
+
 func genWorld(t *testing.T, rng *rand.Rand, now time.Time) world {
-	w := world{tenants: []string{testenv.Tenant(t), testenv.Tenant(t)}}
+	w := world{tenants: []string{testenv.Tenant(t), testenv.Tenant(t)}, settings: map[string]policyadmin.Settings{}}
 	vec := make([]float32, testenv.EmbeddingDimension)
 	for i := range vec {
 		vec[i] = 1
 	}
 	for _, tenant := range w.tenants {
+		w.settings[tenant] = policyadmin.Settings{UserMaxSensitivity: pick(rng, ceilings...)}
 		for i := range 40 + rng.IntN(40) {
 			at := now.Add(-time.Duration(i+1) * time.Minute).Truncate(time.Millisecond)
 			m := memory.Memory{
@@ -96,8 +105,8 @@ func genWorld(t *testing.T, rng *rand.Rand, now time.Time) world {
 }
 
 // principals returns who reads in a round: every agent and user of both
-// tenants, an admin, analysts by role, and principals policy knows nothing
-// about.
+// tenants (users under their tenant's ceiling), an admin, analysts by role,
+// and principals policy knows nothing about.
 func principals(w world) []memory.Principal {
 	var out []memory.Principal
 	for _, tenant := range w.tenants {
@@ -122,7 +131,8 @@ func principals(w world) []memory.Principal {
 // Neo4j and checks, for every principal and requested user, that listing,
 // vector search and full-text search under the policy's read scope return
 // exactly the memories Decide lets the principal read (active ones for the
-// searches), neither more nor fewer.
+// searches), neither more nor fewer, under randomized grants and tenant
+// settings; and that listing under scope.rego's clauses agrees.
 func TestPushedDownQueriesMatchDecisions(t *testing.T) {
 	driver := testenv.Neo4j(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -155,6 +165,11 @@ func TestPushedDownQueriesMatchDecisions(t *testing.T) {
 		}
 		if err := engine.SetGrants(ctx, w.grants); err != nil {
 			t.Fatal(err)
+		}
+		for _, tenant := range w.tenants {
+			if err := engine.UseSettings(ctx, tenant, int64(round+1), w.settings[tenant]); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, p := range principals(w) {
 			readable := map[string]memory.Memory{}
@@ -193,6 +208,17 @@ func TestPushedDownQueriesMatchDecisions(t *testing.T) {
 					t.Fatalf("%s: ListMemories: %v", name, err)
 				}
 				check(t, name+": list", ids(listed), want, w, p)
+				// The hand-written scope of scope.rego is the other
+				// enforcement point: it must agree too.
+				clauses, err := engine.ClauseScope(ctx, p, userID, now)
+				if err != nil {
+					t.Fatalf("%s: ClauseScope: %v", name, err)
+				}
+				byClauses, err := store.ListMemories(ctx, clauses, memory.ListQuery{UserID: userID, Limit: 500})
+				if err != nil {
+					t.Fatalf("%s: ListMemories by clauses: %v", name, err)
+				}
+				check(t, name+": list by scope.rego clauses", ids(byClauses), want, w, p)
 				if userID == "" {
 					continue
 				}
@@ -241,7 +267,7 @@ func check(t *testing.T, name string, got, want []string, w world, p memory.Prin
 			t.Errorf("%s: misses %+v, which policy allows", name, memory.ResourceOf(byID[id]))
 		}
 	}
-	t.Logf("grants: %+v", w.grants)
+	t.Logf("grants: %+v; settings: %+v", w.grants, w.settings)
 }
 
 func ids(ms []memory.Memory) []string {

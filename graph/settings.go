@@ -1,0 +1,25 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/policyadmin"
+)
+
+// PutSettings replaces the tenant's policy settings; an empty field removes
+// the setting (the policy's default applies).
+func (s *Store) PutSettings(ctx context.Context, tenant string, st policyadmin.Settings) error {
+	var ceiling any
+	if st.UserMaxSensitivity != "" {
+		ceiling = st.UserMaxSensitivity
+	}
+	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, cypherPutSettings, map[string]any{"tenant": tenant, "user_max_sensitivity": ceiling})
+	})
+}
+
+func decodeSettings(p map[string]any) policyadmin.Settings {
+	return policyadmin.Settings{UserMaxSensitivity: str(p["user_max_sensitivity"])}
+}

@@ -1,0 +1,48 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"mneme/memory"
+	"mneme/policyadmin"
+)
+
+// Who may see what: the tenant's policy settings and data-subject exports,
+// both for the admins of the caller's tenant.
+
+func (a *api) getSettings(c *gin.Context) error {
+	s, err := a.admin.TenantSettings(c.Request.Context(), principalOf(c))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, s)
+	return nil
+}
+
+func (a *api) putSettings(c *gin.Context) error {
+	var req policyadmin.Settings
+	if err := a.bind(c, &req); err != nil {
+		return err
+	}
+	s, err := a.admin.PutSettings(c.Request.Context(), principalOf(c), req)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, s)
+	return nil
+}
+
+// exportUser answers everything held about one user in one document.
+func (a *api) exportUser(c *gin.Context) error {
+	if a.export == nil {
+		return memory.ErrUnavailable
+	}
+	doc, err := a.export.User(c.Request.Context(), principalOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, doc)
+	return nil
+}
