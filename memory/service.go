@@ -67,6 +67,9 @@ type Options struct {
 	// RecallLog reads that log back for admins.
 	Recorder  RecallRecorder
 	RecallLog RecallLogReader
+
+	// Quota admits writes against the tenant's quotas; nil admits all.
+	Quota Quota
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -97,6 +100,8 @@ type Service struct {
 	recorder    RecallRecorder
 	recallLog   RecallLogReader
 	partitions  partitionCache
+
+	quota Quota
 }
 
 // NewService returns a Service, or an error naming every required
@@ -114,6 +119,7 @@ func NewService(opts Options) (*Service, error) {
 		write:       opts.Write.withDefaults(),
 		queue:       opts.Queue,
 		searchStore: opts.Search, recorder: opts.Recorder, recallLog: opts.RecallLog,
+		quota: opts.Quota,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -471,6 +477,10 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 		return Memory{}, err
 	}
 	if _, err := s.guard(ctx, p, &next, now); err != nil {
+		return Memory{}, err
+	}
+	// A new version is stored beside the old one: it counts.
+	if err := s.admit(ctx, prev.Tenant, []Memory{next}); err != nil {
 		return Memory{}, err
 	}
 	if err := s.embedInto(ctx, &next); err != nil {
