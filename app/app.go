@@ -27,6 +27,8 @@ import (
 	"mneme/policyadmin"
 	"mneme/policysync"
 	"mneme/queue"
+	"mneme/quota"
+	"mneme/ratelimit"
 	"mneme/session"
 )
 
@@ -73,8 +75,16 @@ type App struct {
 	// runs, unless the configuration turned them off.
 	Queue        *queue.Queue
 	QueueWorkers *queue.Pool
-	cfg          Config
-	log          *slog.Logger
+
+	// Tokens verifies JWT bearer tokens, nil when they are off; Limiter
+	// rate-limits callers and Quota holds tenants to their quotas, each
+	// nil when off.
+	Tokens  *identity.JWTVerifier
+	Limiter *ratelimit.Limiter
+	Quota   *quota.Tracker
+
+	cfg Config
+	log *slog.Logger
 	// tool marks an App of a short-lived command: its Run leaves the
 	// deployment's shared jobs (queue, session expiry, janitor) to memoryd.
 	tool bool
@@ -163,6 +173,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Identity, err = identity.New(identity.Options{Keys: store}); err != nil {
 		return nil, err
 	}
+	a.Limiter = cfg.Limits.limiter(a.Redis)
+	a.Quota = cfg.Limits.quota(store, log)
+	if a.Tokens, err = cfg.OIDC.jwtVerifier(log); err != nil {
+		return nil, err
+	}
+	var quotaPort memory.Quota // a nil *quota.Tracker must stay a nil interface
+	if a.Quota != nil {
+		quotaPort = a.Quota
+	}
 	a.Service, err = memory.NewService(memory.Options{
 		Store: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
@@ -171,6 +190,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Extract:  extract.New(cfg.Extract, log, nil),
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
+		Quota:    quotaPort,
 	})
 	if err != nil {
 		return nil, err
@@ -196,9 +216,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := a.Admin.ReloadGrants(startCtx); err != nil {
 		return nil, err
 	}
-	if a.Handler, err = handlers.New(handlers.Options{
+	hopts := handlers.Options{
 		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
-	}); err != nil {
+	}
+	// Interfaces stay nil for parts that are off.
+	if a.Tokens != nil {
+		hopts.Tokens = a.Tokens
+	}
+	if a.Limiter != nil {
+		hopts.Limiter = a.Limiter
+	}
+	if a.Handler, err = handlers.New(hopts); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -246,6 +274,7 @@ func (a *App) listenPolicy(ctx context.Context) error {
 // Close releases the connections; it is safe on a partly built App. Call it
 // after Run has returned (or when Run never ran).
 func (a *App) Close(ctx context.Context) {
+	a.closeTokens(ctx)
 	if a.Redis != nil {
 		_ = a.Redis.Close()
 	}

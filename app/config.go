@@ -49,6 +49,11 @@ type Config struct {
 	Log     LogConfig
 	// Seed loads the demo dataset at start-up.
 	Seed bool
+
+	// OIDC accepts JWT bearer tokens of one issuer besides API keys;
+	// Limits are the per-caller rate limit and the per-tenant quotas.
+	OIDC   OIDCConfig
+	Limits LimitsConfig
 }
 
 // ServerConfig is the HTTP server's part.
@@ -149,6 +154,9 @@ func Defaults() Config {
 		Policy:    PolicyConfig{Timeout: 200 * time.Millisecond},
 		Extract:   extract.LLMConfig{Timeout: extract.DefaultLLMTimeout},
 		Log:       LogConfig{Level: slog.LevelInfo},
+
+		OIDC:   defaultOIDC(),
+		Limits: defaultLimits(),
 	}
 }
 
@@ -229,6 +237,9 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	// MNEME_SEED turns seeding on only with "1" or "true".
 	b.bind(&lenientBool{v: &cfg.Seed, env: func(s string) bool { return s == "1" || strings.EqualFold(s, "true") }},
 		"seed", "MNEME_SEED", "load the demo dataset at start-up")
+
+	oidcFlags(b, &cfg.OIDC)
+	limitsFlags(b, &cfg.Limits)
 
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -331,6 +342,9 @@ func (c Config) Validate() error {
 	if c.Extract.Timeout <= 0 {
 		bad("MNEME_EXTRACT_LLM_TIMEOUT: %s must be positive", c.Extract.Timeout)
 	}
+
+	errs = append(errs, c.OIDC.validate()...)
+	errs = append(errs, c.Limits.validate()...)
 	return errors.Join(errs...)
 }
 

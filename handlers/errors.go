@@ -3,11 +3,13 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"mneme/memory"
 	"mneme/policyadmin"
+	"mneme/ratelimit"
 )
 
 // Transport-level errors; domain errors come from memory and policyadmin.
@@ -43,6 +45,10 @@ func (a *api) fail(c *gin.Context, err error) {
 	} else {
 		a.log.InfoContext(ctx, "request rejected", "status", status, "code", code, "err", err)
 	}
+	var limited *ratelimit.LimitedError
+	if errors.As(err, &limited) {
+		c.Header("Retry-After", strconv.Itoa(limited.RetryAfterSeconds()))
+	}
 	c.AbortWithStatusJSON(status, errorBody{Code: code, Message: msg, RequestID: requestIDOf(c)})
 }
 
@@ -51,7 +57,15 @@ func classify(err error) (status int, code, msg string) {
 	var bad *badRequest
 	var rejected *policyadmin.PolicyRejectedError
 	var guarded *memory.GuardError
+	var limited *ratelimit.LimitedError
+	var quota *memory.QuotaError
 	switch {
+	case errors.As(err, &limited):
+		return http.StatusTooManyRequests, "rate_limited", "too many requests: retry after the seconds in Retry-After"
+	case errors.As(err, &quota):
+		// 403, not 429: a quota does not refill with time, so a client
+		// must not retry; not 413: the request itself may be small.
+		return http.StatusForbidden, "quota_exceeded", quota.Error()
 	case errors.As(err, &rejected):
 		return http.StatusUnprocessableEntity, rejected.Code, "policy rejected: " + rejected.Error()
 	case errors.Is(err, memory.ErrNotConfigured):

@@ -40,6 +40,11 @@ type Options struct {
 	Ready func(ctx context.Context) error
 	// MaxBody caps request bodies in bytes (default DefaultMaxBody).
 	MaxBody int64
+
+	// Tokens verifies JWT bearer tokens; nil accepts API keys only.
+	Tokens TokenVerifier
+	// Limiter rate-limits each caller; nil limits nobody.
+	Limiter RateLimiter
 }
 
 // api holds what the handlers share.
@@ -50,6 +55,9 @@ type api struct {
 	log     *slog.Logger
 	ready   func(ctx context.Context) error
 	maxBody int64
+
+	tokens  TokenVerifier
+	limiter RateLimiter
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -72,6 +80,7 @@ func New(opts Options) (http.Handler, error) {
 	a := &api{
 		svc: opts.Service, admin: opts.Admin, ident: opts.Identity,
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
+		tokens: opts.Tokens, limiter: opts.Limiter,
 	}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -93,7 +102,7 @@ func New(opts Options) (http.Handler, error) {
 	r.GET("/readyz", a.readyz)
 	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", OpenAPI) })
 
-	v1 := r.Group("/v1", a.authenticate)
+	v1 := r.Group("/v1", a.authenticate, a.rateLimit)
 	v1.POST("/memories", a.handle(a.createMemories))
 	v1.GET("/memories", a.handle(a.listMemories))
 	v1.GET("/memories/:id", a.handle(a.getMemory))
