@@ -2,18 +2,12 @@ package identity_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,126 +17,15 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwt"
 
 	"mneme/identity"
+	"mneme/internal/testidp"
 	"mneme/memory"
 )
 
-// Issuer is a test identity provider: keys generated in the test, their
-// public halves served as a JWKS that can be rotated.
-type Issuer struct {
-	t      testing.TB
-	URL    string // issuer and JWKS server root
-	mu     sync.Mutex
-	keys   map[string]jwk.Key // kid → private key
-	served []string           // kids published
-	hits   int
-}
-
-const (
-	testIssuer   = "https://idp.example"
-	testAudience = "mneme"
-)
-
-// NewIssuer starts a JWKS server publishing one RSA and one EC key.
-func NewIssuer(t testing.TB) *Issuer {
-	t.Helper()
-	is := &Issuer{t: t, keys: map[string]jwk.Key{}}
-	is.AddKey("rsa-1", jwa.RS256())
-	is.AddKey("ec-1", jwa.ES256())
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		is.mu.Lock()
-		defer is.mu.Unlock()
-		is.hits++
-		set := jwk.NewSet()
-		for _, kid := range is.served {
-			pub, err := is.keys[kid].PublicKey()
-			if err != nil {
-				t.Errorf("public key: %v", err)
-			}
-			_ = set.AddKey(pub)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(set)
-	}))
-	t.Cleanup(srv.Close)
-	is.URL = srv.URL
-	return is
-}
-
-// AddKey generates a key and publishes it.
-func (is *Issuer) AddKey(kid string, alg jwa.SignatureAlgorithm) {
-	is.t.Helper()
-	var raw any
-	var err error
-	if alg == jwa.ES256() {
-		raw, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	} else {
-		raw, err = rsa.GenerateKey(rand.Reader, 2048)
-	}
-	if err != nil {
-		is.t.Fatal(err)
-	}
-	key, err := jwk.Import(raw)
-	if err != nil {
-		is.t.Fatal(err)
-	}
-	_ = key.Set(jwk.KeyIDKey, kid)
-	_ = key.Set(jwk.AlgorithmKey, alg)
-	is.mu.Lock()
-	defer is.mu.Unlock()
-	is.keys[kid] = key
-	is.served = append(is.served, kid)
-}
-
-// Unpublish stops serving kid; the key can still sign.
-func (is *Issuer) Unpublish(kid string) {
-	is.mu.Lock()
-	defer is.mu.Unlock()
-	is.served = slices.DeleteFunc(is.served, func(k string) bool { return k == kid })
-}
-
-// Claims are a token's claims beyond the defaults Sign sets.
-type Claims map[string]any
-
-// Sign returns a token signed by kid, with iss, aud, sub, tenant, kind and
-// a one-hour exp unless claims override them (a nil value removes one).
-func (is *Issuer) Sign(kid string, claims Claims) string {
-	is.t.Helper()
-	now := time.Now()
-	all := Claims{
-		"iss": testIssuer, "aud": testAudience, "sub": "support-bot", "tenant": "acme", "kind": "agent",
-		"exp": now.Add(time.Hour).Unix(), "iat": now.Unix(),
-	}
-	for k, v := range claims {
-		all[k] = v
-	}
-	tok := jwt.New()
-	for k, v := range all {
-		if v == nil {
-			continue
-		}
-		if k == "exp" || k == "iat" || k == "nbf" {
-			v = time.Unix(v.(int64), 0)
-		}
-		if err := tok.Set(k, v); err != nil {
-			is.t.Fatalf("set %s: %v", k, err)
-		}
-	}
-	is.mu.Lock()
-	key := is.keys[kid]
-	is.mu.Unlock()
-	alg, _ := key.Algorithm()
-	signed, err := jwt.Sign(tok, jwt.WithKey(alg, key))
-	if err != nil {
-		is.t.Fatalf("sign: %v", err)
-	}
-	return string(signed)
-}
-
-// Verifier returns a verifier of this issuer's tokens.
-func (is *Issuer) Verifier(t testing.TB, refetch time.Duration) *identity.JWTVerifier {
+// verifier returns a verifier of is's tokens.
+func verifier(t testing.TB, is *testidp.Issuer, refetch time.Duration) *identity.JWTVerifier {
 	t.Helper()
 	v, err := identity.NewJWTVerifier(identity.JWTConfig{
-		Issuer: testIssuer, JWKSURL: is.URL, Audience: testAudience,
+		Issuer: testidp.IssuerName, JWKSURL: is.URL, Audience: testidp.Audience,
 		Claims:  identity.ClaimMapping{Tenant: "tenant", Kind: "kind", Roles: "roles"},
 		Skew:    5 * time.Second,
 		Refetch: refetch,
@@ -157,13 +40,13 @@ func (is *Issuer) Verifier(t testing.TB, refetch time.Duration) *identity.JWTVer
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 func TestJWTVerify(t *testing.T) {
-	is := NewIssuer(t)
-	v := is.Verifier(t, time.Millisecond)
+	is := testidp.New(t)
+	v := verifier(t, is, time.Millisecond)
 	ctx := context.Background()
 
 	t.Run("valid", func(t *testing.T) {
 		for _, kid := range []string{"rsa-1", "ec-1"} {
-			p, err := v.Verify(ctx, is.Sign(kid, Claims{"roles": []string{"support", "tier1"}}))
+			p, err := v.Verify(ctx, is.Sign(kid, testidp.Claims{"roles": []string{"support", "tier1"}}))
 			if err != nil {
 				t.Fatalf("%s: %v", kid, err)
 			}
@@ -175,17 +58,16 @@ func TestJWTVerify(t *testing.T) {
 	})
 
 	// A token signed by a key the issuer never published.
-	stranger := NewIssuer(t)
+	stranger := testidp.New(t)
 	stranger.AddKey("rsa-9", jwa.RS256())
 	// An HMAC token keyed with the RSA public key's JWK: the classic
 	// algorithm confusion.
-	pub, _ := is.keys["rsa-1"].PublicKey()
-	pubJSON, _ := json.Marshal(pub)
+	pubJSON := is.PublicJWK("rsa-1")
 	hmacKey, _ := jwk.Import(pubJSON)
 	_ = hmacKey.Set(jwk.KeyIDKey, "rsa-1")
 	hsTok := jwt.New()
-	_ = hsTok.Set("iss", testIssuer)
-	_ = hsTok.Set("aud", testAudience)
+	_ = hsTok.Set("iss", testidp.IssuerName)
+	_ = hsTok.Set("aud", testidp.Audience)
 	_ = hsTok.Set("sub", "x")
 	_ = hsTok.Set("tenant", "acme")
 	_ = hsTok.Set("kind", "admin")
@@ -195,17 +77,17 @@ func TestJWTVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	valid := is.Sign("rsa-1", nil)
-	payload := b64(`{"iss":"` + testIssuer + `","aud":"` + testAudience + `","sub":"x","tenant":"acme","kind":"admin","exp":` +
+	payload := b64(`{"iss":"` + testidp.IssuerName + `","aud":"` + testidp.Audience + `","sub":"x","tenant":"acme","kind":"admin","exp":` +
 		jsonNumber(time.Now().Add(time.Hour).Unix()) + `}`)
 
 	bad := []struct {
 		name, token string
 	}{
-		{"expired", is.Sign("rsa-1", Claims{"exp": time.Now().Add(-time.Minute).Unix()})},
-		{"not yet valid", is.Sign("rsa-1", Claims{"nbf": time.Now().Add(time.Minute).Unix()})},
-		{"no expiry", is.Sign("rsa-1", Claims{"exp": nil})},
-		{"wrong audience", is.Sign("rsa-1", Claims{"aud": "someone-else"})},
-		{"wrong issuer", is.Sign("rsa-1", Claims{"iss": "https://evil.example"})},
+		{"expired", is.Sign("rsa-1", testidp.Claims{"exp": time.Now().Add(-time.Minute).Unix()})},
+		{"not yet valid", is.Sign("rsa-1", testidp.Claims{"nbf": time.Now().Add(time.Minute).Unix()})},
+		{"no expiry", is.Sign("rsa-1", testidp.Claims{"exp": nil})},
+		{"wrong audience", is.Sign("rsa-1", testidp.Claims{"aud": "someone-else"})},
+		{"wrong issuer", is.Sign("rsa-1", testidp.Claims{"iss": "https://evil.example"})},
 		{"unsigned", b64(`{"alg":"none","kid":"rsa-1"}`) + "." + payload + "."},
 		{"unsigned without kid", b64(`{"alg":"none"}`) + "." + payload + "."},
 		{"hmac with the public key", string(hs)},
@@ -214,9 +96,9 @@ func TestJWTVerify(t *testing.T) {
 		{"tampered payload", valid[:len(valid)/2] + "A" + valid[len(valid)/2+1:]},
 		{"malformed", "eyJhbGciOiJSUzI1NiJ9.not-json.sig"},
 		{"two parts", "eyJhbGciOiJSUzI1NiJ9.e30"},
-		{"bad tenant", is.Sign("rsa-1", Claims{"tenant": "a_b"})},
-		{"unknown kind", is.Sign("rsa-1", Claims{"kind": "root"})},
-		{"no subject", is.Sign("rsa-1", Claims{"sub": nil})},
+		{"bad tenant", is.Sign("rsa-1", testidp.Claims{"tenant": "a_b"})},
+		{"unknown kind", is.Sign("rsa-1", testidp.Claims{"kind": "root"})},
+		{"no subject", is.Sign("rsa-1", testidp.Claims{"sub": nil})},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
@@ -235,8 +117,8 @@ func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // at its first token; a key withdrawn is refused once the set is fetched
 // again.
 func TestJWTKeyRotation(t *testing.T) {
-	is := NewIssuer(t)
-	v := is.Verifier(t, time.Millisecond)
+	is := testidp.New(t)
+	v := verifier(t, is, time.Millisecond)
 	ctx := context.Background()
 	if _, err := v.Verify(ctx, is.Sign("rsa-1", nil)); err != nil {
 		t.Fatalf("before rotation: %v", err)
@@ -255,25 +137,21 @@ func TestJWTKeyRotation(t *testing.T) {
 // TestJWTRefetchIsThrottled: tokens naming unknown keys fetch the key set
 // at most once per Refetch.
 func TestJWTRefetchIsThrottled(t *testing.T) {
-	is := NewIssuer(t)
-	v := is.Verifier(t, time.Hour)
+	is := testidp.New(t)
+	v := verifier(t, is, time.Hour)
 	ctx := context.Background()
 	if _, err := v.Verify(ctx, is.Sign("rsa-1", nil)); err != nil {
 		t.Fatal(err)
 	}
-	stranger := NewIssuer(t)
+	stranger := testidp.New(t)
 	stranger.AddKey("forged", jwa.RS256())
-	is.mu.Lock()
-	before := is.hits
-	is.mu.Unlock()
+	before := is.Fetches()
 	for range 20 {
 		if _, err := v.Verify(ctx, stranger.Sign("forged", nil)); !errors.Is(err, memory.ErrUnauthenticated) {
 			t.Fatalf("forged: %v", err)
 		}
 	}
-	is.mu.Lock()
-	defer is.mu.Unlock()
-	if got := is.hits - before; got > 1 {
+	if got := is.Fetches() - before; got > 1 {
 		t.Errorf("20 unknown key ids fetched the key set %d times, want at most 1", got)
 	}
 }
@@ -286,14 +164,14 @@ func TestJWTIssuerDown(t *testing.T) {
 	}))
 	defer srv.Close()
 	v, err := identity.NewJWTVerifier(identity.JWTConfig{
-		Issuer: testIssuer, JWKSURL: srv.URL, Audience: testAudience,
+		Issuer: testidp.IssuerName, JWKSURL: srv.URL, Audience: testidp.Audience,
 		Claims: identity.ClaimMapping{Tenant: "tenant", FixedKind: memory.KindUser}, Refetch: time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer v.Close(context.Background())
-	is := NewIssuer(t)
+	is := testidp.New(t)
 	if _, err := v.Verify(context.Background(), is.Sign("rsa-1", nil)); !errors.Is(err, memory.ErrUnavailable) {
 		t.Fatalf("Verify with the issuer down = %v, want ErrUnavailable", err)
 	}
@@ -382,10 +260,10 @@ func TestLooksLikeJWT(t *testing.T) {
 func BenchmarkJWTVerify(b *testing.B) {
 	for _, kid := range []string{"rsa-1", "ec-1"} {
 		b.Run(kid, func(b *testing.B) {
-			is := NewIssuer(b)
-			v := is.Verifier(b, time.Minute)
+			is := testidp.New(b)
+			v := verifier(b, is, time.Minute)
 			ctx := context.Background()
-			tok := is.Sign(kid, Claims{"roles": []string{"support"}})
+			tok := is.Sign(kid, testidp.Claims{"roles": []string{"support"}})
 			if _, err := v.Verify(ctx, tok); err != nil { // fills the cache
 				b.Fatal(err)
 			}
