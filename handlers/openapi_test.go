@@ -106,8 +106,27 @@ func routesOnly(t *testing.T) http.Handler {
 		bus        struct{ policyadmin.RevisionBus }
 		decisions  struct{ policyadmin.DecisionLog }
 		keys       struct{ identity.KeyStore }
+		guard      struct{ memory.GuardPolicy }
+		writes     struct{ memory.DedupStore }
+		warm       struct{ memory.WriteWarmer }
+		confirm    struct{ memory.Confirmer }
+		forget     struct{ memory.Forgetter }
+		fence      struct{ memory.Fencer }
+		eraser     struct{ memory.Eraser }
+		sweeper    struct{ memory.Sweeper }
+		extractor  struct{ memory.Extractor }
+		sessions   struct{ memory.SessionStore }
+		jobs       struct{ memory.JobQueue }
+		search     struct{ memory.SearchStore }
+		recorder   struct{ memory.RecallRecorder }
+		recallLog  struct{ memory.RecallLogReader }
 	)
-	svc, err := memory.NewService(memory.Options{Store: store{}, Authz: authz{}, Embed: embedder{}})
+	svc, err := memory.NewService(memory.Options{
+		Store: store{}, Authz: authz{}, Embed: embedder{},
+		Guard: guard{}, Writes: writes{}, Warm: warm{}, Confirm: confirm{}, Forget: forget{}, Fence: fence{},
+		Erasers: []memory.Eraser{eraser{}}, Janitor: sweeper{}, Extract: extractor{}, Sessions: sessions{},
+		Queue: jobs{}, Search: search{}, Recorder: recorder{}, RecallLog: recallLog{},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
