@@ -29,6 +29,8 @@ import (
 	"mneme/policyadmin"
 	"mneme/policysync"
 	"mneme/queue"
+	"mneme/quota"
+	"mneme/ratelimit"
 	"mneme/session"
 )
 
@@ -81,8 +83,16 @@ type App struct {
 	// runs, unless the configuration turned them off.
 	Queue        *queue.Queue
 	QueueWorkers *queue.Pool
-	cfg          Config
-	log          *slog.Logger
+
+	// Tokens verifies JWT bearer tokens, nil when they are off; Limiter
+	// rate-limits callers and Quota holds tenants to their quotas, each
+	// nil when off.
+	Tokens  *identity.JWTVerifier
+	Limiter *ratelimit.Limiter
+	Quota   *quota.Tracker
+
+	cfg Config
+	log *slog.Logger
 	// tool marks an App of a short-lived command: its Run leaves the
 	// deployment's shared jobs (queue, session expiry, janitor) to memoryd.
 	tool bool
@@ -177,6 +187,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}); err != nil {
 		return nil, err
 	}
+	a.Limiter = cfg.Limits.limiter(a.Redis)
+	a.Quota = cfg.Limits.quota(store, log)
+	if a.Tokens, err = cfg.OIDC.jwtVerifier(log); err != nil {
+		return nil, err
+	}
+	var quotaPort memory.Quota // a nil *quota.Tracker must stay a nil interface
+	if a.Quota != nil {
+		quotaPort = a.Quota
+	}
 	a.MemoryOptions = memory.Options{
 		Store: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
 		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
@@ -186,6 +205,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
 		Audit:    a.Audit,
+		Quota:    quotaPort,
 	}
 	a.Service, err = memory.NewService(a.MemoryOptions)
 	if err != nil {
@@ -219,10 +239,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if a.Handler, err = handlers.New(handlers.Options{
+	hopts := handlers.Options{
 		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 		Export: a.Export,
-	}); err != nil {
+	}
+	// Interfaces stay nil for parts that are off.
+	if a.Tokens != nil {
+		hopts.Tokens = a.Tokens
+	}
+	if a.Limiter != nil {
+		hopts.Limiter = a.Limiter
+	}
+	if a.Handler, err = handlers.New(hopts); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -270,6 +298,7 @@ func (a *App) listenPolicy(ctx context.Context) error {
 // Close releases the connections; it is safe on a partly built App. Call it
 // after Run has returned (or when Run never ran).
 func (a *App) Close(ctx context.Context) {
+	a.closeTokens(ctx)
 	if a.Redis != nil {
 		_ = a.Redis.Close()
 	}

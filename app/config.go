@@ -57,6 +57,10 @@ type Config struct {
 
 	// Identity is how API keys are stored and looked up.
 	Identity IdentityConfig
+	// OIDC accepts JWT bearer tokens of one issuer besides API keys;
+	// Limits are the per-caller rate limit and the per-tenant quotas.
+	OIDC   OIDCConfig
+	Limits LimitsConfig
 }
 
 // IdentityConfig is the API keys' part.
@@ -172,6 +176,9 @@ func Defaults() Config {
 		Policy:    PolicyConfig{Timeout: 200 * time.Millisecond},
 		Extract:   extract.LLMConfig{Timeout: extract.DefaultLLMTimeout},
 		Log:       LogConfig{Level: slog.LevelInfo},
+
+		OIDC:   defaultOIDC(),
+		Limits: defaultLimits(),
 	}
 }
 
@@ -258,6 +265,8 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 		"seed", "MNEME_SEED", "load the demo dataset at start-up")
 
 	b.bind(stringValue(&cfg.Identity.KeySecret), "", "MNEME_KEY_SECRET", "")
+	oidcFlags(b, &cfg.OIDC)
+	limitsFlags(b, &cfg.Limits)
 
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -369,6 +378,9 @@ func (c Config) Validate() error {
 	if len(c.Identity.KeySecret) < identity.MinSecretLen {
 		bad("MNEME_KEY_SECRET: API keys are stored under an HMAC with this server secret; set it to at least %d bytes (e.g. `openssl rand -hex 32`), the same on every replica", identity.MinSecretLen)
 	}
+
+	errs = append(errs, c.OIDC.validate()...)
+	errs = append(errs, c.Limits.validate()...)
 	return errors.Join(errs...)
 }
 

@@ -18,6 +18,7 @@ import (
 	"mneme/extract"
 	"mneme/janitor"
 	"mneme/memory"
+	"mneme/ratelimit"
 )
 
 // fixture is one start of memoryd read from testdata: its environment, its
@@ -130,6 +131,21 @@ func TestLoadGood(t *testing.T) {
 		"extract-llm": func(c *Config) {
 			c.Extract = extract.LLMConfig{URL: "https://llm.example/v1", Model: "m", APIKey: "sk", Timeout: 3 * time.Second}
 		},
+
+		"oidc": func(c *Config) {
+			c.OIDC = OIDCConfig{
+				Issuer: "https://idp.example", JWKSURL: "https://idp.example/.well-known/jwks.json", Audience: "mneme",
+				TenantClaim: "org", KindClaim: "kind", Kind: "user", IDClaim: "email", RolesClaim: "",
+				Algorithms: []string{"ES256", "PS256"}, Skew: time.Minute, JWKSRefresh: time.Hour,
+			}
+		},
+		"limits": func(c *Config) {
+			c.Limits = LimitsConfig{
+				Rate: 50, Burst: 100,
+				KindRates:     map[string]ratelimit.Rate{"user": {PerSecond: 2.5}, "admin": {}},
+				QuotaMemories: 100_000, QuotaChars: 50_000_000, QuotaRefresh: 2 * time.Second,
+			}
+		},
 	}
 	for name, path := range fixtures(t, "good") {
 		t.Run(name, func(t *testing.T) {
@@ -187,7 +203,10 @@ func TestSettingsKeepTheirNames(t *testing.T) {
 		"start-timeout", "session-ttl", "session-max-turns", "session-max-bytes", "session-scan", "recall-exact-max",
 		"recall-log-cap", "rerank-url", "rerank-model", "rerank-timeout", "seed", "queue-prefix", "queue-shards",
 		"queue-batch", "workers", "janitor-every", "ttl", "archive-after", "user-cap", "janitor-lock-ttl",
-		"audit-cap", "audit-retention"}
+		"audit-cap", "audit-retention",
+		"oidc-issuer", "oidc-jwks-url", "oidc-audience", "oidc-tenant-claim", "oidc-kind-claim", "oidc-kind",
+		"oidc-id-claim", "oidc-roles-claim", "oidc-algorithms", "oidc-skew", "oidc-jwks-refresh",
+		"rate-limit", "rate-burst", "rate-limit-kinds", "quota-memories", "quota-chars", "quota-refresh"}
 	for _, f := range flags {
 		if !strings.Contains(usage.String(), "  -"+f+" ") && !strings.Contains(usage.String(), "  -"+f+"\n") {
 			t.Errorf("flag -%s is gone", f)

@@ -3,12 +3,14 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"mneme/identity"
 	"mneme/memory"
 	"mneme/policyadmin"
+	"mneme/ratelimit"
 )
 
 // Transport-level errors; domain errors come from memory and policyadmin.
@@ -44,6 +46,10 @@ func (a *api) fail(c *gin.Context, err error) {
 	} else {
 		a.log.InfoContext(ctx, "request rejected", "status", status, "code", code, "err", err)
 	}
+	var limited *ratelimit.LimitedError
+	if errors.As(err, &limited) {
+		c.Header("Retry-After", strconv.Itoa(limited.RetryAfterSeconds()))
+	}
 	c.AbortWithStatusJSON(status, errorBody{Code: code, Message: msg, RequestID: requestIDOf(c)})
 }
 
@@ -52,6 +58,8 @@ func classify(err error) (status int, code, msg string) {
 	var bad *badRequest
 	var rejected *policyadmin.PolicyRejectedError
 	var guarded *memory.GuardError
+	var limited *ratelimit.LimitedError
+	var quota *memory.QuotaError
 	switch {
 	// identity's errors, before the domain errors they wrap.
 	case errors.Is(err, identity.ErrTenantExists):
@@ -62,6 +70,12 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusConflict, "key_inactive", "the key is revoked, expired or rotated already"
 	case errors.Is(err, identity.ErrNoOwner):
 		return http.StatusUnprocessableEntity, "unknown_principal", "no principal of that kind and id: create it first (POST /v1/principals)"
+	case errors.As(err, &limited):
+		return http.StatusTooManyRequests, "rate_limited", "too many requests: retry after the seconds in Retry-After"
+	case errors.As(err, &quota):
+		// 403, not 429: a quota does not refill with time, so a client
+		// must not retry; not 413: the request itself may be small.
+		return http.StatusForbidden, "quota_exceeded", quota.Error()
 	case errors.As(err, &rejected):
 		return http.StatusUnprocessableEntity, rejected.Code, "policy rejected: " + rejected.Error()
 	case errors.Is(err, memory.ErrNotConfigured):

@@ -117,7 +117,7 @@ func (a *api) authenticate(c *gin.Context) {
 		a.fail(c, memory.ErrUnauthenticated)
 		return
 	}
-	p, err := a.ident.Authenticate(c.Request.Context(), strings.TrimSpace(key))
+	p, err := a.principalFor(c.Request.Context(), strings.TrimSpace(key))
 	if err != nil {
 		a.fail(c, err)
 		return

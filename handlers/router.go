@@ -44,6 +44,10 @@ type Options struct {
 
 	// Export serves data-subject exports; without it the route answers 503.
 	Export *export.Service
+	// Tokens verifies JWT bearer tokens; nil accepts API keys only.
+	Tokens TokenVerifier
+	// Limiter rate-limits each caller; nil limits nobody.
+	Limiter RateLimiter
 }
 
 // api holds what the handlers share.
@@ -55,7 +59,9 @@ type api struct {
 	ready   func(ctx context.Context) error
 	maxBody int64
 
-	export *export.Service
+	export  *export.Service
+	tokens  TokenVerifier
+	limiter RateLimiter
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -79,6 +85,7 @@ func New(opts Options) (http.Handler, error) {
 		svc: opts.Service, admin: opts.Admin, ident: opts.Identity,
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
 		export: opts.Export,
+		tokens: opts.Tokens, limiter: opts.Limiter,
 	}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -100,7 +107,7 @@ func New(opts Options) (http.Handler, error) {
 	r.GET("/readyz", a.readyz)
 	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", OpenAPI) })
 
-	v1 := r.Group("/v1", a.authenticate)
+	v1 := r.Group("/v1", a.authenticate, a.rateLimit)
 	v1.POST("/memories", a.handle(a.createMemories))
 	v1.GET("/memories", a.handle(a.listMemories))
 	v1.GET("/memories/:id", a.handle(a.getMemory))

@@ -126,6 +126,11 @@ func (s *Service) CreateAsync(ctx context.Context, p Principal, in []NewMemory, 
 		}
 		in[i].Content = m.Content
 	}
+	// The quota is asked when the write is accepted, not when a worker
+	// applies it: an accepted job is a promise.
+	if err := s.admitNew(ctx, tenant, in); err != nil {
+		return JobStatus{}, err
+	}
 	payload, err := json.Marshal(in)
 	if err != nil {
 		return JobStatus{}, fmt.Errorf("encode job: %w", err)

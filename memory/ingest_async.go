@@ -30,6 +30,13 @@ func (s *Service) IngestAsync(ctx context.Context, p Principal, r IngestRequest,
 	if err := s.require(ctx, p, ActionWrite, probe, now); err != nil {
 		return JobStatus{}, err
 	}
+	// What the turns hold is known only when a worker extracts it: an
+	// ingestion is accepted while the tenant has room for one memory more.
+	if s.quota != nil {
+		if err := s.quota.Admit(ctx, p.Tenant, 1, 0); err != nil {
+			return JobStatus{}, err
+		}
+	}
 	// Relative dates must read the same on every attempt.
 	for i := range r.Turns {
 		if r.Turns[i].At.IsZero() {

@@ -70,6 +70,8 @@ type Options struct {
 
 	// Audit records administrative acts: erases, admins' deletes, sweeps.
 	Audit Auditor
+	// Quota admits writes against the tenant's quotas; nil admits all.
+	Quota Quota
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -102,6 +104,7 @@ type Service struct {
 	partitions  partitionCache
 
 	auditor Auditor
+	quota   Quota
 }
 
 // NewService returns a Service, or an error naming every required
@@ -120,6 +123,7 @@ func NewService(opts Options) (*Service, error) {
 		queue:       opts.Queue,
 		searchStore: opts.Search, recorder: opts.Recorder, recallLog: opts.RecallLog,
 		auditor: opts.Audit,
+		quota:   opts.Quota,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -483,6 +487,10 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 		return Memory{}, err
 	}
 	if _, err := s.guard(ctx, p, &next, now); err != nil {
+		return Memory{}, err
+	}
+	// A new version is stored beside the old one: it counts.
+	if err := s.admit(ctx, prev.Tenant, []Memory{next}); err != nil {
 		return Memory{}, err
 	}
 	if err := s.embedInto(ctx, &next); err != nil {

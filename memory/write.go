@@ -132,6 +132,11 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 	if len(keep) == 0 {
 		return results, nil
 	}
+	// Before anything is written, and counting what dedup may yet fold
+	// into an existing memory: the quota errs on the safe side.
+	if err := s.admit(ctx, keep[0].Tenant, keep); err != nil {
+		return nil, err
+	}
 	if err := s.embedAll(ctx, keep); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,196 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"mneme/app"
+	"mneme/internal/apptest"
+	"mneme/internal/testidp"
+	"mneme/memory"
+)
+
+// stored is how many memories f's tenant holds in Neo4j, counted there.
+func stored(t *testing.T, f *apptest.Fixture) int64 {
+	t.Helper()
+	n, _, err := f.App.Store.TenantUsage(context.Background(), f.Tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// wantError checks a refusal's status and code.
+func wantError(t *testing.T, step string, r apptest.Response, status int, code string) {
+	t.Helper()
+	var body struct {
+		Code string `json:"code"`
+	}
+	r.Decode(t, &body)
+	if r.Status != status || body.Code != code {
+		t.Fatalf("%s: %d %s, want %d %s", step, r.Status, r.Body, status, code)
+	}
+}
+
+// TestRateLimitAcrossReplicas: two replicas draw from one bucket per API
+// key; past it a request is 429 with Retry-After and writes nothing.
+func TestRateLimitAcrossReplicas(t *testing.T) {
+	limit := func(c *app.Config) {
+		// Four at once, then one every 20 s: the test never sees a refill.
+		c.Limits.Rate, c.Limits.Burst = 0.05, 4
+	}
+	a := apptest.StartWith(t, limit)
+	b := a.Replica(t, limit)
+	replicas := []*apptest.Fixture{a, b}
+	note := func(i int) memory.NewMemory {
+		return memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic,
+			Content: "Alice's order " + strconv.Itoa(1000+i) + " ships to warehouse " + strconv.Itoa(i) + " in Lyon"}
+	}
+	for i := range 4 {
+		r := replicas[i%2].Do(t, "support-bot", http.MethodPost, "/v1/memories", note(i))
+		if r.Status != http.StatusCreated {
+			t.Fatalf("request %d of the burst on replica %d: %d %s", i+1, i%2, r.Status, r.Body)
+		}
+	}
+	for _, f := range replicas {
+		before := stored(t, a)
+		r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", note(9))
+		wantError(t, "past the limit", r, http.StatusTooManyRequests, "rate_limited")
+		secs, err := strconv.Atoi(r.Header.Get("Retry-After"))
+		if err != nil || secs < 1 || secs > 20 {
+			t.Errorf("Retry-After = %q, want whole seconds in 1..20", r.Header.Get("Retry-After"))
+		}
+		if after := stored(t, a); after != before {
+			t.Errorf("a refused request changed the stored memories: %d → %d", before, after)
+		}
+	}
+	// Reads are limited too: the bucket is the caller's, not the route's.
+	wantError(t, "a read past the limit", b.Do(t, "support-bot", http.MethodGet, "/v1/whoami", nil), http.StatusTooManyRequests, "rate_limited")
+	// Another key has its own bucket.
+	if r := b.Do(t, "order-bot", http.MethodGet, "/v1/whoami", nil); r.Status != http.StatusOK {
+		t.Errorf("another key: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestQuotaOnEveryWritePath: a write that would take the tenant past its
+// quota is refused, 403 quota_exceeded, before anything is written, by
+// every path that writes.
+func TestQuotaOnEveryWritePath(t *testing.T) {
+	f := apptest.StartWith(t, func(c *app.Config) { c.Limits.QuotaMemories = 3 })
+	m := func(content string) memory.NewMemory {
+		return memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: content}
+	}
+	if status, _ := writeBatch(t, f, "support-bot", m("Alice's invoices go to the Lyon office"), m("Alice pays by bank transfer within 30 days")); status != http.StatusCreated {
+		t.Fatalf("batch within the quota: %d", status)
+	}
+	over := m("Alice's warehouse contact is Marc Dupont")
+	first := write(t, f, "support-bot", over)
+	if n := stored(t, f); n != 3 {
+		t.Fatalf("%d memories stored, want 3", n)
+	}
+
+	turns := memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: "user", Content: "Please remember that my budget is 150k for the new trucks."}}}
+	paths := []struct {
+		name, method, path string
+		body               any
+	}{
+		{"sync single", http.MethodPost, "/v1/memories", m("Alice prefers delivery on Tuesdays")},
+		{"sync batch", http.MethodPost, "/v1/memories", map[string]any{"memories": []memory.NewMemory{m("Alice's fleet has twelve trucks")}}},
+		{"async accept", http.MethodPost, "/v1/memories?async=true", m("Alice renews her contract in March")},
+		{"ingest, queued", http.MethodPost, "/v1/ingest", turns},
+		{"ingest, sync", http.MethodPost, "/v1/ingest?sync=true", turns},
+		{"new version", http.MethodPatch, "/v1/memories/" + first.ID, map[string]any{"content": "Alice's warehouse contact is Léa Martin"}},
+	}
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			r := f.Do(t, "support-bot", p.method, p.path, p.body)
+			wantError(t, p.name, r, http.StatusForbidden, "quota_exceeded")
+			if n := stored(t, f); n != 3 {
+				t.Errorf("%d memories stored after a refused write, want 3", n)
+			}
+		})
+	}
+}
+
+// TestQuotaOnCharacters: the content quota counts characters, Chinese as
+// one each.
+func TestQuotaOnCharacters(t *testing.T) {
+	f := apptest.StartWith(t, func(c *app.Config) { c.Limits.QuotaChars = 40 })
+	write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice 的预算是十五万元，用于新卡车"}) // 20 characters
+	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories",
+		memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice prefers invoices by e-mail"}) // 32
+	wantError(t, "past the character quota", r, http.StatusForbidden, "quota_exceeded")
+}
+
+// TestJWTEndToEnd: a token of the configured issuer works like an API key
+// through the real router; every kind of bad token is 401.
+func TestJWTEndToEnd(t *testing.T) {
+	idp := testidp.New(t)
+	f := apptest.StartWith(t, func(c *app.Config) {
+		c.OIDC.Issuer, c.OIDC.JWKSURL, c.OIDC.Audience = testidp.IssuerName, idp.URL, testidp.Audience
+	})
+	good := idp.Sign("rsa-1", testidp.Claims{"tenant": f.Tenant, "sub": "support-bot", "kind": "agent", "roles": []string{"support"}})
+
+	r := f.Do(t, good, http.MethodGet, "/v1/whoami", nil)
+	var p memory.Principal
+	r.Decode(t, &p)
+	if r.Status != http.StatusOK || p.Tenant != f.Tenant || p.Kind != memory.KindAgent || p.ID != "support-bot" || len(p.Roles) != 1 {
+		t.Fatalf("whoami: %d %s", r.Status, r.Body)
+	}
+	written := write(t, f, good, memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic,
+		Content: "Alice wants invoices sent to the Lyon office by e-mail"})
+	if written.AgentID != "support-bot" {
+		t.Errorf("written by %q, want support-bot", written.AgentID)
+	}
+	r = f.Do(t, good, http.MethodPost, "/v1/recall", map[string]any{"user_id": "alice", "query": "where do Alice's invoices go?"})
+	var recalled memory.RecallResult
+	r.Decode(t, &recalled)
+	found := false
+	for _, m := range recalled.Memories {
+		found = found || m.Memory.ID == written.ID
+	}
+	if r.Status != http.StatusOK || !found {
+		t.Fatalf("recall with a token: %d, %d memories, the one written among them: %v", r.Status, len(recalled.Memories), found)
+	}
+	// API keys keep working beside tokens.
+	if r := f.Do(t, "support-bot", http.MethodGet, "/v1/whoami", nil); r.Status != http.StatusOK {
+		t.Errorf("API key beside tokens: %d", r.Status)
+	}
+
+	stranger := testidp.New(t)
+	claims := testidp.Claims{"tenant": f.Tenant}
+	with := func(k string, v any) testidp.Claims {
+		c := testidp.Claims{"tenant": f.Tenant}
+		c[k] = v
+		return c
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	payload := enc([]byte(`{"iss":"` + testidp.IssuerName + `","aud":"` + testidp.Audience + `","sub":"support-bot","tenant":"` +
+		f.Tenant + `","kind":"admin","exp":` + strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10) + `}`))
+	bad := map[string]string{
+		"expired":        idp.Sign("rsa-1", with("exp", time.Now().Add(-time.Minute).Unix())),
+		"wrong audience": idp.Sign("rsa-1", with("aud", "another-service")),
+		"wrong issuer":   idp.Sign("rsa-1", with("iss", "https://evil.example")),
+		"unsigned":       enc([]byte(`{"alg":"none","kid":"rsa-1"}`)) + "." + payload + ".",
+		"unknown key":    stranger.Sign("rsa-1", claims),
+		"malformed":      "eyJhbGciOiJSUzI1NiJ9." + payload + ".bm90LWEtc2lnbmF0dXJl",
+		"unknown tenant": idp.Sign("rsa-1", with("tenant", "a_b")),
+	}
+	for name, tok := range bad {
+		t.Run(name, func(t *testing.T) {
+			wantError(t, name, f.Do(t, tok, http.MethodGet, "/v1/whoami", nil), http.StatusUnauthorized, "unauthenticated")
+		})
+	}
+}
+
+// TestJWTOff: without an issuer configured a token is just a bad key.
+func TestJWTOff(t *testing.T) {
+	f := apptest.Start(t)
+	idp := testidp.New(t)
+	tok := idp.Sign("rsa-1", testidp.Claims{"tenant": f.Tenant})
+	wantError(t, "token with OIDC off", f.Do(t, tok, http.MethodGet, "/v1/whoami", nil), http.StatusUnauthorized, "unauthenticated")
+}

@@ -1,0 +1,48 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Quota admits a write against its tenant's quotas before anything of it
+// is written. memories and chars are what the write may add at most.
+type Quota interface {
+	Admit(ctx context.Context, tenant string, memories, chars int64) error
+}
+
+// QuotaError is a write refused because it would take its tenant past a
+// quota. It names the quota and its limit, never another tenant's data.
+type QuotaError struct {
+	Quota string // "memories" or "content_chars"
+	Limit int64
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("the tenant's quota of %d %s would be exceeded", e.Limit, e.Quota)
+}
+
+// admit asks the quota, if any, for room for ms.
+func (s *Service) admit(ctx context.Context, tenant string, ms []Memory) error {
+	if s.quota == nil || len(ms) == 0 {
+		return nil
+	}
+	var chars int64
+	for _, m := range ms {
+		chars += int64(utf8.RuneCountInString(m.Content))
+	}
+	return s.quota.Admit(ctx, tenant, int64(len(ms)), chars)
+}
+
+// admitNew is admit for memories as a client sent them.
+func (s *Service) admitNew(ctx context.Context, tenant string, in []NewMemory) error {
+	if s.quota == nil || len(in) == 0 {
+		return nil
+	}
+	var chars int64
+	for _, n := range in {
+		chars += int64(utf8.RuneCountInString(n.Content))
+	}
+	return s.quota.Admit(ctx, tenant, int64(len(in)), chars)
+}
