@@ -358,5 +358,6 @@ func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb *redis.Client, au
 	}
 	return identity.New(identity.Options{
 		Store: store, Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
+		NoCache: cfg.NoCache,
 	})
 }

@@ -68,6 +68,9 @@ type IdentityConfig struct {
 	// KeySecret keys the HMAC under which API keys are stored; from
 	// MNEME_KEY_SECRET only, never a flag (flags show in process lists).
 	KeySecret string
+	// NoCache looks every key up in the store, for measuring what the
+	// cache saves; no flag sets it.
+	NoCache bool
 }
 
 // ServerConfig is the HTTP server's part.
