@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"mneme/app"
 	"mneme/export"
 	"mneme/internal/apptest"
+	"mneme/internal/testidp"
 	"mneme/memory"
 	"mneme/policyadmin"
 )
@@ -300,11 +302,15 @@ func TestRecallChitChatExpandsNothing(t *testing.T) {
 }
 
 // TestReadPathsMatchDecisions: randomized memories, grants and tenant
-// ceiling in a fixture tenant; for every principal, get, list, history and
-// recall through the real router return exactly (recall: only) what
-// per-memory policy decisions allow.
+// ceiling in a fixture tenant; for every principal, authenticated by its
+// API key or by a JWT of the tenant's issuer (drawn at random), get, list,
+// history and recall through the real router return exactly (recall: only)
+// what per-memory policy decisions allow.
 func TestReadPathsMatchDecisions(t *testing.T) {
-	f := apptest.Start(t)
+	idp := testidp.New(t)
+	f := apptest.StartWith(t, func(c *app.Config) {
+		c.OIDC.Issuer, c.OIDC.JWKSURL, c.OIDC.Audience = testidp.IssuerName, idp.URL, testidp.Audience
+	})
 	ctx := context.Background()
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -344,8 +350,20 @@ func TestReadPathsMatchDecisions(t *testing.T) {
 	for _, u := range apptest.Users {
 		principal[u] = memory.Principal{Tenant: f.Tenant, Kind: memory.KindUser, ID: u}
 	}
-	var allowed, denied int
+	// A caller is its key's name in f.Keys, or a token signed for it.
+	caller := map[string]string{}
+	var tokens int
 	for who, p := range principal {
+		caller[who] = who
+		if rng.IntN(2) == 0 {
+			caller[who] = idp.Sign("rsa-1", testidp.Claims{"tenant": f.Tenant, "sub": p.ID, "kind": p.Kind, "roles": p.Roles})
+			tokens++
+		}
+	}
+	t.Logf("%d of %d principals by JWT", tokens, len(principal))
+	var allowed, denied int
+	for name, p := range principal {
+		who := caller[name]
 		may := map[string]bool{}
 		for _, m := range written {
 			d, err := f.App.Policy.Decide(ctx, p, memory.ActionRead, memory.ResourceOf(m), time.Now().UTC())
@@ -365,7 +383,7 @@ func TestReadPathsMatchDecisions(t *testing.T) {
 				want = http.StatusOK
 			}
 			if r.Status != want || h.Status != want {
-				t.Errorf("%s get/history %+v: %d/%d, want %d", who, memory.ResourceOf(m), r.Status, h.Status, want)
+				t.Errorf("%s get/history %+v: %d/%d, want %d", name, memory.ResourceOf(m), r.Status, h.Status, want)
 			}
 		}
 		for _, u := range apptest.Users {
@@ -379,11 +397,11 @@ func TestReadPathsMatchDecisions(t *testing.T) {
 			slices.Sort(got)
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
-				t.Errorf("%s list %s = %v, want %v", who, u, got, want)
+				t.Errorf("%s list %s = %v, want %v", name, u, got, want)
 			}
 			for _, id := range recalledIDs(recall(t, f, who, memory.RecallRequest{UserID: u, Query: "Lianhua Trading ledger entry copy paper shipment", K: 50})) {
 				if !may[id] {
-					t.Errorf("%s recall %s returned %s, which policy denies", who, u, id)
+					t.Errorf("%s recall %s returned %s, which policy denies", name, u, id)
 				}
 			}
 		}
