@@ -20,7 +20,9 @@ func TestStartupFailsClearly(t *testing.T) {
 	}{
 		{"bad flag value", []string{"-embed-dim", "2"}, nil, "-embed-dim (MNEME_EMBED_DIM): 2 is outside"},
 		{"bad neo4j uri", nil, map[string]string{"NEO4J_URI": "http://db:7474"}, "-neo4j-uri (NEO4J_URI)"},
-		{"neo4j never answers", []string{"-start-timeout", "1500ms"}, map[string]string{"NEO4J_URI": closed}, "did not answer"},
+		{"neo4j never answers", []string{"-start-timeout", "1500ms"}, map[string]string{
+			"NEO4J_URI": closed, "MNEME_KEY_SECRET": "startup-test-secret-0123456789abcdef",
+		}, "did not answer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,6 +29,7 @@ var layers = map[string]int{
 	"mneme/internal/pushdown": 0,
 	"mneme/scripts":           0,
 	"mneme/leader":            0,
+	"mneme/internal/testidp":  0,
 	// The domain.
 	"mneme/memory": 1,
 	// Services beside memory.
@@ -36,6 +37,8 @@ var layers = map[string]int{
 	"mneme/identity":    2,
 	"mneme/janitor":     2,
 	"mneme/reembed":     2,
+	"mneme/export":      2,
+	"mneme/quota":       2,
 	// Adapters: stores, engines, clients, Redis-backed parts.
 	"mneme/graph":      3,
 	"mneme/policy":     3,
@@ -46,6 +49,7 @@ var layers = map[string]int{
 	"mneme/queue":      3,
 	"mneme/journal":    3,
 	"mneme/policysync": 3,
+	"mneme/ratelimit":  3,
 	"mneme/seed":       3,
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,
