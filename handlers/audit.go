@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -18,13 +17,8 @@ type auditResponse struct {
 func (a *api) listAudit(c *gin.Context) error {
 	q := memory.AuditQuery{Actor: c.Query("actor"), Action: c.Query("action")}
 	var err error
-	if q.Since, err = timeParam(c, "since"); err != nil {
+	if q.Since, q.Limit, err = logWindow(c); err != nil {
 		return err
-	}
-	if s := c.Query("limit"); s != "" {
-		if q.Limit, err = strconv.Atoi(s); err != nil || q.Limit < 1 {
-			return memory.Invalid("limit", "must be a positive whole number")
-		}
 	}
 	es, err := a.admin.AuditTrail(c.Request.Context(), principalOf(c), q)
 	if err != nil {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -169,13 +170,8 @@ func (a *api) replayPolicy(c *gin.Context) error {
 func (a *api) listDecisions(c *gin.Context) error {
 	q := policyadmin.DecisionQuery{Principal: c.Query("principal"), Result: c.Query("result"), Action: c.Query("action")}
 	var err error
-	if q.Since, err = timeParam(c, "since"); err != nil {
+	if q.Since, q.Limit, err = logWindow(c); err != nil {
 		return err
-	}
-	if s := c.Query("limit"); s != "" {
-		if q.Limit, err = strconv.Atoi(s); err != nil || q.Limit < 1 {
-			return memory.Invalid("limit", "must be a positive whole number")
-		}
 	}
 	ds, err := a.admin.Decisions(c.Request.Context(), principalOf(c), q)
 	if err != nil {
@@ -195,4 +191,18 @@ func revisionParam(s, name string) (int64, error) {
 		return 0, memory.Invalid(name, "must be a revision number: 0 or more")
 	}
 	return n, nil
+}
+
+// logWindow reads the since and limit parameters of a log's listing (the
+// decision log, the audit trail); a zero limit leaves the log's default.
+func logWindow(c *gin.Context) (since time.Time, limit int, err error) {
+	if since, err = timeParam(c, "since"); err != nil {
+		return time.Time{}, 0, err
+	}
+	if s := c.Query("limit"); s != "" {
+		if limit, err = strconv.Atoi(s); err != nil || limit < 1 {
+			return time.Time{}, 0, memory.Invalid("limit", "must be a positive whole number")
+		}
+	}
+	return since, limit, nil
 }
