@@ -81,24 +81,11 @@ func Start(t testing.TB) *Fixture {
 func StartLogged(t testing.TB, w io.Writer) *Fixture {
 	t.Helper()
 	testenv.Neo4j(t)
-	redisURL := testenv.RedisURL(t)
 	log := slog.New(handlers.LogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	cfg := config(redisURL)
+	cfg := config(testenv.RedisURL(t))
 	cfg.Queue.Workers = false
-	a, err := app.New(context.Background(), cfg, log)
-	if err != nil {
-		t.Fatalf("start mneme: %v", err)
-	}
-	stop := a.StartWorkers(context.Background())
-	srv := httptest.NewServer(a.Handler)
-	t.Cleanup(func() {
-		srv.Close()
-		if err := stop(); err != nil {
-			t.Errorf("workers: %v", err)
-		}
-		a.Close(context.Background())
-	})
-	return provision(t, a, srv.URL)
+	a, url := serve(t, cfg, log)
+	return provision(t, a, url)
 }
 
 // Config is the configuration of the shared service, for tests that start

@@ -48,6 +48,13 @@ func startOwn(t testing.TB, change func(*app.Config)) (*app.App, string) {
 	if os.Getenv("MNEME_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	return serve(t, cfg, log)
+}
+
+// serve builds a Mneme of cfg, runs its workers and serves it until the
+// test ends, when its workers are stopped and it is closed.
+func serve(t testing.TB, cfg app.Config, log *slog.Logger) (*app.App, string) {
+	t.Helper()
 	a, err := app.New(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatalf("start mneme: %v", err)
