@@ -52,6 +52,7 @@ var layers = map[string]int{
 	"mneme/seed/eval":       4,
 	// The HTTP faces.
 	"mneme/handlers": 5,
+	"mneme/mcp":      5,
 	// The composition root and what stands on it.
 	"mneme/app":              6,
 	"mneme/internal/apptest": 7,
