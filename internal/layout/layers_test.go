@@ -55,14 +55,15 @@ var layers = map[string]int{
 	"mneme/handlers": 5,
 	"mneme/mcp":      5,
 	// The composition root and what stands on it.
-	"mneme/app":               6,
-	"mneme/internal/apptest":  7,
-	"mneme/internal/pyclient": 7,
-	"mneme/cmd/memoryd":       7,
-	"mneme/cmd/memctl":        7,
-	"mneme/cmd/memeval":       7,
-	"mneme/bench":             7,
-	"mneme/bench/ingest":      7,
+	"mneme/app":                6,
+	"mneme/internal/apptest":   7,
+	"mneme/internal/pyclient":  7,
+	"mneme/examples/twoagents": 7,
+	"mneme/cmd/memoryd":        7,
+	"mneme/cmd/memctl":         7,
+	"mneme/cmd/memeval":        7,
+	"mneme/bench":              7,
+	"mneme/bench/ingest":       7,
 }
 
 func TestImportsRunDownTheLayers(t *testing.T) {
