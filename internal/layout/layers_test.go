@@ -30,6 +30,7 @@ var layers = map[string]int{
 	"mneme/scripts":           0,
 	"mneme/leader":            0,
 	"mneme/client":            0,
+	"mneme/deploy":            0,
 	// The domain.
 	"mneme/memory": 1,
 	// Services beside memory.
