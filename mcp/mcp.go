@@ -70,6 +70,12 @@ func New(opts Options) (http.Handler, error) {
 	}
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: opts.MaxBody,
+		// The SDK refuses loopback requests with a foreign Host header, a
+		// guard for unauthenticated local servers against DNS rebinding.
+		// Every call here needs a bearer key, which a rebinding page does
+		// not have, and a reverse proxy on the same host sends its public
+		// Host: it must not be refused.
+		DisableLocalhostProtection: true,
 	}), nil
 }
 
