@@ -24,6 +24,7 @@ import (
 	"mneme/janitor"
 	"mneme/journal"
 	"mneme/leader"
+	"mneme/mcp"
 	"mneme/memory"
 	"mneme/policy"
 	"mneme/policyadmin"
@@ -249,6 +250,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	if a.Limiter != nil {
 		hopts.Limiter = a.Limiter
+	}
+	// The MCP endpoint sits behind the router's authentication and speaks
+	// the API's error codes.
+	if hopts.MCP, err = mcp.New(mcp.Options{
+		Service: a.Service, Principal: handlers.PrincipalFrom, Classify: handlers.Classify,
+		Logger: log, MaxBody: cfg.Server.MaxBody,
+	}); err != nil {
+		return nil, err
 	}
 	if a.Handler, err = handlers.New(hopts); err != nil {
 		return nil, err

@@ -53,6 +53,11 @@ func (a *api) fail(c *gin.Context, err error) {
 	c.AbortWithStatusJSON(status, errorBody{Code: code, Message: msg, RequestID: requestIDOf(c)})
 }
 
+// Classify returns the HTTP status, stable code and client message the API
+// answers an error with, for other faces of the service (the MCP endpoint)
+// to say the same.
+func Classify(err error) (status int, code, message string) { return classify(err) }
+
 func classify(err error) (status int, code, msg string) {
 	var inv *memory.InvalidError
 	var bad *badRequest

@@ -132,6 +132,13 @@ func (a *api) authenticate(c *gin.Context) {
 	c.Next()
 }
 
+// PrincipalFrom returns the principal the API-key middleware put on a
+// request's context, for a handler mounted behind it (Options.MCP).
+func PrincipalFrom(ctx context.Context) (memory.Principal, bool) {
+	p, ok := ctx.Value(principalKey).(memory.Principal)
+	return p, ok
+}
+
 func principalOf(c *gin.Context) memory.Principal {
 	p, _ := c.Request.Context().Value(principalKey).(memory.Principal)
 	return p

@@ -620,6 +620,10 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"openapi.json", "", "GET", "/openapi.json", nil, nil, 200, ""},
 		{"unknown route", bot, "GET", "/v1/nowhere", nil, nil, 404, "route_not_found"},
 		{"wrong method", bot, "PUT", "/v1/memories", valid, nil, 405, "method_not_allowed"},
+		{"mcp tools/list", bot, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), mcpAccept, 200, ""},
+		{"mcp notification", bot, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), mcpAccept, 202, ""},
+		{"mcp without a key", "", "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), mcpAccept, 401, "unauthenticated"},
+		{"mcp not json-rpc", bot, "POST", "/mcp", []byte(`{"hello":1}`), mcpAccept, 400, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -639,6 +643,9 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	}
 	t.Logf("%d responses validated against openapi.json", v.validated())
 }
+
+// mcpAccept is the Accept header MCP clients send.
+var mcpAccept = []string{"Accept", "application/json, text/event-stream"}
 
 // TestSchemasMatchGoTypes keeps the document's object schemas and the Go
 // types that are encoded or decoded with them in step, field for field, so

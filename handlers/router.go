@@ -48,6 +48,10 @@ type Options struct {
 	Tokens TokenVerifier
 	// Limiter rate-limits each caller; nil limits nobody.
 	Limiter RateLimiter
+	// MCP serves the Model Context Protocol endpoint at /mcp to callers
+	// authenticated (and rate-limited) as on /v1, whose principal it finds
+	// with PrincipalFrom; without it /mcp answers 501.
+	MCP http.Handler
 }
 
 // api holds what the handlers share.
@@ -62,6 +66,7 @@ type api struct {
 	export  *export.Service
 	tokens  TokenVerifier
 	limiter RateLimiter
+	mcp     http.Handler
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -85,7 +90,7 @@ func New(opts Options) (http.Handler, error) {
 		svc: opts.Service, admin: opts.Admin, ident: opts.Identity,
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
 		export: opts.Export,
-		tokens: opts.Tokens, limiter: opts.Limiter,
+		tokens: opts.Tokens, limiter: opts.Limiter, mcp: opts.MCP,
 	}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -160,7 +165,18 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/policy/settings", a.handle(a.getSettings))
 	v1.PUT("/policy/settings", a.handle(a.putSettings))
 	v1.GET("/users/:id/export", a.handle(a.exportUser))
+
+	// The MCP endpoint: the same keys, tenant sync and rate limits as /v1.
+	r.POST("/mcp", a.authenticate, a.rateLimit, a.handle(a.serveMCP))
 	return r, nil
+}
+
+func (a *api) serveMCP(c *gin.Context) error {
+	if a.mcp == nil {
+		return memory.ErrNotConfigured
+	}
+	a.mcp.ServeHTTP(c.Writer, c.Request)
+	return nil
 }
 
 // handle adapts a handler that returns an error to gin: the error, if any,

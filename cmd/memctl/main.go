@@ -16,10 +16,9 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"time"
 
 	"mneme/app"
-	"mneme/memory"
+	mneme "mneme/client"
 	"mneme/seed"
 )
 
@@ -110,17 +109,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.Usage()
 		return fmt.Errorf("unknown command or wrong arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	c := client{base: strings.TrimRight(*base, "/"), key: *key, out: stdout, http: &http.Client{Timeout: 30 * time.Second}}
-	if c.key == "" {
+	if *key == "" {
 		return errors.New("an API key is needed: -key or MNEME_API_KEY (memctl keys prints the demo keys)")
 	}
+	c := client{api: mneme.New(*base, *key, nil), out: stdout}
 	switch {
 	case cmd == "whoami" && len(rest) == 0:
-		return c.call(ctx, http.MethodGet, "/v1/whoami", nil)
+		return c.print(c.api.WhoAmI(ctx))
 	case cmd == "get" && len(rest) == 1:
-		return c.call(ctx, http.MethodGet, "/v1/memories/"+url.PathEscape(rest[0]), nil)
+		return c.print(c.api.Get(ctx, rest[0]))
 	case cmd == "history" && len(rest) == 1:
-		return c.call(ctx, http.MethodGet, "/v1/memories/"+url.PathEscape(rest[0])+"/history", nil)
+		ms, err := c.api.History(ctx, rest[0])
+		return c.print(map[string][]mneme.Memory{"memories": ms}, err)
 	case cmd == "list":
 		q := url.Values{}
 		for _, kv := range rest {
@@ -135,11 +135,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return c.call(ctx, http.MethodGet, "/v1/memories?"+q.Encode(), nil)
 	case cmd == "recall" && len(rest) >= 2:
-		return c.call(ctx, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: rest[0], Query: strings.Join(rest[1:], " ")})
+		return c.print(c.api.Recall(ctx, mneme.RecallRequest{UserID: rest[0], Query: strings.Join(rest[1:], " ")}))
 	case cmd == "delete" && len(rest) == 1:
-		return c.call(ctx, http.MethodDelete, "/v1/memories/"+url.PathEscape(rest[0]), nil)
+		return c.print(c.api.Delete(ctx, rest[0]))
 	case cmd == "erase" && len(rest) == 1:
-		return c.call(ctx, http.MethodDelete, "/v1/users/"+url.PathEscape(rest[0]), nil)
+		return c.print(c.api.DeleteUser(ctx, rest[0]))
 	case cmd == "janitor" && len(rest) == 1 && (rest[0] == "run" || rest[0] == "dry-run"):
 		return c.call(ctx, http.MethodPost, "/v1/janitor/sweep?dry_run="+strconv.FormatBool(rest[0] == "dry-run"), nil)
 	case cmd == "grants" && len(rest) == 1 && rest[0] == "list":
@@ -208,14 +208,14 @@ func keysCmd(stdout io.Writer) error {
 	return nil
 }
 
+// client runs memctl's REST commands through the Go client, which retries
+// a 503 and turns an error status into an error with the API's code.
 type client struct {
-	base, key string
-	out       io.Writer
-	http      *http.Client
+	api *mneme.Client
+	out io.Writer
 }
 
-// call sends one request and prints the JSON answer indented; an error
-// status becomes an error carrying the server's code and message.
+// call sends one request and prints the JSON answer indented.
 func (c client) call(ctx context.Context, method, path string, body any) error {
 	raw, err := c.fetch(ctx, method, path, body)
 	if err != nil {
@@ -229,46 +229,25 @@ func (c client) call(ctx context.Context, method, path string, body any) error {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return fmt.Errorf("server sent non-JSON: %w", err)
 	}
+	return c.print(v, nil)
+}
+
+// print writes an answer as indented JSON, or returns the call's error.
+func (c client) print(v any, err error) error {
+	if err != nil {
+		return err
+	}
 	enc := json.NewEncoder(c.out)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false) // the context block is meant to be read
 	return enc.Encode(v)
 }
 
-// fetch sends one request and returns the body of a successful answer; an
-// error status becomes an error carrying the server's code and message.
+// fetch sends one request and returns the body of a successful answer.
 func (c client) fetch(ctx context.Context, method, path string, body any) ([]byte, error) {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = strings.NewReader(string(raw))
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
+	var raw json.RawMessage
+	if err := c.api.Do(ctx, method, path, body, &raw); err != nil {
 		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode >= 300 {
-		var e struct{ Code, Message string }
-		if json.Unmarshal(raw, &e) == nil && e.Code != "" {
-			return nil, fmt.Errorf("%s: %s (HTTP %d)", e.Code, e.Message, resp.StatusCode)
-		}
-		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	return raw, nil
 }

@@ -31,6 +31,8 @@ var layers = map[string]int{
 	"mneme/leader":            0,
 	"mneme/internal/testidp":  0,
 	"mneme/knowledge":         0,
+	"mneme/client":            0,
+	"mneme/deploy":            0,
 	// The domain.
 	"mneme/memory": 1,
 	// Services beside memory.
@@ -57,14 +59,17 @@ var layers = map[string]int{
 	"mneme/seed/eval":       4,
 	// The HTTP faces.
 	"mneme/handlers": 5,
+	"mneme/mcp":      5,
 	// The composition root and what stands on it.
-	"mneme/app":              6,
-	"mneme/internal/apptest": 7,
-	"mneme/cmd/memoryd":      7,
-	"mneme/cmd/memctl":       7,
-	"mneme/cmd/memeval":      7,
-	"mneme/bench":            7,
-	"mneme/bench/ingest":     7,
+	"mneme/app":                6,
+	"mneme/internal/apptest":   7,
+	"mneme/internal/pyclient":  7,
+	"mneme/examples/twoagents": 7,
+	"mneme/cmd/memoryd":        7,
+	"mneme/cmd/memctl":         7,
+	"mneme/cmd/memeval":        7,
+	"mneme/bench":              7,
+	"mneme/bench/ingest":       7,
 }
 
 func TestImportsRunDownTheLayers(t *testing.T) {

@@ -1,0 +1,265 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Memory types.
+const (
+	TypeEpisodic   = "episodic"
+	TypeSemantic   = "semantic"
+	TypeProcedural = "procedural"
+	TypeProfile    = "profile"
+)
+
+// Write outcomes (WriteResult.Outcome).
+const (
+	OutcomeCreated    = "created"
+	OutcomeReinforced = "reinforced"
+	OutcomeSkipped    = "skipped"
+)
+
+// Memory is one stored memory.
+type Memory struct {
+	ID             string     `json:"id"`
+	Tenant         string     `json:"tenant"`
+	UserID         string     `json:"user_id"`
+	AgentID        string     `json:"agent_id"`
+	SessionID      string     `json:"session_id,omitempty"`
+	Type           string     `json:"type"`
+	Kind           string     `json:"kind,omitempty"`
+	Key            string     `json:"key,omitempty"`
+	Content        string     `json:"content"`
+	Status         string     `json:"status"`
+	Sensitivity    string     `json:"sensitivity"`
+	Importance     float64    `json:"importance"`
+	Confidence     float64    `json:"confidence"`
+	Source         string     `json:"source,omitempty"`
+	Entities       []Entity   `json:"entities,omitempty"`
+	ValidFrom      time.Time  `json:"valid_from"`
+	ValidTo        *time.Time `json:"valid_to,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	Version        int        `json:"version"`
+	AccessCount    int        `json:"access_count"`
+	LastAccessedAt *time.Time `json:"last_accessed_at,omitempty"`
+	Supersedes     string     `json:"supersedes,omitempty"`
+	EmbeddingModel string     `json:"embedding_model,omitempty"`
+	EmbeddingDim   int        `json:"embedding_dim,omitempty"`
+	EvidenceCount  int        `json:"evidence_count,omitempty"`
+	// Outcome and Redacted are set in write answers only.
+	Outcome  string   `json:"outcome,omitempty"`
+	Redacted []string `json:"redacted,omitempty"`
+}
+
+// Entity is a business object a memory mentions.
+type Entity struct {
+	ID      string   `json:"id"`
+	Kind    string   `json:"kind"`
+	Name    string   `json:"name"`
+	Aliases []string `json:"aliases,omitempty"`
+}
+
+// NewMemory is a memory to store. The author is the caller; AgentID, when
+// set, must name the caller.
+type NewMemory struct {
+	UserID      string   `json:"user_id"`
+	AgentID     string   `json:"agent_id,omitempty"`
+	SessionID   string   `json:"session_id,omitempty"`
+	Type        string   `json:"type"`
+	Kind        string   `json:"kind,omitempty"`
+	Key         string   `json:"key,omitempty"`
+	Content     string   `json:"content"`
+	Sensitivity string   `json:"sensitivity,omitempty"`
+	Importance  *float64 `json:"importance,omitempty"`
+	Confidence  *float64 `json:"confidence,omitempty"`
+	Source      string   `json:"source,omitempty"`
+	Entities    []Entity `json:"entities,omitempty"`
+	// IdempotencyKey makes a retried write store the memory once. Add fills
+	// it in when it is empty.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// WriteResult says what became of one memory of a write.
+type WriteResult struct {
+	Outcome  string   `json:"outcome"`
+	Reason   string   `json:"reason,omitempty"`
+	ID       string   `json:"id,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	Redacted []string `json:"redacted,omitempty"`
+}
+
+// WriteResponse answers Add: the memories stored or reinforced, and one
+// result per memory sent, in order.
+type WriteResponse struct {
+	Memories []Memory      `json:"memories"`
+	Results  []WriteResult `json:"results"`
+}
+
+// UpdateRequest changes a memory into a new version; nil fields stay.
+type UpdateRequest struct {
+	Content     *string  `json:"content,omitempty"`
+	Kind        *string  `json:"kind,omitempty"`
+	Sensitivity *string  `json:"sensitivity,omitempty"`
+	Importance  *float64 `json:"importance,omitempty"`
+	Confidence  *float64 `json:"confidence,omitempty"`
+}
+
+// ListOptions filters a listing; zero fields do not filter.
+type ListOptions struct {
+	UserID, Type, Kind, Status string
+	From, To                   time.Time
+	Limit                      int
+	Cursor                     string
+}
+
+// Page is one page of a listing.
+type Page struct {
+	Memories   []Memory `json:"memories"`
+	NextCursor string   `json:"next_cursor,omitempty"`
+}
+
+// RecallRequest asks for the memories that matter for a query.
+type RecallRequest struct {
+	UserID      string     `json:"user_id"`
+	Query       string     `json:"query"`
+	SessionID   string     `json:"session_id,omitempty"`
+	SessionOnly bool       `json:"session_only,omitempty"`
+	Types       []string   `json:"types,omitempty"`
+	Kinds       []string   `json:"kinds,omitempty"`
+	From        *time.Time `json:"from,omitempty"`
+	To          *time.Time `json:"to,omitempty"`
+	AsOf        *time.Time `json:"as_of,omitempty"`
+	K           int        `json:"k,omitempty"`
+	Budget      int        `json:"budget,omitempty"`
+	Diversify   bool       `json:"diversify,omitempty"`
+}
+
+// RecallResult answers a recall.
+type RecallResult struct {
+	Memories []Recalled `json:"memories"`
+	// Context is a ready block for an agent's prompt.
+	Context   string          `json:"context"`
+	Truncated bool            `json:"truncated"`
+	Session   *RecallSession  `json:"session,omitempty"`
+	UsedChars int             `json:"used_chars"`
+	Search    json.RawMessage `json:"search,omitempty"`
+}
+
+// Recalled is one recalled memory with its score and how it was found.
+type Recalled struct {
+	Memory  Memory  `json:"memory"`
+	Score   float64 `json:"score"`
+	Explain Explain `json:"explain"`
+}
+
+// Explain breaks a recall score into its parts.
+type Explain struct {
+	Sources          []string `json:"sources"`
+	VectorSimilarity float64  `json:"vector_similarity"`
+	VectorRank       int      `json:"vector_rank,omitempty"`
+	FullTextScore    float64  `json:"fulltext_score,omitempty"`
+	FullTextRank     int      `json:"fulltext_rank,omitempty"`
+	GraphRank        int      `json:"graph_rank,omitempty"`
+	GraphHops        int      `json:"graph_hops,omitempty"`
+	GraphPath        []string `json:"graph_path,omitempty"`
+	SessionRank      int      `json:"session_rank,omitempty"`
+	Fused            float64  `json:"fused"`
+	AgeDays          float64  `json:"age_days"`
+	DecayFactor      float64  `json:"decay_factor"`
+	ImportanceFactor float64  `json:"importance_factor"`
+	ProfileFactor    float64  `json:"profile_factor"`
+	MMRMaxSimilarity *float64 `json:"mmr_max_similarity,omitempty"`
+	RerankScore      *float64 `json:"rerank_score,omitempty"`
+	Policy           string   `json:"policy"`
+}
+
+// RecallSession is the open session's recent turns, in a recall answer.
+type RecallSession struct {
+	ID        string `json:"id"`
+	Source    string `json:"source"`
+	Turns     []Turn `json:"turns"`
+	Truncated bool   `json:"truncated"`
+}
+
+// Turn is one utterance of a conversation.
+type Turn struct {
+	Role    string    `json:"role"` // user, assistant, system or tool
+	Content string    `json:"content"`
+	At      time.Time `json:"at,omitzero"`
+}
+
+// IngestRequest hands conversation turns to the extractor.
+type IngestRequest struct {
+	UserID    string `json:"user_id"`
+	SessionID string `json:"session_id,omitempty"`
+	AgentID   string `json:"agent_id,omitempty"`
+	Turns     []Turn `json:"turns"`
+}
+
+// IngestResult says what a synchronous ingestion stored.
+type IngestResult struct {
+	Memories []Memory `json:"memories"`
+	Reason   string   `json:"reason,omitempty"`
+}
+
+// Job is a queued write or ingestion.
+type Job struct {
+	ID         string      `json:"id"`
+	Kind       string      `json:"kind"`
+	Status     string      `json:"status"` // queued, done or failed
+	AcceptedAt time.Time   `json:"accepted_at"`
+	FinishedAt *time.Time  `json:"finished_at,omitempty"`
+	Attempts   int         `json:"attempts,omitempty"`
+	Memories   []JobMemory `json:"memories,omitempty"`
+	Error      string      `json:"error,omitempty"`
+}
+
+// JobMemory is what became of one memory of a job.
+type JobMemory struct {
+	ID      string `json:"id,omitempty"`
+	Outcome string `json:"outcome"`
+	Status  string `json:"status,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Receipt says what an erase removed, per place.
+type Receipt struct {
+	Tenant   string           `json:"tenant"`
+	UserID   string           `json:"user_id"`
+	MemoryID string           `json:"memory_id,omitempty"`
+	ErasedAt time.Time        `json:"erased_at"`
+	Counts   map[string]int64 `json:"counts"`
+}
+
+// Principal is who an API key stands for.
+type Principal struct {
+	Tenant string   `json:"tenant"`
+	Kind   string   `json:"kind"`
+	ID     string   `json:"id"`
+	Roles  []string `json:"roles,omitempty"`
+}
+
+// NewGrant lets one agent read memories another wrote (admins).
+type NewGrant struct {
+	Grantee        string     `json:"grantee"`
+	Source         string     `json:"source"`
+	Types          []string   `json:"types"`
+	Kinds          []string   `json:"kinds,omitempty"`
+	MaxSensitivity string     `json:"max_sensitivity"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+}
+
+// Grant is a sharing grant in force.
+type Grant struct {
+	ID             string     `json:"id"`
+	Tenant         string     `json:"tenant"`
+	Grantee        string     `json:"grantee"`
+	Source         string     `json:"source"`
+	Types          []string   `json:"types"`
+	Kinds          []string   `json:"kinds,omitempty"`
+	MaxSensitivity string     `json:"max_sensitivity"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+}

@@ -1,0 +1,296 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mneme/internal/apptest"
+	"mneme/mcp"
+	"mneme/memory"
+)
+
+// bearer adds an API key to every request of the MCP client.
+type bearer struct{ key string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.key != "" {
+		r.Header.Set("Authorization", "Bearer "+b.key)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect opens an MCP session to the real server with the SDK's client.
+func connect(t *testing.T, f *apptest.Fixture, key string) (*sdk.ClientSession, error) {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "mneme-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := client.Connect(ctx, &sdk.StreamableClientTransport{
+		Endpoint: f.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{key}}, MaxRetries: -1,
+	}, nil)
+	if err == nil {
+		t.Cleanup(func() { _ = s.Close() })
+	}
+	return s, err
+}
+
+func session(t *testing.T, f *apptest.Fixture, who string) *sdk.ClientSession {
+	t.Helper()
+	s, err := connect(t, f, f.Keys[who])
+	if err != nil {
+		t.Fatalf("connect as %s: %v", who, err)
+	}
+	return s
+}
+
+// call calls a tool that must succeed and decodes its structured result.
+func call(t *testing.T, s *sdk.ClientSession, tool string, args any, out any) {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: tool error %s", tool, text(res))
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatalf("%s: decode %s: %v", tool, raw, err)
+	}
+}
+
+// refused calls a tool that must fail with the API code want.
+func refused(t *testing.T, s *sdk.ClientSession, tool string, args any, want string) {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v (want a tool error, not a protocol error)", tool, err)
+	}
+	if !res.IsError {
+		t.Fatalf("%s: succeeded, want tool error %s", tool, want)
+	}
+	var e mcp.ToolError
+	if err := json.Unmarshal([]byte(text(res)), &e); err != nil {
+		t.Fatalf("%s: error text %q is not a tool error: %v", tool, text(res), err)
+	}
+	if e.Code != want || e.Status == 0 || e.Message == "" {
+		t.Errorf("%s: tool error %+v, want code %s with a status and message", tool, e, want)
+	}
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestToolsAreListedWithSchemas(t *testing.T) {
+	f := apptest.Start(t)
+	s := session(t, f, "support-bot")
+	res, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if len(tool.Description) < 30 {
+			t.Errorf("%s: description %q says too little", tool.Name, tool.Description)
+		}
+		schema, _ := json.Marshal(tool.InputSchema)
+		var in struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		if err := json.Unmarshal(schema, &in); err != nil || in.Type != "object" || len(in.Properties) == 0 {
+			t.Errorf("%s: input schema %s is not an object schema with properties", tool.Name, schema)
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s: no output schema", tool.Name)
+		}
+	}
+	slices.Sort(names)
+	want := []string{"confirm", "forget", "history", "ingest", "list", "recall", "remember"}
+	if !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name != mcp.ToolRemember {
+			continue
+		}
+		schema, _ := json.Marshal(tool.InputSchema)
+		for _, v := range []string{`"required":["memories"]`, `"profile"`, `"restricted"`} {
+			if !strings.Contains(string(schema), v) {
+				t.Errorf("remember's input schema lacks %s: %s", v, schema)
+			}
+		}
+	}
+}
+
+func TestEveryToolAgainstTheRealService(t *testing.T) {
+	f := apptest.Start(t)
+	bot := session(t, f, "support-bot")
+
+	// remember: two memories in one call.
+	var written mcp.RememberOut
+	call(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "alice", "type": "semantic", "kind": "address", "key": "delivery_address",
+			"content": "Alice's delivery address is Rua Augusta 12 in Lisbon."},
+		{"user_id": "alice", "type": "episodic", "content": "Alice reported that parcel 7731 arrived damaged."},
+	}}, &written)
+	if len(written.Results) != 2 {
+		t.Fatalf("remember: %d results, want 2", len(written.Results))
+	}
+	for _, r := range written.Results {
+		if r.Outcome != memory.OutcomeCreated || r.ID == "" || r.Memory == nil || r.Memory.AgentID != "support-bot" {
+			t.Errorf("remember: result %+v, want a created memory written by support-bot", r)
+		}
+	}
+	addr := written.Results[0].ID
+
+	// recall: the context block and the memories with their ids.
+	var recalled mcp.RecallOut
+	call(t, bot, mcp.ToolRecall, map[string]any{"user_id": "alice", "query": "Where should Alice's delivery go?"}, &recalled)
+	if !strings.Contains(recalled.Context, "Rua Augusta") || !strings.HasPrefix(recalled.Context, "<memories>") {
+		t.Errorf("recall: context %q lacks the preference", recalled.Context)
+	}
+	if !slices.ContainsFunc(recalled.Memories, func(m mcp.Recalled) bool { return m.ID == addr && m.Score > 0 }) {
+		t.Errorf("recall: memories %+v lack %s", recalled.Memories, addr)
+	}
+
+	// A new version of the slot, then list and history.
+	call(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "alice", "type": "semantic", "kind": "address", "key": "delivery_address", "content": "Alice's delivery address is now Praça do Comércio 3 in Lisbon."},
+	}}, &written)
+	head := written.Results[0].ID
+	var page memory.Page
+	call(t, bot, mcp.ToolList, map[string]any{"user_id": "alice", "kind": "address", "status": "active"}, &page)
+	if len(page.Memories) != 1 || page.Memories[0].ID != head {
+		t.Errorf("list: %+v, want only the new version %s active", page.Memories, head)
+	}
+	var hist mcp.HistoryOut
+	call(t, bot, mcp.ToolHistory, map[string]any{"memory_id": head}, &hist)
+	if len(hist.Memories) != 2 || hist.Memories[0].ID != head || hist.Memories[1].ID != addr {
+		t.Errorf("history: %+v, want %s then %s", hist.Memories, head, addr)
+	}
+
+	// ingest: a stated budget becomes a memory written as the caller.
+	var ingested memory.IngestResult
+	call(t, bot, mcp.ToolIngest, map[string]any{"user_id": "alice", "session_id": "mcp-s1", "turns": []map[string]any{
+		{"role": "user", "content": "My budget is 3000 euros for the new laptops."},
+		{"role": "assistant", "content": "Noted."},
+	}}, &ingested)
+	if !slices.ContainsFunc(ingested.Memories, func(m memory.Memory) bool {
+		return m.Key == "budget" && m.AgentID == "support-bot" && strings.Contains(m.Content, "3000")
+	}) {
+		t.Errorf("ingest: %+v, want a budget memory by support-bot", ingested)
+	}
+
+	// confirm: an inference waits for its user; the agent may not confirm it.
+	call(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "alice", "type": "profile", "kind": "preference", "content": "Alice seems to prefer morning deliveries.", "source": "inferred"},
+	}}, &written)
+	guess := written.Results[0]
+	if guess.Status != memory.StatusCandidate {
+		t.Fatalf("an inference is %q, want candidate", guess.Status)
+	}
+	refused(t, bot, mcp.ToolConfirm, map[string]any{"memory_id": guess.ID}, "forbidden")
+	var confirmed memory.Memory
+	call(t, session(t, f, "alice"), mcp.ToolConfirm, map[string]any{"memory_id": guess.ID}, &confirmed)
+	if confirmed.Status != memory.StatusActive {
+		t.Errorf("confirm: status %q, want active", confirmed.Status)
+	}
+
+	// forget: a receipt, and the memory is gone for every tool.
+	var receipt memory.Receipt
+	call(t, bot, mcp.ToolForget, map[string]any{"memory_id": head}, &receipt)
+	if receipt.MemoryID != head || receipt.Counts["graph.memories"] != 2 {
+		t.Errorf("forget: receipt %+v", receipt)
+	}
+	refused(t, bot, mcp.ToolHistory, map[string]any{"memory_id": head}, "not_found")
+	refused(t, bot, mcp.ToolForget, map[string]any{"memory_id": head}, "not_found")
+
+	// Bad input is the API's invalid_argument.
+	refused(t, bot, mcp.ToolRecall, map[string]any{"user_id": "alice", "query": "x", "k": -1}, "invalid_argument")
+}
+
+func TestPolicyAppliesToEveryCall(t *testing.T) {
+	f := apptest.Start(t)
+	bot := session(t, f, "support-bot")
+	var written mcp.RememberOut
+	call(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "alice", "type": "semantic", "content": "Alice's company is moving to Lisbon in May."},
+	}}, &written)
+	id := written.Results[0].ID
+
+	// Another user, and an agent without a grant, do not see it at all.
+	bob := session(t, f, "bob")
+	for _, tool := range []string{mcp.ToolHistory, mcp.ToolForget, mcp.ToolConfirm} {
+		refused(t, bob, tool, map[string]any{"memory_id": id}, "not_found")
+	}
+	orders := session(t, f, "order-bot")
+	refused(t, orders, mcp.ToolHistory, map[string]any{"memory_id": id}, "not_found")
+	var recalled mcp.RecallOut
+	call(t, orders, mcp.ToolRecall, map[string]any{"user_id": "alice", "query": "Where is Alice's company moving?"}, &recalled)
+	if len(recalled.Memories) != 0 || strings.Contains(recalled.Context, "Lisbon") {
+		t.Errorf("order-bot recalled %+v without a grant", recalled)
+	}
+	var page memory.Page
+	call(t, bob, mcp.ToolList, map[string]any{}, &page)
+	if len(page.Memories) != 0 {
+		t.Errorf("bob lists %+v, want nothing of alice's", page.Memories)
+	}
+
+	// An end user writes as themself only: not as an agent, not about others.
+	alice := session(t, f, "alice")
+	refused(t, alice, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "alice", "agent_id": "support-bot", "type": "profile", "content": "Alice is a platinum member."},
+	}}, "forbidden")
+	refused(t, alice, mcp.ToolIngest, map[string]any{"user_id": "bob", "turns": []map[string]any{
+		{"role": "user", "content": "My budget is 10 euros."},
+	}}, "forbidden")
+	call(t, alice, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "alice", "type": "profile", "kind": "preference", "content": "I like short answers."},
+	}}, &written)
+	if m := written.Results[0].Memory; m == nil || m.AgentID != "user:alice" {
+		t.Errorf("alice's own memory: %+v, want author user:alice", written.Results[0])
+	}
+}
+
+func TestUnauthenticatedCallsAreRefused(t *testing.T) {
+	f := apptest.Start(t)
+	for name, key := range map[string]string{"no key": "", "a wrong key": "mn_" + f.Tenant + "_notakey0000000000000000"} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := connect(t, f, key); err == nil {
+				t.Fatal("connected without a valid key")
+			}
+			r := f.Do(t, key, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
+				"Accept", "application/json, text/event-stream")
+			if r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), `"unauthenticated"`) {
+				t.Errorf("tools/list: %d %s, want 401 unauthenticated", r.Status, r.Body)
+			}
+		})
+	}
+	// The same request with a key is answered.
+	r := f.Do(t, "support-bot", "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
+		"Accept", "application/json, text/event-stream")
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"remember"`) {
+		t.Errorf("tools/list with a key: %d %.300s", r.Status, r.Body)
+	}
+}

@@ -1,0 +1,282 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mneme/memory"
+)
+
+// Tool names.
+const (
+	ToolRemember = "remember"
+	ToolRecall   = "recall"
+	ToolIngest   = "ingest"
+	ToolForget   = "forget"
+	ToolList     = "list"
+	ToolHistory  = "history"
+	ToolConfirm  = "confirm"
+)
+
+// NewMemory is one memory for remember. The author is always the caller.
+type NewMemory struct {
+	UserID  string `json:"user_id" jsonschema:"the user the memory is about"`
+	Type    string `json:"type" jsonschema:"episodic (what happened), semantic (facts and rules), procedural (how to do things) or profile (stable traits and preferences)"`
+	Content string `json:"content" jsonschema:"the memory itself, one self-contained statement"`
+	Kind    string `json:"kind,omitempty" jsonschema:"a refinement of the type, such as preference, order_status or budget; sharing grants may name it"`
+	Key     string `json:"key,omitempty" jsonschema:"the slot the fact fills, such as budget: a new memory with the same user and key supersedes the old one and keeps it in the history"`
+	// AgentID, when given, must be the caller's own id: memories are
+	// written as the caller, and naming anyone else is refused.
+	AgentID        string   `json:"agent_id,omitempty" jsonschema:"the author; leave it out (it is always the caller, and naming anyone else is refused)"`
+	SessionID      string   `json:"session_id,omitempty" jsonschema:"the conversation the memory came from"`
+	Sensitivity    string   `json:"sensitivity,omitempty" jsonschema:"public, internal (the default), confidential or restricted"`
+	Importance     *float64 `json:"importance,omitempty" jsonschema:"0 to 1, default 0.5"`
+	Confidence     *float64 `json:"confidence,omitempty" jsonschema:"0 to 1, default 1"`
+	Source         string   `json:"source,omitempty" jsonschema:"where it came from; inferred stores it as a candidate until the user confirms it"`
+	IdempotencyKey string   `json:"idempotency_key,omitempty" jsonschema:"a key of your own that makes a retried write store the memory once"`
+}
+
+type rememberIn struct {
+	Memories []NewMemory `json:"memories" jsonschema:"one or more memories, stored in one transaction"`
+}
+
+// Written is what became of one memory of a remember call.
+type Written struct {
+	// Outcome is created, reinforced (a near-duplicate strengthened the
+	// memory it repeats) or skipped (chit-chat).
+	Outcome  string         `json:"outcome"`
+	Reason   string         `json:"reason,omitempty"`
+	ID       string         `json:"id,omitempty"`
+	Status   string         `json:"status,omitempty"`
+	Redacted []string       `json:"redacted,omitempty"`
+	Memory   *memory.Memory `json:"memory,omitempty"`
+}
+
+// RememberOut answers remember, one result per memory sent, in order.
+type RememberOut struct {
+	Results []Written `json:"results"`
+}
+
+type recallIn struct {
+	UserID    string   `json:"user_id" jsonschema:"the user to recall memories about"`
+	Query     string   `json:"query" jsonschema:"what you need to know, in the user's words or yours"`
+	SessionID string   `json:"session_id,omitempty" jsonschema:"the open session, whose recent turns and memories join the answer"`
+	Types     []string `json:"types,omitempty" jsonschema:"only these memory types"`
+	Kinds     []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
+	K         int      `json:"k,omitempty" jsonschema:"at most this many memories (default 10)"`
+	Budget    int      `json:"budget,omitempty" jsonschema:"at most this many characters of memory content"`
+}
+
+// Recalled is one recalled memory with its id, for follow-up calls.
+type Recalled struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	Kind      string    `json:"kind,omitempty"`
+	Key       string    `json:"key,omitempty"`
+	Content   string    `json:"content"`
+	Status    string    `json:"status"`
+	AgentID   string    `json:"agent_id"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Score     float64   `json:"score"`
+}
+
+// RecallOut answers recall: the block to put into a prompt, and the
+// memories it was made of.
+type RecallOut struct {
+	Context   string     `json:"context"`
+	Memories  []Recalled `json:"memories"`
+	Truncated bool       `json:"truncated"`
+}
+
+type ingestIn struct {
+	UserID    string        `json:"user_id" jsonschema:"the user the conversation was with"`
+	SessionID string        `json:"session_id,omitempty" jsonschema:"the conversation's id"`
+	Turns     []memory.Turn `json:"turns" jsonschema:"the turns, oldest first; only what the user says becomes facts about them"`
+}
+
+type idIn struct {
+	MemoryID string `json:"memory_id" jsonschema:"the memory's id, as recall, list or remember gave it"`
+}
+
+type listIn struct {
+	UserID string `json:"user_id,omitempty" jsonschema:"only memories about this user"`
+	Type   string `json:"type,omitempty" jsonschema:"only this memory type"`
+	Kind   string `json:"kind,omitempty" jsonschema:"only this kind"`
+	Status string `json:"status,omitempty" jsonschema:"only this status: active, candidate, superseded, archived or expired"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many (default 50)"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"the next_cursor of the previous page"`
+}
+
+// HistoryOut is a memory's chain of versions, newest first.
+type HistoryOut struct {
+	Memories []memory.Memory `json:"memories"`
+}
+
+// register adds every tool to s.
+func (t *tools) register(s *sdk.Server) error {
+	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+	destructive := true
+	errs := []error{
+		addTool(s, &sdk.Tool{
+			Name: ToolRemember,
+			Description: "Store one or more memories about a user, in one transaction. " +
+				"A near-duplicate reinforces the memory it repeats; chit-chat is skipped; a memory with the key of an " +
+				"existing one supersedes it. Secrets and ID numbers are refused, bank cards and phone numbers masked.",
+		}, handle(t, ToolRemember, t.remember), map[string][]string{
+			"memories.type": memory.Types, "memories.sensitivity": memory.Sensitivities,
+		}),
+		addTool(s, &sdk.Tool{
+			Name: ToolRecall,
+			Description: "Recall what is known about a user that matters for a question: the memories you may read, " +
+				"ranked by relevance, recency and importance. Put the returned context block into your prompt; " +
+				"the memories carry ids for forget, history and confirm.",
+			Annotations: readOnly,
+		}, handle(t, ToolRecall, t.recall), map[string][]string{"types": memory.Types}),
+		addTool(s, &sdk.Tool{
+			Name: ToolIngest,
+			Description: "Learn from conversation turns: preferences, budgets, orders, dates, companies and places the " +
+				"user states become typed memories, written as you; greetings store nothing.",
+		}, handle(t, ToolIngest, t.ingest), map[string][]string{"turns.role": memory.Roles}),
+		addTool(s, &sdk.Tool{
+			Name:        ToolForget,
+			Description: "Erase a memory with every version of it you may delete; a content-free tombstone stays. Returns a receipt.",
+			Annotations: &sdk.ToolAnnotations{DestructiveHint: &destructive, IdempotentHint: true},
+		}, handle(t, ToolForget, t.forget), nil),
+		addTool(s, &sdk.Tool{
+			Name:        ToolList,
+			Description: "List the memories you may read, newest first, a page at a time.",
+			Annotations: readOnly,
+		}, handle(t, ToolList, t.list), map[string][]string{"type": memory.Types, "status": memory.Statuses}),
+		addTool(s, &sdk.Tool{
+			Name:        ToolHistory,
+			Description: "A memory's versions, newest first: what it said before each change that superseded it.",
+			Annotations: readOnly,
+		}, handle(t, ToolHistory, t.history), nil),
+		addTool(s, &sdk.Tool{
+			Name: ToolConfirm,
+			Description: "Confirm a candidate memory (an agent's inference, or a preference seen once) so that it becomes " +
+				"active. Only the user the memory is about, and admins, may.",
+			Annotations: &sdk.ToolAnnotations{IdempotentHint: true},
+		}, handle(t, ToolConfirm, t.confirm), nil),
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handle adapts a service call to a typed tool handler: the caller comes
+// from the authenticated request, a domain error becomes a ToolError.
+func handle[In, Out any](t *tools, name string, call func(ctx context.Context, p memory.Principal, in In) (Out, error)) sdk.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		var zero Out
+		p, err := t.caller(ctx)
+		if err != nil {
+			return nil, zero, err
+		}
+		out, err := call(ctx, p, in)
+		if err != nil {
+			return nil, zero, t.fail(ctx, name, err)
+		}
+		return nil, out, nil
+	}
+}
+
+// addTool adds a typed tool whose input schema is inferred from In, with
+// the allowed values of the enums (dotted paths into the schema; arrays
+// are walked through) filled in.
+func addTool[In, Out any](s *sdk.Server, tool *sdk.Tool, h sdk.ToolHandlerFor[In, Out], enums map[string][]string) error {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		return fmt.Errorf("mcp: tool %s: %w", tool.Name, err)
+	}
+	for path, values := range enums {
+		at := schema
+		for _, name := range strings.Split(path, ".") {
+			if at.Items != nil {
+				at = at.Items
+			}
+			if at = at.Properties[name]; at == nil {
+				return fmt.Errorf("mcp: tool %s: no property %s", tool.Name, path)
+			}
+		}
+		if at.Items != nil {
+			at = at.Items
+		}
+		at.Enum = make([]any, len(values))
+		for i, v := range values {
+			at.Enum[i] = v
+		}
+	}
+	tool.InputSchema = schema
+	sdk.AddTool(s, tool, h)
+	return nil
+}
+
+func (t *tools) remember(ctx context.Context, p memory.Principal, in rememberIn) (RememberOut, error) {
+	batch := make([]memory.NewMemory, len(in.Memories))
+	for i, n := range in.Memories {
+		batch[i] = memory.NewMemory{
+			UserID: n.UserID, AgentID: n.AgentID, SessionID: n.SessionID, Type: n.Type, Kind: n.Kind, Key: n.Key,
+			Content: n.Content, Sensitivity: n.Sensitivity, Importance: n.Importance, Confidence: n.Confidence,
+			Source: n.Source, IdempotencyKey: n.IdempotencyKey,
+		}
+	}
+	results, err := t.svc.Write(ctx, p, batch)
+	if err != nil {
+		return RememberOut{}, err
+	}
+	out := RememberOut{Results: make([]Written, len(results))}
+	for i, r := range results {
+		out.Results[i] = Written{Outcome: r.Outcome, Reason: r.Reason, ID: r.ID, Status: r.Status, Redacted: r.Redacted, Memory: r.Memory}
+	}
+	return out, nil
+}
+
+func (t *tools) recall(ctx context.Context, p memory.Principal, in recallIn) (RecallOut, error) {
+	res, err := t.svc.Recall(ctx, p, memory.RecallRequest{
+		UserID: in.UserID, Query: in.Query, SessionID: in.SessionID, Types: in.Types, Kinds: in.Kinds, K: in.K, Budget: in.Budget,
+	})
+	if err != nil {
+		return RecallOut{}, err
+	}
+	out := RecallOut{Context: res.Context, Truncated: res.Truncated, Memories: make([]Recalled, len(res.Memories))}
+	for i, r := range res.Memories {
+		m := r.Memory
+		out.Memories[i] = Recalled{
+			ID: m.ID, Type: m.Type, Kind: m.Kind, Key: m.Key, Content: m.Content, Status: m.Status,
+			AgentID: m.AgentID, UpdatedAt: m.UpdatedAt, Score: r.Score,
+		}
+	}
+	return out, nil
+}
+
+func (t *tools) ingest(ctx context.Context, p memory.Principal, in ingestIn) (memory.IngestResult, error) {
+	return t.svc.Ingest(ctx, p, memory.IngestRequest{UserID: in.UserID, SessionID: in.SessionID, Turns: in.Turns})
+}
+
+func (t *tools) forget(ctx context.Context, p memory.Principal, in idIn) (memory.Receipt, error) {
+	return t.svc.Delete(ctx, p, in.MemoryID)
+}
+
+func (t *tools) list(ctx context.Context, p memory.Principal, in listIn) (memory.Page, error) {
+	return t.svc.List(ctx, p, memory.ListRequest{
+		UserID: in.UserID, Type: in.Type, Kind: in.Kind, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor,
+	})
+}
+
+func (t *tools) history(ctx context.Context, p memory.Principal, in idIn) (HistoryOut, error) {
+	ms, err := t.svc.History(ctx, p, in.MemoryID)
+	return HistoryOut{Memories: ms}, err
+}
+
+func (t *tools) confirm(ctx context.Context, p memory.Principal, in idIn) (memory.Memory, error) {
+	return t.svc.Confirm(ctx, p, in.MemoryID)
+}
