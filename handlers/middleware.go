@@ -136,3 +136,34 @@ func principalOf(c *gin.Context) memory.Principal {
 	p, _ := c.Request.Context().Value(principalKey).(memory.Principal)
 	return p
 }
+
+// Observer takes note of what the API answered, for the metrics. Its
+// methods must return at once.
+type Observer interface {
+	// Request counts an answered request by its route template.
+	Request(method, route string, status int, took time.Duration)
+	Recalled(res memory.RecallResult)
+	// Wrote sees a synchronous write's results, or the error that refused it.
+	Wrote(results []memory.WriteResult, err error)
+	Deleted()
+	Erased(r memory.Receipt)
+	// Conversation counts turns handed over for extraction.
+	Conversation()
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Request(string, string, int, time.Duration) {}
+func (nopObserver) Recalled(memory.RecallResult)               {}
+func (nopObserver) Wrote([]memory.WriteResult, error)          {}
+func (nopObserver) Deleted()                                   {}
+func (nopObserver) Erased(memory.Receipt)                      {}
+func (nopObserver) Conversation()                              {}
+
+// observeRequest times every request and counts it by its route template
+// (c.FullPath), so that ids in paths never become label values.
+func (a *api) observeRequest(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	a.observe.Request(c.Request.Method, c.FullPath(), c.Writer.Status(), time.Since(start))
+}

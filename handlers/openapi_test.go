@@ -151,7 +151,10 @@ func routesOnly(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := handlers.New(handlers.Options{Service: svc, Admin: admin, Identity: ident})
+	h, err := handlers.New(handlers.Options{
+		Service: svc, Admin: admin, Identity: ident,
+		Metrics: http.NotFoundHandler(), Panel: http.NotFoundHandler(),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,15 @@ type Options struct {
 	Tokens TokenVerifier
 	// Limiter rate-limits each caller; nil limits nobody.
 	Limiter RateLimiter
+
+	// Observer takes note of requests, recalls, writes and deletions for
+	// the metrics; nil observes nothing.
+	Observer Observer
+	// Metrics serves /metrics (Prometheus's text format); nil leaves the
+	// route out.
+	Metrics http.Handler
+	// Panel serves the memory panel under /panel/; nil leaves it out.
+	Panel http.Handler
 }
 
 // api holds what the handlers share.
@@ -62,6 +71,7 @@ type api struct {
 	export  *export.Service
 	tokens  TokenVerifier
 	limiter RateLimiter
+	observe Observer
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -86,6 +96,10 @@ func New(opts Options) (http.Handler, error) {
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
 		export: opts.Export,
 		tokens: opts.Tokens, limiter: opts.Limiter,
+		observe: opts.Observer,
+	}
+	if a.observe == nil {
+		a.observe = nopObserver{}
 	}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -99,13 +113,22 @@ func New(opts Options) (http.Handler, error) {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(a.requestID, a.accessLog, a.recoverPanic)
+	r.Use(a.requestID, a.observeRequest, a.accessLog, a.recoverPanic)
 	r.NoRoute(func(c *gin.Context) { a.fail(c, errRoute) })
 	r.NoMethod(func(c *gin.Context) { a.fail(c, errMethod) })
 
 	r.GET("/healthz", a.healthz)
 	r.GET("/readyz", a.readyz)
 	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", OpenAPI) })
+	if opts.Metrics != nil {
+		r.GET("/metrics", gin.WrapH(opts.Metrics))
+	}
+	if opts.Panel != nil {
+		panel := gin.WrapH(opts.Panel)
+		r.GET("/panel", panel)
+		r.GET("/panel/*page", panel)
+		r.POST("/panel/*page", panel)
+	}
 
 	v1 := r.Group("/v1", a.authenticate, a.rateLimit)
 	v1.POST("/memories", a.handle(a.createMemories))
