@@ -33,6 +33,7 @@ import (
 	"mneme/quota"
 	"mneme/ratelimit"
 	"mneme/session"
+	"mneme/web"
 )
 
 // App is a wired Mneme: its handler and the parts tests and tools reach for.
@@ -250,6 +251,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 		Export:   a.Export,
 		Observer: a.Metrics, Metrics: a.Metrics.Handler(),
+	}
+	// The panel seals its sessions under a key of its own derived from the
+	// identity secret, which every replica shares.
+	if hopts.Panel, err = web.New(web.Options{
+		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics,
+		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
+	}); err != nil {
+		return nil, err
 	}
 	// Interfaces stay nil for parts that are off.
 	if a.Tokens != nil {
