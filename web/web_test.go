@@ -31,14 +31,14 @@ func newBrowser(t *testing.T, base string) *browser {
 	}}}
 }
 
-type page struct {
+type response struct {
 	status   int
 	location string
 	body     string
 	header   http.Header
 }
 
-func (b *browser) do(method, path string, form url.Values) page {
+func (b *browser) do(method, path string, form url.Values) response {
 	b.t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -57,12 +57,12 @@ func (b *browser) do(method, path string, form url.Values) page {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw), header: resp.Header}
+	return response{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw), header: resp.Header}
 }
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-func csrfOf(t *testing.T, p page) string {
+func csrfOf(t *testing.T, p response) string {
 	t.Helper()
 	m := csrfField.FindStringSubmatch(p.body)
 	if m == nil {
@@ -72,7 +72,7 @@ func csrfOf(t *testing.T, p page) string {
 }
 
 // signIn signs in with key and returns where the panel sent the browser.
-func (b *browser) signIn(key string) page {
+func (b *browser) signIn(key string) response {
 	b.t.Helper()
 	form := b.do(http.MethodGet, "/panel/signin", nil)
 	return b.do(http.MethodPost, "/panel/signin", url.Values{"csrf": {csrfOf(b.t, form)}, "key": {key}})
