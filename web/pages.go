@@ -16,7 +16,7 @@ import (
 
 // overviewScan caps the memories the overview counts per page load, newest
 // first, so that the page stays fast however large the tenant grows.
-const overviewScan = 2000
+const overviewScan = 500
 
 // userCounts are one user's memories by type and by status.
 type userCounts struct {
@@ -149,7 +149,7 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 		Type: q.Get("type"), Kind: q.Get("kind"), Status: q.Get("status"), Agent: q.Get("agent"),
 		Query: q.Get("q"), From: q.Get("from"), To: q.Get("to"), History: q.Get("history"),
 	}
-	req := memory.ListRequest{UserID: id, Type: f.Type, Kind: f.Kind, Status: f.Status, Cursor: q.Get("cursor"), Limit: 100}
+	req := memory.ListRequest{UserID: id, Type: f.Type, Kind: f.Kind, Status: f.Status, Cursor: q.Get("cursor"), Limit: memory.DefaultListSize}
 	var err error
 	if req.From, err = day(f.From, "from"); err != nil {
 		return err

@@ -16,12 +16,12 @@ import (
 // browser is a cookie-keeping client of the panel that does not follow
 // redirects, so that tests see where the panel sends it.
 type browser struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	c    *http.Client
 }
 
-func newBrowser(t *testing.T, base string) *browser {
+func newBrowser(t testing.TB, base string) *browser {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func (b *browser) do(method, path string, form url.Values) response {
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-func csrfOf(t *testing.T, p response) string {
+func csrfOf(t testing.TB, p response) string {
 	t.Helper()
 	m := csrfField.FindStringSubmatch(p.body)
 	if m == nil {
