@@ -33,6 +33,7 @@ import (
 	"mneme/quota"
 	"mneme/ratelimit"
 	"mneme/session"
+	"mneme/tracing"
 	"mneme/web"
 )
 
@@ -86,8 +87,10 @@ type App struct {
 	Queue        *queue.Queue
 	QueueWorkers *queue.Pool
 
-	// Metrics counts what the service does for /metrics and the panel.
+	// Metrics counts what the service does for /metrics and the panel;
+	// Tracing starts the spans of requests and their stages.
 	Metrics *metrics.Metrics
+	Tracing *tracing.Tracing
 
 	// Tokens verifies JWT bearer tokens, nil when they are off; Limiter
 	// rate-limits callers and Quota holds tenants to their quotas, each
@@ -156,6 +159,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	a.Metrics = metrics.New(metrics.Options{Queue: a.queueProbe})
+	if a.Tracing, err = tracing.New(ctx, cfg.Server.OTLPEndpoint, "memoryd"); err != nil {
+		return nil, err
+	}
 	a.Redis.AddHook(a.Metrics.RedisHook())
 	a.Decisions = journal.NewDecisions(a.Redis, journal.DecisionOptions{Logger: log})
 	a.Audit = journal.NewAudit(a.Redis, journal.AuditOptions{
@@ -204,10 +210,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		quotaPort = a.Quota
 	}
 	a.MemoryOptions = memory.Options{
-		// The graph's failures are counted as they pass.
-		Store: a.Metrics.Graph(store), Authz: a.Policy, Embed: a.Embed, Logger: log,
-		Recall: recallCfg, Search: a.Metrics.GraphSearch(store), Recorder: a.Recorder, RecallLog: a.RecallLog,
-		Guard: a.Policy, Writes: a.Metrics.GraphWrites(store), Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
+		// The graph's failures are counted, and each stage traced, as
+		// they pass.
+		Store:  a.Tracing.Graph(a.Metrics.Graph(store)),
+		Authz:  a.Tracing.Authorizer(a.Policy),
+		Embed:  a.Tracing.Embedder(a.Embed),
+		Logger: log,
+		Recall: recallCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(store)), Recorder: a.Recorder, RecallLog: a.RecallLog,
+		Guard: a.Policy, Writes: a.Tracing.GraphWrites(a.Metrics.GraphWrites(store)), Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Metrics.Sweeper(a.Janitor),
 		Extract:  extract.New(cfg.Extract, log, nil),
 		Sessions: a.Sessions,
@@ -250,7 +260,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	hopts := handlers.Options{
 		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 		Export:   a.Export,
-		Observer: a.Metrics, Metrics: a.Metrics.Handler(),
+		Observer: a.Metrics, Metrics: a.Metrics.Handler(), Tracer: a.Tracing.Tracer(),
 	}
 	// The panel seals its sessions under a key of its own derived from the
 	// identity secret, which every replica shares.
@@ -316,6 +326,9 @@ func (a *App) listenPolicy(ctx context.Context) error {
 // after Run has returned (or when Run never ran).
 func (a *App) Close(ctx context.Context) {
 	a.closeTokens(ctx)
+	if a.Tracing != nil {
+		_ = a.Tracing.Shutdown(ctx)
+	}
 	if a.Redis != nil {
 		_ = a.Redis.Close()
 	}

@@ -12,6 +12,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"mneme/export"
 	"mneme/identity"
@@ -57,6 +59,8 @@ type Options struct {
 	Metrics http.Handler
 	// Panel serves the memory panel under /panel/; nil leaves it out.
 	Panel http.Handler
+	// Tracer starts a span per request; nil traces nothing.
+	Tracer trace.Tracer
 }
 
 // api holds what the handlers share.
@@ -72,6 +76,7 @@ type api struct {
 	tokens  TokenVerifier
 	limiter RateLimiter
 	observe Observer
+	tracer  trace.Tracer
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -96,7 +101,10 @@ func New(opts Options) (http.Handler, error) {
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
 		export: opts.Export,
 		tokens: opts.Tokens, limiter: opts.Limiter,
-		observe: opts.Observer,
+		observe: opts.Observer, tracer: opts.Tracer,
+	}
+	if a.tracer == nil {
+		a.tracer = noop.NewTracerProvider().Tracer("mneme")
 	}
 	if a.observe == nil {
 		a.observe = nopObserver{}
@@ -113,7 +121,7 @@ func New(opts Options) (http.Handler, error) {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(a.requestID, a.observeRequest, a.accessLog, a.recoverPanic)
+	r.Use(a.requestID, a.traceRequest, a.observeRequest, a.accessLog, a.recoverPanic)
 	r.NoRoute(func(c *gin.Context) { a.fail(c, errRoute) })
 	r.NoMethod(func(c *gin.Context) { a.fail(c, errMethod) })
 

@@ -49,6 +49,7 @@ var layers = map[string]int{
 	"mneme/seed":       3,
 	// Counters and decorators over the services' interfaces.
 	"mneme/metrics": 3,
+	"mneme/tracing": 3,
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,
 	"mneme/seed/eval":       4,
