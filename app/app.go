@@ -26,6 +26,7 @@ import (
 	"mneme/leader"
 	"mneme/mcp"
 	"mneme/memory"
+	"mneme/metrics"
 	"mneme/policy"
 	"mneme/policyadmin"
 	"mneme/policysync"
@@ -33,6 +34,8 @@ import (
 	"mneme/quota"
 	"mneme/ratelimit"
 	"mneme/session"
+	"mneme/tracing"
+	"mneme/web"
 )
 
 // App is a wired Mneme: its handler and the parts tests and tools reach for.
@@ -84,6 +87,11 @@ type App struct {
 	// runs, unless the configuration turned them off.
 	Queue        *queue.Queue
 	QueueWorkers *queue.Pool
+
+	// Metrics counts what the service does for /metrics and the panel;
+	// Tracing starts the spans of requests and their stages.
+	Metrics *metrics.Metrics
+	Tracing *tracing.Tracing
 
 	// Tokens verifies JWT bearer tokens, nil when they are off; Limiter
 	// rate-limits callers and Quota holds tenants to their quotas, each
@@ -151,12 +159,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Redis, err = openRedis(startCtx, cfg, log); err != nil {
 		return nil, err
 	}
+	a.Metrics = metrics.New(metrics.Options{Queue: a.queueProbe})
+	if a.Tracing, err = tracing.New(ctx, cfg.Server.OTLPEndpoint, "memoryd"); err != nil {
+		return nil, err
+	}
+	a.Redis.AddHook(a.Metrics.RedisHook())
 	a.Decisions = journal.NewDecisions(a.Redis, journal.DecisionOptions{Logger: log})
 	a.Audit = journal.NewAudit(a.Redis, journal.AuditOptions{
 		Cap: cfg.Audit.Cap, Retention: cfg.Audit.Retention, Logger: log,
 	})
 	a.Bus = policysync.New(a.Redis, log)
-	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.Policy.Timeout, Decisions: a.Decisions}); err != nil {
+	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.Policy.Timeout, Decisions: a.Metrics.Decisions(a.Decisions)}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	if err := a.buildJanitor(cfg.Lifecycle, log); err != nil {
@@ -198,10 +211,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		quotaPort = a.Quota
 	}
 	a.MemoryOptions = memory.Options{
-		Store: store, Authz: a.Policy, Embed: a.Embed, Logger: log,
-		Recall: recallCfg, Search: store, Recorder: a.Recorder, RecallLog: a.RecallLog,
-		Guard: a.Policy, Writes: store, Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
-		Erasers: a.Erasers, Janitor: a.Janitor,
+		// The graph's failures are counted, and each stage traced, as
+		// they pass.
+		Store:  a.Tracing.Graph(a.Metrics.Graph(store)),
+		Authz:  a.Tracing.Authorizer(a.Policy),
+		Embed:  a.Tracing.Embedder(a.Embed),
+		Logger: log,
+		Recall: recallCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(store)), Recorder: a.Recorder, RecallLog: a.RecallLog,
+		Guard: a.Policy, Writes: a.Tracing.GraphWrites(a.Metrics.GraphWrites(store)), Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
+		Erasers: a.Erasers, Janitor: a.Metrics.Sweeper(a.Janitor),
 		Extract:  extract.New(cfg.Extract, log, nil),
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
@@ -226,8 +244,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.QueueWorkers = queue.NewPool(a.Queue, queue.PoolOptions{
 		Batch: cfg.Queue.Batch, MaxAttempts: cfg.Queue.MaxAttempts, LeaseTTL: cfg.Queue.LeaseTTL,
 	})
-	a.QueueWorkers.Handle(memory.JobMemories, a.Service.ApplyMemoryJobs)
-	a.QueueWorkers.Handle(memory.JobIngest, a.Service.ApplyIngestJobs)
+	a.QueueWorkers.Handle(memory.JobMemories, a.Metrics.Jobs(a.Service.ApplyMemoryJobs))
+	a.QueueWorkers.Handle(memory.JobIngest, a.Metrics.Jobs(a.Service.ApplyIngestJobs))
 	// Every tenant's grants as of start-up, for work that decides outside a
 	// request (which syncs its tenant first); announcements keep them fresh.
 	if err := a.Admin.ReloadGrants(startCtx); err != nil {
@@ -242,7 +260,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	hopts := handlers.Options{
 		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
-		Export: a.Export,
+		Export:   a.Export,
+		Observer: a.Metrics, Metrics: a.Metrics.Handler(), Tracer: a.Tracing.Tracer(),
+	}
+	// The panel seals its sessions under a key of its own derived from the
+	// identity secret, which every replica shares.
+	if hopts.Panel, err = web.New(web.Options{
+		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics,
+		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
+	}); err != nil {
+		return nil, err
 	}
 	// Interfaces stay nil for parts that are off.
 	if a.Tokens != nil {
@@ -308,6 +335,9 @@ func (a *App) listenPolicy(ctx context.Context) error {
 // after Run has returned (or when Run never ran).
 func (a *App) Close(ctx context.Context) {
 	a.closeTokens(ctx)
+	if a.Tracing != nil {
+		_ = a.Tracing.Shutdown(ctx)
+	}
 	if a.Redis != nil {
 		_ = a.Redis.Close()
 	}

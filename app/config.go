@@ -18,6 +18,7 @@ import (
 	"mneme/memory"
 	"mneme/rerank"
 	"mneme/session"
+	"mneme/tracing"
 )
 
 // Embedder kinds.
@@ -78,6 +79,9 @@ type ServerConfig struct {
 	Addr         string        // where the HTTP API listens
 	MaxBody      int64         // request body limit in bytes
 	StartTimeout time.Duration // how long start-up waits for the stores
+	// OTLPEndpoint receives the traces by OTLP over HTTP; "" turns
+	// tracing off.
+	OTLPEndpoint string
 }
 
 // Neo4jConfig is the graph store's part.
@@ -198,6 +202,7 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	b.bind(stringValue(&s.Addr), "addr", "MNEME_ADDR", "HTTP listen address")
 	b.bind(int64Value(&s.MaxBody), "max-body", "", "request body limit in bytes")
 	b.bind(durationValue(&s.StartTimeout), "start-timeout", "", "how long start-up waits for Neo4j and Redis")
+	b.bind(stringValue(&s.OTLPEndpoint), "otlp-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP/HTTP endpoint that receives traces, e.g. http://127.0.0.1:4318; empty = no tracing")
 
 	n := &cfg.Neo4j
 	b.bind(stringValue(&n.URI), "neo4j-uri", "NEO4J_URI", "Neo4j URI")
@@ -292,6 +297,9 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if e := c.Server.OTLPEndpoint; e != "" && tracing.CheckEndpoint(e) != nil {
+		bad("-otlp-endpoint (OTEL_EXPORTER_OTLP_ENDPOINT): %q is not an http(s) URL", e)
+	}
 	if _, _, err := net.SplitHostPort(c.Server.Addr); err != nil {
 		bad("-addr (MNEME_ADDR): %q is not host:port", c.Server.Addr)
 	}

@@ -206,7 +206,8 @@ func TestSettingsKeepTheirNames(t *testing.T) {
 		"audit-cap", "audit-retention",
 		"oidc-issuer", "oidc-jwks-url", "oidc-audience", "oidc-tenant-claim", "oidc-kind-claim", "oidc-kind",
 		"oidc-id-claim", "oidc-roles-claim", "oidc-algorithms", "oidc-skew", "oidc-jwks-refresh",
-		"rate-limit", "rate-burst", "rate-limit-kinds", "quota-memories", "quota-chars", "quota-refresh"}
+		"rate-limit", "rate-burst", "rate-limit-kinds", "quota-memories", "quota-chars", "quota-refresh",
+		"otlp-endpoint"}
 	for _, f := range flags {
 		if !strings.Contains(usage.String(), "  -"+f+" ") && !strings.Contains(usage.String(), "  -"+f+"\n") {
 			t.Errorf("flag -%s is gone", f)

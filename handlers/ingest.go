@@ -25,6 +25,7 @@ func (a *api) ingest(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
+		a.observe.Conversation()
 		c.Header("Location", "/v1/jobs/"+job.ID)
 		c.JSON(http.StatusAccepted, job)
 		return nil
@@ -33,6 +34,7 @@ func (a *api) ingest(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	a.observe.Conversation()
 	c.JSON(http.StatusOK, res)
 	return nil
 }

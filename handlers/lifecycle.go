@@ -15,6 +15,7 @@ func (a *api) eraseUser(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	a.observe.Erased(r)
 	c.JSON(http.StatusOK, r)
 	return nil
 }

@@ -62,6 +62,7 @@ func (a *api) createMemories(c *gin.Context) error {
 		return nil
 	}
 	results, err := a.svc.Write(c.Request.Context(), principalOf(c), batch)
+	a.observe.Wrote(results, err)
 	if err != nil {
 		return err
 	}
@@ -208,6 +209,7 @@ func (a *api) deleteMemory(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	a.observe.Deleted()
 	c.JSON(http.StatusOK, r)
 	return nil
 }
@@ -230,6 +232,7 @@ func (a *api) recall(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	a.observe.Recalled(res)
 	c.JSON(http.StatusOK, res)
 	return nil
 }

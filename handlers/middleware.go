@@ -5,10 +5,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"mneme/memory"
 )
@@ -52,7 +57,7 @@ func requestIDOf(c *gin.Context) string {
 }
 
 // LogHandler wraps h so that every line logged with a request's context
-// carries its request id.
+// carries its request id, and its trace id when it is traced.
 func LogHandler(h slog.Handler) slog.Handler { return requestIDHandler{h} }
 
 type requestIDHandler struct{ slog.Handler }
@@ -60,6 +65,9 @@ type requestIDHandler struct{ slog.Handler }
 func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := memory.RequestIDFrom(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
 	}
 	return h.Handler.Handle(ctx, r)
 }
@@ -142,4 +150,59 @@ func PrincipalFrom(ctx context.Context) (memory.Principal, bool) {
 func principalOf(c *gin.Context) memory.Principal {
 	p, _ := c.Request.Context().Value(principalKey).(memory.Principal)
 	return p
+}
+
+// Observer takes note of what the API answered, for the metrics. Its
+// methods must return at once.
+type Observer interface {
+	// Request counts an answered request by its route template.
+	Request(method, route string, status int, took time.Duration)
+	Recalled(res memory.RecallResult)
+	// Wrote sees a synchronous write's results, or the error that refused it.
+	Wrote(results []memory.WriteResult, err error)
+	Deleted()
+	Erased(r memory.Receipt)
+	// Conversation counts turns handed over for extraction.
+	Conversation()
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Request(string, string, int, time.Duration) {}
+func (nopObserver) Recalled(memory.RecallResult)               {}
+func (nopObserver) Wrote([]memory.WriteResult, error)          {}
+func (nopObserver) Deleted()                                   {}
+func (nopObserver) Erased(memory.Receipt)                      {}
+func (nopObserver) Conversation()                              {}
+
+// observeRequest times every request and counts it by its route template
+// (c.FullPath), so that ids in paths never become label values.
+func (a *api) observeRequest(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	a.observe.Request(c.Request.Method, c.FullPath(), c.Writer.Status(), time.Since(start))
+}
+
+// traceRequest starts the request's span, continuing the caller's trace
+// when it sent a W3C traceparent header, and names it by route template.
+func (a *api) traceRequest(c *gin.Context) {
+	ctx := propagation.TraceContext{}.Extract(c.Request.Context(), propagation.HeaderCarrier(c.Request.Header))
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	ctx, span := a.tracer.Start(ctx, c.Request.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(
+			attribute.String("http.request.method", c.Request.Method),
+			attribute.String("http.route", route),
+			attribute.String("mneme.request_id", requestIDOf(c)),
+		))
+	defer span.End()
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
+	status := c.Writer.Status()
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	if status >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(status))
+	}
 }

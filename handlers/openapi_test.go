@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -151,7 +152,10 @@ func routesOnly(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := handlers.New(handlers.Options{Service: svc, Admin: admin, Identity: ident})
+	h, err := handlers.New(handlers.Options{
+		Service: svc, Admin: admin, Identity: ident,
+		Metrics: http.NotFoundHandler(), Panel: http.NotFoundHandler(),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,6 +349,9 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	v := newValidator(t, loadDocument(t))
 	apptest.Observe = v.observe
 	t.Cleanup(func() { apptest.Observe = nil })
+	// The panel's pages are HTML: checked as text against the document.
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.FileBodyDecoder)
+	t.Cleanup(func() { openapi3filter.UnregisterBodyDecoder("text/html") })
 
 	start := time.Now().UTC().Add(-time.Minute)
 	const bot = "order-bot"
@@ -630,6 +637,37 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 			r := f.Do(t, tc.who, tc.method, tc.path, tc.body, tc.headers...)
 			expectResponse(t, tc.name, r, tc.status, tc.code)
 		})
+	}
+
+	// The metrics and the panel's HTML routes, each seen as sent: the
+	// panel's redirects are not followed.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct {
+		method, path, form string
+		status             int
+	}{
+		{"GET", "/metrics", "", http.StatusOK},
+		{"GET", "/panel", "", http.StatusSeeOther},
+		{"GET", "/panel/signin", "", http.StatusOK},
+		{"POST", "/panel/signin", "key=nothing", http.StatusForbidden},
+	} {
+		req, err := http.NewRequest(tc.method, f.URL+tc.path, strings.NewReader(tc.form))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.form != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s %s = %d, want %d", tc.method, tc.path, resp.StatusCode, tc.status)
+		}
+		v.observe(t, req, resp, body)
 	}
 
 	if r := f.Do(t, "", "GET", "/openapi.json", nil); !bytes.Equal(r.Body, handlers.OpenAPI) {

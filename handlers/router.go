@@ -12,6 +12,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"mneme/export"
 	"mneme/identity"
@@ -52,6 +54,17 @@ type Options struct {
 	// authenticated (and rate-limited) as on /v1, whose principal it finds
 	// with PrincipalFrom; without it /mcp answers 501.
 	MCP http.Handler
+
+	// Observer takes note of requests, recalls, writes and deletions for
+	// the metrics; nil observes nothing.
+	Observer Observer
+	// Metrics serves /metrics (Prometheus's text format); nil leaves the
+	// route out.
+	Metrics http.Handler
+	// Panel serves the memory panel under /panel/; nil leaves it out.
+	Panel http.Handler
+	// Tracer starts a span per request; nil traces nothing.
+	Tracer trace.Tracer
 }
 
 // api holds what the handlers share.
@@ -67,6 +80,8 @@ type api struct {
 	tokens  TokenVerifier
 	limiter RateLimiter
 	mcp     http.Handler
+	observe Observer
+	tracer  trace.Tracer
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -91,6 +106,13 @@ func New(opts Options) (http.Handler, error) {
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
 		export: opts.Export,
 		tokens: opts.Tokens, limiter: opts.Limiter, mcp: opts.MCP,
+		observe: opts.Observer, tracer: opts.Tracer,
+	}
+	if a.tracer == nil {
+		a.tracer = noop.NewTracerProvider().Tracer("mneme")
+	}
+	if a.observe == nil {
+		a.observe = nopObserver{}
 	}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -104,13 +126,22 @@ func New(opts Options) (http.Handler, error) {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(a.requestID, a.accessLog, a.recoverPanic)
+	r.Use(a.requestID, a.traceRequest, a.observeRequest, a.accessLog, a.recoverPanic)
 	r.NoRoute(func(c *gin.Context) { a.fail(c, errRoute) })
 	r.NoMethod(func(c *gin.Context) { a.fail(c, errMethod) })
 
 	r.GET("/healthz", a.healthz)
 	r.GET("/readyz", a.readyz)
 	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", OpenAPI) })
+	if opts.Metrics != nil {
+		r.GET("/metrics", gin.WrapH(opts.Metrics))
+	}
+	if opts.Panel != nil {
+		panel := gin.WrapH(opts.Panel)
+		r.GET("/panel", panel)
+		r.GET("/panel/*page", panel)
+		r.POST("/panel/*page", panel)
+	}
 
 	v1 := r.Group("/v1", a.authenticate, a.rateLimit)
 	v1.POST("/memories", a.handle(a.createMemories))

@@ -37,6 +37,7 @@ func (a *api) closeSession(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	a.observe.Conversation()
 	c.JSON(http.StatusOK, res)
 	return nil
 }

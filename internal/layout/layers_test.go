@@ -54,12 +54,16 @@ var layers = map[string]int{
 	"mneme/policysync": 3,
 	"mneme/ratelimit":  3,
 	"mneme/seed":       3,
+	// Counters and decorators over the services' interfaces.
+	"mneme/metrics": 3,
+	"mneme/tracing": 3,
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,
 	"mneme/seed/eval":       4,
 	// The HTTP faces.
 	"mneme/handlers": 5,
 	"mneme/mcp":      5,
+	"mneme/web":      5,
 	// The composition root and what stands on it.
 	"mneme/app":                6,
 	"mneme/internal/apptest":   7,

@@ -1,0 +1,108 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"mneme/app"
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+// EnvBenchMemories sets how many memories BenchmarkPanelPages seeds
+// (default 100,000).
+const EnvBenchMemories = "MNEME_PANEL_BENCH_MEMORIES"
+
+// BenchmarkPanelPages renders each panel page for an admin of a tenant
+// holding many memories, half of them alice's, and reports the mean and P95
+// milliseconds per page. The memories are stored without embeddings: the
+// pages never search by vector, and the shared vector index stays small.
+// The tenant's users are erased when it ends.
+//
+//	go test -run '^$' -bench PanelPages -benchtime 10x ./web/
+func BenchmarkPanelPages(b *testing.B) {
+	n := 100_000
+	if s := os.Getenv(EnvBenchMemories); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			b.Fatalf("%s=%q is not a count", EnvBenchMemories, s)
+		}
+		n = v
+	}
+	// Erasing tens of thousands of memories at the end takes longer than
+	// one store call may by default.
+	f := apptest.StartWith(b, func(c *app.Config) { c.Neo4j.Timeout = 10 * time.Minute })
+	ctx := context.Background()
+	users := []string{"alice", "bob", "carol"}
+	b.Cleanup(func() {
+		admin := memory.Principal{Tenant: f.Tenant, Kind: memory.KindAdmin, ID: "admin"}
+		for _, u := range users {
+			if _, err := f.App.Service.EraseUser(ctx, admin, u); err != nil {
+				b.Errorf("erase %s: %v", u, err)
+			}
+		}
+	})
+	start := time.Now()
+	base := time.Now().UTC().Add(-time.Duration(n) * time.Second)
+	const batch = 1000
+	for i := 0; i < n; i += batch {
+		ms := make([]memory.Memory, 0, batch)
+		for j := i; j < min(i+batch, n); j++ {
+			user := "alice"
+			if j%2 == 1 {
+				user = users[1+j%4/2]
+			}
+			at := base.Add(time.Duration(j) * time.Second)
+			ms = append(ms, memory.Memory{
+				ID: memory.NewID("mem"), Tenant: f.Tenant, UserID: user, AgentID: "support-bot",
+				Type: memory.Types[j%len(memory.Types)], Kind: "note", Content: fmt.Sprintf("Note %d about %s's order #%d.", j, user, j*7),
+				Status: memory.StatusActive, Sensitivity: memory.SensitivityInternal, Importance: 0.5, Confidence: 1,
+				ValidFrom: at, CreatedAt: at, UpdatedAt: at, Version: 1, EvidenceCount: 1,
+			})
+		}
+		if _, err := f.App.Store.CreateMemories(ctx, ms); err != nil {
+			b.Fatalf("seed: %v", err)
+		}
+	}
+	b.Logf("seeded %d memories in %s", n, time.Since(start).Round(time.Millisecond))
+	// One recall and one delete, so that Recalls and Deletions show rows.
+	if r := f.Do(b, "support-bot", http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: "alice", Query: "order"}); r.Status != http.StatusOK {
+		b.Fatalf("recall = %d: %s", r.Status, r.Body)
+	}
+
+	br := newBrowser(b, f.URL)
+	if p := br.signIn(f.Keys["admin"]); p.status != http.StatusSeeOther {
+		b.Fatalf("sign-in = %d", p.status)
+	}
+	cl := br.c
+	for _, path := range []string{"/panel/overview", "/panel/users/alice", "/panel/users/alice?type=profile", "/panel/recalls?user=alice", "/panel/deletions", "/panel/policy"} {
+		b.Run(path, func(b *testing.B) {
+			var took []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				resp, err := cl.Get(f.URL + path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Fatalf("%s = %d", path, resp.StatusCode)
+				}
+				took = append(took, time.Since(t0))
+			}
+			sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+			var sum time.Duration
+			for _, d := range took {
+				sum += d
+			}
+			b.ReportMetric(float64(sum.Microseconds())/float64(len(took))/1000, "ms/page")
+			b.ReportMetric(float64(took[(len(took)*95+99)/100-1].Microseconds())/1000, "p95-ms")
+		})
+	}
+}

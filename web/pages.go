@@ -1,0 +1,419 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"mneme/memory"
+	"mneme/metrics"
+	"mneme/policyadmin"
+)
+
+// overviewScan caps the memories the overview counts per page load, newest
+// first, so that the page stays fast however large the tenant grows.
+const overviewScan = 500
+
+// userCounts are one user's memories by type and by status.
+type userCounts struct {
+	User     string
+	Total    int
+	ByType   map[string]int
+	ByStatus map[string]int
+}
+
+type overviewData struct {
+	Users []userCounts
+	// Capped is true when the tenant holds more memories than were counted.
+	Capped  bool
+	Scanned int
+	Types   []string
+	States  []string
+
+	Policy policyadmin.PolicyState
+	// Hour and Day are the four figures over the last hour and day.
+	Hour, Day metrics.Figures
+	Series    string // JSON of the history for the charts
+	Queue     metrics.QueueState
+	QueueOK   bool
+	HasFigs   bool
+}
+
+func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error {
+	if err := adminOnly(c); err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(r.Context())
+	defer cancel()
+	d := overviewData{Types: memory.Types, States: memory.Statuses}
+	byUser := map[string]*userCounts{}
+	cursor := ""
+	for d.Scanned < overviewScan {
+		page, err := p.svc.List(ctx, c.Principal, memory.ListRequest{Cursor: cursor, Limit: memory.MaxListSize})
+		if err != nil {
+			return err
+		}
+		for _, m := range page.Memories {
+			u := byUser[m.UserID]
+			if u == nil {
+				u = &userCounts{User: m.UserID, ByType: map[string]int{}, ByStatus: map[string]int{}}
+				byUser[m.UserID] = u
+			}
+			u.Total++
+			u.ByType[m.Type]++
+			u.ByStatus[m.Status]++
+		}
+		d.Scanned += len(page.Memories)
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	d.Capped = cursor != ""
+	for _, u := range byUser {
+		d.Users = append(d.Users, *u)
+	}
+	slices.SortFunc(d.Users, func(a, b userCounts) int { return strings.Compare(a.User, b.User) })
+	st, err := p.admin.PolicyStatus(ctx, c.Principal)
+	if err != nil {
+		return err
+	}
+	d.Policy = st
+	if p.metrics != nil {
+		d.HasFigs = true
+		h := p.metrics.History()
+		d.Hour, d.Day = h.Figures(time.Hour), h.Figures(24*time.Hour)
+		d.Series = series(h.Points(24 * time.Hour))
+		q, ok, err := p.metrics.Queue(ctx)
+		d.Queue, d.QueueOK = q, ok && err == nil
+	}
+	return p.page(w, r, c, "overview", "Overview", d)
+}
+
+// series turns the history into the columns uPlot charts: times, then one
+// column per line, hourly totals derived from the buckets.
+func series(pts []metrics.Point) string {
+	cols := make([][]float64, 6)
+	for _, pt := range pts {
+		cols[0] = append(cols[0], float64(pt.Start.Unix()))
+		cols[1] = append(cols[1], float64(pt.Writes))
+		cols[2] = append(cols[2], float64(pt.Recalls))
+		cols[3] = append(cols[3], float64(pt.Deletes))
+		cols[4] = append(cols[4], pt.RecallP50)
+		cols[5] = append(cols[5], pt.RecallP95)
+	}
+	b, _ := json.Marshal(cols)
+	return string(b)
+}
+
+// userFilter is the user page's filter form.
+type userFilter struct {
+	Type, Kind, Status, Agent, Query, From, To, History string
+}
+
+type userData struct {
+	User     string
+	Filter   userFilter
+	Memories []memory.Memory
+	More     string // the next page's URL
+	History  []memory.Memory
+	Types    []string
+	States   []string
+	Self     bool
+	Back     string
+}
+
+func (p *Panel) me(w http.ResponseWriter, r *http.Request, c caller) error {
+	return p.userPage(w, r, c, c.ID)
+}
+
+func (p *Panel) user(w http.ResponseWriter, r *http.Request, c caller) error {
+	id := r.PathValue("id")
+	if !c.Admin() && id != c.ID {
+		return memory.ErrNotFound
+	}
+	return p.userPage(w, r, c, id)
+}
+
+// userPage lists a user's memories, filtered, with a memory's version
+// history when one is asked for. End users see their own; policy decides
+// what each memory shows.
+func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id string) error {
+	ctx, cancel := withTimeout(r.Context())
+	defer cancel()
+	q := r.URL.Query()
+	f := userFilter{
+		Type: q.Get("type"), Kind: q.Get("kind"), Status: q.Get("status"), Agent: q.Get("agent"),
+		Query: q.Get("q"), From: q.Get("from"), To: q.Get("to"), History: q.Get("history"),
+	}
+	req := memory.ListRequest{UserID: id, Type: f.Type, Kind: f.Kind, Status: f.Status, Cursor: q.Get("cursor"), Limit: memory.DefaultListSize}
+	var err error
+	if req.From, err = day(f.From, "from"); err != nil {
+		return err
+	}
+	if req.To, err = day(f.To, "to"); err != nil {
+		return err
+	}
+	page, err := p.svc.List(ctx, c.Principal, req)
+	if err != nil {
+		return err
+	}
+	d := userData{User: id, Filter: f, Types: memory.Types, States: memory.Statuses, Self: id == c.ID, Back: r.URL.RequestURI()}
+	for _, m := range page.Memories {
+		if f.Agent != "" && m.AgentID != f.Agent {
+			continue
+		}
+		if f.Query != "" && !strings.Contains(strings.ToLower(m.Content), strings.ToLower(f.Query)) {
+			continue
+		}
+		d.Memories = append(d.Memories, m)
+	}
+	if page.NextCursor != "" {
+		next := r.URL.Query()
+		next.Set("cursor", page.NextCursor)
+		d.More = r.URL.Path + "?" + next.Encode()
+	}
+	if f.History != "" {
+		if d.History, err = p.svc.History(ctx, c.Principal, f.History); err != nil {
+			return err
+		}
+	}
+	return p.page(w, r, c, "user", "Memories of "+id, d)
+}
+
+// day parses a YYYY-MM-DD filter.
+func day(s, field string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return time.Time{}, memory.Invalid(field, "must be a date such as 2026-01-31")
+	}
+	return t, nil
+}
+
+func (p *Panel) deleteMemory(w http.ResponseWriter, r *http.Request, c caller) error {
+	if _, err := p.svc.Delete(r.Context(), c.Principal, r.PathValue("id")); err != nil {
+		return err
+	}
+	if p.metrics != nil {
+		p.metrics.Deleted()
+	}
+	back(w, r, "/panel/me")
+	return nil
+}
+
+func (p *Panel) confirmMemory(w http.ResponseWriter, r *http.Request, c caller) error {
+	if _, err := p.svc.Confirm(r.Context(), c.Principal, r.PathValue("id")); err != nil {
+		return err
+	}
+	back(w, r, "/panel/me")
+	return nil
+}
+
+// forgetUser erases a user everywhere and shows the receipt. A user who
+// forgets themselves loses their key with everything else, so the session
+// ends with this page.
+func (p *Panel) forgetUser(w http.ResponseWriter, r *http.Request, c caller) error {
+	id := r.PathValue("id")
+	if r.PostFormValue("confirm") != id {
+		return memory.Invalid("confirm", "type the user's id to confirm")
+	}
+	rec, err := p.svc.EraseUser(r.Context(), c.Principal, id)
+	if err != nil {
+		return err
+	}
+	if p.metrics != nil {
+		p.metrics.Erased(rec)
+	}
+	if id == c.ID {
+		http.SetCookie(w, cookie(r, sessionCookie, "", 0))
+	}
+	places := make([]string, 0, len(rec.Counts))
+	for k := range rec.Counts {
+		places = append(places, k)
+	}
+	slices.Sort(places)
+	return p.page(w, r, c, "receipt", "Forgotten", receiptData{Receipt: rec, Places: places})
+}
+
+type receiptData struct {
+	Receipt memory.Receipt
+	Places  []string
+}
+
+// recallView is one recall of the log with the memories it returned, each
+// read again under the caller's principal (a deleted one shows as gone).
+type recallView struct {
+	Record   memory.RecallRecord
+	Memories []recalledView
+}
+
+type recalledView struct {
+	ID     string
+	Score  float64
+	Memory *memory.Memory
+}
+
+type recallsData struct {
+	User    string
+	Recalls []recallView
+}
+
+// recallsShown caps the recalls the page shows.
+const recallsShown = 10
+
+func (p *Panel) recalls(w http.ResponseWriter, r *http.Request, c caller) error {
+	if err := adminOnly(c); err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(r.Context())
+	defer cancel()
+	d := recallsData{User: r.URL.Query().Get("user")}
+	if d.User != "" {
+		recs, err := p.svc.RecallLog(ctx, c.Principal, d.User, recallsShown)
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			v := recallView{Record: rec}
+			for _, rm := range rec.Memories {
+				rv := recalledView{ID: rm.ID, Score: rm.Score}
+				if m, err := p.svc.Get(ctx, c.Principal, rm.ID); err == nil {
+					rv.Memory = &m
+				}
+				v.Memories = append(v.Memories, rv)
+			}
+			d.Recalls = append(d.Recalls, v)
+		}
+	}
+	return p.page(w, r, c, "recalls", "Recalls", d)
+}
+
+type deletionsData struct {
+	Events []memory.AuditEvent
+}
+
+// deletions lists deletes and erases from the audit trail: who, when, what
+// (an id, never the content) and how it ended.
+func (p *Panel) deletions(w http.ResponseWriter, r *http.Request, c caller) error {
+	if err := adminOnly(c); err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(r.Context())
+	defer cancel()
+	var d deletionsData
+	for _, action := range []string{memory.AuditMemoryDelete, memory.AuditUserErase} {
+		es, err := p.admin.AuditTrail(ctx, c.Principal, memory.AuditQuery{Action: action, Limit: 200})
+		if err != nil {
+			return err
+		}
+		d.Events = append(d.Events, es...)
+	}
+	slices.SortFunc(d.Events, func(a, b memory.AuditEvent) int { return b.Time.Compare(a.Time) })
+	return p.page(w, r, c, "deletions", "Deletions", d)
+}
+
+type policyData struct {
+	State     policyadmin.PolicyState
+	Revisions []policyadmin.PolicyRevision
+	Grants    policyadmin.GrantSet
+	Decisions []policyadmin.DecisionRecord
+	Filter    url.Values
+	DiffA     string
+	DiffB     string
+	Diff      string
+	SimInput  string
+	Sim       *policyadmin.Simulation
+}
+
+func (p *Panel) policy(w http.ResponseWriter, r *http.Request, c caller) error {
+	return p.policyPage(w, r, c, "", nil)
+}
+
+func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, simInput string, sim *policyadmin.Simulation) error {
+	if err := adminOnly(c); err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(r.Context())
+	defer cancel()
+	q := r.URL.Query()
+	d := policyData{Filter: q, DiffA: q.Get("a"), DiffB: q.Get("b"), SimInput: simInput, Sim: sim}
+	if d.SimInput == "" {
+		d.SimInput = `{"principal": {"kind": "agent", "id": "support-bot"}, "action": "read", "resource": {"user_id": "alice", "type": "profile", "agent_id": "order-bot", "sensitivity": "internal"}}`
+	}
+	var err error
+	if d.State, err = p.admin.PolicyStatus(ctx, c.Principal); err != nil {
+		return err
+	}
+	if d.Revisions, err = p.admin.ListPolicies(ctx, c.Principal); err != nil {
+		return err
+	}
+	if d.Grants, err = p.admin.Grants(ctx, c.Principal); err != nil {
+		return err
+	}
+	if d.Decisions, err = p.admin.Decisions(ctx, c.Principal, policyadmin.DecisionQuery{
+		Principal: q.Get("principal"), Result: q.Get("result"), Action: q.Get("action"), Limit: 50,
+	}); err != nil {
+		return err
+	}
+	if d.DiffA != "" && d.DiffB != "" {
+		a, errA := strconv.ParseInt(d.DiffA, 10, 64)
+		b, errB := strconv.ParseInt(d.DiffB, 10, 64)
+		if errA != nil || errB != nil {
+			return memory.Invalid("a", "revisions are whole numbers")
+		}
+		if d.Diff, err = p.admin.DiffPolicies(ctx, c.Principal, a, b); err != nil {
+			return err
+		}
+	}
+	return p.page(w, r, c, "policy", "Policy", d)
+}
+
+// simulate decides one input against the active policy and shows it on the
+// policy page. The input's principal is always in the caller's tenant.
+func (p *Panel) simulate(w http.ResponseWriter, r *http.Request, c caller) error {
+	raw := r.PostFormValue("input")
+	var in policyadmin.DecisionInput
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		return memory.Invalid("input", "is not a decision input in JSON")
+	}
+	in.Principal.Tenant, in.Resource.Tenant = c.Tenant, c.Tenant
+	sim, err := p.admin.Simulate(r.Context(), c.Principal, policyadmin.SimulateRequest{Input: in, Explain: true})
+	if err != nil {
+		return err
+	}
+	return p.policyPage(w, r, c, raw, &sim)
+}
+
+func (p *Panel) activate(w http.ResponseWriter, r *http.Request, c caller) error {
+	n, err := strconv.ParseInt(r.PostFormValue("number"), 10, 64)
+	if err != nil {
+		return memory.Invalid("number", "must be a revision number")
+	}
+	if _, err := p.admin.ActivatePolicy(r.Context(), c.Principal, n); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/panel/policy", http.StatusSeeOther)
+	return nil
+}
+
+func (p *Panel) rollback(w http.ResponseWriter, r *http.Request, c caller) error {
+	if _, err := p.admin.RollbackPolicy(r.Context(), c.Principal, nil); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/panel/policy", http.StatusSeeOther)
+	return nil
+}
+
+func (p *Panel) deleteGrant(w http.ResponseWriter, r *http.Request, c caller) error {
+	if err := p.admin.DeleteGrant(r.Context(), c.Principal, r.PathValue("id")); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/panel/policy", http.StatusSeeOther)
+	return nil
+}

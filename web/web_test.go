@@ -1,0 +1,222 @@
+package web_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+// browser is a cookie-keeping client of the panel that does not follow
+// redirects, so that tests see where the panel sends it.
+type browser struct {
+	t    testing.TB
+	base string
+	c    *http.Client
+}
+
+func newBrowser(t testing.TB, base string) *browser {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &browser{t: t, base: base, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+type response struct {
+	status   int
+	location string
+	body     string
+	header   http.Header
+}
+
+func (b *browser) do(method, path string, form url.Values) response {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.base+path, body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw), header: resp.Header}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func csrfOf(t testing.TB, p response) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no csrf token on the page: %s", p.body)
+	}
+	return m[1]
+}
+
+// signIn signs in with key and returns where the panel sent the browser.
+func (b *browser) signIn(key string) response {
+	b.t.Helper()
+	form := b.do(http.MethodGet, "/panel/signin", nil)
+	return b.do(http.MethodPost, "/panel/signin", url.Values{"csrf": {csrfOf(b.t, form)}, "key": {key}})
+}
+
+func write(t *testing.T, f *apptest.Fixture, who string, m memory.NewMemory) string {
+	t.Helper()
+	r := f.Do(t, who, http.MethodPost, "/v1/memories", m)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("write %q = %d: %s", m.Content, r.Status, r.Body)
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	if r.Decode(t, &out); out.ID == "" {
+		t.Fatalf("write: %s", r.Body)
+	}
+	return out.ID
+}
+
+func TestPanelSignInSessionsAndCSRF(t *testing.T) {
+	f := apptest.Start(t)
+	b := newBrowser(t, f.URL)
+
+	if p := b.do(http.MethodGet, "/panel/overview", nil); p.status != http.StatusSeeOther || p.location != "/panel/signin" {
+		t.Fatalf("overview without a session = %d → %q, want 303 → /panel/signin", p.status, p.location)
+	}
+	// Agents and bad keys cannot sign in.
+	for _, key := range []string{f.Keys["support-bot"], "mn_nobody_0000"} {
+		if p := b.signIn(key); p.status != http.StatusOK || !strings.Contains(p.body, `id="signin"`) {
+			t.Errorf("sign-in with %q = %d → %q, want the form again", key[:6], p.status, p.location)
+		}
+		if p := b.do(http.MethodGet, "/panel/overview", nil); p.status != http.StatusSeeOther {
+			t.Errorf("after a refused sign-in the overview answers %d", p.status)
+		}
+	}
+	// A sign-in form without its token is refused.
+	if p := b.do(http.MethodPost, "/panel/signin", url.Values{"key": {f.Keys["admin"]}}); p.status != http.StatusForbidden {
+		t.Errorf("sign-in without csrf = %d, want 403", p.status)
+	}
+
+	p := b.signIn(f.Keys["admin"])
+	if p.status != http.StatusSeeOther || p.location != "/panel/overview" {
+		t.Fatalf("admin sign-in = %d → %q", p.status, p.location)
+	}
+	var session *http.Cookie
+	for _, c := range b.c.Jar.Cookies(mustURL(t, f.URL+"/panel/")) {
+		if c.Name == "mneme_panel" {
+			session = c
+		}
+	}
+	if session == nil {
+		t.Fatal("no session cookie")
+	}
+	if strings.Contains(session.Value, f.Keys["admin"]) {
+		t.Error("the session cookie holds the API key in the clear")
+	}
+	ov := b.do(http.MethodGet, "/panel/overview", nil)
+	if ov.status != http.StatusOK {
+		t.Fatalf("overview = %d: %s", ov.status, ov.body)
+	}
+	csp := ov.header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("CSP %q is not strict", csp)
+	}
+	// A form without the session's token changes nothing.
+	id := write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice's office is in Shenzhen."})
+	if p := b.do(http.MethodPost, "/panel/memories/"+id+"/delete", url.Values{"csrf": {"forged"}}); p.status != http.StatusForbidden {
+		t.Errorf("delete with a forged token = %d, want 403", p.status)
+	}
+	if r := f.Do(t, "admin", http.MethodGet, "/v1/memories/"+id, nil); r.Status != http.StatusOK {
+		t.Errorf("the memory is gone after a forged delete: %d", r.Status)
+	}
+	// With it, the delete goes through.
+	if p := b.do(http.MethodPost, "/panel/memories/"+id+"/delete", url.Values{"csrf": {csrfOf(t, ov)}, "back": {"/panel/users/alice"}}); p.status != http.StatusSeeOther || p.location != "/panel/users/alice" {
+		t.Errorf("delete = %d → %q: %s", p.status, p.location, p.body)
+	}
+	if r := f.Do(t, "admin", http.MethodGet, "/v1/memories/"+id, nil); r.Status != http.StatusNotFound {
+		t.Errorf("the memory is still there after the panel deleted it: %d", r.Status)
+	}
+	// Sign-out ends the session.
+	if p := b.do(http.MethodPost, "/panel/signout", url.Values{"csrf": {csrfOf(t, ov)}}); p.status != http.StatusSeeOther {
+		t.Errorf("sign-out = %d", p.status)
+	}
+	if p := b.do(http.MethodGet, "/panel/overview", nil); p.status != http.StatusSeeOther {
+		t.Errorf("overview after sign-out = %d, want 303", p.status)
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestPanelEscapesMemoryContent stores markup as memory content and proves
+// every page shows it as text.
+func TestPanelEscapesMemoryContent(t *testing.T) {
+	f := apptest.Start(t)
+	hostile := []string{
+		`<script>alert("xss")</script> Alice likes tea.`,
+		`<img src=x onerror="alert(1)"> Alice's budget note.`,
+	}
+	for _, c := range hostile {
+		write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: c})
+	}
+	b := newBrowser(t, f.URL)
+	b.signIn(f.Keys["admin"])
+	p := b.do(http.MethodGet, "/panel/users/alice", nil)
+	if p.status != http.StatusOK {
+		t.Fatalf("user page = %d", p.status)
+	}
+	for _, raw := range []string{`<script>alert`, `<img src=x`, `onerror="alert`} {
+		if strings.Contains(p.body, raw) {
+			t.Errorf("the page carries %q unescaped", raw)
+		}
+	}
+	for _, esc := range []string{`&lt;script&gt;alert(&#34;xss&#34;)&lt;/script&gt;`, `&lt;img src=x onerror=&#34;alert(1)&#34;&gt;`} {
+		if !strings.Contains(p.body, esc) {
+			t.Errorf("the page lacks the escaped text %q", esc)
+		}
+	}
+}
+
+// TestPanelEndUserSeesOnlyTheirOwn signs in as bob, who sees his memories
+// and none of alice's, and may not open admins' pages.
+func TestPanelEndUserSeesOnlyTheirOwn(t *testing.T) {
+	f := apptest.Start(t)
+	write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice's secret project is Falcon."})
+	write(t, f, "support-bot", memory.NewMemory{UserID: "bob", Type: memory.TypeSemantic, Content: "Bob prefers calls in the morning."})
+	b := newBrowser(t, f.URL)
+	if p := b.signIn(f.Keys["bob"]); p.location != "/panel/me" {
+		t.Fatalf("bob's sign-in → %q", p.location)
+	}
+	me := b.do(http.MethodGet, "/panel/me", nil)
+	if !strings.Contains(me.body, "Bob prefers calls") || strings.Contains(me.body, "Falcon") {
+		t.Errorf("bob's page: %s", me.body)
+	}
+	for _, path := range []string{"/panel/users/alice", "/panel/overview", "/panel/recalls?user=alice", "/panel/deletions", "/panel/policy"} {
+		p := b.do(http.MethodGet, path, nil)
+		if p.status == http.StatusOK || strings.Contains(p.body, "Falcon") {
+			t.Errorf("bob opening %s = %d", path, p.status)
+		}
+	}
+}
