@@ -19,6 +19,7 @@ import (
 	"mneme/export"
 	"mneme/extract"
 	"mneme/graph"
+	"mneme/graph/keystore"
 	"mneme/handlers"
 	"mneme/identity"
 	"mneme/janitor"
@@ -357,7 +358,7 @@ func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb *redis.Client, au
 		return nil, err
 	}
 	return identity.New(identity.Options{
-		Store: store, Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
+		Store: keystore.New(store.Runner()), Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
 		NoCache: cfg.NoCache,
 	})
 }

@@ -39,6 +39,11 @@ var layers = map[string]int{
 	"mneme/reembed":     2,
 	"mneme/export":      2,
 	"mneme/quota":       2,
+
+	// The Neo4j stores' shared plumbing: transactions, error translation
+	// into the domain's errors, record readers. No Cypher of its own.
+	"mneme/graph/neo": 2,
+
 	// Adapters: stores, engines, clients, Redis-backed parts.
 	"mneme/graph":      3,
 	"mneme/policy":     3,
@@ -51,6 +56,11 @@ var layers = map[string]int{
 	"mneme/policysync": 3,
 	"mneme/ratelimit":  3,
 	"mneme/seed":       3,
+
+	// Stores beside graph, on its runner: identity records, the sweeps.
+	"mneme/graph/keystore": 3,
+	"mneme/graph/upkeep":   3,
+
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,
 	"mneme/seed/eval":       4,
@@ -120,7 +130,7 @@ func TestNoPackageTooLarge(t *testing.T) {
 var owners = map[string][]string{
 	"github.com/gin-gonic/gin":            {"mneme/handlers"},
 	"github.com/open-policy-agent/opa":    {"mneme/policy"},
-	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/internal/testenv"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/internal/testenv"},
 	"github.com/modelcontextprotocol":     {"mneme/mcp"},
 	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
 }
