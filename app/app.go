@@ -33,6 +33,7 @@ import (
 	"mneme/quota"
 	"mneme/ratelimit"
 	"mneme/session"
+	"mneme/workingmemory"
 )
 
 // App is a wired Mneme: its handler and the parts tests and tools reach for.
@@ -66,6 +67,8 @@ type App struct {
 	// time is up while Run runs.
 	Sessions      *session.Store
 	SessionExpiry *session.Expirer
+	// Working serves working memory over Sessions: turns, reads, closing.
+	Working *workingmemory.Service
 
 	// janitorRunner sweeps on the leading replica; nil when the periodic
 	// janitor is off.
@@ -212,13 +215,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.Working, err = workingmemory.New(workingmemory.Options{
+		Memories: a.Service, Sessions: a.Sessions, Authz: a.Policy, Extract: a.MemoryOptions.Extract, Logger: log,
+	}); err != nil {
+		return nil, err
+	}
 	a.SessionExpiry = session.NewExpirer(a.Sessions, session.ExpirerOptions{
 		End: func(ctx context.Context, s memory.Session) error {
 			// Outside a request: nothing else has synced the tenant.
 			if err := a.Admin.Sync(ctx, s.Owner.Tenant); err != nil {
 				return err
 			}
-			_, err := a.Service.EndSession(ctx, s)
+			_, err := a.Working.EndSession(ctx, s)
 			return err
 		},
 		Interval: cfg.Sessions.Scan, Logger: log,
@@ -241,7 +249,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	hopts := handlers.Options{
-		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
+		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 		Export: a.Export,
 	}
 	// Interfaces stay nil for parts that are off.

@@ -39,6 +39,8 @@ var layers = map[string]int{
 	"mneme/reembed":     2,
 	"mneme/export":      2,
 	"mneme/quota":       2,
+	// Working memory: open sessions, closed into memories.
+	"mneme/workingmemory": 2,
 
 	// The Neo4j stores' shared plumbing: transactions, error translation
 	// into the domain's errors, record readers. No Cypher of its own.
