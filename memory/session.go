@@ -76,4 +76,5 @@ func SessionResource(tenant, userID, agentID string) Resource {
 	return Resource{Tenant: tenant, UserID: userID, AgentID: agentID, Type: TypeEpisodic, Kind: KindSession, Sensitivity: SensitivityInternal}
 }
 
+// sessionResource is recall's name for it.
 var sessionResource = SessionResource
