@@ -19,6 +19,7 @@ import (
 	"mneme/export"
 	"mneme/extract"
 	"mneme/graph"
+	"mneme/graph/keystore"
 	"mneme/handlers"
 	"mneme/identity"
 	"mneme/janitor"
@@ -36,6 +37,7 @@ import (
 	"mneme/session"
 	"mneme/tracing"
 	"mneme/web"
+	"mneme/workingmemory"
 )
 
 // App is a wired Mneme: its handler and the parts tests and tools reach for.
@@ -69,6 +71,8 @@ type App struct {
 	// time is up while Run runs.
 	Sessions      *session.Store
 	SessionExpiry *session.Expirer
+	// Working serves working memory over Sessions: turns, reads, closing.
+	Working *workingmemory.Service
 
 	// janitorRunner sweeps on the leading replica; nil when the periodic
 	// janitor is off.
@@ -230,13 +234,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.Working, err = workingmemory.New(workingmemory.Options{
+		Memories: a.Service, Sessions: a.Sessions, Authz: a.Policy, Extract: a.MemoryOptions.Extract, Logger: log,
+	}); err != nil {
+		return nil, err
+	}
 	a.SessionExpiry = session.NewExpirer(a.Sessions, session.ExpirerOptions{
 		End: func(ctx context.Context, s memory.Session) error {
 			// Outside a request: nothing else has synced the tenant.
 			if err := a.Admin.Sync(ctx, s.Owner.Tenant); err != nil {
 				return err
 			}
-			_, err := a.Service.EndSession(ctx, s)
+			_, err := a.Working.EndSession(ctx, s)
 			return err
 		},
 		Interval: cfg.Sessions.Scan, Logger: log,
@@ -259,7 +268,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	hopts := handlers.Options{
-		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
+		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 		Export:   a.Export,
 		Observer: a.Metrics, Metrics: a.Metrics.Handler(), Tracer: a.Tracing.Tracer(),
 	}
@@ -396,7 +405,7 @@ func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb *redis.Client, au
 		return nil, err
 	}
 	return identity.New(identity.Options{
-		Store: store, Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
+		Store: keystore.New(store.Runner()), Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
 		NoCache: cfg.NoCache,
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mneme/graph/upkeep"
 	"mneme/janitor"
 	"mneme/leader"
 	"mneme/memory"
@@ -123,7 +124,8 @@ func (c *count) Set(s string) error {
 // sweeps every tenant on whichever replica holds the Redis lock; Run runs
 // the runner.
 func (a *App) buildJanitor(cfg Lifecycle, log *slog.Logger) error {
-	j, err := janitor.New(janitor.Options{Store: a.Store, Config: cfg.Config, Logger: log})
+	sweeps := upkeep.New(a.Store.Runner())
+	j, err := janitor.New(janitor.Options{Store: sweeps, Config: cfg.Config, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ func (a *App) buildJanitor(cfg Lifecycle, log *slog.Logger) error {
 	a.janitorRunner = leader.NewRunner(leader.RunnerOptions{
 		Name: "janitor", Every: cfg.Every, Renew: cfg.LockTTL / 3, Lease: lock, Logger: log,
 		Job: func(ctx context.Context) error {
-			return sweepAll(ctx, a.Store.Tenants, a.Metrics.Sweeper(j), a.Audit, log)
+			return sweepAll(ctx, sweeps.Tenants, a.Metrics.Sweeper(j), a.Audit, log)
 		},
 	})
 	return nil

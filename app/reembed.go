@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"mneme/graph"
+	"mneme/graph/upkeep"
 	"mneme/memory"
 	"mneme/reembed"
 )
@@ -75,7 +76,7 @@ func Reembed(ctx context.Context, cfg Config, log *slog.Logger) (ReembedResult, 
 	if err := store.EnsureSchema(ctx, e.Dimension()); err != nil {
 		return res, fmt.Errorf("neo4j schema: %w", err)
 	}
-	res.Report, err = reembed.Run(ctx, store, e, cfg.Embedding.Batch, func(r reembed.Report) {
+	res.Report, err = reembed.Run(ctx, upkeep.New(store.Runner()), e, cfg.Embedding.Batch, func(r reembed.Report) {
 		log.InfoContext(ctx, "reembed progress", "tenants_done", r.Tenants, "reembedded", r.Reembedded)
 	})
 	return res, err

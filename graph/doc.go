@@ -1,9 +1,11 @@
-// Package graph is Mneme's system of record on Neo4j and the only package
-// that speaks Cypher. Store, a concrete type, implements the store
+// Package graph is Mneme's system of record on Neo4j and, with the stores
+// beside it (its sub-packages), the only code that speaks Cypher. Store, a concrete type, implements the store
 // interfaces the memory package declares (memories, search, grants,
-// policies, erasure, the janitor's lifecycle, re-embedding), keeps API keys,
-// and bootstraps the schema: constraints and range, vector and full-text
-// indexes.
+// policies, erasure, the vector index), and bootstraps the schema:
+// constraints and range, vector and full-text indexes. The stores beside it
+// run on the same transaction runner (Store.Runner): keystore keeps tenants,
+// principals and API keys, upkeep serves the janitor and the re-embedder;
+// package neo holds the plumbing they share.
 //
 // # Files
 //
@@ -13,31 +15,32 @@
 // under them, the plan's writes), dedup.go (the deduplicated write and its
 // search), write.go (reinforcing and confirming memories, near-duplicates,
 // the content audit), recall.go (partition size, approximate vector search,
-// graph expansion, access counts), erase.go, janitor.go, embeddings.go,
-// principals.go (API keys, agents, users), schema.go (with the one-time
+// graph expansion, access counts), erase.go, embeddings.go (the vector
+// index), principals.go (agents, users), schema.go (with the one-time
 // migrations), grants.go and policies.go (grant writes take the lock of the
 // tenant's policy state declared in policies_cypher.go). cypher.go states
 // the rules every query follows and holds the memory projection they share.
 // scope.go and filter.go turn a policy scope into a Cypher predicate;
 // fulltext.go turns user text into a Lucene query. store.go opens the driver
-// and runs transactions, records.go maps memories to properties and records
-// back to values (readAll, readOne, count), errors.go translates driver
-// errors.
+// and runs transactions through neo.Runner, records.go maps memories to
+// properties and records back to values, neo.go names package neo's readers
+// (readAll, readOne, count) and its error translation for the package.
 //
 // # Tenancy
 //
 // Community Edition has one database, so tenancy is a property: every node
 // carries tenant and every query filters on it, with user input only ever
-// in parameters. TestCypherIsTenantScoped parses the package and fails when
-// a query touches a labelled node without a tenant predicate; the few
-// cross-tenant reads (the policy engine's grants, the janitor's tenant
-// list, start-up migrations) are allowlisted there by name.
+// in parameters. TestCypherIsTenantScoped parses the package and the stores
+// beside it and fails when a query touches a labelled node without a tenant
+// predicate; the few cross-tenant reads (the policy engine's grants, the
+// janitor's tenant list, start-up migrations) are allowlisted there by name.
 //
 // # Writes and locks
 //
-// Queries run in managed transactions (Store.read, Store.write), bounded by
-// the caller's deadline and Options.Timeout and retried by the driver on
-// transient errors, so their work must be repeatable. A call that must be
+// Queries run in managed transactions (Store.read, Store.write, on
+// neo.Runner), bounded by the caller's deadline and Options.Timeout and
+// retried by the driver on transient errors, so their work must be
+// repeatable. A call that must be
 // all or nothing runs in one transaction. A write first write-locks what it
 // will link to, in one global order: users, sessions, then entities, each
 // sorted by id (cypherLockBatch); agents are linked last, in sorted order.

@@ -8,10 +8,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/memory"
-	"mneme/reembed"
 )
-
-var _ reembed.Store = (*Store)(nil)
 
 // VectorIndexDimension returns the dimension of the memory vector index, or
 // 0 when there is no such index yet. Like EnsureSchema it allows for a slow
@@ -55,54 +52,4 @@ func (s *Store) RecreateVectorIndex(ctx context.Context, dim int) error {
 		}
 	}
 	return nil
-}
-
-// EmbeddingTenants returns every tenant that holds memories: those of the
-// janitor's Tenants, since every memory is about a user of its tenant.
-func (s *Store) EmbeddingTenants(ctx context.Context) ([]string, error) {
-	return s.Tenants(ctx)
-}
-
-// CountMemories returns how many memories, of any status, a tenant holds.
-func (s *Store) CountMemories(ctx context.Context, tenant string) (int, error) {
-	var n int64
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		n, err = count(ctx, tx, cypherCountMemories, map[string]any{"tenant": tenant})
-		return err
-	})
-	return int(n), err
-}
-
-// StaleEmbeddings returns up to limit memories of the tenant with an id
-// greater than after, by id, whose vector was not made by model at dim.
-func (s *Store) StaleEmbeddings(ctx context.Context, tenant, after, model string, dim, limit int) ([]reembed.Text, error) {
-	var out []reembed.Text
-	params := map[string]any{"tenant": tenant, "after": after, "model": model, "dim": dim, "limit": limit}
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		out, err = readAll(ctx, tx, cypherStaleEmbeddings, params, func(r *neo4j.Record) (reembed.Text, error) {
-			id, _ := r.Get("id")
-			content, _ := r.Get("content")
-			return reembed.Text{ID: str(id), Content: str(content)}, nil
-		})
-		return err
-	})
-	return out, err
-}
-
-// SetEmbeddings stores vectors made by model on memories of the tenant, in
-// one transaction, and returns how many memories it updated.
-func (s *Store) SetEmbeddings(ctx context.Context, tenant, model string, vecs []reembed.Vector) (int, error) {
-	rows := make([]map[string]any, len(vecs))
-	for i, v := range vecs {
-		rows[i] = map[string]any{"id": v.ID, "embedding": float64s(v.Embedding)}
-	}
-	var n int64
-	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		n, err = count(ctx, tx, cypherSetEmbeddings, map[string]any{"tenant": tenant, "model": model, "rows": rows})
-		return err
-	})
-	return int(n), err
 }

@@ -1,25 +1,8 @@
 package graph
 
-// Queries of embeddings.go: re-embedding a tenant's memories and
-// recreating the vector index for another dimension, an operator's command
-// rather than a request path.
+// Queries of embeddings.go: recreating the vector index for another
+// dimension, an operator's command rather than a request path. Package
+// upkeep reads and writes the vectors themselves.
 const (
 	ddlDropVectorIndex = "DROP INDEX " + indexVector + " IF EXISTS"
-
-	cypherCountMemories = `MATCH (m:Memory {tenant: $tenant}) RETURN count(m) AS n`
-
-	// cypherStaleEmbeddings pages by id through the memories whose vector
-	// another model (or none, or another size) made.
-	cypherStaleEmbeddings = `MATCH (m:Memory {tenant: $tenant})
-WHERE m.id > $after
-  AND (m.embedding_model IS NULL OR m.embedding_model <> $model
-       OR m.embedding_dim IS NULL OR m.embedding_dim <> $dim)
-RETURN m.id AS id, m.content AS content
-ORDER BY m.id
-LIMIT $limit`
-
-	cypherSetEmbeddings = `UNWIND $rows AS row
-MATCH (m:Memory {tenant: $tenant, id: row.id})
-SET m.embedding = row.embedding, m.embedding_model = $model, m.embedding_dim = size(row.embedding)
-RETURN count(m) AS n`
 )

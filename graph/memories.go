@@ -238,14 +238,6 @@ func (s *Store) search(ctx context.Context, cypher string, params map[string]any
 	return out, err
 }
 
-func float64s(v []float32) []float64 {
-	out := make([]float64, len(v))
-	for i, f := range v {
-		out[i] = float64(f)
-	}
-	return out
-}
-
 func clampLimit(n, def, most int) int {
 	if n <= 0 {
 		return def

@@ -1,7 +1,7 @@
 package graph
 
 // Queries of principals.go: the agents and users principals stand for
-// (their keys: identity_cypher.go).
+// (their keys: package keystore).
 const (
 	cypherEnsureAgent = `MERGE (a:Agent {tenant: $tenant, id: $id})
 SET a.team = coalesce($team, a.team)`

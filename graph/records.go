@@ -2,10 +2,8 @@ package graph
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -77,27 +75,6 @@ func entityParams(es []memory.Entity) []map[string]any {
 		out[i] = map[string]any{"id": e.ID, "kind": e.Kind, "name": e.Name, "aliases": aliases}
 	}
 	return out
-}
-
-func strOrNil(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func intOrNil(n int) any {
-	if n == 0 {
-		return nil
-	}
-	return n
-}
-
-func timeOrNil(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UTC()
 }
 
 func embeddingOrNil(v []float64) any {
@@ -186,113 +163,4 @@ func hitOf(r *neo4j.Record) (memory.Hit, error) {
 	}
 	score, _ := r.Get("score")
 	return memory.Hit{Memory: m, Score: float(score)}, nil
-}
-
-// Running queries. Reads decode each record with a function of their own.
-// The decoders read columns leniently (str, integer, timeOf…): null, absent
-// and mistyped values become zero values, as the domain types want them,
-// where the driver's neo4j.GetRecordValue would fail.
-
-// readAll runs one query in tx and decodes every record it returns, in
-// order. No records give an empty, non-nil slice.
-func readAll[T any](ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any, decode func(*neo4j.Record) (T, error)) ([]T, error) {
-	res, err := tx.Run(ctx, cypher, params)
-	if err != nil {
-		return nil, err
-	}
-	return neo4j.CollectTWithContext(ctx, res, decode)
-}
-
-// readOne runs one query in tx and decodes the first record it returns; ok
-// is false when there is none. Unlike neo4j.SingleTWithContext, no record
-// is not an error: callers decide what absence means.
-func readOne[T any](ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any, decode func(*neo4j.Record) (T, error)) (v T, ok bool, err error) {
-	recs, err := collect(ctx, tx, cypher, params)
-	if err != nil || len(recs) == 0 {
-		return v, false, err
-	}
-	v, err = decode(recs[0])
-	return v, err == nil, err
-}
-
-// count runs a query that returns a count n in one row; no row counts 0.
-func count(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) (int64, error) {
-	n, _, err := readOne(ctx, tx, cypher, params, func(r *neo4j.Record) (int64, error) {
-		v, _ := r.Get("n")
-		return integer(v), nil
-	})
-	return n, err
-}
-
-// collect runs one query in tx and returns its records; readOne reads
-// through it.
-func collect(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) ([]*neo4j.Record, error) {
-	res, err := tx.Run(ctx, cypher, params)
-	if err != nil {
-		return nil, err
-	}
-	return res.Collect(ctx)
-}
-
-// exec runs one query in tx for its effects.
-func exec(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) error {
-	res, err := tx.Run(ctx, cypher, params)
-	if err != nil {
-		return err
-	}
-	_, err = res.Consume(ctx)
-	return err
-}
-
-// column returns a record decoder that reads one column through decode.
-func column[T any](name string, decode func(any) T) func(*neo4j.Record) (T, error) {
-	return func(r *neo4j.Record) (T, error) {
-		v, _ := r.Get(name)
-		return decode(v), nil
-	}
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func strs(v any) []string {
-	xs, _ := v.([]any)
-	if len(xs) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(xs))
-	for _, x := range xs {
-		out = append(out, str(x))
-	}
-	return out
-}
-
-func float(v any) float64 {
-	switch x := v.(type) {
-	case float64:
-		return x
-	case int64:
-		return float64(x)
-	}
-	return 0
-}
-
-func integer(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case float64:
-		return int64(x)
-	}
-	return 0
-}
-
-// timeOf reads a stored datetime as UTC; null reads as the zero time.
-func timeOf(v any) time.Time {
-	if t, ok := v.(time.Time); ok {
-		return t.UTC()
-	}
-	return time.Time{}
 }

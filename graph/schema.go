@@ -25,7 +25,7 @@ var schema = []string{
 	ddlMemoryFactTextIdx, ddlMemoryFactNumbersIdx,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,
 	ddlMemoryFullTextPartition,
-	// identity (identity_cypher.go)
+	// identity (schema_cypher.go; the queries live in package keystore)
 	ddlTenantID, ddlPrincipalID, ddlAPIKeyHash, ddlAPIKeyOwner, ddlPrincipalList,
 }
 

@@ -67,3 +67,13 @@ MATCH (m:Memory)
 WHERE elementId(m) = row.eid
 SET m.fact_text = row.fact_text, m.fact_numbers = row.fact_numbers`
 )
+
+// Schema of the identity records that package keystore reads and writes:
+// tenants, principals and API keys.
+const (
+	ddlTenantID      = `CREATE CONSTRAINT tenant_tenant_id IF NOT EXISTS FOR (n:Tenant) REQUIRE (n.tenant, n.id) IS UNIQUE`
+	ddlPrincipalID   = `CREATE CONSTRAINT principal_tenant_kind_id IF NOT EXISTS FOR (n:Principal) REQUIRE (n.tenant, n.kind, n.id) IS UNIQUE`
+	ddlAPIKeyHash    = `CREATE CONSTRAINT apikey_tenant_hash IF NOT EXISTS FOR (n:APIKey) REQUIRE (n.tenant, n.hash) IS UNIQUE`
+	ddlAPIKeyOwner   = `CREATE INDEX apikey_tenant_owner IF NOT EXISTS FOR (n:APIKey) ON (n.tenant, n.kind, n.principal_id)`
+	ddlPrincipalList = `CREATE INDEX principal_tenant IF NOT EXISTS FOR (n:Principal) ON (n.tenant)`
+)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
+
+	"mneme/graph/neo"
 )
 
 // Config says how to reach Neo4j. An empty User means no authentication.
@@ -35,15 +37,15 @@ type Options struct {
 }
 
 // DefaultTimeout bounds a store call when neither ctx nor Options say more.
-const DefaultTimeout = 15 * time.Second
+const DefaultTimeout = neo.DefaultTimeout
 
 // Store is the Neo4j-backed store. It is safe for concurrent use.
 type Store struct {
-	driver  neo4j.DriverWithContext
-	db      string
-	timeout time.Duration
-	now     func() time.Time
-	owned   bool // Close closes the driver only when Open created it
+	driver neo4j.DriverWithContext
+	db     string
+	tx     *neo.Runner
+	now    func() time.Time
+	owned  bool // Close closes the driver only when Open created it
 }
 
 // Open connects to Neo4j and verifies connectivity. The returned Store owns
@@ -84,7 +86,10 @@ func New(driver neo4j.DriverWithContext, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Store{driver: driver, db: opts.Database, timeout: opts.Timeout, now: opts.Now}
+	return &Store{
+		driver: driver, db: opts.Database, now: opts.Now,
+		tx: neo.NewRunner(driver, opts.Database, opts.Timeout),
+	}
 }
 
 // Close releases the driver if Open created it.
@@ -97,41 +102,24 @@ func (s *Store) Close(ctx context.Context) error {
 
 // read runs work in a managed read transaction.
 func (s *Store) read(ctx context.Context, work func(tx neo4j.ManagedTransaction) error) error {
-	return s.run(ctx, neo4j.AccessModeRead, s.timeout, work)
+	return s.tx.Read(ctx, work)
 }
 
 // write runs work in a managed write transaction: all of it commits or none.
 // The driver retries work on transient errors, so work must be repeatable:
 // it may only touch the transaction and its own local state.
 func (s *Store) write(ctx context.Context, work func(tx neo4j.ManagedTransaction) error) error {
-	return s.run(ctx, neo4j.AccessModeWrite, s.timeout, work)
+	return s.tx.Write(ctx, work)
 }
 
 // run runs work in a managed transaction bounded by timeout and ctx.
 func (s *Store) run(ctx context.Context, mode neo4j.AccessMode, timeout time.Duration, work func(tx neo4j.ManagedTransaction) error) error {
-	if deadline, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(deadline))
-	}
-	if timeout <= 0 {
-		return translate(context.DeadlineExceeded)
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	session := s.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: s.db})
-	defer session.Close(ctx)
-	fn := func(tx neo4j.ManagedTransaction) (any, error) { return nil, work(tx) }
-	// The server aborts the transaction at the same deadline; round up so a
-	// sub-second remainder is not sent as 0 (which means "no timeout").
-	txTimeout := neo4j.WithTxTimeout(max(timeout.Round(time.Second), time.Second))
-	var err error
-	if mode == neo4j.AccessModeRead {
-		_, err = session.ExecuteRead(ctx, fn, txTimeout)
-	} else {
-		_, err = session.ExecuteWrite(ctx, fn, txTimeout)
-	}
-	return translate(err)
+	return s.tx.Run(ctx, mode, timeout, work)
 }
+
+// Runner returns the transaction runner of the store's driver and database,
+// for the stores beside it (keys, the sweeps) to share.
+func (s *Store) Runner() *neo.Runner { return s.tx }
 
 // Ping checks that the database answers; readiness probes call it.
 func (s *Store) Ping(ctx context.Context) error {

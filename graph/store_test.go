@@ -18,18 +18,16 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 
 	"mneme/graph/storetest"
-	"mneme/identity"
 	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/policyadmin"
 )
 
-// The store must satisfy the interfaces memory, policyadmin and identity
+// The store must satisfy the interfaces memory and policyadmin
 // consume.
 var (
 	_ memory.Store           = (*Store)(nil)
 	_ policyadmin.GrantStore = (*Store)(nil)
-	_ identity.Store         = (*Store)(nil)
 )
 
 var schemaOnce struct {

@@ -188,6 +188,24 @@ func cypherInSource(fset *token.FileSet, files []*ast.File) []cypherText {
 }
 
 // packageFiles parses the non-test Go files of dir.
+// storeDirs returns the package's folder and those of the stores beside it,
+// its sub-packages; storetest is a suite of tests over a store, whose
+// inputs include hostile text that looks like Cypher.
+func storeDirs(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{"."}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "testdata" && e.Name() != "storetest" {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	return dirs
+}
+
 func packageFiles(t *testing.T, dir string) (*token.FileSet, []*ast.File) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -210,11 +228,15 @@ func packageFiles(t *testing.T, dir string) (*token.FileSet, []*ast.File) {
 	return fset, files
 }
 
-// TestCypherIsTenantScoped proves that every query of the package filters on
-// tenant, except the allowlisted ones.
+// TestCypherIsTenantScoped proves that every query of the package and of
+// the stores beside it (its sub-packages) filters on tenant, except the
+// allowlisted ones.
 func TestCypherIsTenantScoped(t *testing.T) {
-	fset, files := packageFiles(t, ".")
-	texts := cypherInSource(fset, files)
+	var texts []cypherText
+	for _, dir := range storeDirs(t) {
+		fset, files := packageFiles(t, dir)
+		texts = append(texts, cypherInSource(fset, files)...)
+	}
 	if len(texts) < 20 {
 		t.Fatalf("found only %d Cypher texts; is the collector broken?", len(texts))
 	}
@@ -312,9 +334,10 @@ func f() string { return "MERGE (u:User {id: $id})" }
 	}
 }
 
-// TestPackageComments enforces a package comment on graph and storetest.
+// TestPackageComments enforces a package comment on graph, the stores
+// beside it and storetest.
 func TestPackageComments(t *testing.T) {
-	for _, dir := range []string{".", "storetest"} {
+	for _, dir := range append(storeDirs(t), "storetest") {
 		_, files := packageFiles(t, dir)
 		documented := false
 		for _, f := range files {

@@ -30,6 +30,7 @@ import (
 	"mneme/internal/apptest"
 	"mneme/memory"
 	"mneme/policyadmin"
+	"mneme/workingmemory"
 )
 
 // loadDocument parses and validates the document the server embeds and
@@ -152,8 +153,12 @@ func routesOnly(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
+	working, err := workingmemory.New(workingmemory.Options{Memories: svc, Sessions: sessions{}, Authz: authz{}, Extract: extractor{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := handlers.New(handlers.Options{
-		Service: svc, Admin: admin, Identity: ident,
+		Service: svc, Admin: admin, Identity: ident, Sessions: working,
 		Metrics: http.NotFoundHandler(), Panel: http.NotFoundHandler(),
 	})
 	if err != nil {
@@ -164,8 +169,9 @@ func routesOnly(t *testing.T) http.Handler {
 
 func TestNewRequiresEveryService(t *testing.T) {
 	if _, err := handlers.New(handlers.Options{}); err == nil ||
-		!strings.Contains(err.Error(), "Service") || !strings.Contains(err.Error(), "Admin") || !strings.Contains(err.Error(), "Identity") {
-		t.Errorf("handlers.New(Options{}) = %v, want an error naming Service, Admin and Identity", err)
+		!strings.Contains(err.Error(), "Service") || !strings.Contains(err.Error(), "Admin") || !strings.Contains(err.Error(), "Identity") ||
+		!strings.Contains(err.Error(), "Sessions") {
+		t.Errorf("handlers.New(Options{}) = %v, want an error naming Service, Admin, Identity and Sessions", err)
 	}
 }
 

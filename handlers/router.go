@@ -29,15 +29,17 @@ var OpenAPI []byte
 // DefaultMaxBody caps request bodies.
 const DefaultMaxBody = 1 << 20
 
-// Options configures the router. Service, Admin and Identity are required.
+// Options configures the router. Service, Admin, Identity and Sessions are
+// required.
 type Options struct {
-	// Service serves memories, recall, sessions and lifecycle.
+	// Service serves memories, recall and lifecycle.
 	Service *memory.Service
 	// Admin serves policy administration and grants, and syncs each
 	// request's tenant before anything is decided.
 	Admin *policyadmin.Service
 	// Identity authenticates API keys.
 	Identity *identity.Service
+	Sessions Sessions // working memory: /v1/sessions
 	Logger   *slog.Logger
 	// Ready reports whether the stores answer; /readyz uses it.
 	Ready func(ctx context.Context) error
@@ -70,6 +72,7 @@ type Options struct {
 // api holds what the handlers share.
 type api struct {
 	svc     *memory.Service
+	working Sessions
 	admin   *policyadmin.Service
 	ident   *identity.Service
 	log     *slog.Logger
@@ -97,6 +100,9 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Identity == nil {
 		missing = append(missing, errors.New("handlers: Identity is required"))
 	}
+	if opts.Sessions == nil {
+		missing = append(missing, errors.New("handlers: Sessions is required"))
+	}
 	if err := errors.Join(missing...); err != nil {
 		return nil, err
 	}
@@ -104,7 +110,7 @@ func New(opts Options) (http.Handler, error) {
 	a := &api{
 		svc: opts.Service, admin: opts.Admin, ident: opts.Identity,
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
-		export: opts.Export,
+		export: opts.Export, working: opts.Sessions,
 		tokens: opts.Tokens, limiter: opts.Limiter, mcp: opts.MCP,
 		observe: opts.Observer, tracer: opts.Tracer,
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -8,13 +9,20 @@ import (
 	"mneme/memory"
 )
 
+// Sessions serves working memory; workingmemory.Service implements it.
+type Sessions interface {
+	AppendTurns(ctx context.Context, p memory.Principal, id string, r memory.AppendRequest) (memory.Session, error)
+	GetSession(ctx context.Context, p memory.Principal, id string) (memory.Session, error)
+	CloseSession(ctx context.Context, p memory.Principal, id string) (memory.CloseResult, error)
+}
+
 // appendTurns adds turns to a session, opening it on first use.
 func (a *api) appendTurns(c *gin.Context) error {
 	var req memory.AppendRequest
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
-	s, err := a.svc.AppendTurns(c.Request.Context(), principalOf(c), c.Param("id"), req)
+	s, err := a.working.AppendTurns(c.Request.Context(), principalOf(c), c.Param("id"), req)
 	if err != nil {
 		return err
 	}
@@ -23,7 +31,7 @@ func (a *api) appendTurns(c *gin.Context) error {
 }
 
 func (a *api) getSession(c *gin.Context) error {
-	s, err := a.svc.GetSession(c.Request.Context(), principalOf(c), c.Param("id"))
+	s, err := a.working.GetSession(c.Request.Context(), principalOf(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -33,7 +41,7 @@ func (a *api) getSession(c *gin.Context) error {
 
 // closeSession ends a session and turns it into long-term memories.
 func (a *api) closeSession(c *gin.Context) error {
-	res, err := a.svc.CloseSession(c.Request.Context(), principalOf(c), c.Param("id"))
+	res, err := a.working.CloseSession(c.Request.Context(), principalOf(c), c.Param("id"))
 	if err != nil {
 		return err
 	}

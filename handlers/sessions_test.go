@@ -134,7 +134,7 @@ func TestSessionExpiryBecomesMemory(t *testing.T) {
 	worker := func(ahead time.Duration) *session.Expirer {
 		return session.NewExpirer(f.App.Sessions, session.ExpirerOptions{
 			End: func(ctx context.Context, s memory.Session) error {
-				_, err := f.App.Service.EndSession(ctx, s)
+				_, err := f.App.Working.EndSession(ctx, s)
 				return err
 			},
 			Now: func() time.Time { return time.Now().Add(ahead) },

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mneme/graph"
+	"mneme/graph/keystore"
 	"mneme/identity"
 	"mneme/internal/testenv"
 	"mneme/memory"
@@ -43,7 +44,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 		{"cached-without-redis", false, fixedEpoch{}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			svc, err := identity.New(identity.Options{Store: store, Epochs: tc.epochs, Hasher: hasher, NoCache: tc.noCache})
+			svc, err := identity.New(identity.Options{Store: keystore.New(store.Runner()), Epochs: tc.epochs, Hasher: hasher, NoCache: tc.noCache})
 			if err != nil {
 				b.Fatal(err)
 			}

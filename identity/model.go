@@ -118,7 +118,7 @@ type Credential struct {
 	Principal memory.Principal
 }
 
-// Store keeps tenants, principals and keys. graph.Store implements it;
+// Store keeps tenants, principals and keys. keystore.Store implements it;
 // every method is scoped to one tenant.
 type Store interface {
 	// CreateTenant stores the tenant, its first admin and that admin's key

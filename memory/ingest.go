@@ -71,7 +71,7 @@ func (s *Service) Ingest(ctx context.Context, p Principal, r IngestRequest) (Ing
 	if err := validateIngest(r); err != nil {
 		return IngestResult{}, err
 	}
-	if !writesAsItself(p, r.AgentID) {
+	if !WritesAsItself(p, r.AgentID) {
 		return IngestResult{}, ErrForbidden
 	}
 	found, err := s.extractFor(ctx, r)
@@ -106,10 +106,18 @@ func (s *Service) extractFor(ctx context.Context, r IngestRequest) ([]NewMemory,
 	return found, nil
 }
 
-// writesAsItself reports whether an author a request names is empty or the
+// WritesAsItself reports whether an author a request names is empty or the
 // principal's own: nobody writes as another agent or user.
-func writesAsItself(p Principal, agentID string) bool {
-	return agentID == "" || agentID == authorOf(p)
+func WritesAsItself(p Principal, agentID string) bool {
+	return agentID == "" || agentID == AuthorOf(p)
+}
+
+// AuthorOf is the agent id a principal's memories carry.
+func AuthorOf(p Principal) string {
+	if p.Kind == KindUser {
+		return "user:" + p.ID
+	}
+	return p.ID
 }
 
 func validateIngest(r IngestRequest) error {
@@ -123,7 +131,13 @@ func validateIngest(r IngestRequest) error {
 	case len(r.Turns) > MaxIngestTurns:
 		return Invalid("turns", fmt.Sprintf("at most %d turns per request", MaxIngestTurns))
 	}
-	for i, t := range r.Turns {
+	return ValidateTurns(r.Turns)
+}
+
+// ValidateTurns checks conversation turns; an error names the first bad
+// one's field as turns[i].field.
+func ValidateTurns(turns []Turn) error {
+	for i, t := range turns {
 		if err := validateTurn(t); err != nil {
 			return prefixTurn(err, i)
 		}

@@ -20,13 +20,13 @@ func (s *Service) IngestAsync(ctx context.Context, p Principal, r IngestRequest,
 	if len(idemKey) > 128 {
 		return JobStatus{}, Invalid("idempotency_key", "must be at most 128 bytes")
 	}
-	if !writesAsItself(p, r.AgentID) {
+	if !WritesAsItself(p, r.AgentID) {
 		return JobStatus{}, ErrForbidden
 	}
 	now := s.now().UTC()
 	// Whether p may write about this user at all is decided now; every
 	// extracted memory is decided again when the job is applied.
-	probe := Resource{Tenant: p.Tenant, UserID: r.UserID, AgentID: authorOf(p), Type: TypeEpisodic, Sensitivity: SensitivityInternal}
+	probe := Resource{Tenant: p.Tenant, UserID: r.UserID, AgentID: AuthorOf(p), Type: TypeEpisodic, Sensitivity: SensitivityInternal}
 	if err := s.require(ctx, p, ActionWrite, probe, now); err != nil {
 		return JobStatus{}, err
 	}
@@ -68,7 +68,7 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []Job) ([]JobResult,
 			results[i].Err = Invalid("payload", "is not an ingestion about the job's user")
 			continue
 		}
-		if !writesAsItself(job.Principal, r.AgentID) {
+		if !WritesAsItself(job.Principal, r.AgentID) {
 			// Refused when accepted; a job queued before that check was in
 			// place fails here rather than write as someone else.
 			results[i].Err = ErrForbidden

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"mneme/graph"
+	"mneme/graph/keystore"
 	"mneme/identity"
 	"mneme/internal/testenv"
 	"mneme/memory"
@@ -213,7 +214,7 @@ func putKey(ctx context.Context, store *graph.Store, redisURL, key string, p mem
 	if err != nil {
 		return err
 	}
-	ids, err := identity.New(identity.Options{Store: store, Epochs: identity.NewRedisEpochs(rdb), Hasher: h})
+	ids, err := identity.New(identity.Options{Store: keystore.New(store.Runner()), Epochs: identity.NewRedisEpochs(rdb), Hasher: h})
 	if err != nil {
 		return err
 	}

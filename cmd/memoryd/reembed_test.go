@@ -16,6 +16,7 @@ import (
 
 	"mneme/app"
 	"mneme/embedding"
+	"mneme/graph/upkeep"
 	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/reembed"
@@ -60,7 +61,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 	}
 	total := 0
 	for _, tenant := range []string{"acme", "other"} {
-		n, err := a.Store.CountMemories(ctx, tenant)
+		n, err := upkeep.New(a.Store.Runner()).CountMemories(ctx, tenant)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +130,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 	}
 	defer a.Close(ctx)
 	for _, tenant := range []string{"acme", "other"} {
-		stale, err := a.Store.StaleEmbeddings(ctx, tenant, "", "served-32", 32, 1000)
+		stale, err := upkeep.New(a.Store.Runner()).StaleEmbeddings(ctx, tenant, "", "served-32", 32, 1000)
 		if err != nil || len(stale) != 0 {
 			t.Errorf("tenant %s: %d memories not on the new model (%v)", tenant, len(stale), err)
 		}

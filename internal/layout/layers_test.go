@@ -42,6 +42,13 @@ var layers = map[string]int{
 	"mneme/reembed":     2,
 	"mneme/export":      2,
 	"mneme/quota":       2,
+	// Working memory: open sessions, closed into memories.
+	"mneme/workingmemory": 2,
+
+	// The Neo4j stores' shared plumbing: transactions, error translation
+	// into the domain's errors, record readers. No Cypher of its own.
+	"mneme/graph/neo": 2,
+
 	// Adapters: stores, engines, clients, Redis-backed parts.
 	"mneme/graph":      3,
 	"mneme/policy":     3,
@@ -57,6 +64,11 @@ var layers = map[string]int{
 	// Counters and decorators over the services' interfaces.
 	"mneme/metrics": 3,
 	"mneme/tracing": 3,
+
+	// Stores beside graph, on its runner: identity records, the sweeps.
+	"mneme/graph/keystore": 3,
+	"mneme/graph/upkeep":   3,
+
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,
 	"mneme/seed/eval":       4,
@@ -130,7 +142,7 @@ func TestNoPackageTooLarge(t *testing.T) {
 var owners = map[string][]string{
 	"github.com/gin-gonic/gin":            {"mneme/handlers"},
 	"github.com/open-policy-agent/opa":    {"mneme/policy"},
-	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/internal/testenv"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/internal/testenv"},
 	"github.com/modelcontextprotocol":     {"mneme/mcp"},
 	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
 }

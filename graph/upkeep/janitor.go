@@ -1,4 +1,4 @@
-package graph
+package upkeep
 
 import (
 	"context"
@@ -6,15 +6,39 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/graph/neo"
 	"mneme/janitor"
+)
+
+var _ janitor.Store = (*Store)(nil)
+
+// Store reads and writes what the background sweeps need. It is safe for
+// concurrent use.
+type Store struct {
+	tx *neo.Runner
+}
+
+// New returns a Store that runs its queries through tx, usually the graph
+// store's (graph.Store.Runner).
+func New(tx *neo.Runner) *Store {
+	return &Store{tx: tx}
+}
+
+// Short local names for package neo's readers.
+var (
+	count   = neo.Count
+	str     = neo.Str
+	float   = neo.Float
+	integer = neo.Integer
+	timeOf  = neo.TimeOf
 )
 
 // Tenants lists every tenant that has a user, for the janitor.
 func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 	var out []string
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
-		out, err = readAll(ctx, tx, cypherListTenants, nil, func(r *neo4j.Record) (string, error) {
+		out, err = neo.ReadAll(ctx, tx, cypherListTenants, nil, func(r *neo4j.Record) (string, error) {
 			t, _ := r.Get("tenant")
 			return str(t), nil
 		})
@@ -27,9 +51,9 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 // a tenant.
 func (s *Store) LiveMemories(ctx context.Context, tenant string) ([]janitor.Usage, error) {
 	var out []janitor.Usage
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
-		out, err = readAll(ctx, tx, cypherLiveMemories, map[string]any{"tenant": tenant}, usageOf)
+		out, err = neo.ReadAll(ctx, tx, cypherLiveMemories, map[string]any{"tenant": tenant}, usageOf)
 		return err
 	})
 	return out, err
@@ -49,7 +73,7 @@ func usageOf(rec *neo4j.Record) (janitor.Usage, error) {
 // returns how many moved.
 func (s *Store) Transition(ctx context.Context, tenant string, ids []string, to, reason string, at time.Time) (int64, error) {
 	var n int64
-	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
 		n, err = count(ctx, tx, cypherTransition, map[string]any{
 			"tenant": tenant, "ids": ids, "to": to, "reason": reason, "at": at.UTC(),

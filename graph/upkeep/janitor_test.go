@@ -1,4 +1,4 @@
-package graph
+package upkeep
 
 import (
 	"slices"
@@ -12,13 +12,11 @@ import (
 	"mneme/memory"
 )
 
-var _ janitor.Store = (*Store)(nil)
-
 // TestJanitorOnNeo4j runs the janitor on a real graph with a clock the test
 // moves: a dry run changes nothing, then TTL expiry, archive after disuse
 // and the per-user cap each take the memories they should.
 func TestJanitorOnNeo4j(t *testing.T) {
-	s := testStore(t)
+	g, s := testStores(t)
 	tenant := testenv.Tenant(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	mem := func(user, typ, content string, importance float64, created time.Time) memory.Memory {
@@ -37,7 +35,7 @@ func TestJanitorOnNeo4j(t *testing.T) {
 		fresh = append(fresh, mem("u2", memory.TypeSemantic, "fact "+string(rune('a'+i)), imp, t0.Add(-time.Duration(i+1)*time.Hour)))
 	}
 	all := append([]memory.Memory{oldEpisode, oldRule, stale}, fresh...)
-	if _, err := s.CreateMemories(testCtx(t), all); err != nil {
+	if _, err := g.CreateMemories(testCtx(t), all); err != nil {
 		t.Fatal(err)
 	}
 	now := t0
@@ -54,7 +52,7 @@ func TestJanitorOnNeo4j(t *testing.T) {
 	statuses := func() map[string]string {
 		out := map[string]string{}
 		for _, m := range all {
-			got, err := s.GetMemory(testCtx(t), tenant, m.ID)
+			got, err := g.GetMemory(testCtx(t), tenant, m.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +89,7 @@ func TestJanitorOnNeo4j(t *testing.T) {
 	if d := cmp.Diff(want, statuses()); d != "" {
 		t.Errorf("statuses after the sweep (-want +got):\n%s", d)
 	}
-	expired, _ := s.GetMemory(testCtx(t), tenant, oldEpisode.ID)
+	expired, _ := g.GetMemory(testCtx(t), tenant, oldEpisode.ID)
 	if expired.ValidTo == nil || !expired.ValidTo.Equal(now) {
 		t.Errorf("expired memory valid_to = %v, want %v", expired.ValidTo, now)
 	}

@@ -1,4 +1,4 @@
-package graph
+package upkeep
 
 // Cypher of the janitor: the tenants to sweep, the metadata its rules
 // decide on, and the status transitions it applies.

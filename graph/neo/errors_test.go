@@ -1,4 +1,4 @@
-package graph
+package neo
 
 import (
 	"context"
@@ -38,28 +38,28 @@ func TestTranslate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := translate(tc.in)
+			got := Translate(tc.in)
 			for _, target := range tc.is {
 				if !errors.Is(got, target) {
-					t.Errorf("translate(%v) = %v: not %v", tc.in, got, target)
+					t.Errorf("Translate(%v) = %v: not %v", tc.in, got, target)
 				}
 			}
 			for _, target := range tc.not {
 				if errors.Is(got, target) {
-					t.Errorf("translate(%v) = %v: unexpectedly %v", tc.in, got, target)
+					t.Errorf("Translate(%v) = %v: unexpectedly %v", tc.in, got, target)
 				}
 			}
 		})
 	}
-	if translate(nil) != nil {
-		t.Error("translate(nil) != nil")
+	if Translate(nil) != nil {
+		t.Error("Translate(nil) != nil")
 	}
 	var inv *memory.InvalidError
-	if err := translate(memory.Invalid("f", "bad")); !errors.As(err, &inv) {
+	if err := Translate(memory.Invalid("f", "bad")); !errors.As(err, &inv) {
 		t.Errorf("InvalidError lost: %v", err)
 	}
 	var dbErr *neo4j.Neo4jError
-	if err := translate(&neo4j.Neo4jError{Code: "Neo.ClientError.Statement.SyntaxError"}); !errors.As(err, &dbErr) {
+	if err := Translate(&neo4j.Neo4jError{Code: "Neo.ClientError.Statement.SyntaxError"}); !errors.As(err, &dbErr) {
 		t.Errorf("driver error not kept for logs: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package graph
+package neo
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"mneme/memory"
 )
 
-// Neo4j status codes the store translates.
+// Neo4j status codes Translate reads.
 const (
 	codeConstraintViolation = "Neo.ClientError.Schema.ConstraintValidationFailed"
 	codeDatabaseUnavailable = "Neo.TransientError.General.DatabaseUnavailable"
@@ -21,11 +21,11 @@ const (
 	codeTimedOut            = "TransactionTimedOut" // Neo.ClientError.Transaction.TransactionTimedOut…
 )
 
-// translate turns driver errors into domain errors, once, at the edge of the
-// package: anything that means "the database cannot serve us now" wraps
+// Translate turns driver errors into domain errors, once, at the edge of the
+// stores: anything that means "the database cannot serve us now" wraps
 // memory.ErrUnavailable; a uniqueness violation wraps memory.ErrConflict.
 // Domain errors returned by transaction work pass through unchanged.
-func translate(err error) error {
+func Translate(err error) error {
 	switch {
 	case err == nil:
 		return nil

@@ -1,4 +1,4 @@
-package graph
+package keystore
 
 import (
 	"context"
@@ -7,11 +7,51 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/graph/neo"
 	"mneme/identity"
 	"mneme/memory"
 )
 
 var _ identity.Store = (*Store)(nil)
+
+// Store keeps tenants, principals and API keys in Neo4j. It is safe for
+// concurrent use.
+type Store struct {
+	tx *neo.Runner
+}
+
+// New returns a Store that runs its queries through tx, usually the
+// graph store's (graph.Store.Runner).
+func New(tx *neo.Runner) *Store {
+	return &Store{tx: tx}
+}
+
+func (s *Store) read(ctx context.Context, work func(tx neo4j.ManagedTransaction) error) error {
+	return s.tx.Read(ctx, work)
+}
+
+func (s *Store) write(ctx context.Context, work func(tx neo4j.ManagedTransaction) error) error {
+	return s.tx.Write(ctx, work)
+}
+
+// Short local names for package neo's readers.
+var (
+	count    = neo.Count
+	exec     = neo.Exec
+	str      = neo.Str
+	strs     = neo.Strs
+	timeOf   = neo.TimeOf
+	integer  = neo.Integer
+	strOrNil = neo.StrOrNil
+)
+
+// listOrNil stores an empty list as null: both mean "none" to readers.
+func listOrNil(xs []string) any {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
+}
 
 // CreateTenant stores a tenant, its first admin and the admin's key in one
 // transaction; a tenant that exists, or has principals, is
@@ -73,7 +113,7 @@ func (s *Store) Principals(ctx context.Context, tenant string) ([]identity.Princ
 	var out []identity.Principal
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
-		out, err = readAll(ctx, tx, cypherListPrincipals, map[string]any{"tenant": tenant}, column("principal", decodePrincipal))
+		out, err = neo.ReadAll(ctx, tx, cypherListPrincipals, map[string]any{"tenant": tenant}, neo.Column("principal", decodePrincipal))
 		return err
 	})
 	return out, err
@@ -85,7 +125,7 @@ func (s *Store) Principal(ctx context.Context, tenant, kind, id string) (identit
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var found bool
 		var err error
-		p, found, err = readOne(ctx, tx, cypherGetPrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, column("principal", decodePrincipal))
+		p, found, err = neo.ReadOne(ctx, tx, cypherGetPrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, neo.Column("principal", decodePrincipal))
 		if err == nil && !found {
 			err = memory.ErrNotFound
 		}
@@ -101,7 +141,7 @@ func (s *Store) DeletePrincipal(ctx context.Context, tenant, kind, id string) (i
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
 		var found bool
 		var err error
-		n, found, err = readOne(ctx, tx, cypherDeletePrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, column("keys", integer))
+		n, found, err = neo.ReadOne(ctx, tx, cypherDeletePrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, neo.Column("keys", integer))
 		if err == nil && !found {
 			err = memory.ErrNotFound
 		}
@@ -115,7 +155,7 @@ func (s *Store) DeleteUser(ctx context.Context, tenant, userID string) (int64, e
 	var n int64
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
-		n, _, err = readOne(ctx, tx, cypherDeleteUser, map[string]any{"tenant": tenant, "id": userID}, column("keys", integer))
+		n, _, err = neo.ReadOne(ctx, tx, cypherDeleteUser, map[string]any{"tenant": tenant, "id": userID}, neo.Column("keys", integer))
 		return err
 	})
 	return n, err
@@ -194,7 +234,7 @@ func (s *Store) KeyByHash(ctx context.Context, tenant, hash string) (identity.Cr
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var found bool
 		var err error
-		c, found, err = readOne(ctx, tx, cypherKeyByHash, map[string]any{"tenant": tenant, "hash": hash}, func(r *neo4j.Record) (identity.Credential, error) {
+		c, found, err = neo.ReadOne(ctx, tx, cypherKeyByHash, map[string]any{"tenant": tenant, "hash": hash}, func(r *neo4j.Record) (identity.Credential, error) {
 			k, _ := r.Get("key")
 			roles, _ := r.Get("roles")
 			key := decodeKey(k)
@@ -215,7 +255,7 @@ func (s *Store) Keys(ctx context.Context, tenant string) ([]identity.Key, error)
 	var out []identity.Key
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
-		out, err = readAll(ctx, tx, cypherListKeys, map[string]any{"tenant": tenant}, column("key", decodeKey))
+		out, err = neo.ReadAll(ctx, tx, cypherListKeys, map[string]any{"tenant": tenant}, neo.Column("key", decodeKey))
 		return err
 	})
 	return out, err
@@ -241,7 +281,7 @@ func (s *Store) oneKey(ctx context.Context, run func(context.Context, func(neo4j
 	err := run(ctx, func(tx neo4j.ManagedTransaction) error {
 		var found bool
 		var err error
-		k, found, err = readOne(ctx, tx, cypher, params, column("key", decodeKey))
+		k, found, err = neo.ReadOne(ctx, tx, cypher, params, neo.Column("key", decodeKey))
 		if err == nil && !found {
 			err = memory.ErrNotFound
 		}

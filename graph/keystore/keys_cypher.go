@@ -1,17 +1,8 @@
-package graph
+package keystore
 
-// Queries of identity.go: tenants, the principals registered in them and
+// Queries of keys.go: tenants, the principals registered in them and
 // their API keys. A key is stored under its keyed hash (identity.Hasher);
 // keys from before keyed hashes have no hash property and match nothing.
-
-// Schema of identity.
-const (
-	ddlTenantID      = `CREATE CONSTRAINT tenant_tenant_id IF NOT EXISTS FOR (n:Tenant) REQUIRE (n.tenant, n.id) IS UNIQUE`
-	ddlPrincipalID   = `CREATE CONSTRAINT principal_tenant_kind_id IF NOT EXISTS FOR (n:Principal) REQUIRE (n.tenant, n.kind, n.id) IS UNIQUE`
-	ddlAPIKeyHash    = `CREATE CONSTRAINT apikey_tenant_hash IF NOT EXISTS FOR (n:APIKey) REQUIRE (n.tenant, n.hash) IS UNIQUE`
-	ddlAPIKeyOwner   = `CREATE INDEX apikey_tenant_owner IF NOT EXISTS FOR (n:APIKey) ON (n.tenant, n.kind, n.principal_id)`
-	ddlPrincipalList = `CREATE INDEX principal_tenant IF NOT EXISTS FOR (n:Principal) ON (n.tenant)`
-)
 
 // principalSideNodes gives an agent its Agent node (with its team) and a
 // user its User node, which memories link to.

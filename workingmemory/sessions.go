@@ -1,0 +1,170 @@
+package workingmemory
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"mneme/memory"
+)
+
+// AppendTurns adds turns to the open session id, opening it if needed.
+func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string, r memory.AppendRequest) (memory.Session, error) {
+	switch {
+	case !memory.ValidName(id):
+		return memory.Session{}, memory.Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
+	case !memory.ValidName(r.UserID):
+		return memory.Session{}, memory.Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
+	case len(r.Turns) == 0:
+		return memory.Session{}, memory.Invalid("turns", "at least one turn is required")
+	case len(r.Turns) > memory.MaxIngestTurns:
+		return memory.Session{}, memory.Invalid("turns", fmt.Sprintf("at most %d turns per request", memory.MaxIngestTurns))
+	case r.TTLSeconds < 0 || time.Duration(r.TTLSeconds)*time.Second > memory.MaxSessionTTL:
+		return memory.Session{}, memory.Invalid("ttl_seconds", fmt.Sprintf("must be between 0 and %d", int(memory.MaxSessionTTL/time.Second)))
+	case p.Kind != memory.KindAgent && p.Kind != memory.KindUser, !memory.WritesAsItself(p, r.AgentID):
+		return memory.Session{}, memory.ErrForbidden
+	}
+	if err := memory.ValidateTurns(r.Turns); err != nil {
+		return memory.Session{}, err
+	}
+	now := s.now().UTC()
+	if err := s.require(ctx, p, memory.ActionWrite, memory.SessionResource(p.Tenant, r.UserID, memory.AuthorOf(p)), now); err != nil {
+		return memory.Session{}, err
+	}
+	turns := make([]memory.Turn, len(r.Turns))
+	for i, t := range r.Turns {
+		if t.At.IsZero() {
+			t.At = now
+		}
+		t.At = t.At.UTC()
+		turns[i] = t
+	}
+	open := memory.Session{ID: id, Tenant: p.Tenant, UserID: r.UserID, AgentID: memory.AuthorOf(p), Owner: p}
+	return s.sessions.Append(ctx, open, turns, time.Duration(r.TTLSeconds)*time.Second, now)
+}
+
+// GetSession returns an open session the principal may read.
+func (s *Service) GetSession(ctx context.Context, p memory.Principal, id string) (memory.Session, error) {
+	if !memory.ValidName(id) {
+		return memory.Session{}, memory.ErrNotFound
+	}
+	sess, err := s.sessions.Get(ctx, p.Tenant, id)
+	if err != nil {
+		return memory.Session{}, err
+	}
+	if s.require(ctx, p, memory.ActionRead, memory.SessionResource(sess.Tenant, sess.UserID, sess.AgentID), s.now().UTC()) != nil {
+		return memory.Session{}, memory.ErrNotFound
+	}
+	return sess, nil
+}
+
+// CloseSession ends an open session now and turns it into long-term
+// memories through the extractor.
+func (s *Service) CloseSession(ctx context.Context, p memory.Principal, id string) (memory.CloseResult, error) {
+	sess, err := s.GetSession(ctx, p, id)
+	if err != nil {
+		return memory.CloseResult{}, err
+	}
+	if err := s.require(ctx, p, memory.ActionWrite, memory.SessionResource(sess.Tenant, sess.UserID, sess.AgentID), s.now().UTC()); err != nil {
+		return memory.CloseResult{}, err
+	}
+	if sess, err = s.sessions.Claim(ctx, p.Tenant, id, s.now().UTC()); err != nil {
+		return memory.CloseResult{}, err
+	}
+	ms, err := s.EndSession(ctx, sess)
+	if err != nil {
+		// The claim lapses and the expiry worker tries again.
+		return memory.CloseResult{}, err
+	}
+	if err := s.sessions.Finish(ctx, sess.Tenant, sess.ID); err != nil {
+		return memory.CloseResult{}, err
+	}
+	res := memory.CloseResult{SessionID: id, Memories: ms}
+	if len(ms) == 0 {
+		res.Reason = memory.ReasonNothingWorthRemembering
+	}
+	return res, nil
+}
+
+// EndSession turns a claimed session into long-term memories, written as
+// its owner: what the extractor finds in its turns, and one episodic memory
+// that records the conversation — when, how long, what it was about —
+// without repeating values a later conversation may supersede. A session
+// with nothing worth remembering leaves nothing. Retrying is safe: every
+// memory carries an idempotency key derived from the session. The caller
+// makes sure this replica decides with the tenant's current policy and
+// grants: a request has synced its tenant already; the expiry worker, which
+// runs outside a request, syncs it first (see app).
+func (s *Service) EndSession(ctx context.Context, sess memory.Session) ([]memory.Memory, error) {
+	found, err := s.extract.Extract(ctx, sess.Turns)
+	if err != nil {
+		return nil, fmt.Errorf("extract: %w", err)
+	}
+	if len(found) == 0 {
+		return []memory.Memory{}, nil
+	}
+	if len(found) > memory.MaxExtractedPerRun-1 {
+		found = found[:memory.MaxExtractedPerRun-1]
+	}
+	found = append(found, sessionRecord(sess, found))
+	idem := fmt.Sprintf("session:%s:%d", sess.ID, sess.CreatedAt.UnixMilli())
+	for i := range found {
+		found[i].Tenant, found[i].AgentID = "", ""
+		found[i].UserID, found[i].SessionID = sess.UserID, sess.ID
+		found[i].IdempotencyKey = fmt.Sprintf("%s:%d", idem, i)
+	}
+	return s.memories.Create(ctx, sess.Owner, found)
+}
+
+// sessionRecord is the episodic memory of a conversation: its time, its
+// size, the topics it touched and the entities it named.
+func sessionRecord(sess memory.Session, found []memory.NewMemory) memory.NewMemory {
+	var topics []string
+	seenTopic := map[string]bool{}
+	var ents []memory.Entity
+	seenEnt := map[string]bool{}
+	for _, m := range found {
+		topic := m.Kind
+		if m.Key != "" && !strings.Contains(m.Key, ":") {
+			topic = m.Key
+		}
+		topic = strings.ReplaceAll(topic, "_", " ")
+		if topic != "" && !seenTopic[topic] {
+			seenTopic[topic] = true
+			topics = append(topics, topic)
+		}
+		for _, e := range m.Entities {
+			if !seenEnt[e.ID] {
+				seenEnt[e.ID] = true
+				ents = append(ents, e)
+			}
+		}
+	}
+	sort.Strings(topics)
+	first, last := sess.CreatedAt, sess.UpdatedAt
+	if len(sess.Turns) > 0 {
+		first, last = sess.Turns[0].At, sess.Turns[len(sess.Turns)-1].At
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Conversation on %s %s–%s UTC (session %s, %d turns) about %s",
+		first.Format(time.DateOnly), first.Format("15:04"), last.Format("15:04"), sess.ID, len(sess.Turns), strings.Join(topics, ", "))
+	if len(ents) > 0 {
+		names := make([]string, len(ents))
+		for i, e := range ents {
+			names[i] = e.Name
+		}
+		fmt.Fprintf(&b, "; mentioned %s", strings.Join(names, ", "))
+	}
+	content := b.String()
+	if utf8.RuneCountInString(content) > memory.MaxContentChars {
+		content = string([]rune(content)[:memory.MaxContentChars])
+	}
+	importance := 0.4
+	return memory.NewMemory{
+		Type: memory.TypeEpisodic, Kind: memory.KindSession, Content: content, Entities: ents,
+		Importance: &importance, Source: "session",
+	}
+}

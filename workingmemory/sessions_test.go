@@ -1,0 +1,233 @@
+package workingmemory
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"mneme/memory"
+)
+
+var (
+	agentSupport = memory.Principal{Tenant: "acme", Kind: memory.KindAgent, ID: "support-bot", Roles: []string{"agent"}}
+	agentBilling = memory.Principal{Tenant: "acme", Kind: memory.KindAgent, ID: "billing-bot", Roles: []string{"agent"}}
+)
+
+// fakeSessions is an in-memory SessionStore.
+type fakeSessions struct {
+	open     map[string]memory.Session
+	claimed  map[string]bool
+	finished []string
+}
+
+func (f *fakeSessions) Append(_ context.Context, s memory.Session, turns []memory.Turn, _ time.Duration, now time.Time) (memory.Session, error) {
+	cur, ok := f.open[s.ID]
+	if !ok {
+		cur = s
+		cur.CreatedAt = now
+	} else if cur.UserID != s.UserID {
+		return memory.Session{}, memory.ErrForbidden
+	}
+	cur.Turns = append(cur.Turns, turns...)
+	cur.UpdatedAt = now
+	f.open[s.ID] = cur
+	return cur, nil
+}
+
+func (f *fakeSessions) Get(_ context.Context, tenant, id string) (memory.Session, error) {
+	s, ok := f.open[id]
+	if !ok || s.Tenant != tenant {
+		return memory.Session{}, memory.ErrNotFound
+	}
+	return s, nil
+}
+
+func (f *fakeSessions) Claim(ctx context.Context, tenant, id string, _ time.Time) (memory.Session, error) {
+	if f.claimed[id] {
+		return memory.Session{}, memory.ErrNotFound
+	}
+	s, err := f.Get(ctx, tenant, id)
+	if err == nil {
+		f.claimed[id] = true
+	}
+	return s, err
+}
+
+func (f *fakeSessions) Finish(_ context.Context, _, id string) error {
+	delete(f.open, id)
+	f.finished = append(f.finished, id)
+	return nil
+}
+
+// policy allows what allow says; with allow nil it allows everything.
+type policy struct {
+	memory.Authorizer
+	allow func(p memory.Principal, action string, r memory.Resource) bool
+}
+
+func (a *policy) Decide(_ context.Context, p memory.Principal, action string, r memory.Resource, _ time.Time) (memory.Decision, error) {
+	return memory.Decision{Allow: a.allow == nil || a.allow(p, action, r)}, nil
+}
+
+type extractor struct{ found []memory.NewMemory }
+
+func (x extractor) Extract(context.Context, []memory.Turn) ([]memory.NewMemory, error) {
+	return append([]memory.NewMemory(nil), x.found...), nil
+}
+
+// creator records what it is asked to write and writes it as the memory
+// service would: as the principal, in its tenant.
+type creator struct {
+	as  []memory.Principal
+	got []memory.NewMemory
+}
+
+func (c *creator) Create(_ context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.Memory, error) {
+	c.as = append(c.as, p)
+	c.got = append(c.got, in...)
+	out := make([]memory.Memory, len(in))
+	for i, n := range in {
+		out[i] = memory.Memory{ID: memory.NewID("mem"), Tenant: p.Tenant, UserID: n.UserID, AgentID: memory.AuthorOf(p),
+			SessionID: n.SessionID, Type: n.Type, Kind: n.Kind, Content: n.Content, IdempotencyKey: n.IdempotencyKey}
+	}
+	return out, nil
+}
+
+type fixture struct {
+	svc      *Service
+	sessions *fakeSessions
+	authz    *policy
+	created  *creator
+}
+
+func newFixture(t *testing.T, found []memory.NewMemory) *fixture {
+	t.Helper()
+	f := &fixture{
+		sessions: &fakeSessions{open: map[string]memory.Session{}, claimed: map[string]bool{}},
+		authz:    &policy{}, created: &creator{},
+	}
+	var err error
+	f.svc, err = New(Options{Memories: f.created, Sessions: f.sessions, Authz: f.authz, Extract: extractor{found}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestNewNamesWhatIsMissing(t *testing.T) {
+	_, err := New(Options{})
+	for _, name := range []string{"Memories", "Sessions", "Authz", "Extract"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("New(Options{}) = %v, want it to name %s", err, name)
+		}
+	}
+}
+
+func TestCloseSessionWritesFindingsAndARecord(t *testing.T) {
+	found := []memory.NewMemory{
+		{Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Budget 150,000: 预算15万",
+			Entities: []memory.Entity{{ID: "SO-1004", Kind: "order", Name: "SO-1004"}}},
+		{Type: memory.TypeProfile, Kind: "preference", Key: "contact_channel", Content: "I prefer email"},
+	}
+	f := newFixture(t, found)
+	ctx := context.Background()
+	if _, err := f.svc.AppendTurns(ctx, agentSupport, "s-1", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "预算15万"}, {Role: memory.RoleUser, Content: "I prefer email"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.svc.CloseSession(ctx, agentSupport, "s-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) != 3 || res.Reason != "" || len(f.sessions.finished) != 1 {
+		t.Fatalf("close = %+v, finished %v", res, f.sessions.finished)
+	}
+	if len(f.created.as) != 1 || f.created.as[0].ID != agentSupport.ID {
+		t.Errorf("written as %+v, want the session's owner %s", f.created.as, agentSupport.ID)
+	}
+	rec := f.created.got[2]
+	if rec.Type != memory.TypeEpisodic || rec.Kind != memory.KindSession || rec.SessionID != "s-1" ||
+		!strings.Contains(rec.Content, "about budget, contact channel") || !strings.Contains(rec.Content, "SO-1004") ||
+		strings.Contains(rec.Content, "150") {
+		t.Errorf("record = %+v", rec)
+	}
+	for i, m := range f.created.got {
+		if m.UserID != "alice" || m.SessionID != "s-1" || m.Tenant != "" || m.AgentID != "" ||
+			!strings.HasPrefix(m.IdempotencyKey, "session:s-1:") {
+			t.Errorf("memory %d = user %q session %q tenant %q agent %q idem %q", i, m.UserID, m.SessionID, m.Tenant, m.AgentID, m.IdempotencyKey)
+		}
+	}
+	if _, err := f.svc.CloseSession(ctx, agentSupport, "s-1"); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("closing again: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestCloseSessionWithNothingWorthRemembering(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	if _, err := f.svc.AppendTurns(ctx, agentSupport, "s-1", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "hello"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.svc.CloseSession(ctx, agentSupport, "s-1")
+	if err != nil || len(res.Memories) != 0 || res.Reason != memory.ReasonNothingWorthRemembering || len(f.created.got) != 0 {
+		t.Errorf("close = %+v, %v; wrote %d", res, err, len(f.created.got))
+	}
+}
+
+func TestSessionPolicy(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	req := memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "hi"}}}
+	if _, err := f.svc.AppendTurns(ctx, agentSupport, "s-1", req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.AppendTurns(ctx, agentSupport, "s-3", memory.AppendRequest{UserID: "alice", AgentID: "billing-bot", Turns: req.Turns}); !errors.Is(err, memory.ErrForbidden) {
+		t.Errorf("append as another agent: err = %v, want ErrForbidden", err)
+	}
+	f.authz.allow = func(p memory.Principal, _ string, r memory.Resource) bool {
+		return p.ID == "support-bot" && r.Kind == memory.KindSession && r.UserID == "alice" && r.AgentID == "support-bot"
+	}
+	if _, err := f.svc.GetSession(ctx, agentSupport, "s-1"); err != nil {
+		t.Errorf("allowed read: %v", err)
+	}
+	if _, err := f.svc.GetSession(ctx, agentBilling, "s-1"); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("denied read: err = %v, want ErrNotFound", err)
+	}
+	if _, err := f.svc.CloseSession(ctx, agentBilling, "s-1"); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("denied close: err = %v, want ErrNotFound", err)
+	}
+	f.authz.allow = func(memory.Principal, string, memory.Resource) bool { return false }
+	if _, err := f.svc.AppendTurns(ctx, agentSupport, "s-2", req); !errors.Is(err, memory.ErrForbidden) {
+		t.Errorf("denied append: err = %v, want ErrForbidden", err)
+	}
+}
+
+func TestAppendTurnsValidates(t *testing.T) {
+	f := newFixture(t, nil)
+	turn := memory.Turn{Role: memory.RoleUser, Content: "hi"}
+	tests := []struct {
+		name, id string
+		req      memory.AppendRequest
+		field    string
+	}{
+		{"bad id", "a b", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{turn}}, "session_id"},
+		{"no user", "s", memory.AppendRequest{Turns: []memory.Turn{turn}}, "user_id"},
+		{"no turns", "s", memory.AppendRequest{UserID: "alice"}, "turns"},
+		{"ttl too long", "s", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{turn}, TTLSeconds: int(memory.MaxSessionTTL/time.Second) + 1}, "ttl_seconds"},
+		{"bad turn", "s", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{turn, {Role: memory.RoleUser}}}, "turns[1].content"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.svc.AppendTurns(context.Background(), agentSupport, tt.id, tt.req)
+			var inv *memory.InvalidError
+			if !errors.As(err, &inv) || inv.Field != tt.field {
+				t.Errorf("err = %v, want an invalid %q", err, tt.field)
+			}
+		})
+	}
+}
