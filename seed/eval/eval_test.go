@@ -21,12 +21,22 @@ func TestQuestionsAreWellFormed(t *testing.T) {
 	for _, q := range qs {
 		count[q.Dataset]++
 		count[q.Lang]++
+		count[q.Split]++
+		count[q.Split+"/"+q.Category]++
 		if q.Unrelated {
 			count["unrelated"]++
 		}
 	}
-	if len(qs) < 60 || count[DatasetDemo] < 30 || count[DatasetGenerated] < 30 || count["zh"] < 20 || count["en"] < 20 || count["unrelated"] < 10 {
+	if len(qs) < 300 || count[DatasetDemo] < 30 || count[DatasetGenerated] < 30 || count["zh"] < 60 || count["en"] < 60 || count["unrelated"] < 50 {
 		t.Errorf("question set is too thin: %d questions, %v", len(qs), count)
+	}
+	if 3*count[SplitHeldOut] < len(qs) {
+		t.Errorf("held-out part is %d of %d questions, want at least a third", count[SplitHeldOut], len(qs))
+	}
+	for _, c := range []string{"paraphrase", "cross-language", "about-user", "old-vs-current", "chit-chat"} {
+		if count[SplitHeldOut+"/"+c] < 10 {
+			t.Errorf("held-out part has %d %s questions, want at least 10", count[SplitHeldOut+"/"+c], c)
+		}
 	}
 }
 
@@ -36,7 +46,7 @@ func TestCheckFindsBadQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	sets := map[string]*seed.Dataset{DatasetDemo: demo}
-	good := Question{ID: "q", Dataset: DatasetDemo, Lang: "en", As: "support-bot", User: "alice", Query: "style?", Expect: []string{"alice-answer-style"}}
+	good := Question{ID: "q", Dataset: DatasetDemo, Lang: "en", As: "support-bot", User: "alice", Query: "style?", Expect: []string{"alice-answer-style"}, Split: SplitTune, Category: "seed"}
 	tests := []struct {
 		name string
 		edit func(*Question)
@@ -49,6 +59,9 @@ func TestCheckFindsBadQuestions(t *testing.T) {
 		{"unknown dataset", func(q *Question) { q.Dataset = "x" }},
 		{"bad language", func(q *Question) { q.Lang = "fr" }},
 		{"unrelated with answers", func(q *Question) { q.Unrelated = true }},
+		{"no split", func(q *Question) { q.Split = "" }},
+		{"unknown category", func(q *Question) { q.Category = "misc" }},
+		{"chit-chat that expects memories", func(q *Question) { q.Category = "chit-chat" }},
 	}
 	if err := Check([]Question{good}, sets); err != nil {
 		t.Fatalf("good question rejected: %v", err)
