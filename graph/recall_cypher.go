@@ -172,6 +172,11 @@ func recallFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string
 	if q.SessionID != "" {
 		add("m.session_id = $in_session", "in_session", q.SessionID)
 	}
+	if sl := q.Slots; sl != nil {
+		conds = append(conds, "(m.key IN $slot_keys OR m.kind IN $slot_kinds OR m.type IN $slot_types)")
+		list := func(xs []string) []string { return append([]string{}, withoutEmpty(xs)...) }
+		params["slot_keys"], params["slot_kinds"], params["slot_types"] = list(sl.Keys), list(sl.Kinds), list(sl.Types)
+	}
 	conds = append(conds, pred)
 	return strings.Join(conds, " AND "), params
 }

@@ -105,6 +105,8 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusUnauthorized, "unauthenticated", "a valid API key is required (Authorization: Bearer <key>)"
 	case errors.Is(err, memory.ErrNotFound):
 		return http.StatusNotFound, "not_found", "not found"
+	case errors.Is(err, memory.ErrBackdate):
+		return http.StatusForbidden, "backdate_forbidden", "only admins and imports may set observed_at further back than 5 minutes"
 	case errors.Is(err, memory.ErrForbidden):
 		return http.StatusForbidden, "forbidden", "policy does not allow this action"
 	case errors.Is(err, memory.ErrSessionFull):

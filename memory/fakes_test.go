@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -230,6 +231,17 @@ func (f *fakeStore) EraseUser(_ context.Context, tenant, userID string, t Tombst
 func (f *fakeStore) SearchVector(_ context.Context, scope Scope, q SearchQuery) ([]Hit, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if sl := q.Slots; sl != nil {
+		// A question about the user: the hits its slots, kinds or types name.
+		var out []Hit
+		for _, h := range f.vector {
+			m := h.Memory
+			if slices.Contains(sl.Keys, m.Key) || slices.Contains(sl.Kinds, m.Kind) || slices.Contains(sl.Types, m.Type) {
+				out = append(out, h)
+			}
+		}
+		return out, f.vectorErr
+	}
 	f.vectorCalls = append(f.vectorCalls, q)
 	f.searchScopes = append(f.searchScopes, scope)
 	return f.vector, f.vectorErr

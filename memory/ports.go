@@ -61,6 +61,9 @@ type SearchQuery struct {
 	Kinds     []string
 	From, To  time.Time // created_at in [From, To)
 	SessionID string    // only memories written in this session
+	// Slots, when set, keeps only the memories whose key, kind or type it
+	// lists (any of the three): what a question about the user asks for.
+	Slots *Slots
 	// AsOf, when set, searches what was true at that moment: versions whose
 	// validity [valid_from, valid_to) covers it, superseded or not. Zero
 	// means active memories now.
@@ -68,6 +71,12 @@ type SearchQuery struct {
 	Limit int
 	// Embeddings asks for the hits' embeddings too (MMR needs them).
 	Embeddings bool
+}
+
+// Slots names memories by slot, kind or type; a memory matches when any
+// of the three is listed.
+type Slots struct {
+	Keys, Kinds, Types []string
 }
 
 // SearchStore is what recall needs from the graph beyond Store's exact

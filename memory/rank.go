@@ -20,11 +20,12 @@ const (
 // relevance floor, weighs each memory by age, importance and type, and sorts
 // by the result (ties by id).
 //
-// The floor: a vector hit counts only at VectorFloor or above, a full-text
-// hit only near the best full-text score, and a graph hit only when the
-// question names its entity. Memories of the session and those reached from
-// the first hits' entities ride along only when something else was
-// relevant, so an unrelated question still recalls nothing.
+// Every candidate goes through the relevance gate (gate, relevance.Rules)
+// whatever source found it: a memory passes on its similarity, on covering
+// the question's informative words, on an entity the question names or on
+// being what a question about the user asks for; neighbours and session
+// memories ride along only beside one that passed, so an unrelated question
+// recalls nothing.
 func (s *Service) rank(f found, now time.Time) []Recalled {
 	cfg := s.recall
 	byID := map[string]*Recalled{}
@@ -40,10 +41,6 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 		c := get(h.Memory)
 		c.Explain.VectorSimilarity = h.Score
 		c.Explain.VectorRank = i + 1
-	}
-	var bestText float64
-	for _, h := range f.text {
-		bestText = max(bestText, h.Score)
 	}
 	for i, h := range f.text {
 		c := get(h.Memory)
@@ -71,20 +68,17 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 		}
 	}
 
-	var relevant bool
-	for id, c := range byID {
-		e := &c.Explain
-		if e.VectorRank > 0 && e.VectorSimilarity >= cfg.VectorFloor ||
-			e.FullTextRank > 0 && e.FullTextScore >= cfg.FullTextRelative*bestText || named[id] {
-			relevant = true
-			break
+	for i, h := range f.intent {
+		c := get(h.Memory)
+		c.Explain.IntentRank, c.Explain.Intent = i+1, f.ask.Names
+		if c.Explain.VectorRank == 0 {
+			c.Explain.VectorSimilarity = h.Score
 		}
 	}
-	out := make([]Recalled, 0, len(byID))
-	if !relevant {
-		return out
-	}
-	for _, c := range byID {
+
+	admitted := s.gate(byID, f, named)
+	out := make([]Recalled, 0, len(admitted))
+	for _, c := range admitted {
 		e := &c.Explain
 		var fused float64
 		// A vector hit below the floor does not count as a source: every
@@ -93,7 +87,7 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 			e.Sources = append(e.Sources, SourceVector)
 			fused += cfg.VectorWeight / (cfg.RRFK + float64(e.VectorRank))
 		}
-		if e.FullTextRank > 0 && e.FullTextScore >= cfg.FullTextRelative*bestText {
+		if e.FullTextRank > 0 && e.TermCoverage >= cfg.AgreedCoverage {
 			e.Sources = append(e.Sources, SourceFullText)
 			fused += cfg.FullTextWeight / (cfg.RRFK + float64(e.FullTextRank))
 		}
@@ -104,6 +98,10 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 		if e.SessionRank > 0 {
 			e.Sources = append(e.Sources, SourceSession)
 			fused += cfg.SessionWeight / (cfg.RRFK + float64(e.SessionRank))
+		}
+		if e.IntentRank > 0 {
+			e.Sources = append(e.Sources, SourceIntent)
+			fused += cfg.IntentWeight / (cfg.RRFK + float64(e.IntentRank))
 		}
 		if len(e.Sources) == 0 {
 			continue

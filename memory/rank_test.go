@@ -114,12 +114,13 @@ func TestRecallGraphSourcesAndFloor(t *testing.T) {
 		},
 		{
 			// "thank you so much, have a nice day" and a note on 30-day
-			// terms: the word matches, the meaning does not.
-			name:     "a full-text hit below the vector floor lends its entities nothing",
+			// terms: a full-text hit that covers too little of the
+			// question passes no gate and lends its entities nothing.
+			name:     "a full-text hit that passes no gate lends its entities nothing",
 			vector:   []Hit{{hit, 0.1}},
 			fullText: []Hit{{hit, 2}},
 			seeded:   []Expansion{via(linked)},
-			want:     []string{"mem_hit"},
+			want:     []string{},
 		},
 		{
 			name:   "a neighbour unrelated to the question is not recalled through expansion",
@@ -220,11 +221,11 @@ func TestRecallVectorPathChoice(t *testing.T) {
 }
 
 func TestRecallDecayAndProfile(t *testing.T) {
-	fresh := stored("mem_fresh", "fresh")
+	fresh := stored("mem_fresh", "fresh q")
 	fresh.Type, fresh.UpdatedAt = TypeEpisodic, testNow
-	old := stored("mem_old", "old")
+	old := stored("mem_old", "old q")
 	old.Type, old.UpdatedAt = TypeEpisodic, testNow.Add(-30*24*time.Hour)
-	profile := stored("mem_profile", "profile")
+	profile := stored("mem_profile", "profile q")
 	profile.Type, profile.UpdatedAt = TypeProfile, testNow
 
 	f := newFixture(t, recallConfig)
@@ -265,7 +266,7 @@ func (f fakeReranker) Rerank(_ context.Context, _ string, docs []string) ([]floa
 }
 
 func TestRecallRerankAndDiversify(t *testing.T) {
-	x, y, z := stored("mem_x", "x"), stored("mem_y", "y"), stored("mem_z", "z")
+	x, y, z := stored("mem_x", "q x"), stored("mem_y", "q y"), stored("mem_z", "q z")
 	x.Embedding, y.Embedding, z.Embedding = []float32{1, 0}, []float32{0.99, 0.1}, []float32{0, 1}
 	text := []Hit{{x, 10}, {y, 9}, {z, 8}}
 	tests := []struct {
@@ -285,7 +286,6 @@ func TestRecallRerankAndDiversify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := recallConfig
 			cfg.Reranker = tt.reranker
-			cfg.FullTextRelative = 0.1
 			f := newFixture(t, cfg)
 			f.authz.scope = aliceScope
 			f.store.fullText = text

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"mneme/facts"
+	"mneme/intent"
 	tok "mneme/tokens" // memory has a func tokens of its own (worth.go)
 )
 
@@ -27,16 +28,23 @@ type RecallConfig struct {
 	// one (a handling note of the product a shipment names), but not for
 	// none: zero keeps out the neighbours unrelated to the question.
 	ExpansionFloor float64
+	// StrongFloor is the similarity that passes the vector gate whatever
+	// the question's words; between VectorFloor and it, a question mostly
+	// of words none of the user's memories contains (a share of UnseenMax
+	// or more) passes nothing on the vector side (relevance.Rules).
+	StrongFloor, UnseenMax float64
+	// Coverage is the weighted share of the question's informative words a
+	// full-text hit must contain to pass alone; AgreedCoverage passes with
+	// a similarity of AgreeFloor or more. A hit on one common word ("day",
+	// "订单") covers too little.
+	Coverage, AgreedCoverage, AgreeFloor float64
 	// RRFK is the k of reciprocal rank fusion.
 	RRFK float64
-	// FullTextRelative is the share of the best full-text score a hit needs
-	// to count: a hit that only shares a common word with the question (the
-	// user's name, say) scores far below one that shares its subject.
-	FullTextRelative float64
 	// Weights per source for fusion. Graph counts memories reached from
 	// entities (named in the question or mentioned by the first hits);
-	// Session counts memories of the caller's session.
-	VectorWeight, FullTextWeight, GraphWeight, SessionWeight float64
+	// Session counts memories of the caller's session; Intent those a
+	// question about the user asks for by kind or slot.
+	VectorWeight, FullTextWeight, GraphWeight, SessionWeight, IntentWeight float64
 	// Candidates is how many hits each source contributes before fusion.
 	Candidates int
 	// Keywords, when set, replaces tokens.Keywords in turning a question
@@ -105,12 +113,17 @@ func (c RecallConfig) withDefaults() RecallConfig {
 		}
 	}
 	def(&c.VectorFloor, 0.25)
-	def(&c.FullTextRelative, 0.5)
+	def(&c.StrongFloor, c.VectorFloor+0.1)
+	def(&c.UnseenMax, 0.5)
+	def(&c.Coverage, 0.5)
+	def(&c.AgreedCoverage, 0.25)
+	def(&c.AgreeFloor, c.VectorFloor*0.6)
 	def(&c.RRFK, 60)
 	def(&c.VectorWeight, 1)
 	def(&c.FullTextWeight, 1)
 	def(&c.GraphWeight, 0.8)
 	def(&c.SessionWeight, 0.5)
+	def(&c.IntentWeight, 0.8)
 	def(&c.ProfileBoost, 1.2)
 	def(&c.MMRLambda, 0.5)
 	defInt(&c.Candidates, 30)
@@ -229,6 +242,7 @@ type SourceCounts struct {
 	Vector   int `json:"vector"`
 	FullText int `json:"fulltext"`
 	Graph    int `json:"graph"`
+	Intent   int `json:"intent"`
 }
 
 // Stages are the durations of a recall's parts in milliseconds. Vector,
@@ -258,13 +272,24 @@ type Recalled struct {
 // DecayFactor × ImportanceFactor × ProfileFactor; the order of the answer is
 // by Score unless MMR or the reranker reordered it.
 type Explain struct {
+	// Gate is the relevance gate the memory passed (relevance.Gate*):
+	// vector, fulltext, entity, intent, or neighbour and session for
+	// memories let in beside one that passed.
+	Gate             string   `json:"gate"`
 	Sources          []string `json:"sources"`
 	VectorSimilarity float64  `json:"vector_similarity"`
 	VectorRank       int      `json:"vector_rank,omitempty"`
 	FullTextScore    float64  `json:"fulltext_score,omitempty"`
 	FullTextRank     int      `json:"fulltext_rank,omitempty"`
-	GraphRank        int      `json:"graph_rank,omitempty"`
-	GraphHops        int      `json:"graph_hops,omitempty"`
+	// TermCoverage is the weighted share of the question's informative
+	// words the memory contains.
+	TermCoverage float64 `json:"term_coverage,omitempty"`
+	// Intent names what a question about the user asked for (answer_style,
+	// rules, …) when the memory answers it; IntentRank is its place there.
+	Intent     []string `json:"intent,omitempty"`
+	IntentRank int      `json:"intent_rank,omitempty"`
+	GraphRank  int      `json:"graph_rank,omitempty"`
+	GraphHops  int      `json:"graph_hops,omitempty"`
 	// GraphPath is how graph expansion reached the memory: "query",
 	// "Entity:<id>", "Memory:<id>", "Session:<id>", "SUPERSEDED_BY", ….
 	GraphPath        []string `json:"graph_path,omitempty"`
@@ -346,7 +371,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		if err != nil {
 			return RecallResult{}, fmt.Errorf("graph expansion: %w", err)
 		}
-		more = s.relatedToQuery(more, query, r.Diversify)
+		more = s.relatedToQuery(more, query, r.Diversify, found.near)
 		if len(more) > 0 {
 			found.graph = append(found.graph, more...)
 			result.Search.Candidates.Graph = len(found.graph)
@@ -404,32 +429,33 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 }
 
 // seeds picks the first hits whose entities recall expands: the best
-// GraphSeeds of those that cleared the vector floor. A hit that only shares
-// a common word with the question (a full-text match on "day") lends its
-// neighbours nothing, as they would be recalled for that word alone.
+// GraphSeeds of those that passed a gate on their own. A hit that only
+// shares a common word with the question (a full-text match on "day")
+// passes none and lends its neighbours nothing.
 func (s *Service) seeds(ranked []Recalled) []string {
 	var out []string
 	for _, c := range ranked {
 		if len(out) == s.recall.GraphSeeds {
 			break
 		}
-		if e := c.Explain; e.VectorRank > 0 && e.VectorSimilarity >= s.recall.VectorFloor {
+		if ownGate(c.Explain.Gate) {
 			out = append(out, c.Memory.ID)
 		}
 	}
 	return out
 }
 
-// relatedToQuery keeps the memories reached from first hits whose own
-// similarity to the question is above the expansion floor: a neighbour is
-// recalled for being near a relevant memory, never while unrelated to the
-// question. Embeddings are kept only when diversity needs them.
-func (s *Service) relatedToQuery(xs []Expansion, query []float32, keepEmbeddings bool) []Expansion {
+// relatedToQuery records in near the similarity to the question of each
+// memory reached from first hits, and keeps those that have an embedding;
+// the neighbour gate decides on the similarity. Embeddings are kept only
+// when diversity needs them.
+func (s *Service) relatedToQuery(xs []Expansion, query []float32, keepEmbeddings bool, near map[string]float64) []Expansion {
 	out := xs[:0]
 	for _, x := range xs {
-		if len(x.Memory.Embedding) == 0 || facts.Cosine(query, x.Memory.Embedding) <= s.recall.ExpansionFloor {
+		if len(x.Memory.Embedding) == 0 {
 			continue
 		}
+		near[x.Memory.ID] = facts.Cosine(query, x.Memory.Embedding)
 		if !keepEmbeddings {
 			x.Memory.Embedding = nil
 		}
@@ -438,17 +464,18 @@ func (s *Service) relatedToQuery(xs []Expansion, query []float32, keepEmbeddings
 	return out
 }
 
-// found is what the candidate sources returned.
-type found struct {
-	vector, text []Hit
-	graph        []Expansion
-}
-
 // candidates runs the sources in parallel inside scope.
 func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, query []float32, filters SearchQuery, info *SearchInfo) (found, error) {
-	var f found
+	f := found{near: map[string]float64{}, ask: intent.Detect(r.Query)}
 	terms := s.recall.Keywords(r.Query)
 	g, gctx := errgroup.WithContext(ctx)
+	if !f.ask.Empty() {
+		g.Go(func() error {
+			var err error
+			f.intent, err = s.searchIntent(gctx, scope, f.ask, filters, query)
+			return err
+		})
+	}
 	g.Go(func() error {
 		if isZero(query) {
 			return nil
@@ -491,7 +518,8 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	if err := g.Wait(); err != nil {
 		return found{}, err
 	}
-	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph)}
+	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph), Intent: len(f.intent)}
+	f.question = question(terms, f.text, max(info.PartitionSize, len(f.vector)))
 	return f, nil
 }
 

@@ -119,13 +119,15 @@ func TestRecallRanking(t *testing.T) {
 	fullText := []Hit{{c, 5}, {a, 3}}
 
 	// Expected explanations with the "test" policy reason of the default fake.
-	exA := Explain{Sources: []string{"vector", "fulltext"}, VectorSimilarity: 0.9, VectorRank: 1, FullTextScore: 3, FullTextRank: 2,
+	// a and c each hold one of the question's two words, as rare as each
+	// other: half the question, enough for the full-text gate.
+	exA := Explain{Gate: "vector", TermCoverage: 0.5, Sources: []string{"vector", "fulltext"}, VectorSimilarity: 0.9, VectorRank: 1, FullTextScore: 3, FullTextRank: 2,
 		Fused: 1.0/11 + 1.0/12, ImportanceFactor: 1, Policy: "allow: test"}
-	exB := Explain{Sources: []string{"vector"}, VectorSimilarity: 0.8, VectorRank: 2,
+	exB := Explain{Gate: "vector", Sources: []string{"vector"}, VectorSimilarity: 0.8, VectorRank: 2,
 		Fused: 1.0 / 12, ImportanceFactor: 1.25, Policy: "allow: test"}
-	exC := Explain{Sources: []string{"fulltext"}, VectorSimilarity: 0.1, VectorRank: 3, FullTextScore: 5, FullTextRank: 1,
+	exC := Explain{Gate: "fulltext", TermCoverage: 0.5, Sources: []string{"fulltext"}, VectorSimilarity: 0.1, VectorRank: 3, FullTextScore: 5, FullTextRank: 1,
 		Fused: 1.0 / 11, ImportanceFactor: 1, Policy: "allow: test"}
-	exE := Explain{Sources: []string{"vector"}, VectorSimilarity: 0.5, VectorRank: 5,
+	exE := Explain{Gate: "vector", Sources: []string{"vector"}, VectorSimilarity: 0.5, VectorRank: 5,
 		Fused: 1.0 / 15, ImportanceFactor: 0.75, Policy: "allow: test"}
 	// Every memory is semantic and an hour old: it has decayed by
 	// exp(−λ/24) and gets no profile priority.
@@ -163,7 +165,7 @@ func TestRecallRanking(t *testing.T) {
 	}{
 		{
 			// d has only a vector hit below the floor and is dropped; c is
-			// below the floor too but found by full text, so it stays.
+			// below the floor too but passes the full-text gate, so it stays.
 			name: "floor, fusion and importance", k: 10,
 			want: []scored{sA, sB, sC, sE},
 		},
@@ -221,7 +223,7 @@ func TestRecallRanking(t *testing.T) {
 			f.authz.decide = tt.decide
 			f.store.vector, f.store.fullText = vector, fullText
 			got, err := f.svc.Recall(context.Background(), agentSupport,
-				RecallRequest{UserID: "alice", Query: "what does alice drink", K: tt.k, Budget: tt.budget})
+				RecallRequest{UserID: "alice", Query: "what about 12345 and ééé", K: tt.k, Budget: tt.budget})
 			if err != nil {
 				t.Fatalf("Recall: %v", err)
 			}
@@ -243,56 +245,53 @@ func TestRecallRanking(t *testing.T) {
 	}
 }
 
-func TestRecallFullTextRelative(t *testing.T) {
-	x, y, z := stored("mem_x", "x"), stored("mem_y", "y"), stored("mem_z", "z")
-	fullText := []Hit{{x, 10}, {y, 6}, {z, 4}}
+func TestRecallFullTextCoverage(t *testing.T) {
+	// Four memories: "day" is in most of them, so a hit on it alone covers
+	// little of the question; "invoice" and "terms" are rare.
+	x := stored("mem_x", "invoice on 30-day terms")
+	y := stored("mem_y", "invoice sent on friday")
+	z := stored("mem_z", "delivery day moved")
+	w := stored("mem_w", "day off on friday")
+	fullText := []Hit{{x, 10}, {y, 6}, {z, 4}, {w, 3}}
 	tests := []struct {
-		name     string
-		relative float64
-		vector   []Hit
-		want     map[string][]string // id -> sources
+		name   string
+		query  string
+		vector []Hit
+		want   map[string]string // id -> gate
 	}{
-		{
-			// z shares only a common word with the question: 4 < 0.5×10.
-			name: "default half of the best", want: map[string][]string{
-				"mem_x": {"fulltext"}, "mem_y": {"fulltext"},
-			},
-		},
-		{
-			name: "lower threshold keeps more", relative: 0.3, want: map[string][]string{
-				"mem_x": {"fulltext"}, "mem_y": {"fulltext"}, "mem_z": {"fulltext"},
-			},
-		},
-		{
-			name: "weak full-text hit still counts by vector", vector: []Hit{{z, 0.9}}, want: map[string][]string{
-				"mem_x": {"fulltext"}, "mem_y": {"fulltext"}, "mem_z": {"vector"},
-			},
-		},
+		{name: "covering most words passes", query: "invoice terms day", want: map[string]string{
+			"mem_x": "fulltext",
+		}},
+		{name: "one common word passes nothing", query: "rainy day", want: map[string]string{}},
+		{name: "less coverage passes where the vector side agrees", query: "invoice terms day",
+			vector: []Hit{{y, 0.2}}, want: map[string]string{"mem_x": "fulltext", "mem_y": "fulltext"}},
+		{name: "a weak full-text hit still counts by vector", query: "rainy day", vector: []Hit{{z, 0.9}},
+			want: map[string]string{"mem_z": "vector"}},
+		{name: "pleasantries recall nothing", query: "thanks, have a nice day", vector: []Hit{{z, 0.9}},
+			want: map[string]string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := recallConfig
-			cfg.FullTextRelative = tt.relative
-			f := newFixture(t, cfg)
+			f := newFixture(t, recallConfig)
 			f.authz.scope = aliceScope
 			f.store.vector, f.store.fullText = tt.vector, fullText
-			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: 10})
+			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: tt.query, K: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sources := map[string][]string{}
+			gates := map[string]string{}
 			for _, r := range got.Memories {
-				sources[r.Memory.ID] = r.Explain.Sources
+				gates[r.Memory.ID] = r.Explain.Gate
 			}
-			if diff := cmp.Diff(tt.want, sources); diff != "" {
-				t.Errorf("sources (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, gates); diff != "" {
+				t.Errorf("gates (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestRecallTieBreaksByID(t *testing.T) {
-	x, y := stored("mem_x", "x"), stored("mem_y", "y")
+	x, y := stored("mem_x", "q x"), stored("mem_y", "q y")
 	for range 20 { // the fusion map iterates in random order
 		f := newFixture(t, recallConfig)
 		f.authz.scope = aliceScope
@@ -435,7 +434,7 @@ func TestRecallContextBlock(t *testing.T) {
 // TestRecallTruncatedIgnoresHiddenMemories: a memory the caller may not see
 // must not show through the Truncated flag either.
 func TestRecallTruncatedIgnoresHiddenMemories(t *testing.T) {
-	x, y, z := stored("mem_x", "x"), stored("mem_y", "y"), stored("mem_z", "z")
+	x, y, z := stored("mem_x", "q x"), stored("mem_y", "q y"), stored("mem_z", "q z")
 	tests := []struct {
 		name string
 		k    int

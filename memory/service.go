@@ -173,6 +173,9 @@ type NewMemory struct {
 	Source         string   `json:"source,omitempty"`
 	Entities       []Entity `json:"entities,omitempty"`
 	IdempotencyKey string   `json:"idempotency_key,omitempty"`
+	// ObservedAt is when the fact was observed, when that was before the
+	// write (observed.go); the memory is valid and dated from then.
+	ObservedAt *time.Time `json:"observed_at,omitempty"`
 }
 
 // Create writes memories through the write pipeline (see Write) and returns
@@ -294,13 +297,13 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 			}
 		}
 	}
-	return Memory{
+	return observed(p, n.ObservedAt, now, Memory{
 		ID: NewID("mem"), Tenant: tenant, UserID: n.UserID, AgentID: agent, SessionID: n.SessionID,
 		Type: n.Type, Kind: n.Kind, Key: n.Key, Content: n.Content, Status: StatusActive,
 		Sensitivity: sens, Importance: importance, Confidence: confidence, Source: n.Source,
 		Entities: n.Entities, ValidFrom: now, CreatedAt: now, UpdatedAt: now, Version: 1,
 		IdempotencyKey: n.IdempotencyKey,
-	}, nil
+	})
 }
 
 // embedOne returns the embedding of one text.

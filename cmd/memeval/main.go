@@ -2,8 +2,10 @@
 // generated one into fresh tenants of the configured Neo4j through the
 // memory service, asks the fixed questions of seed/eval through real recall
 // under policy, and prints recall@5, MRR, the forbidden memories returned and
-// the share of unrelated questions that recalled nothing, overall and by
-// dataset and language. It reads the same environment as memoryd (NEO4J_URI,
+// the share of unrelated questions that recalled nothing, overall and, for
+// the tuning part and the held-out part apart, by dataset, language and
+// category. Only the held-out part's figures say how recall does on words
+// nobody tuned it for. It reads the same environment as memoryd (NEO4J_URI,
 // REDIS_URL, MNEME_EMBEDDER, MNEME_EMBED_URL, MNEME_EMBED_MODEL,
 // MNEME_EMBED_DIM, …), so it measures whichever embedder memoryd would use.
 // It exits non-zero when a forbidden memory came back.

@@ -727,8 +727,8 @@ func testDelete(t *testing.T, s Store, f *fixture) {
 func testSearchVector(t *testing.T, s Store, f *fixture) {
 	q := f.vec(1, 0, 0)
 	near := f.mem("u1", "near", withEmbedding(f.vec(0.9, 0.1, 0)))
-	mid := f.mem("u1", "mid", withEmbedding(f.vec(0.5, 0.5, 0)))
-	far := f.mem("u1", "far", withEmbedding(f.vec(-1, 0, 0.1)))
+	mid := f.mem("u1", "mid", withEmbedding(f.vec(0.5, 0.5, 0)), withKey("answer_style"))
+	far := f.mem("u1", "far", withEmbedding(f.vec(-1, 0, 0.1)), withKind("rule"))
 	noVec := f.mem("u1", "no embedding")
 	otherUser := f.mem("u2", "identical but another user", withEmbedding(q))
 	inactive := f.mem("u1", "identical but archived", withEmbedding(q), withStatus(memory.StatusArchived))
@@ -748,6 +748,14 @@ func testSearchVector(t *testing.T, s Store, f *fixture) {
 			memory.SearchQuery{UserID: "u1", Embedding: q}, []string{near.ID, mid.ID, far.ID}},
 		{"empty scope", memory.Scope{Tenant: f.tenant}, memory.SearchQuery{UserID: "u1", Embedding: q}, nil},
 		{"other user", f.all(), memory.SearchQuery{UserID: "u2", Embedding: q}, []string{otherUser.ID}},
+		// What a question about the user asks for: any of slot, kind or type.
+		{"slots by key or kind", f.all(), memory.SearchQuery{UserID: "u1", Embedding: q,
+			Slots: &memory.Slots{Keys: []string{"answer_style"}, Kinds: []string{"rule"}}}, []string{mid.ID, far.ID}},
+		{"slots by type", f.all(), memory.SearchQuery{UserID: "u1", Embedding: q,
+			Slots: &memory.Slots{Types: []string{memory.TypeEpisodic}}}, []string{episodic.ID}},
+		{"slots inside the filters", f.all(), memory.SearchQuery{UserID: "u1", Embedding: q, Types: []string{memory.TypeSemantic},
+			Slots: &memory.Slots{Types: []string{memory.TypeEpisodic}}}, nil},
+		{"slots naming nothing", f.all(), memory.SearchQuery{UserID: "u1", Embedding: q, Slots: &memory.Slots{}}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

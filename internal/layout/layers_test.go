@@ -33,6 +33,8 @@ var layers = map[string]int{
 	"mneme/knowledge":         0,
 	"mneme/client":            0,
 	"mneme/deploy":            0,
+	"mneme/relevance":         0,
+	"mneme/intent":            0,
 	// The domain.
 	"mneme/memory": 1,
 	// Services beside memory.

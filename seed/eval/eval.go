@@ -57,7 +57,26 @@ type Question struct {
 	// nothing at all.
 	Unrelated bool   `json:"unrelated,omitempty"`
 	Note      string `json:"note,omitempty"`
+	// Split is SplitTune or SplitHeldOut. Held-out questions are never
+	// looked at while tuning recall (its lexicons, cues and thresholds);
+	// their scores are the honest ones.
+	Split string `json:"split"`
+	// Category is what the question tests: seed (the datasets' own
+	// sentences), seed-sentence (sentences users tried on the demo),
+	// paraphrase (no word shared with the memory), cross-language,
+	// about-user (generic questions about the user), old-vs-current,
+	// chit-chat and unrelated.
+	Category string `json:"category"`
 }
+
+// Splits of the question set.
+const (
+	SplitTune    = "tune"
+	SplitHeldOut = "heldout"
+)
+
+// Categories are the kinds of question the set holds.
+var Categories = []string{"seed", "seed-sentence", "paraphrase", "cross-language", "about-user", "old-vs-current", "chit-chat", "unrelated"}
 
 // Questions returns the fixed question set, checked against the datasets.
 func Questions() ([]Question, error) {
@@ -94,6 +113,15 @@ func Check(qs []Question, datasets map[string]*seed.Dataset) error {
 		if !ok {
 			bad("unknown dataset %q", q.Dataset)
 			continue
+		}
+		if q.Split != SplitTune && q.Split != SplitHeldOut {
+			bad("split %q is not %s or %s", q.Split, SplitTune, SplitHeldOut)
+		}
+		if !slices.Contains(Categories, q.Category) {
+			bad("category %q is not one of %v", q.Category, Categories)
+		}
+		if (q.Category == "chit-chat" || q.Category == "unrelated") != q.Unrelated {
+			bad("chit-chat and unrelated questions, and only they, are unrelated")
 		}
 		if q.Lang != "en" && q.Lang != "zh" {
 			bad("lang %q is not en or zh", q.Lang)
@@ -415,16 +443,18 @@ type Report struct {
 	Groups  map[string]Scores `json:"groups"`
 }
 
-// Summarise scores outcomes overall and per dataset, query language and
-// cross-language questions.
+// Summarise scores outcomes overall and per split ("heldout", "tune"), and
+// within each split per dataset, query language, category and
+// cross-language questions ("heldout/category=paraphrase", …).
 func Summarise(os []Outcome) Report {
 	groups := map[string][]Outcome{}
 	for _, o := range os {
 		q := o.Question
-		groups["dataset="+q.Dataset] = append(groups["dataset="+q.Dataset], o)
-		groups["lang="+q.Lang] = append(groups["lang="+q.Lang], o)
+		for _, g := range []string{"", "/dataset=" + q.Dataset, "/lang=" + q.Lang, "/category=" + q.Category} {
+			groups[q.Split+g] = append(groups[q.Split+g], o)
+		}
 		if o.CrossLang {
-			groups["cross-language"] = append(groups["cross-language"], o)
+			groups[q.Split+"/cross-language"] = append(groups[q.Split+"/cross-language"], o)
 		}
 	}
 	r := Report{Overall: Score(os), Groups: map[string]Scores{}}

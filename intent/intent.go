@@ -1,0 +1,185 @@
+// Package intent recognises questions about the user rather than about
+// words: "tell me my preferences", "what do you know about me", "我还想要上次
+// 那个风格", "按老规矩处理". Such a question shares no word with the memory it
+// means; what it names is a kind of memory (a preference, a rule, a
+// procedure) or a slot (answer_style, membership_expiry). Detect maps a
+// question, in Chinese or English, to those kinds, slots and types. The
+// rules are pure and know nothing of any one user's data.
+package intent
+
+import (
+	"slices"
+	"strings"
+)
+
+// Ask is what a question about the user asks for. A memory answers it when
+// its slot (key) is one of Keys, or its kind one of Kinds, or, for a
+// question about the user as a whole, its type one of Types.
+type Ask struct {
+	// Names are the intents recognised, for explain ("answer_style", …).
+	Names []string
+	Keys  []string
+	Kinds []string
+	Types []string
+}
+
+// Empty reports whether the question asks for no kind of memory.
+func (a Ask) Empty() bool { return len(a.Keys)+len(a.Kinds)+len(a.Types) == 0 }
+
+// Match says how well a memory answers the ask: 3 for its slot, 2 for its
+// kind, 1 for its type, 0 not at all.
+func (a Ask) Match(typ, kind, key string) int {
+	switch {
+	case key != "" && slices.Contains(a.Keys, key):
+		return 3
+	case kind != "" && slices.Contains(a.Kinds, kind):
+		return 2
+	case slices.Contains(a.Types, typ):
+		return 1
+	}
+	return 0
+}
+
+// Memory types as the memory domain names them.
+const (
+	typeProfile    = "profile"
+	typeSemantic   = "semantic"
+	typeProcedural = "procedural"
+)
+
+// rule is one intent: cues that name it, and what it asks for. A cue is a
+// phrase matched in the lower-cased question: English cues as whole words
+// (a trailing '*' matches any ending), Chinese ones anywhere.
+type rule struct {
+	name  string
+	cues  []string
+	keys  []string
+	kinds []string
+	types []string
+}
+
+// rules are the intents. Each cue is a way people ask about that part of
+// themselves, not a word of any stored memory: a question naming an order or
+// a product is about words, and vector and full-text search serve it.
+var rules = []rule{
+	{name: "answer_style", keys: []string{"answer_style"}, cues: []string{
+		"style", "tone", "format", "concise", "brief", "briefly", "shorter", "short answer*", "long answer*",
+		"answers", "replies", "answer length", "how long should", "how detailed", "how much detail",
+		"to the point", "get to the point", "straight to the point", "long-winded", "wordy", "verbose", "tl;dr", "tldr",
+		"how should i answer", "how to answer", "how to reply", "how should we reply", "the way i like",
+		"风格", "简洁", "简短", "简单点", "重点", "长篇", "啰嗦", "啰唆", "废话", "直接说", "说人话", "详细点", "详细一点",
+		"怎么回复", "怎么回答", "回复方式", "回答方式", "语气", "上次那样", "上次那个", "老样子",
+	}},
+	{name: "preferences", kinds: []string{"preference"}, cues: []string{
+		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
+		"my taste*", "my habit*", "how i like", "dislike*",
+		"偏好", "喜好", "喜欢什么", "我喜欢", "习惯", "口味", "讨厌",
+	}},
+	{name: "about_me", types: []string{typeProfile}, cues: []string{
+		"about me", "know me", "my profile", "who am i", "remember about me", "remember me",
+		"关于我", "了解我", "我的资料", "我的信息", "我是谁", "记得我", "我的情况", "我的档案",
+	}},
+	{name: "rules", kinds: []string{"rule", "how_to", "procedure"}, types: []string{typeProcedural}, cues: []string{
+		"as usual", "the usual", "usual way", "same as always", "same as before", "same as last time", "like last time",
+		"the rule*", "our rule*", "my rule*", "policy", "policies", "procedure*", "process", "the drill", "standard way",
+		"老规矩", "规矩", "规则", "照旧", "照常", "按惯例", "惯例", "老办法", "流程", "规定", "按以前", "和以前一样", "跟以前一样", "老一套",
+	}},
+	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
+		"membership", "member", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty",
+		"会员", "会籍", "vip", "续费", "续期", "到期", "订阅", "等级",
+	}},
+	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
+		"contact", "reach me", "reach her", "reach him", "call me", "phone me", "email me", "text me", "get in touch",
+		"phone", "call", "email", "wechat",
+		"联系", "联络", "沟通", "电话", "邮件", "微信", "找我",
+	}},
+	{name: "language", keys: []string{"language"}, cues: []string{
+		"language", "in chinese", "in english", "speak", "which tongue",
+		"语言", "中文", "英文", "说什么话", "用什么话",
+	}},
+	{name: "budget", keys: []string{"budget"}, kinds: []string{"budget"}, cues: []string{
+		"budget", "spend limit", "how much can i spend", "how much can we spend", "spending cap",
+		"预算", "能花多少", "花多少钱",
+	}},
+	{name: "delivery", keys: []string{"delivery_window", "delivery_address"}, cues: []string{
+		"deliver*", "ship to", "address", "when to send", "drop off",
+		"送货", "配送", "收货", "地址", "送到哪", "几点送",
+	}},
+	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
+		"invoice*", "billing", "receipt*", "fapiao",
+		"发票", "开票", "票据",
+	}},
+	{name: "payment", keys: []string{"payment_terms"}, kinds: []string{"payment_terms"}, cues: []string{
+		"payment term*", "pay on", "pay us", "when do i pay", "when do we get paid", "credit term*",
+		"账期", "付款", "结款", "月结",
+	}},
+	{name: "company", kinds: []string{"company"}, cues: []string{
+		"my company", "my employer", "where do i work", "who do i work for", "which company", "work for",
+		"公司", "单位", "在哪工作", "在哪上班",
+	}},
+}
+
+// Detect returns what a question about the user asks for; Empty when it is
+// not one.
+func Detect(text string) Ask {
+	lower := " " + normalise(text) + " "
+	var a Ask
+	for _, r := range rules {
+		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(lower, c) }) {
+			continue
+		}
+		a.Names = append(a.Names, r.name)
+		a.Keys = union(a.Keys, r.keys)
+		a.Kinds = union(a.Kinds, r.kinds)
+		a.Types = union(a.Types, r.types)
+	}
+	return a
+}
+
+// normalise lower-cases text and turns ASCII punctuation into spaces, so
+// that English cues match as whole words.
+func normalise(text string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(text) {
+		switch {
+		case r < 128 && !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == ';' || r == '\''):
+			b.WriteByte(' ')
+		case r == '’':
+			b.WriteByte('\'')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// has reports whether the padded, normalised question holds cue: an ASCII
+// cue as whole words ("prefer*" also matches "preferences"), any other
+// anywhere.
+func has(padded, cue string) bool {
+	if !isASCII(cue) {
+		return strings.Contains(padded, cue)
+	}
+	if stem, ok := strings.CutSuffix(cue, "*"); ok {
+		return strings.Contains(padded, " "+stem)
+	}
+	return strings.Contains(padded, " "+cue+" ")
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 128 {
+			return false
+		}
+	}
+	return true
+}
+
+func union(a, b []string) []string {
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			a = append(a, x)
+		}
+	}
+	return a
+}

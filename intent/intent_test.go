@@ -1,0 +1,59 @@
+package intent
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestDetect(t *testing.T) {
+	tests := []struct {
+		q    string
+		want []string // intent names, in rule order
+	}{
+		{"tell me my preferences", []string{"preferences"}},
+		{"what do you know about me", []string{"about_me"}},
+		{"我还想要上次那个风格", []string{"answer_style"}},
+		{"能不能直接说重点", []string{"answer_style"}},
+		{"按老规矩处理", []string{"rules"}},
+		{"我的会员什么时候到期", []string{"membership"}},
+		{"When does my membership expire?", []string{"membership"}},
+		{"How should we contact Alice?", []string{"contact"}},
+		{"Which language does she prefer?", []string{"preferences", "language"}},
+		{"What is the status of order SO-1001?", nil},
+		{"xyz 123 订单", nil},
+		{"thank you so much, have a nice day", nil},
+		{"好的", nil},
+		{"the stylus is broken", nil}, // "style" as a whole word only
+	}
+	for _, tt := range tests {
+		t.Run(tt.q, func(t *testing.T) {
+			got := Detect(tt.q)
+			if !slices.Equal(got.Names, tt.want) {
+				t.Errorf("Detect(%q) = %v, want %v", tt.q, got.Names, tt.want)
+			}
+			if got.Empty() != (len(tt.want) == 0) {
+				t.Errorf("Empty() = %v with %v", got.Empty(), got)
+			}
+		})
+	}
+}
+
+func TestMatchPrefersTheSlot(t *testing.T) {
+	a := Detect("能不能直接说重点，按我的偏好来")
+	tests := []struct {
+		typ, kind, key string
+		want           int
+	}{
+		{"profile", "preference", "answer_style", 3},
+		{"profile", "preference", "contact_channel", 2},
+		{"episodic", "order_status", "", 0},
+	}
+	for _, tt := range tests {
+		if got := a.Match(tt.typ, tt.kind, tt.key); got != tt.want {
+			t.Errorf("Match(%s, %s, %s) = %d, want %d", tt.typ, tt.kind, tt.key, got, tt.want)
+		}
+	}
+	if got := Detect("what do you know about me").Match("profile", "company", "company"); got != 1 {
+		t.Errorf("a question about the user as a whole matches profile memories by type: got %d", got)
+	}
+}

@@ -1,0 +1,110 @@
+package memory
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"mneme/intent"
+	"mneme/relevance"
+)
+
+// SourceIntent names memories found because a question about the user asked
+// for their kind or slot.
+const SourceIntent = "intent"
+
+// found is what the candidate sources returned, with what the gate needs to
+// judge them: the question's weighed terms, what a question about the user
+// asks for and the similarity of each graph neighbour to the question.
+type found struct {
+	vector, text, intent []Hit
+	graph                []Expansion
+	ask                  intent.Ask
+	question             relevance.Question
+	near                 map[string]float64
+}
+
+// question weighs the question's keywords by how many of the user's
+// memories contain them, counted among the full-text hits (every memory
+// sharing a keyword, up to the search's limit) against the partition's size.
+func question(terms []string, text []Hit, partition int) relevance.Question {
+	docs := make([]string, len(text))
+	for i, h := range text {
+		docs[i] = strings.ToLower(h.Memory.Content)
+	}
+	lower := make([]string, len(terms))
+	for i, t := range terms {
+		lower[i] = strings.ToLower(t)
+	}
+	return relevance.Analyse(lower, docs, partition)
+}
+
+// searchIntent returns the memories a question about the user asks for by
+// slot, kind or type, inside the request's filters: the closest slot
+// matches first, then by similarity. The store keeps only active memories
+// (or those valid at as_of), so a slot's current version is the one found.
+func (s *Service) searchIntent(ctx context.Context, scope Scope, ask intent.Ask, filters SearchQuery, query []float32) ([]Hit, error) {
+	q := filters
+	q.Slots = &Slots{Keys: ask.Keys, Kinds: ask.Kinds, Types: ask.Types}
+	q.Embedding = query
+	hits, err := s.store.SearchVector(ctx, scope, q)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(hits, func(a, b Hit) int {
+		return ask.Match(b.Memory.Type, b.Memory.Kind, b.Memory.Key) - ask.Match(a.Memory.Type, a.Memory.Kind, a.Memory.Key)
+	})
+	return hits, nil
+}
+
+// rules are the relevance gate's thresholds from the recall configuration.
+func (s *Service) rules() relevance.Rules {
+	c := s.recall
+	return relevance.Rules{
+		VectorFloor: c.VectorFloor, StrongFloor: c.StrongFloor, UnseenMax: c.UnseenMax,
+		Coverage: c.Coverage, AgreedCoverage: c.AgreedCoverage, AgreeFloor: c.AgreeFloor,
+		NeighbourFloor: c.ExpansionFloor,
+	}
+}
+
+// ownGate reports whether a gate is passed on a memory's own evidence, so
+// that graph expansion may start from it.
+func ownGate(g string) bool {
+	return g == relevance.GateVector || g == relevance.GateText || g == relevance.GateEntity || g == relevance.GateIntent
+}
+
+// gate runs every candidate through the relevance gate and records the
+// gate each passed; it returns nothing when none passes on its own
+// evidence, so that neighbours and session memories never stand alone.
+func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool) []*Recalled {
+	rules := s.rules()
+	evidence := func(c *Recalled) relevance.Evidence {
+		e := c.Explain
+		sim, near := f.near[c.Memory.ID]
+		return relevance.Evidence{
+			Vector: e.VectorRank > 0, Similarity: e.VectorSimilarity,
+			Text: e.FullTextRank > 0, Coverage: e.TermCoverage,
+			Named: named[c.Memory.ID], Intent: e.IntentRank > 0,
+			Neighbour: e.GraphRank > 0 && near, NeighbourSimilarity: sim,
+			Session: e.SessionRank > 0,
+		}
+	}
+	var passed, rest []*Recalled
+	for _, c := range byID {
+		c.Explain.TermCoverage = f.question.Coverage(strings.ToLower(c.Memory.Content))
+		if c.Explain.Gate = rules.First(f.question, evidence(c)); c.Explain.Gate != "" {
+			passed = append(passed, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	if len(passed) == 0 {
+		return nil
+	}
+	for _, c := range rest {
+		if c.Explain.Gate = rules.Ride(evidence(c)); c.Explain.Gate != "" {
+			passed = append(passed, c)
+		}
+	}
+	return passed
+}

@@ -1,0 +1,261 @@
+// Package relevance holds the one gate every recall candidate passes
+// through, whatever source found it. A memory earns its place by its vector
+// similarity, by covering most of the question's informative words, by an
+// entity the question names, by being what a question about the user asks
+// for, or by its link to a memory that earned its place itself; a question
+// made only of pleasantries earns nothing. The rules are pure: recall
+// gathers the evidence, this package decides.
+package relevance
+
+import (
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Gates: the reason a memory was let through, as explain shows it.
+const (
+	GateVector    = "vector"    // similarity to the question at the floor or above
+	GateText      = "fulltext"  // covers most of the question's informative words
+	GateEntity    = "entity"    // mentions an entity the question names
+	GateIntent    = "intent"    // the kind of memory a question about the user asks for
+	GateNeighbour = "neighbour" // linked to a memory that passed, and near the question
+	GateSession   = "session"   // of the caller's session, beside a memory that passed
+)
+
+// Term is one informative word of a question with its weight: the inverse
+// document frequency among the user's memories, so that a word most of
+// them contain weighs little.
+type Term struct {
+	Text   string
+	Weight float64
+	// Seen is true when at least one of the user's memories contains it.
+	Seen bool
+}
+
+// Question is what the gate knows of a question.
+type Question struct {
+	Terms []Term
+	// Social is true when the question is only pleasantries (thanks,
+	// greetings, "ok"): nothing a memory could answer.
+	Social bool
+}
+
+// Analyse weighs the keywords of a question. docs are the texts of the
+// memories the full-text search found for them (lower-cased by the
+// caller), n the number of memories the user has: a keyword's document
+// frequency is counted among docs, which hold every memory that shares a
+// keyword up to the search's limit. A keyword no memory contains weighs as
+// much as one only a single memory contains: it is a word the user's
+// memories know nothing of.
+func Analyse(keywords []string, docs []string, n int) Question {
+	q := Question{Social: IsSocial(keywords)}
+	n = max(n, len(docs), 1)
+	for _, k := range keywords {
+		df := 0
+		for _, d := range docs {
+			if Contains(d, k) {
+				df++
+			}
+		}
+		q.Terms = append(q.Terms, Term{Text: k, Weight: math.Log(1 + float64(n)/float64(max(df, 1))), Seen: df > 0})
+	}
+	return q
+}
+
+// Coverage is the weighted share of the question's terms that content
+// (lower-cased) contains, in [0, 1].
+func (q Question) Coverage(content string) float64 {
+	var all, got float64
+	for _, t := range q.Terms {
+		all += t.Weight
+		if Contains(content, t.Text) {
+			got += t.Weight
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return got / all
+}
+
+// Contains reports whether lower-cased text holds a keyword: a Chinese one
+// anywhere, another at the start of a word, so that "expire" is found in
+// "expires" and "day" in "30-day" but not in "today".
+func Contains(text, keyword string) bool {
+	if keyword == "" {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], keyword)
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		if at == 0 || !wordRune(lastRune(text[:at])) || !wordRune(firstRune(keyword)) {
+			return true
+		}
+		i = at + len(keyword)
+	}
+}
+
+// wordRune is a letter or digit of an alphabetic script: the characters
+// that continue an English word (Chinese has no word boundaries to keep).
+func wordRune(r rune) bool {
+	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !unicode.Is(unicode.Han, r)
+}
+
+func lastRune(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
+// Unseen is the weighted share of the question's terms that none of the
+// user's memories contains: high for a question about something the user
+// never mentioned ("xyz 123 订单").
+func (q Question) Unseen() float64 {
+	var all, unseen float64
+	for _, t := range q.Terms {
+		all += t.Weight
+		if !t.Seen {
+			unseen += t.Weight
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return unseen / all
+}
+
+// Rules are the gate's thresholds. They belong to the embedding model as
+// much as to the code: a model with a narrow band of cosines needs higher
+// floors.
+type Rules struct {
+	// VectorFloor is the similarity a memory needs to pass on the vector
+	// side. Below StrongFloor a vector pass also needs the question to be
+	// mostly about words the user's memories know (Unseen below
+	// UnseenMax): a weak similarity to a question about something the user
+	// never mentioned is the embedder's noise.
+	VectorFloor, StrongFloor, UnseenMax float64
+	// Coverage is the weighted share of the question's informative words a
+	// full-text hit must contain to pass on its own; AgreedCoverage is the
+	// lower share that passes when the vector side agrees (a similarity of
+	// AgreeFloor or more) and the question is mostly about words the
+	// user's memories know.
+	Coverage, AgreedCoverage, AgreeFloor float64
+	// NeighbourFloor is the similarity a memory reached through the graph
+	// from a memory that passed must exceed.
+	NeighbourFloor float64
+}
+
+// Evidence is what the sources found out about one memory.
+type Evidence struct {
+	// Similarity is the cosine to the question, when Vector.
+	Vector     bool
+	Similarity float64
+	// Coverage is the share of the question's terms the memory contains.
+	Coverage float64
+	// Text is true when full-text search found the memory.
+	Text bool
+	// Named is true when the memory mentions an entity the question names.
+	Named bool
+	// Intent is true when the memory is what a question about the user
+	// asks for (its kind or slot).
+	Intent bool
+	// Neighbour is true when the graph reached the memory from one that
+	// passed; NeighbourSimilarity is its cosine to the question.
+	Neighbour           bool
+	NeighbourSimilarity float64
+	// Session is true when the memory belongs to the caller's session.
+	Session bool
+}
+
+// First is the gate a memory passes on its own evidence, or "" when it
+// passes none. Neighbours and session memories pass only with Ride, once
+// something else has passed.
+func (r Rules) First(q Question, e Evidence) string {
+	if q.Social {
+		return ""
+	}
+	switch {
+	case e.Intent:
+		return GateIntent
+	case e.Named:
+		return GateEntity
+	case e.Vector && e.Similarity >= r.StrongFloor:
+		return GateVector
+	case e.Vector && e.Similarity >= r.VectorFloor && q.Unseen() < r.UnseenMax:
+		return GateVector
+	case e.Text && e.Coverage >= r.Coverage:
+		return GateText
+	case e.Text && e.Coverage >= r.AgreedCoverage && e.Vector && e.Similarity >= r.AgreeFloor && q.Unseen() < r.UnseenMax:
+		return GateText
+	}
+	return ""
+}
+
+// Ride is the gate a memory passes for its link to memories that passed on
+// their own (call it only when some did), or "".
+func (r Rules) Ride(e Evidence) string {
+	switch {
+	case e.Neighbour && e.NeighbourSimilarity > r.NeighbourFloor:
+		return GateNeighbour
+	case e.Session:
+		return GateSession
+	}
+	return ""
+}
+
+// socialWords are the words of pleasantries in English and Chinese: a
+// question made of nothing else asks for nothing.
+var socialWords = map[string]bool{
+	"thank": true, "thanks": true, "thx": true, "ty": true, "cheers": true, "appreciate": true, "appreciated": true,
+	"nice": true, "day": true, "good": true, "great": true, "ok": true, "okay": true, "k": true, "cool": true,
+	"fine": true, "sure": true, "yes": true, "yeah": true, "yep": true, "right": true, "alright": true,
+	"hello": true, "hi": true, "hey": true, "bye": true, "goodbye": true, "morning": true, "afternoon": true,
+	"evening": true, "night": true, "see": true, "later": true, "soon": true, "welcome": true, "sorry": true,
+	"got": true, "awesome": true, "perfect": true, "wonderful": true, "lovely": true, "weekend": true,
+	"take": true, "care": true, "bless": true, "lot": true, "lots": true, "help": true, "helpful": true,
+	"understood": true, "noted": true, "haha": true, "lol": true, "wow": true, "oh": true, "ah": true,
+	"hmm": true, "well": true, "done": true, "kind": true, "regards": true, "best": true, "again": true,
+	"好": true, "好的": true, "谢": true, "谢谢": true, "多谢": true, "感谢": true, "再见": true, "拜拜": true,
+	"嗯": true, "哦": true, "噢": true, "行": true, "可以": true, "收到": true, "明白": true, "知道": true,
+	"没问题": true, "辛苦": true, "辛苦了": true, "哈哈": true, "你好": true, "早上": true, "晚上": true,
+	"晚安": true, "早安": true, "不客气": true, "对": true, "是的": true, "嗯嗯": true, "好滴": true, "ok啦": true,
+}
+
+// socialRunes are Chinese characters that, within a keyword, say nothing
+// but pleasantry: a two-character keyword made only of them ("谢谢",
+// "好的" cut to "好") is social.
+var socialRunes = map[rune]bool{'好': true, '谢': true, '嗯': true, '哦': true, '哈': true, '拜': true, '再': true, '见': true, '行': true, '收': true, '到': true, '啦': true, '滴': true, '晚': true, '安': true, '早': true}
+
+// IsSocial reports whether keywords are pleasantries and nothing else. No
+// keywords at all is not: a question of function words alone is left to
+// the vector side.
+func IsSocial(keywords []string) bool {
+	if len(keywords) == 0 {
+		return false
+	}
+	for _, k := range keywords {
+		if socialWords[k] || allSocialRunes(k) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func allSocialRunes(k string) bool {
+	for _, r := range k {
+		if !unicode.Is(unicode.Han, r) || !socialRunes[r] {
+			return false
+		}
+	}
+	return k != ""
+}

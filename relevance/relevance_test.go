@@ -1,0 +1,121 @@
+package relevance
+
+import (
+	"math"
+	"testing"
+)
+
+func TestContains(t *testing.T) {
+	tests := []struct {
+		text, kw string
+		want     bool
+	}{
+		{"membership expires in march", "expire", true},
+		{"pays on 30-day terms", "day", true},
+		{"sent today", "day", false},
+		{"today and the next day", "day", true},
+		{"订单 so-1004 已发货", "订单", true},
+		{"生成销售订单", "订单", true},
+		{"", "x", false},
+		{"x", "", false},
+	}
+	for _, tt := range tests {
+		if got := Contains(tt.text, tt.kw); got != tt.want {
+			t.Errorf("Contains(%q, %q) = %v, want %v", tt.text, tt.kw, got, tt.want)
+		}
+	}
+}
+
+func TestAnalyseWeighsRareWordsHigher(t *testing.T) {
+	docs := []string{"invoice on 30-day terms", "delivery day moved", "day off"}
+	q := Analyse([]string{"invoice", "day", "xyz"}, docs, 10)
+	w := map[string]Term{}
+	for _, t := range q.Terms {
+		w[t.Text] = t
+	}
+	if !(w["invoice"].Weight > w["day"].Weight) {
+		t.Errorf("rare invoice %v should outweigh common day %v", w["invoice"].Weight, w["day"].Weight)
+	}
+	if w["xyz"].Seen || !w["day"].Seen || w["xyz"].Weight != w["invoice"].Weight {
+		t.Errorf("unseen word: %+v, want the weight of a word one memory holds (%v)", w["xyz"], w["invoice"].Weight)
+	}
+	if got := q.Coverage("invoice on 30-day terms"); math.Abs(got-(w["invoice"].Weight+w["day"].Weight)/(2*w["invoice"].Weight+w["day"].Weight)) > 1e-12 {
+		t.Errorf("coverage = %v", got)
+	}
+	if u := q.Unseen(); u <= 0 || u >= 0.5 {
+		t.Errorf("unseen = %v, want the share of xyz", u)
+	}
+}
+
+func TestIsSocial(t *testing.T) {
+	tests := []struct {
+		kws  []string
+		want bool
+	}{
+		{[]string{"thank", "nice", "day"}, true},
+		{[]string{"thanks"}, true},
+		{[]string{"好"}, true},
+		{[]string{"谢谢"}, true},
+		{[]string{"好的"}, true},
+		{[]string{"day", "delivery"}, false},
+		{[]string{"xyz", "123", "订单"}, false},
+		{[]string{"好", "规矩"}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := IsSocial(tt.kws); got != tt.want {
+			t.Errorf("IsSocial(%q) = %v, want %v", tt.kws, got, tt.want)
+		}
+	}
+}
+
+func TestGates(t *testing.T) {
+	rules := Rules{VectorFloor: 0.25, StrongFloor: 0.35, UnseenMax: 0.5, Coverage: 0.5, AgreedCoverage: 0.25, AgreeFloor: 0.15}
+	known := Question{Terms: []Term{{"budget", 2, true}, {"q4", 1, true}}}
+	foreign := Question{Terms: []Term{{"xyz", 3, false}, {"123", 3, false}, {"订单", 1, true}}}
+	social := Question{Social: true, Terms: []Term{{"day", 1, true}}}
+	tests := []struct {
+		name string
+		q    Question
+		e    Evidence
+		want string
+	}{
+		{"strong similarity", foreign, Evidence{Vector: true, Similarity: 0.5}, GateVector},
+		{"weak similarity, known words", known, Evidence{Vector: true, Similarity: 0.27}, GateVector},
+		{"weak similarity to a question about unknown things", foreign, Evidence{Vector: true, Similarity: 0.27, Coverage: 1.0 / 7, Text: true}, ""},
+		{"below the floor", known, Evidence{Vector: true, Similarity: 0.2}, ""},
+		{"full text covering most words", known, Evidence{Text: true, Coverage: 2.0 / 3}, GateText},
+		{"full text on one common word", foreign, Evidence{Text: true, Coverage: 1.0 / 7}, ""},
+		{"full text with the vector side agreeing", known, Evidence{Text: true, Coverage: 1.0 / 3, Vector: true, Similarity: 0.2}, GateText},
+		{"full text with the vector side agreeing, on a question about unknown things", foreign, Evidence{Text: true, Coverage: 0.3, Vector: true, Similarity: 0.27}, ""},
+		{"full text with the vector side not agreeing", known, Evidence{Text: true, Coverage: 1.0 / 3, Vector: true, Similarity: 0.1}, ""},
+		{"entity named", foreign, Evidence{Named: true}, GateEntity},
+		{"asked for by intent", known, Evidence{Intent: true}, GateIntent},
+		{"pleasantries pass nothing", social, Evidence{Vector: true, Similarity: 0.9, Text: true, Coverage: 1, Named: true}, ""},
+		{"a neighbour does not pass alone", known, Evidence{Neighbour: true, NeighbourSimilarity: 0.5}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := rules.First(tt.q, tt.e); got != tt.want {
+				t.Errorf("First = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	rides := []struct {
+		name string
+		e    Evidence
+		want string
+	}{
+		{"a neighbour near the question", Evidence{Neighbour: true, NeighbourSimilarity: 0.1}, GateNeighbour},
+		{"a neighbour unrelated to the question", Evidence{Neighbour: true, NeighbourSimilarity: -0.2}, ""},
+		{"a memory of the session", Evidence{Session: true}, GateSession},
+		{"nothing", Evidence{}, ""},
+	}
+	for _, tt := range rides {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := rules.Ride(tt.e); got != tt.want {
+				t.Errorf("Ride = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
