@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// faults injects the configured faults in turn and measures each one's
+// window: from the fault until every replica answers a recall again.
+type faults struct {
+	cl       *cluster
+	cfg      config
+	adminKey string
+	logf     func(string, ...any)
+	mu       sync.Mutex
+	done     []window
+	victim   int
+}
+
+func newFaults(cl *cluster, cfg config, adminKey string, logf func(string, ...any)) *faults {
+	return &faults{cl: cl, cfg: cfg, adminKey: adminKey, logf: logf}
+}
+
+func (f *faults) windows() []window {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]window(nil), f.done...)
+}
+
+func (f *faults) run(ctx context.Context) {
+	if len(f.cfg.faults) == 0 {
+		<-ctx.Done()
+		return
+	}
+	next := time.Now().Add(f.cfg.firstFault)
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(next)):
+		}
+		kind := f.cfg.faults[i%len(f.cfg.faults)]
+		// A fault that cannot recover before the load ends would leave its
+		// window open at the end; stop injecting when too little time is left.
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < f.cfg.faultEvery/2 {
+			<-ctx.Done()
+			return
+		}
+		w := f.inject(kind)
+		f.mu.Lock()
+		f.done = append(f.done, w)
+		f.mu.Unlock()
+		f.logf("fault %s: back after %s, recovered %s after that", kind, w.returned.Sub(w.start).Round(100*time.Millisecond), fmtRecovery(w))
+		next = next.Add(f.cfg.faultEvery)
+		if time.Until(next) < 0 {
+			next = time.Now()
+		}
+	}
+}
+
+// inject runs one fault to its end; it is not cut short by the run's end,
+// so that every store is back before the checks.
+func (f *faults) inject(kind string) window {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	w := window{fault: kind, start: time.Now()}
+	f.logf("fault %s starts", kind)
+	var err error
+	probe := f.cl.replicas
+	switch kind {
+	case "kill-replica":
+		r := f.cl.replicas[f.victim%len(f.cl.replicas)]
+		f.victim++
+		w.note = fmt.Sprintf(" (replica %d)", r.index)
+		r.kill()
+		time.Sleep(2 * time.Second)
+		err = f.cl.startReplica(ctx, r, false)
+		probe = []*replica{r}
+	case "restart-neo4j":
+		if err = f.cl.stopNeo4j(ctx); err == nil {
+			err = f.cl.startNeo4j(ctx)
+		}
+	case "restart-redis":
+		if err = f.cl.stopRedis(ctx); err == nil {
+			err = f.cl.startRedis(ctx)
+		}
+	case "pause-redis":
+		var pid int
+		if pid, err = f.cl.redisPID(); err == nil {
+			syscall.Kill(pid, syscall.SIGSTOP)
+			time.Sleep(f.cfg.pause)
+			err = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	w.returned = time.Now()
+	if err != nil {
+		w.note += " error: " + err.Error()
+		f.logf("fault %s: %v", kind, err)
+	}
+	w.recovered = f.awaitRecovery(ctx, probe)
+	if w.recovered.IsZero() {
+		w.end = time.Now().Add(f.cfg.grace)
+	} else {
+		w.end = w.recovered.Add(f.cfg.grace)
+	}
+	// Keep the window open through the grace before the next fault starts.
+	time.Sleep(time.Until(w.end))
+	return w
+}
+
+// awaitRecovery probes each replica directly with a recall, which needs
+// Neo4j and Redis, until every one has answered 200 once; it returns when
+// the last one did.
+func (f *faults) awaitRecovery(ctx context.Context, rs []*replica) time.Time {
+	body := []byte(`{"user_id":"alice","query":"budget"}`)
+	ok := make([]bool, len(rs))
+	var last time.Time
+	client := &http.Client{Timeout: 5 * time.Second}
+	for {
+		all := true
+		for i, r := range rs {
+			if ok[i] {
+				continue
+			}
+			req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+r.addr+"/v1/recall", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+f.adminKey)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					ok[i], last = true, time.Now()
+					continue
+				}
+			}
+			all = false
+		}
+		if all {
+			return last
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
