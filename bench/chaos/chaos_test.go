@@ -39,7 +39,8 @@ func TestChaosRun(t *testing.T) {
 		}
 	}
 	t.Run("passes", func(t *testing.T) {
-		out, code := runChaos(t, repo, bin, "-duration", d.String())
+		out, code := runChaos(t, repo, bin, "-duration", d.String(), "-workers", "4")
+		t.Log(out)
 		if code != 0 || !strings.Contains(out, "RESULT: PASS") {
 			t.Fatalf("exit %d, want 0 and RESULT: PASS:\n%s", code, out)
 		}
@@ -51,6 +52,7 @@ func TestChaosRun(t *testing.T) {
 	})
 	t.Run("break forget-ack fails", func(t *testing.T) {
 		out, code := runChaos(t, repo, bin, "-duration", "25s", "-faults", "kill-replica", "-first-fault", "3s", "-break", "forget-ack")
+		t.Log(out)
 		if code != 1 || !strings.Contains(out, "RESULT: FAIL") {
 			t.Fatalf("exit %d, want 1 and RESULT: FAIL:\n%s", code, out)
 		}

@@ -32,25 +32,30 @@ func (f *faults) windows() []window {
 	return append([]window(nil), f.done...)
 }
 
-func (f *faults) run(ctx context.Context) {
+// run injects faults until ctx ends: every configured kind once, then more
+// while at least half an interval of the load's -duration is left. It
+// closes covered when every kind has run once.
+func (f *faults) run(ctx context.Context, begin time.Time, covered chan<- struct{}) {
 	if len(f.cfg.faults) == 0 {
+		close(covered)
 		<-ctx.Done()
 		return
 	}
-	next := time.Now().Add(f.cfg.firstFault)
+	next := begin.Add(f.cfg.firstFault)
 	for i := 0; ; i++ {
+		if i == len(f.cfg.faults) {
+			close(covered)
+		}
+		if i >= len(f.cfg.faults) && time.Until(begin.Add(f.cfg.duration)) < f.cfg.faultEvery/2 {
+			<-ctx.Done()
+			return
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(time.Until(next)):
 		}
 		kind := f.cfg.faults[i%len(f.cfg.faults)]
-		// A fault that cannot recover before the load ends would leave its
-		// window open at the end; stop injecting when too little time is left.
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < f.cfg.faultEvery/2 {
-			<-ctx.Done()
-			return
-		}
 		w := f.inject(kind)
 		f.mu.Lock()
 		f.done = append(f.done, w)
@@ -120,7 +125,7 @@ func (f *faults) awaitRecovery(ctx context.Context, rs []*replica) time.Time {
 	body := []byte(`{"user_id":"alice","query":"budget"}`)
 	ok := make([]bool, len(rs))
 	var last time.Time
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: 30 * time.Second}
 	for {
 		all := true
 		for i, r := range rs {

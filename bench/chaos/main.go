@@ -180,11 +180,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	fi := newFaults(cl, cfg, demo.adminKey, logf)
 
-	runCtx, cancel := context.WithTimeout(ctx, cfg.duration)
+	// The load runs for -duration and, on a slow machine, on until every
+	// kind of fault has run once while it was running (at most 3× as long).
+	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
+	covered := make(chan struct{})
+	go func() {
+		defer cancel()
+		select {
+		case <-time.After(cfg.duration):
+		case <-runCtx.Done():
+			return
+		}
+		select {
+		case <-covered:
+		case <-time.After(2 * cfg.duration):
+		case <-runCtx.Done():
+		}
+	}()
 	done := make(chan struct{})
-	go func() { fi.run(runCtx); close(done) }()
+	go func() { fi.run(runCtx, start, covered); close(done) }()
 	ld.run(runCtx)
 	<-done
 	if ctx.Err() != nil {
@@ -192,12 +208,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	logf("load finished after %s; checking", time.Since(start).Round(time.Second))
 
-	if cfg.breakMode == "forget-ack" {
-		if m, ok := o.forgetOneAck(); ok {
-			logf("-break forget-ack: the oracle forgets acknowledged write %s", m)
-		}
-	}
 	rep := &report{cfg: cfg, rec: rec, faults: fi.windows(), begin: start, elapsed: time.Since(start)}
+	if cfg.breakMode == "forget-ack" {
+		m, ok := o.forgetOneAck()
+		rep.add("-break forget-ack found a write to forget", ok, "%s", m)
+		logf("-break forget-ack: the oracle forgets acknowledged write %q", m)
+	}
 	if err := ld.finalChecks(ctx, cl.redisURL, rep); err != nil {
 		return fmt.Errorf("final checks: %w", err)
 	}

@@ -116,6 +116,17 @@ func (r *report) checkStatuses() {
 }
 
 func (r *report) checkRecovery() {
+	var missing []string
+	for _, k := range r.cfg.faults {
+		seen := false
+		for _, w := range r.faults {
+			seen = seen || w.fault == k
+		}
+		if !seen {
+			missing = append(missing, k)
+		}
+	}
+	r.add("every configured fault injected", len(missing) == 0, "%d windows; not injected: %v", len(r.faults), missing)
 	for _, w := range r.faults {
 		ok := !w.recovered.IsZero() && w.recovery() <= r.cfg.maxRecovery
 		r.add("recovery after "+w.fault, ok, "%s (limit %s)%s", fmtRecovery(w), r.cfg.maxRecovery, w.note)
