@@ -13,6 +13,7 @@ import (
 // faults injects the configured faults in turn and measures each one's
 // window: from the fault until every replica answers a recall again.
 type faults struct {
+	base     context.Context // the whole run's: a fault outlives the load, not an interrupt
 	cl       *cluster
 	cfg      config
 	adminKey string
@@ -22,8 +23,8 @@ type faults struct {
 	victim   int
 }
 
-func newFaults(cl *cluster, cfg config, adminKey string, logf func(string, ...any)) *faults {
-	return &faults{cl: cl, cfg: cfg, adminKey: adminKey, logf: logf}
+func newFaults(base context.Context, cl *cluster, cfg config, adminKey string, logf func(string, ...any)) *faults {
+	return &faults{base: base, cl: cl, cfg: cfg, adminKey: adminKey, logf: logf}
 }
 
 func (f *faults) windows() []window {
@@ -68,10 +69,10 @@ func (f *faults) run(ctx context.Context, begin time.Time, covered chan<- struct
 	}
 }
 
-// inject runs one fault to its end; it is not cut short by the run's end,
+// inject runs one fault to its end; it is not cut short by the load's end,
 // so that every store is back before the checks.
 func (f *faults) inject(kind string) window {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(f.base, 4*time.Minute)
 	defer cancel()
 	w := window{fault: kind, start: time.Now()}
 	f.logf("fault %s starts", kind)
@@ -114,7 +115,10 @@ func (f *faults) inject(kind string) window {
 		w.end = w.recovered.Add(f.cfg.grace)
 	}
 	// Keep the window open through the grace before the next fault starts.
-	time.Sleep(time.Until(w.end))
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(w.end)):
+	}
 	return w
 }
 

@@ -178,7 +178,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err := ld.setup(ctx); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
-	fi := newFaults(cl, cfg, demo.adminKey, logf)
+	fi := newFaults(ctx, cl, cfg, demo.adminKey, logf)
 
 	// The load runs for -duration and, on a slow machine, on until every
 	// kind of fault has run once while it was running (at most 3× as long).
@@ -203,12 +203,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	go func() { fi.run(runCtx, start, covered); close(done) }()
 	ld.run(runCtx)
 	<-done
-	if ctx.Err() != nil {
-		return ctx.Err()
+	interrupted := ctx.Err() != nil
+	if interrupted {
+		// Still check and report what ran, with a little time of its own.
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer stop()
 	}
 	logf("load finished after %s; checking", time.Since(start).Round(time.Second))
 
 	rep := &report{cfg: cfg, rec: rec, faults: fi.windows(), begin: start, elapsed: time.Since(start)}
+	if interrupted {
+		rep.add("run completed", false, "interrupted after %s", rep.elapsed.Round(time.Second))
+	}
 	if cfg.breakMode == "forget-ack" {
 		m, ok := o.forgetOneAck()
 		rep.add("-break forget-ack found a write to forget", ok, "%s", m)
