@@ -5,7 +5,7 @@
 RUN_DIR ?= .run/dev
 UP_FLAGS ?=
 
-.PHONY: run test test-short launcher servers-up servers-down
+.PHONY: run test test-short chaos launcher servers-up servers-down
 
 run:
 	scripts/run.sh
@@ -16,6 +16,13 @@ test:
 # Unit tests only: no servers needed.
 test-short:
 	go test -short ./...
+
+# The soak-and-chaos run: its own Neo4j, Redis and three replicas under
+# load and faults for CHAOS_DURATION, then once with a broken oracle that
+# must fail. It needs a quiet machine, so make test leaves it out.
+CHAOS_DURATION ?= 2m
+chaos:
+	go test -tags chaos -count=1 -timeout 60m -run TestChaosRun ./bench/chaos -chaos.duration $(CHAOS_DURATION)
 
 # Build the embedded Neo4j launcher (no-op when up to date).
 launcher:

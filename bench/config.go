@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"mneme/memory"
@@ -13,28 +14,31 @@ import (
 // Config is what one benchmark run does. Where the servers are comes from the
 // environment through app.Load, as for memoryd.
 type Config struct {
-	Memories    int    `json:"memories"`     // memories to load
-	Users       int    `json:"users"`        // users they are about
-	Agents      int    `json:"agents"`       // agents that write them: agent-0 … agent-(n-1)
-	Batch       int    `json:"batch"`        // memories per CreateMemories call
-	LoadWorkers int    `json:"load_workers"` // concurrent loaders
-	Queries     int    `json:"queries"`      // measured queries per run
-	Warmup      int    `json:"warmup"`       // unmeasured queries before the first run
-	Runs        int    `json:"runs"`         // repetitions of the query phase
-	Concurrency int    `json:"concurrency"`  // query workers
-	K           int    `json:"k"`            // memories a recall returns
-	Candidates  int    `json:"candidates"`   // hits asked of the bare searches (recall's default per source)
-	Seed        uint64 `json:"seed"`         // generator seed: same seed, same data and queries
-	Keep        bool   `json:"keep"`         // keep the tenant's grants at the end
-	Breakdown   bool   `json:"breakdown"`    // also time the parts of a recall
-	JSON        string `json:"-"`            // file to write the results to
-	Tenant      string `json:"tenant"`       // reuse this tenant, loaded by an earlier run with -keep, instead of loading
+	Memories    int `json:"memories"`     // memories to load
+	Users       int `json:"users"`        // users they are about
+	Agents      int `json:"agents"`       // agents that write them: agent-0 … agent-(n-1)
+	Batch       int `json:"batch"`        // memories per CreateMemories call
+	LoadWorkers int `json:"load_workers"` // concurrent loaders
+	Queries     int `json:"queries"`      // measured queries per run
+	Warmup      int `json:"warmup"`       // unmeasured queries before the first run
+	Runs        int `json:"runs"`         // repetitions of the query phase
+	Concurrency int `json:"concurrency"`  // query workers of the runs and the breakdown: the first of Levels
+	// Levels are the concurrencies the throughput phase measures recall and
+	// the bare vector query at, each alone.
+	Levels     []int  `json:"concurrency_levels"`
+	K          int    `json:"k"`          // memories a recall returns
+	Candidates int    `json:"candidates"` // hits asked of the bare searches (recall's default per source)
+	Seed       uint64 `json:"seed"`       // generator seed: same seed, same data and queries
+	Keep       bool   `json:"keep"`       // keep the tenant's grants at the end
+	Breakdown  bool   `json:"breakdown"`  // also time the parts of a recall
+	JSON       string `json:"-"`          // file to write the results to
+	Tenant     string `json:"tenant"`     // reuse this tenant, loaded by an earlier run with -keep, instead of loading
 }
 
 func defaultConfig() Config {
 	return Config{
 		Memories: 10000, Users: 100, Agents: 3, Batch: 100, LoadWorkers: 1,
-		Queries: 1000, Warmup: 100, Runs: 3, Concurrency: 1, K: 5, Candidates: 30,
+		Queries: 1000, Warmup: 100, Runs: 3, Concurrency: 1, Levels: []int{1}, K: 5, Candidates: 30,
 		Seed: 1, Breakdown: true,
 	}
 }
@@ -52,7 +56,11 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.Queries, "queries", c.Queries, "measured queries per run")
 	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "unmeasured queries before the first run")
 	fs.IntVar(&c.Runs, "runs", c.Runs, "repetitions of the query phase")
-	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "query workers")
+	fs.Func("concurrency", "query workers: a list such as 1,8,32; the runs use the first, the throughput phase each (default 1)", func(v string) error {
+		levels, err := parseLevels(v)
+		c.Levels = levels
+		return err
+	})
 	fs.IntVar(&c.K, "k", c.K, "memories a recall returns")
 	fs.IntVar(&c.Candidates, "candidates", c.Candidates, "hits asked of the bare vector searches")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "generator seed for data and queries")
@@ -62,6 +70,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.Tenant, "tenant", c.Tenant, "skip loading and query this tenant, loaded by an earlier run with -keep and the same -memories, -users, -agents and -seed")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
+	}
+	if len(c.Levels) > 0 {
+		c.Concurrency = c.Levels[0]
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -85,6 +96,9 @@ func (c Config) Validate() error {
 	positive("queries", c.Queries)
 	positive("runs", c.Runs)
 	positive("concurrency", c.Concurrency)
+	for _, n := range c.Levels {
+		positive("concurrency", n)
+	}
 	positive("k", c.K)
 	positive("candidates", c.Candidates)
 	if c.Warmup < 0 {
@@ -100,4 +114,17 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("-candidates: %d is above the store's maximum of 500", c.Candidates))
 	}
 	return errors.Join(errs...)
+}
+
+// parseLevels reads a comma-separated list of concurrencies.
+func parseLevels(v string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a list of whole numbers such as 1,8,32", v)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

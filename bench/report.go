@@ -23,6 +23,9 @@ type Report struct {
 	// timed them; VectorPaths counts the vector path they took.
 	Stages      []ModeReport   `json:"stages,omitempty"`
 	VectorPaths map[string]int `json:"vector_paths,omitempty"`
+	// Throughput is recall and the bare exact vector query, each alone,
+	// at every -concurrency level.
+	Throughput []Level `json:"throughput"`
 	// Kept is true when the grants were left in place (-keep).
 	Kept bool `json:"kept"`
 }

@@ -65,8 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	rep := Report{Tenant: tenant, Neo4jURI: appCfg.Neo4j.URI, Config: cfg, Kept: cfg.Keep}
 	fmt.Fprintf(stdout, "mneme recall benchmark: tenant %s on %s\n", tenant, appCfg.Neo4j.URI)
-	fmt.Fprintf(stdout, "%d memories, %d users, %d agents; %d queries (+%d warm-up) × %d runs, concurrency %d, k %d, seed %d\n\n",
-		cfg.Memories, cfg.Users, cfg.Agents, cfg.Queries, cfg.Warmup, cfg.Runs, cfg.Concurrency, cfg.K, cfg.Seed)
+	fmt.Fprintf(stdout, "%d memories, %d users, %d agents; %d queries (+%d warm-up) × %d runs, concurrency %d (throughput at %v), k %d, seed %d\n\n",
+		cfg.Memories, cfg.Users, cfg.Agents, cfg.Queries, cfg.Warmup, cfg.Runs, cfg.Concurrency, cfg.Levels, cfg.K, cfg.Seed)
 
 	// Generate everything up front, so that neither loading nor querying
 	// pays for it.
@@ -150,6 +150,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fmt.Fprintf(stdout, "stages inside the policy recalls of all runs, from each answer's search.stages_ms (vector paths %v)\n", stages.paths)
 	printModes(stdout, rep.Stages)
 	fmt.Fprintln(stdout)
+
+	if rep.Throughput, err = throughput(ctx, modes, measured, cfg.Levels, stderr); err != nil {
+		return err
+	}
+	printThroughput(stdout, rep.Throughput, len(measured))
 
 	if cfg.Breakdown {
 		fmt.Fprintln(stderr, "bench: timing the parts of a recall")

@@ -88,6 +88,7 @@ var layers = map[string]int{
 	"mneme/cmd/memeval":        7,
 	"mneme/bench":              7,
 	"mneme/bench/ingest":       7,
+	"mneme/bench/chaos":        7,
 }
 
 func TestImportsRunDownTheLayers(t *testing.T) {
