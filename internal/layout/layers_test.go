@@ -29,6 +29,8 @@ var layers = map[string]int{
 	"mneme/internal/pushdown": 0,
 	"mneme/scripts":           0,
 	"mneme/leader":            0,
+	"mneme/embedding/usem":    0,
+	"mneme/calibration":       0,
 	// The domain.
 	"mneme/memory": 1,
 	// Services beside memory.
