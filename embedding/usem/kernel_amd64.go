@@ -2,23 +2,40 @@ package usem
 
 import "golang.org/x/sys/cpu"
 
-// fma is whether the AVX2/FMA kernel may run on this CPU.
+// fma is whether the AVX2/FMA kernels may run on this CPU.
 var fma = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// gemvBlock64 adds Σ_p x[p]·w[p·stride : p·stride+64] to out[0:64]; stride
-// is in bytes. It is written in kernel_amd64.s.
+// The kernels of kernel_amd64.s. Strides and leading dimensions are in
+// bytes.
+//
+// gemvBlock64 adds Σ_p x[p]·w[p·stride : p·stride+64] to out[0:64].
 //
 //go:noescape
 func gemvBlock64(out, x, w *float32, k, stride int)
 
-// gemv adds xr·w to o, w being len(xr) × m with m = len(o): 64 columns at a
-// time in registers when the CPU has FMA.
-func gemv(o, xr, w []float32, m int) {
-	if !fma || len(xr) == 0 || m%64 != 0 || len(w) < len(xr)*m {
-		gemvGeneric(o, xr, w, m)
+// gemm3Block32 does the same for three rows of x and out at once (rows
+// ldx and ldo bytes apart) on 32 columns, so that each row of w is read
+// once for the three.
+//
+//go:noescape
+func gemm3Block32(out *float32, ldo int, x *float32, ldx int, w *float32, k, stride int)
+
+// matmul adds x·w to out (rows × k times k × m): three rows at a time in
+// registers when the CPU has FMA and m is a multiple of 64.
+func matmul(out, x []float32, rows, k int, w []float32, m int) {
+	if !fma || k == 0 || m%64 != 0 || len(w) < k*m || len(x) < rows*k || len(out) < rows*m {
+		matmulGeneric(out, x, rows, k, w, m)
 		return
 	}
-	for c := 0; c < m; c += 64 {
-		gemvBlock64(&o[c], &xr[0], &w[c], len(xr), 4*m)
+	r := 0
+	for ; r+3 <= rows; r += 3 {
+		for c := 0; c < m; c += 32 {
+			gemm3Block32(&out[r*m+c], 4*m, &x[r*k], 4*k, &w[c], k, 4*m)
+		}
+	}
+	for ; r < rows; r++ {
+		for c := 0; c < m; c += 64 {
+			gemvBlock64(&out[r*m+c], &x[r*k], &w[c], k, 4*m)
+		}
 	}
 }

@@ -2,4 +2,4 @@
 
 package usem
 
-func gemv(o, xr, w []float32, m int) { gemvGeneric(o, xr, w, m) }
+func matmul(out, x []float32, rows, k int, w []float32, m int) { matmulGeneric(out, x, rows, k, w, m) }

@@ -122,48 +122,86 @@ func Load(dir string) (*Model, error) {
 // Tokens returns the piece ids the model sees for text, BOS and EOS included.
 func (m *Model) Tokens(text string) []int32 { return m.tok.encode(text) }
 
-// Embed returns one unit vector per text. Texts are spread over the CPUs.
+// tokenBudget is how many tokens one forward pass takes at most: the
+// sentences of a batch are laid end to end so that each weight matrix is
+// read once for all of them, which is where the time goes for short texts.
+// A longer sentence runs alone.
+const tokenBudget = 384
+
+// Embed returns one unit vector per text. Groups of texts are spread over
+// the CPUs.
 func (m *Model) Embed(texts []string) [][]float32 {
 	out := make([][]float32, len(texts))
-	workers := min(runtime.GOMAXPROCS(0), len(texts))
+	var groups [][2]int // [first, end) of texts
+	ids := make([][]int32, len(texts))
+	first, n := 0, 0
+	for i, t := range texts {
+		ids[i] = m.tok.encode(t)
+		if i > first && n+len(ids[i]) > tokenBudget {
+			groups = append(groups, [2]int{first, i})
+			first, n = i, 0
+		}
+		n += len(ids[i])
+	}
+	if len(texts) > first {
+		groups = append(groups, [2]int{first, len(texts)})
+	}
+	run := func(g [2]int) { copy(out[g[0]:g[1]], m.forward(ids[g[0]:g[1]])) }
+	workers := min(runtime.GOMAXPROCS(0), len(groups))
 	if workers <= 1 {
-		for i, t := range texts {
-			out[i] = m.embedOne(t)
+		for _, g := range groups {
+			run(g)
 		}
 		return out
 	}
 	var wg sync.WaitGroup
-	next := make(chan int)
+	next := make(chan [2]int)
 	for range workers {
 		wg.Go(func() {
-			for i := range next {
-				out[i] = m.embedOne(texts[i])
+			for g := range next {
+				run(g)
 			}
 		})
 	}
-	for i := range texts {
-		next <- i
+	for _, g := range groups {
+		next <- g
 	}
 	close(next)
 	wg.Wait()
 	return out
 }
 
-// embedOne runs the forward pass on one sentence.
-func (m *Model) embedOne(text string) []float32 {
-	ids := m.tok.encode(text)
-	T := len(ids)
+// forward runs the model on sentences laid end to end; windows of the
+// convolutions stop at each sentence's ends, as if it ran alone.
+func (m *Model) forward(sents [][]int32) [][]float32 {
+	T := 0
+	starts := make([]int, len(sents)+1)
+	for i, s := range sents {
+		starts[i] = T
+		T += len(s)
+	}
+	starts[len(sents)] = T
+	bounds := make([][2]int, T) // each token's sentence [start, end)
+	for i := range sents {
+		for t := starts[i]; t < starts[i+1]; t++ {
+			bounds[t] = [2]int{starts[i], starts[i+1]}
+		}
+	}
 	feats := make([]float32, T*featDim)
 	emb := make([]float32, T*embDim)
-	for t, id := range ids {
-		c := int(id) % numChunks
-		s, lo := m.scale[c], m.lo[c]
-		row := m.table[int(id)*embDim : (int(id)+1)*embDim]
-		e := emb[t*embDim : (t+1)*embDim]
-		for j, q := range row {
-			e[j] = float32(q)*s + lo
+	t := 0
+	for _, s := range sents {
+		for _, id := range s {
+			c := int(id) % numChunks
+			sc, lo := m.scale[c], m.lo[c]
+			row := m.table[int(id)*embDim : (int(id)+1)*embDim]
+			e := emb[t*embDim : (t+1)*embDim]
+			for j, q := range row {
+				e[j] = float32(q)*sc + lo
+			}
+			copy(feats[t*featDim:], e)
+			t++
 		}
-		copy(feats[t*featDim:], e)
 	}
 	x := make([]float32, T*3*cnnDim)
 	for t := range T {
@@ -181,64 +219,79 @@ func (m *Model) embedOne(text string) []float32 {
 		for t := range T {
 			copy(xs[t*cnnDim:(t+1)*cnnDim], x[t*3*cnnDim+i*cnnDim:])
 		}
-		window(win, xs, T, o.n, o.left)
+		window(win, xs, bounds, o.n, o.left)
 		conv(h, win, T, o.n*cnnDim, m.w1[i], m.b1[i], xs)
-		window(win, h, T, o.n, o.left)
+		window(win, h, bounds, o.n, o.left)
 		conv(c2, win, T, o.n*cnnDim, m.w2[i], m.b2[i], h)
 		for t := range T {
 			copy(feats[t*featDim+embDim+i*cnnDim:], c2[t*cnnDim:(t+1)*cnnDim])
 		}
 	}
-	sum := make([]float32, featDim)
-	for t := range T {
-		f := feats[t*featDim : (t+1)*featDim]
-		layerNorm(f, m.lnG, m.lnB, m.eps)
-		for j, v := range f {
-			sum[j] += v
+	S := len(sents)
+	sums := make([]float32, S*featDim)
+	for s := range S {
+		sum := sums[s*featDim : (s+1)*featDim]
+		for t := starts[s]; t < starts[s+1]; t++ {
+			f := feats[t*featDim : (t+1)*featDim]
+			layerNorm(f, m.lnG, m.lnB, m.eps)
+			for j, v := range f {
+				sum[j] += v
+			}
 		}
 	}
-	// The sum over tokens commutes with the linear projection: project once.
-	mean := make([]float32, embDim)
-	for j := range mean {
-		mean[j] = float32(T) * m.cnnB[j]
+	// The sum over tokens commutes with the linear projection: project once
+	// per sentence.
+	mean := make([]float32, S*embDim)
+	for s := range S {
+		n := float32(len(sents[s]))
+		for j := range embDim {
+			mean[s*embDim+j] = n * m.cnnB[j]
+		}
 	}
-	matmulAcc(mean, sum, 1, featDim, m.cnnW, embDim)
-	inv := float32(1 / math.Sqrt(float64(T)))
-	for j := range mean {
-		mean[j] *= inv
+	matmulAcc(mean, sums, S, featDim, m.cnnW, embDim)
+	for s := range S {
+		inv := float32(1 / math.Sqrt(float64(len(sents[s]))))
+		for j := range embDim {
+			mean[s*embDim+j] *= inv
+		}
 	}
-	y0 := make([]float32, hidden)
-	matmulAcc(y0, mean, 1, embDim, m.d0, hidden)
+	y0 := make([]float32, S*hidden)
+	matmulAcc(y0, mean, S, embDim, m.d0, hidden)
 	relu(y0)
-	y1 := make([]float32, hidden)
-	matmulAcc(y1, mean, 1, embDim, m.p1, hidden)
-	matmulAcc(y1, y0, 1, hidden, m.d1, hidden)
+	y1 := make([]float32, S*hidden)
+	matmulAcc(y1, mean, S, embDim, m.p1, hidden)
+	matmulAcc(y1, y0, S, hidden, m.d1, hidden)
 	relu(y1)
-	y2 := make([]float32, embDim)
-	matmulAcc(y2, y1, 1, hidden, m.d2, embDim)
+	y2 := make([]float32, S*embDim)
+	matmulAcc(y2, y1, S, hidden, m.d2, embDim)
 	relu(y2)
-	z := make([]float32, embDim)
-	matmulAcc(z, y1, 1, hidden, m.p3, embDim)
-	matmulAcc(z, y2, 1, embDim, m.d3, embDim)
-	var norm float64
-	for j, v := range z {
-		z[j] = float32(math.Tanh(float64(v)))
-		norm += float64(z[j]) * float64(z[j])
+	z := make([]float32, S*embDim)
+	matmulAcc(z, y1, S, hidden, m.p3, embDim)
+	matmulAcc(z, y2, S, embDim, m.d3, embDim)
+	out := make([][]float32, S)
+	for s := range S {
+		v := z[s*embDim : (s+1)*embDim : (s+1)*embDim]
+		var norm float64
+		for j, x := range v {
+			v[j] = float32(math.Tanh(float64(x)))
+			norm += float64(v[j]) * float64(v[j])
+		}
+		k := float32(1 / math.Sqrt(max(norm, float64(m.eps))))
+		for j := range v {
+			v[j] *= k
+		}
+		out[s] = v
 	}
-	k := float32(1 / math.Sqrt(max(norm, float64(m.eps))))
-	for j := range z {
-		z[j] *= k
-	}
-	return z
+	return out
 }
 
 // window lays out, for each token t, the n rows of src at t-left … t-left+n-1
-// side by side in dst, zeros where the window leaves the sentence.
-func window(dst, src []float32, T, n, left int) {
-	for t := range T {
+// side by side in dst, zeros where the window leaves t's sentence.
+func window(dst, src []float32, bounds [][2]int, n, left int) {
+	for t, b := range bounds {
 		for k := range n {
 			d := dst[(t*n+k)*cnnDim : (t*n+k+1)*cnnDim]
-			if p := t - left + k; p >= 0 && p < T {
+			if p := t - left + k; p >= b[0] && p < b[1] {
 				copy(d, src[p*cnnDim:(p+1)*cnnDim])
 			} else {
 				clear(d)
@@ -286,9 +339,5 @@ func layerNorm(v, g, b []float32, eps float32) {
 // matmulAcc adds x·w to out, where x is rows × k, w is k × m and out is
 // rows × m, all row-major.
 func matmulAcc(out, x []float32, rows, k int, w []float32, m int) {
-	for r := range rows {
-		o := out[r*m : (r+1)*m]
-		xr := x[r*k : (r+1)*k]
-		gemv(o, xr, w, m)
-	}
+	matmul(out[:rows*m], x[:rows*k], rows, k, w[:k*m], m)
 }

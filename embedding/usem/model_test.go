@@ -146,3 +146,15 @@ func BenchmarkEmbedBatch64(b *testing.B) {
 	}
 	b.ReportMetric(float64(64*b.N)/b.Elapsed().Seconds(), "texts/s")
 }
+
+func TestBatchedSentencesDoNotSeeEachOther(t *testing.T) {
+	m := testModel(t)
+	texts := []string{"订单4411什么时候到", "Refunds over $500 need a manager's approval.", "好的", "a", ""}
+	together := m.Embed(texts)
+	for i, text := range texts {
+		alone := m.Embed([]string{text})[0]
+		if c := cosine(alone, together[i]); c < 0.99999 {
+			t.Errorf("%q: cosine %.6f between alone and in a batch", text, c)
+		}
+	}
+}
