@@ -62,8 +62,9 @@ func Calibration(cfg Config, e memory.Embedder) (calibration.Calibration, error)
 // Tuned applies a calibration to recall's and writes' settings, settings
 // given explicitly (-vector-floor, -dedup-threshold) winning.
 func (c Config) Tuned(cal calibration.Calibration, rc memory.RecallConfig) (memory.RecallConfig, memory.WriteConfig) {
-	if c.Recall.VectorFloor == 0 {
-		rc.VectorFloor = cal.VectorFloor
+	rc.VectorFloor = cal.VectorFloor
+	if c.Recall.VectorFloor > 0 {
+		rc.VectorFloor = c.Recall.VectorFloor
 	}
 	rc.ExpansionFloor = min(cal.ExpansionFloor, rc.VectorFloor)
 	rc.VectorWeight, rc.FullTextWeight = cal.Fusion.Vector, cal.Fusion.FullText
