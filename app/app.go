@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"mneme/calibration"
 	"mneme/export"
 	"mneme/extract"
 	"mneme/graph"
@@ -51,6 +52,9 @@ type App struct {
 	Redis         *redis.Client
 	Policy        *policy.Engine
 	Embed         memory.Embedder
+	// Calibration is the embedding model's floor, dedup threshold and
+	// fusion weights.
+	Calibration calibration.Calibration
 	// Admin administers policies and grants and keeps this replica's
 	// engine in step; Identity authenticates API keys.
 	Admin    *policyadmin.Service
@@ -157,6 +161,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := checkVectorIndex(startCtx, store, a.Embed); err != nil {
 		return nil, err
 	}
+	if a.Calibration, err = Calibration(cfg, a.Embed); err != nil {
+		return nil, err
+	}
 	if err := store.EnsureSchema(startCtx, a.Embed.Dimension()); err != nil {
 		return nil, fmt.Errorf("neo4j schema: %w", err)
 	}
@@ -185,6 +192,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	recallCfg, writeCfg := cfg.Tuned(a.Calibration, recallCfg)
 	// Every place outside the graph that holds user data: erasing a user
 	// (and deleting a memory, where the place can) asks each of them.
 	a.Sessions = session.New(session.Options{
@@ -221,7 +229,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Authz:  a.Tracing.Authorizer(a.Policy),
 		Embed:  a.Tracing.Embedder(a.Embed),
 		Logger: log,
-		Recall: recallCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(store)), Recorder: a.Recorder, RecallLog: a.RecallLog,
+		Recall: recallCfg, Write: writeCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(store)), Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: a.Tracing.GraphWrites(a.Metrics.GraphWrites(store)), Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Metrics.Sweeper(a.Janitor),
 		Extract:  extract.New(cfg.Extract, log, nil),

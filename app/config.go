@@ -21,8 +21,11 @@ import (
 	"mneme/tracing"
 )
 
-// Embedder kinds.
+// Embedder kinds: the default model in-process (USE multilingual v3, whose
+// weights scripts/model.sh fetches), the dependency-free lexical fallback,
+// or a model served over HTTP.
 const (
+	EmbedderUSE     = "use"
 	EmbedderBuiltin = "builtin"
 	EmbedderHTTP    = "http"
 )
@@ -100,19 +103,35 @@ type RedisConfig struct {
 
 // EmbeddingConfig chooses and tunes the embedder.
 type EmbeddingConfig struct {
-	Kind    string        // EmbedderBuiltin or EmbedderHTTP
-	URL     string        // http embedder: API root such as http://host:port/v1
-	Model   string        // http embedder: model name
-	APIKey  string        // http embedder: bearer token, optional; environment only
-	Dim     int           // vector size of the embedder and the vector index
-	Batch   int           // http embedder: most inputs per request
-	Timeout time.Duration // http embedder: deadline of one request
-	Retries int           // http embedder: repeats after 429, 5xx or a network error
+	Kind     string        // EmbedderUSE, EmbedderBuiltin or EmbedderHTTP
+	ModelDir string        // use embedder: where scripts/model.sh put the weights; empty: the user's cache
+	URL      string        // http embedder: API root such as http://host:port/v1
+	Model    string        // http embedder: model name
+	APIKey   string        // http embedder: bearer token, optional; environment only
+	Dim      int           // vector size of the embedder and the vector index
+	Batch    int           // http embedder: most inputs per request
+	Timeout  time.Duration // http embedder: deadline of one request
+	Retries  int           // http embedder: repeats after 429, 5xx or a network error
+	// QueryPrefix and PassagePrefix: http embedder, text put before a
+	// question and before a stored text ("query: ", "passage: " for e5).
+	QueryPrefix, PassagePrefix string
+	// Calibrations is a directory of model calibrations that win over the
+	// built-in ones; memoryd calibrate writes there. Empty: built-in only.
+	Calibrations string
+	// DuplicateThreshold overrides the model's calibrated dedup threshold
+	// when positive.
+	DuplicateThreshold float64
 }
+
+// Vector sizes of the embedders that have one.
+const (
+	USEDim     = 512
+	BuiltinDim = 256
+)
 
 // RecallConfig is recall's tuning.
 type RecallConfig struct {
-	VectorFloor float64 // relevance floor for cosine similarity
+	VectorFloor float64 // relevance floor for cosine similarity; 0: the model's calibrated floor
 	ExactMax    int     // partitions up to this many memories are searched by exact cosine
 	LogCap      int     // recalls the recall log keeps per user
 }
@@ -168,9 +187,9 @@ func Defaults() Config {
 		Neo4j:  Neo4jConfig{URI: "bolt://127.0.0.1:7687", Timeout: 15 * time.Second},
 		Redis:  RedisConfig{URL: "redis://127.0.0.1:6379/0"},
 		Embedding: EmbeddingConfig{
-			Kind: EmbedderBuiltin, Dim: 256, Batch: 64, Timeout: 30 * time.Second, Retries: 3,
+			Kind: EmbedderUSE, Dim: USEDim, Batch: 64, Timeout: 30 * time.Second, Retries: 3,
 		},
-		Recall: RecallConfig{VectorFloor: 0.25, ExactMax: 20_000, LogCap: 200},
+		Recall: RecallConfig{ExactMax: 20_000, LogCap: 200},
 		Rerank: RerankConfig{Timeout: 2 * time.Second},
 		Queue: QueueConfig{
 			Prefix: "mneme", Shards: 8, Batch: 256, MaxAttempts: 5, Workers: true, LeaseTTL: 10 * time.Second,
@@ -214,20 +233,25 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	b.bind(stringValue(&cfg.Redis.URL), "redis-url", "REDIS_URL", "Redis URL")
 
 	e := &cfg.Embedding
-	b.bind(stringValue(&e.Kind), "embedder", "MNEME_EMBEDDER", "embedder: builtin or http")
+	b.bind(stringValue(&e.Kind), "embedder", "MNEME_EMBEDDER", "embedder: use (the multilingual model, default), builtin (lexical, no model) or http")
+	b.bind(stringValue(&e.ModelDir), "model-dir", "MNEME_MODEL_DIR", "use embedder: directory of the model weights scripts/model.sh fetches (default: ~/.cache/mneme/models)")
+	b.bind(stringValue(&e.Calibrations), "calibrations", "MNEME_CALIBRATIONS", "directory of model calibrations that win over the built-in ones (memoryd calibrate writes there)")
+	b.bind(float64Value(&e.DuplicateThreshold), "dedup-threshold", "MNEME_DEDUP_THRESHOLD", "cosine at which a new memory restates a stored one; 0: the model's calibrated threshold")
+	b.bind(stringValue(&e.QueryPrefix), "embed-query-prefix", "MNEME_EMBED_QUERY_PREFIX", "http embedder: text put before a question, e.g. \"query: \" for e5 models")
+	b.bind(stringValue(&e.PassagePrefix), "embed-passage-prefix", "MNEME_EMBED_PASSAGE_PREFIX", "http embedder: text put before a stored text, e.g. \"passage: \" for e5 models")
 	b.bind(stringValue(&e.URL), "embed-url", "MNEME_EMBED_URL", "http embedder: OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
 	b.bind(stringValue(&e.Model), "embed-model", "MNEME_EMBED_MODEL", "http embedder: model name; the key comes from MNEME_EMBED_API_KEY")
 	b.bind(stringValue(&e.APIKey), "", "MNEME_EMBED_API_KEY", "")
 	// The built-in embedder has a sensible default size; a model's size
 	// is a fact about the model that only the operator knows.
 	dimSet := false
-	b.bind(&setInt{v: &e.Dim, set: &dimSet}, "embed-dim", "MNEME_EMBED_DIM", "embedding dimension; required for the http embedder")
+	b.bind(&setInt{v: &e.Dim, set: &dimSet}, "embed-dim", "MNEME_EMBED_DIM", "embedding dimension; required for the http embedder (use: 512, builtin: 256 by default)")
 	b.bind(intValue(&e.Batch), "embed-batch", "MNEME_EMBED_BATCH", "http embedder: most inputs per request")
 	b.bind(durationValue(&e.Timeout), "embed-timeout", "MNEME_EMBED_TIMEOUT", "http embedder: deadline of one request")
 	b.bind(intValue(&e.Retries), "embed-retries", "MNEME_EMBED_RETRIES", "http embedder: retries after 429, 5xx or network errors")
 
 	r := &cfg.Recall
-	b.bind(float64Value(&r.VectorFloor), "vector-floor", "", "recall relevance floor (cosine)")
+	b.bind(float64Value(&r.VectorFloor), "vector-floor", "", "recall relevance floor (cosine); 0: the model's calibrated floor")
 	b.bind(intValue(&r.ExactMax), "recall-exact-max", "", "largest user partition recall searches by exact cosine")
 	b.bind(intValue(&r.LogCap), "recall-log-cap", "", "recalls the recall log keeps per user")
 
@@ -286,6 +310,9 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	if e.Kind == EmbedderHTTP && !dimSet {
 		errs = append(errs, errors.New("-embed-dim (MNEME_EMBED_DIM): the http embedder needs the size of the model's vectors"))
 	}
+	if e.Kind == EmbedderBuiltin && !dimSet {
+		e.Dim = BuiltinDim
+	}
 	if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
 		return Config{}, err
 	}
@@ -319,8 +346,8 @@ func (c Config) Validate() error {
 		bad("-redis-url (REDIS_URL): %q is not a redis:// URL", c.Redis.URL)
 	}
 	errs = append(errs, c.Embedding.validate()...)
-	if c.Recall.VectorFloor <= 0 || c.Recall.VectorFloor >= 1 {
-		bad("-vector-floor: %v must be between 0 and 1", c.Recall.VectorFloor)
+	if c.Recall.VectorFloor < 0 || c.Recall.VectorFloor >= 1 {
+		bad("-vector-floor: %v must be between 0 and 1 (0: the model's calibrated floor)", c.Recall.VectorFloor)
 	}
 	if c.Recall.ExactMax < 0 {
 		bad("-recall-exact-max: %d must not be negative", c.Recall.ExactMax)
@@ -404,15 +431,21 @@ func (e EmbeddingConfig) validate() []error {
 	if e.Dim < 8 || e.Dim > 4096 {
 		bad("-embed-dim (MNEME_EMBED_DIM): %d is outside 8..4096", e.Dim)
 	}
+	if e.DuplicateThreshold < 0 || e.DuplicateThreshold > 1.01 {
+		bad("-dedup-threshold (MNEME_DEDUP_THRESHOLD): %v is outside 0..1.01 (0: the model's calibrated threshold)", e.DuplicateThreshold)
+	}
 	switch e.Kind {
-	case EmbedderBuiltin:
+	case EmbedderUSE, EmbedderBuiltin:
 		if e.URL != "" || e.Model != "" {
-			bad("-embedder (MNEME_EMBEDDER): embed url and model are set but the embedder is builtin; add -embedder http (MNEME_EMBEDDER=http)")
+			bad("-embedder (MNEME_EMBEDDER): embed url and model are set but the embedder is %s; add -embedder http (MNEME_EMBEDDER=http)", e.Kind)
+		}
+		if e.Kind == EmbedderUSE && e.Dim != USEDim {
+			bad("-embed-dim (MNEME_EMBED_DIM): the use embedder makes vectors of dimension %d, not %d", USEDim, e.Dim)
 		}
 		return errs
 	case EmbedderHTTP:
 	default:
-		bad("-embedder (MNEME_EMBEDDER): %q is neither builtin nor http", e.Kind)
+		bad("-embedder (MNEME_EMBEDDER): %q is none of use, builtin and http", e.Kind)
 		return errs
 	}
 	if u, err := url.Parse(e.URL); err != nil || !oneOf(u.Scheme, "http", "https") || u.Host == "" {

@@ -84,7 +84,7 @@ func TestLoadGood(t *testing.T) {
 			c.Neo4j = Neo4jConfig{URI: "neo4j://db:7687", User: "mneme", Password: "secret", Database: "memories", Timeout: c.Neo4j.Timeout}
 			c.Redis.URL = "redis://cache:6380/1"
 			c.Server.Addr = "0.0.0.0:9000"
-			c.Embedding.Dim = 128
+			c.Embedding.Kind, c.Embedding.Dim = EmbedderBuiltin, 128
 			c.Seed = true
 			c.Log.Level = slog.LevelDebug
 		},
@@ -105,6 +105,15 @@ func TestLoadGood(t *testing.T) {
 		"http-embedder-flags": func(c *Config) {
 			c.Embedding = EmbeddingConfig{Kind: EmbedderHTTP, URL: "https://emb.example/v1", Model: "m",
 				Dim: 1024, Batch: 8, Timeout: 2 * time.Second, Retries: 5}
+		},
+		"use-embedder": func(c *Config) {
+			c.Embedding.ModelDir, c.Embedding.Calibrations = "/opt/models", "/etc/mneme/calibrations"
+			c.Embedding.DuplicateThreshold, c.Recall.VectorFloor = 0.97, 0.4
+		},
+		"builtin-embedder": func(c *Config) { c.Embedding.Kind, c.Embedding.Dim = EmbedderBuiltin, BuiltinDim },
+		"http-embedder-prefixes": func(c *Config) {
+			c.Embedding.Kind, c.Embedding.URL, c.Embedding.Model, c.Embedding.Dim = EmbedderHTTP, "http://127.0.0.1:8000/v1", "multilingual-e5-small", 384
+			c.Embedding.QueryPrefix, c.Embedding.PassagePrefix = "query:", "passage:" // the fixture's lines are trimmed
 		},
 		"lifecycle": func(c *Config) {
 			c.Lifecycle.TTL[memory.TypeSemantic] = 30 * janitor.Day
@@ -199,6 +208,7 @@ func TestSettingsKeepTheirNames(t *testing.T) {
 		t.Fatalf("Load -h = %v, want flag.ErrHelp", err)
 	}
 	flags := []string{"addr", "neo4j-uri", "neo4j-timeout", "redis-url", "embedder", "embed-url", "embed-model",
+		"model-dir", "calibrations", "dedup-threshold", "embed-query-prefix", "embed-passage-prefix",
 		"embed-dim", "embed-batch", "embed-timeout", "embed-retries", "max-body", "vector-floor", "policy-timeout",
 		"start-timeout", "session-ttl", "session-max-turns", "session-max-bytes", "session-scan", "recall-exact-max",
 		"recall-log-cap", "rerank-url", "rerank-model", "rerank-timeout", "seed", "queue-prefix", "queue-shards",
@@ -234,6 +244,7 @@ func TestSettingsKeepTheirNames(t *testing.T) {
 		}
 	}
 	vars := []string{"MNEME_ADDR", "NEO4J_URI", "REDIS_URL", "MNEME_EMBEDDER", "MNEME_EMBED_URL", "MNEME_EMBED_MODEL",
+		"MNEME_MODEL_DIR", "MNEME_CALIBRATIONS", "MNEME_DEDUP_THRESHOLD", "MNEME_EMBED_QUERY_PREFIX", "MNEME_EMBED_PASSAGE_PREFIX",
 		"MNEME_EMBED_DIM", "MNEME_EMBED_BATCH", "MNEME_EMBED_TIMEOUT", "MNEME_EMBED_RETRIES", "MNEME_SESSION_TTL",
 		"MNEME_SESSION_SCAN", "MNEME_RERANK_URL", "MNEME_RERANK_MODEL", "MNEME_SEED", "MNEME_QUEUE_PREFIX",
 		"MNEME_QUEUE_SHARDS", "MNEME_QUEUE_BATCH", "MNEME_WORKERS", "MNEME_JANITOR_EVERY", "MNEME_TTL",

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"mneme/embedding"
+	"mneme/memory"
 )
 
 func TestNewEmbedder(t *testing.T) {
@@ -34,6 +35,9 @@ func TestNewEmbedder(t *testing.T) {
 		c.Embedding.Kind, c.Embedding.URL, c.Embedding.Model, c.Embedding.Dim = EmbedderHTTP, srv.URL+"/v1", "three", dim
 		return c
 	}
+	builtinCfg, missingCfg := Defaults(), Defaults()
+	builtinCfg.Embedding.Kind, builtinCfg.Embedding.Dim = EmbedderBuiltin, BuiltinDim
+	missingCfg.Embedding.ModelDir = t.TempDir()
 	tests := []struct {
 		name      string
 		cfg       Config
@@ -41,7 +45,9 @@ func TestNewEmbedder(t *testing.T) {
 		wantDim   int
 		wantErr   string
 	}{
-		{name: "builtin", cfg: Defaults(), wantModel: embedding.BuiltinModel, wantDim: 256},
+		{name: "default: the multilingual model", cfg: Defaults(), wantModel: embedding.USEModel, wantDim: 512},
+		{name: "builtin", cfg: builtinCfg, wantModel: embedding.BuiltinModel, wantDim: 256},
+		{name: "the model's weights missing", cfg: missingCfg, wantErr: "scripts/model.sh"},
 		{name: "http of the right size", cfg: httpCfg(3), wantModel: "three", wantDim: 3},
 		{name: "http of the wrong size", cfg: httpCfg(8), wantErr: "embedder three at " + srv.URL + "/v1: embed: bad embeddings response: model three returned a vector of dimension 3, configured dimension is 8"},
 	}
@@ -61,5 +67,31 @@ func TestNewEmbedder(t *testing.T) {
 				t.Errorf("embedder = %s/%d, want %s/%d", e.Model(), e.Dimension(), tt.wantModel, tt.wantDim)
 			}
 		})
+	}
+}
+
+func TestCalibrationRefusesAnUncalibratedModel(t *testing.T) {
+	cfg := Defaults()
+	for _, e := range []memory.Embedder{embedding.NewBuiltin(256), &embedding.USE{}} {
+		c, err := Calibration(cfg, e)
+		if err != nil || c.Model != e.Model() || c.VectorFloor <= 0 {
+			t.Errorf("%s: calibration %+v, %v; want the built-in one", e.Model(), c, err)
+		}
+	}
+	_, err := Calibration(cfg, embedding.NewBuiltin(64))
+	for _, want := range []string{embedding.BuiltinModel, "dimension 64", "memoryd calibrate", "-calibrations"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("an uncalibrated model = %v, want an error naming %q", err, want)
+		}
+	}
+	// Calibrated numbers reach recall and writes; explicit settings win.
+	c, _ := Calibration(cfg, embedding.NewBuiltin(256))
+	rc, wc := cfg.Tuned(c, memory.RecallConfig{})
+	if rc.VectorFloor != c.VectorFloor || wc.DuplicateThreshold != c.DuplicateThreshold || rc.GraphWeight != c.Fusion.Graph {
+		t.Errorf("tuned %+v %+v from %+v", rc, wc, c)
+	}
+	cfg.Recall.VectorFloor, cfg.Embedding.DuplicateThreshold = 0.5, 0.9
+	if rc, wc := cfg.Tuned(c, memory.RecallConfig{}); rc.VectorFloor != 0.5 || wc.DuplicateThreshold != 0.9 {
+		t.Errorf("explicit settings lost: %v %v", rc.VectorFloor, wc.DuplicateThreshold)
 	}
 }

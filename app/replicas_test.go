@@ -31,7 +31,7 @@ func replica(t *testing.T, tenant string, keys map[string]string) *apptest.Fixtu
 	cfg.Neo4j.Database = testenv.Neo4jDatabase()
 	cfg.Redis.URL = testenv.RedisURL(t)
 	cfg.Identity.KeySecret = testenv.KeySecret()
-	cfg.Embedding.Dim = testenv.EmbeddingDimension
+	cfg.Embedding.Kind, cfg.Embedding.Dim = app.EmbedderBuiltin, testenv.EmbeddingDimension
 	cfg.Server.StartTimeout = 30 * time.Second
 	cfg.Policy.Timeout = 5 * time.Second
 	// The replica shares memoryd's default queue prefix: applying that

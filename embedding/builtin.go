@@ -82,6 +82,15 @@ func (b *Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error
 	return out, nil
 }
 
+// EmbedQuery embeds a question as any other text: the lexical features of
+// a question and of its answer are the same kind.
+func (b *Builtin) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return b.vector(text), nil
+}
+
 // feature is one hashed feature, its weight and how often it occurred.
 type feature struct {
 	hash   uint64

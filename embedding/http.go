@@ -23,6 +23,10 @@ type HTTPConfig struct {
 	Model string
 	// APIKey, when set, is sent as a bearer token.
 	APIKey string
+	// QueryPrefix and PassagePrefix are put before a question and before a
+	// stored text, for models trained with them (the e5 family wants
+	// "query: " and "passage: "); empty for models that are not.
+	QueryPrefix, PassagePrefix string
 	// Dimension is the vector size the model must return; any other size is
 	// an error, never silently stored.
 	Dimension int
@@ -113,9 +117,29 @@ type StatusError = httpjson.StatusError
 // one vector of the configured dimension per input.
 var ErrBadResponse = errors.New("embed: bad embeddings response")
 
-// Embed returns one vector per text, in order, sending at most BatchSize
-// texts per request.
+// Embed returns one vector per stored text, in order, sending at most
+// BatchSize texts per request.
 func (h *HTTP) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return h.embed(ctx, texts, h.cfg.PassagePrefix)
+}
+
+// EmbedQuery returns the vector of one question.
+func (h *HTTP) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	vecs, err := h.embed(ctx, []string{text}, h.cfg.QueryPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
+}
+
+func (h *HTTP) embed(ctx context.Context, texts []string, prefix string) ([][]float32, error) {
+	if prefix != "" {
+		prefixed := make([]string, len(texts))
+		for i, t := range texts {
+			prefixed[i] = prefix + t
+		}
+		texts = prefixed
+	}
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += h.cfg.BatchSize {
 		batch := texts[start:min(start+h.cfg.BatchSize, len(texts))]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -294,5 +295,34 @@ func TestNewHTTPValidates(t *testing.T) {
 	h, err := NewHTTP(HTTPConfig{BaseURL: "http://x/v1/", Model: "m", Dimension: 384})
 	if err != nil || h.endpoint != "http://x/v1/embeddings" || h.Dimension() != 384 || h.Model() != "m" {
 		t.Fatalf("NewHTTP = %+v, %v", h, err)
+	}
+}
+
+func TestHTTPPrefixesQueriesAndPassages(t *testing.T) {
+	f := &fakeServer{dim: 4}
+	h := newTestHTTP(t, startFake(t, f), func(c *HTTPConfig) { c.QueryPrefix, c.PassagePrefix = "query: ", "passage: " })
+	if _, err := h.Embed(context.Background(), []string{"Alice likes tea", "Bob"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := h.EmbedQuery(context.Background(), "what does Alice drink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q[0] != float32(len("query: what does Alice drink")) {
+		t.Errorf("query vector %v is not the prefixed question's", q)
+	}
+	calls := f.calls()
+	if len(calls) != 2 || !slices.Equal(calls[0].Input, []string{"passage: Alice likes tea", "passage: Bob"}) ||
+		!slices.Equal(calls[1].Input, []string{"query: what does Alice drink"}) {
+		t.Errorf("sent %+v, want passages then the query, each with its prefix", calls)
+	}
+	// Without prefixes, both go as they are.
+	g := &fakeServer{dim: 4}
+	plain := newTestHTTP(t, startFake(t, g), nil)
+	if _, err := plain.EmbedQuery(context.Background(), "tea"); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.calls(); len(got) != 1 || !slices.Equal(got[0].Input, []string{"tea"}) {
+		t.Errorf("sent %+v, want the question alone", got)
 	}
 }

@@ -361,6 +361,14 @@ func (f *fakeEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 	return out, nil
 }
 
+func (f *fakeEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	vecs, err := f.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
+}
+
 func (f *fakeEmbedder) Dimension() int { return 2 }
 func (f *fakeEmbedder) Model() string  { return "fake" }
 

@@ -137,9 +137,12 @@ type Authorizer interface {
 	ReadScope(ctx context.Context, p Principal, userID string, now time.Time) (Scope, error)
 }
 
-// Embedder turns texts into vectors of a fixed dimension.
+// Embedder turns texts into vectors of a fixed dimension. Some models embed
+// a question differently from the text that answers it, so recall embeds its
+// question with EmbedQuery and everything stored goes through Embed.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 	Dimension() int
 	Model() string
 }

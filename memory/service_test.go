@@ -769,6 +769,8 @@ func (e *shortEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 	return vecs[:len(vecs)-1], err
 }
 
+func (e *shortEmbedder) EmbedQuery(context.Context, string) ([]float32, error) { return nil, nil }
+
 func TestEmbedderReturningTooFewVectors(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
 	opts := f.options(t, RecallConfig{})
@@ -796,6 +798,11 @@ func (e *wideEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 		vecs[i] = append(vecs[i], 0)
 	}
 	return vecs, err
+}
+
+func (e *wideEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	vec, err := e.fakeEmbedder.EmbedQuery(ctx, text)
+	return append(vec, 0), err
 }
 
 func TestEmbedderReturningVectorsOfAnotherSize(t *testing.T) {

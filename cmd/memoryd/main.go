@@ -4,7 +4,14 @@
 // `memoryd reembed [flags]` instead renews every memory's vector with the
 // configured embedder (after a change of model), rebuilding the vector index
 // when the dimension changed, prints a JSON report and exits. It takes the
-// same flags and environment as the server.
+// same flags and environment as the server. The target model must have a
+// calibration; when it has none, reembed makes one first (as calibrate does)
+// and stores it in -calibrations.
+//
+// `memoryd calibrate [flags]` measures the configured embedding model on the
+// labelled data built in (seed/calibration.json) or given by -data, picks its
+// relevance floor and dedup threshold, prints them as JSON and, with
+// -calibrations DIR, stores them there for memoryd to use.
 package main
 
 import (
@@ -33,6 +40,9 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "reembed" {
 		return runReembed(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "calibrate" {
+		return runCalibrate(ctx, args[1:], getenv, stdout, stderr)
 	}
 	cfg, err := app.Load(args, getenv, stderr)
 	if err != nil {
@@ -70,6 +80,9 @@ func runReembed(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.Log.Level}))
+	if err := ensureCalibration(ctx, cfg, log); err != nil {
+		return fmt.Errorf("reembed: %w", err)
+	}
 	res, err := app.Reembed(ctx, cfg, log)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -40,8 +42,22 @@ func TestReembedSwitchesModels(t *testing.T) {
 
 	// Seed two tenants with the built-in embedder at 64 dimensions.
 	cfg := app.Defaults()
-	cfg.Neo4j.URI, cfg.Redis.URL, cfg.Embedding.Dim = uri, redisURL, 64
+	cfg.Neo4j.URI, cfg.Redis.URL, cfg.Embedding.Kind, cfg.Embedding.Dim = uri, redisURL, app.EmbedderBuiltin, 64
 	cfg.Identity.KeySecret = testenv.KeySecret()
+	// The built-in model is calibrated at 256 dimensions only: calibrate
+	// it at 64, as an operator would.
+	cals := t.TempDir()
+	cfg.Embedding.Calibrations = cals
+	env := map[string]string{"NEO4J_URI": uri, "REDIS_URL": redisURL, "MNEME_ADDR": freeAddr(t), "MNEME_KEY_SECRET": testenv.KeySecret(),
+		"MNEME_CALIBRATIONS": cals}
+	getenv := func(k string) string { return env[k] }
+	if err := run(ctx, []string{"-embedder", "builtin", "-embed-dim", "64"}, getenv, io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "memoryd calibrate") {
+		t.Fatalf("memoryd on an uncalibrated model = %v, want a refusal naming memoryd calibrate", err)
+	}
+	if err := run(ctx, []string{"calibrate", "-embedder", "builtin", "-embed-dim", "64"}, getenv, io.Discard, io.Discard); err != nil {
+		t.Fatalf("calibrate: %v", err)
+	}
 	// A fresh Neo4j on a loaded machine answers its first queries slowly.
 	cfg.Server.StartTimeout, cfg.Policy.Timeout, cfg.Neo4j.Timeout = 3*time.Minute, 5*time.Second, 2*time.Minute
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -72,12 +88,9 @@ func TestReembedSwitchesModels(t *testing.T) {
 		t.Fatalf("seeded %d memories, want at least 50", total)
 	}
 
-	env := map[string]string{"NEO4J_URI": uri, "REDIS_URL": redisURL, "MNEME_ADDR": freeAddr(t), "MNEME_KEY_SECRET": testenv.KeySecret()}
-	getenv := func(k string) string { return env[k] }
-
 	// memoryd refuses an embedder of another dimension, naming both and the cure.
 	var logs bytes.Buffer
-	err = run(ctx, []string{"-embed-dim", "128", "-start-timeout", "3m", "-neo4j-timeout", "2m"}, getenv, io.Discard, &logs)
+	err = run(ctx, []string{"-embedder", "builtin", "-embed-dim", "128", "-start-timeout", "3m", "-neo4j-timeout", "2m"}, getenv, io.Discard, &logs)
 	for _, want := range []string{"dimension 64", embedding.BuiltinModel + " makes vectors of dimension 128", "memoryd reembed"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("memoryd with a 128-dimension embedder = %v, want an error mentioning %q", err, want)
@@ -95,8 +108,20 @@ func TestReembedSwitchesModels(t *testing.T) {
 	httpArgs := []string{"reembed", "-embedder", "http", "-embed-url", srv.URL + "/v1", "-embed-model", "served-32",
 		"-embed-dim", "32", "-embed-batch", "10", "-embed-retries", "0", "-start-timeout", "3m", "-neo4j-timeout", "2m"}
 
-	// The endpoint fails after the probe and two batches: the run stops with
-	// an error, having renewed 20 memories.
+	// The new model has no calibration: reembed makes one before it changes
+	// any vector. The endpoint then fails after the probe and two batches:
+	// the run stops with an error, having renewed 20 memories.
+	model.failAfter = 0
+	if _, err := os.Stat(filepath.Join(cals, "served-32.json")); err == nil {
+		t.Fatal("served-32 is calibrated before any run")
+	}
+	if err := ensureCalibration(ctx, mustLoad(t, httpArgs[1:], getenv), quiet); err != nil {
+		t.Fatalf("calibrating the new model: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cals, "served-32.json")); err != nil {
+		t.Fatalf("reembed's calibration was not stored: %v", err)
+	}
+	model.failAfterMore(4) // the calibration check's probe, the run's probe, two batches
 	first, err := reembedRun(ctx, httpArgs, getenv)
 	if err == nil || !strings.Contains(err.Error(), "run it again") {
 		t.Fatalf("first run = %v, want an error telling to run it again", err)
@@ -166,6 +191,22 @@ type servedModel struct {
 	mu        sync.Mutex
 	served    int
 	failAfter int
+}
+
+// failAfterMore makes the model fail once it has answered n more requests.
+func (s *servedModel) failAfterMore(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failAfter = s.served + n
+}
+
+func mustLoad(t *testing.T, args []string, getenv func(string) string) app.Config {
+	t.Helper()
+	cfg, err := app.Load(args, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 func (s *servedModel) heal() {

@@ -100,7 +100,9 @@ func config(redisURL string) app.Config {
 	cfg.Neo4j.Database = testenv.Neo4jDatabase()
 	cfg.Redis.URL = redisURL
 	cfg.Identity.KeySecret = testenv.KeySecret()
-	cfg.Embedding.Dim = testenv.EmbeddingDimension
+	// The lexical embedder: fast and deterministic; tests of the real model
+	// load it themselves.
+	cfg.Embedding.Kind, cfg.Embedding.Dim = app.EmbedderBuiltin, testenv.EmbeddingDimension
 	cfg.Server.StartTimeout = 30 * time.Second
 	// A loaded CI machine must not turn slow decisions into denials.
 	cfg.Policy.Timeout = 5 * time.Second

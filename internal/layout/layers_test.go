@@ -35,6 +35,8 @@ var layers = map[string]int{
 	"mneme/deploy":            0,
 	"mneme/relevance":         0,
 	"mneme/intent":            0,
+	"mneme/embedding/usem":    0,
+	"mneme/calibration":       0,
 	// The domain.
 	"mneme/memory": 1,
 	// Services beside memory.
