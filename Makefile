@@ -5,7 +5,7 @@
 RUN_DIR ?= .run/dev
 UP_FLAGS ?=
 
-.PHONY: run test test-short launcher servers-up servers-down
+.PHONY: run test test-short fuzz launcher servers-up servers-down
 
 run:
 	scripts/run.sh
@@ -16,6 +16,11 @@ test:
 # Unit tests only: no servers needed.
 test-short:
 	go test -short ./...
+
+# Every fuzz target for FUZZTIME each, one after the other.
+FUZZTIME ?= 10m
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
 
 # Build the embedded Neo4j launcher (no-op when up to date).
 launcher:
