@@ -42,7 +42,7 @@ for t in "${targets[@]}"; do
   pkg="${t%% *}" name="${t##* }"
   log="$(mktemp)"
   start=$(date +%s)
-  if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$time" -parallel "$parallel" "$pkg" >"$log" 2>&1; then
+  if ! go test -timeout 0 -run '^$' -fuzz "^${name}\$" -fuzztime "$time" -parallel "$parallel" "$pkg" >"$log" 2>&1; then
     cat "$log" >&2
     rm -f "$log"
     echo "fuzz.sh: $pkg $name FAILED; the input is in $pkg/testdata/fuzz/$name/" >&2
