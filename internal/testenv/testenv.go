@@ -39,7 +39,11 @@ const (
 	// comma-separated (scripts/redis-cluster.sh start prints it). When set,
 	// EachRedis runs its tests on the cluster too.
 	EnvRedisClusterAddrs = "REDIS_CLUSTER_ADDRS"
-	EnvKeySecret         = "MNEME_KEY_SECRET"
+	// EnvAppOnCluster, when set, runs the end-to-end tests' app
+	// (internal/apptest) on the REDIS_CLUSTER_ADDRS cluster instead of
+	// the REDIS_URL server.
+	EnvAppOnCluster = "MNEME_TEST_APP_ON_CLUSTER"
+	EnvKeySecret    = "MNEME_KEY_SECRET"
 )
 
 // testKeySecret is the API key secret of tests run without
