@@ -283,3 +283,51 @@ func TestEraseUser(t *testing.T) {
 		}
 	})
 }
+
+// The expirer reads the due sets of listed tenants only: a tenant is listed
+// once it has a session and unlisted once it has none left.
+func TestExpirerListsTenantsWithSessions(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb, TTL: time.Second, Lease: time.Minute})
+		listed := func() bool {
+			t.Helper()
+			ok, err := rdb.SIsMember(ctx, tenantsKey, tenant).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		// A clock long before every session's due time: the scan ends none.
+		e := NewExpirer(s, ExpirerOptions{End: func(context.Context, memory.Session) error { return nil }, Logger: quiet, Batch: 1 << 20, Now: func() time.Time { return t0.Add(-48 * time.Hour) }})
+		if _, err := s.Append(ctx, open(tenant, "s-1", "alice"), turns("hello"), 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !listed() {
+			t.Fatal("a tenant with an open session is not listed")
+		}
+		if err := s.Finish(ctx, tenant, "s-1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if listed() {
+			t.Error("a tenant without sessions is still listed after a scan")
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-2", "alice"), turns("again"), 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if !listed() {
+			t.Error("a new session does not list its tenant again")
+		}
+		if err := s.Finish(ctx, tenant, "s-2"); err != nil {
+			t.Fatal(err)
+		}
+		_ = rdb.SRem(ctx, tenantsKey, tenant).Err()
+	})
+}
