@@ -5,7 +5,7 @@
 RUN_DIR ?= .run/dev
 UP_FLAGS ?=
 
-.PHONY: run test test-short chaos launcher servers-up servers-down
+.PHONY: run test test-short chaos fuzz launcher servers-up servers-down
 
 run:
 	scripts/run.sh
@@ -23,6 +23,11 @@ test-short:
 CHAOS_DURATION ?= 2m
 chaos:
 	go test -tags chaos -count=1 -timeout 60m -run TestChaosRun ./bench/chaos -chaos.duration $(CHAOS_DURATION)
+
+# Every fuzz target for FUZZTIME each, one after the other.
+FUZZTIME ?= 10m
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
 
 # Build the embedded Neo4j launcher (no-op when up to date).
 launcher:

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -49,7 +50,7 @@ type App struct {
 	// build a variant of it (the recall benchmark).
 	MemoryOptions memory.Options
 	Store         *graph.Store
-	Redis         *redis.Client
+	Redis         redis.UniversalClient
 	Policy        *policy.Engine
 	Embed         memory.Embedder
 	// Calibration is the embedding model's floor, dedup threshold and
@@ -385,12 +386,16 @@ func openGraph(ctx context.Context, cfg Config, log *slog.Logger) (*graph.Store,
 	}
 }
 
-func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*redis.Client, error) {
+func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (redis.UniversalClient, error) {
 	opts, err := redis.ParseURL(cfg.Redis.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redis url: %w", err)
 	}
-	client := redis.NewClient(opts)
+	var client redis.UniversalClient = redis.NewClient(opts)
+	if nodes := cfg.Redis.clusterAddrs(); len(nodes) > 0 {
+		client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: nodes, Username: opts.Username, Password: opts.Password, TLSConfig: opts.TLSConfig})
+		opts.Addr = strings.Join(nodes, ",")
+	}
 	for {
 		err := client.Ping(ctx).Err()
 		if err == nil {
@@ -407,7 +412,7 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*redis.Client
 }
 
 // buildIdentity wires the identity service: tenants, principals and keys.
-func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb *redis.Client, authz identity.Authorizer, audit memory.Auditor, log *slog.Logger) (*identity.Service, error) {
+func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb redis.UniversalClient, authz identity.Authorizer, audit memory.Auditor, log *slog.Logger) (*identity.Service, error) {
 	hasher, err := identity.NewHasher(cfg.KeySecret)
 	if err != nil {
 		return nil, err

@@ -99,6 +99,9 @@ type Neo4jConfig struct {
 // RedisConfig is Redis's part.
 type RedisConfig struct {
 	URL string // redis://host:port/db
+	// Cluster, when set, lists a Redis Cluster's nodes (host:port,
+	// comma-separated); URL then gives only the credentials and TLS.
+	Cluster string
 }
 
 // EmbeddingConfig chooses and tunes the embedder.
@@ -231,6 +234,7 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	b.bind(durationValue(&n.Timeout), "neo4j-timeout", "", "deadline of one Neo4j store call")
 
 	b.bind(stringValue(&cfg.Redis.URL), "redis-url", "REDIS_URL", "Redis URL")
+	b.bind(stringValue(&cfg.Redis.Cluster), "redis-cluster", "MNEME_REDIS_CLUSTER", "Redis Cluster nodes, host:port,host:port (URL then gives credentials only)")
 
 	e := &cfg.Embedding
 	b.bind(stringValue(&e.Kind), "embedder", "MNEME_EMBEDDER", "embedder: use (the multilingual model, default), builtin (lexical, no model) or http")
@@ -344,6 +348,11 @@ func (c Config) Validate() error {
 	}
 	if u, err := url.Parse(c.Redis.URL); err != nil || !oneOf(u.Scheme, "redis", "rediss") || u.Host == "" {
 		bad("-redis-url (REDIS_URL): %q is not a redis:// URL", c.Redis.URL)
+	}
+	for _, addr := range c.Redis.clusterAddrs() {
+		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+			bad("-redis-cluster (MNEME_REDIS_CLUSTER): %q is not host:port", addr)
+		}
 	}
 	errs = append(errs, c.Embedding.validate()...)
 	if c.Recall.VectorFloor < 0 || c.Recall.VectorFloor >= 1 {
@@ -626,4 +635,15 @@ func oneOf(s string, options ...string) bool {
 		}
 	}
 	return false
+}
+
+// clusterAddrs returns the cluster's nodes, none without a cluster.
+func (r RedisConfig) clusterAddrs() []string {
+	var out []string
+	for _, a := range strings.Split(r.Cluster, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }

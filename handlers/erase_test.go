@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"mneme/internal/apptest"
+	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/queue"
 )
@@ -252,7 +253,7 @@ func checkGraphForgot(t *testing.T, ctx context.Context, f *apptest.Fixture, use
 // scanRedis reads every key of the database and fails the test when a key
 // or value holds one of the tokens. Keys are read a SCAN page at a time,
 // in two pipelines: their types, then their values.
-func scanRedis(t *testing.T, ctx context.Context, rdb *redis.Client, tokens []string) {
+func scanRedis(t *testing.T, ctx context.Context, rdb redis.UniversalClient, tokens []string) {
 	t.Helper()
 	check := func(key, what string, vals ...string) {
 		for _, v := range vals {
@@ -263,14 +264,15 @@ func scanRedis(t *testing.T, ctx context.Context, rdb *redis.Client, tokens []st
 			}
 		}
 	}
-	keys := 0
-	var cursor uint64
-	for {
-		page, next, err := rdb.Scan(ctx, cursor, "*", 1000).Result()
-		if err != nil {
-			t.Fatalf("SCAN: %v", err)
-		}
-		keys += len(page)
+	// Every node of a cluster is scanned.
+	all, err := testenv.ScanKeys(ctx, rdb, "*")
+	if err != nil {
+		t.Fatalf("SCAN: %v", err)
+	}
+	keys := len(all)
+	for len(all) > 0 {
+		page := all[:min(len(all), 1000)]
+		all = all[len(page):]
 		types := make([]*redis.StatusCmd, len(page))
 		pipe := rdb.Pipeline()
 		for i, key := range page {
@@ -325,9 +327,6 @@ func scanRedis(t *testing.T, ctx context.Context, rdb *redis.Client, tokens []st
 			if reads[i] != nil {
 				check(key, types[i].Val(), reads[i]()...)
 			}
-		}
-		if cursor = next; cursor == 0 {
-			break
 		}
 	}
 	t.Logf("scanned %d Redis keys", keys)

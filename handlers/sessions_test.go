@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mneme/internal/apptest"
+	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/session"
 )
@@ -234,9 +235,11 @@ func TestEraseUserRemovesSessions(t *testing.T) {
 		t.Errorf("bob's session after carol's erase: %d", r.Status)
 	}
 	ctx := context.Background()
-	iter := f.App.Redis.Scan(ctx, 0, "*", 1000).Iterator()
-	for iter.Next(ctx) {
-		k := iter.Val()
+	keys, err := testenv.ScanKeys(ctx, f.App.Redis, "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
 		if strings.Contains(k, "carol") && strings.Contains(k, f.Tenant) {
 			t.Errorf("key left: %s", k)
 		}
@@ -247,8 +250,5 @@ func TestEraseUserRemovesSessions(t *testing.T) {
 				}
 			}
 		}
-	}
-	if err := iter.Err(); err != nil {
-		t.Fatal(err)
 	}
 }

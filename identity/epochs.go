@@ -10,11 +10,11 @@ import (
 // RedisEpochs keeps each tenant's key epoch in Redis, where every replica
 // reads it: one GET per request, one INCR per change.
 type RedisEpochs struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 }
 
 // NewRedisEpochs returns the epochs kept in rdb.
-func NewRedisEpochs(rdb *redis.Client) *RedisEpochs { return &RedisEpochs{rdb: rdb} }
+func NewRedisEpochs(rdb redis.UniversalClient) *RedisEpochs { return &RedisEpochs{rdb: rdb} }
 
 func epochKey(tenant string) string { return "mneme:identity:epoch:" + tenant }
 

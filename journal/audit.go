@@ -37,7 +37,7 @@ type AuditOptions struct {
 // are rare, so each event is written as it happens; a write that fails is
 // logged and does not fail the act.
 type Audit struct {
-	rdb  *redis.Client
+	rdb  redis.UniversalClient
 	log  *slog.Logger
 	cap  int64
 	keep time.Duration
@@ -47,7 +47,7 @@ type Audit struct {
 var _ memory.Auditor = (*Audit)(nil)
 
 // NewAudit returns the audit trail on rdb.
-func NewAudit(rdb *redis.Client, opts AuditOptions) *Audit {
+func NewAudit(rdb redis.UniversalClient, opts AuditOptions) *Audit {
 	a := &Audit{rdb: rdb, log: opts.Logger, cap: opts.Cap, keep: opts.Retention, now: opts.Now}
 	if a.cap <= 0 {
 		a.cap = DefaultAuditCap

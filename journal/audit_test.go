@@ -9,78 +9,90 @@ import (
 
 	"mneme/internal/testenv"
 	"mneme/memory"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestAuditTrail(t *testing.T) {
-	rdb := testenv.Redis(t)
-	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
-	t.Cleanup(func() { _ = rdb.Del(context.Background(), auditKey(tenant), auditKey(other)).Err() })
-	ctx := context.Background()
-	a := NewAudit(rdb, AuditOptions{Cap: 4})
-	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	ev := func(i int, actor, action string) memory.AuditEvent {
-		return memory.AuditEvent{
-			Time: base.Add(time.Duration(i) * time.Minute), Tenant: tenant, Actor: actor, Action: action,
-			Target: "user:alice", Outcome: memory.AuditOK,
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		tenant, other := testenv.Tenant(t), testenv.Tenant(t)
+		t.Cleanup(func() { delKeys(rdb, auditKey(tenant), auditKey(other)) })
+		ctx := context.Background()
+		a := NewAudit(rdb, AuditOptions{Cap: 4})
+		base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+		ev := func(i int, actor, action string) memory.AuditEvent {
+			return memory.AuditEvent{
+				Time: base.Add(time.Duration(i) * time.Minute), Tenant: tenant, Actor: actor, Action: action,
+				Target: "user:alice", Outcome: memory.AuditOK,
+			}
 		}
-	}
-	all := []memory.AuditEvent{
-		ev(0, "admin:root", "key.create"), // trimmed by the cap
-		ev(1, "admin:root", "key.revoke"),
-		ev(2, "admin:ops", "grant.create"),
-		ev(3, "admin:root", "user.erase"),
-		ev(4, "system", "janitor.sweep"),
-	}
-	for _, e := range all {
-		a.Audit(ctx, e)
-	}
-	a.Audit(ctx, memory.AuditEvent{Tenant: other, Actor: "admin:x", Action: "key.create"})
+		all := []memory.AuditEvent{
+			ev(0, "admin:root", "key.create"), // trimmed by the cap
+			ev(1, "admin:root", "key.revoke"),
+			ev(2, "admin:ops", "grant.create"),
+			ev(3, "admin:root", "user.erase"),
+			ev(4, "system", "janitor.sweep"),
+		}
+		for _, e := range all {
+			a.Audit(ctx, e)
+		}
+		a.Audit(ctx, memory.AuditEvent{Tenant: other, Actor: "admin:x", Action: "key.create"})
 
-	tests := []struct {
-		name string
-		q    memory.AuditQuery
-		want []memory.AuditEvent
-	}{
-		{"newest first, capped", memory.AuditQuery{}, []memory.AuditEvent{all[4], all[3], all[2], all[1]}},
-		{"by actor", memory.AuditQuery{Actor: "admin:root"}, []memory.AuditEvent{all[3], all[1]}},
-		{"by action", memory.AuditQuery{Action: "user.erase"}, []memory.AuditEvent{all[3]}},
-		{"by action prefix", memory.AuditQuery{Action: "key."}, []memory.AuditEvent{all[1]}},
-		{"limit", memory.AuditQuery{Limit: 2}, []memory.AuditEvent{all[4], all[3]}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := a.Events(ctx, tenant, tt.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
-			}
-		})
-	}
-	got, err := a.Events(ctx, other, memory.AuditQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 || got[0].Tenant != other || got[0].Outcome != memory.AuditOK || got[0].Time.IsZero() {
-		t.Errorf("other tenant's trail = %+v, want its one event, stamped and ok", got)
-	}
+		tests := []struct {
+			name string
+			q    memory.AuditQuery
+			want []memory.AuditEvent
+		}{
+			{"newest first, capped", memory.AuditQuery{}, []memory.AuditEvent{all[4], all[3], all[2], all[1]}},
+			{"by actor", memory.AuditQuery{Actor: "admin:root"}, []memory.AuditEvent{all[3], all[1]}},
+			{"by action", memory.AuditQuery{Action: "user.erase"}, []memory.AuditEvent{all[3]}},
+			{"by action prefix", memory.AuditQuery{Action: "key."}, []memory.AuditEvent{all[1]}},
+			{"limit", memory.AuditQuery{Limit: 2}, []memory.AuditEvent{all[4], all[3]}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := a.Events(ctx, tenant, tt.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
+			})
+		}
+		got, err := a.Events(ctx, other, memory.AuditQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Tenant != other || got[0].Outcome != memory.AuditOK || got[0].Time.IsZero() {
+			t.Errorf("other tenant's trail = %+v, want its one event, stamped and ok", got)
+		}
+	})
 }
 
 func TestAuditRetention(t *testing.T) {
-	rdb := testenv.Redis(t)
-	tenant := testenv.Tenant(t)
-	t.Cleanup(func() { _ = rdb.Del(context.Background(), auditKey(tenant)).Err() })
-	ctx := context.Background()
-	a := NewAudit(rdb, AuditOptions{Retention: 300 * time.Millisecond})
-	a.Audit(ctx, memory.AuditEvent{Tenant: tenant, Actor: "admin:root", Action: "key.create"})
-	time.Sleep(500 * time.Millisecond)
-	a.Audit(ctx, memory.AuditEvent{Tenant: tenant, Actor: "admin:root", Action: "key.revoke"})
-	got, err := a.Events(ctx, tenant, memory.AuditQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 || got[0].Action != "key.revoke" {
-		t.Errorf("after the retention, trail = %+v, want only the newer event", got)
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		tenant := testenv.Tenant(t)
+		t.Cleanup(func() { _ = rdb.Del(context.Background(), auditKey(tenant)).Err() })
+		ctx := context.Background()
+		a := NewAudit(rdb, AuditOptions{Retention: 300 * time.Millisecond})
+		a.Audit(ctx, memory.AuditEvent{Tenant: tenant, Actor: "admin:root", Action: "key.create"})
+		time.Sleep(500 * time.Millisecond)
+		a.Audit(ctx, memory.AuditEvent{Tenant: tenant, Actor: "admin:root", Action: "key.revoke"})
+		got, err := a.Events(ctx, tenant, memory.AuditQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Action != "key.revoke" {
+			t.Errorf("after the retention, trail = %+v, want only the newer event", got)
+		}
+	})
+}
+
+// delKeys deletes keys one by one: on a cluster, the keys of two tenants
+// live in different slots and one DEL of both fails.
+func delKeys(rdb redis.UniversalClient, keys ...string) {
+	for _, k := range keys {
+		_ = rdb.Del(context.Background(), k).Err()
 	}
 }

@@ -39,7 +39,7 @@ type DecisionOptions struct {
 // blocks; Run, owned by whoever built the log, writes records in pipelined
 // batches until its context ends. Records hold metadata, never content.
 type Decisions struct {
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	log     *slog.Logger
 	cap     int
 	ch      chan policyadmin.DecisionRecord
@@ -56,7 +56,7 @@ var (
 )
 
 // NewDecisions returns a decision log on rdb. Nothing is written until Run.
-func NewDecisions(rdb *redis.Client, opts DecisionOptions) *Decisions {
+func NewDecisions(rdb redis.UniversalClient, opts DecisionOptions) *Decisions {
 	d := &Decisions{
 		rdb: rdb, log: opts.Logger, cap: opts.Cap,
 		ch: make(chan policyadmin.DecisionRecord, decisionBuffer), flush: make(flushRequests),

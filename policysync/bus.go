@@ -42,14 +42,14 @@ return 1
 
 // Bus is the Redis side of replica sync. It implements policyadmin.RevisionBus.
 type Bus struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	log *slog.Logger
 }
 
 var _ policyadmin.RevisionBus = (*Bus)(nil)
 
 // New returns a Bus on rdb.
-func New(rdb *redis.Client, log *slog.Logger) *Bus {
+func New(rdb redis.UniversalClient, log *slog.Logger) *Bus {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -49,7 +49,7 @@ type Options struct {
 // Queue is the Redis side of the write queue: it enqueues jobs, answers
 // status queries and erases a user's queued jobs. Pool consumes it.
 type Queue struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	prefix string
 	shards int
 	ttl    time.Duration
@@ -64,7 +64,7 @@ var (
 )
 
 // New returns a Queue on rdb.
-func New(rdb *redis.Client, opts Options) *Queue {
+func New(rdb redis.UniversalClient, opts Options) *Queue {
 	if opts.Prefix == "" {
 		opts.Prefix = "mneme"
 	}
@@ -185,15 +185,20 @@ end
 // status hash, its place in the user's job set and its stream entry, with
 // the next number of the shard's sequence.
 //
-// KEYS: idem key ("" none), status key, user jobs key, stream, sequence.
-// ARGV: job id, ttl ms, job JSON, status fields JSON-free: kind, accepted_at, owner JSON.
+// KEYS: idem key, status key, user jobs key, stream, sequence.
+// ARGV: job id, ttl ms, job JSON, status fields JSON-free: kind, accepted_at,
+// owner JSON; then "1" when the job has an idempotency key. Without one,
+// KEYS[1] is a name in the shard's slot that is never written: a script's
+// keys must all be in one slot on a Redis Cluster, "" included.
 var enqueueScript = redis.NewScript(nextSeq + `
-if KEYS[1] ~= '' then
-  local prev = redis.call('GET', KEYS[1])
+local idem = ''
+if ARGV[7] == '1' then
+  idem = KEYS[1]
+  local prev = redis.call('GET', idem)
   if prev then return prev end
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', idem, ARGV[1], 'PX', ARGV[2])
 end
-redis.call('HSET', KEYS[2], 'status', 'queued', 'kind', ARGV[4], 'accepted_at', ARGV[5], 'owner', ARGV[6], 'idem', KEYS[1])
+redis.call('HSET', KEYS[2], 'status', 'queued', 'kind', ARGV[4], 'accepted_at', ARGV[5], 'owner', ARGV[6], 'idem', idem)
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
@@ -231,13 +236,13 @@ func (q *Queue) Enqueue(ctx context.Context, job memory.Job) (memory.JobStatus, 
 		return memory.JobStatus{}, fmt.Errorf("queue: encode job: %w", err)
 	}
 	owner, _ := json.Marshal(job.Principal)
-	idem := ""
+	idem, idempotent := q.tag(shard)+":idem:none", "0"
 	if job.IdempotencyKey != "" {
-		idem = q.idemKey(shard, job.Tenant, job.UserID, job.IdempotencyKey)
+		idem, idempotent = q.idemKey(shard, job.Tenant, job.UserID, job.IdempotencyKey), "1"
 	}
 	keys := []string{idem, q.statusKey(shard, job.Tenant, job.ID), q.userJobsKey(shard, job.Tenant, job.UserID), q.Stream(shard), q.seqKey(shard)}
 	id, err := enqueueScript.Run(ctx, q.rdb, keys,
-		job.ID, q.ttl.Milliseconds(), body, job.Kind, job.AcceptedAt.Format(time.RFC3339Nano), owner).Text()
+		job.ID, q.ttl.Milliseconds(), body, job.Kind, job.AcceptedAt.Format(time.RFC3339Nano), owner, idempotent).Text()
 	if err != nil {
 		return memory.JobStatus{}, unavailable("enqueue", err)
 	}

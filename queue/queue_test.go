@@ -21,19 +21,17 @@ const kind = "test"
 
 // newQueue returns a queue on the test Redis under a prefix of its own, and
 // removes its keys when the test ends.
-func newQueue(t *testing.T, shards int) (*queue.Queue, *redis.Client) {
+func newQueue(t *testing.T, rdb redis.UniversalClient, shards int) *queue.Queue {
 	t.Helper()
-	rdb := testenv.Redis(t)
 	prefix := "qtest-" + testenv.Tenant(t)
 	t.Cleanup(func() {
 		ctx := context.Background()
-		iter := rdb.Scan(ctx, 0, prefix+":*", 500).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
+		keys, _ := testenv.ScanKeys(ctx, rdb, prefix+":*")
+		for _, k := range keys {
+			rdb.Del(ctx, k)
 		}
-		rdb.Close()
 	})
-	return queue.New(rdb, queue.Options{Prefix: prefix, Shards: shards}), rdb
+	return queue.New(rdb, queue.Options{Prefix: prefix, Shards: shards})
 }
 
 // recorder is a handler that remembers what it applied, per user in order,
@@ -152,38 +150,40 @@ func status(t *testing.T, q *queue.Queue, tenant, id string) memory.JobStatus {
 // two pools share the shards: every job is applied once, each user's in the
 // order accepted, and both pools take part.
 func TestOrderPerUserAcrossPools(t *testing.T) {
-	q, _ := newQueue(t, 4)
-	tenant := testenv.Tenant(t)
-	const users, perUser = 12, 40
-	r := newRecorder()
-	a := startPool(t, q, r, queue.PoolOptions{Batch: 7})
-	b := startPool(t, q, r, queue.PoolOptions{Batch: 5})
-	waitFor(t, "the pools to split the shards", func() bool { return a.Leased() == 2 && b.Leased() == 2 })
-	var last memory.JobStatus
-	for seq := range perUser {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		q := newQueue(t, rdb, 4)
+		tenant := testenv.Tenant(t)
+		const users, perUser = 12, 40
+		r := newRecorder()
+		a := startPool(t, q, r, queue.PoolOptions{Batch: 7})
+		b := startPool(t, q, r, queue.PoolOptions{Batch: 5})
+		waitFor(t, "the pools to split the shards", func() bool { return a.Leased() == 2 && b.Leased() == 2 })
+		var last memory.JobStatus
+		for seq := range perUser {
+			for u := range users {
+				last = enqueue(t, q, tenant, fmt.Sprintf("user-%d", u), seq, "")
+			}
+		}
+		waitFor(t, "every job applied", func() bool { return r.count() >= users*perUser })
+		time.Sleep(200 * time.Millisecond) // a duplicate would show up now
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		want := make([]int, perUser)
+		for i := range want {
+			want[i] = i
+		}
 		for u := range users {
-			last = enqueue(t, q, tenant, fmt.Sprintf("user-%d", u), seq, "")
+			if got := r.applied[fmt.Sprintf("user-%d", u)]; !slices.Equal(got, want) {
+				t.Errorf("user-%d applied %v, want 0..%d once each, in order", u, got, perUser-1)
+			}
 		}
-	}
-	waitFor(t, "every job applied", func() bool { return r.count() >= users*perUser })
-	time.Sleep(200 * time.Millisecond) // a duplicate would show up now
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	want := make([]int, perUser)
-	for i := range want {
-		want[i] = i
-	}
-	for u := range users {
-		if got := r.applied[fmt.Sprintf("user-%d", u)]; !slices.Equal(got, want) {
-			t.Errorf("user-%d applied %v, want 0..%d once each, in order", u, got, perUser-1)
+		if len(r.by) != 2 {
+			t.Errorf("jobs applied per pool: %v, want both pools at work", r.by)
 		}
-	}
-	if len(r.by) != 2 {
-		t.Errorf("jobs applied per pool: %v, want both pools at work", r.by)
-	}
-	if st := status(t, q, tenant, last.ID); st.Status != memory.JobDone || len(st.Memories) != 1 {
-		t.Errorf("last job: %+v, want done with its memory", st)
-	}
+		if st := status(t, q, tenant, last.ID); st.Status != memory.JobDone || len(st.Memories) != 1 {
+			t.Errorf("last job: %+v, want done with its memory", st)
+		}
+	})
 }
 
 // TestRetryThenDeadLetter: a batch that fails is retried job by job, in
@@ -192,212 +192,222 @@ func TestOrderPerUserAcrossPools(t *testing.T) {
 // MaxAttempts and is marked failed; bad input is dead-lettered at once; the
 // user's later jobs still apply, in order.
 func TestRetryThenDeadLetter(t *testing.T) {
-	q, rdb := newQueue(t, 2)
-	tenant := testenv.Tenant(t)
-	tries := map[int]int{}
-	r := newRecorder()
-	r.failAll = func(seqs []int) error {
-		if slices.Contains(seqs, 1) {
-			if tries[1]++; tries[1] <= 2 {
-				return errors.New("transient trouble")
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		q := newQueue(t, rdb, 2)
+		tenant := testenv.Tenant(t)
+		tries := map[int]int{}
+		r := newRecorder()
+		r.failAll = func(seqs []int) error {
+			if slices.Contains(seqs, 1) {
+				if tries[1]++; tries[1] <= 2 {
+					return errors.New("transient trouble")
+				}
+			}
+			return nil
+		}
+		r.fail = func(_ memory.Job, seq int) error {
+			switch {
+			case seq == 2:
+				return errors.New("always broken")
+			case seq == 3:
+				return memory.Invalid("content", "must not be empty")
+			}
+			return nil
+		}
+		jobs := make([]memory.JobStatus, 5)
+		for seq := range jobs {
+			jobs[seq] = enqueue(t, q, tenant, "alice", seq, "")
+		}
+		p := startPool(t, q, r, queue.PoolOptions{MaxAttempts: 4})
+		waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[4].ID).Status != memory.JobQueued })
+
+		tests := []struct {
+			seq      int
+			status   string
+			attempts int
+		}{
+			{0, memory.JobDone, 1},
+			{1, memory.JobDone, 2},
+			{2, memory.JobFailed, 4},
+			{3, memory.JobFailed, 1},
+			{4, memory.JobDone, 1},
+		}
+		for _, tc := range tests {
+			st := status(t, q, tenant, jobs[tc.seq].ID)
+			if st.Status != tc.status || st.Attempts != tc.attempts {
+				t.Errorf("job %d: %s after %d attempts (%s), want %s after %d", tc.seq, st.Status, st.Attempts, st.Error, tc.status, tc.attempts)
 			}
 		}
-		return nil
-	}
-	r.fail = func(_ memory.Job, seq int) error {
-		switch {
-		case seq == 2:
-			return errors.New("always broken")
-		case seq == 3:
-			return memory.Invalid("content", "must not be empty")
+		if got := status(t, q, tenant, jobs[2].ID).Error; got != "always broken" {
+			t.Errorf("failed job's error = %q", got)
 		}
-		return nil
-	}
-	jobs := make([]memory.JobStatus, 5)
-	for seq := range jobs {
-		jobs[seq] = enqueue(t, q, tenant, "alice", seq, "")
-	}
-	p := startPool(t, q, r, queue.PoolOptions{MaxAttempts: 4})
-	waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[4].ID).Status != memory.JobQueued })
-
-	tests := []struct {
-		seq      int
-		status   string
-		attempts int
-	}{
-		{0, memory.JobDone, 1},
-		{1, memory.JobDone, 2},
-		{2, memory.JobFailed, 4},
-		{3, memory.JobFailed, 1},
-		{4, memory.JobDone, 1},
-	}
-	for _, tc := range tests {
-		st := status(t, q, tenant, jobs[tc.seq].ID)
-		if st.Status != tc.status || st.Attempts != tc.attempts {
-			t.Errorf("job %d: %s after %d attempts (%s), want %s after %d", tc.seq, st.Status, st.Attempts, st.Error, tc.status, tc.attempts)
+		if got := r.applied["alice"]; !slices.Equal(got, []int{0, 1, 4}) {
+			t.Errorf("applied %v, want [0 1 4]", got)
 		}
-	}
-	if got := status(t, q, tenant, jobs[2].ID).Error; got != "always broken" {
-		t.Errorf("failed job's error = %q", got)
-	}
-	if got := r.applied["alice"]; !slices.Equal(got, []int{0, 1, 4}) {
-		t.Errorf("applied %v, want [0 1 4]", got)
-	}
-	dead := 0
-	for s := range q.Shards() {
-		n, err := rdb.XLen(t.Context(), q.DeadStream(s)).Result()
-		if err != nil {
-			t.Fatal(err)
+		dead := 0
+		for s := range q.Shards() {
+			n, err := rdb.XLen(t.Context(), q.DeadStream(s)).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dead += int(n)
 		}
-		dead += int(n)
-	}
-	if dead != 2 || p.Stats().DeadLettered.Load() != 2 {
-		t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 2", dead, p.Stats().DeadLettered.Load())
-	}
+		if dead != 2 || p.Stats().DeadLettered.Load() != 2 {
+			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 2", dead, p.Stats().DeadLettered.Load())
+		}
+	})
 }
 
 // TestIdempotentEnqueue: a job enqueued again with the same key is the same
 // job, queued once.
 func TestIdempotentEnqueue(t *testing.T) {
-	q, rdb := newQueue(t, 2)
-	tenant := testenv.Tenant(t)
-	a := enqueue(t, q, tenant, "alice", 1, "req-1")
-	b := enqueue(t, q, tenant, "alice", 2, "req-1")
-	c := enqueue(t, q, tenant, "bob", 3, "req-1") // keys are per user
-	if a.ID != b.ID || a.ID == c.ID {
-		t.Errorf("ids %s %s %s: want the first two equal, the third apart", a.ID, b.ID, c.ID)
-	}
-	var n int64
-	for s := range q.Shards() {
-		l, _ := rdb.XLen(t.Context(), q.Stream(s)).Result()
-		n += l
-	}
-	if n != 2 {
-		t.Errorf("%d stream entries, want 2", n)
-	}
-	if _, err := q.Status(t.Context(), "other-tenant", a.ID); !errors.Is(err, memory.ErrNotFound) {
-		t.Errorf("status from another tenant: %v, want ErrNotFound", err)
-	}
-	for _, id := range []string{"job_x", "job_1_short", "mem_123", ""} {
-		if _, err := q.Status(t.Context(), tenant, id); !errors.Is(err, memory.ErrNotFound) {
-			t.Errorf("status of %q: %v, want ErrNotFound", id, err)
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		q := newQueue(t, rdb, 2)
+		tenant := testenv.Tenant(t)
+		a := enqueue(t, q, tenant, "alice", 1, "req-1")
+		b := enqueue(t, q, tenant, "alice", 2, "req-1")
+		c := enqueue(t, q, tenant, "bob", 3, "req-1") // keys are per user
+		if a.ID != b.ID || a.ID == c.ID {
+			t.Errorf("ids %s %s %s: want the first two equal, the third apart", a.ID, b.ID, c.ID)
 		}
-	}
+		var n int64
+		for s := range q.Shards() {
+			l, _ := rdb.XLen(t.Context(), q.Stream(s)).Result()
+			n += l
+		}
+		if n != 2 {
+			t.Errorf("%d stream entries, want 2", n)
+		}
+		if _, err := q.Status(t.Context(), "other-tenant", a.ID); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("status from another tenant: %v, want ErrNotFound", err)
+		}
+		for _, id := range []string{"job_x", "job_1_short", "mem_123", ""} {
+			if _, err := q.Status(t.Context(), tenant, id); !errors.Is(err, memory.ErrNotFound) {
+				t.Errorf("status of %q: %v, want ErrNotFound", id, err)
+			}
+		}
+	})
 }
 
 // TestOrphansAreClaimed: entries a dead consumer read but never
 // acknowledged are applied by the pool that leases their shard.
 func TestOrphansAreClaimed(t *testing.T) {
-	q, rdb := newQueue(t, 1)
-	tenant := testenv.Tenant(t)
-	for seq := range 3 {
-		enqueue(t, q, tenant, "alice", seq, "")
-	}
-	if err := rdb.XGroupCreateMkStream(t.Context(), q.Stream(0), "workers", "0").Err(); err != nil {
-		t.Fatal(err)
-	}
-	read, err := rdb.XReadGroup(t.Context(), &redis.XReadGroupArgs{
-		Group: "workers", Consumer: "dead-process", Streams: []string{q.Stream(0), ">"}, Count: 2,
-	}).Result()
-	if err != nil || len(read[0].Messages) != 2 {
-		t.Fatalf("read as the dead consumer: %v", err)
-	}
-	r := newRecorder()
-	startPool(t, q, r, queue.PoolOptions{})
-	waitFor(t, "every job", func() bool { return r.count() >= 3 })
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if got := r.applied["alice"]; !slices.Equal(got, []int{0, 1, 2}) {
-		t.Errorf("applied %v, want [0 1 2]", got)
-	}
-	pending, err := rdb.XPending(t.Context(), q.Stream(0), "workers").Result()
-	if err != nil || pending.Count != 0 {
-		t.Errorf("pending after the claim: %+v %v, want none", pending, err)
-	}
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		q := newQueue(t, rdb, 1)
+		tenant := testenv.Tenant(t)
+		for seq := range 3 {
+			enqueue(t, q, tenant, "alice", seq, "")
+		}
+		if err := rdb.XGroupCreateMkStream(t.Context(), q.Stream(0), "workers", "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+		read, err := rdb.XReadGroup(t.Context(), &redis.XReadGroupArgs{
+			Group: "workers", Consumer: "dead-process", Streams: []string{q.Stream(0), ">"}, Count: 2,
+		}).Result()
+		if err != nil || len(read[0].Messages) != 2 {
+			t.Fatalf("read as the dead consumer: %v", err)
+		}
+		r := newRecorder()
+		startPool(t, q, r, queue.PoolOptions{})
+		waitFor(t, "every job", func() bool { return r.count() >= 3 })
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if got := r.applied["alice"]; !slices.Equal(got, []int{0, 1, 2}) {
+			t.Errorf("applied %v, want [0 1 2]", got)
+		}
+		pending, err := rdb.XPending(t.Context(), q.Stream(0), "workers").Result()
+		if err != nil || pending.Count != 0 {
+			t.Errorf("pending after the claim: %+v %v, want none", pending, err)
+		}
+	})
 }
 
 // TestEraseUser drops a user's queued jobs, statuses included, and leaves
 // other users' alone.
 func TestEraseUser(t *testing.T) {
-	q, _ := newQueue(t, 2)
-	tenant := testenv.Tenant(t)
-	var alice []memory.JobStatus
-	for seq := range 4 {
-		alice = append(alice, enqueue(t, q, tenant, "alice", seq, fmt.Sprintf("k-%d", seq)))
-		enqueue(t, q, tenant, "bob", seq, "")
-	}
-	n, err := q.EraseUser(t.Context(), tenant, "alice")
-	if err != nil || n != 4 {
-		t.Fatalf("EraseUser = %d, %v; want 4", n, err)
-	}
-	if q.Place() != "queue" {
-		t.Errorf("Place = %q", q.Place())
-	}
-	for _, j := range alice {
-		if _, err := q.Status(t.Context(), tenant, j.ID); !errors.Is(err, memory.ErrNotFound) {
-			t.Errorf("status of an erased job: %v, want ErrNotFound", err)
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		q := newQueue(t, rdb, 2)
+		tenant := testenv.Tenant(t)
+		var alice []memory.JobStatus
+		for seq := range 4 {
+			alice = append(alice, enqueue(t, q, tenant, "alice", seq, fmt.Sprintf("k-%d", seq)))
+			enqueue(t, q, tenant, "bob", seq, "")
 		}
-	}
-	r := newRecorder()
-	startPool(t, q, r, queue.PoolOptions{})
-	waitFor(t, "bob's jobs", func() bool { return r.count() >= 4 })
-	time.Sleep(300 * time.Millisecond)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.applied["alice"]) != 0 || len(r.applied["bob"]) != 4 {
-		t.Errorf("applied %v, want bob's 4 jobs and none of alice's", r.applied)
-	}
-	// The idempotency keys went with the jobs: the same key is a new job.
-	if again := enqueue(t, q, tenant, "alice", 9, "k-0"); again.ID == alice[0].ID {
-		t.Error("an erased job's idempotency key still answers")
-	}
+		n, err := q.EraseUser(t.Context(), tenant, "alice")
+		if err != nil || n != 4 {
+			t.Fatalf("EraseUser = %d, %v; want 4", n, err)
+		}
+		if q.Place() != "queue" {
+			t.Errorf("Place = %q", q.Place())
+		}
+		for _, j := range alice {
+			if _, err := q.Status(t.Context(), tenant, j.ID); !errors.Is(err, memory.ErrNotFound) {
+				t.Errorf("status of an erased job: %v, want ErrNotFound", err)
+			}
+		}
+		r := newRecorder()
+		startPool(t, q, r, queue.PoolOptions{})
+		waitFor(t, "bob's jobs", func() bool { return r.count() >= 4 })
+		time.Sleep(300 * time.Millisecond)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if len(r.applied["alice"]) != 0 || len(r.applied["bob"]) != 4 {
+			t.Errorf("applied %v, want bob's 4 jobs and none of alice's", r.applied)
+		}
+		// The idempotency keys went with the jobs: the same key is a new job.
+		if again := enqueue(t, q, tenant, "alice", 9, "k-0"); again.ID == alice[0].ID {
+			t.Error("an erased job's idempotency key still answers")
+		}
+	})
 }
 
 // TestFenceUser: the shard's sequence numbers jobs in the order they were
 // accepted; a fence falls between the jobs accepted before it, which
 // workers drop, and those accepted after, which they apply.
 func TestFenceUser(t *testing.T) {
-	q, _ := newQueue(t, 1)
-	tenant := testenv.Tenant(t)
-	for seq := range 3 {
-		enqueue(t, q, tenant, "alice", seq, "")
-	}
-	enqueue(t, q, tenant, "bob", 0, "")
-	fence, err := q.FenceUser(t.Context(), tenant, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := q.FenceUser(t.Context(), tenant, "alice")
-	if err != nil || again <= fence {
-		t.Errorf("second fence %d (%v), want above %d", again, err, fence)
-	}
-	enqueue(t, q, tenant, "alice", 3, "")
-
-	var mu sync.Mutex
-	seqs := map[int]int64{} // alice's payload → Job.Seq as the worker saw it
-	r := newRecorder()
-	r.fail = func(j memory.Job, n int) error {
-		if j.UserID == "alice" {
-			mu.Lock()
-			seqs[n] = j.Seq
-			mu.Unlock()
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		q := newQueue(t, rdb, 1)
+		tenant := testenv.Tenant(t)
+		for seq := range 3 {
+			enqueue(t, q, tenant, "alice", seq, "")
 		}
-		return nil
-	}
-	startPool(t, q, r, queue.PoolOptions{})
-	waitFor(t, "the jobs after the fence", func() bool { return r.count() >= 2 })
-	time.Sleep(300 * time.Millisecond)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if got := r.applied["alice"]; !slices.Equal(got, []int{3}) {
-		t.Errorf("alice's applied jobs %v, want only [3], accepted after the fence", got)
-	}
-	if got := r.applied["bob"]; !slices.Equal(got, []int{0}) {
-		t.Errorf("bob's applied jobs %v, want [0]", got)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if seqs[3] <= again {
-		t.Errorf("job accepted after the fence has Seq %d, want above %d", seqs[3], again)
-	}
+		enqueue(t, q, tenant, "bob", 0, "")
+		fence, err := q.FenceUser(t.Context(), tenant, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := q.FenceUser(t.Context(), tenant, "alice")
+		if err != nil || again <= fence {
+			t.Errorf("second fence %d (%v), want above %d", again, err, fence)
+		}
+		enqueue(t, q, tenant, "alice", 3, "")
+
+		var mu sync.Mutex
+		seqs := map[int]int64{} // alice's payload → Job.Seq as the worker saw it
+		r := newRecorder()
+		r.fail = func(j memory.Job, n int) error {
+			if j.UserID == "alice" {
+				mu.Lock()
+				seqs[n] = j.Seq
+				mu.Unlock()
+			}
+			return nil
+		}
+		startPool(t, q, r, queue.PoolOptions{})
+		waitFor(t, "the jobs after the fence", func() bool { return r.count() >= 2 })
+		time.Sleep(300 * time.Millisecond)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if got := r.applied["alice"]; !slices.Equal(got, []int{3}) {
+			t.Errorf("alice's applied jobs %v, want only [3], accepted after the fence", got)
+		}
+		if got := r.applied["bob"]; !slices.Equal(got, []int{0}) {
+			t.Errorf("bob's applied jobs %v, want [0]", got)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if seqs[3] <= again {
+			t.Errorf("job accepted after the fence has Seq %d, want above %d", seqs[3], again)
+		}
+	})
 }

@@ -119,6 +119,8 @@ func TestUsageErrors(t *testing.T) {
 		{"redis.sh", []string{"start"}},
 		{"up.sh", nil},
 		{"up.sh", []string{"/tmp/x", "--persist"}},
+		{"redis-cluster.sh", nil},
+		{"redis-cluster.sh", []string{"start"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.script+" "+strings.Join(tt.args, " "), func(t *testing.T) {

@@ -9,8 +9,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 scripts/deps.sh
+# The panel's browser test drives Debian's chromium; the Python client's
+# tests build their virtual environment themselves (scripts/pyenv.sh).
+scripts/chromium.sh >/dev/null
 dir="$(mktemp -d "${TMPDIR:-/tmp}/mneme-test.XXXXXX")"
 cleanup() {
+  scripts/redis-cluster.sh stop "$dir/cluster" >/dev/null 2>&1 || true
   scripts/down.sh "$dir" || true
   rm -rf "$dir"
 }
@@ -20,6 +24,10 @@ trap cleanup EXIT
 scripts/up.sh "$dir" >/dev/null
 # shellcheck disable=SC1091
 source "$dir/env"
+# A three-master Redis Cluster: the Redis-backed packages' tests run on it
+# as well as on the single server.
+scripts/redis-cluster.sh start "$dir/cluster" >/dev/null
+export REDIS_CLUSTER_ADDRS="$(cat "$dir/cluster/addrs")"
 # The API key secret of this run (internal/testenv has a fixed fallback).
 export MNEME_KEY_SECRET="${MNEME_KEY_SECRET:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 
@@ -34,3 +42,9 @@ go vet ./...
 
 echo "== go test (Neo4j $NEO4J_URI, Redis $REDIS_URL)"
 go test -count=1 -timeout 30m "$@" ./...
+
+echo "== erase and sessions end to end on the Redis Cluster"
+MNEME_TEST_APP_ON_CLUSTER=1 go test -count=1 -timeout 20m -run 'Erase|Session' ./handlers
+
+echo "== every fuzz target, briefly (make fuzz runs them longer)"
+scripts/fuzz.sh "${MNEME_FUZZTIME:-15s}"

@@ -81,18 +81,22 @@ func New(opts Options) *Store {
 	return &Store{rdb: opts.Redis, opts: opts}
 }
 
-// Key layout. The hash tag keeps a session's two keys in one cluster slot.
-const (
-	dueKey = "mneme:sessions:due"
-)
+// Key layout. Every key of a tenant's sessions carries the tenant as its
+// Redis Cluster hash tag, so that one slot holds a session's data, the
+// tenant's due set and its users' session sets, and each script touches a
+// single slot. tenantsKey lists the tenants whose due sets the expirer
+// reads; a tenant stays in it once added (tenants are few).
+const tenantsKey = "mneme:sessions:tenants"
 
 func member(tenant, id string) string { return tenant + "/" + id }
+func tenantTag(tenant string) string  { return "mneme:{" + tenant + "}" }
 func metaKey(tenant, id string) string {
-	return "mneme:session:{" + member(tenant, id) + "}"
+	return tenantTag(tenant) + ":session:" + id
 }
 func turnsKey(tenant, id string) string { return metaKey(tenant, id) + ":turns" }
+func dueKey(tenant string) string       { return tenantTag(tenant) + ":sessions:due" }
 func userKey(tenant, user string) string {
-	return "mneme:sessions:user:" + tenant + "/" + user
+	return tenantTag(tenant) + ":sessions:user:" + user
 }
 
 // Script errors, mapped to domain errors.
@@ -147,9 +151,13 @@ func (s *Store) Append(ctx context.Context, sess memory.Session, turns []memory.
 		encoded[i] = raw
 	}
 	args = append(append(args, size), encoded...)
-	keys := []string{metaKey(sess.Tenant, sess.ID), turnsKey(sess.Tenant, sess.ID), dueKey, userKey(sess.Tenant, sess.UserID)}
+	keys := []string{metaKey(sess.Tenant, sess.ID), turnsKey(sess.Tenant, sess.ID), dueKey(sess.Tenant), userKey(sess.Tenant, sess.UserID)}
 	if err := appendScript.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
 		return memory.Session{}, scriptError(err)
+	}
+	// Listed after its due set holds the session: see prune.
+	if err := s.rdb.SAdd(ctx, tenantsKey, sess.Tenant).Err(); err != nil {
+		return memory.Session{}, unavailable(err)
 	}
 	return s.Get(ctx, sess.Tenant, sess.ID)
 }
@@ -233,7 +241,7 @@ return 1
 `)
 
 func (s *Store) claim(ctx context.Context, tenant, id, mode string, now time.Time) (int64, error) {
-	keys := []string{metaKey(tenant, id), dueKey, turnsKey(tenant, id)}
+	keys := []string{metaKey(tenant, id), dueKey(tenant), turnsKey(tenant, id)}
 	n, err := claimScript.Run(ctx, s.rdb, keys, now.UnixMilli(), s.opts.Lease.Milliseconds(), mode, member(tenant, id), s.opts.Grace.Milliseconds()).Int64()
 	if err != nil {
 		return 0, unavailable(err)
@@ -261,7 +269,7 @@ func (s *Store) Finish(ctx context.Context, tenant, id string) error {
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, metaKey(tenant, id), turnsKey(tenant, id))
-		p.ZRem(ctx, dueKey, member(tenant, id))
+		p.ZRem(ctx, dueKey(tenant), member(tenant, id))
 		if user != "" {
 			p.SRem(ctx, userKey(tenant, user), id)
 		}
@@ -316,7 +324,7 @@ func (s *Store) EraseUser(ctx context.Context, tenant, userID string) (int64, er
 	}
 	var n int64
 	for _, id := range ids {
-		keys := []string{metaKey(tenant, id), turnsKey(tenant, id), dueKey}
+		keys := []string{metaKey(tenant, id), turnsKey(tenant, id), dueKey(tenant)}
 		got, err := eraseScript.Run(ctx, s.rdb, keys, userID, member(tenant, id)).Int64()
 		if err != nil {
 			return n, unavailable(err)
@@ -391,19 +399,39 @@ func (e *Expirer) Run(ctx context.Context) error {
 // RunOnce ends the sessions due now and returns how many it ended.
 func (e *Expirer) RunOnce(ctx context.Context) (int, error) {
 	now := e.now().UTC()
-	due, err := e.store.rdb.ZRangeByScore(ctx, dueKey, &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: e.batch,
-	}).Result()
+	tenants, err := e.store.rdb.SMembers(ctx, tenantsKey).Result()
 	if err != nil {
 		return 0, unavailable(err)
 	}
+	slices.Sort(tenants)
+	// Up to batch due sessions in all, from each tenant's due set in turn.
+	var due []string
+	for _, tenant := range tenants {
+		if len(due) >= int(e.batch) {
+			break
+		}
+		ms, err := e.store.rdb.ZRangeByScore(ctx, dueKey(tenant), &redis.ZRangeBy{
+			Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: e.batch - int64(len(due)),
+		}).Result()
+		if err != nil {
+			return 0, unavailable(err)
+		}
+		if len(ms) == 0 {
+			if err := e.store.prune(ctx, tenant); err != nil {
+				return 0, err
+			}
+		}
+		for _, m := range ms {
+			if t, id, ok := strings.Cut(m, "/"); !ok || t != tenant || id == "" {
+				e.store.rdb.ZRem(ctx, dueKey(tenant), m)
+				continue
+			}
+			due = append(due, m)
+		}
+	}
 	ended := 0
 	for _, m := range due {
-		tenant, id, ok := strings.Cut(m, "/")
-		if !ok || tenant == "" || id == "" {
-			e.store.rdb.ZRem(ctx, dueKey, m)
-			continue
-		}
+		tenant, id, _ := strings.Cut(m, "/")
 		n, err := e.store.claim(ctx, tenant, id, "due", now)
 		if err != nil {
 			return ended, err
@@ -431,6 +459,34 @@ func (e *Expirer) RunOnce(ctx context.Context) (int, error) {
 		ended++
 	}
 	return ended, nil
+}
+
+// prune unlists a tenant whose due set is empty. Append adds to the due
+// set before it lists the tenant, and prune looks again after unlisting,
+// so a session added meanwhile always leaves its tenant listed.
+func (s *Store) prune(ctx context.Context, tenant string) error {
+	n, err := s.rdb.ZCard(ctx, dueKey(tenant)).Result()
+	if err != nil || n > 0 {
+		return unavailableOrNil(err)
+	}
+	if err := s.rdb.SRem(ctx, tenantsKey, tenant).Err(); err != nil {
+		return unavailable(err)
+	}
+	if n, err = s.rdb.ZCard(ctx, dueKey(tenant)).Result(); err != nil || n == 0 {
+		if err != nil {
+			// Listed again when unsure: a listed tenant costs one read.
+			_ = s.rdb.SAdd(ctx, tenantsKey, tenant).Err()
+		}
+		return unavailableOrNil(err)
+	}
+	return unavailableOrNil(s.rdb.SAdd(ctx, tenantsKey, tenant).Err())
+}
+
+func unavailableOrNil(err error) error {
+	if err == nil {
+		return nil
+	}
+	return unavailable(err)
 }
 
 // permanent reports an error that retrying cannot fix.

@@ -40,245 +40,294 @@ func turns(texts ...string) []memory.Turn {
 }
 
 // keysOf lists, with SCAN, every Redis key that names the tenant.
-func keysOf(t *testing.T, rdb *redis.Client, tenant string) []string {
+func keysOf(t *testing.T, rdb redis.UniversalClient, tenant string) []string {
 	t.Helper()
-	var out []string
-	iter := rdb.Scan(context.Background(), 0, "*"+tenant+"*", 500).Iterator()
-	for iter.Next(context.Background()) {
-		out = append(out, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
+	out, err := testenv.ScanKeys(context.Background(), rdb, "*"+tenant+"*")
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
 func TestAppendGetClaimFinish(t *testing.T) {
-	rdb := testenv.Redis(t)
-	ctx := context.Background()
-	tenant := testenv.Tenant(t)
-	s := New(Options{Redis: rdb, TTL: time.Hour})
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb, TTL: time.Hour})
 
-	got, err := s.Append(ctx, open(tenant, "s-1", "alice"), turns("hello", "my budget is 100k"), 0, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err = s.Append(ctx, open(tenant, "s-1", "alice"), turns("thanks"), 0, t0.Add(time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Turns) != 3 || got.Turns[1].Content != "my budget is 100k" || got.Bytes != len("hello")+len("my budget is 100k")+len("thanks") {
-		t.Errorf("session = %+v", got)
-	}
-	if !got.CreatedAt.Equal(t0) || !got.ExpiresAt.Equal(t0.Add(time.Minute+time.Hour)) || got.Owner.ID != "support-bot" || got.Owner.Kind != memory.KindAgent || got.Owner.Tenant != tenant || got.AgentID != "support-bot" {
-		t.Errorf("times/owner = %v %v %+v", got.CreatedAt, got.ExpiresAt, got.Owner)
-	}
-	// Redis forgets the keys by itself some time after the due time.
-	if ttl := rdb.PTTL(ctx, metaKey(tenant, "s-1")).Val(); ttl <= time.Hour || ttl > time.Hour+DefaultGrace {
-		t.Errorf("key TTL = %s, want the session TTL plus grace", ttl)
-	}
+		got, err := s.Append(ctx, open(tenant, "s-1", "alice"), turns("hello", "my budget is 100k"), 0, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.Append(ctx, open(tenant, "s-1", "alice"), turns("thanks"), 0, t0.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Turns) != 3 || got.Turns[1].Content != "my budget is 100k" || got.Bytes != len("hello")+len("my budget is 100k")+len("thanks") {
+			t.Errorf("session = %+v", got)
+		}
+		if !got.CreatedAt.Equal(t0) || !got.ExpiresAt.Equal(t0.Add(time.Minute+time.Hour)) || got.Owner.ID != "support-bot" || got.Owner.Kind != memory.KindAgent || got.Owner.Tenant != tenant || got.AgentID != "support-bot" {
+			t.Errorf("times/owner = %v %v %+v", got.CreatedAt, got.ExpiresAt, got.Owner)
+		}
+		// Redis forgets the keys by itself some time after the due time.
+		if ttl := rdb.PTTL(ctx, metaKey(tenant, "s-1")).Val(); ttl <= time.Hour || ttl > time.Hour+DefaultGrace {
+			t.Errorf("key TTL = %s, want the session TTL plus grace", ttl)
+		}
 
-	if _, err := s.Append(ctx, open(tenant, "s-1", "bob"), turns("hi"), 0, t0); !errors.Is(err, memory.ErrForbidden) {
-		t.Errorf("append for another user: err = %v, want ErrForbidden", err)
-	}
-	if _, err := s.Get(ctx, tenant, "s-none"); !errors.Is(err, memory.ErrNotFound) {
-		t.Errorf("get missing: err = %v", err)
-	}
-	if _, err := s.Get(ctx, testenv.Tenant(t), "s-1"); !errors.Is(err, memory.ErrNotFound) {
-		t.Errorf("another tenant sees the session: err = %v", err)
-	}
+		if _, err := s.Append(ctx, open(tenant, "s-1", "bob"), turns("hi"), 0, t0); !errors.Is(err, memory.ErrForbidden) {
+			t.Errorf("append for another user: err = %v, want ErrForbidden", err)
+		}
+		if _, err := s.Get(ctx, tenant, "s-none"); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("get missing: err = %v", err)
+		}
+		if _, err := s.Get(ctx, testenv.Tenant(t), "s-1"); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("another tenant sees the session: err = %v", err)
+		}
 
-	claimed, err := s.Claim(ctx, tenant, "s-1", t0.Add(2*time.Minute))
-	if err != nil || len(claimed.Turns) != 3 {
-		t.Fatalf("claim = %+v, %v", claimed, err)
-	}
-	if _, err := s.Claim(ctx, tenant, "s-1", t0.Add(2*time.Minute)); !errors.Is(err, memory.ErrNotFound) {
-		t.Errorf("second claim: err = %v, want ErrNotFound", err)
-	}
-	if _, err := s.Append(ctx, open(tenant, "s-1", "alice"), turns("more"), 0, t0); !errors.Is(err, memory.ErrSessionClosing) {
-		t.Errorf("append while closing: err = %v, want ErrSessionClosing", err)
-	}
-	if err := s.Finish(ctx, tenant, "s-1"); err != nil {
-		t.Fatal(err)
-	}
-	if keys := keysOf(t, rdb, tenant); len(keys) != 0 {
-		t.Errorf("keys left after finish: %v", keys)
-	}
-	if n := rdb.ZScore(ctx, dueKey, member(tenant, "s-1")); n.Err() != redis.Nil {
-		t.Errorf("still in the due set: %v", n)
-	}
+		claimed, err := s.Claim(ctx, tenant, "s-1", t0.Add(2*time.Minute))
+		if err != nil || len(claimed.Turns) != 3 {
+			t.Fatalf("claim = %+v, %v", claimed, err)
+		}
+		if _, err := s.Claim(ctx, tenant, "s-1", t0.Add(2*time.Minute)); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("second claim: err = %v, want ErrNotFound", err)
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-1", "alice"), turns("more"), 0, t0); !errors.Is(err, memory.ErrSessionClosing) {
+			t.Errorf("append while closing: err = %v, want ErrSessionClosing", err)
+		}
+		if err := s.Finish(ctx, tenant, "s-1"); err != nil {
+			t.Fatal(err)
+		}
+		if keys := keysOf(t, rdb, tenant); len(keys) != 0 {
+			t.Errorf("keys left after finish: %v", keys)
+		}
+		if n := rdb.ZScore(ctx, dueKey(tenant), member(tenant, "s-1")); n.Err() != redis.Nil {
+			t.Errorf("still in the due set: %v", n)
+		}
+	})
 }
 
 // The caps refuse an append that would pass them, whole: nothing of it is
 // stored and the earlier turns stay.
 func TestCapsRefuseAndKeepWhatWasThere(t *testing.T) {
-	rdb := testenv.Redis(t)
-	ctx := context.Background()
-	tenant := testenv.Tenant(t)
-	s := New(Options{Redis: rdb, MaxTurns: 3, MaxBytes: 1024})
-	if _, err := s.Append(ctx, open(tenant, "s-turns", "alice"), turns("a1", "a2"), 0, t0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(ctx, open(tenant, "s-turns", "alice"), turns("a3", "a4"), 0, t0); !errors.Is(err, memory.ErrSessionFull) {
-		t.Errorf("fourth turn: err = %v, want ErrSessionFull", err)
-	}
-	if _, err := s.Append(ctx, open(tenant, "s-turns", "alice"), turns("a3"), 0, t0); err != nil {
-		t.Errorf("third turn: %v", err)
-	}
-	if _, err := s.Append(ctx, open(tenant, "s-bytes", "alice"), turns(strings.Repeat("x", 1000)), 0, t0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(ctx, open(tenant, "s-bytes", "alice"), turns(strings.Repeat("y", 25)), 0, t0); !errors.Is(err, memory.ErrSessionFull) {
-		t.Errorf("past the byte cap: err = %v, want ErrSessionFull", err)
-	}
-	got, err := s.Get(ctx, tenant, "s-bytes")
-	if err != nil || len(got.Turns) != 1 || got.Bytes != 1000 {
-		t.Errorf("after refusal = %d turns, %d bytes, %v", len(got.Turns), got.Bytes, err)
-	}
-	if _, err := s.Append(ctx, open(tenant, "s-big", "alice"), turns(strings.Repeat("z", 1025)), 0, t0); !errors.Is(err, memory.ErrSessionFull) {
-		t.Errorf("one turn over the cap: err = %v", err)
-	}
-	if _, err := s.Get(ctx, tenant, "s-big"); !errors.Is(err, memory.ErrNotFound) {
-		t.Errorf("a refused first append opened the session: %v", err)
-	}
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb, MaxTurns: 3, MaxBytes: 1024})
+		if _, err := s.Append(ctx, open(tenant, "s-turns", "alice"), turns("a1", "a2"), 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-turns", "alice"), turns("a3", "a4"), 0, t0); !errors.Is(err, memory.ErrSessionFull) {
+			t.Errorf("fourth turn: err = %v, want ErrSessionFull", err)
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-turns", "alice"), turns("a3"), 0, t0); err != nil {
+			t.Errorf("third turn: %v", err)
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-bytes", "alice"), turns(strings.Repeat("x", 1000)), 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-bytes", "alice"), turns(strings.Repeat("y", 25)), 0, t0); !errors.Is(err, memory.ErrSessionFull) {
+			t.Errorf("past the byte cap: err = %v, want ErrSessionFull", err)
+		}
+		got, err := s.Get(ctx, tenant, "s-bytes")
+		if err != nil || len(got.Turns) != 1 || got.Bytes != 1000 {
+			t.Errorf("after refusal = %d turns, %d bytes, %v", len(got.Turns), got.Bytes, err)
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-big", "alice"), turns(strings.Repeat("z", 1025)), 0, t0); !errors.Is(err, memory.ErrSessionFull) {
+			t.Errorf("one turn over the cap: err = %v", err)
+		}
+		if _, err := s.Get(ctx, tenant, "s-big"); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("a refused first append opened the session: %v", err)
+		}
+	})
 }
 
 func TestExpirerEndsDueSessionsOnce(t *testing.T) {
-	rdb := testenv.Redis(t)
-	ctx := context.Background()
-	tenant := testenv.Tenant(t)
-	s := New(Options{Redis: rdb, TTL: time.Second, Lease: time.Minute})
-	if _, err := s.Append(ctx, open(tenant, "s-due", "alice"), turns("my budget is 100k"), 0, t0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(ctx, open(tenant, "s-later", "alice"), turns("hi"), time.Hour, t0); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var ended []string
-	end := func(_ context.Context, sess memory.Session) error {
-		if sess.Tenant != tenant {
-			return nil // another test's session: not ours to count
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb, TTL: time.Second, Lease: time.Minute})
+		if _, err := s.Append(ctx, open(tenant, "s-due", "alice"), turns("my budget is 100k"), 0, t0); err != nil {
+			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		ended = append(ended, sess.ID+":"+sess.Turns[0].Content)
-		return nil
-	}
-	now := t0.Add(2 * time.Second)
-	// Several replicas scan at once; each session ends exactly once.
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e := NewExpirer(s, ExpirerOptions{End: end, Logger: quiet, Now: func() time.Time { return now }})
-			if _, err := e.RunOnce(ctx); err != nil {
-				t.Error(err)
+		if _, err := s.Append(ctx, open(tenant, "s-later", "alice"), turns("hi"), time.Hour, t0); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var ended []string
+		end := func(_ context.Context, sess memory.Session) error {
+			if sess.Tenant != tenant {
+				return nil // another test's session: not ours to count
 			}
-		}()
-	}
-	wg.Wait()
-	if len(ended) != 1 || ended[0] != "s-due:my budget is 100k" {
-		t.Errorf("ended = %v, want s-due once", ended)
-	}
-	if _, err := s.Get(ctx, tenant, "s-due"); !errors.Is(err, memory.ErrNotFound) {
-		t.Errorf("ended session still there: %v", err)
-	}
-	if _, err := s.Get(ctx, tenant, "s-later"); err != nil {
-		t.Errorf("the session with an hour left was ended: %v", err)
-	}
+			mu.Lock()
+			defer mu.Unlock()
+			ended = append(ended, sess.ID+":"+sess.Turns[0].Content)
+			return nil
+		}
+		now := t0.Add(2 * time.Second)
+		// Several replicas scan at once; each session ends exactly once.
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e := NewExpirer(s, ExpirerOptions{End: end, Logger: quiet, Now: func() time.Time { return now }})
+				if _, err := e.RunOnce(ctx); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if len(ended) != 1 || ended[0] != "s-due:my budget is 100k" {
+			t.Errorf("ended = %v, want s-due once", ended)
+		}
+		if _, err := s.Get(ctx, tenant, "s-due"); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("ended session still there: %v", err)
+		}
+		if _, err := s.Get(ctx, tenant, "s-later"); err != nil {
+			t.Errorf("the session with an hour left was ended: %v", err)
+		}
+	})
 }
 
 func TestExpirerRetriesAfterTheLease(t *testing.T) {
-	rdb := testenv.Redis(t)
-	ctx := context.Background()
-	tenant := testenv.Tenant(t)
-	s := New(Options{Redis: rdb, TTL: time.Second, Lease: 10 * time.Second})
-	for _, id := range []string{"s-flaky", "s-denied"} {
-		if _, err := s.Append(ctx, open(tenant, id, "alice"), turns("remember that the dock closes at 5"), 0, t0); err != nil {
-			t.Fatal(err)
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb, TTL: time.Second, Lease: 10 * time.Second})
+		for _, id := range []string{"s-flaky", "s-denied"} {
+			if _, err := s.Append(ctx, open(tenant, id, "alice"), turns("remember that the dock closes at 5"), 0, t0); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	var calls atomic.Int32
-	end := func(_ context.Context, sess memory.Session) error {
-		if sess.Tenant != tenant {
+		var calls atomic.Int32
+		end := func(_ context.Context, sess memory.Session) error {
+			if sess.Tenant != tenant {
+				return nil
+			}
+			if sess.ID == "s-denied" {
+				return memory.ErrForbidden // retrying cannot help: dropped
+			}
+			if calls.Add(1) == 1 {
+				return memory.ErrUnavailable
+			}
 			return nil
 		}
-		if sess.ID == "s-denied" {
-			return memory.ErrForbidden // retrying cannot help: dropped
+		now := t0.Add(2 * time.Second)
+		e := NewExpirer(s, ExpirerOptions{End: end, Logger: quiet, Now: func() time.Time { return now }})
+		if _, err := e.RunOnce(ctx); err != nil {
+			t.Fatal(err)
 		}
-		if calls.Add(1) == 1 {
-			return memory.ErrUnavailable
+		if _, err := s.Get(ctx, tenant, "s-flaky"); err != nil {
+			t.Fatalf("a failed end lost the session: %v", err)
 		}
-		return nil
-	}
-	now := t0.Add(2 * time.Second)
-	e := NewExpirer(s, ExpirerOptions{End: end, Logger: quiet, Now: func() time.Time { return now }})
-	if _, err := e.RunOnce(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(ctx, tenant, "s-flaky"); err != nil {
-		t.Fatalf("a failed end lost the session: %v", err)
-	}
-	if _, err := s.Get(ctx, tenant, "s-denied"); !errors.Is(err, memory.ErrNotFound) {
-		t.Errorf("a permanently failing session is kept: %v", err)
-	}
-	if _, err := e.RunOnce(ctx); err != nil || calls.Load() != 1 {
-		t.Fatalf("within the lease: calls = %d, %v", calls.Load(), err)
-	}
-	now = now.Add(11 * time.Second)
-	if _, err := e.RunOnce(ctx); err != nil || calls.Load() != 2 {
-		t.Fatalf("after the lease: calls = %d, %v", calls.Load(), err)
-	}
-	if _, err := s.Get(ctx, tenant, "s-flaky"); !errors.Is(err, memory.ErrNotFound) {
-		t.Errorf("ended session still there: %v", err)
-	}
+		if _, err := s.Get(ctx, tenant, "s-denied"); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("a permanently failing session is kept: %v", err)
+		}
+		if _, err := e.RunOnce(ctx); err != nil || calls.Load() != 1 {
+			t.Fatalf("within the lease: calls = %d, %v", calls.Load(), err)
+		}
+		now = now.Add(11 * time.Second)
+		if _, err := e.RunOnce(ctx); err != nil || calls.Load() != 2 {
+			t.Fatalf("after the lease: calls = %d, %v", calls.Load(), err)
+		}
+		if _, err := s.Get(ctx, tenant, "s-flaky"); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("ended session still there: %v", err)
+		}
+	})
 }
 
 func TestEraseUser(t *testing.T) {
-	rdb := testenv.Redis(t)
-	ctx := context.Background()
-	tenant := testenv.Tenant(t)
-	s := New(Options{Redis: rdb})
-	var _ memory.Eraser = s
-	for _, id := range []string{"s-a1", "s-a2", "s-a3"} {
-		if _, err := s.Append(ctx, open(tenant, id, "alice"), turns("Alice's secret plan: budget 100k"), 0, t0); err != nil {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb})
+		var _ memory.Eraser = s
+		for _, id := range []string{"s-a1", "s-a2", "s-a3"} {
+			if _, err := s.Append(ctx, open(tenant, id, "alice"), turns("Alice's secret plan: budget 100k"), 0, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Claim(ctx, tenant, "s-a3", t0); err != nil { // a close in flight is erased too
 			t.Fatal(err)
 		}
-	}
-	if _, err := s.Claim(ctx, tenant, "s-a3", t0); err != nil { // a close in flight is erased too
-		t.Fatal(err)
-	}
-	if _, err := s.Append(ctx, open(tenant, "s-b", "bob"), turns("Bob's turn"), 0, t0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := s.EraseUser(ctx, tenant, "alice")
-	if err != nil || n != 3 || s.Place() != "sessions" {
-		t.Fatalf("erase = %d, %v (place %q); want 3", n, err, s.Place())
-	}
-	for _, k := range keysOf(t, rdb, tenant) {
-		if strings.Contains(k, "alice") || strings.Contains(k, "s-a") {
-			t.Errorf("key left: %s", k)
+		if _, err := s.Append(ctx, open(tenant, "s-b", "bob"), turns("Bob's turn"), 0, t0); err != nil {
+			t.Fatal(err)
 		}
-		if typ := rdb.Type(ctx, k).Val(); typ == "list" {
-			for _, v := range rdb.LRange(ctx, k, 0, -1).Val() {
-				if strings.Contains(v, "Alice") {
-					t.Errorf("Alice's content left in %s", k)
+		n, err := s.EraseUser(ctx, tenant, "alice")
+		if err != nil || n != 3 || s.Place() != "sessions" {
+			t.Fatalf("erase = %d, %v (place %q); want 3", n, err, s.Place())
+		}
+		for _, k := range keysOf(t, rdb, tenant) {
+			if strings.Contains(k, "alice") || strings.Contains(k, "s-a") {
+				t.Errorf("key left: %s", k)
+			}
+			if typ := rdb.Type(ctx, k).Val(); typ == "list" {
+				for _, v := range rdb.LRange(ctx, k, 0, -1).Val() {
+					if strings.Contains(v, "Alice") {
+						t.Errorf("Alice's content left in %s", k)
+					}
 				}
 			}
 		}
-	}
-	due := rdb.ZRange(ctx, dueKey, 0, -1).Val()
-	for _, m := range due {
-		if strings.HasPrefix(m, tenant+"/s-a") {
-			t.Errorf("due set keeps %s", m)
+		due := rdb.ZRange(ctx, dueKey(tenant), 0, -1).Val()
+		for _, m := range due {
+			if strings.HasPrefix(m, tenant+"/s-a") {
+				t.Errorf("due set keeps %s", m)
+			}
 		}
-	}
-	if _, err := s.Get(ctx, tenant, "s-b"); err != nil {
-		t.Errorf("bob's session went too: %v", err)
-	}
-	if n, err := s.EraseUser(ctx, tenant, "alice"); err != nil || n != 0 {
-		t.Errorf("second erase = %d, %v", n, err)
-	}
+		if _, err := s.Get(ctx, tenant, "s-b"); err != nil {
+			t.Errorf("bob's session went too: %v", err)
+		}
+		if n, err := s.EraseUser(ctx, tenant, "alice"); err != nil || n != 0 {
+			t.Errorf("second erase = %d, %v", n, err)
+		}
+	})
+}
+
+// The expirer reads the due sets of listed tenants only: a tenant is listed
+// once it has a session and unlisted once it has none left.
+func TestExpirerListsTenantsWithSessions(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb, TTL: time.Second, Lease: time.Minute})
+		listed := func() bool {
+			t.Helper()
+			ok, err := rdb.SIsMember(ctx, tenantsKey, tenant).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		// A clock long before every session's due time: the scan ends none.
+		e := NewExpirer(s, ExpirerOptions{End: func(context.Context, memory.Session) error { return nil }, Logger: quiet, Batch: 1 << 20, Now: func() time.Time { return t0.Add(-48 * time.Hour) }})
+		if _, err := s.Append(ctx, open(tenant, "s-1", "alice"), turns("hello"), 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !listed() {
+			t.Fatal("a tenant with an open session is not listed")
+		}
+		if err := s.Finish(ctx, tenant, "s-1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if listed() {
+			t.Error("a tenant without sessions is still listed after a scan")
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-2", "alice"), turns("again"), 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if !listed() {
+			t.Error("a new session does not list its tenant again")
+		}
+		if err := s.Finish(ctx, tenant, "s-2"); err != nil {
+			t.Fatal(err)
+		}
+		_ = rdb.SRem(ctx, tenantsKey, tenant).Err()
+	})
 }

@@ -99,6 +99,9 @@ func config(redisURL string) app.Config {
 	cfg.Neo4j.Password = os.Getenv(testenv.EnvNeo4jPassword)
 	cfg.Neo4j.Database = testenv.Neo4jDatabase()
 	cfg.Redis.URL = redisURL
+	if os.Getenv(testenv.EnvAppOnCluster) != "" {
+		cfg.Redis.Cluster = os.Getenv(testenv.EnvRedisClusterAddrs)
+	}
 	cfg.Identity.KeySecret = testenv.KeySecret()
 	// The lexical embedder: fast and deterministic; tests of the real model
 	// load it themselves.

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +35,15 @@ const (
 	EnvNeo4jPassword = "NEO4J_PASSWORD"
 	EnvNeo4jDatabase = "NEO4J_DATABASE"
 	EnvRedisURL      = "REDIS_URL"
-	EnvKeySecret     = "MNEME_KEY_SECRET"
+	// EnvRedisClusterAddrs lists the nodes of a Redis Cluster,
+	// comma-separated (scripts/redis-cluster.sh start prints it). When set,
+	// EachRedis runs its tests on the cluster too.
+	EnvRedisClusterAddrs = "REDIS_CLUSTER_ADDRS"
+	// EnvAppOnCluster, when set, runs the end-to-end tests' app
+	// (internal/apptest) on the REDIS_CLUSTER_ADDRS cluster instead of
+	// the REDIS_URL server.
+	EnvAppOnCluster = "MNEME_TEST_APP_ON_CLUSTER"
+	EnvKeySecret    = "MNEME_KEY_SECRET"
 )
 
 // testKeySecret is the API key secret of tests run without
@@ -125,6 +134,64 @@ func Redis(t testing.TB) *redis.Client {
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
 	return rdb
+}
+
+// EachRedis runs fn as the subtest "single" with a client of the REDIS_URL
+// server and, when REDIS_CLUSTER_ADDRS is set, again as "cluster" with a
+// client of that Redis Cluster, so that what a Redis-backed part does is
+// shown to work on both. It skips and fails as RedisURL does.
+func EachRedis(t *testing.T, fn func(t *testing.T, rdb redis.UniversalClient)) {
+	t.Helper()
+	t.Run("single", func(t *testing.T) { fn(t, Redis(t)) })
+	if os.Getenv(EnvRedisClusterAddrs) != "" {
+		t.Run("cluster", func(t *testing.T) { fn(t, RedisCluster(t)) })
+	}
+}
+
+// RedisCluster returns a client of the REDIS_CLUSTER_ADDRS cluster, closed
+// when the test ends. It skips in -short mode and fails the test when the
+// variable is unset or the cluster does not answer.
+func RedisCluster(t testing.TB) *redis.ClusterClient {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs a Redis Cluster")
+	}
+	addrs := os.Getenv(EnvRedisClusterAddrs)
+	if addrs == "" {
+		t.Fatalf("integration test: %s is not set; start one with scripts/redis-cluster.sh start DIR", EnvRedisClusterAddrs)
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rdb.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() }); err != nil {
+		t.Fatalf("%s: %v", EnvRedisClusterAddrs, err)
+	}
+	return rdb
+}
+
+// ScanKeys returns every key matching pattern, with SCAN on each master of
+// a cluster or on the one server: what a test must search to show that
+// nothing of an erased user is left anywhere.
+func ScanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]string, error) {
+	var mu sync.Mutex
+	var keys []string
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			keys = append(keys, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return keys, c.ForEachMaster(ctx, scan)
+	case *redis.Client:
+		return keys, scan(ctx, c)
+	}
+	return nil, fmt.Errorf("testenv: cannot scan a %T", rdb)
 }
 
 // Tenant returns a fresh random tenant id such as "t-1a2b3c4d", so tests that

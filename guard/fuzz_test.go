@@ -1,0 +1,73 @@
+package guard
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzScan checks the detectors on any text: findings are in text order,
+// do not overlap, lie on character boundaries, name a known kind, and pass
+// their own checksum; Redact masks exactly the findings of the kinds asked
+// and leaves the rest of the text as it was.
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{
+		"password: hunter2-Secret!", "密码是 Abc12345", "call 13800138000 or +86 138-0013-8000",
+		"id 11010519491231002X card 6222020200112233445", "mail a.b+c@example.co.uk",
+		"token sk-ABCDEF0123456789abcdef0123456789", "我有糖尿病和高血压", "AKIAIOSFODNN7EXAMPLE",
+		"\xff\xfe 13800138000\x00", "4111 1111 1111 1111",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		fs := Scan(text)
+		last := 0
+		for i, fd := range fs {
+			if !slices.Contains(Kinds, fd.Kind) {
+				t.Fatalf("finding %d: unknown kind %q", i, fd.Kind)
+			}
+			if fd.Start < last || fd.End <= fd.Start || fd.End > len(text) {
+				t.Fatalf("finding %d %+v out of order, empty, overlapping or out of %d bytes (previous end %d)", i, fd, len(text), last)
+			}
+			last = fd.End
+			if utf8.ValidString(text) && (!utf8.ValidString(text[:fd.Start]) || !utf8.ValidString(text[fd.Start:fd.End])) {
+				t.Fatalf("finding %d %+v cuts a character", i, fd)
+			}
+			v := text[fd.Start:fd.End]
+			switch fd.Kind {
+			case KindCNID:
+				if !ValidCNID(strings.ReplaceAll(v, " ", "")) {
+					t.Fatalf("cn_id %q fails its checksum", v)
+				}
+			case KindBankCard:
+				if !ValidCard(onlyDigits(v)) {
+					t.Fatalf("bank card %q is not a valid card number", v)
+				}
+			case KindEmail:
+				if !strings.Contains(v, "@") {
+					t.Fatalf("email %q has no @", v)
+				}
+			}
+		}
+		if again := Scan(text); !slices.Equal(again, fs) {
+			t.Fatalf("Scan is not deterministic: %v then %v", fs, again)
+		}
+		// Redacting every kind leaves only masks where the findings were.
+		red := Redact(text, fs, Kinds)
+		var b strings.Builder
+		prev := 0
+		for _, fd := range fs {
+			b.WriteString(text[prev:fd.Start])
+			b.WriteString(Mask(fd.Kind))
+			prev = fd.End
+		}
+		b.WriteString(text[prev:])
+		if red != b.String() {
+			t.Fatalf("Redact(%q) = %q, want %q", text, red, b.String())
+		}
+		if Redact(text, fs, nil) != text {
+			t.Fatalf("Redact with no kinds changed the text")
+		}
+	})
+}
