@@ -21,7 +21,7 @@ func (t *Tracing) GraphSearch(next memory.SearchStore) memory.SearchStore {
 	return graphSearch{next, t}
 }
 
-// Embedder wraps the embedder: a span per batch.
+// Embedder wraps the embedder: a span per batch and per question.
 func (t *Tracing) Embedder(next memory.Embedder) memory.Embedder { return embedder{next, t} }
 
 // Authorizer wraps the policy engine as memory sees it: a span per decision
@@ -124,6 +124,12 @@ func (e embedder) Embed(ctx context.Context, texts []string) (out [][]float32, e
 	ctx, s := e.t.span(ctx, "embed", attribute.Int("mneme.texts", len(texts)), attribute.String("mneme.model", e.Model()))
 	defer func() { done(s, err) }()
 	return e.Embedder.Embed(ctx, texts)
+}
+
+func (e embedder) EmbedQuery(ctx context.Context, text string) (out []float32, err error) {
+	ctx, s := e.t.span(ctx, "embed", attribute.Int("mneme.texts", 1), attribute.String("mneme.model", e.Model()))
+	defer func() { done(s, err) }()
+	return e.Embedder.EmbedQuery(ctx, text)
 }
 
 type authorizer struct {
