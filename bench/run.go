@@ -202,12 +202,13 @@ func makeQueries(ctx context.Context, gen *generator, emb memory.Embedder, users
 			qs[i].resources = append(qs[i].resources, memory.ResourceOf(ms[gen.pick(len(ms))]))
 		}
 	}
-	vecs, err := emb.Embed(ctx, texts)
-	if err != nil {
-		return nil, fmt.Errorf("embed queries: %w", err)
-	}
+	// As recall does: a question is embedded as a query, not a passage.
 	for i := range qs {
-		qs[i].vec = vecs[i]
+		vec, err := emb.EmbedQuery(ctx, texts[i])
+		if err != nil {
+			return nil, fmt.Errorf("embed queries: %w", err)
+		}
+		qs[i].vec = vec
 	}
 	return qs, nil
 }
@@ -325,8 +326,8 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 	}
 	return []mode{
 		{"embed question", func(ctx context.Context, q query) (int, error) {
-			vecs, err := a.Embed.Embed(ctx, []string{q.text})
-			return len(vecs), err
+			vec, err := a.Embed.EmbedQuery(ctx, q.text)
+			return len(vec), err
 		}},
 		{"policy scope (filter)", func(ctx context.Context, q query) (int, error) {
 			s, err := a.Policy.ReadScope(ctx, agent, q.user, time.Now())
