@@ -233,7 +233,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Recall: recallCfg, Write: writeCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(store)), Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: a.Tracing.GraphWrites(a.Metrics.GraphWrites(store)), Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Metrics.Sweeper(a.Janitor),
-		Extract:  extract.New(cfg.Extract, log, nil),
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
 		Audit:    a.Audit,
@@ -244,7 +243,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	if a.Working, err = workingmemory.New(workingmemory.Options{
-		Memories: a.Service, Sessions: a.Sessions, Authz: a.Policy, Extract: a.MemoryOptions.Extract, Logger: log,
+		Memories: a.Service, Sessions: a.Sessions, Authz: a.Policy, Extract: extract.New(cfg.Extract, log, nil),
+		Queue: a.Queue, Quota: quotaPort, Logger: log,
 	}); err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Batch: cfg.Queue.Batch, MaxAttempts: cfg.Queue.MaxAttempts, LeaseTTL: cfg.Queue.LeaseTTL,
 	})
 	a.QueueWorkers.Handle(memory.JobMemories, a.Metrics.Jobs(a.Service.ApplyMemoryJobs))
-	a.QueueWorkers.Handle(memory.JobIngest, a.Metrics.Jobs(a.Service.ApplyIngestJobs))
+	a.QueueWorkers.Handle(workingmemory.JobIngest, a.Metrics.Jobs(a.Working.ApplyIngestJobs))
 	// Every tenant's grants as of start-up, for work that decides outside a
 	// request (which syncs its tenant first); announcements keep them fresh.
 	if err := a.Admin.ReloadGrants(startCtx); err != nil {
@@ -299,7 +299,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// The MCP endpoint sits behind the router's authentication and speaks
 	// the API's error codes.
 	if hopts.MCP, err = mcp.New(mcp.Options{
-		Service: a.Service, Principal: handlers.PrincipalFrom, Classify: handlers.Classify,
+		Service: a.Service, Ingest: a.Working, Principal: handlers.PrincipalFrom, Classify: handlers.Classify,
 		Logger: log, MaxBody: cfg.Server.MaxBody,
 	}); err != nil {
 		return nil, err

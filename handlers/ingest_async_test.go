@@ -8,6 +8,7 @@ import (
 
 	"mneme/internal/apptest"
 	"mneme/memory"
+	"mneme/workingmemory"
 )
 
 // waitJob polls a job until it is no longer queued.
@@ -47,7 +48,7 @@ func TestIngestAsyncBudgetSupersedes(t *testing.T) {
 		}
 		var st memory.JobStatus
 		r.Decode(t, &st)
-		if st.ID == "" || st.Kind != memory.JobIngest {
+		if st.ID == "" || st.Kind != workingmemory.JobIngest {
 			t.Fatalf("job = %+v", st)
 		}
 		return st

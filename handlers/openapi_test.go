@@ -132,7 +132,7 @@ func routesOnly(t *testing.T) http.Handler {
 	svc, err := memory.NewService(memory.Options{
 		Store: store{}, Authz: authz{}, Embed: embedder{}, Guard: guard{}, Writes: writes{}, Warm: warm{},
 		Confirm: confirm{}, Forget: forget{}, Fence: fence{}, Erasers: []memory.Eraser{eraser{}}, Janitor: sweeper{},
-		Extract: extractor{}, Sessions: sessions{}, Queue: jobs{}, Search: search{}, Recorder: recorder{}, RecallLog: recallLog{},
+		Sessions: sessions{}, Queue: jobs{}, Search: search{}, Recorder: recorder{}, RecallLog: recallLog{},
 		Audit: auditor{},
 	})
 	if err != nil {
@@ -153,7 +153,7 @@ func routesOnly(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	working, err := workingmemory.New(workingmemory.Options{Memories: svc, Sessions: sessions{}, Authz: authz{}, Extract: extractor{}})
+	working, err := workingmemory.New(workingmemory.Options{Memories: svc, Sessions: sessions{}, Authz: authz{}, Extract: extractor{}, Queue: jobs{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"mneme/extract"
 	"mneme/internal/apptest"
 	"mneme/journal"
 	"mneme/memory"
@@ -292,7 +291,7 @@ func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *mem
 		Store: a.Store, Authz: a.Policy, Embed: a.Embed,
 		Recall: cfg, Search: a.Store, Recorder: a.Recorder, RecallLog: a.RecallLog,
 		Guard: a.Policy, Writes: a.Store, Warm: a.Store, Confirm: a.Store, Forget: a.Store, Fence: a.Queue,
-		Erasers: a.Erasers, Janitor: a.Janitor, Extract: extract.NewRules(nil), Sessions: a.Sessions, Queue: a.Queue,
+		Erasers: a.Erasers, Janitor: a.Janitor, Sessions: a.Sessions, Queue: a.Queue,
 		Audit: a.Audit,
 	})
 	if err != nil {

@@ -9,8 +9,11 @@ import (
 	"mneme/memory"
 )
 
-// Sessions serves working memory; workingmemory.Service implements it.
+// Sessions serves conversations: working memory and ingestion;
+// workingmemory.Service implements it.
 type Sessions interface {
+	Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest) (memory.IngestResult, error)
+	IngestAsync(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.JobStatus, error)
 	AppendTurns(ctx context.Context, p memory.Principal, id string, r memory.AppendRequest) (memory.Session, error)
 	GetSession(ctx context.Context, p memory.Principal, id string) (memory.Session, error)
 	CloseSession(ctx context.Context, p memory.Principal, id string) (memory.CloseResult, error)

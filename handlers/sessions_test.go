@@ -12,6 +12,7 @@ import (
 	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/session"
+	"mneme/workingmemory"
 )
 
 func appendTurns(t *testing.T, f *apptest.Fixture, who, id string, req memory.AppendRequest) memory.Session {
@@ -170,7 +171,7 @@ func TestSessionExpiryBecomesMemory(t *testing.T) {
 func TestSessionCapsAndErrors(t *testing.T) {
 	f := apptest.Start(t)
 	const bot = "support-bot"
-	many := make([]memory.Turn, memory.MaxIngestTurns)
+	many := make([]memory.Turn, workingmemory.MaxIngestTurns)
 	for i := range many {
 		many[i] = memory.Turn{Role: memory.RoleUser, Content: fmt.Sprintf("turn %d", i)}
 	}
@@ -182,7 +183,7 @@ func TestSessionCapsAndErrors(t *testing.T) {
 	r = f.Do(t, bot, http.MethodGet, "/v1/sessions/full-1", nil)
 	var s memory.Session
 	r.Decode(t, &s)
-	if len(s.Turns) != memory.MaxIngestTurns || s.Turns[len(s.Turns)-1].Content != "turn 199" {
+	if len(s.Turns) != workingmemory.MaxIngestTurns || s.Turns[len(s.Turns)-1].Content != "turn 199" {
 		t.Errorf("after refusal: %d turns", len(s.Turns))
 	}
 

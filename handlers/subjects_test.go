@@ -16,6 +16,7 @@ import (
 	"mneme/internal/testidp"
 	"mneme/memory"
 	"mneme/policyadmin"
+	"mneme/workingmemory"
 )
 
 // alice's key naming support-bot as the author is refused on every write
@@ -108,8 +109,8 @@ func TestQueuedImpersonationFails(t *testing.T) {
 		t.Fatalf("forged memory job = %+v, want a failure and nothing written", res)
 	}
 	ingest := []byte(`{"user_id":"alice","agent_id":"support-bot","turns":[{"role":"user","content":"Our budget is 70k CNY for order SO-6601"}]}`)
-	res, err = f.App.Service.ApplyIngestJobs(context.Background(), []memory.Job{{
-		ID: "job-forged-ingest", Kind: memory.JobIngest, Tenant: f.Tenant, UserID: "alice", Principal: alice,
+	res, err = f.App.Working.ApplyIngestJobs(context.Background(), []memory.Job{{
+		ID: "job-forged-ingest", Kind: workingmemory.JobIngest, Tenant: f.Tenant, UserID: "alice", Principal: alice,
 		AcceptedAt: time.Now().UTC(), Payload: ingest,
 	}})
 	if err != nil {

@@ -18,10 +18,18 @@ import (
 	"mneme/memory"
 )
 
-// Options configures the endpoint. Service, Principal and Classify are
-// required.
+// Ingester learns from conversation turns; workingmemory.Service
+// implements it.
+type Ingester interface {
+	Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest) (memory.IngestResult, error)
+}
+
+// Options configures the endpoint. Service, Ingest, Principal and Classify
+// are required.
 type Options struct {
 	Service *memory.Service
+	// Ingest serves the ingest tool.
+	Ingest Ingester
 	// Principal returns the caller the HTTP layer authenticated
 	// (handlers.PrincipalFrom); without one every tool call is refused.
 	Principal func(ctx context.Context) (memory.Principal, bool)
@@ -47,6 +55,9 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Service == nil {
 		missing = append(missing, errors.New("mcp: Service is required"))
 	}
+	if opts.Ingest == nil {
+		missing = append(missing, errors.New("mcp: Ingest is required"))
+	}
 	if opts.Principal == nil {
 		missing = append(missing, errors.New("mcp: Principal is required"))
 	}
@@ -62,7 +73,7 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	t := &tools{svc: opts.Service, principal: opts.Principal, classify: opts.Classify, log: opts.Logger}
+	t := &tools{svc: opts.Service, ingester: opts.Ingest, principal: opts.Principal, classify: opts.Classify, log: opts.Logger}
 	server := sdk.NewServer(&sdk.Implementation{Name: "mneme", Title: "Mneme memory", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
 	if err := t.register(server); err != nil {
@@ -105,6 +116,7 @@ func (e *ToolError) Error() string {
 // tools holds what the tool handlers share.
 type tools struct {
 	svc       *memory.Service
+	ingester  Ingester
 	principal func(ctx context.Context) (memory.Principal, bool)
 	classify  func(err error) (int, string, string)
 	log       *slog.Logger

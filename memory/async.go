@@ -247,3 +247,20 @@ func (s *Service) buildJob(job Job) ([]Memory, error) {
 	}
 	return ms, nil
 }
+
+// AuthorizeWrites asks policy whether p may write each memory of in as of
+// at, as the memories a write would store; an error names the first one
+// refused. Queued ingestion decides with it what it extracted, which is
+// known only when its job is applied.
+func (s *Service) AuthorizeWrites(ctx context.Context, p Principal, in []NewMemory, at time.Time) error {
+	for k, n := range in {
+		m, err := s.build(p, n, at)
+		if err == nil {
+			err = s.require(ctx, p, ActionWrite, ResourceOf(m), at)
+		}
+		if err != nil {
+			return prefixField(err, k, len(in))
+		}
+	}
+	return nil
+}

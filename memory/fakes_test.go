@@ -493,7 +493,6 @@ type fixture struct {
 	guard    *fakeGuard
 	queue    *fakeQueue
 	sessions *fakeSessions
-	extract  *fakeExtractor
 	search   *fakeSearch
 	recorder *fakeRecorder
 	places   *fakeEraser
@@ -512,7 +511,6 @@ func newFixture(t *testing.T, cfg RecallConfig) *fixture {
 		guard:    &fakeGuard{},
 		queue:    &fakeQueue{},
 		sessions: &fakeSessions{open: map[string]Session{}, claimed: map[string]bool{}},
-		extract:  &fakeExtractor{},
 		search:   &fakeSearch{},
 		recorder: &fakeRecorder{},
 		places:   &fakeEraser{place: "places", held: map[string]int64{}},
@@ -535,7 +533,7 @@ func (f *fixture) options(t *testing.T, cfg RecallConfig) Options {
 		// texts SameFact finds equal may repeat each other.
 		Write: WriteConfig{DuplicateThreshold: 1},
 		Guard: f.guard, Writes: f.store, Warm: f.store, Confirm: f.store, Forget: f.store,
-		Fence: f.queue, Erasers: []Eraser{f.places}, Janitor: f.sweeper, Extract: f.extract,
+		Fence: f.queue, Erasers: []Eraser{f.places}, Janitor: f.sweeper,
 		Sessions: f.sessions, Queue: f.queue, Search: f.search, Recorder: f.recorder, RecallLog: f.recorder,
 		Audit: f.audit,
 	}

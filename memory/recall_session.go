@@ -36,7 +36,7 @@ func (s *Service) openSession(ctx context.Context, p Principal, r RecallRequest,
 		}
 		return nil
 	}
-	if sess.UserID != r.UserID || s.require(ctx, p, ActionRead, sessionResource(sess.Tenant, sess.UserID, sess.AgentID), now) != nil {
+	if sess.UserID != r.UserID || s.require(ctx, p, ActionRead, SessionResource(sess.Tenant, sess.UserID, sess.AgentID), now) != nil {
 		return nil
 	}
 	out := &RecallSession{ID: sess.ID, Source: SourceSession, Turns: sess.Turns}

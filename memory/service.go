@@ -53,8 +53,6 @@ type Options struct {
 	MemoryErasers []MemoryEraser
 	// Janitor serves admin-triggered sweeps.
 	Janitor Sweeper
-	// Extract finds memories in conversation turns.
-	Extract Extractor
 	// Sessions keeps working memory.
 	Sessions SessionStore
 	// Write tunes the write pipeline; zero values take defaults.
@@ -93,7 +91,6 @@ type Service struct {
 	erasers       []Eraser
 	memoryErasers []MemoryEraser
 	janitor       Sweeper
-	extract       Extractor
 	sessions      SessionStore
 	write         WriteConfig
 	queue         JobQueue
@@ -118,7 +115,7 @@ func NewService(opts Options) (*Service, error) {
 		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
 		guardPolicy: opts.Guard, writes: opts.Writes, warm: opts.Warm, confirm: opts.Confirm,
 		forget: opts.Forget, fence: opts.Fence, erasers: opts.Erasers, memoryErasers: opts.MemoryErasers,
-		janitor: opts.Janitor, extract: opts.Extract, sessions: opts.Sessions,
+		janitor: opts.Janitor, sessions: opts.Sessions,
 		write:       opts.Write.withDefaults(),
 		queue:       opts.Queue,
 		searchStore: opts.Search, recorder: opts.Recorder, recallLog: opts.RecallLog,
@@ -145,7 +142,7 @@ func (o Options) missing() []string {
 		{"Authz", o.Authz != nil}, {"Embed", o.Embed != nil}, {"Guard", o.Guard != nil},
 		{"Writes", o.Writes != nil}, {"Warm", o.Warm != nil}, {"Confirm", o.Confirm != nil},
 		{"Forget", o.Forget != nil}, {"Fence", o.Fence != nil}, {"Erasers", len(o.Erasers) > 0},
-		{"Janitor", o.Janitor != nil}, {"Extract", o.Extract != nil}, {"Sessions", o.Sessions != nil},
+		{"Janitor", o.Janitor != nil}, {"Sessions", o.Sessions != nil},
 		{"Queue", o.Queue != nil}, {"Search", o.Search != nil}, {"Recorder", o.Recorder != nil},
 		{"RecallLog", o.RecallLog != nil},
 		{"Audit", o.Audit != nil},

@@ -62,7 +62,6 @@ func TestNewServiceRequiresEveryDependency(t *testing.T) {
 		{"Fence", func(o *Options) { o.Fence = nil }},
 		{"Erasers", func(o *Options) { o.Erasers = nil }},
 		{"Janitor", func(o *Options) { o.Janitor = nil }},
-		{"Extract", func(o *Options) { o.Extract = nil }},
 		{"Sessions", func(o *Options) { o.Sessions = nil }},
 		{"Queue", func(o *Options) { o.Queue = nil }},
 		{"Search", func(o *Options) { o.Search = nil }},

@@ -75,6 +75,3 @@ const KindSession = "session"
 func SessionResource(tenant, userID, agentID string) Resource {
 	return Resource{Tenant: tenant, UserID: userID, AgentID: agentID, Type: TypeEpisodic, Kind: KindSession, Sensitivity: SensitivityInternal}
 }
-
-// sessionResource is recall's name for it.
-var sessionResource = SessionResource

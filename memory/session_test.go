@@ -54,7 +54,7 @@ func (f *fakeSessions) Finish(_ context.Context, _, id string) error {
 
 func sessionFixture(t *testing.T, found []NewMemory) (*fixture, *fakeSessions) {
 	t.Helper()
-	f := ingestFixture(t, &fakeExtractor{found: found})
+	f := newFixture(t, RecallConfig{})
 	store := &fakeSessions{open: map[string]Session{}, claimed: map[string]bool{}}
 	f.svc.sessions = store
 	return f, store

@@ -20,18 +20,18 @@ func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string
 		return memory.Session{}, memory.Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
 	case len(r.Turns) == 0:
 		return memory.Session{}, memory.Invalid("turns", "at least one turn is required")
-	case len(r.Turns) > memory.MaxIngestTurns:
-		return memory.Session{}, memory.Invalid("turns", fmt.Sprintf("at most %d turns per request", memory.MaxIngestTurns))
+	case len(r.Turns) > MaxIngestTurns:
+		return memory.Session{}, memory.Invalid("turns", fmt.Sprintf("at most %d turns per request", MaxIngestTurns))
 	case r.TTLSeconds < 0 || time.Duration(r.TTLSeconds)*time.Second > memory.MaxSessionTTL:
 		return memory.Session{}, memory.Invalid("ttl_seconds", fmt.Sprintf("must be between 0 and %d", int(memory.MaxSessionTTL/time.Second)))
-	case p.Kind != memory.KindAgent && p.Kind != memory.KindUser, !memory.WritesAsItself(p, r.AgentID):
+	case p.Kind != memory.KindAgent && p.Kind != memory.KindUser, !WritesAsItself(p, r.AgentID):
 		return memory.Session{}, memory.ErrForbidden
 	}
-	if err := memory.ValidateTurns(r.Turns); err != nil {
+	if err := ValidateTurns(r.Turns); err != nil {
 		return memory.Session{}, err
 	}
 	now := s.now().UTC()
-	if err := s.require(ctx, p, memory.ActionWrite, memory.SessionResource(p.Tenant, r.UserID, memory.AuthorOf(p)), now); err != nil {
+	if err := s.require(ctx, p, memory.ActionWrite, memory.SessionResource(p.Tenant, r.UserID, AuthorOf(p)), now); err != nil {
 		return memory.Session{}, err
 	}
 	turns := make([]memory.Turn, len(r.Turns))
@@ -42,7 +42,7 @@ func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string
 		t.At = t.At.UTC()
 		turns[i] = t
 	}
-	open := memory.Session{ID: id, Tenant: p.Tenant, UserID: r.UserID, AgentID: memory.AuthorOf(p), Owner: p}
+	open := memory.Session{ID: id, Tenant: p.Tenant, UserID: r.UserID, AgentID: AuthorOf(p), Owner: p}
 	return s.sessions.Append(ctx, open, turns, time.Duration(r.TTLSeconds)*time.Second, now)
 }
 
@@ -84,7 +84,7 @@ func (s *Service) CloseSession(ctx context.Context, p memory.Principal, id strin
 	}
 	res := memory.CloseResult{SessionID: id, Memories: ms}
 	if len(ms) == 0 {
-		res.Reason = memory.ReasonNothingWorthRemembering
+		res.Reason = ReasonNothingWorthRemembering
 	}
 	return res, nil
 }
@@ -106,8 +106,8 @@ func (s *Service) EndSession(ctx context.Context, sess memory.Session) ([]memory
 	if len(found) == 0 {
 		return []memory.Memory{}, nil
 	}
-	if len(found) > memory.MaxExtractedPerRun-1 {
-		found = found[:memory.MaxExtractedPerRun-1]
+	if len(found) > MaxExtractedPerRun-1 {
+		found = found[:MaxExtractedPerRun-1]
 	}
 	found = append(found, sessionRecord(sess, found))
 	idem := fmt.Sprintf("session:%s:%d", sess.ID, sess.CreatedAt.UnixMilli())

@@ -80,8 +80,17 @@ func (x extractor) Extract(context.Context, []memory.Turn) ([]memory.NewMemory, 
 // creator records what it is asked to write and writes it as the memory
 // service would: as the principal, in its tenant.
 type creator struct {
-	as  []memory.Principal
-	got []memory.NewMemory
+	as         []memory.Principal
+	got        []memory.NewMemory
+	deny       func(p memory.Principal, n memory.NewMemory) bool
+	authorized []authorized
+	applied    []memory.Job
+}
+
+type authorized struct {
+	p  memory.Principal
+	n  int
+	at time.Time
 }
 
 func (c *creator) Create(_ context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.Memory, error) {
@@ -89,7 +98,7 @@ func (c *creator) Create(_ context.Context, p memory.Principal, in []memory.NewM
 	c.got = append(c.got, in...)
 	out := make([]memory.Memory, len(in))
 	for i, n := range in {
-		out[i] = memory.Memory{ID: memory.NewID("mem"), Tenant: p.Tenant, UserID: n.UserID, AgentID: memory.AuthorOf(p),
+		out[i] = memory.Memory{ID: memory.NewID("mem"), Tenant: p.Tenant, UserID: n.UserID, AgentID: AuthorOf(p),
 			SessionID: n.SessionID, Type: n.Type, Kind: n.Kind, Content: n.Content, IdempotencyKey: n.IdempotencyKey}
 	}
 	return out, nil
@@ -100,16 +109,20 @@ type fixture struct {
 	sessions *fakeSessions
 	authz    *policy
 	created  *creator
+	queue    *queue
+	quota    *quota
 }
 
 func newFixture(t *testing.T, found []memory.NewMemory) *fixture {
 	t.Helper()
 	f := &fixture{
 		sessions: &fakeSessions{open: map[string]memory.Session{}, claimed: map[string]bool{}},
-		authz:    &policy{}, created: &creator{},
+		authz:    &policy{}, created: &creator{}, queue: &queue{}, quota: &quota{},
 	}
 	var err error
-	f.svc, err = New(Options{Memories: f.created, Sessions: f.sessions, Authz: f.authz, Extract: extractor{found}})
+	f.svc, err = New(Options{
+		Memories: f.created, Sessions: f.sessions, Authz: f.authz, Extract: extractor{found}, Queue: f.queue, Quota: f.quota,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +131,7 @@ func newFixture(t *testing.T, found []memory.NewMemory) *fixture {
 
 func TestNewNamesWhatIsMissing(t *testing.T) {
 	_, err := New(Options{})
-	for _, name := range []string{"Memories", "Sessions", "Authz", "Extract"} {
+	for _, name := range []string{"Memories", "Sessions", "Authz", "Extract", "Queue"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("New(Options{}) = %v, want it to name %s", err, name)
 		}
@@ -174,7 +187,7 @@ func TestCloseSessionWithNothingWorthRemembering(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := f.svc.CloseSession(ctx, agentSupport, "s-1")
-	if err != nil || len(res.Memories) != 0 || res.Reason != memory.ReasonNothingWorthRemembering || len(f.created.got) != 0 {
+	if err != nil || len(res.Memories) != 0 || res.Reason != ReasonNothingWorthRemembering || len(f.created.got) != 0 {
 		t.Errorf("close = %+v, %v; wrote %d", res, err, len(f.created.got))
 	}
 }

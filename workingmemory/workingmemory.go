@@ -1,9 +1,10 @@
-// Package workingmemory serves the open conversations of Mneme's agents:
-// appending turns to a session, reading it, and closing it, which turns its
-// turns into long-term memories through the extractor and the memory
-// service. The sessions themselves live in a memory.SessionStore (package
-// session keeps them in Redis); recall shows an open session's last turns
-// through the memory service.
+// Package workingmemory serves the conversations of Mneme's agents: their
+// open sessions — appending turns, reading them, and closing them — and the
+// memories extracted from conversation turns, whether from a closing
+// session or an ingestion, now or through the job queue. The sessions
+// themselves live in a memory.SessionStore (package session keeps them in
+// Redis); what is extracted is written through the memory service, so
+// policy and every write rule apply as to any other write.
 package workingmemory
 
 import (
@@ -16,15 +17,22 @@ import (
 	"mneme/memory"
 )
 
-// Creator writes new memories as a principal; memory.Service implements it.
-type Creator interface {
+// Memories writes what conversations leave; memory.Service implements it.
+type Memories interface {
+	// Create writes new memories as a principal.
 	Create(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.Memory, error)
+	// AuthorizeWrites decides, as of a queued ingestion's acceptance,
+	// whether its principal may write what was extracted.
+	AuthorizeWrites(ctx context.Context, p memory.Principal, in []memory.NewMemory, at time.Time) error
+	// ApplyMemoryJobs writes queued memories.
+	ApplyMemoryJobs(ctx context.Context, jobs []memory.Job) ([]memory.JobResult, error)
 }
 
-// Options configures a Service. Everything but Logger and Now is required.
+// Options configures a Service. Everything but Quota, Logger and Now is
+// required.
 type Options struct {
-	// Memories writes what a closed session leaves.
-	Memories Creator
+	// Memories writes what a closed session or an ingestion leaves.
+	Memories Memories
 	// Sessions keeps the open sessions.
 	Sessions memory.SessionStore
 	// Authz decides who may write and read a session, as it decides for
@@ -32,15 +40,22 @@ type Options struct {
 	Authz memory.Authorizer
 	// Extract finds what is worth remembering in a session's turns.
 	Extract memory.Extractor
-	Logger  *slog.Logger
+	// Queue keeps queued ingestions until a worker applies them.
+	Queue memory.JobQueue
+	// Quota, when set, admits a queued ingestion as the memory service
+	// admits a write.
+	Quota  memory.Quota
+	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
 
 // Service serves working memory. It is safe for concurrent use.
 type Service struct {
-	memories Creator
+	memories Memories
 	sessions memory.SessionStore
+	queue    memory.JobQueue
+	quota    memory.Quota
 	authz    memory.Authorizer
 	extract  memory.Extractor
 	log      *slog.Logger
@@ -53,7 +68,7 @@ func New(o Options) (*Service, error) {
 	for _, r := range []struct {
 		name string
 		ok   bool
-	}{{"Memories", o.Memories != nil}, {"Sessions", o.Sessions != nil}, {"Authz", o.Authz != nil}, {"Extract", o.Extract != nil}} {
+	}{{"Memories", o.Memories != nil}, {"Sessions", o.Sessions != nil}, {"Authz", o.Authz != nil}, {"Extract", o.Extract != nil}, {"Queue", o.Queue != nil}} {
 		if !r.ok {
 			missing = append(missing, fmt.Errorf("workingmemory: %s is required", r.name))
 		}
@@ -67,7 +82,7 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{memories: o.Memories, sessions: o.Sessions, authz: o.Authz, extract: o.Extract, log: o.Logger, now: o.Now}, nil
+	return &Service{memories: o.Memories, sessions: o.Sessions, queue: o.Queue, quota: o.Quota, authz: o.Authz, extract: o.Extract, log: o.Logger, now: o.Now}, nil
 }
 
 // require asks policy; an evaluation error denies.

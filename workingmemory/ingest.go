@@ -1,0 +1,230 @@
+package workingmemory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"mneme/memory"
+)
+
+// Ingestion limits.
+const (
+	MaxIngestTurns     = 200
+	MaxTurnChars       = 8000
+	MaxExtractedPerRun = memory.MaxBatch
+)
+
+// ReasonNothingWorthRemembering is IngestResult.Reason when the turns held
+// no fact, preference or event the extractor recognises.
+const ReasonNothingWorthRemembering = "nothing worth remembering: no preference, fact, amount, order, date, company or place found"
+
+// JobIngest is the kind of a queued ingestion: conversation turns whose
+// memories a worker extracts and writes.
+const JobIngest = "ingest"
+
+// Ingest extracts memories from conversation turns and writes them through
+// Create, so policy and every write rule apply as to any other write.
+func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest) (memory.IngestResult, error) {
+	if err := validateIngest(r); err != nil {
+		return memory.IngestResult{}, err
+	}
+	if !WritesAsItself(p, r.AgentID) {
+		return memory.IngestResult{}, memory.ErrForbidden
+	}
+	found, err := s.extractFor(ctx, r)
+	if err != nil {
+		return memory.IngestResult{}, err
+	}
+	if len(found) == 0 {
+		return memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonNothingWorthRemembering}, nil
+	}
+	ms, err := s.memories.Create(ctx, p, found)
+	if err != nil {
+		return memory.IngestResult{}, err
+	}
+	return memory.IngestResult{Memories: ms}, nil
+}
+
+// IngestAsync validates an ingestion and queues it; a worker extracts and
+// writes its memories (ApplyIngestJobs). idemKey, when given, makes a
+// retried call return the first call's job.
+func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.JobStatus, error) {
+	if err := validateIngest(r); err != nil {
+		return memory.JobStatus{}, err
+	}
+	if len(idemKey) > 128 {
+		return memory.JobStatus{}, memory.Invalid("idempotency_key", "must be at most 128 bytes")
+	}
+	if !WritesAsItself(p, r.AgentID) {
+		return memory.JobStatus{}, memory.ErrForbidden
+	}
+	now := s.now().UTC()
+	// Whether p may write about this user at all is decided now; every
+	// extracted memory is decided again when the job is applied.
+	probe := memory.Resource{Tenant: p.Tenant, UserID: r.UserID, AgentID: AuthorOf(p), Type: memory.TypeEpisodic, Sensitivity: memory.SensitivityInternal}
+	if err := s.require(ctx, p, memory.ActionWrite, probe, now); err != nil {
+		return memory.JobStatus{}, err
+	}
+	// What the turns hold is known only when a worker extracts it: an
+	// ingestion is accepted while the tenant has room for one memory more.
+	if s.quota != nil {
+		if err := s.quota.Admit(ctx, p.Tenant, 1, 0); err != nil {
+			return memory.JobStatus{}, err
+		}
+	}
+	// Relative dates must read the same on every attempt.
+	for i := range r.Turns {
+		if r.Turns[i].At.IsZero() {
+			r.Turns[i].At = now
+		}
+	}
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return memory.JobStatus{}, fmt.Errorf("encode job: %w", err)
+	}
+	return s.queue.Enqueue(ctx, memory.Job{
+		Kind: JobIngest, Tenant: p.Tenant, UserID: r.UserID, Principal: p,
+		AcceptedAt: now, IdempotencyKey: idemKey, Payload: payload,
+	})
+}
+
+// ApplyIngestJobs extracts the memories of queued ingestions and writes
+// them as ApplyMemoryJobs writes a memory job: policy again, valid from the
+// job's acceptance, idempotency keys derived from the job, so a replayed job
+// writes nothing new. A job whose turns hold nothing worth remembering is
+// done with no memories.
+func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]memory.JobResult, error) {
+	results := make([]memory.JobResult, len(jobs))
+	var writes []memory.Job
+	var of []int
+	for i, job := range jobs {
+		var r memory.IngestRequest
+		if err := json.Unmarshal(job.Payload, &r); err != nil || validateIngest(r) != nil || r.UserID != job.UserID {
+			results[i].Err = memory.Invalid("payload", "is not an ingestion about the job's user")
+			continue
+		}
+		if !WritesAsItself(job.Principal, r.AgentID) {
+			// Refused when accepted; a job queued before that check was in
+			// place fails here rather than write as someone else.
+			results[i].Err = memory.ErrForbidden
+			continue
+		}
+		found, err := s.extractFor(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			results[i].Memories = []memory.JobMemory{}
+			continue
+		}
+		// Applying a memory job does not ask policy again; what an ingestion
+		// writes is known only now, so it is decided now, as of acceptance.
+		if err := s.memories.AuthorizeWrites(ctx, job.Principal, found, job.AcceptedAt.UTC()); err != nil {
+			results[i].Err = err
+			continue
+		}
+		payload, err := json.Marshal(found)
+		if err != nil {
+			return nil, fmt.Errorf("encode memories: %w", err)
+		}
+		w := job
+		w.Kind, w.Payload = memory.JobMemories, payload
+		writes = append(writes, w)
+		of = append(of, i)
+	}
+	if len(writes) == 0 {
+		return results, nil
+	}
+	written, err := s.memories.ApplyMemoryJobs(ctx, writes)
+	if err != nil {
+		return nil, err
+	}
+	for k, res := range written {
+		results[of[k]] = res
+	}
+	return results, nil
+}
+
+// extractFor runs the extractor over an ingestion's turns and makes what it
+// found the request's: its user and session; tenant and author are left to
+// the writer, so an extractor cannot choose them.
+func (s *Service) extractFor(ctx context.Context, r memory.IngestRequest) ([]memory.NewMemory, error) {
+	found, err := s.extract.Extract(ctx, r.Turns)
+	if err != nil {
+		return nil, fmt.Errorf("extract: %w", err)
+	}
+	if len(found) > MaxExtractedPerRun {
+		found = found[:MaxExtractedPerRun]
+	}
+	for i := range found {
+		found[i].Tenant, found[i].AgentID = "", ""
+		found[i].UserID, found[i].SessionID = r.UserID, r.SessionID
+	}
+	return found, nil
+}
+
+// WritesAsItself reports whether an author a request names is empty or the
+// principal's own: nobody writes as another agent or user.
+func WritesAsItself(p memory.Principal, agentID string) bool {
+	return agentID == "" || agentID == AuthorOf(p)
+}
+
+// AuthorOf is the agent id a principal's memories carry.
+func AuthorOf(p memory.Principal) string {
+	if p.Kind == memory.KindUser {
+		return "user:" + p.ID
+	}
+	return p.ID
+}
+
+func validateIngest(r memory.IngestRequest) error {
+	switch {
+	case !memory.ValidName(r.UserID):
+		return memory.Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
+	case r.SessionID != "" && !memory.ValidName(r.SessionID):
+		return memory.Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
+	case len(r.Turns) == 0:
+		return memory.Invalid("turns", "at least one turn is required")
+	case len(r.Turns) > MaxIngestTurns:
+		return memory.Invalid("turns", fmt.Sprintf("at most %d turns per request", MaxIngestTurns))
+	}
+	return ValidateTurns(r.Turns)
+}
+
+// ValidateTurns checks conversation turns; an error names the first bad
+// one's field as turns[i].field.
+func ValidateTurns(turns []memory.Turn) error {
+	for i, t := range turns {
+		if err := validateTurn(t); err != nil {
+			return prefixTurn(err, i)
+		}
+	}
+	return nil
+}
+
+func validateTurn(t memory.Turn) error {
+	switch {
+	case !slices.Contains(memory.Roles, t.Role):
+		return memory.Invalid("role", "must be one of "+strings.Join(memory.Roles, ", "))
+	case strings.TrimSpace(t.Content) == "":
+		return memory.Invalid("content", "must not be empty")
+	case !utf8.ValidString(t.Content):
+		return memory.Invalid("content", "must be valid UTF-8")
+	case utf8.RuneCountInString(t.Content) > MaxTurnChars:
+		return memory.Invalid("content", fmt.Sprintf("must be at most %d characters", MaxTurnChars))
+	}
+	return nil
+}
+
+func prefixTurn(err error, i int) error {
+	var inv *memory.InvalidError
+	if errors.As(err, &inv) {
+		return memory.Invalid(fmt.Sprintf("turns[%d].%s", i, inv.Field), inv.Reason)
+	}
+	return err
+}

@@ -1,0 +1,302 @@
+package workingmemory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"mneme/memory"
+)
+
+// errTest is an error no production code returns.
+type errTest string
+
+func (e errTest) Error() string { return string(e) }
+
+type failingExtractor struct{ err error }
+
+func (x failingExtractor) Extract(context.Context, []memory.Turn) ([]memory.NewMemory, error) {
+	return nil, x.err
+}
+
+// queue records what is enqueued; a repeated idempotency key returns the
+// first job, as the queue package does.
+type queue struct {
+	memory.JobQueue
+	jobs []memory.Job
+}
+
+func (q *queue) Enqueue(_ context.Context, job memory.Job) (memory.JobStatus, error) {
+	for i, j := range q.jobs {
+		if job.IdempotencyKey != "" && j.IdempotencyKey == job.IdempotencyKey && j.Tenant == job.Tenant && j.UserID == job.UserID {
+			return memory.JobStatus{ID: "job-" + string(rune('a'+i)), Kind: j.Kind, Status: memory.JobQueued, AcceptedAt: j.AcceptedAt}, nil
+		}
+	}
+	q.jobs = append(q.jobs, job)
+	return memory.JobStatus{ID: "job-" + string(rune('a'+len(q.jobs)-1)), Kind: job.Kind, Status: memory.JobQueued, AcceptedAt: job.AcceptedAt}, nil
+}
+
+// quota refuses everything when full.
+type quota struct {
+	full  bool
+	asked []int64
+}
+
+func (q *quota) Admit(_ context.Context, _ string, memories, _ int64) error {
+	q.asked = append(q.asked, memories)
+	if q.full {
+		return &memory.QuotaError{Quota: "memories", Limit: 1}
+	}
+	return nil
+}
+
+// AuthorizeWrites refuses what c.deny says, like policy would.
+func (c *creator) AuthorizeWrites(_ context.Context, p memory.Principal, in []memory.NewMemory, at time.Time) error {
+	c.authorized = append(c.authorized, authorized{p, len(in), at})
+	for _, n := range in {
+		if c.deny != nil && c.deny(p, n) {
+			return memory.ErrForbidden
+		}
+	}
+	return nil
+}
+
+// ApplyMemoryJobs writes each job's memories.
+func (c *creator) ApplyMemoryJobs(_ context.Context, jobs []memory.Job) ([]memory.JobResult, error) {
+	out := make([]memory.JobResult, len(jobs))
+	for i, job := range jobs {
+		c.applied = append(c.applied, job)
+		var in []memory.NewMemory
+		if err := json.Unmarshal(job.Payload, &in); err != nil {
+			return nil, err
+		}
+		for range in {
+			out[i].Memories = append(out[i].Memories, memory.JobMemory{ID: memory.NewID("mem"), Outcome: "created"})
+		}
+	}
+	return out, nil
+}
+
+func fieldOf(t *testing.T, err error) string {
+	t.Helper()
+	var inv *memory.InvalidError
+	if !errors.As(err, &inv) {
+		t.Fatalf("err = %v, want an InvalidError", err)
+	}
+	return inv.Field
+}
+
+var budget = []memory.NewMemory{
+	// An extractor cannot choose whose memory it is or who wrote it.
+	{Tenant: "other", UserID: "bob", AgentID: "billing-bot", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Budget 100,000"},
+}
+
+func TestIngestValidates(t *testing.T) {
+	f := newFixture(t, nil)
+	turn := memory.Turn{Role: memory.RoleUser, Content: "my budget is 100k"}
+	tests := []struct {
+		name  string
+		req   memory.IngestRequest
+		field string
+	}{
+		{"no user", memory.IngestRequest{Turns: []memory.Turn{turn}}, "user_id"},
+		{"bad session", memory.IngestRequest{UserID: "alice", SessionID: "a b", Turns: []memory.Turn{turn}}, "session_id"},
+		{"no turns", memory.IngestRequest{UserID: "alice"}, "turns"},
+		{"too many turns", memory.IngestRequest{UserID: "alice", Turns: make([]memory.Turn, MaxIngestTurns+1)}, "turns"},
+		{"bad role", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{turn, {Role: "narrator", Content: "x"}}}, "turns[1].role"},
+		{"empty content", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: " "}}}, "turns[0].content"},
+		{"long content", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: strings.Repeat("x", MaxTurnChars+1)}}}, "turns[0].content"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.svc.Ingest(context.Background(), agentSupport, tt.req)
+			if got := fieldOf(t, err); got != tt.field {
+				t.Errorf("sync: field = %q, want %q", got, tt.field)
+			}
+			_, err = f.svc.IngestAsync(context.Background(), agentSupport, tt.req, "")
+			if got := fieldOf(t, err); got != tt.field {
+				t.Errorf("async: field = %q, want %q", got, tt.field)
+			}
+		})
+	}
+	if len(f.queue.jobs) != 0 || len(f.created.got) != 0 {
+		t.Errorf("invalid ingestions queued %d jobs and wrote %d memories", len(f.queue.jobs), len(f.created.got))
+	}
+}
+
+func TestIngestWritesThroughCreate(t *testing.T) {
+	f := newFixture(t, budget)
+	turns := []memory.Turn{{Role: memory.RoleUser, Content: "my budget is 100k"}}
+	res, err := f.svc.Ingest(context.Background(), agentSupport, memory.IngestRequest{UserID: "alice", SessionID: "s-1", Turns: turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) != 1 || res.Reason != "" {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(f.created.as) != 1 || f.created.as[0].ID != "support-bot" {
+		t.Errorf("written as %+v, want support-bot", f.created.as)
+	}
+	n := f.created.got[0]
+	if n.Tenant != "" || n.AgentID != "" || n.UserID != "alice" || n.SessionID != "s-1" || n.Key != "budget" {
+		t.Errorf("asked to write %+v", n)
+	}
+}
+
+func TestIngestNothingFound(t *testing.T) {
+	f := newFixture(t, nil)
+	res, err := f.svc.Ingest(context.Background(), agentSupport, memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "hi"}}})
+	if err != nil || len(res.Memories) != 0 || res.Reason != ReasonNothingWorthRemembering || res.Memories == nil {
+		t.Fatalf("result = %+v, %v", res, err)
+	}
+	if len(f.created.as) != 0 {
+		t.Errorf("Create called %d times for nothing", len(f.created.as))
+	}
+}
+
+func TestIngestRefusesImpersonationAndErrors(t *testing.T) {
+	req := memory.IngestRequest{UserID: "alice", AgentID: "billing-bot", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "remember the dock closes at 5"}}}
+	f := newFixture(t, budget)
+	if _, err := f.svc.Ingest(context.Background(), agentSupport, req); !errors.Is(err, memory.ErrForbidden) {
+		t.Errorf("sync as another agent: err = %v, want ErrForbidden", err)
+	}
+	if _, err := f.svc.IngestAsync(context.Background(), agentSupport, req, ""); !errors.Is(err, memory.ErrForbidden) {
+		t.Errorf("async as another agent: err = %v, want ErrForbidden", err)
+	}
+	if len(f.created.got) != 0 || len(f.queue.jobs) != 0 {
+		t.Errorf("impersonation wrote %d memories, queued %d jobs", len(f.created.got), len(f.queue.jobs))
+	}
+
+	req.AgentID = "support-bot"
+	f.svc.extract = failingExtractor{errTest("model down")}
+	if _, err := f.svc.Ingest(context.Background(), agentSupport, req); !errors.Is(err, errTest("model down")) {
+		t.Errorf("extractor error: err = %v", err)
+	}
+}
+
+func TestIngestAsyncQueuesAfterPolicyAndQuota(t *testing.T) {
+	ctx := context.Background()
+	req := memory.IngestRequest{UserID: "alice", SessionID: "s-1", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "my budget is 100k"}}}
+
+	f := newFixture(t, budget)
+	f.authz.allow = func(p memory.Principal, action string, r memory.Resource) bool {
+		return !(action == memory.ActionWrite && r.UserID == "alice")
+	}
+	if _, err := f.svc.IngestAsync(ctx, agentSupport, req, ""); !errors.Is(err, memory.ErrForbidden) {
+		t.Errorf("denied: err = %v, want ErrForbidden", err)
+	}
+	f.authz.allow = nil
+	f.quota.full = true
+	var qe *memory.QuotaError
+	if _, err := f.svc.IngestAsync(ctx, agentSupport, req, ""); !errors.As(err, &qe) {
+		t.Errorf("quota full: err = %v, want a QuotaError", err)
+	}
+	if len(f.queue.jobs) != 0 {
+		t.Fatalf("refused ingestions queued %d jobs", len(f.queue.jobs))
+	}
+	if _, err := f.svc.IngestAsync(ctx, agentSupport, req, strings.Repeat("k", 129)); fieldOf(t, err) != "idempotency_key" {
+		t.Errorf("long idempotency key: err = %v", err)
+	}
+
+	f.quota.full = false
+	first, err := f.svc.IngestAsync(ctx, agentSupport, req, "retry-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.svc.IngestAsync(ctx, agentSupport, req, "retry-1")
+	if err != nil || again.ID != first.ID || len(f.queue.jobs) != 1 {
+		t.Fatalf("retry = %+v, %v; first %+v; %d jobs", again, err, first, len(f.queue.jobs))
+	}
+	job := f.queue.jobs[0]
+	if job.Kind != JobIngest || job.Tenant != "acme" || job.UserID != "alice" || job.Principal.ID != "support-bot" || job.AcceptedAt.IsZero() {
+		t.Errorf("job = %+v", job)
+	}
+	var queued memory.IngestRequest
+	if err := json.Unmarshal(job.Payload, &queued); err != nil {
+		t.Fatal(err)
+	}
+	// Relative dates read the same on every attempt: turns carry the time
+	// the ingestion was accepted.
+	if len(queued.Turns) != 1 || !queued.Turns[0].At.Equal(job.AcceptedAt) {
+		t.Errorf("queued turns = %+v, accepted %v", queued.Turns, job.AcceptedAt)
+	}
+	if f.quota.asked[len(f.quota.asked)-1] != 1 {
+		t.Errorf("quota asked for %v memories, want room for one", f.quota.asked)
+	}
+}
+
+func TestApplyIngestJobs(t *testing.T) {
+	ctx := context.Background()
+	alice := memory.Principal{Tenant: "acme", Kind: memory.KindUser, ID: "alice", Roles: []string{"user"}}
+	accepted := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	payload := func(r memory.IngestRequest) []byte {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	turns := []memory.Turn{{Role: memory.RoleUser, Content: "my budget is 100k", At: accepted}}
+	job := func(id string, p memory.Principal, userID string, body []byte) memory.Job {
+		return memory.Job{ID: id, Kind: JobIngest, Tenant: "acme", UserID: userID, Principal: p, AcceptedAt: accepted, Payload: body}
+	}
+	jobs := []memory.Job{
+		job("ok", agentSupport, "alice", payload(memory.IngestRequest{UserID: "alice", SessionID: "s-1", Turns: turns})),
+		// Forged: alice's job names support-bot as the author.
+		job("forged", alice, "alice", payload(memory.IngestRequest{UserID: "alice", AgentID: "support-bot", Turns: turns})),
+		job("other-user", agentSupport, "alice", payload(memory.IngestRequest{UserID: "bob", Turns: turns})),
+		job("garbage", agentSupport, "alice", []byte(`{"turns":`)),
+		job("denied", agentBilling, "alice", payload(memory.IngestRequest{UserID: "alice", Turns: turns})),
+	}
+	f := newFixture(t, budget)
+	f.created.deny = func(p memory.Principal, _ memory.NewMemory) bool { return p.ID == "billing-bot" }
+	res, err := f.svc.ApplyIngestJobs(ctx, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(jobs) {
+		t.Fatalf("%d results for %d jobs", len(res), len(jobs))
+	}
+	if res[0].Err != nil || len(res[0].Memories) != 1 {
+		t.Errorf("ok job = %+v", res[0])
+	}
+	if !errors.Is(res[1].Err, memory.ErrForbidden) || len(res[1].Memories) != 0 {
+		t.Errorf("forged job = %+v, want ErrForbidden", res[1])
+	}
+	if fieldOf(t, res[2].Err) != "payload" || fieldOf(t, res[3].Err) != "payload" {
+		t.Errorf("bad payloads = %v, %v", res[2].Err, res[3].Err)
+	}
+	if !errors.Is(res[4].Err, memory.ErrForbidden) {
+		t.Errorf("denied job = %+v, want ErrForbidden", res[4])
+	}
+	// Only the good job reaches the writer, as a memory job of the same
+	// identity, decided as of its acceptance.
+	if len(f.created.applied) != 1 {
+		t.Fatalf("applied %d jobs, want 1", len(f.created.applied))
+	}
+	w := f.created.applied[0]
+	if w.ID != "ok" || w.Kind != memory.JobMemories || w.Principal.ID != "support-bot" || !w.AcceptedAt.Equal(accepted) {
+		t.Errorf("memory job = %+v", w)
+	}
+	var written []memory.NewMemory
+	if err := json.Unmarshal(w.Payload, &written); err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != 1 || written[0].UserID != "alice" || written[0].SessionID != "s-1" || written[0].Tenant != "" || written[0].AgentID != "" {
+		t.Errorf("memory job payload = %+v", written)
+	}
+	for _, a := range f.created.authorized {
+		if !a.at.Equal(accepted) {
+			t.Errorf("authorized as of %v, want the acceptance %v", a.at, accepted)
+		}
+	}
+
+	f = newFixture(t, nil)
+	res, err = f.svc.ApplyIngestJobs(ctx, jobs[:1])
+	if err != nil || res[0].Err != nil || res[0].Memories == nil || len(res[0].Memories) != 0 || len(f.created.applied) != 0 {
+		t.Errorf("nothing found: %+v, %v; applied %d", res, err, len(f.created.applied))
+	}
+}
