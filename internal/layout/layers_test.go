@@ -36,9 +36,10 @@ var layers = map[string]int{
 	"mneme/relevance":         0,
 	"mneme/intent":            0,
 	"mneme/embedding/usem":    0,
-	"mneme/calibration":       0,
 	// The domain.
 	"mneme/memory": 1,
+	// Per-model settings, chosen with the facts rules of dedup.
+	"mneme/calibration": 1,
 	// Services beside memory.
 	"mneme/policyadmin": 2,
 	"mneme/identity":    2,
