@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"mneme/app"
 	"mneme/identity"
 	"mneme/internal/apptest"
 	"mneme/internal/testenv"
@@ -35,10 +37,8 @@ func onboard(t *testing.T, f *apptest.Fixture, extra string) onboarded {
 				return f.URL
 			case "MNEME_API_KEY":
 				return key
-			case "MNEME_KEY_SECRET":
-				return testenv.KeySecret()
 			}
-			return os.Getenv(name)
+			return toolEnv(name)
 		}
 		if err := run(context.Background(), args, getenv, &out, &errOut); err != nil {
 			t.Fatalf("memctl %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
@@ -71,16 +71,25 @@ func onboard(t *testing.T, f *apptest.Fixture, extra string) onboarded {
 	}
 	// Creating the same tenant again is refused.
 	var errOut bytes.Buffer
-	err := run(context.Background(), []string{"tenant", "create", tenant}, func(name string) string {
-		if name == "MNEME_KEY_SECRET" {
-			return testenv.KeySecret()
-		}
-		return os.Getenv(name)
-	}, &bytes.Buffer{}, &errOut)
+	err := run(context.Background(), []string{"tenant", "create", tenant}, toolEnv, &bytes.Buffer{}, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "tenant exists") {
 		t.Errorf("second tenant create = %v", err)
 	}
 	return o
+}
+
+// toolEnv is the environment of memctl's commands that open the stores:
+// the test's key secret, and the embedder the test stores are built for.
+func toolEnv(name string) string {
+	switch name {
+	case "MNEME_KEY_SECRET":
+		return testenv.KeySecret()
+	case "MNEME_EMBEDDER":
+		return app.EmbedderBuiltin
+	case "MNEME_EMBED_DIM":
+		return strconv.Itoa(testenv.EmbeddingDimension)
+	}
+	return os.Getenv(name)
 }
 
 // TestOnboarding starts two tenants from nothing and shows that their keys
