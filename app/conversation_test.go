@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"mneme/app"
-	"mneme/calibration"
 	"mneme/embedding"
+	"mneme/facts"
 	"mneme/memory"
 )
 
@@ -110,7 +110,7 @@ func TestLongConversationKeepsEveryTurn(t *testing.T) {
 			if _, again := repeats[i]; again {
 				continue
 			}
-			if c := calibration.Cosine(vecs[i], vecs[j]); c > closest {
+			if c := facts.Cosine(vecs[i], vecs[j]); c > closest {
 				closest, pair = c, [2]int{j, i}
 			}
 		}

@@ -112,7 +112,7 @@ func pairCosines(ctx context.Context, e Embedder, pairs []Pair) ([]scoredPair, e
 	}
 	out := make([]scoredPair, len(pairs))
 	for i, p := range pairs {
-		out[i] = scoredPair{duplicate: p.Duplicate, cosine: Cosine(vecs[2*i], vecs[2*i+1]),
+		out[i] = scoredPair{duplicate: p.Duplicate, cosine: facts.Cosine(vecs[2*i], vecs[2*i+1]),
 			always: facts.Same(p.A, p.B, -2, 2), never: !facts.Same(p.A, p.B, 1, 1)}
 	}
 	return out, nil
@@ -187,7 +187,7 @@ func queryScores(ctx context.Context, e Embedder, d Data) (rel, unrel []float64,
 		}
 		scores := make([]float64, len(mems))
 		for i, m := range mems {
-			scores[i] = Cosine(v, m)
+			scores[i] = facts.Cosine(v, m)
 		}
 		own, rank := scores[q.Memory], 0
 		for i, s := range scores {
@@ -208,7 +208,7 @@ func queryScores(ctx context.Context, e Embedder, d Data) (rel, unrel []float64,
 		}
 		best := -1.0
 		for _, m := range mems {
-			s := Cosine(v, m)
+			s := facts.Cosine(v, m)
 			best = max(best, s)
 			all = append(all, s)
 		}
@@ -289,18 +289,4 @@ func measure(c Calibration, pairs []scoredPair, rel, unrel []float64) Report {
 		*f = math.Round(*f*1e4) / 1e4
 	}
 	return r
-}
-
-// Cosine is the cosine similarity of two vectors (0 when one is zero).
-func Cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
