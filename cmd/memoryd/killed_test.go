@@ -54,7 +54,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 		cmd := exec.Command(bin)
 		cmd.Env = append(os.Environ(), "NEO4J_URI="+os.Getenv(testenv.EnvNeo4jURI), "REDIS_URL="+redisURL,
 			"MNEME_ADDR="+addr, "MNEME_QUEUE_PREFIX="+prefix, "MNEME_QUEUE_LEASE=2s",
-			"MNEME_EMBED_DIM="+fmt.Sprint(testenv.EmbeddingDimension), "MNEME_KEY_SECRET="+testenv.KeySecret())
+			"MNEME_EMBEDDER=builtin", "MNEME_EMBED_DIM="+fmt.Sprint(testenv.EmbeddingDimension), "MNEME_KEY_SECRET="+testenv.KeySecret())
 		cmd.Stdout, cmd.Stderr = &lockedWriter{mu: &mu, w: &logs}, &lockedWriter{mu: &mu, w: &logs}
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start memoryd: %v", err)
