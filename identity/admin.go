@@ -61,18 +61,10 @@ func (s *Service) PutKey(ctx context.Context, key string, p memory.Principal, te
 // manage lets the admins of p's tenant through, by the policy's "manage"
 // decision; an error denies.
 func (s *Service) manage(ctx context.Context, p memory.Principal) error {
-	if s.authz == nil || p.Tenant == "" {
+	if s.authz == nil {
 		return memory.ErrForbidden
 	}
-	d, err := s.authz.Decide(ctx, p, memory.ActionManage, memory.Resource{Tenant: p.Tenant}, s.now().UTC())
-	if err != nil {
-		s.log.WarnContext(ctx, "policy error; denying", "action", memory.ActionManage, "err", err)
-		return memory.ErrForbidden
-	}
-	if !d.Allow {
-		return memory.ErrForbidden
-	}
-	return nil
+	return memory.RequireManage(ctx, s.authz, p, s.now().UTC(), s.log)
 }
 
 // record adds one act to the audit trail: who, what, on what, and how it

@@ -3,7 +3,9 @@ package memory
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
+	"time"
 )
 
 // Actions of the audit trail recorded by this package.
@@ -98,4 +100,26 @@ func countDetails(counts map[string]int64) map[string]string {
 		out[k] = strconv.FormatInt(n, 10)
 	}
 	return out
+}
+
+// Decider decides one action of one principal on one resource.
+type Decider interface {
+	Decide(ctx context.Context, p Principal, action string, r Resource, now time.Time) (Decision, error)
+}
+
+// RequireManage returns ErrForbidden unless policy lets p administer its
+// tenant. A policy error denies, as it does for memories, and is logged.
+func RequireManage(ctx context.Context, d Decider, p Principal, now time.Time, log *slog.Logger) error {
+	if p.Tenant == "" {
+		return ErrForbidden
+	}
+	dec, err := d.Decide(ctx, p, ActionManage, Resource{Tenant: p.Tenant}, now)
+	if err != nil {
+		log.WarnContext(ctx, "policy error; denying", "action", ActionManage, "err", err)
+		return ErrForbidden
+	}
+	if !dec.Allow {
+		return ErrForbidden
+	}
+	return nil
 }

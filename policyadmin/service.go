@@ -102,13 +102,5 @@ func New(opts Options) (*Service, error) {
 // manage returns memory.ErrForbidden unless policy lets p administer its
 // tenant. A policy error denies, as it does for memories.
 func (s *Service) manage(ctx context.Context, p memory.Principal) error {
-	d, err := s.authz.Decide(ctx, p, memory.ActionManage, memory.Resource{Tenant: p.Tenant}, s.now().UTC())
-	if err != nil {
-		s.log.WarnContext(ctx, "policy error; denying", "action", memory.ActionManage, "err", err)
-		return memory.ErrForbidden
-	}
-	if !d.Allow {
-		return memory.ErrForbidden
-	}
-	return nil
+	return memory.RequireManage(ctx, s.authz, p, s.now().UTC(), s.log)
 }
