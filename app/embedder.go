@@ -67,11 +67,20 @@ func (c Config) Tuned(cal calibration.Calibration, rc memory.RecallConfig) (memo
 		rc.VectorFloor = c.Recall.VectorFloor
 	}
 	rc.ExpansionFloor = min(cal.ExpansionFloor, rc.VectorFloor)
-	rc.VectorWeight, rc.FullTextWeight = cal.Fusion.Vector, cal.Fusion.FullText
-	rc.GraphWeight, rc.SessionWeight = cal.Fusion.Graph, cal.Fusion.Session
+	rc = TuneGate(cal, rc)
 	w := memory.WriteConfig{DuplicateThreshold: cal.DuplicateThreshold}
 	if c.Embedding.DuplicateThreshold > 0 {
 		w.DuplicateThreshold = c.Embedding.DuplicateThreshold
 	}
 	return rc, w
+}
+
+// TuneGate applies a calibration's gate rule and fusion weights to recall's
+// settings; the ones the calibration leaves at zero keep recall's defaults.
+func TuneGate(cal calibration.Calibration, rc memory.RecallConfig) memory.RecallConfig {
+	rc.VectorWeight, rc.FullTextWeight = cal.Fusion.Vector, cal.Fusion.FullText
+	rc.GraphWeight, rc.SessionWeight = cal.Fusion.Graph, cal.Fusion.Session
+	rc.IntentWeight = cal.Fusion.Intent
+	rc.StrongFloor, rc.UnseenMax = cal.Gate.StrongFloor, cal.Gate.UnseenMax
+	return rc
 }

@@ -34,7 +34,13 @@ type Calibration struct {
 	// restates a stored one.
 	DuplicateThreshold float64 `json:"duplicate_threshold"`
 	Fusion             Fusion  `json:"fusion"`
-	Measured           Report  `json:"measured"`
+	// Gate is the relevance gate's rule for weak similarities; zero values
+	// leave recall's defaults.
+	Gate     Gate   `json:"gate,omitzero"`
+	Measured Report `json:"measured"`
+	// GateMeasured is what recall with the whole gate scored on the
+	// labelled questions TuneGate picked Gate and Fusion on, if it ran.
+	GateMeasured *GateReport `json:"gate_measured,omitempty"`
 	// Data names the labelled data, CreatedAt when Run ran.
 	Data      string    `json:"data"`
 	CreatedAt time.Time `json:"created_at"`
@@ -46,6 +52,17 @@ type Fusion struct {
 	FullText float64 `json:"full_text"`
 	Graph    float64 `json:"graph"`
 	Session  float64 `json:"session"`
+	// Intent weighs the memories a question about the user asks for by
+	// kind or slot; zero leaves recall's default.
+	Intent float64 `json:"intent,omitempty"`
+}
+
+// Gate is how the relevance gate treats a similarity between the vector
+// floor and StrongFloor: it passes only when less than UnseenMax of the
+// question's weighted words are unknown to the user's memories.
+type Gate struct {
+	StrongFloor float64 `json:"strong_floor,omitempty"`
+	UnseenMax   float64 `json:"unseen_max,omitempty"`
 }
 
 // DefaultFusion is the weighting recall has used with every model: the
@@ -150,8 +167,12 @@ func (c Calibration) Check() error {
 		return fmt.Errorf("expansion floor %v is outside (-1, vector floor %v]", c.ExpansionFloor, c.VectorFloor)
 	case c.DuplicateThreshold <= 0 || c.DuplicateThreshold > 1.01:
 		return fmt.Errorf("duplicate threshold %v is outside (0, 1.01]", c.DuplicateThreshold)
-	case c.Fusion.Vector <= 0 || c.Fusion.FullText < 0 || c.Fusion.Graph < 0 || c.Fusion.Session < 0:
+	case c.Fusion.Vector <= 0 || c.Fusion.FullText < 0 || c.Fusion.Graph < 0 || c.Fusion.Session < 0 || c.Fusion.Intent < 0:
 		return errors.New("fusion weights must not be negative, nor the vector one zero")
+	case c.Gate.StrongFloor != 0 && (c.Gate.StrongFloor < c.VectorFloor || c.Gate.StrongFloor > 1.01):
+		return fmt.Errorf("strong floor %v is outside [vector floor %v, 1.01]", c.Gate.StrongFloor, c.VectorFloor)
+	case c.Gate.UnseenMax < 0 || c.Gate.UnseenMax > 1.01:
+		return fmt.Errorf("unseen max %v is outside [0, 1.01]", c.Gate.UnseenMax)
 	}
 	return nil
 }

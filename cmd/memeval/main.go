@@ -9,6 +9,14 @@
 // REDIS_URL, MNEME_EMBEDDER, MNEME_EMBED_URL, MNEME_EMBED_MODEL,
 // MNEME_EMBED_DIM, …), so it measures whichever embedder memoryd would use.
 // It exits non-zero when a forbidden memory came back.
+//
+// With -calibrate DIR it first tunes the embedder's relevance gate (the
+// rule for weak similarities) and fusion weights with recall in the loop,
+// asking the tuning part of the questions only (calibration.TuneGate),
+// writes the calibration into DIR (as memoryd calibrate does; memoryd reads
+// it with -calibrations DIR), and reports the held-out part before and
+// after the change next to the usual report, which is measured with the
+// tuned calibration.
 package main
 
 import (
@@ -28,6 +36,8 @@ import (
 	"text/tabwriter"
 
 	"mneme/app"
+	"mneme/calibration"
+	"mneme/memory"
 	"mneme/seed"
 	"mneme/seed/eval"
 )
@@ -51,6 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	datasets := fs.String("datasets", "demo,generated", "datasets to load and ask about: demo, generated")
 	verbose := fs.Bool("v", false, "print every question with what it got")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	calibrate := fs.String("calibrate", "", "tune the gate and fusion weights on the tuning questions first and write the calibration into this directory")
 	reuse := fs.String("reuse", "", "ask again about the datasets an earlier run loaded under this tenant prefix (eval-1a2b3c4d) instead of loading them")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -99,7 +110,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("load %s: %w", name, err)
 		}
 	}
-	outcomes, err := eval.Run(ctx, a.Service, loaded, qs)
+	prepared, err := eval.Prepare(ctx, a.Service, loaded, qs)
+	if err != nil {
+		return err
+	}
+	svc := eval.Service(a.Service)
+	if *calibrate != "" {
+		if svc, err = tune(ctx, a, prepared, *calibrate, stderr); err != nil {
+			return err
+		}
+	}
+	outcomes, err := eval.Ask(ctx, svc, prepared)
 	if err != nil {
 		return err
 	}
@@ -156,4 +177,60 @@ func print(w io.Writer, model string, dim int, rep eval.Report, outcomes []eval.
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// tune picks the gate's rule and the fusion weights on the tuning questions,
+// saves the calibration into dir, prints the held-out part's scores before
+// and after, and returns a service recalling with the result.
+func tune(ctx context.Context, a *app.App, prepared []eval.Prepared, dir string, stderr io.Writer) (eval.Service, error) {
+	var tuning, held []eval.Prepared
+	for _, p := range prepared {
+		if p.Question.Split == eval.SplitTune {
+			tuning = append(tuning, p)
+		} else {
+			held = append(held, p)
+		}
+	}
+	service := func(c calibration.Calibration) (*memory.Service, error) {
+		opts := a.MemoryOptions
+		opts.Recall = app.TuneGate(c, opts.Recall)
+		return memory.NewService(opts)
+	}
+	scores := func(ctx context.Context, c calibration.Calibration, ps []eval.Prepared) (eval.Scores, error) {
+		svc, err := service(c)
+		if err != nil {
+			return eval.Scores{}, err
+		}
+		outs, err := eval.Ask(ctx, svc, ps)
+		if err != nil {
+			return eval.Scores{}, err
+		}
+		return eval.Score(outs), nil
+	}
+	score := func(ctx context.Context, c calibration.Calibration) (calibration.GateScores, error) {
+		s, err := scores(ctx, c, tuning)
+		fmt.Fprintf(stderr, "  strong %.4f unseen %.2f fusion %+v: recall@5 %.3f MRR %.3f unrelated-empty %.3f forbidden %d\n",
+			c.Gate.StrongFloor, c.Gate.UnseenMax, c.Fusion, s.RecallAt5, s.MRR, s.UnrelatedEmpty, s.Forbidden)
+		return calibration.GateScores{Recall: s.RecallAt5, MRR: s.MRR, UnrelatedEmpty: s.UnrelatedEmpty, Forbidden: s.Forbidden}, err
+	}
+	fmt.Fprintf(stderr, "tuning the gate of %s on %d tuning questions\n", a.Calibration.Model, len(tuning))
+	best, trials, err := calibration.TuneGate(ctx, a.Calibration, "seed/eval questions.json, split "+eval.SplitTune, len(tuning), score)
+	if err != nil {
+		return nil, err
+	}
+	path, err := calibration.Save(dir, best)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "%d trials; picked strong floor %.4f, unseen max %.2f, fusion %+v; wrote %s\n", len(trials), best.Gate.StrongFloor, best.Gate.UnseenMax, best.Fusion, path)
+	before, err := scores(ctx, a.Calibration, held)
+	if err != nil {
+		return nil, err
+	}
+	after, err := scores(ctx, best, held)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "held-out before: %+v\nheld-out after:  %+v\n", before, after)
+	return service(best)
 }

@@ -291,31 +291,60 @@ type Outcome struct {
 
 // Run asks every question whose dataset is loaded and returns the outcomes.
 func Run(ctx context.Context, svc Service, loaded map[string]*Loaded, qs []Question) ([]Outcome, error) {
-	var out []Outcome
+	ps, err := Prepare(ctx, svc, loaded, qs)
+	if err != nil {
+		return nil, err
+	}
+	return Ask(ctx, svc, ps)
+}
+
+// Prepared is a question whose dataset is loaded, with the refs it must not
+// bring back: what does not change between runs of recall.
+type Prepared struct {
+	Question  Question
+	loaded    *Loaded
+	forbidden map[string]bool
+}
+
+// Prepare finds, for every question whose dataset is loaded, what it must
+// not bring back, so that Ask can ask it again and again (with recall tuned
+// differently) without looking it up each time.
+func Prepare(ctx context.Context, svc Service, loaded map[string]*Loaded, qs []Question) ([]Prepared, error) {
+	var out []Prepared
 	for _, q := range qs {
 		l, ok := loaded[q.Dataset]
 		if !ok {
 			continue
 		}
-		o, err := ask(ctx, svc, l, q)
+		forbidden, err := forbiddenRefs(ctx, svc, l, q, principal(l.Tenant, q))
 		if err != nil {
-			return out, fmt.Errorf("eval: question %s: %w", q.ID, err)
+			return nil, fmt.Errorf("eval: question %s: %w", q.ID, err)
+		}
+		out = append(out, Prepared{Question: q, loaded: l, forbidden: forbidden})
+	}
+	return out, nil
+}
+
+// Ask asks prepared questions through svc's recall and returns the outcomes.
+func Ask(ctx context.Context, svc Service, ps []Prepared) ([]Outcome, error) {
+	out := make([]Outcome, 0, len(ps))
+	for _, p := range ps {
+		o, err := ask(ctx, svc, p)
+		if err != nil {
+			return out, fmt.Errorf("eval: question %s: %w", p.Question.ID, err)
 		}
 		out = append(out, o)
 	}
 	return out, nil
 }
 
-func ask(ctx context.Context, svc Service, l *Loaded, q Question) (Outcome, error) {
-	p := principal(l.Tenant, q)
-	res, err := svc.Recall(ctx, p, memory.RecallRequest{UserID: q.User, Query: q.Query, K: K})
+func ask(ctx context.Context, svc Service, pq Prepared) (Outcome, error) {
+	q, l := pq.Question, pq.loaded
+	res, err := svc.Recall(ctx, principal(l.Tenant, q), memory.RecallRequest{UserID: q.User, Query: q.Query, K: K})
 	if err != nil {
 		return Outcome{}, err
 	}
-	forbidden, err := forbiddenRefs(ctx, svc, l, q, p)
-	if err != nil {
-		return Outcome{}, err
-	}
+	forbidden := pq.forbidden
 	o := Outcome{Question: q}
 	for _, r := range res.Memories {
 		ref, ok := l.Refs[r.Memory.ID]

@@ -1,0 +1,110 @@
+package calibration
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+func TestTuneGate(t *testing.T) {
+	base := Calibration{Model: "m", Dimension: 8, VectorFloor: 0.4, ExpansionFloor: 0.1, DuplicateThreshold: 1.01, Fusion: DefaultFusion}
+	cases := []struct {
+		name  string
+		score func(c Calibration) GateScores
+		// want is the gate and fusion picked; measured whether a report is
+		// attached (something met the targets).
+		wantGate   Gate
+		wantFusion Fusion
+		measured   bool
+	}{
+		{
+			// Recall grows as the strong floor falls, but unrelated
+			// questions stop being empty below 0.45: the lowest safe floor
+			// wins, and the strictest unseen max keeps the tie.
+			name: "highest recall that keeps unrelated empty",
+			score: func(c Calibration) GateScores {
+				s := GateScores{Recall: 1 - c.effectiveStrong(), UnrelatedEmpty: 1}
+				if c.effectiveStrong() < 0.45 {
+					s.UnrelatedEmpty = 0.9
+				}
+				return s
+			},
+			wantGate: Gate{StrongFloor: 0.45, UnseenMax: 0.25}, wantFusion: DefaultFusion, measured: true,
+		},
+		{
+			name: "forbidden memories disqualify",
+			score: func(c Calibration) GateScores {
+				s := GateScores{Recall: c.Gate.UnseenMax, UnrelatedEmpty: 1}
+				if c.Gate.UnseenMax > 0.6 {
+					s.Forbidden = 1
+				}
+				return s
+			},
+			wantGate: Gate{StrongFloor: 1.01, UnseenMax: 0.5}, wantFusion: DefaultFusion, measured: true,
+		},
+		{
+			// The gate ties everywhere, so the calibration's own rule
+			// stays; then the full-text weight is raised as far as it
+			// helps and the others stay.
+			name: "fusion weights one at a time",
+			score: func(c Calibration) GateScores {
+				return GateScores{Recall: c.Fusion.FullText / 10, UnrelatedEmpty: 1}
+			},
+			wantFusion: Fusion{Vector: 1, FullText: 1.5, Graph: 0.8, Session: 0.5}, measured: true,
+		},
+		{
+			name:       "nothing meets the targets: the calibration stays",
+			score:      func(Calibration) GateScores { return GateScores{Recall: 0.9, UnrelatedEmpty: 0.5} },
+			wantFusion: DefaultFusion,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, trials, err := TuneGate(context.Background(), base, "d", 10, func(_ context.Context, c Calibration) (GateScores, error) {
+				return tc.score(c), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Gate != tc.wantGate || got.Fusion != tc.wantFusion {
+				t.Errorf("picked gate %+v fusion %+v, want %+v %+v", got.Gate, got.Fusion, tc.wantGate, tc.wantFusion)
+			}
+			if (got.GateMeasured != nil) != tc.measured {
+				t.Fatalf("gate report %+v, want one: %v", got.GateMeasured, tc.measured)
+			}
+			if got.GateMeasured != nil && (got.GateMeasured.Trials != len(trials) || got.GateMeasured.Scores != tc.score(got)) {
+				t.Errorf("report %+v does not match the %d trials or the picked scores", got.GateMeasured, len(trials))
+			}
+			if err := got.Check(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// effectiveStrong is the similarity that passes whatever the question's
+// words, with recall's default (vector floor + 0.1) for zero.
+func (c Calibration) effectiveStrong() float64 {
+	if c.Gate.StrongFloor == 0 {
+		return c.VectorFloor + 0.1
+	}
+	return c.Gate.StrongFloor
+}
+
+func TestTuneGateError(t *testing.T) {
+	boom := errors.New("boom")
+	base := Calibration{Model: "m", Dimension: 8, VectorFloor: 0.4, DuplicateThreshold: 1.01, Fusion: DefaultFusion}
+	n := 0
+	got, _, err := TuneGate(context.Background(), base, "d", 1, func(context.Context, Calibration) (GateScores, error) {
+		if n++; n == 3 {
+			return GateScores{}, boom
+		}
+		return GateScores{Recall: 1, UnrelatedEmpty: 1}, nil
+	})
+	if !errors.Is(err, boom) || got.Gate != base.Gate {
+		t.Fatalf("error %v, gate %+v: want the scorer's error and the calibration unchanged", err, got.Gate)
+	}
+	if _, _, err := TuneGate(context.Background(), base, "d", 1, nil); err == nil {
+		t.Fatal("no scorer: want an error")
+	}
+}
