@@ -68,6 +68,10 @@ func (c Config) Tuned(cal calibration.Calibration, rc memory.RecallConfig) (memo
 	}
 	rc.ExpansionFloor = min(cal.ExpansionFloor, rc.VectorFloor)
 	rc = TuneGate(cal, rc)
+	if rc.StrongFloor != 0 {
+		// An explicit floor above the calibrated one is not undercut.
+		rc.StrongFloor = max(rc.StrongFloor, rc.VectorFloor)
+	}
 	w := memory.WriteConfig{DuplicateThreshold: cal.DuplicateThreshold}
 	if c.Embedding.DuplicateThreshold > 0 {
 		w.DuplicateThreshold = c.Embedding.DuplicateThreshold

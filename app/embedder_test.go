@@ -87,11 +87,12 @@ func TestCalibrationRefusesAnUncalibratedModel(t *testing.T) {
 	// Calibrated numbers reach recall and writes; explicit settings win.
 	c, _ := Calibration(cfg, embedding.NewBuiltin(256))
 	rc, wc := cfg.Tuned(c, memory.RecallConfig{})
-	if rc.VectorFloor != c.VectorFloor || wc.DuplicateThreshold != c.DuplicateThreshold || rc.GraphWeight != c.Fusion.Graph {
+	if rc.VectorFloor != c.VectorFloor || wc.DuplicateThreshold != c.DuplicateThreshold || rc.GraphWeight != c.Fusion.Graph ||
+		rc.StrongFloor != c.Gate.StrongFloor || rc.UnseenMax != c.Gate.UnseenMax || rc.IntentWeight != c.Fusion.Intent {
 		t.Errorf("tuned %+v %+v from %+v", rc, wc, c)
 	}
 	cfg.Recall.VectorFloor, cfg.Embedding.DuplicateThreshold = 0.5, 0.9
-	if rc, wc := cfg.Tuned(c, memory.RecallConfig{}); rc.VectorFloor != 0.5 || wc.DuplicateThreshold != 0.9 {
+	if rc, wc := cfg.Tuned(c, memory.RecallConfig{}); rc.VectorFloor != 0.5 || wc.DuplicateThreshold != 0.9 || rc.StrongFloor != 0 && rc.StrongFloor < 0.5 {
 		t.Errorf("explicit settings lost: %v %v", rc.VectorFloor, wc.DuplicateThreshold)
 	}
 }

@@ -64,7 +64,7 @@ var (
 	// strongOffsets are tried above the vector floor; 1.01 - floor never
 	// lets a similarity pass without the question's words being known.
 	strongOffsets = []float64{math.Inf(1), 0.2, 0.1, 0.05, 0}
-	unseenMaxes   = []float64{0.25, 0.5, 0.75, 1.01}
+	unseenMaxes   = []float64{0.25, 0.4, 0.5, 0.6, 0.75, 1.01}
 	// Fusion weights are tried one at a time, the vector one fixed at 1.
 	fusionSteps = []float64{0.5, 1, 1.5}
 )

@@ -35,7 +35,7 @@ func TestTuneGate(t *testing.T) {
 			name: "forbidden memories disqualify",
 			score: func(c Calibration) GateScores {
 				s := GateScores{Recall: c.Gate.UnseenMax, UnrelatedEmpty: 1}
-				if c.Gate.UnseenMax > 0.6 {
+				if c.Gate.UnseenMax > 0.55 {
 					s.Forbidden = 1
 				}
 				return s

@@ -85,8 +85,8 @@ var rules = []rule{
 		"老规矩", "规矩", "规则", "照旧", "照常", "按惯例", "惯例", "老办法", "流程", "规定", "按以前", "和以前一样", "跟以前一样", "老一套",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
-		"membership", "member", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty",
-		"会员", "会籍", "vip", "续费", "续期", "到期", "订阅", "等级",
+		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty",
+		"会员", "会籍", "vip", "续费", "续期", "到期", "过期", "订阅", "等级", "有效期",
 	}},
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
 		"contact", "reach me", "reach her", "reach him", "call me", "phone me", "email me", "text me", "get in touch",
@@ -97,13 +97,16 @@ var rules = []rule{
 		"language", "in chinese", "in english", "speak", "which tongue",
 		"语言", "中文", "英文", "说什么话", "用什么话",
 	}},
+	// Budget: how much the user may spend, asked of them or of anyone.
 	{name: "budget", keys: []string{"budget"}, kinds: []string{"budget"}, cues: []string{
-		"budget", "spend limit", "how much can i spend", "how much can we spend", "spending cap",
-		"预算", "能花多少", "花多少钱",
+		"budget*", "spend", "spending", "spend limit", "spending cap", "spending limit", "afford", "how much money",
+		"预算", "能花", "可以花", "花多少", "经费", "开支", "开销", "采购额",
 	}},
+	// Delivery: where and when goods go, however the sending is named.
 	{name: "delivery", keys: []string{"delivery_window", "delivery_address"}, cues: []string{
-		"deliver*", "ship to", "address", "when to send", "drop off",
-		"送货", "配送", "收货", "地址", "送到哪", "几点送",
+		"deliver*", "ship", "ship to", "shipping address", "ship-to", "address", "when to send", "where to send",
+		"send the goods", "send the order", "drop off", "dispatch to", "receiving", "receive the goods",
+		"送货", "配送", "收货", "地址", "送到哪", "几点送", "寄到", "寄给", "发到哪", "发货到", "送到", "送去", "什么时候送",
 	}},
 	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
 		"invoice*", "billing", "receipt*", "fapiao",
