@@ -64,6 +64,9 @@ func TestLookup(t *testing.T) {
 		if c.Measured.UnrelatedEmpty < MinUnrelatedEmpty || c.Measured.DedupPrecision < MinDedupPrecision || c.Measured.FalseMerges != 0 {
 			t.Errorf("built-in %s misses its targets: %+v", m.model, c.Measured)
 		}
+		if g := c.GateMeasured; g == nil || g.Scores.UnrelatedEmpty < MinUnrelatedEmpty || g.Scores.Forbidden != 0 || g.Scores.Recall < g.Default.Recall {
+			t.Errorf("built-in %s: its gate was not tuned to the targets: %+v", m.model, g)
+		}
 	}
 	if _, err := Lookup("use-multilingual-v3", 256, ""); !errors.Is(err, ErrMissing) {
 		t.Errorf("another dimension = %v, want ErrMissing", err)
@@ -74,7 +77,7 @@ func TestLookup(t *testing.T) {
 	// The override directory wins over the built-in file.
 	dir := t.TempDir()
 	c, _ := Lookup("builtin-ngram-v2", 256, "")
-	c.VectorFloor, c.ExpansionFloor = 0.31, 0
+	c.VectorFloor, c.ExpansionFloor, c.Gate = 0.31, 0, Gate{}
 	if _, err := Save(dir, c); err != nil {
 		t.Fatal(err)
 	}
