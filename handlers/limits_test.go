@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mneme/app"
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/internal/testidp"
 	"mneme/memory"
@@ -46,8 +47,8 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 	a := apptest.StartWith(t, limit)
 	b := a.Replica(t, limit)
 	replicas := []*apptest.Fixture{a, b}
-	note := func(i int) memory.NewMemory {
-		return memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic,
+	note := func(i int) client.NewMemory {
+		return client.NewMemory{UserID: "alice", Type: client.TypeSemantic,
 			Content: "Alice's order " + strconv.Itoa(1000+i) + " ships to warehouse " + strconv.Itoa(i) + " in Lyon"}
 	}
 	for i := range 4 {
@@ -81,11 +82,11 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 // every path that writes.
 func TestQuotaOnEveryWritePath(t *testing.T) {
 	f := apptest.StartWith(t, func(c *app.Config) { c.Limits.QuotaMemories = 3 })
-	m := func(content string) memory.NewMemory {
-		return memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: content}
+	m := func(content string) client.NewMemory {
+		return client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: content}
 	}
-	if status, _ := writeBatch(t, f, "support-bot", m("Alice's invoices go to the Lyon office"), m("Alice pays by bank transfer within 30 days")); status != http.StatusCreated {
-		t.Fatalf("batch within the quota: %d", status)
+	if got := writeBatch(t, f, "support-bot", m("Alice's invoices go to the Lyon office"), m("Alice pays by bank transfer within 30 days")); len(got.Memories) != 2 {
+		t.Fatalf("batch within the quota: %+v, want two memories", got)
 	}
 	over := m("Alice's warehouse contact is Marc Dupont")
 	first := write(t, f, "support-bot", over)
@@ -93,13 +94,13 @@ func TestQuotaOnEveryWritePath(t *testing.T) {
 		t.Fatalf("%d memories stored, want 3", n)
 	}
 
-	turns := memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: "user", Content: "Please remember that my budget is 150k for the new trucks."}}}
+	turns := client.IngestRequest{UserID: "alice", Turns: []client.Turn{{Role: "user", Content: "Please remember that my budget is 150k for the new trucks."}}}
 	paths := []struct {
 		name, method, path string
 		body               any
 	}{
 		{"sync single", http.MethodPost, "/v1/memories", m("Alice prefers delivery on Tuesdays")},
-		{"sync batch", http.MethodPost, "/v1/memories", map[string]any{"memories": []memory.NewMemory{m("Alice's fleet has twelve trucks")}}},
+		{"sync batch", http.MethodPost, "/v1/memories", map[string]any{"memories": []client.NewMemory{m("Alice's fleet has twelve trucks")}}},
 		{"async accept", http.MethodPost, "/v1/memories?async=true", m("Alice renews her contract in March")},
 		{"ingest, queued", http.MethodPost, "/v1/ingest", turns},
 		{"ingest, sync", http.MethodPost, "/v1/ingest?sync=true", turns},
@@ -120,9 +121,9 @@ func TestQuotaOnEveryWritePath(t *testing.T) {
 // one each.
 func TestQuotaOnCharacters(t *testing.T) {
 	f := apptest.StartWith(t, func(c *app.Config) { c.Limits.QuotaChars = 40 })
-	write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice 的预算是十五万元，用于新卡车"}) // 20 characters
+	write(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice 的预算是十五万元，用于新卡车"}) // 20 characters
 	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories",
-		memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice prefers invoices by e-mail"}) // 32
+		client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice prefers invoices by e-mail"}) // 32
 	wantError(t, "past the character quota", r, http.StatusForbidden, "quota_exceeded")
 }
 
@@ -141,13 +142,13 @@ func TestJWTEndToEnd(t *testing.T) {
 	if r.Status != http.StatusOK || p.Tenant != f.Tenant || p.Kind != memory.KindAgent || p.ID != "support-bot" || len(p.Roles) != 1 {
 		t.Fatalf("whoami: %d %s", r.Status, r.Body)
 	}
-	written := write(t, f, good, memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic,
+	written := write(t, f, good, client.NewMemory{UserID: "alice", Type: client.TypeSemantic,
 		Content: "Alice wants invoices sent to the Lyon office by e-mail"})
 	if written.AgentID != "support-bot" {
 		t.Errorf("written by %q, want support-bot", written.AgentID)
 	}
 	r = f.Do(t, good, http.MethodPost, "/v1/recall", map[string]any{"user_id": "alice", "query": "where do Alice's invoices go?"})
-	var recalled memory.RecallResult
+	var recalled client.RecallResult
 	r.Decode(t, &recalled)
 	found := false
 	for _, m := range recalled.Memories {
