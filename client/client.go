@@ -79,6 +79,10 @@ type Error struct {
 	Code      string
 	Message   string
 	RequestID string
+	// RetryAfter is how long the service asked the caller to wait (its
+	// Retry-After header) before trying again, as on rate_limited; 0 when
+	// it did not say.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -169,6 +173,9 @@ func (c *Client) once(ctx context.Context, cl call, target string, raw []byte, o
 	}
 	if resp.StatusCode >= 300 {
 		e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Request-ID")}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+			e.RetryAfter = time.Duration(s) * time.Second
+		}
 		var body struct {
 			Code      string `json:"code"`
 			Message   string `json:"message"`

@@ -133,7 +133,11 @@ func (c *Client) Ingest(ctx context.Context, r IngestRequest) (IngestResult, err
 // IngestAsync queues conversation turns for extraction (202 and a job).
 func (c *Client) IngestAsync(ctx context.Context, r IngestRequest) (Job, error) {
 	var out Job
-	_, err := c.send(ctx, call{method: http.MethodPost, path: "/v1/ingest", body: r, header: idempotent()}, &out)
+	h := idempotent()
+	if r.IdempotencyKey != "" {
+		h.Set("Idempotency-Key", r.IdempotencyKey)
+	}
+	_, err := c.send(ctx, call{method: http.MethodPost, path: "/v1/ingest", body: r, header: h}, &out)
 	return out, err
 }
 
@@ -165,17 +169,4 @@ func (c *Client) WhoAmI(ctx context.Context) (Principal, error) {
 	var out Principal
 	_, err := c.send(ctx, call{method: http.MethodGet, path: "/v1/whoami"}, &out)
 	return out, err
-}
-
-// CreateGrant lets one agent read what another wrote (admins).
-func (c *Client) CreateGrant(ctx context.Context, g NewGrant) (Grant, error) {
-	var out Grant
-	_, err := c.send(ctx, call{method: http.MethodPost, path: "/v1/grants", body: g}, &out)
-	return out, err
-}
-
-// DeleteGrant withdraws a grant (admins).
-func (c *Client) DeleteGrant(ctx context.Context, id string) error {
-	_, err := c.send(ctx, call{method: http.MethodDelete, path: "/v1/grants" + pathOf(id)}, nil)
-	return err
 }

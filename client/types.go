@@ -1,7 +1,6 @@
 package client
 
 import (
-	"encoding/json"
 	"time"
 )
 
@@ -11,6 +10,24 @@ const (
 	TypeSemantic   = "semantic"
 	TypeProcedural = "procedural"
 	TypeProfile    = "profile"
+)
+
+// Memory statuses: only active memories are recalled; a candidate waits
+// for its user's confirmation or more evidence.
+const (
+	StatusActive     = "active"
+	StatusCandidate  = "candidate"
+	StatusSuperseded = "superseded"
+	StatusArchived   = "archived"
+	StatusExpired    = "expired"
+)
+
+// Sensitivities, from least to most guarded.
+const (
+	SensitivityPublic       = "public"
+	SensitivityInternal     = "internal"
+	SensitivityConfidential = "confidential"
+	SensitivityRestricted   = "restricted"
 )
 
 // Write outcomes (WriteResult.Outcome).
@@ -79,6 +96,9 @@ type NewMemory struct {
 	// IdempotencyKey makes a retried write store the memory once. Add fills
 	// it in when it is empty.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// ObservedAt dates a fact observed before the write; only admins may
+	// set it further back than a few minutes.
+	ObservedAt *time.Time `json:"observed_at,omitempty"`
 }
 
 // WriteResult says what became of one memory of a write.
@@ -140,11 +160,55 @@ type RecallRequest struct {
 type RecallResult struct {
 	Memories []Recalled `json:"memories"`
 	// Context is a ready block for an agent's prompt.
-	Context   string          `json:"context"`
-	Truncated bool            `json:"truncated"`
-	Session   *RecallSession  `json:"session,omitempty"`
-	UsedChars int             `json:"used_chars"`
-	Search    json.RawMessage `json:"search,omitempty"`
+	Context   string         `json:"context"`
+	Truncated bool           `json:"truncated"`
+	Session   *RecallSession `json:"session,omitempty"`
+	UsedChars int            `json:"used_chars"`
+	Search    SearchInfo     `json:"search"`
+}
+
+// SearchInfo says how a recall found and ranked its candidates.
+type SearchInfo struct {
+	// VectorPath is exact, index, index+exact or none.
+	VectorPath string `json:"vector_path"`
+	// PartitionSize is the measured size of the user's partition that
+	// chose the path (0 when not measured).
+	PartitionSize int `json:"partition_size"`
+	// VectorComplete is false when the vector index returned fewer
+	// candidates than asked for and no exact scan made up for it.
+	VectorComplete bool         `json:"vector_complete"`
+	Candidates     SourceCounts `json:"candidates"`
+	// Diversified is true when MMR ordered the memories.
+	Diversified bool `json:"diversified"`
+	// Rerank is off, applied or failed; on failure the fused order stands
+	// and RerankError says why.
+	Rerank      string `json:"rerank"`
+	RerankError string `json:"rerank_error,omitempty"`
+	// Stages times the parts of the recall, in milliseconds.
+	Stages Stages `json:"stages_ms"`
+}
+
+// SourceCounts counts what each search returned before fusion.
+type SourceCounts struct {
+	Vector   int `json:"vector"`
+	FullText int `json:"fulltext"`
+	Graph    int `json:"graph"`
+	Intent   int `json:"intent"`
+}
+
+// Stages times the parts of a recall, in milliseconds.
+type Stages struct {
+	Scope      float64 `json:"scope"`
+	Embed      float64 `json:"embed"`
+	Candidates float64 `json:"candidates"`
+	Vector     float64 `json:"vector"`
+	FullText   float64 `json:"fulltext"`
+	Graph      float64 `json:"graph"`
+	Seeds      float64 `json:"seeds"`
+	Rank       float64 `json:"rank"`
+	Rerank     float64 `json:"rerank"`
+	Policy     float64 `json:"policy"`
+	Total      float64 `json:"total"`
 }
 
 // Recalled is one recalled memory with its score and how it was found.
@@ -156,11 +220,22 @@ type Recalled struct {
 
 // Explain breaks a recall score into its parts.
 type Explain struct {
+	// Gate is the relevance test the memory passed: vector, fulltext,
+	// entity or intent, or neighbour and session for memories let in
+	// beside one that passed.
+	Gate             string   `json:"gate"`
 	Sources          []string `json:"sources"`
 	VectorSimilarity float64  `json:"vector_similarity"`
 	VectorRank       int      `json:"vector_rank,omitempty"`
 	FullTextScore    float64  `json:"fulltext_score,omitempty"`
 	FullTextRank     int      `json:"fulltext_rank,omitempty"`
+	// TermCoverage is the weighted share of the question's informative
+	// words the memory contains.
+	TermCoverage float64 `json:"term_coverage,omitempty"`
+	// Intent names what a question about the user asked for (answer_style,
+	// rules, …) when the memory answers it; IntentRank is its place there.
+	Intent           []string `json:"intent,omitempty"`
+	IntentRank       int      `json:"intent_rank,omitempty"`
 	GraphRank        int      `json:"graph_rank,omitempty"`
 	GraphHops        int      `json:"graph_hops,omitempty"`
 	GraphPath        []string `json:"graph_path,omitempty"`
@@ -196,6 +271,41 @@ type IngestRequest struct {
 	SessionID string `json:"session_id,omitempty"`
 	AgentID   string `json:"agent_id,omitempty"`
 	Turns     []Turn `json:"turns"`
+	// IdempotencyKey is sent as the Idempotency-Key header of IngestAsync:
+	// a resubmission with the same key returns the first job. IngestAsync
+	// makes a fresh one when it is empty.
+	IdempotencyKey string `json:"-"`
+}
+
+// AppendRequest adds turns to a session, opening it on the first call.
+type AppendRequest struct {
+	UserID string `json:"user_id"`
+	// AgentID, when set, must be the caller's own author id.
+	AgentID string `json:"agent_id,omitempty"`
+	Turns   []Turn `json:"turns"`
+	// TTLSeconds is how long the session lives after its last turn (0: the
+	// session's or the service's default).
+	TTLSeconds int `json:"ttl_seconds,omitempty"`
+}
+
+// Session is an open conversation in working memory.
+type Session struct {
+	ID        string    `json:"id"`
+	Tenant    string    `json:"tenant"`
+	UserID    string    `json:"user_id"`
+	AgentID   string    `json:"agent_id"`
+	Turns     []Turn    `json:"turns"`
+	Bytes     int       `json:"bytes"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// CloseResult says what closing a session stored.
+type CloseResult struct {
+	SessionID string   `json:"session_id"`
+	Memories  []Memory `json:"memories"`
+	Reason    string   `json:"reason,omitempty"`
 }
 
 // IngestResult says what a synchronous ingestion stored.
@@ -262,4 +372,22 @@ type Grant struct {
 	MaxSensitivity string     `json:"max_sensitivity"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
+}
+
+// GrantChange changes a grant; nil fields stay. NoExpiry removes the
+// expiry (give it or ExpiresAt, not both).
+type GrantChange struct {
+	Grantee        *string    `json:"grantee,omitempty"`
+	Source         *string    `json:"source,omitempty"`
+	Types          *[]string  `json:"types,omitempty"`
+	Kinds          *[]string  `json:"kinds,omitempty"`
+	MaxSensitivity *string    `json:"max_sensitivity,omitempty"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+	NoExpiry       bool       `json:"no_expiry,omitempty"`
+}
+
+// GrantSet is a tenant's grants and the revision they are at.
+type GrantSet struct {
+	Grants   []Grant `json:"grants"`
+	Revision int64   `json:"revision"`
 }

@@ -1,51 +1,98 @@
 package handlers_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/memory"
-	"mneme/policyadmin"
 )
 
-// create writes one memory as who and returns it, failing on any other status.
-func create(t *testing.T, f *apptest.Fixture, who string, m memory.NewMemory) memory.Memory {
+// create writes one memory as who through the Go client and returns it,
+// failing unless it was created.
+func create(t *testing.T, f *apptest.Fixture, who string, m client.NewMemory) client.Memory {
 	t.Helper()
-	resp := f.Do(t, who, http.MethodPost, "/v1/memories", m)
-	if resp.Status != http.StatusCreated {
-		t.Fatalf("create as %s: %d %s", who, resp.Status, resp.Body)
+	w, err := f.Client(t, who).Add(t.Context(), m)
+	if err != nil {
+		t.Fatalf("create as %s: %v", who, err)
 	}
-	var out memory.Memory
-	resp.Decode(t, &out)
+	out := written(t, w)
+	if out.Outcome != client.OutcomeCreated {
+		t.Fatalf("create as %s: %+v, want one memory created", who, w)
+	}
 	return out
 }
 
-func recall(t *testing.T, f *apptest.Fixture, who string, r memory.RecallRequest) memory.RecallResult {
+// written is the memory a write of one stored, with the outcome and the
+// masked kinds its result reports: a batch answer carries them in results,
+// the memories being the stored ones.
+func written(t *testing.T, w client.WriteResponse) client.Memory {
 	t.Helper()
-	resp := f.Do(t, who, http.MethodPost, "/v1/recall", r)
-	if resp.Status != http.StatusOK {
-		t.Fatalf("recall as %s: %d %s", who, resp.Status, resp.Body)
+	if len(w.Results) != 1 || len(w.Memories) != 1 || w.Memories[0].ID != w.Results[0].ID {
+		t.Fatalf("write = %+v, want one memory stored", w)
 	}
-	var out memory.RecallResult
-	resp.Decode(t, &out)
+	m := w.Memories[0]
+	m.Outcome, m.Redacted = w.Results[0].Outcome, w.Results[0].Redacted
+	return m
+}
+
+func recall(t *testing.T, f *apptest.Fixture, who string, r client.RecallRequest) client.RecallResult {
+	t.Helper()
+	out, err := f.Client(t, who).Recall(t.Context(), r)
+	if err != nil {
+		t.Fatalf("recall as %s: %v", who, err)
+	}
 	return out
 }
 
-func list(t *testing.T, f *apptest.Fixture, who, query string) []memory.Memory {
+// list returns the first page of a listing as who; query holds the filters
+// in URL form (user_id=alice&kind=budget&limit=500).
+func list(t *testing.T, f *apptest.Fixture, who, query string) []client.Memory {
 	t.Helper()
-	resp := f.Do(t, who, http.MethodGet, "/v1/memories?"+query, nil)
-	if resp.Status != http.StatusOK {
-		t.Fatalf("list as %s: %d %s", who, resp.Status, resp.Body)
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatalf("list filters %q: %v", query, err)
 	}
-	var page memory.Page
-	resp.Decode(t, &page)
+	o := client.ListOptions{UserID: q.Get("user_id"), Type: q.Get("type"), Kind: q.Get("kind"), Status: q.Get("status")}
+	if l := q.Get("limit"); l != "" {
+		if o.Limit, err = strconv.Atoi(l); err != nil {
+			t.Fatalf("list limit %q: %v", l, err)
+		}
+	}
+	for k := range q {
+		if !slices.Contains([]string{"user_id", "type", "kind", "status", "limit"}, k) {
+			t.Fatalf("list filter %s is not one of the client's", k)
+		}
+	}
+	page, err := f.Client(t, who).List(t.Context(), o)
+	if err != nil {
+		t.Fatalf("list as %s: %v", who, err)
+	}
 	return page.Memories
 }
 
-func ids(ms []memory.Memory) []string {
+// wantAPIError fails the test unless err is an API error of the status and
+// code, with a message and a request id.
+func wantAPIError(t *testing.T, step string, err error, status int, code string) {
+	t.Helper()
+	var e *client.Error
+	if !errors.As(err, &e) {
+		t.Errorf("%s: error %v, want %d %s", step, err, status, code)
+		return
+	}
+	if e.Status != status || e.Code != code || e.Message == "" || e.RequestID == "" {
+		t.Errorf("%s: %+v, want %d %s with a message and request id", step, e, status, code)
+	}
+}
+
+func ids(ms []client.Memory) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.ID
@@ -53,7 +100,7 @@ func ids(ms []memory.Memory) []string {
 	return out
 }
 
-func recalledIDs(r memory.RecallResult) []string {
+func recalledIDs(r client.RecallResult) []string {
 	out := make([]string, len(r.Memories))
 	for i, m := range r.Memories {
 		out[i] = m.Memory.ID
@@ -74,17 +121,17 @@ func TestPreferenceRecalledInNewSession(t *testing.T) {
 	f := apptest.Start(t)
 	// A preference is trusted once seen in two sessions.
 	for _, session := range []string{"s-0", "s-1"} {
-		write(t, f, "support-bot", memory.NewMemory{
-			UserID: "alice", SessionID: session, Type: memory.TypeProfile, Kind: "preference", Key: "answer_style",
+		write(t, f, "support-bot", client.NewMemory{
+			UserID: "alice", SessionID: session, Type: client.TypeProfile, Kind: "preference", Key: "answer_style",
 			Content: "Alice prefers short answers without long explanations.",
 		})
 	}
 	pref := list(t, f, "support-bot", "user_id=alice&kind=preference&status=active")[0]
-	create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", SessionID: "s-1", Type: memory.TypeEpisodic, Kind: "ticket",
+	create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", SessionID: "s-1", Type: client.TypeEpisodic, Kind: "ticket",
 		Content: "Alice asked how to reset the password of her dashboard account.",
 	})
-	got := recall(t, f, "support-bot", memory.RecallRequest{
+	got := recall(t, f, "support-bot", client.RecallRequest{
 		UserID: "alice", SessionID: "s-2", Query: "How long should my answers to Alice be? Does she prefer short answers?",
 	})
 	if len(got.Memories) == 0 || got.Memories[0].Memory.ID != pref.ID {
@@ -100,32 +147,30 @@ func TestPreferenceRecalledInNewSession(t *testing.T) {
 
 func TestUsersNeverSeeEachOther(t *testing.T) {
 	f := apptest.Start(t)
-	a := create(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's purchasing budget is 100k.",
+	a := create(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's purchasing budget is 100k.",
 	})
-	a2 := create(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's purchasing budget is 150k.",
+	a2 := create(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's purchasing budget is 150k.",
 	})
-	mine := create(t, f, "bob", memory.NewMemory{
-		UserID: "bob", Type: memory.TypeProfile, Kind: "preference", Content: "Bob likes detailed answers about budgets.",
+	mine := create(t, f, "bob", client.NewMemory{
+		UserID: "bob", Type: client.TypeProfile, Kind: "preference", Content: "Bob likes detailed answers about budgets.",
 	})
 
 	// Alice sees her own; Bob sees only his, whatever ids he names.
 	if got := list(t, f, "alice", "user_id=alice"); !has(ids(got), a2.ID) {
 		t.Fatalf("alice's own list = %v, want %s", ids(got), a2.ID)
 	}
+	bob := f.Client(t, "bob")
 	for _, id := range []string{a.ID, a2.ID} {
-		for _, path := range []string{"/v1/memories/" + id, "/v1/memories/" + id + "/history"} {
-			if resp := f.Do(t, "bob", http.MethodGet, path, nil); resp.Status != http.StatusNotFound {
-				t.Errorf("bob GET %s = %d %s, want 404", path, resp.Status, resp.Body)
-			}
-		}
-		if resp := f.Do(t, "bob", http.MethodDelete, "/v1/memories/"+id, nil); resp.Status != http.StatusNotFound {
-			t.Errorf("bob DELETE %s = %d, want 404", id, resp.Status)
-		}
-		if resp := f.Do(t, "bob", http.MethodPatch, "/v1/memories/"+id, map[string]string{"content": "hijacked"}); resp.Status != http.StatusNotFound {
-			t.Errorf("bob PATCH %s = %d, want 404", id, resp.Status)
-		}
+		_, err := bob.Get(t.Context(), id)
+		wantAPIError(t, "bob gets "+id, err, http.StatusNotFound, "not_found")
+		_, err = bob.History(t.Context(), id)
+		wantAPIError(t, "bob reads the history of "+id, err, http.StatusNotFound, "not_found")
+		_, err = bob.Delete(t.Context(), id)
+		wantAPIError(t, "bob deletes "+id, err, http.StatusNotFound, "not_found")
+		_, err = bob.Update(t.Context(), id, 0, client.UpdateRequest{Content: ptrTo("hijacked")})
+		wantAPIError(t, "bob updates "+id, err, http.StatusNotFound, "not_found")
 	}
 	for _, q := range []string{"user_id=alice", "", "user_id=alice&status=superseded"} {
 		got := list(t, f, "bob", q)
@@ -138,68 +183,64 @@ func TestUsersNeverSeeEachOther(t *testing.T) {
 	if got := list(t, f, "bob", ""); !has(ids(got), mine.ID) {
 		t.Errorf("bob's own list = %v, want %s", ids(got), mine.ID)
 	}
-	got := recall(t, f, "bob", memory.RecallRequest{UserID: "alice", Query: "What is Alice's purchasing budget?"})
+	got := recall(t, f, "bob", client.RecallRequest{UserID: "alice", Query: "What is Alice's purchasing budget?"})
 	if len(got.Memories) != 0 {
 		t.Errorf("bob recalled alice's memories: %v", recalledIDs(got))
 	}
 	// Writing about someone else is refused.
-	if resp := f.Do(t, "bob", http.MethodPost, "/v1/memories", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProfile, Content: "Alice likes spam.",
-	}); resp.Status != http.StatusForbidden {
-		t.Errorf("bob writing about alice = %d, want 403", resp.Status)
-	}
+	_, err := bob.Add(t.Context(), client.NewMemory{UserID: "alice", Type: client.TypeProfile, Content: "Alice likes spam."})
+	wantAPIError(t, "bob writing about alice", err, http.StatusForbidden, "forbidden")
 }
 
 func TestBudgetSupersededAndHistoryKept(t *testing.T) {
 	f := apptest.Start(t)
-	old := create(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's procurement budget is 100k CNY.",
+	old := create(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's procurement budget is 100k CNY.",
 	})
-	cur := create(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's procurement budget is 150k CNY.",
+	cur := create(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's procurement budget is 150k CNY.",
 	})
 	if cur.Version != 2 || cur.Supersedes != old.ID {
 		t.Fatalf("new budget = version %d supersedes %q, want 2 and %s", cur.Version, cur.Supersedes, old.ID)
 	}
-	got := recall(t, f, "order-bot", memory.RecallRequest{UserID: "alice", Query: "What is Alice's procurement budget?"})
+	got := recall(t, f, "order-bot", client.RecallRequest{UserID: "alice", Query: "What is Alice's procurement budget?"})
 	if len(got.Memories) == 0 || got.Memories[0].Memory.ID != cur.ID {
 		t.Fatalf("recall = %v, want %s (150k) first", recalledIDs(got), cur.ID)
 	}
 	if has(recalledIDs(got), old.ID) {
 		t.Errorf("recall returned the superseded 100k budget")
 	}
-	resp := f.Do(t, "order-bot", http.MethodGet, "/v1/memories/"+cur.ID+"/history", nil)
-	var hist struct{ Memories []memory.Memory }
-	resp.Decode(t, &hist)
-	if len(hist.Memories) != 2 || hist.Memories[0].ID != cur.ID || hist.Memories[1].ID != old.ID {
-		t.Fatalf("history = %v, want [%s %s]", ids(hist.Memories), cur.ID, old.ID)
+	hist, err := f.Client(t, "order-bot").History(t.Context(), cur.ID)
+	if err != nil || len(hist) != 2 || hist[0].ID != cur.ID || hist[1].ID != old.ID {
+		t.Fatalf("history = %v, %v; want [%s %s]", ids(hist), err, cur.ID, old.ID)
 	}
-	if h := hist.Memories[1]; h.Status != memory.StatusSuperseded || h.ValidTo == nil || !strings.Contains(h.Content, "100k") {
+	if h := hist[1]; h.Status != client.StatusSuperseded || h.ValidTo == nil || !strings.Contains(h.Content, "100k") {
 		t.Errorf("old version = %+v, want superseded 100k with valid_to", h)
 	}
 }
 
 func TestUpdateWithIfMatch(t *testing.T) {
 	f := apptest.Start(t)
-	m := create(t, f, "support-bot", memory.NewMemory{UserID: "carol", Type: memory.TypeProfile, Content: "Carol works in Hangzhou."})
-	resp := f.Do(t, "support-bot", http.MethodPatch, "/v1/memories/"+m.ID, map[string]string{"content": "Carol works in Suzhou."}, "If-Match", "1")
-	if resp.Status != http.StatusOK {
-		t.Fatalf("patch = %d %s", resp.Status, resp.Body)
+	m := create(t, f, "support-bot", client.NewMemory{UserID: "carol", Type: client.TypeProfile, Content: "Carol works in Hangzhou."})
+	bot := f.Client(t, "support-bot")
+	next, err := bot.Update(t.Context(), m.ID, 1, client.UpdateRequest{Content: ptrTo("Carol works in Suzhou.")})
+	if err != nil {
+		t.Fatalf("update: %v", err)
 	}
-	var next memory.Memory
-	resp.Decode(t, &next)
-	if next.Version != 2 || next.Supersedes != m.ID || resp.Header.Get("ETag") != `"2"` {
-		t.Errorf("new version = %+v etag %q", next, resp.Header.Get("ETag"))
+	if next.Version != 2 || next.Supersedes != m.ID {
+		t.Errorf("new version = %+v", next)
+	}
+	// The version is the ETag, which the client does not show.
+	if resp := f.Do(t, "support-bot", http.MethodGet, "/v1/memories/"+next.ID, nil); resp.Header.Get("ETag") != `"2"` {
+		t.Errorf("etag of the new version = %q, want 2", resp.Header.Get("ETag"))
 	}
 	// The old id is no longer the head: a stale If-Match conflicts.
-	if resp := f.Do(t, "support-bot", http.MethodPatch, "/v1/memories/"+m.ID, map[string]string{"content": "Carol works in Ningbo."}, "If-Match", "1"); resp.Status != http.StatusConflict {
-		t.Errorf("stale patch = %d %s, want 409", resp.Status, resp.Body)
-	}
-	if resp := f.Do(t, "support-bot", http.MethodPatch, "/v1/memories/"+next.ID, map[string]string{"content": "Carol works in Ningbo."}, "If-Match", "1"); resp.Status != http.StatusConflict {
-		t.Errorf("patch with old version = %d %s, want 409", resp.Status, resp.Body)
-	}
+	_, err = bot.Update(t.Context(), m.ID, 1, client.UpdateRequest{Content: ptrTo("Carol works in Ningbo.")})
+	wantAPIError(t, "stale update", err, http.StatusConflict, "conflict")
+	_, err = bot.Update(t.Context(), next.ID, 1, client.UpdateRequest{Content: ptrTo("Carol works in Ningbo.")})
+	wantAPIError(t, "update with the old version", err, http.StatusConflict, "conflict")
 	// The new version is embedded afresh: recall finds it by meaning.
-	got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "carol", Query: "Which city does Carol work in? Suzhou?"})
+	got := recall(t, f, "support-bot", client.RecallRequest{UserID: "carol", Query: "Which city does Carol work in? Suzhou?"})
 	if len(got.Memories) != 1 || got.Memories[0].Memory.ID != next.ID || got.Memories[0].Explain.VectorSimilarity < 0.25 {
 		t.Errorf("recall after update = %+v, want only %s found by vector", got.Memories, next.ID)
 	}
@@ -213,32 +254,36 @@ func TestUnrelatedQuestionRecallsNothing(t *testing.T) {
 		"Order SO-1001 for 20 office chairs shipped on 3 November.",
 		"爱丽丝的采购预算是十五万元。",
 	} {
-		create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: c})
+		create(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: c})
 	}
 	for _, q := range []string{"what's the weather today", "今天天气怎么样", "tell me a joke about penguins"} {
-		if got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: q}); len(got.Memories) != 0 {
+		if got := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: q}); len(got.Memories) != 0 {
 			t.Errorf("recall %q = %d memories (%v), want none", q, len(got.Memories), got.Memories[0].Explain)
 		}
 	}
-	if got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "When does Alice's membership expire?"}); len(got.Memories) == 0 {
+	if got := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "When does Alice's membership expire?"}); len(got.Memories) == 0 {
 		t.Errorf("a related question recalled nothing")
 	}
 }
 
 func TestSharingGrants(t *testing.T) {
 	f := apptest.Start(t)
-	order := create(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeEpisodic, Kind: "order_status", Content: "Order SO-2001 for Alice shipped on 5 November.",
+	order := create(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeEpisodic, Kind: "order_status", Content: "Order SO-2001 for Alice shipped on 5 November.",
 	})
-	cost := create(t, f, "finance-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "internal_cost", Sensitivity: memory.SensitivityConfidential,
+	cost := create(t, f, "finance-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "internal_cost", Sensitivity: client.SensitivityConfidential,
 		Content: "Internal cost of Alice's order SO-2001 is 38k; margin 12%.",
 	})
-	canSee := func(who string, m memory.Memory) bool {
+	canSee := func(who string, m client.Memory) bool {
 		t.Helper()
-		get := f.Do(t, who, http.MethodGet, "/v1/memories/"+m.ID, nil).Status == http.StatusOK
+		_, err := f.Client(t, who).Get(t.Context(), m.ID)
+		if err != nil && client.Code(err) != "not_found" {
+			t.Fatalf("%s gets %s: %v", who, m.ID, err)
+		}
+		get := err == nil
 		listed := has(ids(list(t, f, who, "user_id=alice")), m.ID)
-		recalled := has(recalledIDs(recall(t, f, who, memory.RecallRequest{UserID: "alice", Query: "order SO-2001 cost shipped", K: 10})), m.ID)
+		recalled := has(recalledIDs(recall(t, f, who, client.RecallRequest{UserID: "alice", Query: "order SO-2001 cost shipped", K: 10})), m.ID)
 		if get != listed || get != recalled {
 			t.Errorf("%s on %s: get=%v list=%v recall=%v disagree", who, m.ID, get, listed, recalled)
 		}
@@ -248,16 +293,15 @@ func TestSharingGrants(t *testing.T) {
 		t.Fatalf("support-bot sees memories before any grant")
 	}
 
-	grant := func(g policyadmin.NewGrant) memory.Grant {
-		resp := f.Do(t, "admin", http.MethodPost, "/v1/grants", g)
-		if resp.Status != http.StatusCreated {
-			t.Fatalf("grant = %d %s", resp.Status, resp.Body)
+	admin := f.Client(t, "admin")
+	grant := func(g client.NewGrant) client.Grant {
+		out, err := admin.CreateGrant(t.Context(), g)
+		if err != nil || out.ID == "" || out.Grantee != g.Grantee || out.Source != g.Source {
+			t.Fatalf("grant = %+v, %v", out, err)
 		}
-		var out memory.Grant
-		resp.Decode(t, &out)
 		return out
 	}
-	orders := grant(policyadmin.NewGrant{Grantee: "support-bot", Source: "order-bot", Types: []string{"episodic", "semantic"},
+	orders := grant(client.NewGrant{Grantee: "support-bot", Source: "order-bot", Types: []string{"episodic", "semantic"},
 		Kinds: []string{"order_status"}, MaxSensitivity: "internal"})
 	if !canSee("support-bot", order) {
 		t.Errorf("support-bot cannot read order facts through the grant")
@@ -266,45 +310,44 @@ func TestSharingGrants(t *testing.T) {
 		t.Errorf("support-bot reads the finance-bot's internal cost")
 	}
 	// A wide grant still stops at its sensitivity ceiling.
-	wide := grant(policyadmin.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "internal"})
+	wide := grant(client.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "internal"})
 	if canSee("support-bot", cost) {
 		t.Errorf("confidential cost visible through an internal-only grant")
 	}
-	finance := grant(policyadmin.NewGrant{Grantee: "support-bot", Source: "finance-bot", Types: []string{"semantic"}, MaxSensitivity: "confidential"})
+	finance := grant(client.NewGrant{Grantee: "support-bot", Source: "finance-bot", Types: []string{"semantic"}, MaxSensitivity: "confidential"})
 	if !canSee("support-bot", cost) {
 		t.Errorf("grant to finance memories did not take effect")
 	}
-	for _, g := range []memory.Grant{finance, wide, orders} {
-		if resp := f.Do(t, "admin", http.MethodDelete, "/v1/grants/"+g.ID, nil); resp.Status != http.StatusNoContent {
-			t.Fatalf("delete grant = %d %s", resp.Status, resp.Body)
+	for _, g := range []client.Grant{finance, wide, orders} {
+		if err := admin.DeleteGrant(t.Context(), g.ID); err != nil {
+			t.Fatalf("delete grant: %v", err)
 		}
 	}
 	if canSee("support-bot", order) || canSee("support-bot", cost) {
 		t.Errorf("support-bot still reads after the grants were removed")
 	}
 	// Only admins manage grants.
-	if resp := f.Do(t, "support-bot", http.MethodPost, "/v1/grants", policyadmin.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "restricted"}); resp.Status != http.StatusForbidden {
-		t.Errorf("agent creating a grant = %d, want 403", resp.Status)
-	}
+	_, err := f.Client(t, "support-bot").CreateGrant(t.Context(), client.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "restricted"})
+	wantAPIError(t, "agent creating a grant", err, http.StatusForbidden, "forbidden")
 }
 
 func TestOtherTenantIDIsNotFound(t *testing.T) {
 	f := apptest.Start(t)
 	other := apptest.Start(t)
-	m := create(t, other, "order-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Other tenant's secret budget."})
+	m := create(t, other, "order-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Other tenant's secret budget."})
 	for _, who := range []string{"order-bot", "admin", "alice"} {
-		for _, path := range []string{"/v1/memories/" + m.ID, "/v1/memories/" + m.ID + "/history"} {
-			if resp := f.Do(t, who, http.MethodGet, path, nil); resp.Status != http.StatusNotFound {
-				t.Errorf("%s GET %s of another tenant = %d, want 404", who, path, resp.Status)
-			}
-		}
+		c := f.Client(t, who)
+		_, err := c.Get(t.Context(), m.ID)
+		wantAPIError(t, who+" gets a memory of another tenant", err, http.StatusNotFound, "not_found")
+		_, err = c.History(t.Context(), m.ID)
+		wantAPIError(t, who+" reads a history of another tenant", err, http.StatusNotFound, "not_found")
 	}
-	// Naming the other tenant in the body does not help.
-	if resp := f.Do(t, "admin", http.MethodPost, "/v1/memories", memory.NewMemory{
-		Tenant: other.Tenant, UserID: "alice", AgentID: "order-bot", Type: memory.TypeSemantic, Content: "planted",
-	}); resp.Status != http.StatusForbidden {
-		t.Errorf("writing into another tenant = %d, want 403", resp.Status)
-	}
+	// Naming the other tenant in the body does not help. The client has no
+	// tenant field, so the forged body goes through its Do.
+	err := f.Client(t, "admin").Do(t.Context(), http.MethodPost, "/v1/memories", memory.NewMemory{
+		Tenant: other.Tenant, UserID: "alice", AgentID: "order-bot", Type: client.TypeSemantic, Content: "planted",
+	}, nil)
+	wantAPIError(t, "writing into another tenant", err, http.StatusForbidden, "forbidden")
 	if got := list(t, other, "admin", "user_id=alice"); len(got) != 1 {
 		t.Errorf("other tenant now has %d memories, want 1", len(got))
 	}
@@ -370,26 +413,24 @@ func TestBadInputWritesNothing(t *testing.T) {
 
 func TestAnalystReadsWhatTheRoleAllows(t *testing.T) {
 	f := apptest.Start(t)
-	rule := create(t, f, "order-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Kind: "rule", Content: "Orders above 50k need approval."})
-	how := create(t, f, "support-bot", memory.NewMemory{UserID: "bob", Type: memory.TypeProcedural, Content: "Refunds go through the after-sales desk."})
-	pref := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Content: "Alice prefers short answers."})
-	cost := create(t, f, "finance-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Sensitivity: memory.SensitivityConfidential, Content: "Internal margin 12%."})
+	rule := create(t, f, "order-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "rule", Content: "Orders above 50k need approval."})
+	how := create(t, f, "support-bot", client.NewMemory{UserID: "bob", Type: client.TypeProcedural, Content: "Refunds go through the after-sales desk."})
+	pref := create(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeProfile, Content: "Alice prefers short answers."})
+	cost := create(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Sensitivity: client.SensitivityConfidential, Content: "Internal margin 12%."})
 
 	got := ids(list(t, f, "analyst", ""))
-	for _, m := range []memory.Memory{rule, how} {
+	for _, m := range []client.Memory{rule, how} {
 		if !has(got, m.ID) {
 			t.Errorf("analyst cannot read %s %s", m.Type, m.ID)
 		}
 	}
-	for _, m := range []memory.Memory{pref, cost} {
+	for _, m := range []client.Memory{pref, cost} {
 		if has(got, m.ID) {
 			t.Errorf("analyst reads %s (%s, %s)", m.ID, m.Type, m.Sensitivity)
 		}
-		if resp := f.Do(t, "analyst", http.MethodGet, "/v1/memories/"+m.ID, nil); resp.Status != http.StatusNotFound {
-			t.Errorf("analyst GET %s = %d, want 404", m.ID, resp.Status)
-		}
+		_, err := f.Client(t, "analyst").Get(t.Context(), m.ID)
+		wantAPIError(t, "analyst gets "+m.ID, err, http.StatusNotFound, "not_found")
 	}
-	if resp := f.Do(t, "analyst", http.MethodPost, "/v1/memories", memory.NewMemory{UserID: "alice", AgentID: "order-bot", Type: memory.TypeSemantic, Content: "x"}); resp.Status != http.StatusForbidden {
-		t.Errorf("analyst write = %d, want 403", resp.Status)
-	}
+	_, err := f.Client(t, "analyst").Add(t.Context(), client.NewMemory{UserID: "alice", AgentID: "order-bot", Type: client.TypeSemantic, Content: "x"})
+	wantAPIError(t, "analyst write", err, http.StatusForbidden, "forbidden")
 }

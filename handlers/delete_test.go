@@ -2,11 +2,13 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/memory"
 )
@@ -18,24 +20,19 @@ func TestDeleteMemoryErasesItsVersions(t *testing.T) {
 	f := apptest.Start(t)
 	const bot = "order-bot"
 	token := "zq" + strings.ReplaceAll(memory.NewID("x"), "_", "")
-	r := f.Do(t, bot, http.MethodPost, "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Key: "address",
-		Content: "Alice lives at " + token + " road 1", Entities: []memory.Entity{{ID: "street-" + token, Kind: "street", Name: token}}})
-	var v1 memory.Memory
-	r.Decode(t, &v1)
-	r = f.Do(t, bot, http.MethodPatch, "/v1/memories/"+v1.ID, map[string]any{"content": "Alice lives at " + token + " road 2"})
-	var v2 memory.Memory
-	r.Decode(t, &v2)
-	keep := f.Do(t, bot, http.MethodPost, "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice likes tea"})
-	if keep.Status != http.StatusCreated || v2.Version != 2 {
-		t.Fatalf("setup: %d, version %d", keep.Status, v2.Version)
+	c := f.Client(t, bot)
+	v1 := create(t, f, bot, client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Key: "address",
+		Content: "Alice lives at " + token + " road 1", Entities: []client.Entity{{ID: "street-" + token, Kind: "street", Name: token}}})
+	v2, err := c.Update(t.Context(), v1.ID, 0, client.UpdateRequest{Content: ptrTo("Alice lives at " + token + " road 2")})
+	if err != nil || v2.Version != 2 {
+		t.Fatalf("setup: update = %+v, %v; want version 2", v2, err)
 	}
+	create(t, f, bot, client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice likes tea"})
 
-	r = f.Do(t, bot, http.MethodDelete, "/v1/memories/"+v2.ID, nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	receipt, err := c.Delete(t.Context(), v2.ID)
+	if err != nil {
+		t.Fatalf("delete: %v", err)
 	}
-	var receipt memory.Receipt
-	r.Decode(t, &receipt)
 	want := map[string]int64{memory.PlaceGraphMemories: 2, memory.PlaceGraphEntities: 1, memory.PlaceGraphSessions: 0}
 	for place, n := range want {
 		if receipt.Counts[place] != n {
@@ -46,18 +43,19 @@ func TestDeleteMemoryErasesItsVersions(t *testing.T) {
 		t.Errorf("receipt = %+v", receipt)
 	}
 	for _, who := range []string{bot, apptest.Admin, "alice"} {
-		for _, path := range []string{"/v1/memories/" + v1.ID, "/v1/memories/" + v2.ID, "/v1/memories/" + v1.ID + "/history"} {
-			if r := f.Do(t, who, http.MethodGet, path, nil); r.Status != http.StatusNotFound {
-				t.Errorf("%s GET %s = %d, want 404", who, path, r.Status)
-			}
+		as := f.Client(t, who)
+		for _, id := range []string{v1.ID, v2.ID} {
+			_, err := as.Get(t.Context(), id)
+			wantAPIError(t, who+" gets "+id, err, http.StatusNotFound, "not_found")
 		}
-		if r := f.Do(t, who, http.MethodGet, "/v1/memories?user_id=alice&limit=500", nil); strings.Contains(string(r.Body), token) {
+		_, err := as.History(t.Context(), v1.ID)
+		wantAPIError(t, who+" reads the history of "+v1.ID, err, http.StatusNotFound, "not_found")
+		if listed, _ := json.Marshal(list(t, f, who, "user_id=alice&limit=500")); strings.Contains(string(listed), token) {
 			t.Errorf("%s still lists %s", who, token)
 		}
 	}
-	if r := f.Do(t, bot, http.MethodDelete, "/v1/memories/"+v2.ID, nil); r.Status != http.StatusNotFound {
-		t.Errorf("second delete = %d, want 404", r.Status)
-	}
+	_, err = c.Delete(t.Context(), v2.ID)
+	wantAPIError(t, "second delete", err, http.StatusNotFound, "not_found")
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

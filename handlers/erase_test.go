@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/internal/testenv"
 	"mneme/memory"
@@ -40,50 +41,35 @@ func TestEraseUserEverywhere(t *testing.T) {
 	tokens := []string{secret, company, trait, spoken}
 	session, open := "sess-"+tok(), "open-"+tok()
 
-	create := func(who string, n memory.NewMemory) memory.Memory {
+	create := func(who string, n client.NewMemory) client.Memory {
 		t.Helper()
-		r := f.Do(t, who, http.MethodPost, "/v1/memories", n)
-		if r.Status != http.StatusCreated {
-			t.Fatalf("create as %s: %d %s", who, r.Status, r.Body)
-		}
-		var m memory.Memory
-		r.Decode(t, &m)
-		return m
+		return create(t, f, who, n)
 	}
-	ents := []memory.Entity{{ID: "co-" + company, Kind: "company", Name: "Company " + company}}
-	budget := create(bot, memory.NewMemory{UserID: user, Type: memory.TypeSemantic, Key: "budget", SessionID: session,
+	c := f.Client(t, bot)
+	ents := []client.Entity{{ID: "co-" + company, Kind: "company", Name: "Company " + company}}
+	budget := create(bot, client.NewMemory{UserID: user, Type: client.TypeSemantic, Key: "budget", SessionID: session,
 		Content: "Carol's budget for " + secret + " is 100k", Entities: ents})
-	r := f.Do(t, bot, http.MethodPatch, "/v1/memories/"+budget.ID, map[string]any{"content": "Carol's budget for " + secret + " is 150k"})
-	if r.Status != http.StatusOK {
-		t.Fatalf("update: %d %s", r.Status, r.Body)
+	budget2, err := c.Update(t.Context(), budget.ID, 0, client.UpdateRequest{Content: ptrTo("Carol's budget for " + secret + " is 150k")})
+	if err != nil {
+		t.Fatalf("update: %v", err)
 	}
-	var budget2 memory.Memory
-	r.Decode(t, &budget2)
-	episode := create(bot, memory.NewMemory{UserID: user, Type: memory.TypeEpisodic, SessionID: session,
+	episode := create(bot, client.NewMemory{UserID: user, Type: client.TypeEpisodic, SessionID: session,
 		Content: "Carol asked about order " + secret, Entities: ents})
-	own := create(user, memory.NewMemory{UserID: user, Type: memory.TypeProfile, Content: "I collect " + trait + " stamps"})
-	keep := create(bot, memory.NewMemory{UserID: "bob", Type: memory.TypeSemantic, Content: "Bob prefers trains"})
+	own := create(user, client.NewMemory{UserID: user, Type: client.TypeProfile, Content: "I collect " + trait + " stamps"})
+	keep := create(bot, client.NewMemory{UserID: "bob", Type: client.TypeSemantic, Content: "Bob prefers trains"})
 	ids := []string{budget.ID, budget2.ID, episode.ID, own.ID}
 
 	// An open session in working memory (Redis), with turns that hold content.
-	r = f.Do(t, bot, http.MethodPost, "/v1/sessions/"+open+"/turns", memory.AppendRequest{UserID: user, Turns: []memory.Turn{
+	appendTurns(t, f, bot, open, client.AppendRequest{UserID: user, Turns: []client.Turn{
 		{Role: memory.RoleUser, Content: "My new address is " + spoken + " street"},
 		{Role: memory.RoleAssistant, Content: "Noted, " + spoken + " street."},
 	}})
-	if r.Status != http.StatusOK {
-		t.Fatalf("append turns: %d %s", r.Status, r.Body)
-	}
 	// An ingested conversation: the extractor writes what it finds.
-	r = f.Do(t, bot, http.MethodPost, "/v1/ingest?sync=true", memory.IngestRequest{UserID: user, Turns: []memory.Turn{
+	ingested := ingest(t, f, bot, client.IngestRequest{UserID: user, Turns: []client.Turn{
 		{Role: memory.RoleUser, Content: "Remember that my budget for " + secret + " is 200k"},
 	}})
-	if r.Status != http.StatusOK && r.Status != http.StatusCreated {
-		t.Fatalf("ingest: %d %s", r.Status, r.Body)
-	}
-	var ingested memory.IngestResult
-	r.Decode(t, &ingested)
 	if len(ingested.Memories) == 0 {
-		t.Fatalf("ingest stored nothing: %s", r.Body)
+		t.Fatalf("ingest stored nothing: %+v", ingested)
 	}
 	for _, m := range ingested.Memories {
 		ids = append(ids, m.ID)
@@ -113,17 +99,13 @@ func TestEraseUserEverywhere(t *testing.T) {
 
 	// Recall once, so that whatever a recall leaves behind (access counts,
 	// the recall log) exists before the erase.
-	if r := f.Do(t, bot, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: user, Query: "budget " + secret}); r.Status != http.StatusOK {
-		t.Fatalf("recall: %d %s", r.Status, r.Body)
-	}
+	recall(t, f, bot, client.RecallRequest{UserID: user, Query: "budget " + secret})
 
 	// "Forget me", by the user themself.
-	r = f.Do(t, user, http.MethodDelete, "/v1/users/"+user, nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("erase: %d %s", r.Status, r.Body)
+	receipt, err := f.Client(t, user).DeleteUser(t.Context(), user)
+	if err != nil {
+		t.Fatalf("erase: %v", err)
 	}
-	var receipt memory.Receipt
-	r.Decode(t, &receipt)
 	want := map[string]int64{
 		// both budget versions, the episode, the profile, what ingestion
 		// stored (which superseded the budget: one more version)
@@ -164,11 +146,9 @@ func TestEraseUserEverywhere(t *testing.T) {
 
 	// Idempotent: again, by an admin, every place counts zero but the
 	// decision log, which held this erase's own decision (about the user).
-	r = f.Do(t, apptest.Admin, http.MethodDelete, "/v1/users/"+user, nil)
-	var again memory.Receipt
-	r.Decode(t, &again)
-	if r.Status != http.StatusOK || len(again.Counts) != len(receipt.Counts) {
-		t.Fatalf("second erase: %d %v", r.Status, again.Counts)
+	again, err := f.Client(t, apptest.Admin).DeleteUser(t.Context(), user)
+	if err != nil || len(again.Counts) != len(receipt.Counts) {
+		t.Fatalf("second erase: %v, %v", again.Counts, err)
 	}
 	for place, n := range again.Counts {
 		if want := map[string]int64{"decision_log": 1}[place]; n != want {
@@ -179,39 +159,49 @@ func TestEraseUserEverywhere(t *testing.T) {
 	// Nothing of the user through any read API, for anyone; the user's own
 	// key went with the erase.
 	for _, who := range []string{bot, apptest.Admin, user, apptest.Analyst} {
-		gone := http.StatusNotFound
+		as := f.Client(t, who)
+		gone, code := http.StatusNotFound, "not_found"
 		if who == user {
-			gone = http.StatusUnauthorized
+			gone, code = http.StatusUnauthorized, "unauthenticated"
 		}
-		if r := f.Do(t, who, http.MethodGet, "/v1/sessions/"+open, nil); r.Status != gone {
-			t.Errorf("%s GET session = %d, want %d", who, r.Status, gone)
-		}
+		_, err := as.Session(t.Context(), open)
+		wantAPIError(t, who+" gets the session", err, gone, code)
 		for _, id := range ids {
-			for _, path := range []string{"/v1/memories/" + id, "/v1/memories/" + id + "/history"} {
-				if r := f.Do(t, who, http.MethodGet, path, nil); r.Status != gone {
-					t.Errorf("%s GET %s = %d, want %d", who, path, r.Status, gone)
-				}
-			}
+			_, err := as.Get(t.Context(), id)
+			wantAPIError(t, who+" gets "+id, err, gone, code)
+			_, err = as.History(t.Context(), id)
+			wantAPIError(t, who+" reads the history of "+id, err, gone, code)
 		}
-		for _, path := range []string{"/v1/memories?user_id=" + user, "/v1/memories?user_id=" + user + "&status=superseded", "/v1/memories?limit=500"} {
-			r := f.Do(t, who, http.MethodGet, path, nil)
+		for _, o := range []client.ListOptions{{UserID: user}, {UserID: user, Status: client.StatusSuperseded}, {Limit: 500}} {
+			page, err := as.List(t.Context(), o)
+			if who == user {
+				wantAPIError(t, who+" lists", err, http.StatusUnauthorized, "unauthenticated")
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s lists %+v: %v", who, o, err)
+			}
+			listed, _ := json.Marshal(page)
 			for _, tk := range tokens {
-				if strings.Contains(string(r.Body), tk) {
-					t.Errorf("%s GET %s still shows %s", who, path, tk)
+				if strings.Contains(string(listed), tk) {
+					t.Errorf("%s lists %+v: still shows %s", who, o, tk)
 				}
 			}
 		}
 		for _, q := range []string{"budget " + secret, "order " + secret, trait + " stamps", company} {
-			r := f.Do(t, who, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: user, Query: q})
-			var res memory.RecallResult
-			r.Decode(t, &res)
-			if len(res.Memories) != 0 {
+			res, err := as.Recall(t.Context(), client.RecallRequest{UserID: user, Query: q})
+			switch {
+			case who == user:
+				wantAPIError(t, who+" recalls", err, http.StatusUnauthorized, "unauthenticated")
+			case err != nil:
+				t.Errorf("%s recalls %q: %v", who, q, err)
+			case len(res.Memories) != 0:
 				t.Errorf("%s recalls %q: %d memories", who, q, len(res.Memories))
 			}
 		}
 	}
-	if r := f.Do(t, bot, http.MethodGet, "/v1/memories/"+keep.ID, nil); r.Status != http.StatusOK {
-		t.Errorf("another user's memory: %d, want 200", r.Status)
+	if _, err := c.Get(t.Context(), keep.ID); err != nil {
+		t.Errorf("another user's memory: %v", err)
 	}
 
 	// Still no content anywhere after all those requests (which the
@@ -370,17 +360,16 @@ func TestEraseUserWhileAWriteIsApplied(t *testing.T) {
 		_ = pool.Stop(ctx)
 	})
 
-	write := func(content string) memory.JobStatus {
+	c := f.Client(t, bot)
+	write := func(content string) client.Job {
 		t.Helper()
-		r := f.Do(t, bot, http.MethodPost, "/v1/memories?async=true", memory.NewMemory{
-			UserID: user, Type: memory.TypeSemantic, Key: "plan", Content: content,
-			Entities: []memory.Entity{{ID: "co-" + secret, Kind: "company", Name: "Company " + secret}},
+		st, err := c.AddAsync(t.Context(), client.NewMemory{
+			UserID: user, Type: client.TypeSemantic, Key: "plan", Content: content,
+			Entities: []client.Entity{{ID: "co-" + secret, Kind: "company", Name: "Company " + secret}},
 		})
-		if r.Status != http.StatusAccepted {
-			t.Fatalf("async write: %d %s", r.Status, r.Body)
+		if err != nil || st.Status != memory.JobQueued {
+			t.Fatalf("async write: %+v, %v", st, err)
 		}
-		var st memory.JobStatus
-		r.Decode(t, &st)
 		return st
 	}
 	job := write("Dana plans to buy " + secret + " next spring")
@@ -393,12 +382,10 @@ func TestEraseUserWhileAWriteIsApplied(t *testing.T) {
 		t.Fatal("no worker took the write")
 	}
 
-	r := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/users/"+user, nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("erase: %d %s", r.Status, r.Body)
+	receipt, err := f.Client(t, apptest.Admin).DeleteUser(t.Context(), user)
+	if err != nil {
+		t.Fatalf("erase: %v", err)
 	}
-	var receipt memory.Receipt
-	r.Decode(t, &receipt)
 	// The job the worker holds was still in the queue; nothing was in the
 	// graph yet.
 	want := map[string]int64{"queue": 1, memory.PlaceGraphMemories: 0, memory.PlaceGraphUsers: 0}
@@ -422,12 +409,11 @@ func TestEraseUserWhileAWriteIsApplied(t *testing.T) {
 		t.Errorf("%d tombstones, want the user's only", tombstones)
 	}
 	scanRedis(t, ctx, f.App.Redis, []string{secret, user})
-	if r := f.Do(t, bot, http.MethodGet, "/v1/jobs/"+job.ID, nil); r.Status != http.StatusNotFound {
-		t.Errorf("GET the erased job = %d, want 404", r.Status)
-	}
+	_, err = c.Job(t.Context(), job.ID)
+	wantAPIError(t, "the erased job", err, http.StatusNotFound, "not_found")
 	for _, who := range []string{bot, apptest.Admin} {
-		if r := f.Do(t, who, http.MethodGet, "/v1/memories?user_id="+user+"&limit=500", nil); strings.Contains(string(r.Body), secret) {
-			t.Errorf("%s lists the erased write: %s", who, r.Body)
+		if listed, _ := json.Marshal(list(t, f, who, "user_id="+user+"&limit=500")); strings.Contains(string(listed), secret) {
+			t.Errorf("%s lists the erased write: %s", who, listed)
 		}
 	}
 
@@ -435,13 +421,13 @@ func TestEraseUserWhileAWriteIsApplied(t *testing.T) {
 	again := write("Dana starts over with " + secret + "-2")
 	<-taken
 	got = <-results
-	if got.err != nil || len(got.res) != 1 || len(got.res[0].Memories) != 1 || got.res[0].Memories[0].Outcome != memory.OutcomeCreated {
+	if got.err != nil || len(got.res) != 1 || len(got.res[0].Memories) != 1 || got.res[0].Memories[0].Outcome != client.OutcomeCreated {
 		t.Fatalf("a write after the erase: %+v, %v; want created", got.res, got.err)
 	}
-	if r := f.Do(t, bot, http.MethodGet, "/v1/memories/"+got.res[0].Memories[0].ID, nil); r.Status != http.StatusOK {
-		t.Errorf("GET the new memory = %d, want 200", r.Status)
+	if _, err := c.Get(t.Context(), got.res[0].Memories[0].ID); err != nil {
+		t.Errorf("the new memory: %v", err)
 	}
-	if st := f.Do(t, bot, http.MethodGet, "/v1/jobs/"+again.ID, nil); st.Status != http.StatusOK {
-		t.Errorf("GET the new job = %d", st.Status)
+	if st, err := c.Job(t.Context(), again.ID); err != nil || st.ID != again.ID {
+		t.Errorf("the new job: %+v, %v", st, err)
 	}
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -36,11 +37,23 @@ type errorBody struct {
 	RequestID string `json:"request_id"`
 }
 
+// statusClientClosed is what a request whose client went away before its
+// answer is logged and counted as (nginx's 499): nobody reads the answer,
+// and it is no failure of the service, whatever error the abandoned work
+// ended with.
+const statusClientClosed = 499
+
 // fail is the one place errors become responses. Clients see a stable code
 // and a message that reveals nothing they may not know; the cause is logged.
 func (a *api) fail(c *gin.Context, err error) {
-	status, code, msg := classify(err)
 	ctx := c.Request.Context()
+	// The server cancels a request's context when its connection closes.
+	if errors.Is(ctx.Err(), context.Canceled) {
+		a.log.InfoContext(ctx, "client closed request", "status", statusClientClosed, "err", err)
+		c.AbortWithStatus(statusClientClosed)
+		return
+	}
+	status, code, msg := classify(err)
 	if status >= 500 {
 		a.log.ErrorContext(ctx, "request failed", "status", status, "err", err)
 	} else {

@@ -3,14 +3,16 @@ package handlers_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"mneme/client"
 	"mneme/internal/apptest"
-	"mneme/memory"
 )
 
 // lockedBuffer collects log output written from many goroutines.
@@ -29,11 +31,6 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-type errorResponse struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
 }
 
 // TestGuardNeverStoresOrLogsRawValues writes secrets and identifiers through
@@ -61,15 +58,15 @@ func TestGuardNeverStoresOrLogsRawValues(t *testing.T) {
 		{"password", "her dashboard password: " + pass, []string{"password"}},
 		{"several", "key " + secret + " and id " + cnID, []string{"cn_id", "secret"}},
 	}
+	bot := f.Client(t, "support-bot")
 	for _, tc := range rejected {
 		t.Run("reject "+tc.name, func(t *testing.T) {
-			r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", memory.NewMemory{
-				UserID: "alice", Type: memory.TypeEpisodic, Content: tc.content,
+			_, err := bot.Add(t.Context(), client.NewMemory{
+				UserID: "alice", Type: client.TypeEpisodic, Content: tc.content,
 			})
-			var e errorResponse
-			r.Decode(t, &e)
-			if r.Status != http.StatusUnprocessableEntity || e.Code != "guard_rejected" {
-				t.Fatalf("status %d code %q, want 422 guard_rejected: %s", r.Status, e.Code, r.Body)
+			var e *client.Error
+			if !errors.As(err, &e) || e.Status != http.StatusUnprocessableEntity || e.Code != "guard_rejected" {
+				t.Fatalf("error %v, want 422 guard_rejected", err)
 			}
 			for _, k := range tc.kinds {
 				if !strings.Contains(e.Message, k) {
@@ -80,27 +77,21 @@ func TestGuardNeverStoresOrLogsRawValues(t *testing.T) {
 	}
 
 	// A batch is refused as a whole, naming the item.
-	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", map[string]any{"memories": []memory.NewMemory{
-		{UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice asked about her order status"},
-		{UserID: "alice", Type: memory.TypeEpisodic, Content: "token: " + secret},
-	}})
-	var e errorResponse
-	r.Decode(t, &e)
-	if r.Status != http.StatusUnprocessableEntity || !strings.Contains(e.Message, "memories[1].content") {
-		t.Errorf("batch with a secret: %d %s, want 422 naming memories[1].content", r.Status, r.Body)
+	_, err := bot.Add(t.Context(),
+		client.NewMemory{UserID: "alice", Type: client.TypeEpisodic, Content: "Alice asked about her order status"},
+		client.NewMemory{UserID: "alice", Type: client.TypeEpisodic, Content: "token: " + secret},
+	)
+	var e *client.Error
+	if !errors.As(err, &e) || e.Status != http.StatusUnprocessableEntity || !strings.Contains(e.Message, "memories[1].content") {
+		t.Errorf("batch with a secret: %v, want 422 naming memories[1].content", err)
 	}
 
 	// Redacted in place: the card everywhere, contact details in episodic
 	// memories, health terms.
-	r = f.Do(t, "support-bot", http.MethodPost, "/v1/memories", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeEpisodic, Kind: "ticket",
+	red := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeEpisodic, Kind: "ticket",
 		Content: "Alice paid with card " + card + ", call her at " + phone + " or write to " + email + "; she has " + illness,
 	})
-	if r.Status != http.StatusCreated {
-		t.Fatalf("redacted write: %d %s", r.Status, r.Body)
-	}
-	var red memory.Memory
-	r.Decode(t, &red)
 	for _, mask := range []string{"[REDACTED:bank_card]", "[REDACTED:phone]", "[REDACTED:email]", "[REDACTED:health]"} {
 		if !strings.Contains(red.Content, mask) {
 			t.Errorf("content %q lacks %s", red.Content, mask)
@@ -109,30 +100,25 @@ func TestGuardNeverStoresOrLogsRawValues(t *testing.T) {
 	if want := []string{"bank_card", "email", "health", "phone"}; !slices.Equal(red.Redacted, want) {
 		t.Errorf("redacted = %v, want %v", red.Redacted, want)
 	}
-	got := f.Do(t, "support-bot", http.MethodGet, "/v1/memories/"+red.ID, nil)
-	if strings.Contains(string(got.Body), phone) || !strings.Contains(string(got.Body), "[REDACTED:phone]") {
-		t.Errorf("stored memory: %s", got.Body)
+	stored, _ := json.Marshal(getMemory(t, f, "support-bot", red.ID))
+	if strings.Contains(string(stored), phone) || !strings.Contains(string(stored), "[REDACTED:phone]") {
+		t.Errorf("stored memory: %s", stored)
 	}
 
 	// A contact profile keeps the phone number, as confidential.
-	r = f.Do(t, "support-bot", http.MethodPost, "/v1/memories", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProfile, Kind: "contact", Key: "phone", Content: "Alice's mobile is " + phone,
+	contact := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProfile, Kind: "contact", Key: "phone", Content: "Alice's mobile is " + phone,
 	})
-	var contact memory.Memory
-	r.Decode(t, &contact)
-	if r.Status != http.StatusCreated || !strings.Contains(contact.Content, phone) || contact.Sensitivity != memory.SensitivityConfidential {
-		t.Errorf("contact profile: %d %+v, want the number kept as confidential", r.Status, contact)
+	if !strings.Contains(contact.Content, phone) || contact.Sensitivity != client.SensitivityConfidential {
+		t.Errorf("contact profile: %+v, want the number kept as confidential", contact)
 	}
 
 	// An update cannot smuggle in what a create may not write.
-	r = f.Do(t, "support-bot", http.MethodPatch, "/v1/memories/"+red.ID, map[string]any{"content": "new key " + secret})
-	if r.Decode(t, &e); r.Status != http.StatusUnprocessableEntity || e.Code != "guard_rejected" {
-		t.Errorf("patch with a secret: %d %s", r.Status, r.Body)
-	}
-	r = f.Do(t, "support-bot", http.MethodPatch, "/v1/memories/"+red.ID, map[string]any{"content": "Alice's card is " + card})
-	var patched memory.Memory
-	if r.Decode(t, &patched); r.Status != http.StatusOK || strings.Contains(patched.Content, card) {
-		t.Errorf("patch with a card: %d %s, want it masked", r.Status, r.Body)
+	_, err = bot.Update(t.Context(), red.ID, 0, client.UpdateRequest{Content: ptrTo("new key " + secret)})
+	wantAPIError(t, "update with a secret", err, http.StatusUnprocessableEntity, "guard_rejected")
+	patched, err := bot.Update(t.Context(), red.ID, 0, client.UpdateRequest{Content: ptrTo("Alice's card is " + card)})
+	if err != nil || strings.Contains(patched.Content, card) {
+		t.Errorf("update with a card: %+v, %v; want it masked", patched, err)
 	}
 
 	// Nothing rejected or redacted is in the graph or in the log.

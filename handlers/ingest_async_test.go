@@ -1,35 +1,27 @@
 package handlers_test
 
 import (
-	"net/http"
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/memory"
 	"mneme/workingmemory"
 )
 
 // waitJob polls a job until it is no longer queued.
-func waitJob(t *testing.T, f *apptest.Fixture, who, id string) memory.JobStatus {
+func waitJob(t *testing.T, f *apptest.Fixture, who, id string) client.Job {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		r := f.Do(t, who, http.MethodGet, "/v1/jobs/"+id, nil)
-		if r.Status != http.StatusOK {
-			t.Fatalf("job %s: %d %s", id, r.Status, r.Body)
-		}
-		var st memory.JobStatus
-		r.Decode(t, &st)
-		if st.Status != memory.JobQueued {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s still queued after 60s", id)
-		}
-		time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	st, err := f.Client(t, who).WaitJob(ctx, id, 100*time.Millisecond)
+	if err != nil {
+		t.Fatalf("job %s: %+v, %v", id, st, err)
 	}
+	return st
 }
 
 // The budget case through the queue: two conversations ingested
@@ -38,18 +30,13 @@ func waitJob(t *testing.T, f *apptest.Fixture, who, id string) memory.JobStatus 
 func TestIngestAsyncBudgetSupersedes(t *testing.T) {
 	f := apptest.Start(t)
 	const bot = "order-bot"
-	submit := func(key, text string) memory.JobStatus {
+	submit := func(key, text string) client.Job {
 		t.Helper()
-		r := f.Do(t, bot, http.MethodPost, "/v1/ingest", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{
+		st, err := f.Client(t, bot).IngestAsync(t.Context(), client.IngestRequest{UserID: "alice", IdempotencyKey: key, Turns: []client.Turn{
 			{Role: memory.RoleUser, Content: text},
-		}}, "Idempotency-Key", key)
-		if r.Status != http.StatusAccepted {
-			t.Fatalf("ingest async: %d %s", r.Status, r.Body)
-		}
-		var st memory.JobStatus
-		r.Decode(t, &st)
-		if st.ID == "" || st.Kind != workingmemory.JobIngest {
-			t.Fatalf("job = %+v", st)
+		}})
+		if err != nil || st.ID == "" || st.Kind != workingmemory.JobIngest {
+			t.Fatalf("ingest async: job %+v, %v", st, err)
 		}
 		return st
 	}
@@ -62,7 +49,7 @@ func TestIngestAsyncBudgetSupersedes(t *testing.T) {
 	if first.Status != memory.JobDone || second.Status != memory.JobDone || len(first.Memories) != 1 || len(second.Memories) != 1 {
 		t.Fatalf("jobs = %+v / %+v", first, second)
 	}
-	got := recall(t, f, bot, memory.RecallRequest{UserID: "alice", Query: "What is the budget?"})
+	got := recall(t, f, bot, client.RecallRequest{UserID: "alice", Query: "What is the budget?"})
 	if len(got.Memories) == 0 || got.Memories[0].Memory.ID != second.Memories[0].ID || !strings.Contains(got.Context, "150,000") || strings.Contains(got.Context, "100,000") {
 		t.Fatalf("recall = %v, context %q", recalledIDs(got), got.Context)
 	}

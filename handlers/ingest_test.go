@@ -6,18 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/memory"
 )
 
-func ingest(t *testing.T, f *apptest.Fixture, who string, req memory.IngestRequest) memory.IngestResult {
+func ingest(t *testing.T, f *apptest.Fixture, who string, req client.IngestRequest) client.IngestResult {
 	t.Helper()
-	resp := f.Do(t, who, http.MethodPost, "/v1/ingest?sync=true", req)
-	if resp.Status != http.StatusOK {
-		t.Fatalf("ingest as %s: %d %s", who, resp.Status, resp.Body)
+	out, err := f.Client(t, who).Ingest(t.Context(), req)
+	if err != nil {
+		t.Fatalf("ingest as %s: %v", who, err)
 	}
-	var out memory.IngestResult
-	resp.Decode(t, &out)
 	return out
 }
 
@@ -34,7 +33,7 @@ func TestIngestBudgetSupersedes(t *testing.T) {
 			f := apptest.Start(t)
 			const bot = "order-bot"
 			day1 := time.Now().UTC().Add(-72 * time.Hour)
-			one := ingest(t, f, bot, memory.IngestRequest{UserID: "alice", SessionID: "conv-1", Turns: []memory.Turn{
+			one := ingest(t, f, bot, client.IngestRequest{UserID: "alice", SessionID: "conv-1", Turns: []client.Turn{
 				{Role: memory.RoleUser, Content: lang.first, At: day1},
 				{Role: memory.RoleAssistant, Content: "Noted. 好的。", At: day1.Add(time.Second)},
 			}})
@@ -42,7 +41,7 @@ func TestIngestBudgetSupersedes(t *testing.T) {
 				t.Fatalf("conversation 1 stored %+v", one.Memories)
 			}
 			first := one.Memories[0]
-			two := ingest(t, f, bot, memory.IngestRequest{UserID: "alice", SessionID: "conv-2", Turns: []memory.Turn{
+			two := ingest(t, f, bot, client.IngestRequest{UserID: "alice", SessionID: "conv-2", Turns: []client.Turn{
 				{Role: memory.RoleUser, Content: lang.second, At: time.Now().UTC()},
 			}})
 			if len(two.Memories) != 1 {
@@ -53,7 +52,7 @@ func TestIngestBudgetSupersedes(t *testing.T) {
 				t.Errorf("second = version %d supersedes %q session %q; want 2, %s, conv-2", second.Version, second.Supersedes, second.SessionID, first.ID)
 			}
 
-			got := recall(t, f, bot, memory.RecallRequest{UserID: "alice", Query: lang.query})
+			got := recall(t, f, bot, client.RecallRequest{UserID: "alice", Query: lang.query})
 			if len(got.Memories) == 0 || got.Memories[0].Memory.ID != second.ID {
 				t.Fatalf("recall %q = %v, want %s first", lang.query, recalledIDs(got), second.ID)
 			}
@@ -66,18 +65,16 @@ func TestIngestBudgetSupersedes(t *testing.T) {
 				t.Errorf("context block = %q, want %s and not %s", got.Context, lang.want, lang.old)
 			}
 
-			resp := f.Do(t, bot, http.MethodGet, "/v1/memories/"+second.ID+"/history", nil)
-			var hist struct{ Memories []memory.Memory }
-			resp.Decode(t, &hist)
-			if len(hist.Memories) != 2 {
-				t.Fatalf("history = %+v", hist.Memories)
+			hist, err := f.Client(t, bot).History(t.Context(), second.ID)
+			if err != nil || len(hist) != 2 {
+				t.Fatalf("history = %+v, %v", hist, err)
 			}
-			old := hist.Memories[1]
-			if old.ID != first.ID || old.Status != memory.StatusSuperseded || old.ValidTo == nil || !strings.Contains(old.Content, lang.old) {
+			old := hist[1]
+			if old.ID != first.ID || old.Status != client.StatusSuperseded || old.ValidTo == nil || !strings.Contains(old.Content, lang.old) {
 				t.Errorf("old version = %s %s valid_to %v %q", old.ID, old.Status, old.ValidTo, old.Content)
 			}
-			if hist.Memories[0].Status != memory.StatusActive || hist.Memories[0].ValidTo != nil {
-				t.Errorf("head = %s valid_to %v", hist.Memories[0].Status, hist.Memories[0].ValidTo)
+			if hist[0].Status != client.StatusActive || hist[0].ValidTo != nil {
+				t.Errorf("head = %s valid_to %v", hist[0].Status, hist[0].ValidTo)
 			}
 		})
 	}
@@ -85,7 +82,7 @@ func TestIngestBudgetSupersedes(t *testing.T) {
 
 func TestIngestChitChatStoresNothing(t *testing.T) {
 	f := apptest.Start(t)
-	res := ingest(t, f, "support-bot", memory.IngestRequest{UserID: "bob", SessionID: "s-chat", Turns: []memory.Turn{
+	res := ingest(t, f, "support-bot", client.IngestRequest{UserID: "bob", SessionID: "s-chat", Turns: []client.Turn{
 		{Role: memory.RoleUser, Content: "Hi! How are you today?"},
 		{Role: memory.RoleAssistant, Content: "I'm fine, I prefer sunny days. How can I help?"},
 		{Role: memory.RoleUser, Content: "哈哈，没事，谢谢。Thanks, bye!"},
@@ -102,13 +99,11 @@ func TestIngestChitChatStoresNothing(t *testing.T) {
 // not ingest another user's conversation.
 func TestIngestPolicyApplies(t *testing.T) {
 	f := apptest.Start(t)
-	resp := f.Do(t, "bob", http.MethodPost, "/v1/ingest?sync=true", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{
+	_, err := f.Client(t, "bob").Ingest(t.Context(), client.IngestRequest{UserID: "alice", Turns: []client.Turn{
 		{Role: memory.RoleUser, Content: "My budget is 5k."},
 	}})
-	if resp.Status != http.StatusForbidden {
-		t.Fatalf("bob ingesting for alice = %d %s, want 403", resp.Status, resp.Body)
-	}
-	res := ingest(t, f, "alice", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "I prefer WeChat over phone calls."}}})
+	wantAPIError(t, "bob ingesting for alice", err, http.StatusForbidden, "forbidden")
+	res := ingest(t, f, "alice", client.IngestRequest{UserID: "alice", Turns: []client.Turn{{Role: memory.RoleUser, Content: "I prefer WeChat over phone calls."}}})
 	if len(res.Memories) != 1 || res.Memories[0].AgentID != "user:alice" || res.Memories[0].Key != "contact_channel" {
 		t.Errorf("alice's own ingestion = %+v", res.Memories)
 	}

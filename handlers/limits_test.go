@@ -3,12 +3,14 @@ package handlers_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
 	"mneme/app"
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/internal/testidp"
 	"mneme/memory"
@@ -46,33 +48,31 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 	a := apptest.StartWith(t, limit)
 	b := a.Replica(t, limit)
 	replicas := []*apptest.Fixture{a, b}
-	note := func(i int) memory.NewMemory {
-		return memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic,
+	note := func(i int) client.NewMemory {
+		return client.NewMemory{UserID: "alice", Type: client.TypeSemantic,
 			Content: "Alice's order " + strconv.Itoa(1000+i) + " ships to warehouse " + strconv.Itoa(i) + " in Lyon"}
 	}
 	for i := range 4 {
-		r := replicas[i%2].Do(t, "support-bot", http.MethodPost, "/v1/memories", note(i))
-		if r.Status != http.StatusCreated {
-			t.Fatalf("request %d of the burst on replica %d: %d %s", i+1, i%2, r.Status, r.Body)
-		}
+		create(t, replicas[i%2], "support-bot", note(i))
 	}
 	for _, f := range replicas {
 		before := stored(t, a)
-		r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", note(9))
-		wantError(t, "past the limit", r, http.StatusTooManyRequests, "rate_limited")
-		secs, err := strconv.Atoi(r.Header.Get("Retry-After"))
-		if err != nil || secs < 1 || secs > 20 {
-			t.Errorf("Retry-After = %q, want whole seconds in 1..20", r.Header.Get("Retry-After"))
+		_, err := f.Client(t, "support-bot").Add(t.Context(), note(9))
+		wantAPIError(t, "past the limit", err, http.StatusTooManyRequests, "rate_limited")
+		var e *client.Error
+		if errors.As(err, &e) && (e.RetryAfter < time.Second || e.RetryAfter > 20*time.Second) {
+			t.Errorf("Retry-After = %v, want whole seconds in 1..20", e.RetryAfter)
 		}
 		if after := stored(t, a); after != before {
 			t.Errorf("a refused request changed the stored memories: %d → %d", before, after)
 		}
 	}
 	// Reads are limited too: the bucket is the caller's, not the route's.
-	wantError(t, "a read past the limit", b.Do(t, "support-bot", http.MethodGet, "/v1/whoami", nil), http.StatusTooManyRequests, "rate_limited")
+	_, err := b.Client(t, "support-bot").WhoAmI(t.Context())
+	wantAPIError(t, "a read past the limit", err, http.StatusTooManyRequests, "rate_limited")
 	// Another key has its own bucket.
-	if r := b.Do(t, "order-bot", http.MethodGet, "/v1/whoami", nil); r.Status != http.StatusOK {
-		t.Errorf("another key: %d %s", r.Status, r.Body)
+	if _, err := b.Client(t, "order-bot").WhoAmI(t.Context()); err != nil {
+		t.Errorf("another key: %v", err)
 	}
 }
 
@@ -81,11 +81,11 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 // every path that writes.
 func TestQuotaOnEveryWritePath(t *testing.T) {
 	f := apptest.StartWith(t, func(c *app.Config) { c.Limits.QuotaMemories = 3 })
-	m := func(content string) memory.NewMemory {
-		return memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: content}
+	m := func(content string) client.NewMemory {
+		return client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: content}
 	}
-	if status, _ := writeBatch(t, f, "support-bot", m("Alice's invoices go to the Lyon office"), m("Alice pays by bank transfer within 30 days")); status != http.StatusCreated {
-		t.Fatalf("batch within the quota: %d", status)
+	if got := writeBatch(t, f, "support-bot", m("Alice's invoices go to the Lyon office"), m("Alice pays by bank transfer within 30 days")); len(got.Memories) != 2 {
+		t.Fatalf("batch within the quota: %+v, want two memories", got)
 	}
 	over := m("Alice's warehouse contact is Marc Dupont")
 	first := write(t, f, "support-bot", over)
@@ -93,13 +93,15 @@ func TestQuotaOnEveryWritePath(t *testing.T) {
 		t.Fatalf("%d memories stored, want 3", n)
 	}
 
-	turns := memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: "user", Content: "Please remember that my budget is 150k for the new trucks."}}}
+	// Raw requests: every wire form of every write path, the single-memory
+	// body among them, which the client does not send.
+	turns := client.IngestRequest{UserID: "alice", Turns: []client.Turn{{Role: "user", Content: "Please remember that my budget is 150k for the new trucks."}}}
 	paths := []struct {
 		name, method, path string
 		body               any
 	}{
 		{"sync single", http.MethodPost, "/v1/memories", m("Alice prefers delivery on Tuesdays")},
-		{"sync batch", http.MethodPost, "/v1/memories", map[string]any{"memories": []memory.NewMemory{m("Alice's fleet has twelve trucks")}}},
+		{"sync batch", http.MethodPost, "/v1/memories", map[string]any{"memories": []client.NewMemory{m("Alice's fleet has twelve trucks")}}},
 		{"async accept", http.MethodPost, "/v1/memories?async=true", m("Alice renews her contract in March")},
 		{"ingest, queued", http.MethodPost, "/v1/ingest", turns},
 		{"ingest, sync", http.MethodPost, "/v1/ingest?sync=true", turns},
@@ -120,10 +122,10 @@ func TestQuotaOnEveryWritePath(t *testing.T) {
 // one each.
 func TestQuotaOnCharacters(t *testing.T) {
 	f := apptest.StartWith(t, func(c *app.Config) { c.Limits.QuotaChars = 40 })
-	write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice 的预算是十五万元，用于新卡车"}) // 20 characters
-	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories",
-		memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice prefers invoices by e-mail"}) // 32
-	wantError(t, "past the character quota", r, http.StatusForbidden, "quota_exceeded")
+	write(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice 的预算是十五万元，用于新卡车"}) // 20 characters
+	_, err := f.Client(t, "support-bot").Add(t.Context(),
+		client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice prefers invoices by e-mail"}) // 32
+	wantAPIError(t, "past the character quota", err, http.StatusForbidden, "quota_exceeded")
 }
 
 // TestJWTEndToEnd: a token of the configured issuer works like an API key
@@ -135,30 +137,21 @@ func TestJWTEndToEnd(t *testing.T) {
 	})
 	good := idp.Sign("rsa-1", testidp.Claims{"tenant": f.Tenant, "sub": "support-bot", "kind": "agent", "roles": []string{"support"}})
 
-	r := f.Do(t, good, http.MethodGet, "/v1/whoami", nil)
-	var p memory.Principal
-	r.Decode(t, &p)
-	if r.Status != http.StatusOK || p.Tenant != f.Tenant || p.Kind != memory.KindAgent || p.ID != "support-bot" || len(p.Roles) != 1 {
-		t.Fatalf("whoami: %d %s", r.Status, r.Body)
+	p, err := f.Client(t, good).WhoAmI(t.Context())
+	if err != nil || p.Tenant != f.Tenant || p.Kind != memory.KindAgent || p.ID != "support-bot" || len(p.Roles) != 1 {
+		t.Fatalf("whoami: %+v, %v", p, err)
 	}
-	written := write(t, f, good, memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic,
+	written := write(t, f, good, client.NewMemory{UserID: "alice", Type: client.TypeSemantic,
 		Content: "Alice wants invoices sent to the Lyon office by e-mail"})
 	if written.AgentID != "support-bot" {
 		t.Errorf("written by %q, want support-bot", written.AgentID)
 	}
-	r = f.Do(t, good, http.MethodPost, "/v1/recall", map[string]any{"user_id": "alice", "query": "where do Alice's invoices go?"})
-	var recalled memory.RecallResult
-	r.Decode(t, &recalled)
-	found := false
-	for _, m := range recalled.Memories {
-		found = found || m.Memory.ID == written.ID
-	}
-	if r.Status != http.StatusOK || !found {
-		t.Fatalf("recall with a token: %d, %d memories, the one written among them: %v", r.Status, len(recalled.Memories), found)
+	if got := recall(t, f, good, client.RecallRequest{UserID: "alice", Query: "where do Alice's invoices go?"}); !has(recalledIDs(got), written.ID) {
+		t.Fatalf("recall with a token: %v, want %s among them", recalledIDs(got), written.ID)
 	}
 	// API keys keep working beside tokens.
-	if r := f.Do(t, "support-bot", http.MethodGet, "/v1/whoami", nil); r.Status != http.StatusOK {
-		t.Errorf("API key beside tokens: %d", r.Status)
+	if _, err := f.Client(t, "support-bot").WhoAmI(t.Context()); err != nil {
+		t.Errorf("API key beside tokens: %v", err)
 	}
 
 	stranger := testidp.New(t)
@@ -182,7 +175,8 @@ func TestJWTEndToEnd(t *testing.T) {
 	}
 	for name, tok := range bad {
 		t.Run(name, func(t *testing.T) {
-			wantError(t, name, f.Do(t, tok, http.MethodGet, "/v1/whoami", nil), http.StatusUnauthorized, "unauthenticated")
+			_, err := f.Client(t, tok).WhoAmI(t.Context())
+			wantAPIError(t, name, err, http.StatusUnauthorized, "unauthenticated")
 		})
 	}
 }
@@ -192,5 +186,6 @@ func TestJWTOff(t *testing.T) {
 	f := apptest.Start(t)
 	idp := testidp.New(t)
 	tok := idp.Sign("rsa-1", testidp.Claims{"tenant": f.Tenant})
-	wantError(t, "token with OIDC off", f.Do(t, tok, http.MethodGet, "/v1/whoami", nil), http.StatusUnauthorized, "unauthenticated")
+	_, err := f.Client(t, tok).WhoAmI(t.Context())
+	wantAPIError(t, "token with OIDC off", err, http.StatusUnauthorized, "unauthenticated")
 }

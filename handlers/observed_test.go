@@ -1,14 +1,13 @@
 package handlers_test
 
 import (
-	"encoding/json"
 	"math"
 	"net/http"
 	"testing"
 	"time"
 
+	"mneme/client"
 	"mneme/internal/apptest"
-	"mneme/memory"
 )
 
 // TestObservedAtDatesTheFact: an admin imports a fact observed long ago; it
@@ -18,31 +17,24 @@ import (
 func TestObservedAtDatesTheFact(t *testing.T) {
 	f := apptest.Start(t)
 	long := time.Now().UTC().Add(-400 * 24 * time.Hour).Truncate(time.Second)
-	errCode := func(r apptest.Response) string {
-		var e struct{ Code string }
-		_ = json.Unmarshal(r.Body, &e)
-		return e.Code
-	}
-	n := memory.NewMemory{UserID: "alice", AgentID: "support-bot", Type: memory.TypeEpisodic,
+	n := client.NewMemory{UserID: "alice", AgentID: "support-bot", Type: client.TypeEpisodic,
 		Content: "Alice ordered 30 ergonomic desks for the Ningbo office.", ObservedAt: &long}
 
 	agent := n
 	agent.AgentID = ""
-	if r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", agent); r.Status != http.StatusForbidden || errCode(r) != "backdate_forbidden" {
-		t.Errorf("an agent backdating = %d %s, want 403 backdate_forbidden", r.Status, r.Body)
-	}
+	_, err := f.Client(t, "support-bot").Add(t.Context(), agent)
+	wantAPIError(t, "an agent backdating", err, http.StatusForbidden, "backdate_forbidden")
 	future := time.Now().UTC().Add(time.Hour)
 	ahead := n
 	ahead.ObservedAt = &future
-	if r := f.Do(t, "admin", http.MethodPost, "/v1/memories", ahead); r.Status != http.StatusBadRequest || errCode(r) != "invalid_argument" {
-		t.Errorf("a fact from the future = %d %s, want 400 invalid_argument", r.Status, r.Body)
-	}
+	_, err = f.Client(t, "admin").Add(t.Context(), ahead)
+	wantAPIError(t, "a fact from the future", err, http.StatusBadRequest, "invalid_argument")
 
 	m := create(t, f, "admin", n)
 	if !m.CreatedAt.Equal(long) || !m.ValidFrom.Equal(long) {
 		t.Fatalf("created %v, valid from %v; want both %v", m.CreatedAt, m.ValidFrom, long)
 	}
-	got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "How many ergonomic desks did Alice order for Ningbo?"})
+	got := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "How many ergonomic desks did Alice order for Ningbo?"})
 	if len(got.Memories) != 1 || got.Memories[0].Memory.ID != m.ID {
 		t.Fatalf("recall = %v, want %s", recalledIDs(got), m.ID)
 	}
@@ -50,12 +42,12 @@ func TestObservedAtDatesTheFact(t *testing.T) {
 		t.Errorf("age %v days, decay %v; want 400 days and an episode decayed to almost nothing", e.AgeDays, e.DecayFactor)
 	}
 	then := long.Add(24 * time.Hour)
-	past := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "How many ergonomic desks did Alice order for Ningbo?", AsOf: &then})
+	past := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "How many ergonomic desks did Alice order for Ningbo?", AsOf: &then})
 	if len(past.Memories) != 1 || past.Memories[0].Memory.ID != m.ID {
 		t.Errorf("as_of a day after it was observed = %v, want %s", recalledIDs(past), m.ID)
 	}
 	before := long.Add(-24 * time.Hour)
-	if none := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "How many ergonomic desks did Alice order for Ningbo?", AsOf: &before}); len(none.Memories) != 0 {
+	if none := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "How many ergonomic desks did Alice order for Ningbo?", AsOf: &before}); len(none.Memories) != 0 {
 		t.Errorf("as_of before it was observed = %v, want nothing", recalledIDs(none))
 	}
 }

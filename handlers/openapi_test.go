@@ -24,6 +24,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
 
+	"mneme/client"
 	"mneme/export"
 	"mneme/handlers"
 	"mneme/identity"
@@ -361,6 +362,13 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 
 	start := time.Now().UTC().Add(-time.Minute)
 	const bot = "order-bot"
+
+	// The Go client's traffic, which most end-to-end tests send, passes
+	// the validator too.
+	before := v.validated()
+	if _, err := f.Client(t, bot).WhoAmI(t.Context()); err != nil || v.validated() != before+1 {
+		t.Fatalf("a client call: %v; validated %d exchanges, want %d", err, v.validated(), before+1)
+	}
 
 	// Create one, then a batch.
 	r := f.Do(t, bot, "POST", "/v1/memories", memory.NewMemory{
@@ -731,6 +739,46 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 			slices.Sort(documented)
 			if diff := cmp.Diff(jsonFields(reflect.TypeOf(v)), documented); diff != "" {
 				t.Errorf("fields of %s (-Go +document):\n%s", name, diff)
+			}
+		})
+	}
+}
+
+// TestClientTypesMatchSchemas keeps the Go client's types in step with the
+// document, field for field: the client imports nothing of the server, so
+// a field the server adds reaches its users only through here.
+func TestClientTypesMatchSchemas(t *testing.T) {
+	doc := loadDocument(t)
+	types := map[string]any{
+		"Entity": client.Entity{}, "Memory": client.Memory{}, "NewMemory": client.NewMemory{},
+		"UpdateRequest": client.UpdateRequest{}, "Page": client.Page{}, "RecallRequest": client.RecallRequest{},
+		"RecallResult": client.RecallResult{}, "Recalled": client.Recalled{}, "Explain": client.Explain{},
+		"SearchInfo": client.SearchInfo{}, "SourceCounts": client.SourceCounts{}, "Stages": client.Stages{},
+		"RecallSession": client.RecallSession{}, "Turn": client.Turn{},
+		"IngestRequest": client.IngestRequest{}, "IngestResult": client.IngestResult{},
+		"AppendRequest": client.AppendRequest{}, "Session": client.Session{}, "CloseResult": client.CloseResult{},
+		"WriteResult": client.WriteResult{}, "writeResponse": client.WriteResponse{},
+		"JobStatus": client.Job{}, "JobMemory": client.JobMemory{}, "Receipt": client.Receipt{}, "Principal": client.Principal{},
+		"NewGrant": client.NewGrant{}, "Grant": client.Grant{}, "GrantChange": client.GrantChange{}, "GrantSet": client.GrantSet{},
+	}
+	// Fields the client leaves out on purpose: a memory's tenant is always
+	// the key's, so the client never names one.
+	omitted := map[string][]string{"NewMemory": {"tenant"}}
+	for name, v := range types {
+		t.Run(name, func(t *testing.T) {
+			ref, ok := doc.Components.Schemas[name]
+			if !ok || ref.Value == nil {
+				t.Fatalf("schema %s is missing", name)
+			}
+			var documented []string
+			for p := range ref.Value.Properties {
+				if !slices.Contains(omitted[name], p) {
+					documented = append(documented, p)
+				}
+			}
+			slices.Sort(documented)
+			if diff := cmp.Diff(jsonFields(reflect.TypeOf(v)), documented); diff != "" {
+				t.Errorf("fields of the client's %s (-Go +document):\n%s", name, diff)
 			}
 		})
 	}

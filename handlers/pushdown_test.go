@@ -1,40 +1,32 @@
 package handlers_test
 
 import (
-	"net/http"
-	"net/url"
 	"slices"
 	"testing"
 
+	"mneme/client"
 	"mneme/internal/apptest"
-	"mneme/memory"
-	"mneme/policyadmin"
 )
 
 // pages lists userID's memories as who, one memory per page, and returns
 // each page. Policy narrows the query itself, so a page is never emptied by
 // the per-memory check: an empty page with a cursor would mean the query
 // read a memory the caller may not see.
-func pages(t *testing.T, f *apptest.Fixture, who, userID string) [][]memory.Memory {
+func pages(t *testing.T, f *apptest.Fixture, who, userID string) [][]client.Memory {
 	t.Helper()
-	var out [][]memory.Memory
-	cursor := ""
+	var out [][]client.Memory
+	c := f.Client(t, who)
+	o := client.ListOptions{UserID: userID, Limit: 1}
 	for range 20 {
-		q := url.Values{"user_id": {userID}, "limit": {"1"}}
-		if cursor != "" {
-			q.Set("cursor", cursor)
+		page, err := c.List(t.Context(), o)
+		if err != nil {
+			t.Fatalf("list as %s: %v", who, err)
 		}
-		resp := f.Do(t, who, http.MethodGet, "/v1/memories?"+q.Encode(), nil)
-		if resp.Status != http.StatusOK {
-			t.Fatalf("list as %s: %d %s", who, resp.Status, resp.Body)
-		}
-		var page memory.Page
-		resp.Decode(t, &page)
 		out = append(out, page.Memories)
 		if page.NextCursor == "" {
 			return out
 		}
-		cursor = page.NextCursor
+		o.Cursor = page.NextCursor
 	}
 	t.Fatalf("list as %s: more than 20 pages", who)
 	return nil
@@ -52,15 +44,15 @@ func TestListAndRecallArePushedDown(t *testing.T) {
 		"Order SO-3002 for Alice is waiting for stock.",
 		"Order SO-3003 for Alice was delivered to Hangzhou.",
 	} {
-		orders = append(orders, create(t, f, "order-bot", memory.NewMemory{
-			UserID: "alice", Type: memory.TypeEpisodic, Kind: "order_status", Content: content,
+		orders = append(orders, create(t, f, "order-bot", client.NewMemory{
+			UserID: "alice", Type: client.TypeEpisodic, Kind: "order_status", Content: content,
 		}).ID)
 	}
 	delivered := orders[2]
 	// Newer than the orders, so that a query the policy did not narrow
 	// would read it first.
-	cost := create(t, f, "finance-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeEpisodic, Kind: "order_status", Sensitivity: memory.SensitivityConfidential,
+	cost := create(t, f, "finance-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeEpisodic, Kind: "order_status", Sensitivity: client.SensitivityConfidential,
 		Content: "Order SO-3004 for Alice cost us 41k internally.",
 	})
 
@@ -69,15 +61,14 @@ func TestListAndRecallArePushedDown(t *testing.T) {
 		t.Fatalf("support-bot without grants: pages %v, want one empty page", got)
 	}
 
-	resp := f.Do(t, "admin", http.MethodPost, "/v1/grants", policyadmin.NewGrant{
-		Grantee: "support-bot", Source: "*", Types: []string{memory.TypeEpisodic}, Kinds: []string{"order_status"},
-		MaxSensitivity: memory.SensitivityInternal,
+	admin := f.Client(t, "admin")
+	g, err := admin.CreateGrant(t.Context(), client.NewGrant{
+		Grantee: "support-bot", Source: "*", Types: []string{client.TypeEpisodic}, Kinds: []string{"order_status"},
+		MaxSensitivity: client.SensitivityInternal,
 	})
-	if resp.Status != http.StatusCreated {
-		t.Fatalf("grant = %d %s", resp.Status, resp.Body)
+	if err != nil {
+		t.Fatalf("grant: %v", err)
 	}
-	var g memory.Grant
-	resp.Decode(t, &g)
 
 	var listed []string
 	for i, page := range pages(t, f, "support-bot", "alice") {
@@ -91,21 +82,21 @@ func TestListAndRecallArePushedDown(t *testing.T) {
 	if !slices.Equal(listed, orders) {
 		t.Errorf("support-bot lists %v, want the orders %v", listed, orders)
 	}
-	r := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "order SO-3004 cost internally", K: 10})
+	r := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "order SO-3004 cost internally", K: 10})
 	if ids := recalledIDs(r); has(ids, cost.ID) {
 		t.Errorf("recall returned the confidential cost through an internal grant: %v", ids)
 	}
-	if r = recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "order SO-3003 delivered Hangzhou", K: 10}); !has(recalledIDs(r), delivered) {
+	if r = recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "order SO-3003 delivered Hangzhou", K: 10}); !has(recalledIDs(r), delivered) {
 		t.Errorf("recall through the grant misses %s: %v", delivered, recalledIDs(r))
 	}
 
-	if resp := f.Do(t, "admin", http.MethodDelete, "/v1/grants/"+g.ID, nil); resp.Status != http.StatusNoContent {
-		t.Fatalf("delete grant = %d %s", resp.Status, resp.Body)
+	if err := admin.DeleteGrant(t.Context(), g.ID); err != nil {
+		t.Fatalf("delete grant: %v", err)
 	}
 	if got := pages(t, f, "support-bot", "alice"); len(got) != 1 || len(got[0]) != 0 {
 		t.Errorf("after revoking: pages %v, want one empty page", got)
 	}
-	if r := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "order SO-3003 delivered Hangzhou", K: 10}); len(r.Memories) != 0 {
+	if r := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "order SO-3003 delivered Hangzhou", K: 10}); len(r.Memories) != 0 {
 		t.Errorf("after revoking, recall returns %v", recalledIDs(r))
 	}
 }

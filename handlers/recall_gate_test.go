@@ -1,11 +1,10 @@
 package handlers_test
 
 import (
-	"net/http"
 	"testing"
 
+	"mneme/client"
 	"mneme/internal/apptest"
-	"mneme/memory"
 )
 
 // TestQuestionsAboutTheUser: generic questions reach the memories they mean
@@ -13,22 +12,20 @@ import (
 // it replaced; pleasantries that share words with memories recall nothing.
 func TestQuestionsAboutTheUser(t *testing.T) {
 	f := apptest.Start(t)
-	old := create(t, f, "support-bot", memory.NewMemory{UserID: "dana", Type: memory.TypeSemantic, Kind: "rule", Key: "refund_rule",
+	old := create(t, f, "support-bot", client.NewMemory{UserID: "dana", Type: client.TypeSemantic, Kind: "rule", Key: "refund_rule",
 		Content: "Refunds under 500 CNY are approved by the support lead."})
-	cur := create(t, f, "support-bot", memory.NewMemory{UserID: "dana", Type: memory.TypeSemantic, Kind: "rule", Key: "refund_rule",
+	cur := create(t, f, "support-bot", client.NewMemory{UserID: "dana", Type: client.TypeSemantic, Kind: "rule", Key: "refund_rule",
 		Content: "Refunds under 2,000 CNY are approved by the agent on duty; above that by the finance manager."})
 	// A preference is trusted once two sessions observed it.
-	pref := memory.NewMemory{UserID: "dana", Type: memory.TypeProfile, Kind: "preference", Key: "answer_style",
+	pref := client.NewMemory{UserID: "dana", Type: client.TypeProfile, Kind: "preference", Key: "answer_style",
 		SessionID: "s-1", Content: "Dana 喜欢简洁的回复，不要长篇大论。"}
 	create(t, f, "support-bot", pref)
 	pref.SessionID = "s-2"
-	resp := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", pref)
-	var style memory.Memory
-	resp.Decode(t, &style)
-	if resp.Status != http.StatusOK || style.Status != memory.StatusActive {
-		t.Fatalf("the preference seen in two sessions is %s, want active", style.Status)
+	style := write(t, f, "support-bot", pref)
+	if style.Outcome != client.OutcomeReinforced || style.Status != client.StatusActive {
+		t.Fatalf("the preference seen in two sessions is %s %s, want reinforced and active", style.Outcome, style.Status)
 	}
-	create(t, f, "support-bot", memory.NewMemory{UserID: "dana", Type: memory.TypeSemantic, Kind: "payment_terms",
+	create(t, f, "support-bot", client.NewMemory{UserID: "dana", Type: client.TypeSemantic, Kind: "payment_terms",
 		Content: "Dana's company pays on 30-day terms; every 订单 above 10k CNY needs a signed contract."})
 
 	for _, tt := range []struct{ q, want string }{
@@ -37,7 +34,7 @@ func TestQuestionsAboutTheUser(t *testing.T) {
 		{"能不能直接说重点", style.ID},
 		{"tell me my preferences", style.ID},
 	} {
-		got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "dana", Query: tt.q})
+		got := recall(t, f, "support-bot", client.RecallRequest{UserID: "dana", Query: tt.q})
 		ids := recalledIDs(got)
 		if !has(ids, tt.want) || has(ids, old.ID) {
 			t.Errorf("recall %q = %v, want %s and never the superseded %s", tt.q, ids, tt.want, old.ID)
@@ -49,10 +46,7 @@ func TestQuestionsAboutTheUser(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"thank you so much, have a nice day", "xyz 123 订单", "好的", "thanks"} {
-		resp := f.Do(t, "support-bot", http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: "dana", Query: q})
-		var got memory.RecallResult
-		resp.Decode(t, &got)
-		if len(got.Memories) != 0 {
+		if got := recall(t, f, "support-bot", client.RecallRequest{UserID: "dana", Query: q}); len(got.Memories) != 0 {
 			t.Errorf("recall %q = %v, want nothing", q, recalledIDs(got))
 		}
 	}

@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/journal"
 	"mneme/memory"
 	"mneme/rerank"
 )
 
-func sourcesOf(r memory.RecallResult, id string) []string {
+func sourcesOf(r client.RecallResult, id string) []string {
 	for _, m := range r.Memories {
 		if m.Memory.ID == id {
 			return m.Explain.Sources
@@ -26,39 +27,39 @@ func sourcesOf(r memory.RecallResult, id string) []string {
 	return nil
 }
 
-func recalledOf(r memory.RecallResult, id string) (memory.Recalled, bool) {
+func recalledOf(r client.RecallResult, id string) (client.Recalled, bool) {
 	for _, m := range r.Memories {
 		if m.Memory.ID == id {
 			return m, true
 		}
 	}
-	return memory.Recalled{}, false
+	return client.Recalled{}, false
 }
 
 func TestRecallGraphExpansion(t *testing.T) {
 	f := apptest.Start(t)
 	// The note never says the order number: only its entity links it.
-	note := create(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeEpisodic, Kind: "note",
+	note := create(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeEpisodic, Kind: "note",
 		Content:  "Deliver to the back entrance; the front door is locked on weekends.",
-		Entities: []memory.Entity{{ID: "order:SO-7731", Kind: "order", Name: "SO-7731", Aliases: []string{"七七三一号订单"}}},
+		Entities: []client.Entity{{ID: "order:SO-7731", Kind: "order", Name: "SO-7731", Aliases: []string{"七七三一号订单"}}},
 	})
 	// The shipment is found by words; the fragile note only through the
 	// product both mention.
-	shipped := create(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeEpisodic, Kind: "delivery",
+	shipped := create(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeEpisodic, Kind: "delivery",
 		Content:  "Alice's label printer order shipped to the Hangzhou warehouse on Monday.",
-		Entities: []memory.Entity{{ID: "product:px-9000", Kind: "product", Name: "PX-9000"}},
+		Entities: []client.Entity{{ID: "product:px-9000", Kind: "product", Name: "PX-9000"}},
 	})
-	fragile := create(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProcedural, Kind: "rule",
+	fragile := create(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProcedural, Kind: "rule",
 		Content:  "Handle with care: glass parts inside, keep upright.",
-		Entities: []memory.Entity{{ID: "product:px-9000", Kind: "product", Name: "PX-9000"}},
+		Entities: []client.Entity{{ID: "product:px-9000", Kind: "product", Name: "PX-9000"}},
 	})
 	// Bob's memory names the same order: never Alice's answer.
-	create(t, f, "order-bot", memory.NewMemory{
-		UserID: "bob", Type: memory.TypeEpisodic, Content: "Bob's note about parking.",
-		Entities: []memory.Entity{{ID: "order:SO-7731", Kind: "order", Name: "SO-7731"}},
+	create(t, f, "order-bot", client.NewMemory{
+		UserID: "bob", Type: client.TypeEpisodic, Content: "Bob's note about parking.",
+		Entities: []client.Entity{{ID: "order:SO-7731", Kind: "order", Name: "SO-7731"}},
 	})
 
 	tests := []struct {
@@ -75,7 +76,7 @@ func TestRecallGraphExpansion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := recall(t, f, "order-bot", memory.RecallRequest{UserID: "alice", Query: tt.query, K: 10})
+			got := recall(t, f, "order-bot", client.RecallRequest{UserID: "alice", Query: tt.query, K: 10})
 			m, ok := recalledOf(got, tt.want)
 			if !ok {
 				t.Fatalf("recall %q = %v, want %s", tt.query, recalledIDs(got), tt.want)
@@ -90,21 +91,21 @@ func TestRecallGraphExpansion(t *testing.T) {
 			}
 		})
 	}
-	if got := recall(t, f, "order-bot", memory.RecallRequest{UserID: "alice", Query: "tell me a joke about penguins"}); len(got.Memories) != 0 {
+	if got := recall(t, f, "order-bot", client.RecallRequest{UserID: "alice", Query: "tell me a joke about penguins"}); len(got.Memories) != 0 {
 		t.Errorf("an unrelated question recalled %v", recalledIDs(got))
 	}
 }
 
 func TestRecallResolvesSupersededToHead(t *testing.T) {
 	f := apptest.Start(t)
-	ent := []memory.Entity{{ID: "company:lotus", Kind: "company", Name: "Lotus Trading"}}
-	old := create(t, f, "finance-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProfile, Key: "budget", Content: "The quarterly allowance is 100k yuan.", Entities: ent,
+	ent := []client.Entity{{ID: "company:lotus", Kind: "company", Name: "Lotus Trading"}}
+	old := create(t, f, "finance-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProfile, Key: "budget", Content: "The quarterly allowance is 100k yuan.", Entities: ent,
 	})
-	head := create(t, f, "finance-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProfile, Key: "budget", Content: "The quarterly allowance is 150k yuan.",
+	head := create(t, f, "finance-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProfile, Key: "budget", Content: "The quarterly allowance is 150k yuan.",
 	})
-	got := recall(t, f, "finance-bot", memory.RecallRequest{UserID: "alice", Query: "What did we agree with Lotus Trading?", K: 10})
+	got := recall(t, f, "finance-bot", client.RecallRequest{UserID: "alice", Query: "What did we agree with Lotus Trading?", K: 10})
 	m, ok := recalledOf(got, head.ID)
 	if !ok || has(recalledIDs(got), old.ID) {
 		t.Fatalf("recall = %v, want the head %s and not %s", recalledIDs(got), head.ID, old.ID)
@@ -117,15 +118,15 @@ func TestRecallResolvesSupersededToHead(t *testing.T) {
 
 func TestRecallAsOf(t *testing.T) {
 	f := apptest.Start(t)
-	old := create(t, f, "finance-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProfile, Key: "budget", Content: "Alice's procurement budget is 100k yuan.",
+	old := create(t, f, "finance-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProfile, Key: "budget", Content: "Alice's procurement budget is 100k yuan.",
 	})
 	between := time.Now().UTC()
 	time.Sleep(20 * time.Millisecond)
-	head := create(t, f, "finance-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProfile, Key: "budget", Content: "Alice's procurement budget is 150k yuan.",
+	head := create(t, f, "finance-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProfile, Key: "budget", Content: "Alice's procurement budget is 150k yuan.",
 	})
-	q := memory.RecallRequest{UserID: "alice", Query: "What is Alice's procurement budget?"}
+	q := client.RecallRequest{UserID: "alice", Query: "What is Alice's procurement budget?"}
 	if got := recalledIDs(recall(t, f, "finance-bot", q)); !slices.Equal(got, []string{head.ID}) {
 		t.Errorf("now = %v, want only %s", got, head.ID)
 	}
@@ -140,9 +141,8 @@ func TestRecallAsOf(t *testing.T) {
 	}
 	future := time.Now().Add(time.Hour)
 	q.AsOf = &future
-	if resp := f.Do(t, "finance-bot", http.MethodPost, "/v1/recall", q); resp.Status != http.StatusBadRequest {
-		t.Errorf("as_of in the future: %d %s, want 400", resp.Status, resp.Body)
-	}
+	_, err := f.Client(t, "finance-bot").Recall(t.Context(), q)
+	wantAPIError(t, "as_of in the future", err, http.StatusBadRequest, "invalid_argument")
 }
 
 func TestRecallDecayPrefersRecentEpisodes(t *testing.T) {
@@ -151,17 +151,17 @@ func TestRecallDecayPrefersRecentEpisodes(t *testing.T) {
 	imp := func(v float64) *float64 { return &v }
 	// Without decay the old episode wins: it is more important.
 	old, err := f.App.Service.Import(ctx, memory.NewMemory{
-		Tenant: f.Tenant, UserID: "alice", AgentID: "support-bot", Type: memory.TypeEpisodic, Importance: imp(0.9),
+		Tenant: f.Tenant, UserID: "alice", AgentID: "support-bot", Type: client.TypeEpisodic, Importance: imp(0.9),
 		Content: "Alice called about the late delivery of her office chairs.",
 	}, time.Now().Add(-120*24*time.Hour), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	recent := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeEpisodic, Importance: imp(0.5),
+	recent := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeEpisodic, Importance: imp(0.5),
 		Content: "Alice called about the late delivery of her standing desks.",
 	})
-	got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "Alice called about a late delivery", K: 10})
+	got := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "Alice called about a late delivery", K: 10})
 	ids := recalledIDs(got)
 	if len(ids) != 2 || ids[0] != recent.ID || ids[1] != old.ID {
 		t.Fatalf("order = %v, want recent %s before old %s", ids, recent.ID, old.ID)
@@ -177,61 +177,59 @@ func TestRecallDecayPrefersRecentEpisodes(t *testing.T) {
 
 func TestRecallSession(t *testing.T) {
 	f := apptest.Start(t)
-	inSession := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", SessionID: "s-42", Type: memory.TypeEpisodic, Content: "Alice asked to change the delivery address of her chair order.",
+	inSession := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", SessionID: "s-42", Type: client.TypeEpisodic, Content: "Alice asked to change the delivery address of her chair order.",
 	})
-	elsewhere := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", SessionID: "s-41", Type: memory.TypeEpisodic, Content: "Alice asked about the delivery address of her desk order.",
+	elsewhere := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", SessionID: "s-41", Type: client.TypeEpisodic, Content: "Alice asked about the delivery address of her desk order.",
 	})
 	// Written in the session, but shares no words with the question.
-	sideNote := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", SessionID: "s-42", Type: memory.TypeEpisodic, Content: "She sounded in a hurry.",
+	sideNote := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", SessionID: "s-42", Type: client.TypeEpisodic, Content: "She sounded in a hurry.",
 	})
 
-	only := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "delivery address", SessionID: "s-42", SessionOnly: true, K: 10})
+	only := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "delivery address", SessionID: "s-42", SessionOnly: true, K: 10})
 	if ids := recalledIDs(only); !has(ids, inSession.ID) || has(ids, elsewhere.ID) {
 		t.Errorf("session_only = %v, want %s and not %s", ids, inSession.ID, elsewhere.ID)
 	}
-	joined := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "delivery address", SessionID: "s-42", K: 10})
+	joined := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "delivery address", SessionID: "s-42", K: 10})
 	if ids := recalledIDs(joined); !has(ids, elsewhere.ID) || !has(ids, sideNote.ID) {
 		t.Errorf("with session = %v, want %s too and the session's %s", ids, elsewhere.ID, sideNote.ID)
 	}
 	if src := sourcesOf(joined, sideNote.ID); !slices.Equal(src, []string{memory.SourceSession}) {
 		t.Errorf("side note sources = %v, want [session]", src)
 	}
-	if got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "tell me a joke about penguins", SessionID: "s-42"}); len(got.Memories) != 0 {
+	if got := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "tell me a joke about penguins", SessionID: "s-42"}); len(got.Memories) != 0 {
 		t.Errorf("an unrelated question recalled the session: %v", recalledIDs(got))
 	}
-	if resp := f.Do(t, "support-bot", http.MethodPost, "/v1/recall",
-		memory.RecallRequest{UserID: "alice", Query: "x", SessionOnly: true}); resp.Status != http.StatusBadRequest {
-		t.Errorf("session_only without session_id: %d, want 400", resp.Status)
-	}
+	_, err := f.Client(t, "support-bot").Recall(t.Context(), client.RecallRequest{UserID: "alice", Query: "x", SessionOnly: true})
+	wantAPIError(t, "session_only without session_id", err, http.StatusBadRequest, "invalid_argument")
 }
 
 func TestRecallFilters(t *testing.T) {
 	f := apptest.Start(t)
-	rule := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProcedural, Kind: "rule", Content: "Refunds for Alice's orders above 500 yuan need a manager.",
+	rule := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProcedural, Kind: "rule", Content: "Refunds for Alice's orders above 500 yuan need a manager.",
 	})
-	event := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeEpisodic, Kind: "refund", Content: "Alice's refund of 300 yuan for her orders was paid.",
+	event := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeEpisodic, Kind: "refund", Content: "Alice's refund of 300 yuan for her orders was paid.",
 	})
-	q := func(edit func(*memory.RecallRequest)) []string {
-		r := memory.RecallRequest{UserID: "alice", Query: "refunds for Alice's orders", K: 10}
+	q := func(edit func(*client.RecallRequest)) []string {
+		r := client.RecallRequest{UserID: "alice", Query: "refunds for Alice's orders", K: 10}
 		edit(&r)
 		return recalledIDs(recall(t, f, "support-bot", r))
 	}
 	later := event.CreatedAt.Add(time.Hour)
 	tests := []struct {
 		name string
-		edit func(*memory.RecallRequest)
+		edit func(*client.RecallRequest)
 		want []string
 	}{
-		{"no filter", func(*memory.RecallRequest) {}, []string{rule.ID, event.ID}},
-		{"types", func(r *memory.RecallRequest) { r.Types = []string{memory.TypeEpisodic} }, []string{event.ID}},
-		{"kinds", func(r *memory.RecallRequest) { r.Kinds = []string{"rule"} }, []string{rule.ID}},
-		{"window after both", func(r *memory.RecallRequest) { r.From = &later }, nil},
-		{"window up to the rule", func(r *memory.RecallRequest) { r.To = &event.CreatedAt }, []string{rule.ID}},
+		{"no filter", func(*client.RecallRequest) {}, []string{rule.ID, event.ID}},
+		{"types", func(r *client.RecallRequest) { r.Types = []string{client.TypeEpisodic} }, []string{event.ID}},
+		{"kinds", func(r *client.RecallRequest) { r.Kinds = []string{"rule"} }, []string{rule.ID}},
+		{"window after both", func(r *client.RecallRequest) { r.From = &later }, nil},
+		{"window up to the rule", func(r *client.RecallRequest) { r.To = &event.CreatedAt }, []string{rule.ID}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,18 +246,18 @@ func TestRecallFilters(t *testing.T) {
 
 func TestRecallDiversifyOnNearDuplicates(t *testing.T) {
 	f := apptest.Start(t)
-	a := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Importance: ptrTo(0.9),
+	a := create(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeProfile, Importance: ptrTo(0.9),
 		Content: "Alice drinks green tea every morning."})
 	// Written through the seed path: a write through the API would
 	// reinforce a instead of storing its near-duplicate.
 	a2, err := f.App.Service.Import(context.Background(), memory.NewMemory{Tenant: f.Tenant, UserID: "alice", AgentID: "support-bot",
-		Type: memory.TypeProfile, Importance: ptrTo(0.8), Content: "Every morning Alice drinks green tea."}, time.Now(), "")
+		Type: client.TypeProfile, Importance: ptrTo(0.8), Content: "Every morning Alice drinks green tea."}, time.Now(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Importance: ptrTo(0.5),
+	b := create(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeProfile, Importance: ptrTo(0.5),
 		Content: "Alice drinks black coffee every morning before work."})
-	q := memory.RecallRequest{UserID: "alice", Query: "What does Alice drink every morning?", K: 3}
+	q := client.RecallRequest{UserID: "alice", Query: "What does Alice drink every morning?", K: 3}
 	plain := recall(t, f, "support-bot", q)
 	q.Diversify = true
 	diverse := recall(t, f, "support-bot", q)
@@ -281,6 +279,15 @@ func TestRecallDiversifyOnNearDuplicates(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// serviceIDs lists the ids of a recall made in process, in order.
+func serviceIDs(r memory.RecallResult) []string {
+	out := make([]string, len(r.Memories))
+	for i, m := range r.Memories {
+		out[i] = m.Memory.ID
+	}
+	return out
+}
 
 // serviceWith builds a second Service over the fixture's real stores and
 // policy engine with its own recall tuning.
@@ -311,7 +318,7 @@ func TestRecallRerank(t *testing.T) {
 		"Alice's invoices must show the order number.",
 		"Alice wants invoices sent by email.",
 	} {
-		create(t, f, "finance-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: c})
+		create(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: c})
 	}
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "model not loaded", http.StatusInternalServerError)
@@ -348,9 +355,9 @@ func TestRecallRerank(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(fused.Memories) < 2 || fused.Search.Rerank != memory.RerankOff {
-		t.Fatalf("fused = %v (rerank %s), want at least two memories and no rerank", recalledIDs(fused), fused.Search.Rerank)
+		t.Fatalf("fused = %v (rerank %s), want at least two memories and no rerank", serviceIDs(fused), fused.Search.Rerank)
 	}
-	want := recalledIDs(fused)
+	want := serviceIDs(fused)
 	reversed := slices.Clone(want)
 	slices.Reverse(reversed)
 
@@ -373,7 +380,7 @@ func TestRecallRerank(t *testing.T) {
 			if err != nil {
 				t.Fatalf("recall with a reranker: %v", err)
 			}
-			if ids := recalledIDs(got); !slices.Equal(ids, tt.wantOrder) {
+			if ids := serviceIDs(got); !slices.Equal(ids, tt.wantOrder) {
 				t.Errorf("order = %v, want %v", ids, tt.wantOrder)
 			}
 			if got.Search.Rerank != tt.wantRerank {
@@ -395,7 +402,7 @@ func TestRecallVectorPaths(t *testing.T) {
 		"Alice asked for quotes on standing desks for the new Beijing team.",
 	}
 	for _, c := range contents {
-		create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: c})
+		create(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: c})
 	}
 	ctx := context.Background()
 	agent := agentOf(f, "support-bot")
@@ -408,7 +415,7 @@ func TestRecallVectorPaths(t *testing.T) {
 		t.Fatalf("small partition: %+v, want the exact path over %d memories", exact.Search, len(contents))
 	}
 	if len(exact.Memories) == 0 || exact.Memories[0].Memory.Content != contents[1] {
-		t.Fatalf("exact recall = %v, want the identical memory first", recalledIDs(exact))
+		t.Fatalf("exact recall = %v, want the identical memory first", serviceIDs(exact))
 	}
 
 	tests := []struct {
@@ -433,7 +440,7 @@ func TestRecallVectorPaths(t *testing.T) {
 				t.Fatalf("search = %+v, want a path of %v", s, tt.wantPaths)
 			}
 			if len(got.Memories) == 0 || got.Memories[0].Memory.ID != exact.Memories[0].Memory.ID {
-				t.Errorf("index recall = %v, want %s first like the exact path", recalledIDs(got), exact.Memories[0].Memory.ID)
+				t.Errorf("index recall = %v, want %s first like the exact path", serviceIDs(got), exact.Memories[0].Memory.ID)
 			}
 			if tt.checkCount && s.VectorComplete != (s.Candidates.Vector >= len(contents)) {
 				t.Errorf("vector_complete = %v with %d of %d candidates", s.VectorComplete, s.Candidates.Vector, len(contents))
@@ -447,8 +454,8 @@ func TestRecallVectorPaths(t *testing.T) {
 
 func TestRecallLogAndAccessCounts(t *testing.T) {
 	f := apptest.Start(t)
-	m := create(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Content: "Alice prefers short answers."})
-	got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "Does Alice prefer short answers?"})
+	m := create(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeProfile, Content: "Alice prefers short answers."})
+	got := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "Does Alice prefer short answers?"})
 	if !has(recalledIDs(got), m.ID) {
 		t.Fatalf("recall = %v, want %s", recalledIDs(got), m.ID)
 	}
@@ -456,15 +463,14 @@ func TestRecallLogAndAccessCounts(t *testing.T) {
 	var log struct {
 		Recalls []memory.RecallRecord `json:"recalls"`
 	}
+	// The recall log is an admin's route the client has no method for: Do.
+	admin := f.Client(t, apptest.Admin)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp := f.Do(t, apptest.Admin, http.MethodGet, "/v1/recall-log?user_id=alice", nil)
-		if resp.Status != http.StatusOK {
-			t.Fatalf("recall log as admin: %d %s", resp.Status, resp.Body)
+		if err := admin.Do(t.Context(), http.MethodGet, "/v1/recall-log?user_id=alice", nil, &log); err != nil {
+			t.Fatalf("recall log as admin: %v", err)
 		}
-		resp.Decode(t, &log)
-		var stored memory.Memory
-		f.Do(t, "support-bot", http.MethodGet, "/v1/memories/"+m.ID, nil).Decode(t, &stored)
+		stored := getMemory(t, f, "support-bot", m.ID)
 		if len(log.Recalls) == 1 && stored.AccessCount == 1 && stored.LastAccessedAt != nil {
 			break
 		}
@@ -479,13 +485,11 @@ func TestRecallLogAndAccessCounts(t *testing.T) {
 	}
 
 	for _, who := range []string{"support-bot", "alice", apptest.Analyst} {
-		if resp := f.Do(t, who, http.MethodGet, "/v1/recall-log?user_id=alice", nil); resp.Status != http.StatusForbidden {
-			t.Errorf("recall log as %s: %d, want 403", who, resp.Status)
-		}
+		err := f.Client(t, who).Do(t.Context(), http.MethodGet, "/v1/recall-log?user_id=alice", nil, nil)
+		wantAPIError(t, "recall log as "+who, err, http.StatusForbidden, "forbidden")
 	}
-	if resp := f.Do(t, apptest.Admin, http.MethodGet, "/v1/recall-log", nil); resp.Status != http.StatusBadRequest {
-		t.Errorf("recall log without user_id: %d, want 400", resp.Status)
-	}
+	err := admin.Do(t.Context(), http.MethodGet, "/v1/recall-log", nil, nil)
+	wantAPIError(t, "recall log without user_id", err, http.StatusBadRequest, "invalid_argument")
 }
 
 func TestRecallLogCapAndErase(t *testing.T) {
@@ -528,9 +532,9 @@ func TestRecallLogCapAndErase(t *testing.T) {
 // still queued first, so none of them lands after the erase.
 func TestRecallLogErasedAfterQueuedRecalls(t *testing.T) {
 	f := apptest.Start(t)
-	create(t, f, "support-bot", memory.NewMemory{UserID: "carol", Type: memory.TypeProfile, Content: "Carol prefers phone calls."})
+	create(t, f, "support-bot", client.NewMemory{UserID: "carol", Type: client.TypeProfile, Content: "Carol prefers phone calls."})
 	for range 3 {
-		recall(t, f, "support-bot", memory.RecallRequest{UserID: "carol", Query: "Does Carol prefer phone calls?"})
+		recall(t, f, "support-bot", client.RecallRequest{UserID: "carol", Query: "Does Carol prefer phone calls?"})
 	}
 	n, err := f.App.Recorder.EraseUser(context.Background(), f.Tenant, "carol")
 	if err != nil || n != 3 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/internal/testenv"
 	"mneme/memory"
@@ -15,21 +16,19 @@ import (
 	"mneme/workingmemory"
 )
 
-func appendTurns(t *testing.T, f *apptest.Fixture, who, id string, req memory.AppendRequest) memory.Session {
+func appendTurns(t *testing.T, f *apptest.Fixture, who, id string, req client.AppendRequest) client.Session {
 	t.Helper()
-	resp := f.Do(t, who, http.MethodPost, "/v1/sessions/"+id+"/turns", req)
-	if resp.Status != http.StatusOK {
-		t.Fatalf("append to %s as %s: %d %s", id, who, resp.Status, resp.Body)
+	s, err := f.Client(t, who).AppendTurns(t.Context(), id, req)
+	if err != nil {
+		t.Fatalf("append to %s as %s: %v", id, who, err)
 	}
-	var s memory.Session
-	resp.Decode(t, &s)
 	return s
 }
 
-func userTurns(texts ...string) []memory.Turn {
-	out := make([]memory.Turn, len(texts))
+func userTurns(texts ...string) []client.Turn {
+	out := make([]client.Turn, len(texts))
 	for i, s := range texts {
-		out[i] = memory.Turn{Role: memory.RoleUser, Content: s}
+		out[i] = client.Turn{Role: memory.RoleUser, Content: s}
 	}
 	return out
 }
@@ -40,11 +39,11 @@ func userTurns(texts ...string) []memory.Turn {
 func TestSessionOpenRecallClose(t *testing.T) {
 	f := apptest.Start(t)
 	const bot = "order-bot"
-	appendTurns(t, f, bot, "sess-1", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+	appendTurns(t, f, bot, "sess-1", client.AppendRequest{UserID: "alice", Turns: []client.Turn{
 		{Role: memory.RoleUser, Content: "Hi, it's Alice again."},
 		{Role: memory.RoleAssistant, Content: "Hello Alice, how can I help?"},
 	}})
-	s := appendTurns(t, f, bot, "sess-1", memory.AppendRequest{UserID: "alice", Turns: userTurns(
+	s := appendTurns(t, f, bot, "sess-1", client.AppendRequest{UserID: "alice", Turns: userTurns(
 		"我们的预算调整为15万。", "Please deliver order SO-1007 to our Hangzhou office before 20 Dec.",
 	)})
 	if len(s.Turns) != 4 || s.UserID != "alice" || s.AgentID != bot || !s.ExpiresAt.After(time.Now()) {
@@ -52,15 +51,14 @@ func TestSessionOpenRecallClose(t *testing.T) {
 	}
 
 	// Another user's agent view: bob may not read alice's session.
-	if r := f.Do(t, "bob", http.MethodGet, "/v1/sessions/sess-1", nil); r.Status != http.StatusNotFound {
-		t.Errorf("bob reads alice's session: %d %s", r.Status, r.Body)
-	}
-	r := f.Do(t, bot, http.MethodGet, "/v1/sessions/sess-1", nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("get session: %d %s", r.Status, r.Body)
+	_, err := f.Client(t, "bob").Session(t.Context(), "sess-1")
+	wantAPIError(t, "bob reads alice's session", err, http.StatusNotFound, "not_found")
+	c := f.Client(t, bot)
+	if got, err := c.Session(t.Context(), "sess-1"); err != nil || len(got.Turns) != 4 || got.ID != "sess-1" {
+		t.Fatalf("get session: %+v, %v", got, err)
 	}
 
-	got := recall(t, f, bot, memory.RecallRequest{UserID: "alice", SessionID: "sess-1", Query: "what did she just say about the delivery?"})
+	got := recall(t, f, bot, client.RecallRequest{UserID: "alice", SessionID: "sess-1", Query: "what did she just say about the delivery?"})
 	if got.Session == nil || got.Session.Source != memory.SourceSession || len(got.Session.Turns) != 4 {
 		t.Fatalf("recall session = %+v", got.Session)
 	}
@@ -68,17 +66,15 @@ func TestSessionOpenRecallClose(t *testing.T) {
 		t.Errorf("context block = %q", got.Context)
 	}
 	// A session of another user, or none, adds nothing.
-	if other := recall(t, f, bot, memory.RecallRequest{UserID: "bob", SessionID: "sess-1", Query: "delivery"}); other.Session != nil {
+	if other := recall(t, f, bot, client.RecallRequest{UserID: "bob", SessionID: "sess-1", Query: "delivery"}); other.Session != nil {
 		t.Errorf("recall for bob shows alice's session")
 	}
 
-	r = f.Do(t, bot, http.MethodPost, "/v1/sessions/sess-1/close", nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("close: %d %s", r.Status, r.Body)
+	closed, err := c.CloseSession(t.Context(), "sess-1")
+	if err != nil || closed.SessionID != "sess-1" {
+		t.Fatalf("close: %+v, %v", closed, err)
 	}
-	var closed memory.CloseResult
-	r.Decode(t, &closed)
-	kinds := map[string]memory.Memory{}
+	kinds := map[string]client.Memory{}
 	for _, m := range closed.Memories {
 		kinds[m.Kind] = m
 		if m.SessionID != "sess-1" || m.UserID != "alice" || m.AgentID != bot {
@@ -89,18 +85,16 @@ func TestSessionOpenRecallClose(t *testing.T) {
 	if budget.Key != "budget" || !strings.Contains(budget.Content, "150,000") {
 		t.Errorf("budget = %+v", budget)
 	}
-	if record.Type != memory.TypeEpisodic || !strings.Contains(record.Content, "session sess-1, 4 turns") || strings.Contains(record.Content, "150") {
+	if record.Type != client.TypeEpisodic || !strings.Contains(record.Content, "session sess-1, 4 turns") || strings.Contains(record.Content, "150") {
 		t.Errorf("session record = %q (%s)", record.Content, record.Type)
 	}
 	if _, ok := kinds["deadline"]; !ok {
 		t.Errorf("the delivery deadline was not kept: %v", closed.Memories)
 	}
-	if r := f.Do(t, bot, http.MethodGet, "/v1/sessions/sess-1", nil); r.Status != http.StatusNotFound {
-		t.Errorf("closed session still readable: %d", r.Status)
-	}
-	if r := f.Do(t, bot, http.MethodPost, "/v1/sessions/sess-1/close", nil); r.Status != http.StatusNotFound {
-		t.Errorf("closing twice: %d %s", r.Status, r.Body)
-	}
+	_, err = c.Session(t.Context(), "sess-1")
+	wantAPIError(t, "closed session read", err, http.StatusNotFound, "not_found")
+	_, err = c.CloseSession(t.Context(), "sess-1")
+	wantAPIError(t, "closing twice", err, http.StatusNotFound, "not_found")
 	eps := list(t, f, bot, "user_id=alice&type=episodic&kind=session")
 	if len(eps) != 1 || eps[0].ID != record.ID {
 		t.Errorf("episodic records = %v", ids(eps))
@@ -109,12 +103,10 @@ func TestSessionOpenRecallClose(t *testing.T) {
 
 func TestSessionOfChitChatLeavesNothing(t *testing.T) {
 	f := apptest.Start(t)
-	appendTurns(t, f, "support-bot", "chat-1", memory.AppendRequest{UserID: "carol", Turns: userTurns("你好", "好的，谢谢", "Thanks, bye!")})
-	r := f.Do(t, "support-bot", http.MethodPost, "/v1/sessions/chat-1/close", nil)
-	var closed memory.CloseResult
-	r.Decode(t, &closed)
-	if r.Status != http.StatusOK || len(closed.Memories) != 0 || closed.Reason == "" {
-		t.Fatalf("close chit-chat = %d %+v", r.Status, closed)
+	appendTurns(t, f, "support-bot", "chat-1", client.AppendRequest{UserID: "carol", Turns: userTurns("你好", "好的，谢谢", "Thanks, bye!")})
+	closed, err := f.Client(t, "support-bot").CloseSession(t.Context(), "chat-1")
+	if err != nil || len(closed.Memories) != 0 || closed.Reason == "" {
+		t.Fatalf("close chit-chat = %+v, %v", closed, err)
 	}
 	if ms := list(t, f, "support-bot", "user_id=carol"); len(ms) != 0 {
 		t.Errorf("carol has %d memories", len(ms))
@@ -129,7 +121,7 @@ func TestSessionOfChitChatLeavesNothing(t *testing.T) {
 // one-second TTL, and the keys' own Redis TTL).
 func TestSessionExpiryBecomesMemory(t *testing.T) {
 	f := apptest.Start(t)
-	appendTurns(t, f, "support-bot", "ttl-1", memory.AppendRequest{UserID: "bob", TTLSeconds: 20, Turns: userTurns(
+	appendTurns(t, f, "support-bot", "ttl-1", client.AppendRequest{UserID: "bob", TTLSeconds: 20, Turns: userTurns(
 		"Please don't call me after 6 pm, email is better.",
 	)})
 	ctx := context.Background()
@@ -146,14 +138,15 @@ func TestSessionExpiryBecomesMemory(t *testing.T) {
 	if _, err := worker(0).RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r := f.Do(t, "support-bot", http.MethodGet, "/v1/sessions/ttl-1", nil); r.Status != http.StatusOK {
-		t.Fatalf("session gone before its TTL: %d", r.Status)
+	bot := f.Client(t, "support-bot")
+	if _, err := bot.Session(t.Context(), "ttl-1"); err != nil {
+		t.Fatalf("session gone before its TTL: %v", err)
 	}
 	if _, err := worker(25 * time.Second).RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r := f.Do(t, "support-bot", http.MethodGet, "/v1/sessions/ttl-1", nil); r.Status != http.StatusNotFound {
-		t.Fatalf("session still open after its TTL: %d %s", r.Status, r.Body)
+	if _, err := bot.Session(t.Context(), "ttl-1"); client.Code(err) != "not_found" {
+		t.Fatalf("session after its TTL: %v, want not_found", err)
 	}
 	ms := list(t, f, "support-bot", "user_id=bob")
 	var kinds []string
@@ -171,41 +164,39 @@ func TestSessionExpiryBecomesMemory(t *testing.T) {
 func TestSessionCapsAndErrors(t *testing.T) {
 	f := apptest.Start(t)
 	const bot = "support-bot"
-	many := make([]memory.Turn, workingmemory.MaxIngestTurns)
+	many := make([]client.Turn, workingmemory.MaxIngestTurns)
 	for i := range many {
-		many[i] = memory.Turn{Role: memory.RoleUser, Content: fmt.Sprintf("turn %d", i)}
+		many[i] = client.Turn{Role: memory.RoleUser, Content: fmt.Sprintf("turn %d", i)}
 	}
-	appendTurns(t, f, bot, "full-1", memory.AppendRequest{UserID: "alice", Turns: many})
-	r := f.Do(t, bot, http.MethodPost, "/v1/sessions/full-1/turns", memory.AppendRequest{UserID: "alice", Turns: userTurns("one more")})
-	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), `"session_full"`) {
-		t.Errorf("past the cap: %d %s, want 409 session_full", r.Status, r.Body)
+	appendTurns(t, f, bot, "full-1", client.AppendRequest{UserID: "alice", Turns: many})
+	c := f.Client(t, bot)
+	_, err := c.AppendTurns(t.Context(), "full-1", client.AppendRequest{UserID: "alice", Turns: userTurns("one more")})
+	wantAPIError(t, "past the cap", err, http.StatusConflict, "session_full")
+	s, err := c.Session(t.Context(), "full-1")
+	if err != nil {
+		t.Fatalf("get the full session: %v", err)
 	}
-	r = f.Do(t, bot, http.MethodGet, "/v1/sessions/full-1", nil)
-	var s memory.Session
-	r.Decode(t, &s)
 	if len(s.Turns) != workingmemory.MaxIngestTurns || s.Turns[len(s.Turns)-1].Content != "turn 199" {
 		t.Errorf("after refusal: %d turns", len(s.Turns))
 	}
 
 	tests := []struct {
 		name, who, id string
-		body          any
+		body          client.AppendRequest
 		status        int
 		code          string
 	}{
-		{"another user in the session", bot, "full-1", memory.AppendRequest{UserID: "bob", Turns: userTurns("hi")}, 403, "forbidden"},
-		{"bob writes for alice", "bob", "b-1", memory.AppendRequest{UserID: "alice", Turns: userTurns("hi")}, 403, "forbidden"},
-		{"no turns", bot, "e-1", memory.AppendRequest{UserID: "alice"}, 400, "invalid_argument"},
-		{"bad role", bot, "e-1", map[string]any{"user_id": "alice", "turns": []map[string]string{{"role": "narrator", "content": "x"}}}, 400, "invalid_argument"},
-		{"bad ttl", bot, "e-1", memory.AppendRequest{UserID: "alice", TTLSeconds: -1, Turns: userTurns("hi")}, 400, "invalid_argument"},
-		{"bad id", bot, "bad%20id", memory.AppendRequest{UserID: "alice", Turns: userTurns("hi")}, 400, "invalid_argument"},
+		{"another user in the session", bot, "full-1", client.AppendRequest{UserID: "bob", Turns: userTurns("hi")}, 403, "forbidden"},
+		{"bob writes for alice", "bob", "b-1", client.AppendRequest{UserID: "alice", Turns: userTurns("hi")}, 403, "forbidden"},
+		{"no turns", bot, "e-1", client.AppendRequest{UserID: "alice"}, 400, "invalid_argument"},
+		{"bad role", bot, "e-1", client.AppendRequest{UserID: "alice", Turns: []client.Turn{{Role: "narrator", Content: "x"}}}, 400, "invalid_argument"},
+		{"bad ttl", bot, "e-1", client.AppendRequest{UserID: "alice", TTLSeconds: -1, Turns: userTurns("hi")}, 400, "invalid_argument"},
+		{"bad id", bot, "bad id", client.AppendRequest{UserID: "alice", Turns: userTurns("hi")}, 400, "invalid_argument"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := f.Do(t, tc.who, http.MethodPost, "/v1/sessions/"+tc.id+"/turns", tc.body)
-			if r.Status != tc.status || !strings.Contains(string(r.Body), `"`+tc.code+`"`) {
-				t.Errorf("%d %s, want %d %s", r.Status, r.Body, tc.status, tc.code)
-			}
+			_, err := f.Client(t, tc.who).AppendTurns(t.Context(), tc.id, tc.body)
+			wantAPIError(t, tc.name, err, tc.status, tc.code)
 		})
 	}
 }
@@ -215,25 +206,23 @@ func TestEraseUserRemovesSessions(t *testing.T) {
 	f := apptest.Start(t)
 	secret := "zq" + strings.ReplaceAll(f.Tenant, "-", "") + "plan"
 	for _, id := range []string{"erase-1", "erase-2"} {
-		appendTurns(t, f, "support-bot", id, memory.AppendRequest{UserID: "carol", Turns: userTurns("My secret project is " + secret)})
+		appendTurns(t, f, "support-bot", id, client.AppendRequest{UserID: "carol", Turns: userTurns("My secret project is " + secret)})
 	}
-	appendTurns(t, f, "support-bot", "keep-1", memory.AppendRequest{UserID: "bob", Turns: userTurns("Bob's turn")})
-	r := f.Do(t, "carol", http.MethodDelete, "/v1/users/carol", nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("erase: %d %s", r.Status, r.Body)
+	appendTurns(t, f, "support-bot", "keep-1", client.AppendRequest{UserID: "bob", Turns: userTurns("Bob's turn")})
+	receipt, err := f.Client(t, "carol").DeleteUser(t.Context(), "carol")
+	if err != nil {
+		t.Fatalf("erase: %v", err)
 	}
-	var receipt memory.Receipt
-	r.Decode(t, &receipt)
 	if receipt.Counts[f.App.Sessions.Place()] != 2 {
 		t.Errorf("receipt = %v, want 2 sessions", receipt.Counts)
 	}
+	bot := f.Client(t, "support-bot")
 	for _, id := range []string{"erase-1", "erase-2"} {
-		if r := f.Do(t, "support-bot", http.MethodGet, "/v1/sessions/"+id, nil); r.Status != http.StatusNotFound {
-			t.Errorf("session %s after erase: %d", id, r.Status)
-		}
+		_, err := bot.Session(t.Context(), id)
+		wantAPIError(t, "session "+id+" after erase", err, http.StatusNotFound, "not_found")
 	}
-	if r := f.Do(t, "support-bot", http.MethodGet, "/v1/sessions/keep-1", nil); r.Status != http.StatusOK {
-		t.Errorf("bob's session after carol's erase: %d", r.Status)
+	if _, err := bot.Session(t.Context(), "keep-1"); err != nil {
+		t.Errorf("bob's session after carol's erase: %v", err)
 	}
 	ctx := context.Background()
 	keys, err := testenv.ScanKeys(ctx, f.App.Redis, "*")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mneme/app"
+	"mneme/client"
 	"mneme/export"
 	"mneme/internal/apptest"
 	"mneme/internal/testidp"
@@ -24,28 +25,31 @@ import (
 func TestUserCannotWriteAsAnAgent(t *testing.T) {
 	f := apptest.Start(t)
 	const marker = "impersonated"
-	mem := func(text string) memory.NewMemory {
-		return memory.NewMemory{UserID: "alice", AgentID: "support-bot", Type: memory.TypeProfile, Kind: "preference",
+	mem := func(text string) client.NewMemory {
+		return client.NewMemory{UserID: "alice", AgentID: "support-bot", Type: client.TypeProfile, Kind: "preference",
 			Content: "Alice prefers express delivery for every order (" + marker + " " + text + ")"}
 	}
-	turns := func(text string) []memory.Turn {
-		return []memory.Turn{{Role: memory.RoleUser, Content: "Our budget is 90k CNY, order SO-5511 for Lianhua Trading (" + marker + " " + text + ")"}}
+	turns := func(text string) []client.Turn {
+		return []client.Turn{{Role: memory.RoleUser, Content: "Our budget is 90k CNY, order SO-5511 for Lianhua Trading (" + marker + " " + text + ")"}}
 	}
+	// Raw requests: every wire form of every write path, the single-memory
+	// body and the batch, sync and queued, which the client does not all
+	// send.
 	tests := []struct {
 		name string
 		path string
 		body any
 	}{
 		{"sync single", "/v1/memories", mem("single")},
-		{"sync batch", "/v1/memories", map[string]any{"memories": []memory.NewMemory{
-			{UserID: "alice", Type: memory.TypeProfile, Content: "Alice likes short answers (" + marker + " own)"}, mem("batch"),
+		{"sync batch", "/v1/memories", map[string]any{"memories": []client.NewMemory{
+			{UserID: "alice", Type: client.TypeProfile, Content: "Alice likes short answers (" + marker + " own)"}, mem("batch"),
 		}}},
 		{"async", "/v1/memories?async=true", mem("async")},
-		{"async batch", "/v1/memories?async=true", map[string]any{"memories": []memory.NewMemory{mem("async batch")}}},
-		{"ingest sync", "/v1/ingest?sync=true", memory.IngestRequest{UserID: "alice", AgentID: "support-bot", Turns: turns("ingest")}},
-		{"ingest async", "/v1/ingest", memory.IngestRequest{UserID: "alice", AgentID: "support-bot", Turns: turns("ingest async")}},
-		{"ingest as another user", "/v1/ingest?sync=true", memory.IngestRequest{UserID: "alice", AgentID: "user:bob", Turns: turns("bob")}},
-		{"session turns", "/v1/sessions/s-imp/turns", memory.AppendRequest{UserID: "alice", AgentID: "support-bot", Turns: turns("session")}},
+		{"async batch", "/v1/memories?async=true", map[string]any{"memories": []client.NewMemory{mem("async batch")}}},
+		{"ingest sync", "/v1/ingest?sync=true", client.IngestRequest{UserID: "alice", AgentID: "support-bot", Turns: turns("ingest")}},
+		{"ingest async", "/v1/ingest", client.IngestRequest{UserID: "alice", AgentID: "support-bot", Turns: turns("ingest async")}},
+		{"ingest as another user", "/v1/ingest?sync=true", client.IngestRequest{UserID: "alice", AgentID: "user:bob", Turns: turns("bob")}},
+		{"session turns", "/v1/sessions/s-imp/turns", client.AppendRequest{UserID: "alice", AgentID: "support-bot", Turns: turns("session")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,18 +58,18 @@ func TestUserCannotWriteAsAnAgent(t *testing.T) {
 		})
 	}
 	// The refused turns opened no session, so there is nothing to close.
-	r := f.Do(t, "alice", http.MethodPost, "/v1/sessions/s-imp/close", nil)
-	expectResponse(t, "close the refused session", r, http.StatusNotFound, "not_found")
+	alice := f.Client(t, "alice")
+	_, err := alice.CloseSession(t.Context(), "s-imp")
+	wantAPIError(t, "close the refused session", err, http.StatusNotFound, "not_found")
 
 	// alice's own session, closed, writes as user:alice, never as an agent.
-	r = f.Do(t, "alice", http.MethodPost, "/v1/sessions/s-own/turns", memory.AppendRequest{UserID: "alice", AgentID: "user:alice", Turns: []memory.Turn{
+	appendTurns(t, f, "alice", "s-own", client.AppendRequest{UserID: "alice", AgentID: "user:alice", Turns: []client.Turn{
 		{Role: memory.RoleUser, Content: "I prefer deliveries on weekday mornings."},
 	}})
-	expectResponse(t, "own session turns", r, http.StatusOK)
-	r = f.Do(t, "alice", http.MethodPost, "/v1/sessions/s-own/close", nil)
-	expectResponse(t, "close own session", r, http.StatusOK)
-	var closed memory.CloseResult
-	r.Decode(t, &closed)
+	closed, err := alice.CloseSession(t.Context(), "s-own")
+	if err != nil {
+		t.Fatalf("close own session: %v", err)
+	}
 	if len(closed.Memories) == 0 {
 		t.Fatalf("own session closed with nothing written: %+v", closed)
 	}
@@ -84,7 +88,7 @@ func TestUserCannotWriteAsAnAgent(t *testing.T) {
 			}
 		}
 	}
-	got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "express delivery preference", K: 20})
+	got := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "express delivery preference", K: 20})
 	for _, m := range got.Memories {
 		if strings.Contains(m.Memory.Content, marker) && m.Memory.AgentID == "support-bot" {
 			t.Errorf("support-bot recalls %s written by alice as it", m.Memory.ID)
@@ -129,39 +133,40 @@ func TestQueuedImpersonationFails(t *testing.T) {
 // any read path; admins read it, and the export holds it.
 func TestUserSensitivityCeiling(t *testing.T) {
 	f := apptest.Start(t)
-	lianhua := []memory.Entity{{ID: "lianhua-trading", Kind: "company", Name: "Hangzhou Lianhua Trading"}}
-	cost := create(t, f, "finance-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "internal_cost", Key: "internal_cost", SessionID: "s-fin",
+	lianhua := []client.Entity{{ID: "lianhua-trading", Kind: "company", Name: "Hangzhou Lianhua Trading"}}
+	cost := create(t, f, "finance-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "internal_cost", Key: "internal_cost", SessionID: "s-fin",
 		Content:     "Internal cost for Alice's account: our landed cost on the Lianhua Trading contract is 82% of list price, gross margin about 18%.",
-		Sensitivity: memory.SensitivityConfidential, Entities: lianhua,
+		Sensitivity: client.SensitivityConfidential, Entities: lianhua,
 	})
-	terms := create(t, f, "finance-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "payment_terms", Key: "payment_terms", SessionID: "s-fin",
+	terms := create(t, f, "finance-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "payment_terms", Key: "payment_terms", SessionID: "s-fin",
 		Content: "Lianhua Trading pays on 30-day terms by bank transfer.", Entities: lianhua,
 	})
 	// A second version: history must not show either.
-	r := f.Do(t, "finance-bot", http.MethodPatch, "/v1/memories/"+cost.ID, map[string]any{
-		"content": "Internal cost for Alice's account: landed cost on the Lianhua Trading contract is now 80% of list price, gross margin about 20%.",
+	cost2, err := f.Client(t, "finance-bot").Update(t.Context(), cost.ID, 0, client.UpdateRequest{
+		Content: ptrTo("Internal cost for Alice's account: landed cost on the Lianhua Trading contract is now 80% of list price, gross margin about 20%."),
 	})
-	expectResponse(t, "update the cost note", r, http.StatusOK)
-	var cost2 memory.Memory
-	r.Decode(t, &cost2)
+	if err != nil {
+		t.Fatalf("update the cost note: %v", err)
+	}
 	secret := []string{cost.ID, cost2.ID}
 
 	readsNothingSecret := func(t *testing.T, who string) {
 		t.Helper()
+		c := f.Client(t, who)
 		for _, id := range secret {
-			r := f.Do(t, who, http.MethodGet, "/v1/memories/"+id, nil)
-			expectResponse(t, who+" get", r, http.StatusNotFound, "not_found")
-			r = f.Do(t, who, http.MethodGet, "/v1/memories/"+id+"/history", nil)
-			expectResponse(t, who+" history", r, http.StatusNotFound, "not_found")
+			_, err := c.Get(t.Context(), id)
+			wantAPIError(t, who+" get", err, http.StatusNotFound, "not_found")
+			_, err = c.History(t.Context(), id)
+			wantAPIError(t, who+" history", err, http.StatusNotFound, "not_found")
 		}
 		for _, q := range []string{"user_id=alice&limit=500", "user_id=alice&status=superseded", "limit=500"} {
 			if got := ids(list(t, f, who, q)); slices.ContainsFunc(secret, func(id string) bool { return has(got, id) }) {
 				t.Errorf("%s list %s = %v, holds the cost note", who, q, got)
 			}
 		}
-		for _, q := range []memory.RecallRequest{
+		for _, q := range []client.RecallRequest{
 			{UserID: "alice", Query: "What is our internal cost and gross margin on Lianhua Trading?", K: 20},
 			{UserID: "alice", Query: "Lianhua Trading payment terms", K: 20},
 			{UserID: "alice", Query: "landed cost margin", SessionID: "s-alice", K: 20},
@@ -175,10 +180,9 @@ func TestUserSensitivityCeiling(t *testing.T) {
 		}
 	}
 
-	r = f.Do(t, "alice", http.MethodPost, "/v1/sessions/s-alice/turns", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+	appendTurns(t, f, "alice", "s-alice", client.AppendRequest{UserID: "alice", Turns: []client.Turn{
 		{Role: memory.RoleUser, Content: "What margin do you make on my Lianhua orders?"},
 	}})
-	expectResponse(t, "alice opens a session", r, http.StatusOK)
 
 	t.Run("alice reads her internal notes, not the confidential one", func(t *testing.T) {
 		readsNothingSecret(t, "alice")
@@ -191,55 +195,65 @@ func TestUserSensitivityCeiling(t *testing.T) {
 			if got := getMemory(t, f, who, cost2.ID); got.ID != cost2.ID {
 				t.Errorf("%s get = %s", who, got.ID)
 			}
-			got := recall(t, f, who, memory.RecallRequest{UserID: "alice", Query: "What is our internal cost and gross margin on Lianhua Trading?"})
+			got := recall(t, f, who, client.RecallRequest{UserID: "alice", Query: "What is our internal cost and gross margin on Lianhua Trading?"})
 			if !has(recalledIDs(got), cost2.ID) {
 				t.Errorf("%s recall = %v, want %s", who, recalledIDs(got), cost2.ID)
 			}
-			r := f.Do(t, who, http.MethodGet, "/v1/memories/"+cost2.ID+"/history", nil)
-			expectResponse(t, who+" history", r, http.StatusOK)
+			if hist, err := f.Client(t, who).History(t.Context(), cost2.ID); err != nil || len(hist) != 2 {
+				t.Errorf("%s history = %v, %v; want both versions", who, ids(hist), err)
+			}
 		}
 	})
 	t.Run("the tenant raises and lowers the ceiling", func(t *testing.T) {
+		// Policy settings are an admin's route the client has no method
+		// for: Do.
+		admin := f.Client(t, apptest.Admin)
 		put := func(level string) {
 			t.Helper()
-			r := f.Do(t, apptest.Admin, http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: level})
-			expectResponse(t, "put settings "+level, r, http.StatusOK)
+			var s policyadmin.Settings
+			if err := admin.Do(t.Context(), http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: level}, &s); err != nil || level != "" && s.UserMaxSensitivity != level {
+				t.Fatalf("put settings %q: %+v, %v", level, s, err)
+			}
 		}
-		put(memory.SensitivityConfidential)
+		put(client.SensitivityConfidential)
 		if got := getMemory(t, f, "alice", cost2.ID); got.ID != cost2.ID {
 			t.Errorf("alice get under a confidential ceiling = %s", got.ID)
 		}
 		if got := ids(list(t, f, "alice", "user_id=alice")); !has(got, cost2.ID) {
 			t.Errorf("alice list under a confidential ceiling = %v", got)
 		}
-		put(memory.SensitivityPublic)
-		r := f.Do(t, "alice", http.MethodGet, "/v1/memories/"+terms.ID, nil)
-		expectResponse(t, "internal under a public ceiling", r, http.StatusNotFound, "not_found")
+		put(client.SensitivityPublic)
+		_, err := f.Client(t, "alice").Get(t.Context(), terms.ID)
+		wantAPIError(t, "internal under a public ceiling", err, http.StatusNotFound, "not_found")
 		put("")
-		r = f.Do(t, apptest.Admin, http.MethodGet, "/v1/policy/settings", nil)
 		var s policyadmin.Settings
-		r.Decode(t, &s)
-		if s.UserMaxSensitivity != memory.SensitivityInternal {
+		if err := admin.Do(t.Context(), http.MethodGet, "/v1/policy/settings", nil, &s); err != nil {
+			t.Fatalf("get settings: %v", err)
+		}
+		if s.UserMaxSensitivity != client.SensitivityInternal {
 			t.Errorf("default ceiling = %q, want internal", s.UserMaxSensitivity)
 		}
 		readsNothingSecret(t, "alice")
 	})
 	t.Run("the export holds everything, and is audited", func(t *testing.T) {
-		own := create(t, f, "alice", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Content: "Alice prefers invoices by e-mail."})
-		r := f.Do(t, "alice", http.MethodDelete, "/v1/memories/"+own.ID, nil)
-		expectResponse(t, "alice deletes her note", r, http.StatusOK)
-		r = f.Do(t, "alice", http.MethodGet, "/v1/users/alice/export", nil)
-		expectResponse(t, "export as the user", r, http.StatusForbidden, "forbidden")
+		own := create(t, f, "alice", client.NewMemory{UserID: "alice", Type: client.TypeProfile, Content: "Alice prefers invoices by e-mail."})
+		alice := f.Client(t, "alice")
+		if rc, err := alice.Delete(t.Context(), own.ID); err != nil || rc.MemoryID != own.ID {
+			t.Fatalf("alice deletes her note: %+v, %v", rc, err)
+		}
+		// The export is an admin's route the client has no method for: Do.
+		err := alice.Do(t.Context(), http.MethodGet, "/v1/users/alice/export", nil, nil)
+		wantAPIError(t, "export as the user", err, http.StatusForbidden, "forbidden")
 
-		r = f.Do(t, apptest.Admin, http.MethodGet, "/v1/users/alice/export", nil)
-		expectResponse(t, "export", r, http.StatusOK)
 		var doc export.Document
-		r.Decode(t, &doc)
+		if err := f.Client(t, apptest.Admin).Do(t.Context(), http.MethodGet, "/v1/users/alice/export", nil, &doc); err != nil {
+			t.Fatalf("export: %v", err)
+		}
 		statuses := map[string]string{}
 		for _, m := range doc.Memories {
 			statuses[m.ID] = m.Status
 		}
-		if statuses[cost.ID] != memory.StatusSuperseded || statuses[cost2.ID] != memory.StatusActive || statuses[terms.ID] != memory.StatusActive {
+		if statuses[cost.ID] != client.StatusSuperseded || statuses[cost2.ID] != client.StatusActive || statuses[terms.ID] != client.StatusActive {
 			t.Errorf("export statuses = %v, want the cost note superseded and its head and the terms active", statuses)
 		}
 		if _, ok := statuses[own.ID]; ok {
@@ -270,8 +284,8 @@ func TestUserSensitivityCeiling(t *testing.T) {
 	})
 	t.Run("another tenant's admin finds nothing", func(t *testing.T) {
 		other := apptest.Start(t)
-		r := other.Do(t, apptest.Admin, http.MethodGet, "/v1/users/alice/export", nil)
-		expectResponse(t, "export from another tenant", r, http.StatusNotFound, "not_found")
+		err := other.Client(t, apptest.Admin).Do(t.Context(), http.MethodGet, "/v1/users/alice/export", nil, nil)
+		wantAPIError(t, "export from another tenant", err, http.StatusNotFound, "not_found")
 	})
 }
 
@@ -280,20 +294,20 @@ func TestUserSensitivityCeiling(t *testing.T) {
 // with the question but an entity.
 func TestRecallChitChatExpandsNothing(t *testing.T) {
 	f := apptest.Start(t)
-	lianhua := []memory.Entity{{ID: "lianhua-trading", Kind: "company", Name: "Hangzhou Lianhua Trading"}}
-	for _, m := range []memory.NewMemory{
-		{Type: memory.TypeSemantic, Kind: "payment_terms", Content: "Lianhua Trading pays on 30-day terms by bank transfer."},
-		{Type: memory.TypeSemantic, Kind: "internal_cost", Sensitivity: memory.SensitivityConfidential,
+	lianhua := []client.Entity{{ID: "lianhua-trading", Kind: "company", Name: "Hangzhou Lianhua Trading"}}
+	for _, m := range []client.NewMemory{
+		{Type: client.TypeSemantic, Kind: "payment_terms", Content: "Lianhua Trading pays on 30-day terms by bank transfer."},
+		{Type: client.TypeSemantic, Kind: "internal_cost", Sensitivity: client.SensitivityConfidential,
 			Content: "Internal cost for Alice's account: our landed cost on the Lianhua Trading contract is 82% of list price, gross margin about 18%."},
-		{Type: memory.TypeEpisodic, Kind: "order_status", Content: "Order SO-1001 (200 cartons of A4 copy paper) for Lianhua Trading shipped on 15 Sep."},
-		{Type: memory.TypeEpisodic, Kind: "payment", Content: "Invoice INV-2026-0931 for SO-1001 (18,600 CNY) was paid by Lianhua Trading on 30 Sep."},
-		{Type: memory.TypeSemantic, Kind: "budget", Content: "Alice raised her Q4 procurement budget to 150k CNY."},
+		{Type: client.TypeEpisodic, Kind: "order_status", Content: "Order SO-1001 (200 cartons of A4 copy paper) for Lianhua Trading shipped on 15 Sep."},
+		{Type: client.TypeEpisodic, Kind: "payment", Content: "Invoice INV-2026-0931 for SO-1001 (18,600 CNY) was paid by Lianhua Trading on 30 Sep."},
+		{Type: client.TypeSemantic, Kind: "budget", Content: "Alice raised her Q4 procurement budget to 150k CNY."},
 	} {
 		m.UserID, m.Entities = "alice", lianhua
 		create(t, f, "finance-bot", m)
 	}
 	for _, who := range []string{apptest.Admin, "finance-bot", "alice"} {
-		got := recall(t, f, who, memory.RecallRequest{UserID: "alice", Query: "thank you so much, have a nice day", K: 20})
+		got := recall(t, f, who, client.RecallRequest{UserID: "alice", Query: "thank you so much, have a nice day", K: 20})
 		for _, m := range got.Memories {
 			if !slices.ContainsFunc(m.Explain.Sources, func(s string) bool { return s == memory.SourceVector || s == memory.SourceFullText }) {
 				t.Errorf("%s: %s recalled through %v alone (similarity %.2f): %q", who, m.Memory.ID, m.Explain.Sources, m.Explain.VectorSimilarity, m.Memory.Content)
@@ -317,11 +331,11 @@ func TestReadPathsMatchDecisions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	t.Logf("seed %d", seed)
 	agents := []string{"support-bot", "order-bot", "finance-bot"}
-	types := []string{memory.TypeEpisodic, memory.TypeSemantic, memory.TypeProcedural, memory.TypeProfile}
-	var written []memory.Memory
+	types := []string{client.TypeEpisodic, client.TypeSemantic, client.TypeProcedural, client.TypeProfile}
+	var written []client.Memory
 	for i := range 24 {
 		who := agents[rng.IntN(len(agents))]
-		written = append(written, create(t, f, who, memory.NewMemory{
+		written = append(written, create(t, f, who, client.NewMemory{
 			UserID: apptest.Users[rng.IntN(len(apptest.Users))], Type: types[rng.IntN(len(types))],
 			Kind:        []string{"order", "note", "internal_cost"}[rng.IntN(3)],
 			Sensitivity: memory.Sensitivities[rng.IntN(len(memory.Sensitivities))],
@@ -329,16 +343,18 @@ func TestReadPathsMatchDecisions(t *testing.T) {
 		}))
 	}
 	for range rng.IntN(3) {
-		g := policyadmin.NewGrant{
+		g := client.NewGrant{
 			Grantee: agents[rng.IntN(3)], Source: []string{"*", agents[rng.IntN(3)]}[rng.IntN(2)],
 			Types: []string{types[rng.IntN(4)], types[rng.IntN(4)]}, MaxSensitivity: memory.Sensitivities[rng.IntN(4)],
 		}
-		r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/grants", g)
-		expectResponse(t, "grant", r, http.StatusCreated)
+		if _, err := f.Client(t, apptest.Admin).CreateGrant(ctx, g); err != nil {
+			t.Fatalf("grant: %v", err)
+		}
 	}
-	ceiling := []string{"", memory.SensitivityPublic, memory.SensitivityConfidential}[rng.IntN(3)]
-	r := f.Do(t, apptest.Admin, http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: ceiling})
-	expectResponse(t, "settings", r, http.StatusOK)
+	ceiling := []string{"", client.SensitivityPublic, client.SensitivityConfidential}[rng.IntN(3)]
+	if err := f.Client(t, apptest.Admin).Do(ctx, http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: ceiling}, nil); err != nil {
+		t.Fatalf("settings: %v", err)
+	}
 	t.Logf("ceiling %q", ceiling)
 
 	principal := map[string]memory.Principal{
@@ -366,8 +382,11 @@ func TestReadPathsMatchDecisions(t *testing.T) {
 	for name, p := range principal {
 		who := caller[name]
 		may := map[string]bool{}
+		c := f.Client(t, who)
 		for _, m := range written {
-			d, err := f.App.Policy.Decide(ctx, p, memory.ActionRead, memory.ResourceOf(m), time.Now().UTC())
+			res := memory.Resource{Tenant: m.Tenant, ID: m.ID, UserID: m.UserID, AgentID: m.AgentID,
+				Type: m.Type, Kind: m.Kind, Sensitivity: m.Sensitivity, Status: m.Status}
+			d, err := f.App.Policy.Decide(ctx, p, memory.ActionRead, res, time.Now().UTC())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -377,14 +396,13 @@ func TestReadPathsMatchDecisions(t *testing.T) {
 			} else {
 				denied++
 			}
-			r := f.Do(t, who, http.MethodGet, "/v1/memories/"+m.ID, nil)
-			h := f.Do(t, who, http.MethodGet, "/v1/memories/"+m.ID+"/history", nil)
-			want := http.StatusNotFound
-			if d.Allow {
-				want = http.StatusOK
-			}
-			if r.Status != want || h.Status != want {
-				t.Errorf("%s get/history %+v: %d/%d, want %d", name, memory.ResourceOf(m), r.Status, h.Status, want)
+			_, getErr := c.Get(ctx, m.ID)
+			_, histErr := c.History(ctx, m.ID)
+			for _, err := range []error{getErr, histErr} {
+				if d.Allow && err != nil || !d.Allow && client.Code(err) != "not_found" {
+					t.Errorf("%s get/history %+v: %v / %v, want allowed %v", name, res, getErr, histErr, d.Allow)
+					break
+				}
 			}
 		}
 		for _, u := range apptest.Users {
@@ -400,7 +418,7 @@ func TestReadPathsMatchDecisions(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("%s list %s = %v, want %v", name, u, got, want)
 			}
-			for _, id := range recalledIDs(recall(t, f, who, memory.RecallRequest{UserID: u, Query: "Lianhua Trading ledger entry copy paper shipment", K: 50})) {
+			for _, id := range recalledIDs(recall(t, f, who, client.RecallRequest{UserID: u, Query: "Lianhua Trading ledger entry copy paper shipment", K: 50})) {
 				if !may[id] {
 					t.Errorf("%s recall %s returned %s, which policy denies", name, u, id)
 				}

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"mneme/client"
 	"mneme/internal/apptest"
-	"mneme/memory"
 )
 
 // TestConcurrentWritersOfOneKeyKeepOneChain has two agents write the same
@@ -24,11 +24,11 @@ func TestConcurrentWritersOfOneKeyKeepOneChain(t *testing.T) {
 	for _, agent := range agents {
 		for i := range perAgent {
 			wg.Go(func() {
-				m := write(t, f, agent, memory.NewMemory{
-					UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget",
+				m := write(t, f, agent, client.NewMemory{
+					UserID: "alice", Type: client.TypeSemantic, Kind: "budget", Key: "budget",
 					Content: fmt.Sprintf("Alice's purchasing budget is %dk, says %s", 100+i, agent),
 				})
-				if m.Outcome != memory.OutcomeCreated {
+				if m.Outcome != client.OutcomeCreated {
 					t.Errorf("%s write %d: outcome %s, want created", agent, i, m.Outcome)
 				}
 			})
@@ -41,14 +41,14 @@ func TestConcurrentWritersOfOneKeyKeepOneChain(t *testing.T) {
 	if len(all) != n {
 		t.Fatalf("%d memories stored, want %d", len(all), n)
 	}
-	byVersion := map[int]memory.Memory{}
-	var head memory.Memory
+	byVersion := map[int]client.Memory{}
+	var head client.Memory
 	for _, m := range all {
 		if _, dup := byVersion[m.Version]; dup {
 			t.Errorf("version %d appears twice", m.Version)
 		}
 		byVersion[m.Version] = m
-		if m.Status == memory.StatusActive {
+		if m.Status == client.StatusActive {
 			if head.ID != "" {
 				t.Errorf("two active heads: %s and %s", head.ID, m.ID)
 			}
@@ -67,16 +67,18 @@ func TestConcurrentWritersOfOneKeyKeepOneChain(t *testing.T) {
 			t.Errorf("version 1 supersedes %s", m.Supersedes)
 		case v > 1 && m.Supersedes != byVersion[v-1].ID:
 			t.Errorf("version %d supersedes %q, want version %d (%s)", v, m.Supersedes, v-1, byVersion[v-1].ID)
-		case v < n && (m.Status != memory.StatusSuperseded || m.ValidTo == nil):
+		case v < n && (m.Status != client.StatusSuperseded || m.ValidTo == nil):
 			t.Errorf("version %d is %s with valid_to %v, want superseded with an end", v, m.Status, m.ValidTo)
 		}
 	}
 
-	r := f.Do(t, apptest.Admin, http.MethodGet, "/v1/memories/"+head.ID+"/history", nil)
-	var hist struct{ Memories []memory.Memory }
-	r.Decode(t, &hist)
-	versions := make([]int, len(hist.Memories))
-	for i, m := range hist.Memories {
+	admin := f.Client(t, apptest.Admin)
+	hist, err := admin.History(t.Context(), head.ID)
+	if err != nil {
+		t.Fatalf("history of the head: %v", err)
+	}
+	versions := make([]int, len(hist))
+	for i, m := range hist {
 		versions[i] = m.Version
 	}
 	if len(versions) != n || !sort.SliceIsSorted(versions, func(i, j int) bool { return versions[i] > versions[j] }) || versions[0] != n {
@@ -84,7 +86,7 @@ func TestConcurrentWritersOfOneKeyKeepOneChain(t *testing.T) {
 	}
 	// Both agents' writes are in the history.
 	by := map[string]int{}
-	for _, m := range hist.Memories {
+	for _, m := range hist {
 		by[m.AgentID]++
 	}
 	for _, a := range agents {
@@ -94,8 +96,6 @@ func TestConcurrentWritersOfOneKeyKeepOneChain(t *testing.T) {
 	}
 
 	// A writer holding a stale version is refused.
-	r = f.Do(t, apptest.Admin, http.MethodPatch, "/v1/memories/"+head.ID, map[string]any{"importance": 0.9}, "If-Match", fmt.Sprint(n-1))
-	if r.Status != http.StatusConflict {
-		t.Errorf("PATCH with a stale If-Match = %d %s, want 409", r.Status, r.Body)
-	}
+	_, err = admin.Update(t.Context(), head.ID, n-1, client.UpdateRequest{Importance: ptrTo(0.9)})
+	wantAPIError(t, "update with a stale If-Match", err, http.StatusConflict, "conflict")
 }

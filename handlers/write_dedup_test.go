@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/memory"
 )
@@ -20,7 +20,7 @@ import (
 func TestConcurrentRepeatsCreateOnce(t *testing.T) {
 	f := apptest.Start(t)
 	const writers = 8
-	outcomes := make([]memory.Memory, writers)
+	outcomes := make([]client.Memory, writers)
 	var wg sync.WaitGroup
 	for i := range writers {
 		wg.Add(1)
@@ -31,14 +31,15 @@ func TestConcurrentRepeatsCreateOnce(t *testing.T) {
 			if i%2 == 1 {
 				content = "  dana asked for her invoice 4711 to be sent again!"
 			}
-			r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", memory.NewMemory{
-				UserID: "dana", Type: memory.TypeEpisodic, Content: content,
+			w, err := f.Client(t, "support-bot").Add(t.Context(), client.NewMemory{
+				UserID: "dana", Type: client.TypeEpisodic, Content: content,
 			})
-			if r.Status != http.StatusCreated && r.Status != http.StatusOK {
-				t.Errorf("write %d: %d %s", i, r.Status, r.Body)
+			if err != nil || len(w.Memories) != 1 || len(w.Results) != 1 {
+				t.Errorf("write %d: %+v, %v", i, w, err)
 				return
 			}
-			r.Decode(t, &outcomes[i])
+			outcomes[i] = w.Memories[0]
+			outcomes[i].Outcome = w.Results[0].Outcome
 		}()
 	}
 	wg.Wait()
@@ -46,9 +47,9 @@ func TestConcurrentRepeatsCreateOnce(t *testing.T) {
 	ids := map[string]bool{}
 	for _, m := range outcomes {
 		switch m.Outcome {
-		case memory.OutcomeCreated:
+		case client.OutcomeCreated:
 			created++
-		case memory.OutcomeReinforced:
+		case client.OutcomeReinforced:
 			reinforced++
 		}
 		ids[m.ID] = true
@@ -62,7 +63,7 @@ func TestConcurrentRepeatsCreateOnce(t *testing.T) {
 	}
 }
 
-func evidence(ms []memory.Memory) []int {
+func evidence(ms []client.Memory) []int {
 	out := make([]int, len(ms))
 	for i, m := range ms {
 		out[i] = m.EvidenceCount
@@ -76,19 +77,19 @@ func evidence(ms []memory.Memory) []int {
 // and a preference that becomes active in its second session.
 func TestAsyncWritesEndLikeSyncOnes(t *testing.T) {
 	f := apptest.Start(t)
-	writes := []memory.NewMemory{
-		{Type: memory.TypeEpisodic, Content: "%s reported that the invoice PDF is blank"},
-		{Type: memory.TypeEpisodic, Content: "%s reported that the invoice PDF is blank."},
-		{Type: memory.TypeEpisodic, Content: "Thanks a lot!"},
-		{Type: memory.TypeSemantic, Kind: "fact", Source: memory.SourceInferred, Content: "%s probably works in the purchasing department of Acme"},
-		{SessionID: "s-1", Type: memory.TypeProfile, Kind: "preference", Key: "drink", Content: "%s prefers green tea without sugar."},
-		{SessionID: "s-1", Type: memory.TypeProfile, Kind: "preference", Key: "drink", Content: "%s prefers green tea without sugar"},
-		{SessionID: "s-2", Type: memory.TypeProfile, Kind: "preference", Key: "drink", Content: "%s prefers green tea, without sugar."},
-		{Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "%s's purchasing budget is 100k"},
-		{Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "%s's purchasing budget is 150k"},
-		{Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "%s's purchasing budget is 150k."},
+	writes := []client.NewMemory{
+		{Type: client.TypeEpisodic, Content: "%s reported that the invoice PDF is blank"},
+		{Type: client.TypeEpisodic, Content: "%s reported that the invoice PDF is blank."},
+		{Type: client.TypeEpisodic, Content: "Thanks a lot!"},
+		{Type: client.TypeSemantic, Kind: "fact", Source: memory.SourceInferred, Content: "%s probably works in the purchasing department of Acme"},
+		{SessionID: "s-1", Type: client.TypeProfile, Kind: "preference", Key: "drink", Content: "%s prefers green tea without sugar."},
+		{SessionID: "s-1", Type: client.TypeProfile, Kind: "preference", Key: "drink", Content: "%s prefers green tea without sugar"},
+		{SessionID: "s-2", Type: client.TypeProfile, Kind: "preference", Key: "drink", Content: "%s prefers green tea, without sugar."},
+		{Type: client.TypeSemantic, Kind: "budget", Key: "budget", Content: "%s's purchasing budget is 100k"},
+		{Type: client.TypeSemantic, Kind: "budget", Key: "budget", Content: "%s's purchasing budget is 150k"},
+		{Type: client.TypeSemantic, Kind: "budget", Key: "budget", Content: "%s's purchasing budget is 150k."},
 	}
-	as := func(user string, n memory.NewMemory) memory.NewMemory {
+	as := func(user string, n client.NewMemory) client.NewMemory {
 		n.UserID = user
 		n.Content = strings.ReplaceAll(n.Content, "%s", user)
 		return n
@@ -100,7 +101,7 @@ func TestAsyncWritesEndLikeSyncOnes(t *testing.T) {
 	syncIDs := map[string]string{}
 	for i, n := range writes {
 		// A batch of one: its results carry the reasons.
-		_, got := writeBatch(t, f, "support-bot", as("erin", n))
+		got := writeBatch(t, f, "support-bot", as("erin", n))
 		res := got.Results[0]
 		syncOut = append(syncOut, outcome{res.Outcome, res.Status, res.Reason, ref(syncIDs, res.ID, i)})
 	}
@@ -109,12 +110,10 @@ func TestAsyncWritesEndLikeSyncOnes(t *testing.T) {
 	// apply in order, in one batch or several.
 	var jobs []string
 	for i, n := range writes {
-		r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories?async=true", as("frank", n))
-		if r.Status != http.StatusAccepted {
-			t.Fatalf("async write %d: %d %s", i, r.Status, r.Body)
+		st, err := f.Client(t, "support-bot").AddAsync(t.Context(), as("frank", n))
+		if err != nil || st.ID == "" || st.Status != memory.JobQueued {
+			t.Fatalf("async write %d: %+v, %v; want a queued job", i, st, err)
 		}
-		var st memory.JobStatus
-		r.Decode(t, &st)
 		jobs = append(jobs, st.ID)
 	}
 	var asyncOut []outcome
@@ -157,16 +156,16 @@ func TestAsyncWritesEndLikeSyncOnes(t *testing.T) {
 	}
 	// And what they store is what the pipeline promises.
 	want := []outcome{
-		{memory.OutcomeCreated, memory.StatusActive, "", "#0"},
-		{memory.OutcomeReinforced, memory.StatusActive, "", "#0"},
-		{memory.OutcomeSkipped, "", memory.ReasonChitChat, ""},
-		{memory.OutcomeCreated, memory.StatusCandidate, memory.ReasonInferred, "#3"},
-		{memory.OutcomeCreated, memory.StatusCandidate, memory.ReasonThreshold, "#4"},
-		{memory.OutcomeReinforced, memory.StatusCandidate, memory.ReasonThreshold, "#4"},
-		{memory.OutcomeReinforced, memory.StatusActive, "", "#4"},
-		{memory.OutcomeCreated, memory.StatusActive, "", "#7"},
-		{memory.OutcomeCreated, memory.StatusActive, "", "#8"},
-		{memory.OutcomeReinforced, memory.StatusActive, "", "#8"},
+		{client.OutcomeCreated, client.StatusActive, "", "#0"},
+		{client.OutcomeReinforced, client.StatusActive, "", "#0"},
+		{client.OutcomeSkipped, "", memory.ReasonChitChat, ""},
+		{client.OutcomeCreated, client.StatusCandidate, memory.ReasonInferred, "#3"},
+		{client.OutcomeCreated, client.StatusCandidate, memory.ReasonThreshold, "#4"},
+		{client.OutcomeReinforced, client.StatusCandidate, memory.ReasonThreshold, "#4"},
+		{client.OutcomeReinforced, client.StatusActive, "", "#4"},
+		{client.OutcomeCreated, client.StatusActive, "", "#7"},
+		{client.OutcomeCreated, client.StatusActive, "", "#8"},
+		{client.OutcomeReinforced, client.StatusActive, "", "#8"},
 	}
 	if d := cmp.Diff(want, syncOut); d != "" {
 		t.Errorf("sync outcomes (-want +got):\n%s", d)

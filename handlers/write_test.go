@@ -4,52 +4,53 @@ import (
 	"net/http"
 	"testing"
 
+	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/memory"
 )
 
-// write writes one memory as who and returns it, created or reinforced.
-func write(t *testing.T, f *apptest.Fixture, who string, m memory.NewMemory) memory.Memory {
+// write writes one memory as who through the Go client and returns it,
+// created or reinforced.
+func write(t *testing.T, f *apptest.Fixture, who string, m client.NewMemory) client.Memory {
 	t.Helper()
-	r := f.Do(t, who, http.MethodPost, "/v1/memories", m)
-	if r.Status != http.StatusCreated && r.Status != http.StatusOK {
-		t.Fatalf("write as %s: %d %s", who, r.Status, r.Body)
+	w, err := f.Client(t, who).Add(t.Context(), m)
+	if err != nil {
+		t.Fatalf("write as %s: %v", who, err)
 	}
-	var out memory.Memory
-	r.Decode(t, &out)
+	out := written(t, w)
+	if out.Outcome != client.OutcomeCreated && out.Outcome != client.OutcomeReinforced {
+		t.Fatalf("write as %s: %+v, want one memory created or reinforced", who, w)
+	}
 	return out
 }
 
-// writeBatch posts a batch and returns its response.
-func writeBatch(t *testing.T, f *apptest.Fixture, who string, ms ...memory.NewMemory) (int, writeResponse) {
+// writeBatch writes a batch as who through the Go client and returns the
+// answer: one result per memory, in order.
+func writeBatch(t *testing.T, f *apptest.Fixture, who string, ms ...client.NewMemory) client.WriteResponse {
 	t.Helper()
-	r := f.Do(t, who, http.MethodPost, "/v1/memories", map[string]any{"memories": ms})
-	if r.Status != http.StatusCreated && r.Status != http.StatusOK {
-		t.Fatalf("write batch: %d %s", r.Status, r.Body)
+	w, err := f.Client(t, who).Add(t.Context(), ms...)
+	if err != nil {
+		t.Fatalf("write batch as %s: %v", who, err)
 	}
-	var out writeResponse
-	r.Decode(t, &out)
-	return r.Status, out
-}
-
-type writeResponse struct {
-	Memories []memory.Memory      `json:"memories"`
-	Results  []memory.WriteResult `json:"results"`
+	if len(w.Results) != len(ms) {
+		t.Fatalf("write batch as %s: %d results for %d memories", who, len(w.Results), len(ms))
+	}
+	return w
 }
 
 func TestChitChatIsNotStored(t *testing.T) {
 	f := apptest.Start(t)
-	status, got := writeBatch(t, f, "support-bot",
-		memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "Thanks a lot!"},
-		memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "好的，谢谢"},
-		memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "👍 ..."},
+	got := writeBatch(t, f, "support-bot",
+		client.NewMemory{UserID: "alice", Type: client.TypeEpisodic, Content: "Thanks a lot!"},
+		client.NewMemory{UserID: "alice", Type: client.TypeEpisodic, Content: "好的，谢谢"},
+		client.NewMemory{UserID: "alice", Type: client.TypeEpisodic, Content: "👍 ..."},
 	)
 	want := []string{memory.ReasonChitChat, memory.ReasonChitChat, memory.ReasonContentFree}
-	if status != http.StatusOK || len(got.Memories) != 0 || len(got.Results) != 3 {
-		t.Fatalf("status %d, %d memories, %d results; want 200, none, 3", status, len(got.Memories), len(got.Results))
+	if len(got.Memories) != 0 || len(got.Results) != 3 {
+		t.Fatalf("%d memories, %d results; want none, 3", len(got.Memories), len(got.Results))
 	}
 	for i, r := range got.Results {
-		if r.Outcome != memory.OutcomeSkipped || r.Reason != want[i] || r.ID != "" {
+		if r.Outcome != client.OutcomeSkipped || r.Reason != want[i] || r.ID != "" {
 			t.Errorf("result %d = %+v, want skipped: %s", i, r, want[i])
 		}
 	}
@@ -57,34 +58,34 @@ func TestChitChatIsNotStored(t *testing.T) {
 		t.Errorf("stored %d memories, want none", len(ms))
 	}
 
-	// A single chit-chat write says why it stored nothing.
-	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "ok"})
-	var one memory.WriteResult
-	if r.Decode(t, &one); r.Status != http.StatusOK || one.Outcome != memory.OutcomeSkipped || one.Reason != memory.ReasonChitChat {
+	// A single chit-chat write says why it stored nothing. The client sends
+	// batches; the single form is the API's too.
+	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", client.NewMemory{UserID: "alice", Type: client.TypeEpisodic, Content: "ok"})
+	var one client.WriteResult
+	if r.Decode(t, &one); r.Status != http.StatusOK || one.Outcome != client.OutcomeSkipped || one.Reason != memory.ReasonChitChat {
 		t.Errorf("single chit-chat: %d %s", r.Status, r.Body)
 	}
 
 	// Mixed with real content, only the content is stored.
-	status, got = writeBatch(t, f, "support-bot",
-		memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "ok"},
-		memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice wants her order 881 shipped to Berlin"},
+	got = writeBatch(t, f, "support-bot",
+		client.NewMemory{UserID: "alice", Type: client.TypeEpisodic, Content: "ok"},
+		client.NewMemory{UserID: "alice", Type: client.TypeEpisodic, Content: "Alice wants her order 881 shipped to Berlin"},
 	)
-	if status != http.StatusCreated || len(got.Memories) != 1 || got.Results[1].Outcome != memory.OutcomeCreated || got.Results[1].ID != got.Memories[0].ID {
-		t.Errorf("mixed batch: %d %+v", status, got)
+	if len(got.Memories) != 1 || got.Results[1].Outcome != client.OutcomeCreated || got.Results[1].ID != got.Memories[0].ID {
+		t.Errorf("mixed batch: %+v", got)
 	}
 }
 
 func TestInferredMemoryIsACandidateUntilConfirmed(t *testing.T) {
 	f := apptest.Start(t)
-	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "fact", Source: memory.SourceInferred,
+	m := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "fact", Source: memory.SourceInferred,
 		Content: "Alice probably works in the purchasing department of Acme",
 	})
-	var m memory.Memory
-	if r.Decode(t, &m); r.Status != http.StatusCreated || m.Status != memory.StatusCandidate || m.Outcome != memory.OutcomeCreated {
-		t.Fatalf("inferred write: %d %s, want a created candidate", r.Status, r.Body)
+	if m.Status != client.StatusCandidate || m.Outcome != client.OutcomeCreated {
+		t.Fatalf("inferred write: %+v, want a created candidate", m)
 	}
-	got := recall(t, f, "support-bot", memory.RecallRequest{UserID: "alice", Query: "Which department does Alice work in at Acme?"})
+	got := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "Which department does Alice work in at Acme?"})
 	if has(recalledIDs(got), m.ID) {
 		t.Errorf("recall returned the unconfirmed candidate %s", m.ID)
 	}
@@ -92,16 +93,14 @@ func TestInferredMemoryIsACandidateUntilConfirmed(t *testing.T) {
 
 func TestDuplicateReinforcesInsteadOfAdding(t *testing.T) {
 	f := apptest.Start(t)
-	first := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "travel", Content: "Alice prefers window seats on long flights.",
+	first := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "travel", Content: "Alice prefers window seats on long flights.",
 	})
-	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "travel", Content: "  alice PREFERS window seats on long flights!!",
+	again := write(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "travel", Content: "  alice PREFERS window seats on long flights!!",
 	})
-	var again memory.Memory
-	r.Decode(t, &again)
-	if r.Status != http.StatusOK || again.Outcome != memory.OutcomeReinforced || again.ID != first.ID {
-		t.Fatalf("repeat: %d %s, want 200 reinforced %s", r.Status, r.Body, first.ID)
+	if again.Outcome != client.OutcomeReinforced || again.ID != first.ID {
+		t.Fatalf("repeat: %+v, want reinforced %s", again, first.ID)
 	}
 	if again.EvidenceCount != 2 || again.Importance <= first.Importance || !again.UpdatedAt.After(first.UpdatedAt) || again.Version != first.Version {
 		t.Errorf("reinforced = evidence %d, importance %v→%v, updated %v→%v, version %d; want 2, higher, later, unchanged",
@@ -112,19 +111,19 @@ func TestDuplicateReinforcesInsteadOfAdding(t *testing.T) {
 	}
 
 	// Another type, or another user, is another memory.
-	other := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "bob", Type: memory.TypeSemantic, Kind: "travel", Content: "Alice prefers window seats on long flights.",
+	other := create(t, f, "support-bot", client.NewMemory{
+		UserID: "bob", Type: client.TypeSemantic, Kind: "travel", Content: "Alice prefers window seats on long flights.",
 	})
-	if other.ID == first.ID || other.Outcome != memory.OutcomeCreated {
+	if other.ID == first.ID || other.Outcome != client.OutcomeCreated {
 		t.Errorf("bob's memory reinforced alice's")
 	}
 
 	// A repeat inside one batch reinforces the memory the batch creates.
-	_, got := writeBatch(t, f, "support-bot",
-		memory.NewMemory{UserID: "carol", Type: memory.TypeEpisodic, Content: "Carol reported that the invoice PDF is blank"},
-		memory.NewMemory{UserID: "carol", Type: memory.TypeEpisodic, Content: "Carol reported that the invoice PDF is blank."},
+	got := writeBatch(t, f, "support-bot",
+		client.NewMemory{UserID: "carol", Type: client.TypeEpisodic, Content: "Carol reported that the invoice PDF is blank"},
+		client.NewMemory{UserID: "carol", Type: client.TypeEpisodic, Content: "Carol reported that the invoice PDF is blank."},
 	)
-	if got.Results[0].Outcome != memory.OutcomeCreated || got.Results[1].Outcome != memory.OutcomeReinforced ||
+	if got.Results[0].Outcome != client.OutcomeCreated || got.Results[1].Outcome != client.OutcomeReinforced ||
 		got.Results[1].ID != got.Results[0].ID || got.Memories[1].EvidenceCount != 2 {
 		t.Errorf("batch with a repeat: %+v", got.Results)
 	}
@@ -132,57 +131,57 @@ func TestDuplicateReinforcesInsteadOfAdding(t *testing.T) {
 
 func TestDifferentAmountsSupersedeNotReinforce(t *testing.T) {
 	f := apptest.Start(t)
-	budget := func(content string) memory.Memory {
+	budget := func(content string) client.Memory {
 		t.Helper()
-		return write(t, f, "order-bot", memory.NewMemory{
-			UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: content,
+		return write(t, f, "order-bot", client.NewMemory{
+			UserID: "alice", Type: client.TypeSemantic, Kind: "budget", Key: "budget", Content: content,
 		})
 	}
 	v1 := budget("Alice's purchasing budget is 100k")
 	v2 := budget("Alice's purchasing budget is 150k")
-	if v2.Outcome != memory.OutcomeCreated || v2.ID == v1.ID || v2.Version != 2 || v2.Supersedes != v1.ID {
+	if v2.Outcome != client.OutcomeCreated || v2.ID == v1.ID || v2.Version != 2 || v2.Supersedes != v1.ID {
 		t.Fatalf("150k after 100k = %+v, want a new version 2 superseding %s", v2, v1.ID)
 	}
 	v3 := budget("alice's purchasing budget is 150k.")
-	if v3.Outcome != memory.OutcomeReinforced || v3.ID != v2.ID {
+	if v3.Outcome != client.OutcomeReinforced || v3.ID != v2.ID {
 		t.Errorf("150k again = %s %s, want reinforced %s", v3.Outcome, v3.ID, v2.ID)
 	}
 	// A different slot is never the same fact, whatever the words.
-	other := create(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget_2027", Content: "Alice's purchasing budget is 150k",
+	other := create(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "budget", Key: "budget_2027", Content: "Alice's purchasing budget is 150k",
 	})
-	if other.Outcome != memory.OutcomeCreated {
+	if other.Outcome != client.OutcomeCreated {
 		t.Errorf("another key reinforced: %+v", other)
 	}
 }
 
 func TestPreferenceBecomesActiveAfterTwoSessions(t *testing.T) {
 	f := apptest.Start(t)
-	pref := func(session string) memory.Memory {
+	pref := func(session string) client.Memory {
 		t.Helper()
-		return write(t, f, "support-bot", memory.NewMemory{
-			UserID: "alice", SessionID: session, Type: memory.TypeProfile, Kind: "preference", Key: "drink",
+		return write(t, f, "support-bot", client.NewMemory{
+			UserID: "alice", SessionID: session, Type: client.TypeProfile, Kind: "preference", Key: "drink",
 			Content: "Alice prefers green tea without sugar.",
 		})
 	}
-	ask := memory.RecallRequest{UserID: "alice", SessionID: "s-9", Query: "What does Alice like to drink? Green tea?"}
+	ask := client.RecallRequest{UserID: "alice", SessionID: "s-9", Query: "What does Alice like to drink? Green tea?"}
 
 	first := pref("s-1")
-	if first.Status != memory.StatusCandidate || first.Outcome != memory.OutcomeCreated {
+	if first.Status != client.StatusCandidate || first.Outcome != client.OutcomeCreated {
 		t.Fatalf("first observation = %s %s, want a created candidate", first.Outcome, first.Status)
 	}
 	if has(recalledIDs(recall(t, f, "support-bot", ask)), first.ID) {
 		t.Fatal("recall returned the preference after one session")
 	}
 	same := pref("s-1")
-	if same.ID != first.ID || same.Status != memory.StatusCandidate || same.EvidenceCount != 2 {
+	if same.ID != first.ID || same.Status != client.StatusCandidate || same.EvidenceCount != 2 {
 		t.Fatalf("second observation in the same session = %s %s evidence %d, want the candidate, reinforced", same.ID, same.Status, same.EvidenceCount)
 	}
 	if has(recalledIDs(recall(t, f, "support-bot", ask)), first.ID) {
 		t.Fatal("recall returned the preference seen in one session only")
 	}
 	second := pref("s-2")
-	if second.ID != first.ID || second.Status != memory.StatusActive || second.Outcome != memory.OutcomeReinforced {
+	if second.ID != first.ID || second.Status != client.StatusActive || second.Outcome != client.OutcomeReinforced {
 		t.Fatalf("observation in a second session = %s %s %s, want %s reinforced and active", second.ID, second.Outcome, second.Status, first.ID)
 	}
 	if !has(recalledIDs(recall(t, f, "support-bot", ask)), first.ID) {
@@ -192,50 +191,48 @@ func TestPreferenceBecomesActiveAfterTwoSessions(t *testing.T) {
 
 func TestUserConfirmsACandidate(t *testing.T) {
 	f := apptest.Start(t)
-	old := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProfile, Kind: "employer", Key: "employer", Content: "Alice works for Initech.",
+	old := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProfile, Kind: "employer", Key: "employer", Content: "Alice works for Initech.",
 	})
-	guess := create(t, f, "support-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeProfile, Kind: "employer", Key: "employer", Source: memory.SourceInferred,
+	guess := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProfile, Kind: "employer", Key: "employer", Source: memory.SourceInferred,
 		Content: "Alice has probably moved to Acme Corp, judging by her new e-mail signature.",
 	})
-	if guess.Status != memory.StatusCandidate {
+	if guess.Status != client.StatusCandidate {
 		t.Fatalf("inferred memory status %s, want candidate", guess.Status)
 	}
 	// The old fact still holds its slot until the user confirms.
-	if got := getMemory(t, f, "support-bot", old.ID); got.Status != memory.StatusActive {
+	if got := getMemory(t, f, "support-bot", old.ID); got.Status != client.StatusActive {
 		t.Fatalf("the inference displaced the active fact: %s", got.Status)
 	}
-	path := "/v1/memories/" + guess.ID + "/confirm"
-	for who, want := range map[string]int{"support-bot": http.StatusForbidden, "bob": http.StatusNotFound} {
-		if r := f.Do(t, who, http.MethodPost, path, nil); r.Status != want {
-			t.Errorf("confirm as %s = %d %s, want %d", who, r.Status, r.Body, want)
-		}
+	for who, want := range map[string]struct {
+		status int
+		code   string
+	}{"support-bot": {http.StatusForbidden, "forbidden"}, "bob": {http.StatusNotFound, "not_found"}} {
+		_, err := f.Client(t, who).Confirm(t.Context(), guess.ID)
+		wantAPIError(t, "confirm as "+who, err, want.status, want.code)
 	}
-	r := f.Do(t, "alice", http.MethodPost, path, nil)
-	var confirmed memory.Memory
-	if r.Decode(t, &confirmed); r.Status != http.StatusOK || confirmed.Status != memory.StatusActive || confirmed.Supersedes != old.ID || confirmed.Version != 2 {
-		t.Fatalf("confirm as alice = %d %s, want active version 2 superseding %s", r.Status, r.Body, old.ID)
+	alice := f.Client(t, "alice")
+	confirmed, err := alice.Confirm(t.Context(), guess.ID)
+	if err != nil || confirmed.Status != client.StatusActive || confirmed.Supersedes != old.ID || confirmed.Version != 2 {
+		t.Fatalf("confirm as alice = %+v, %v; want active version 2 superseding %s", confirmed, err, old.ID)
 	}
-	if got := getMemory(t, f, "support-bot", old.ID); got.Status != memory.StatusSuperseded {
+	if got := getMemory(t, f, "support-bot", old.ID); got.Status != client.StatusSuperseded {
 		t.Errorf("old fact is %s after the confirmation, want superseded", got.Status)
 	}
 	// Confirming again changes nothing; a superseded memory cannot be.
-	if r := f.Do(t, "alice", http.MethodPost, path, nil); r.Status != http.StatusOK {
-		t.Errorf("confirm again = %d", r.Status)
+	if again, err := alice.Confirm(t.Context(), guess.ID); err != nil || again.ID != confirmed.ID || again.Version != 2 {
+		t.Errorf("confirm again = %+v, %v; want %s unchanged", again, err, confirmed.ID)
 	}
-	if r := f.Do(t, "alice", http.MethodPost, "/v1/memories/"+old.ID+"/confirm", nil); r.Status != http.StatusConflict {
-		t.Errorf("confirm a superseded memory = %d, want 409", r.Status)
-	}
+	_, err = alice.Confirm(t.Context(), old.ID)
+	wantAPIError(t, "confirm a superseded memory", err, http.StatusConflict, "conflict")
 }
 
-func getMemory(t *testing.T, f *apptest.Fixture, who, id string) memory.Memory {
+func getMemory(t *testing.T, f *apptest.Fixture, who, id string) client.Memory {
 	t.Helper()
-	r := f.Do(t, who, http.MethodGet, "/v1/memories/"+id, nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("get %s as %s: %d %s", id, who, r.Status, r.Body)
+	m, err := f.Client(t, who).Get(t.Context(), id)
+	if err != nil {
+		t.Fatalf("get %s as %s: %v", id, who, err)
 	}
-	var m memory.Memory
-	r.Decode(t, &m)
 	return m
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"mneme/app"
+	"mneme/client"
 	"mneme/handlers"
 	"mneme/identity"
 	"mneme/internal/testenv"
@@ -226,3 +227,40 @@ func (f *Fixture) Do(t testing.TB, who, method, path string, body any, headers .
 // Observe, when set, sees every request and response; the OpenAPI test uses
 // it to validate real traffic against the document.
 var Observe func(t testing.TB, req *http.Request, resp *http.Response, body []byte)
+
+// Client returns a Go client of the service acting as the named principal
+// (a name of Keys, or a raw key or token). Its traffic passes Observe like
+// Do's, and it never retries, so that a test sees each answer the service
+// gave.
+func (f *Fixture) Client(t testing.TB, who string) *client.Client {
+	t.Helper()
+	key, ok := f.Keys[who]
+	if !ok {
+		key = who
+	}
+	return client.New(f.URL, key, &client.Options{MaxRetries: -1, HTTPClient: &http.Client{
+		Timeout: 2 * time.Minute, Transport: observed{t: t, next: http.DefaultTransport},
+	}})
+}
+
+// observed hands every exchange to Observe, with the answer's body read
+// and put back for the client.
+type observed struct {
+	t    testing.TB
+	next http.RoundTripper
+}
+
+func (o observed) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := o.next.RoundTrip(req)
+	if err != nil || Observe == nil {
+		return resp, err
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	Observe(o.t, req, resp, raw)
+	return resp, nil
+}
