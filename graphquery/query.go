@@ -130,12 +130,19 @@ type EntityCount struct {
 	Count int64  `json:"count"`
 }
 
+// EntityRef names an entity.
+type EntityRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	Kind string `json:"kind,omitempty"`
+}
+
 // CoMention is a pair of entities and how many readable memories mention
 // both.
 type CoMention struct {
-	A     EntityCount `json:"a"`
-	B     EntityCount `json:"b"`
-	Count int64       `json:"count"`
+	A     EntityRef `json:"a"`
+	B     EntityRef `json:"b"`
+	Count int64     `json:"count"`
 }
 
 // CoMentions is the answer to a CoMentionQuery.

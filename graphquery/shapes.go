@@ -200,8 +200,8 @@ func (s *Service) CoMentions(ctx context.Context, p memory.Principal, q CoMentio
 		}
 		for _, g := range rows {
 			out.Pairs = append(out.Pairs, CoMention{
-				A: EntityCount{ID: g.key[0], Name: g.names[0], Kind: g.kinds[0]},
-				B: EntityCount{ID: g.key[1], Name: g.names[1], Kind: g.kinds[1]}, Count: g.count,
+				A: EntityRef{ID: g.key[0], Name: g.names[0], Kind: g.kinds[0]},
+				B: EntityRef{ID: g.key[1], Name: g.names[1], Kind: g.kinds[1]}, Count: g.count,
 			})
 		}
 		slices.SortFunc(out.Pairs, func(a, b CoMention) int {
