@@ -295,7 +295,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// The panel seals its sessions under a key of its own derived from the
 	// identity secret, which every replica shares.
 	if hopts.Panel, err = web.New(web.Options{
-		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics,
+		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
 		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
 	}); err != nil {
 		return nil, err

@@ -37,8 +37,9 @@ const resourceMap = `m {.id, .tenant, .user_id, .agent_id, .type, .kind, .sensit
 func countTail(class string) string {
 	return `
 WITH g, names, kinds, ` + class + ` AS class, m
-RETURN g, names, kinds, class, count(m) AS n, head(collect(` + resourceMap + `)) AS rep
-LIMIT $most`
+WITH g, names, kinds, class, count(m) AS n, head(collect(m)) AS m
+LIMIT $most
+RETURN g, names, kinds, class, n, ` + resourceMap + ` AS rep`
 }
 
 // groupBy maps an aggregate dimension to its group key over m.
@@ -87,6 +88,7 @@ WITH m, [e.id, o.id] AS g, [e.name, o.name] AS names, [e.kind, o.kind] AS kinds`
 // memories in scope that mention it.
 func entitiesQuery(where, class string) string {
 	return `MATCH (e:Entity {tenant: $tenant})<-[:MENTIONS]-(m:Memory)
+USING INDEX e:Entity(tenant, id)
 WHERE e.id IS NOT NULL AND ($text = '' OR toLower(coalesce(e.name, '')) CONTAINS $text OR toLower(e.id) CONTAINS $text) AND ` + where + `
 WITH m, [e.id] AS g, [e.name] AS names, [e.kind] AS kinds` + countTail(class)
 }
