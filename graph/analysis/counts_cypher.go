@@ -59,7 +59,7 @@ var groupBy = map[string]string{
 // key, or by the entities they mention for "entity".
 func aggregateQuery(by, where, class string) string {
 	if by == "entity" {
-		return `MATCH (m:Memory {tenant: $tenant})-[:MENTIONS]->(e:Entity)
+		return `MATCH (m:Memory {tenant: $tenant})-[:MENTIONS]->(e:Entity {tenant: $tenant})
 WHERE ` + where + `
 WITH m, [e.id] AS g, [e.name] AS names, [e.kind] AS kinds` + countTail(class)
 	}
@@ -71,7 +71,7 @@ WITH m, [` + groupBy[by] + `] AS g, [''] AS names, [''] AS kinds` + countTail(cl
 // coMentionsQuery counts the memories in scope that mention entity
 // $entity and another entity, per other entity.
 func coMentionsQuery(where, class string) string {
-	return `MATCH (e:Entity {tenant: $tenant, id: $entity})<-[:MENTIONS]-(m:Memory)-[:MENTIONS]->(o:Entity)
+	return `MATCH (e:Entity {tenant: $tenant, id: $entity})<-[:MENTIONS]-(m:Memory {tenant: $tenant})-[:MENTIONS]->(o:Entity {tenant: $tenant})
 WHERE o <> e AND ` + where + `
 WITH m, [e.id, o.id] AS g, [e.name, o.name] AS names, [e.kind, o.kind] AS kinds` + countTail(class)
 }
@@ -79,7 +79,7 @@ WITH m, [e.id, o.id] AS g, [e.name, o.name] AS names, [e.kind, o.kind] AS kinds`
 // pairsQuery counts the memories in scope per pair of entities they both
 // mention.
 func pairsQuery(where, class string) string {
-	return `MATCH (e:Entity)<-[:MENTIONS]-(m:Memory {tenant: $tenant})-[:MENTIONS]->(o:Entity)
+	return `MATCH (e:Entity {tenant: $tenant})<-[:MENTIONS]-(m:Memory {tenant: $tenant})-[:MENTIONS]->(o:Entity {tenant: $tenant})
 WHERE e.id < o.id AND ` + where + `
 WITH m, [e.id, o.id] AS g, [e.name, o.name] AS names, [e.kind, o.kind] AS kinds` + countTail(class)
 }
@@ -87,7 +87,7 @@ WITH m, [e.id, o.id] AS g, [e.name, o.name] AS names, [e.kind, o.kind] AS kinds`
 // entitiesQuery counts, per entity whose name or id contains $text, the
 // memories in scope that mention it.
 func entitiesQuery(where, class string) string {
-	return `MATCH (e:Entity {tenant: $tenant})<-[:MENTIONS]-(m:Memory)
+	return `MATCH (e:Entity {tenant: $tenant})<-[:MENTIONS]-(m:Memory {tenant: $tenant})
 USING INDEX e:Entity(tenant, id)
 WHERE e.id IS NOT NULL AND ($text = '' OR toLower(coalesce(e.name, '')) CONTAINS $text OR toLower(e.id) CONTAINS $text) AND ` + where + `
 WITH m, [e.id] AS g, [e.name] AS names, [e.kind] AS kinds` + countTail(class)

@@ -26,10 +26,11 @@ var around = map[string]struct{ label, rel string }{
 }
 
 // startQuery finds a node other than a memory that some memory in scope
-// points to; WHERE is the scope's condition over m.
+// points to; WHERE is the scope's condition over m. The label is a
+// condition of WHERE, which the planner reads as the pattern's.
 func startQuery(label, rel, where string) string {
-	return `MATCH (x:` + label + ` {tenant: $tenant, id: $id})
-WHERE EXISTS { MATCH (m:Memory)-[:` + rel + `]->(x) WHERE ` + where + ` }
+	return `MATCH (x {tenant: $tenant, id: $id})
+WHERE x:` + label + ` AND EXISTS { MATCH (m:Memory {tenant: $tenant})-[:` + rel + `]->(x) WHERE ` + where + ` }
 RETURN x.id AS id, x.name AS name, x.kind AS kind`
 }
 
@@ -44,8 +45,8 @@ RETURN ` + memoryMap + ` AS memory`
 // of one label, newest first.
 func intoQuery(label, rel, where string) string {
 	return `UNWIND $ids AS xid
-MATCH (x:` + label + ` {tenant: $tenant, id: xid})<-[:` + rel + `]-(m:Memory)
-WHERE ` + where + `
+MATCH (x {tenant: $tenant, id: xid})<-[:` + rel + `]-(m:Memory {tenant: $tenant})
+WHERE x:` + label + ` AND ` + where + `
 WITH x, m ORDER BY m.created_at DESC, m.id LIMIT $limit
 RETURN x.id AS x_id, ` + memoryMap + ` AS memory`
 }
@@ -63,7 +64,7 @@ LIMIT $limit`
 // frontier's memories, either way.
 func versionsQuery(where string) string {
 	return `UNWIND $ids AS sid
-MATCH (s:Memory {tenant: $tenant, id: sid})-[r:SUPERSEDES]-(m:Memory)
+MATCH (s:Memory {tenant: $tenant, id: sid})-[r:SUPERSEDES]-(m:Memory {tenant: $tenant})
 WHERE ` + where + `
 RETURN s.id AS s_id, startNode(r) = s AS newer, ` + memoryMap + ` AS memory
 LIMIT $limit`

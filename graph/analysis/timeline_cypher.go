@@ -3,7 +3,7 @@ package analysis
 // timelineMatch binds the memories of a timeline's subject to m.
 var timelineMatch = map[string]string{
 	"user":   `MATCH (m:Memory {tenant: $tenant, user_id: $subject})`,
-	"entity": `MATCH (:Entity {tenant: $tenant, id: $subject})<-[:MENTIONS]-(m:Memory)`,
+	"entity": `MATCH (:Entity {tenant: $tenant, id: $subject})<-[:MENTIONS]-(m:Memory {tenant: $tenant})`,
 	"kind":   `MATCH (m:Memory {tenant: $tenant}) WHERE m.kind = $subject WITH m`,
 }
 
