@@ -21,7 +21,9 @@ import (
 	"mneme/export"
 	"mneme/extract"
 	"mneme/graph"
+	"mneme/graph/analysis"
 	"mneme/graph/keystore"
+	"mneme/graphquery"
 	"mneme/handlers"
 	"mneme/identity"
 	"mneme/janitor"
@@ -91,6 +93,8 @@ type App struct {
 
 	// Export answers data-subject exports for admins.
 	Export *export.Service
+	// Graph answers analysts' graph queries.
+	Graph *graphquery.Service
 
 	// Queue holds asynchronous writes; QueueWorkers applies them while Run
 	// runs, unless the configuration turned them off.
@@ -276,15 +280,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// Analysts' graph queries read through the graph store's runner under
+	// the same policy engine, and are recorded in the admin audit trail.
+	if a.Graph, err = graphquery.New(graphquery.Options{
+		Store: analysis.New(store.Runner(), analysis.Options{}), Authz: a.Tracing.Authorizer(a.Policy), Audit: a.Audit, Logger: log,
+	}); err != nil {
+		return nil, err
+	}
 	hopts := handlers.Options{
 		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
-		Export:   a.Export,
+		Export: a.Export, Graph: a.Graph,
 		Observer: a.Metrics, Metrics: a.Metrics.Handler(), Tracer: a.Tracing.Tracer(),
 	}
 	// The panel seals its sessions under a key of its own derived from the
 	// identity secret, which every replica shares.
 	if hopts.Panel, err = web.New(web.Options{
-		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics,
+		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
 		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
 	}); err != nil {
 		return nil, err

@@ -8,10 +8,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"mneme/graphquery"
 	"mneme/identity"
 	"mneme/memory"
 	"mneme/policyadmin"
-	"mneme/ratelimit"
 )
 
 // Transport-level errors; domain errors come from memory and policyadmin.
@@ -22,6 +22,13 @@ var (
 	errMediaType  = errors.New("content type must be application/json")
 	errPrecondBad = errors.New("If-Match must be a version number")
 )
+
+// retryLater is an error that says when to retry, as a rate limiter's
+// refusal (ratelimit.LimitedError) does.
+type retryLater interface {
+	error
+	RetryAfterSeconds() int
+}
 
 // badRequest is malformed input found while decoding, before the domain.
 type badRequest struct {
@@ -59,7 +66,7 @@ func (a *api) fail(c *gin.Context, err error) {
 	} else {
 		a.log.InfoContext(ctx, "request rejected", "status", status, "code", code, "err", err)
 	}
-	var limited *ratelimit.LimitedError
+	var limited retryLater
 	if errors.As(err, &limited) {
 		c.Header("Retry-After", strconv.Itoa(limited.RetryAfterSeconds()))
 	}
@@ -76,7 +83,8 @@ func classify(err error) (status int, code, msg string) {
 	var bad *badRequest
 	var rejected *policyadmin.PolicyRejectedError
 	var guarded *memory.GuardError
-	var limited *ratelimit.LimitedError
+	var limited retryLater
+	var graphLimit *graphquery.LimitError
 	var quota *memory.QuotaError
 	switch {
 	// identity's errors, before the domain errors they wrap.
@@ -96,6 +104,12 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusForbidden, "quota_exceeded", quota.Error()
 	case errors.As(err, &rejected):
 		return http.StatusUnprocessableEntity, rejected.Code, "policy rejected: " + rejected.Error()
+	case errors.As(err, &graphLimit):
+		return http.StatusUnprocessableEntity, "limit_exceeded", graphLimit.Error()
+	case errors.Is(err, graphquery.ErrTimeout):
+		return http.StatusUnprocessableEntity, "query_timeout", err.Error()
+	case errors.Is(err, graphquery.ErrCypherRefused):
+		return http.StatusUnprocessableEntity, "cypher_refused", err.Error()
 	case errors.Is(err, memory.ErrNotConfigured):
 		return http.StatusNotImplemented, "not_configured", err.Error()
 	case errors.As(err, &bad):

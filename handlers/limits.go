@@ -18,8 +18,9 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, token string) (memory.Principal, error)
 }
 
-// RateLimiter takes one request from a caller's allowance: nil to go on, a
-// *ratelimit.LimitedError to refuse; ratelimit.Limiter implements it.
+// RateLimiter takes one request from a caller's allowance: nil to go on, an
+// error with RetryAfterSeconds to refuse (ratelimit.LimitedError);
+// ratelimit.Limiter implements it.
 type RateLimiter interface {
 	Allow(ctx context.Context, tenant, kind, caller string) error
 }

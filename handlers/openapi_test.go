@@ -26,6 +26,7 @@ import (
 
 	"mneme/client"
 	"mneme/export"
+	"mneme/graphquery"
 	"mneme/handlers"
 	"mneme/identity"
 	"mneme/internal/apptest"
@@ -547,6 +548,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 
 	// Principals and keys.
 	exerciseIdentity(t, f)
+	exerciseGraph(t, f)
 
 	// Delete, then it is gone.
 	r = f.Do(t, bot, "DELETE", "/v1/memories/"+second.ID, nil)
@@ -725,6 +727,11 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		"RecallRecord": memory.RecallRecord{}, "RecalledMemory": memory.RecalledMemory{},
 
 		"Settings": policyadmin.Settings{}, "Tombstone": export.Tombstone{}, "ExportDocument": export.Document{},
+
+		"GraphNode": graphquery.Node{}, "GraphEdge": graphquery.Edge{}, "Graph": graphquery.Graph{}, "GraphPath": graphquery.Path{},
+		"Paths": graphquery.Paths{}, "EntityCount": graphquery.EntityCount{}, "CoMention": graphquery.CoMention{}, "EntityRef": graphquery.EntityRef{},
+		"CoMentions": graphquery.CoMentions{}, "Timeline": graphquery.Timeline{}, "Bucket": graphquery.Bucket{},
+		"Aggregate": graphquery.Aggregate{}, "Entities": graphquery.Entities{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"mneme/export"
+	"mneme/graphquery"
 	"mneme/identity"
 	"mneme/memory"
 	"mneme/policyadmin"
@@ -67,6 +68,9 @@ type Options struct {
 	Panel http.Handler
 	// Tracer starts a span per request; nil traces nothing.
 	Tracer trace.Tracer
+	// Graph serves analysts' graph queries under /v1/graph; without it
+	// those routes answer 501.
+	Graph *graphquery.Service
 }
 
 // api holds what the handlers share.
@@ -85,6 +89,7 @@ type api struct {
 	mcp     http.Handler
 	observe Observer
 	tracer  trace.Tracer
+	graph   *graphquery.Service
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -112,7 +117,7 @@ func New(opts Options) (http.Handler, error) {
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
 		export: opts.Export, working: opts.Sessions,
 		tokens: opts.Tokens, limiter: opts.Limiter, mcp: opts.MCP,
-		observe: opts.Observer, tracer: opts.Tracer,
+		observe: opts.Observer, tracer: opts.Tracer, graph: opts.Graph,
 	}
 	if a.tracer == nil {
 		a.tracer = noop.NewTracerProvider().Tracer("mneme")
@@ -183,6 +188,7 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/decisions", a.handle(a.listDecisions))
 
 	v1.GET("/audit", a.handle(a.listAudit))
+	a.graphRoutes(v1)
 
 	v1.GET("/jobs/:id", a.handle(a.getJob))
 	v1.GET("/whoami", a.handle(a.whoami))

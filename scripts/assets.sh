@@ -15,6 +15,7 @@ registry=${NPM_REGISTRY:-https://registry.npmjs.org}
 # name version sha256-of-tarball file-in-tarball:file-in-web/static ...
 pins=(
   "uplot 1.6.32 4b8a8191e425658e3ea8c8c1314b0fc679c861ee3a1af2b20c7b16ba50b5133d package/dist/uPlot.iife.min.js:uplot.min.js package/dist/uPlot.min.css:uplot.min.css package/LICENSE:uplot.LICENSE"
+  "cytoscape 3.34.4 0d02363d99d805ce8d91fdecab7b2a8cb91ee280d67f309ce44c161d117b4679 package/dist/cytoscape.min.js:cytoscape.min.js package/LICENSE:cytoscape.LICENSE"
 )
 
 command -v curl >/dev/null 2>&1 || die "curl is required"

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"mneme/graphquery"
 	"mneme/identity"
 	"mneme/memory"
 	"mneme/metrics"
@@ -40,6 +41,8 @@ type Options struct {
 	Identity *identity.Service
 	// Metrics feeds the overview's charts and figures; nil shows none.
 	Metrics *metrics.Metrics
+	// Graph serves the graph view; nil turns it off.
+	Graph *graphquery.Service
 	// Secret seals the session cookies; every replica must share it.
 	Secret []byte
 	// SessionTTL is how long a sign-in lasts (default DefaultSessionTTL).
@@ -54,6 +57,7 @@ type Panel struct {
 	admin   *policyadmin.Service
 	ident   *identity.Service
 	metrics *metrics.Metrics
+	graph   *graphquery.Service
 	seal    sealer
 	ttl     time.Duration
 	log     *slog.Logger
@@ -82,7 +86,7 @@ func New(opts Options) (*Panel, error) {
 		return nil, err
 	}
 	p := &Panel{
-		svc: opts.Service, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics,
+		svc: opts.Service, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics, graph: opts.Graph,
 		seal: seal, ttl: opts.SessionTTL, log: opts.Logger, now: opts.Now,
 	}
 	if p.ttl <= 0 {
@@ -102,7 +106,7 @@ func New(opts Options) (*Panel, error) {
 }
 
 // pageNames are the templates of the panel, each rendered inside base.html.
-var pageNames = []string{"signin", "overview", "user", "recalls", "deletions", "policy", "receipt", "error"}
+var pageNames = []string{"signin", "overview", "user", "recalls", "deletions", "policy", "receipt", "error", "graph"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
@@ -152,6 +156,7 @@ func (p *Panel) routes() {
 	m.HandleFunc("POST /panel/policy/activate", p.form(p.activate))
 	m.HandleFunc("POST /panel/policy/rollback", p.form(p.rollback))
 	m.HandleFunc("POST /panel/grants/{id}/delete", p.form(p.deleteGrant))
+	p.graphRoutes(m)
 	m.HandleFunc("/panel/", func(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusNotFound, "error", view{Title: "Not found", Message: "There is no such page."})
 	})
@@ -219,10 +224,10 @@ func (p *Panel) who(r *http.Request) (caller, error) {
 	return caller{Principal: pr, csrf: s.CSRF}, nil
 }
 
-// mayUsePanel: admins and end users sign in; agents and analysts work
-// through the API.
+// mayUsePanel: admins, analysts (the graph view) and end users sign in;
+// agents work through the API.
 func mayUsePanel(pr memory.Principal) bool {
-	return pr.Kind == memory.KindAdmin || pr.Kind == memory.KindUser
+	return pr.Kind == memory.KindAdmin || pr.Kind == memory.KindUser || pr.Kind == memory.KindAnalyst
 }
 
 // authed serves a page to a signed-in caller; without a session it sends
@@ -335,6 +340,8 @@ func (p *Panel) home(w http.ResponseWriter, r *http.Request) {
 		p.noSession(w, r, err)
 	case c.Admin():
 		http.Redirect(w, r, "/panel/overview", http.StatusSeeOther)
+	case c.Analyst():
+		http.Redirect(w, r, "/panel/graph", http.StatusSeeOther)
 	default:
 		http.Redirect(w, r, "/panel/me", http.StatusSeeOther)
 	}
@@ -370,7 +377,7 @@ func (p *Panel) signin(w http.ResponseWriter, r *http.Request) {
 		again("That key is not valid.")
 		return
 	case !mayUsePanel(pr):
-		again("Only admin and user keys can sign in to the panel; agents use the API.")
+		again("Only admin, analyst and user keys can sign in to the panel; agents use the API.")
 		return
 	}
 	s := session{Key: key, CSRF: token(), Expires: p.now().Add(p.ttl)}
@@ -382,8 +389,11 @@ func (p *Panel) signin(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, cookie(r, preCookie, "", 0))
 	http.SetCookie(w, cookie(r, sessionCookie, v, p.ttl))
 	to := "/panel/me"
-	if pr.Kind == memory.KindAdmin {
+	switch pr.Kind {
+	case memory.KindAdmin:
 		to = "/panel/overview"
+	case memory.KindAnalyst:
+		to = "/panel/graph"
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }

@@ -54,6 +54,18 @@ Commands:
   audit [actor=A] [action=X] [since=T] [limit=N]
                                the admin audit trail, newest first (admin); action=policy.
                                matches every policy action
+  graph entities [TEXT]        entities whose name or id contains TEXT, with readable mentions
+  graph neighbourhood LABEL:ID [hops=1..3]
+                               nodes around entity:ID, user:ID, agent:ID, session:ID or memory:ID
+  graph paths FROM TO [max_length=N] [via=MENTIONS,SUPERSEDES]
+                               shortest paths between two entities through readable memories
+  graph co-mentions [ENTITY]   entities mentioned together, with counts
+  graph timeline user:ID|entity:ID|kind:KIND
+                               memories over time, every version
+  graph aggregate BY           counts by type, kind, agent, user, entity, status, sensitivity,
+                               day, week or month
+                               (analyst, admin; filters: type= kind= status= agent= sensitivity=
+                               user= entity= since= until= limit=; -json prints JSON)
   delete ID                    delete a memory (every version you may delete); prints the receipt
   erase USER                   erase a user everywhere (admin, or the user themself); prints the receipt
   janitor run|dry-run          sweep the tenant now: expire, archive, cap (admin); dry-run changes nothing
@@ -156,6 +168,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	case cmd == "principal" && len(rest) > 0:
 		if err := c.principal(ctx, rest); !errors.Is(err, errUsage) {
+			return err
+		}
+	case cmd == "graph" && len(rest) > 0:
+		if err := c.graph(ctx, rest); !errors.Is(err, errUsage) {
 			return err
 		}
 	case cmd == "key" && len(rest) > 0:

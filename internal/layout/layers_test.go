@@ -47,6 +47,8 @@ var layers = map[string]int{
 	"mneme/reembed":     2,
 	"mneme/export":      2,
 	"mneme/quota":       2,
+	// Analysts' graph queries under the compiled policy filter.
+	"mneme/graphquery": 2,
 	// Working memory: open sessions, closed into memories.
 	"mneme/workingmemory": 2,
 
@@ -77,6 +79,8 @@ var layers = map[string]int{
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,
 	"mneme/seed/eval":       4,
+	// The analysts' query store: graph's scope predicate, its own Cypher.
+	"mneme/graph/analysis": 4,
 	// The HTTP faces.
 	"mneme/handlers": 5,
 	"mneme/mcp":      5,
@@ -148,7 +152,7 @@ func TestNoPackageTooLarge(t *testing.T) {
 var owners = map[string][]string{
 	"github.com/gin-gonic/gin":            {"mneme/handlers"},
 	"github.com/open-policy-agent/opa":    {"mneme/policy"},
-	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/internal/testenv"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/internal/testenv"},
 	"github.com/modelcontextprotocol":     {"mneme/mcp"},
 	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
 }

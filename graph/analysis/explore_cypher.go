@@ -1,0 +1,85 @@
+package analysis
+
+import (
+	"strconv"
+	"strings"
+)
+
+// memoryMap projects the memory bound to m for an answer: its metadata,
+// content, entities and the id of the version it superseded; never its
+// embedding.
+const memoryMap = `m {.id, .tenant, .user_id, .agent_id, .session_id, .type, .kind, .key, .content, .status, ` +
+	`.sensitivity, .importance, .confidence, .source, .valid_from, .valid_to, .created_at, .updated_at, .version, ` +
+	`entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], supersedes: head([(m)-[:SUPERSEDES]->(o) | o.id])}`
+
+// condMentions holds when the memory bound to m mentions entity $f_entity.
+const condMentions = `EXISTS { MATCH (m)-[:MENTIONS]->(fe:Entity) WHERE fe.tenant = $tenant AND fe.id = $f_entity }`
+
+// around is how each node label other than Memory is reached from the
+// memories that point to it. Labels and relationship types come from this
+// table only.
+var around = map[string]struct{ label, rel string }{
+	"entity":  {"Entity", "MENTIONS"},
+	"user":    {"User", "ABOUT"},
+	"agent":   {"Agent", "WRITTEN_BY"},
+	"session": {"Session", "IN_SESSION"},
+}
+
+// startQuery finds a node other than a memory that some memory in scope
+// points to; WHERE is the scope's condition over m. The label is a
+// condition of WHERE, which the planner reads as the pattern's.
+func startQuery(label, rel, where string) string {
+	return `MATCH (x {tenant: $tenant, id: $id})
+WHERE x:` + label + ` AND EXISTS { MATCH (m:Memory {tenant: $tenant})-[:` + rel + `]->(x) WHERE ` + where + ` }
+RETURN x.id AS id, x.name AS name, x.kind AS kind`
+}
+
+// startMemoryQuery finds a memory in scope.
+func startMemoryQuery(where string) string {
+	return `MATCH (m:Memory {tenant: $tenant, id: $id})
+WHERE ` + where + `
+RETURN ` + memoryMap + ` AS memory`
+}
+
+// intoQuery finds the memories in scope that point to the frontier's nodes
+// of one label, newest first.
+func intoQuery(label, rel, where string) string {
+	return `UNWIND $ids AS xid
+MATCH (x {tenant: $tenant, id: xid})<-[:` + rel + `]-(m:Memory {tenant: $tenant})
+WHERE x:` + label + ` AND ` + where + `
+WITH x, m ORDER BY m.created_at DESC, m.id LIMIT $limit
+RETURN x.id AS x_id, ` + memoryMap + ` AS memory`
+}
+
+// outQuery finds what the frontier's memories point to.
+func outQuery(where string) string {
+	return `UNWIND $ids AS mid
+MATCH (m:Memory {tenant: $tenant, id: mid})-[r:ABOUT|WRITTEN_BY|MENTIONS|IN_SESSION]->(x)
+WHERE ` + where + ` AND x.tenant = $tenant
+RETURN m.id AS m_id, type(r) AS rel, labels(x) AS labels, x.id AS id, x.name AS name, x.kind AS kind
+LIMIT $limit`
+}
+
+// versionsQuery finds the memories in scope one SUPERSEDES step from the
+// frontier's memories, either way.
+func versionsQuery(where string) string {
+	return `UNWIND $ids AS sid
+MATCH (s:Memory {tenant: $tenant, id: sid})-[r:SUPERSEDES]-(m:Memory {tenant: $tenant})
+WHERE ` + where + `
+RETURN s.id AS s_id, startNode(r) = s AS newer, ` + memoryMap + ` AS memory
+LIMIT $limit`
+}
+
+// pathsQuery finds the shortest paths of at most maxLen relationships of
+// the types rels between two entities, every memory on them in scope.
+// maxLen is a checked integer and rels come from graphquery.Relations.
+func pathsQuery(rels []string, maxLen int, pred string) string {
+	return `MATCH (a:Entity {tenant: $tenant, id: $from}), (b:Entity {tenant: $tenant, id: $to})
+MATCH p = allShortestPaths((a)-[:` + strings.Join(rels, "|") + `*..` + strconv.Itoa(maxLen) + `]-(b))
+WHERE all(m IN nodes(p) WHERE m.tenant = $tenant AND (NOT m:Memory OR ` + pred + `))
+RETURN [m IN nodes(p) | {labels: labels(m), id: m.id, name: m.name, kind: m.kind,
+        memory: CASE WHEN m:Memory THEN ` + memoryMap + ` END}] AS nodes,
+       [r IN relationships(p) | {type: type(r), from: labels(startNode(r)), from_id: startNode(r).id,
+        to: labels(endNode(r)), to_id: endNode(r).id}] AS rels
+LIMIT $limit`
+}

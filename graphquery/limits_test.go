@@ -1,0 +1,66 @@
+package graphquery_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"mneme/graph/analysis"
+	"mneme/graphquery"
+	"mneme/memory"
+	"mneme/policy"
+)
+
+// TestLimits: a query past a limit of hops, rows or time is refused with an
+// error saying which, before or instead of a slow answer; the refusal is in
+// the audit trail.
+func TestLimits(t *testing.T) {
+	g := stores(t)
+	engine, err := policy.New(context.Background(), policy.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := analysis.New(g.Runner(), analysis.Options{})
+	trail := &audits{}
+	svc := newService(t, g, engine, store, graphquery.Options{Audit: trail})
+	ctx := context.Background()
+	p := memory.Principal{Tenant: "t-limits", Kind: memory.KindAnalyst, ID: "analyst", Roles: []string{"analyst"}}
+	from := graphquery.NodeRef{Label: graphquery.LabelEntity, ID: "x"}
+	var lim *graphquery.LimitError
+	tests := []struct {
+		name  string
+		err   error
+		field string
+	}{
+		{"hops", func() error {
+			_, err := svc.Neighbourhood(ctx, p, graphquery.NeighbourhoodQuery{From: from, Hops: graphquery.MaxHops + 1})
+			return err
+		}(), "hops"},
+		{"nodes", func() error {
+			_, err := svc.Neighbourhood(ctx, p, graphquery.NeighbourhoodQuery{From: from, Limit: graphquery.MaxNodes + 1})
+			return err
+		}(), "limit"},
+		{"path length", func() error {
+			_, err := svc.Paths(ctx, p, graphquery.PathQuery{From: "a", To: "b", MaxLength: graphquery.MaxPathLength + 1})
+			return err
+		}(), "max_length"},
+		{"rows", func() error {
+			_, err := svc.Timeline(ctx, p, graphquery.TimelineQuery{Kind: "budget", Limit: graphquery.MaxRows + 1})
+			return err
+		}(), "limit"},
+	}
+	for _, tc := range tests {
+		if !errors.As(tc.err, &lim) || lim.Field != tc.field {
+			t.Errorf("%s: %v, want a LimitError on %s", tc.name, tc.err, tc.field)
+		}
+	}
+	if len(trail.events) != len(tests) || trail.events[0].Error != "limit_exceeded" || trail.events[0].Action != "graph.neighbourhood" {
+		t.Errorf("audit trail: %+v", trail.events)
+	}
+
+	hasty, _ := graphquery.New(graphquery.Options{Store: store, Authz: engine, Audit: &audits{}, Timeout: time.Millisecond})
+	if _, err := hasty.Aggregate(ctx, p, graphquery.AggregateQuery{By: graphquery.ByMonth}); !errors.Is(err, graphquery.ErrTimeout) {
+		t.Errorf("a query past its time: %v, want ErrTimeout", err)
+	}
+}
