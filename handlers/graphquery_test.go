@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"mneme/client"
 	"mneme/graph/analysis"
 	"mneme/graphquery"
 	"mneme/internal/apptest"
@@ -18,21 +19,21 @@ import (
 // about alice that mention Lianhua Trading and an order, and finance-bot's
 // confidential note about the same company, which the fixture's analyst
 // (role analyst: semantic and procedural up to internal) may not read.
-func graphWorld(t *testing.T, f *apptest.Fixture) (readable, secret memory.Memory) {
+func graphWorld(t *testing.T, f *apptest.Fixture) (readable, secret client.Memory) {
 	t.Helper()
-	lianhua := memory.Entity{ID: "lianhua-trading", Kind: "company", Name: "Hangzhou Lianhua Trading"}
-	order := memory.Entity{ID: "SO-1001", Kind: "order", Name: "SO-1001"}
-	readable = write(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Sensitivity: memory.SensitivityInternal,
-		Content: "Alice's Q4 procurement budget at Lianhua Trading is 100k CNY.", Entities: []memory.Entity{lianhua, order},
+	lianhua := client.Entity{ID: "lianhua-trading", Kind: "company", Name: "Hangzhou Lianhua Trading"}
+	order := client.Entity{ID: "SO-1001", Kind: "order", Name: "SO-1001"}
+	readable = write(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "budget", Key: "budget", Sensitivity: client.SensitivityInternal,
+		Content: "Alice's Q4 procurement budget at Lianhua Trading is 100k CNY.", Entities: []client.Entity{lianhua, order},
 	})
-	write(t, f, "order-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Sensitivity: memory.SensitivityInternal,
-		Content: "Alice raised her Q4 procurement budget at Lianhua Trading to 150k CNY.", Entities: []memory.Entity{lianhua},
+	write(t, f, "order-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "budget", Key: "budget", Sensitivity: client.SensitivityInternal,
+		Content: "Alice raised her Q4 procurement budget at Lianhua Trading to 150k CNY.", Entities: []client.Entity{lianhua},
 	})
-	secret = write(t, f, "finance-bot", memory.NewMemory{
-		UserID: "alice", Type: memory.TypeSemantic, Kind: "internal_cost", Sensitivity: memory.SensitivityConfidential,
-		Content: "Our landed cost on the Lianhua Trading contract is 82% of list price.", Entities: []memory.Entity{lianhua, order},
+	secret = write(t, f, "finance-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeSemantic, Kind: "internal_cost", Sensitivity: client.SensitivityConfidential,
+		Content: "Our landed cost on the Lianhua Trading contract is 82% of list price.", Entities: []client.Entity{lianhua, order},
 	})
 	return readable, secret
 }
