@@ -18,10 +18,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"mneme/calibration"
+	"mneme/census"
 	"mneme/export"
 	"mneme/extract"
 	"mneme/graph"
 	"mneme/graph/keystore"
+	"mneme/graph/tally"
 	"mneme/handlers"
 	"mneme/identity"
 	"mneme/janitor"
@@ -283,8 +285,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	// The panel seals its sessions under a key of its own derived from the
 	// identity secret, which every replica shares.
+	counts, err := census.New(census.Options{Store: tally.New(store.Runner()), Authz: a.Tracing.Authorizer(a.Policy)})
+	if err != nil {
+		return nil, err
+	}
 	if hopts.Panel, err = web.New(web.Options{
-		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics,
+		Service: a.Service, Census: counts, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics,
 		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
 	}); err != nil {
 		return nil, err

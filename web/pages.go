@@ -14,25 +14,20 @@ import (
 	"mneme/policyadmin"
 )
 
-// overviewScan caps the memories the overview counts per page load, newest
-// first, so that the page stays fast however large the tenant grows.
-const overviewScan = 500
-
 // userCounts are one user's memories by type and by status.
 type userCounts struct {
 	User     string
-	Total    int
-	ByType   map[string]int
-	ByStatus map[string]int
+	Total    int64
+	ByType   map[string]int64
+	ByStatus map[string]int64
 }
 
 type overviewData struct {
 	Users []userCounts
-	// Capped is true when the tenant holds more memories than were counted.
-	Capped  bool
-	Scanned int
-	Types   []string
-	States  []string
+	// Total is every memory of the tenant the viewer may read.
+	Total  int64
+	Types  []string
+	States []string
 
 	Policy policyadmin.PolicyState
 	// Hour and Day are the four figures over the last hour and day.
@@ -43,6 +38,8 @@ type overviewData struct {
 	HasFigs   bool
 }
 
+// overview counts every memory of the tenant the admin may read, by user,
+// type and status, in one query under the read policy.
 func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error {
 	if err := adminOnly(c); err != nil {
 		return err
@@ -50,29 +47,22 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 	ctx, cancel := withTimeout(r.Context())
 	defer cancel()
 	d := overviewData{Types: memory.Types, States: memory.Statuses}
-	byUser := map[string]*userCounts{}
-	cursor := ""
-	for d.Scanned < overviewScan {
-		page, err := p.svc.List(ctx, c.Principal, memory.ListRequest{Cursor: cursor, Limit: memory.MaxListSize})
-		if err != nil {
-			return err
-		}
-		for _, m := range page.Memories {
-			u := byUser[m.UserID]
-			if u == nil {
-				u = &userCounts{User: m.UserID, ByType: map[string]int{}, ByStatus: map[string]int{}}
-				byUser[m.UserID] = u
-			}
-			u.Total++
-			u.ByType[m.Type]++
-			u.ByStatus[m.Status]++
-		}
-		d.Scanned += len(page.Memories)
-		if cursor = page.NextCursor; cursor == "" {
-			break
-		}
+	counts, err := p.census.Count(ctx, c.Principal)
+	if err != nil {
+		return err
 	}
-	d.Capped = cursor != ""
+	byUser := map[string]*userCounts{}
+	for _, n := range counts {
+		u := byUser[n.UserID]
+		if u == nil {
+			u = &userCounts{User: n.UserID, ByType: map[string]int64{}, ByStatus: map[string]int64{}}
+			byUser[n.UserID] = u
+		}
+		u.Total += n.N
+		u.ByType[n.Type] += n.N
+		u.ByStatus[n.Status] += n.N
+		d.Total += n.N
+	}
 	for _, u := range byUser {
 		d.Users = append(d.Users, *u)
 	}
@@ -149,7 +139,10 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 		Type: q.Get("type"), Kind: q.Get("kind"), Status: q.Get("status"), Agent: q.Get("agent"),
 		Query: q.Get("q"), From: q.Get("from"), To: q.Get("to"), History: q.Get("history"),
 	}
-	req := memory.ListRequest{UserID: id, Type: f.Type, Kind: f.Kind, Status: f.Status, Cursor: q.Get("cursor"), Limit: memory.DefaultListSize}
+	req := memory.ListRequest{
+		UserID: id, Type: f.Type, Kind: f.Kind, Status: f.Status, Agent: f.Agent, Text: f.Query,
+		Cursor: q.Get("cursor"), Limit: memory.DefaultListSize,
+	}
 	var err error
 	if req.From, err = day(f.From, "from"); err != nil {
 		return err
@@ -161,15 +154,9 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 	if err != nil {
 		return err
 	}
-	d := userData{User: id, Filter: f, Types: memory.Types, States: memory.Statuses, Self: id == c.ID, Back: r.URL.RequestURI()}
-	for _, m := range page.Memories {
-		if f.Agent != "" && m.AgentID != f.Agent {
-			continue
-		}
-		if f.Query != "" && !strings.Contains(strings.ToLower(m.Content), strings.ToLower(f.Query)) {
-			continue
-		}
-		d.Memories = append(d.Memories, m)
+	d := userData{
+		User: id, Filter: f, Memories: page.Memories, Types: memory.Types, States: memory.Statuses,
+		Self: id == c.ID, Back: r.URL.RequestURI(),
 	}
 	if page.NextCursor != "" {
 		next := r.URL.Query()

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"mneme/census"
 	"mneme/identity"
 	"mneme/memory"
 	"mneme/metrics"
@@ -32,10 +33,11 @@ var staticFiles embed.FS
 // DefaultSessionTTL is how long a sign-in lasts.
 const DefaultSessionTTL = 8 * time.Hour
 
-// Options configures the panel. Service, Admin, Identity and Secret are
-// required.
+// Options configures the panel. Service, Census, Admin, Identity and Secret
+// are required.
 type Options struct {
 	Service  *memory.Service
+	Census   *census.Service
 	Admin    *policyadmin.Service
 	Identity *identity.Service
 	// Metrics feeds the overview's charts and figures; nil shows none.
@@ -51,6 +53,7 @@ type Options struct {
 // Panel serves the memory panel.
 type Panel struct {
 	svc     *memory.Service
+	census  *census.Service
 	admin   *policyadmin.Service
 	ident   *identity.Service
 	metrics *metrics.Metrics
@@ -68,6 +71,9 @@ func New(opts Options) (*Panel, error) {
 	if opts.Service == nil {
 		missing = append(missing, errors.New("web: Service is required"))
 	}
+	if opts.Census == nil {
+		missing = append(missing, errors.New("web: Census is required"))
+	}
 	if opts.Admin == nil {
 		missing = append(missing, errors.New("web: Admin is required"))
 	}
@@ -82,7 +88,7 @@ func New(opts Options) (*Panel, error) {
 		return nil, err
 	}
 	p := &Panel{
-		svc: opts.Service, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics,
+		svc: opts.Service, census: opts.Census, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics,
 		seal: seal, ttl: opts.SessionTTL, log: opts.Logger, now: opts.Now,
 	}
 	if p.ttl <= 0 {
