@@ -74,7 +74,7 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 	d.Policy = st
 	if p.metrics != nil {
 		d.HasFigs = true
-		h := p.metrics.History()
+		h := p.metrics.History(c.Tenant)
 		d.Hour, d.Day = h.Figures(time.Hour), h.Figures(24*time.Hour)
 		d.Series = series(h.Points(24 * time.Hour))
 		q, ok, err := p.metrics.Queue(ctx)
@@ -184,11 +184,12 @@ func day(s, field string) (time.Time, error) {
 }
 
 func (p *Panel) deleteMemory(w http.ResponseWriter, r *http.Request, c caller) error {
-	if _, err := p.svc.Delete(r.Context(), c.Principal, r.PathValue("id")); err != nil {
+	rec, err := p.svc.Delete(r.Context(), c.Principal, r.PathValue("id"))
+	if err != nil {
 		return err
 	}
 	if p.metrics != nil {
-		p.metrics.Deleted()
+		p.metrics.Deleted(rec)
 	}
 	back(w, r, "/panel/me")
 	return nil

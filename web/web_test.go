@@ -220,3 +220,30 @@ func TestPanelEndUserSeesOnlyTheirOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelDeletionsShowEndUsersOwn has bob delete one of his memories in
+// the panel; the admin's Deletions page lists it, by "user:self", without
+// its content.
+func TestPanelDeletionsShowEndUsersOwn(t *testing.T) {
+	f := apptest.Start(t)
+	id := write(t, f, "support-bot", memory.NewMemory{UserID: "bob", Type: memory.TypeSemantic, Content: "Bob's locker code is 4471."})
+	bob := newBrowser(t, f.URL)
+	bob.signIn(f.Keys["bob"])
+	me := bob.do(http.MethodGet, "/panel/me", nil)
+	if p := bob.do(http.MethodPost, "/panel/memories/"+id+"/delete", url.Values{"csrf": {csrfOf(t, me)}, "back": {"/panel/me"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("bob's delete = %d: %s", p.status, p.body)
+	}
+	admin := newBrowser(t, f.URL)
+	admin.signIn(f.Keys["admin"])
+	p := admin.do(http.MethodGet, "/panel/deletions", nil)
+	if p.status != http.StatusOK {
+		t.Fatalf("deletions = %d", p.status)
+	}
+	row := regexp.MustCompile(`<tr><td>[^<]*</td><td>user:self</td><td>memory\.delete</td><td class="target">memory:` + id + `</td><td>ok`)
+	if !row.MatchString(p.body) {
+		t.Errorf("deletions lack bob's delete of %s: %s", id, p.body)
+	}
+	if strings.Contains(p.body, "4471") || strings.Contains(p.body, "locker") {
+		t.Error("deletions show the deleted content")
+	}
+}
