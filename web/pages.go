@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"mneme/memory"
 	"mneme/metrics"
@@ -235,16 +236,23 @@ type receiptData struct {
 }
 
 // recallView is one recall of the log with the memories it returned, each
-// read again under the caller's principal (a deleted one shows as gone).
+// read again under the caller's principal (a deleted one shows as gone),
+// and the context block handed over, rebuilt from those memories: the log
+// keeps no content.
 type recallView struct {
 	Record   memory.RecallRecord
 	Memories []recalledView
+	Context  string
+	// Whole is true when the rebuilt block is as long as the one handed
+	// over: no memory of it has gone since.
+	Whole bool
 }
 
 type recalledView struct {
-	ID     string
-	Score  float64
-	Memory *memory.Memory
+	ID      string
+	Score   float64
+	Explain *memory.Explain
+	Memory  *memory.Memory
 }
 
 type recallsData struct {
@@ -269,13 +277,17 @@ func (p *Panel) recalls(w http.ResponseWriter, r *http.Request, c caller) error 
 		}
 		for _, rec := range recs {
 			v := recallView{Record: rec}
+			var shown []memory.Recalled
 			for _, rm := range rec.Memories {
-				rv := recalledView{ID: rm.ID, Score: rm.Score}
+				rv := recalledView{ID: rm.ID, Score: rm.Score, Explain: rm.Explain}
 				if m, err := p.svc.Get(ctx, c.Principal, rm.ID); err == nil {
 					rv.Memory = &m
+					shown = append(shown, memory.Recalled{Memory: m})
 				}
 				v.Memories = append(v.Memories, rv)
 			}
+			v.Context = memory.ContextBlock(shown)
+			v.Whole = utf8.RuneCountInString(v.Context) == rec.ContextChars
 			d.Recalls = append(d.Recalls, v)
 		}
 	}

@@ -113,7 +113,7 @@ var pageNames = []string{"signin", "overview", "user", "recalls", "deletions", "
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/base.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/base.html", "templates/explain.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: template %s: %w", name, err)
 		}
