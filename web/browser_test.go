@@ -290,6 +290,16 @@ func TestPanelInTheBrowser(t *testing.T) {
 		t.Errorf("context block shows\n%s\nwant\n%s", got, recalled.Context)
 	}
 	b.screenshot("recalls")
+	// The user page explains the memory from that, its last, recall.
+	b.open("/panel/users/alice", "#memories")
+	b.submit(`tr[data-id="` + first.Memory.ID + `"] a.explain`)
+	if got, want := b.text("#explain dd.fused"), fmt.Sprintf("%.4f", first.Explain.Fused); got != want {
+		t.Errorf("the user page's last-recall explain shows fused %q, want %q", got, want)
+	}
+	if got := b.text("#explain q.question"); got != "What is Alice's purchasing budget?" {
+		t.Errorf("the last recall's question shows %q", got)
+	}
+	b.screenshot("alice-last-recall")
 
 	// Delete a memory: it leaves the list and appears under Deletions.
 	b.open("/panel/users/alice", "#memories")

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -102,7 +103,15 @@ func series(pts []metrics.Point) string {
 
 // userFilter is the user page's filter form.
 type userFilter struct {
-	Type, Kind, Status, Agent, Query, From, To, History string
+	Type, Kind, Status, Agent, Query, From, To, History, Explain string
+}
+
+// lastRecall is a memory's part in the latest recall that returned it.
+type lastRecall struct {
+	ID      string
+	Record  memory.RecallRecord
+	Score   float64
+	Explain *memory.Explain
 }
 
 type userData struct {
@@ -111,10 +120,14 @@ type userData struct {
 	Memories []memory.Memory
 	More     string // the next page's URL
 	History  []memory.Memory
-	Types    []string
-	States   []string
-	Self     bool
-	Back     string
+	// Explain is the memory Filter.Explain names in its last recall; nil
+	// when the recall log holds none.
+	Explain *lastRecall
+	Admin   bool
+	Types   []string
+	States  []string
+	Self    bool
+	Back    string
 }
 
 func (p *Panel) me(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -138,7 +151,7 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 	q := r.URL.Query()
 	f := userFilter{
 		Type: q.Get("type"), Kind: q.Get("kind"), Status: q.Get("status"), Agent: q.Get("agent"),
-		Query: q.Get("q"), From: q.Get("from"), To: q.Get("to"), History: q.Get("history"),
+		Query: q.Get("q"), From: q.Get("from"), To: q.Get("to"), History: q.Get("history"), Explain: q.Get("explain"),
 	}
 	req := memory.ListRequest{
 		UserID: id, Type: f.Type, Kind: f.Kind, Status: f.Status, Agent: f.Agent, Text: f.Query,
@@ -157,7 +170,7 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 	}
 	d := userData{
 		User: id, Filter: f, Memories: page.Memories, Types: memory.Types, States: memory.Statuses,
-		Self: id == c.ID, Back: r.URL.RequestURI(),
+		Self: id == c.ID, Back: r.URL.RequestURI(), Admin: c.Admin(),
 	}
 	if page.NextCursor != "" {
 		next := r.URL.Query()
@@ -169,7 +182,32 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 			return err
 		}
 	}
+	if f.Explain != "" && c.Admin() {
+		if d.Explain, err = p.lastRecall(ctx, c, id, f.Explain); err != nil {
+			return err
+		}
+	}
 	return p.page(w, r, c, "user", "Memories of "+id, d)
+}
+
+// lastRecall finds memory id in the newest recall of user's log that
+// returned it, if the memory is one the admin may read.
+func (p *Panel) lastRecall(ctx context.Context, c caller, user, id string) (*lastRecall, error) {
+	if _, err := p.svc.Get(ctx, c.Principal, id); err != nil {
+		return nil, err
+	}
+	recs, err := p.svc.RecallLog(ctx, c.Principal, user, memory.MaxRecallLogLimit)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range recs {
+		for _, rm := range rec.Memories {
+			if rm.ID == id {
+				return &lastRecall{ID: id, Record: rec, Score: rm.Score, Explain: rm.Explain}, nil
+			}
+		}
+	}
+	return &lastRecall{ID: id}, nil
 }
 
 // day parses a YYYY-MM-DD filter.
