@@ -367,20 +367,30 @@ type policyData struct {
 	Diff      string
 	SimInput  string
 	Sim       *policyadmin.Simulation
+	// Edit is the grant the grant form edits; nil makes a new one.
+	Edit          *memory.Grant
+	Types         []string
+	Sensitivities []string
+	// Replay is a draft revision's replay against the recent decisions.
+	ReplayOf string
+	Replay   *policyadmin.ReplayReport
 }
 
 func (p *Panel) policy(w http.ResponseWriter, r *http.Request, c caller) error {
-	return p.policyPage(w, r, c, "", nil)
+	return p.policyPage(w, r, c, policyData{})
 }
 
-func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, simInput string, sim *policyadmin.Simulation) error {
+// policyPage renders the policy page; d carries what a form post adds
+// (a simulation or a replay).
+func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, d policyData) error {
 	if err := adminOnly(c); err != nil {
 		return err
 	}
 	ctx, cancel := withTimeout(r.Context())
 	defer cancel()
 	q := r.URL.Query()
-	d := policyData{Filter: q, DiffA: q.Get("a"), DiffB: q.Get("b"), SimInput: simInput, Sim: sim}
+	d.Filter, d.DiffA, d.DiffB = q, q.Get("a"), q.Get("b")
+	d.Types, d.Sensitivities = memory.Types, memory.Sensitivities
 	if d.SimInput == "" {
 		d.SimInput = `{"principal": {"kind": "agent", "id": "support-bot"}, "action": "read", "resource": {"user_id": "alice", "type": "profile", "agent_id": "order-bot", "sensitivity": "internal"}}`
 	}
@@ -393,6 +403,16 @@ func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, sim
 	}
 	if d.Grants, err = p.admin.Grants(ctx, c.Principal); err != nil {
 		return err
+	}
+	if edit := q.Get("edit"); edit != "" {
+		for i, g := range d.Grants.Grants {
+			if g.ID == edit {
+				d.Edit = &d.Grants.Grants[i]
+			}
+		}
+		if d.Edit == nil {
+			return memory.ErrNotFound
+		}
 	}
 	if d.Decisions, err = p.admin.Decisions(ctx, c.Principal, policyadmin.DecisionQuery{
 		Principal: q.Get("principal"), Result: q.Get("result"), Action: q.Get("action"), Limit: 50,
@@ -425,7 +445,81 @@ func (p *Panel) simulate(w http.ResponseWriter, r *http.Request, c caller) error
 	if err != nil {
 		return err
 	}
-	return p.policyPage(w, r, c, raw, &sim)
+	return p.policyPage(w, r, c, policyData{SimInput: raw, Sim: &sim})
+}
+
+// replay decides the recent logged decisions again against a stored
+// revision that is not active, a draft, and shows those that would change.
+func (p *Panel) replay(w http.ResponseWriter, r *http.Request, c caller) error {
+	raw := r.PostFormValue("revision")
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return memory.Invalid("revision", "must be a revision number")
+	}
+	rep, err := p.admin.Replay(r.Context(), c.Principal, policyadmin.ReplayRequest{Revision: &n})
+	if err != nil {
+		return err
+	}
+	return p.policyPage(w, r, c, policyData{ReplayOf: raw, Replay: &rep})
+}
+
+// grantForm reads the grant form: lists are comma-separated, the expiry a
+// date (empty: none).
+func grantForm(r *http.Request) (policyadmin.NewGrant, error) {
+	list := func(s string) []string {
+		var out []string
+		for _, x := range strings.Split(s, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	n := policyadmin.NewGrant{
+		Grantee: strings.TrimSpace(r.PostFormValue("grantee")), Source: strings.TrimSpace(r.PostFormValue("source")),
+		Types: r.PostForm["types"], Kinds: list(r.PostFormValue("kinds")), MaxSensitivity: r.PostFormValue("max_sensitivity"),
+	}
+	expires, err := day(r.PostFormValue("expires"), "expires")
+	if err != nil {
+		return n, err
+	}
+	if !expires.IsZero() {
+		n.ExpiresAt = &expires
+	}
+	return n, nil
+}
+
+func (p *Panel) createGrant(w http.ResponseWriter, r *http.Request, c caller) error {
+	n, err := grantForm(r)
+	if err != nil {
+		return err
+	}
+	if _, err := p.admin.CreateGrant(r.Context(), c.Principal, n); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/panel/policy", http.StatusSeeOther)
+	return nil
+}
+
+// editGrant replaces every field of a grant with the form's.
+func (p *Panel) editGrant(w http.ResponseWriter, r *http.Request, c caller) error {
+	n, err := grantForm(r)
+	if err != nil {
+		return err
+	}
+	kinds := n.Kinds
+	if kinds == nil {
+		kinds = []string{}
+	}
+	change := policyadmin.GrantChange{
+		Grantee: &n.Grantee, Source: &n.Source, Types: &n.Types, Kinds: &kinds,
+		MaxSensitivity: &n.MaxSensitivity, ExpiresAt: n.ExpiresAt, NoExpiry: n.ExpiresAt == nil,
+	}
+	if _, err := p.admin.UpdateGrant(r.Context(), c.Principal, r.PathValue("id"), change); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/panel/policy", http.StatusSeeOther)
+	return nil
 }
 
 func (p *Panel) activate(w http.ResponseWriter, r *http.Request, c caller) error {

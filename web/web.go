@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,6 +133,7 @@ var funcs = template.FuncMap{
 	"ms":   func(v float64) string { return fmt.Sprintf("%.1f ms", v) },
 	"num":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"join": strings.Join,
+	"has":  slices.Contains[[]string],
 }
 
 // routes registers the pages. Each page is reached through a principal:
@@ -158,6 +160,9 @@ func (p *Panel) routes() {
 	m.HandleFunc("POST /panel/policy/activate", p.form(p.activate))
 	m.HandleFunc("POST /panel/policy/rollback", p.form(p.rollback))
 	m.HandleFunc("POST /panel/grants/{id}/delete", p.form(p.deleteGrant))
+	m.HandleFunc("POST /panel/grants", p.form(p.createGrant))
+	m.HandleFunc("POST /panel/grants/{id}/edit", p.form(p.editGrant))
+	m.HandleFunc("POST /panel/policy/replay", p.form(p.replay))
 	m.HandleFunc("/panel/", func(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusNotFound, "error", view{Title: "Not found", Message: "There is no such page."})
 	})
