@@ -290,7 +290,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	if hopts.Panel, err = web.New(web.Options{
-		Service: a.Service, Census: counts, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics,
+		Service: a.Service, Census: panelCounts{counts}, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics,
 		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
 	}); err != nil {
 		return nil, err
@@ -427,4 +427,16 @@ func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb redis.UniversalCl
 		Store: keystore.New(store.Runner()), Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
 		NoCache: cfg.NoCache,
 	})
+}
+
+// panelCounts hands the census's counts to the panel in the panel's type.
+type panelCounts struct{ census *census.Service }
+
+func (c panelCounts) Count(ctx context.Context, p memory.Principal) ([]web.Count, error) {
+	cs, err := c.census.Count(ctx, p)
+	out := make([]web.Count, len(cs))
+	for i, n := range cs {
+		out[i] = web.Count{UserID: n.UserID, Type: n.Type, Status: n.Status, N: n.N}
+	}
+	return out, err
 }

@@ -69,3 +69,10 @@ func sensRank(s string) int {
 	}
 	return len(memory.Sensitivities)
 }
+
+// ScopePredicate is scopePredicate for the stores beside graph (its
+// sub-packages) that bring their own queries over memories bound to m, so
+// that every store narrows reads by the same compiled policy filter.
+func ScopePredicate(s memory.Scope) (string, map[string]any) {
+	return scopePredicate(s)
+}

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"mneme/census"
 	"mneme/identity"
 	"mneme/memory"
 	"mneme/metrics"
@@ -34,11 +33,23 @@ var staticFiles embed.FS
 // DefaultSessionTTL is how long a sign-in lasts.
 const DefaultSessionTTL = 8 * time.Hour
 
+// Count is how many memories of one user have one type and status.
+type Count struct {
+	UserID, Type, Status string
+	N                    int64
+}
+
+// Counter counts the memories of a principal's tenant that the principal
+// may read, by user, type and status (package census does).
+type Counter interface {
+	Count(ctx context.Context, p memory.Principal) ([]Count, error)
+}
+
 // Options configures the panel. Service, Census, Admin, Identity and Secret
 // are required.
 type Options struct {
 	Service  *memory.Service
-	Census   *census.Service
+	Census   Counter
 	Admin    *policyadmin.Service
 	Identity *identity.Service
 	// Metrics feeds the overview's charts and figures; nil shows none.
@@ -54,7 +65,7 @@ type Options struct {
 // Panel serves the memory panel.
 type Panel struct {
 	svc     *memory.Service
-	census  *census.Service
+	census  Counter
 	admin   *policyadmin.Service
 	ident   *identity.Service
 	metrics *metrics.Metrics
