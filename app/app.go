@@ -18,11 +18,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"mneme/calibration"
+	"mneme/census"
 	"mneme/export"
 	"mneme/extract"
 	"mneme/graph"
 	"mneme/graph/analysis"
 	"mneme/graph/keystore"
+	"mneme/graph/tally"
 	"mneme/graphquery"
 	"mneme/handlers"
 	"mneme/identity"
@@ -294,8 +296,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	// The panel seals its sessions under a key of its own derived from the
 	// identity secret, which every replica shares.
+	counts, err := census.New(census.Options{Store: tally.New(store.Runner()), Authz: a.Tracing.Authorizer(a.Policy)})
+	if err != nil {
+		return nil, err
+	}
 	if hopts.Panel, err = web.New(web.Options{
-		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
+		Service: a.Service, Census: panelCounts{counts}, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
 		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
 	}); err != nil {
 		return nil, err
@@ -432,4 +438,16 @@ func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb redis.UniversalCl
 		Store: keystore.New(store.Runner()), Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
 		NoCache: cfg.NoCache,
 	})
+}
+
+// panelCounts hands the census's counts to the panel in the panel's type.
+type panelCounts struct{ census *census.Service }
+
+func (c panelCounts) Count(ctx context.Context, p memory.Principal) ([]web.Count, error) {
+	cs, err := c.census.Count(ctx, p)
+	out := make([]web.Count, len(cs))
+	for i, n := range cs {
+		out[i] = web.Count{UserID: n.UserID, Type: n.Type, Status: n.Status, N: n.N}
+	}
+	return out, err
 }

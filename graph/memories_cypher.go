@@ -73,6 +73,17 @@ RETURN ` + memoryProjection
 	cypherListMatch  = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IS NOT NULL AND `
 	cypherListReturn = ` RETURN ` + memoryProjectionLean + ` ORDER BY m.created_at DESC, m.id DESC LIMIT $limit`
 
+	// One user's listing walks an index in its order and stops at the
+	// limit, instead of sorting every memory of the user: the (tenant,
+	// user, created_at) index, or with a type filter the (tenant, user,
+	// type, created_at) one. Ordering by every property of the index, the
+	// leading ones fixed by equality, is what lets the planner read it in
+	// order; the id breaks ties of created_at in a partial sort.
+	cypherListUserMatch      = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, created_at) WHERE m.created_at IS NOT NULL AND `
+	cypherListUserTypeMatch  = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, type, created_at) WHERE m.created_at IS NOT NULL AND `
+	cypherListUserReturn     = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.created_at DESC, m.id DESC LIMIT $limit RETURN ` + memoryProjectionLean
+	cypherListUserTypeReturn = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.type DESC, m.created_at DESC, m.id DESC LIMIT $limit RETURN ` + memoryProjectionLean
+
 	// cypherVectorIndexSearch is the bare approximate nearest-neighbour query,
 	// kept as a baseline for benchmarks. The index spans every tenant; hits of
 	// other tenants are dropped after the call, so fewer than k may return.
@@ -128,9 +139,23 @@ func listQuery(scope memory.Scope, q memory.ListQuery) (string, map[string]any) 
 	if !q.To.IsZero() {
 		add("m.created_at < $to", "to", q.To.UTC())
 	}
+	if q.AgentID != "" {
+		add("m.agent_id = $agent_id", "agent_id", q.AgentID)
+	}
+	if q.Text != "" {
+		add("toLower(m.content) CONTAINS $text", "text", strings.ToLower(q.Text))
+	}
 	if q.After != nil {
-		add("(m.created_at < $after_at OR (m.created_at = $after_at AND m.id < $after_id))", "after_at", q.After.CreatedAt.UTC())
+		// The bound on created_at alone is a range the index seeks.
+		add("m.created_at <= $after_at AND (m.created_at < $after_at OR m.id < $after_id)", "after_at", q.After.CreatedAt.UTC())
 		params["after_id"] = q.After.ID
 	}
-	return cypherListMatch + strings.Join(conds, " AND ") + cypherListReturn, params
+	where := strings.Join(conds, " AND ")
+	switch {
+	case q.UserID != "" && q.Type != "":
+		return cypherListUserTypeMatch + where + cypherListUserTypeReturn, params
+	case q.UserID != "":
+		return cypherListUserMatch + where + cypherListUserReturn, params
+	}
+	return cypherListMatch + where + cypherListReturn, params
 }

@@ -20,6 +20,14 @@ const (
 	ddlMemoryIdem    = `CREATE CONSTRAINT memory_tenant_idem IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.idem_key) IS UNIQUE`
 	ddlMemoryUserIdx = `CREATE INDEX memory_tenant_user IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id)`
 	ddlMemoryKeyIdx  = `CREATE INDEX memory_tenant_key IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.key)`
+	// A user's listing reads these in order, newest first (listQuery).
+	ddlMemoryUserCreatedIdx     = `CREATE INDEX memory_tenant_user_created IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.created_at)`
+	ddlMemoryUserTypeCreatedIdx = `CREATE INDEX memory_tenant_user_type_created IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.type, n.created_at)`
+	// ddlMemoryCensusIdx holds what counting a tenant's memories by user,
+	// type and status needs, and the sensitivity that read policies filter
+	// on, so that the count reads the index alone (package census). The
+	// store writes all five on every memory, so every memory is in it.
+	ddlMemoryCensusIdx = `CREATE INDEX memory_tenant_census IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.type, n.status, n.sensitivity)`
 	// ddlMemoryFullTextPartition indexes the content together with the
 	// memory's partition (tenant/user), so that recall's Lucene query finds
 	// one user's matches inside the index instead of every tenant's.

@@ -106,6 +106,7 @@ func TestEnsureSchema(t *testing.T) {
 			indexVector: "VECTOR", indexFullTextPartition: "FULLTEXT", "memory_tenant_user": "RANGE",
 			"memory_tenant_key": "RANGE", "memory_tenant_id": "RANGE", "memory_tenant_idem": "RANGE",
 			"memory_tenant_user_fact_text": "RANGE", "memory_tenant_user_fact_numbers": "RANGE",
+			"memory_tenant_user_created": "RANGE", "memory_tenant_user_type_created": "RANGE", "memory_tenant_census": "RANGE",
 		}
 		got := map[string]string{}
 		for _, r := range recs.Records {

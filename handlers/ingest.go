@@ -25,7 +25,7 @@ func (a *api) ingest(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		a.observe.Conversation()
+		a.observe.Conversation(principalOf(c).Tenant)
 		c.Header("Location", "/v1/jobs/"+job.ID)
 		c.JSON(http.StatusAccepted, job)
 		return nil
@@ -34,7 +34,7 @@ func (a *api) ingest(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	a.observe.Conversation()
+	a.observe.Conversation(principalOf(c).Tenant)
 	c.JSON(http.StatusOK, res)
 	return nil
 }

@@ -62,7 +62,7 @@ func (a *api) createMemories(c *gin.Context) error {
 		return nil
 	}
 	results, err := a.svc.Write(c.Request.Context(), principalOf(c), batch)
-	a.observe.Wrote(results, err)
+	a.observe.Wrote(principalOf(c).Tenant, results, err)
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func (a *api) deleteMemory(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	a.observe.Deleted()
+	a.observe.Deleted(r)
 	c.JSON(http.StatusOK, r)
 	return nil
 }
@@ -232,7 +232,7 @@ func (a *api) recall(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	a.observe.Recalled(res)
+	a.observe.Recalled(principalOf(c).Tenant, res)
 	c.JSON(http.StatusOK, res)
 	return nil
 }

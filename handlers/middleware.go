@@ -152,28 +152,29 @@ func principalOf(c *gin.Context) memory.Principal {
 	return p
 }
 
-// Observer takes note of what the API answered, for the metrics. Its
-// methods must return at once.
+// Observer takes note of what the API answered, for the metrics, each
+// recall, write and deletion with the tenant it happened in. Its methods
+// must return at once.
 type Observer interface {
 	// Request counts an answered request by its route template.
 	Request(method, route string, status int, took time.Duration)
-	Recalled(res memory.RecallResult)
+	Recalled(tenant string, res memory.RecallResult)
 	// Wrote sees a synchronous write's results, or the error that refused it.
-	Wrote(results []memory.WriteResult, err error)
-	Deleted()
+	Wrote(tenant string, results []memory.WriteResult, err error)
+	Deleted(r memory.Receipt)
 	Erased(r memory.Receipt)
 	// Conversation counts turns handed over for extraction.
-	Conversation()
+	Conversation(tenant string)
 }
 
 type nopObserver struct{}
 
 func (nopObserver) Request(string, string, int, time.Duration) {}
-func (nopObserver) Recalled(memory.RecallResult)               {}
-func (nopObserver) Wrote([]memory.WriteResult, error)          {}
-func (nopObserver) Deleted()                                   {}
+func (nopObserver) Recalled(string, memory.RecallResult)       {}
+func (nopObserver) Wrote(string, []memory.WriteResult, error)  {}
+func (nopObserver) Deleted(memory.Receipt)                     {}
 func (nopObserver) Erased(memory.Receipt)                      {}
-func (nopObserver) Conversation()                              {}
+func (nopObserver) Conversation(string)                        {}
 
 // observeRequest times every request and counts it by its route template
 // (c.FullPath), so that ids in paths never become label values.

@@ -48,7 +48,7 @@ func (a *api) closeSession(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	a.observe.Conversation()
+	a.observe.Conversation(principalOf(c).Tenant)
 	c.JSON(http.StatusOK, res)
 	return nil
 }

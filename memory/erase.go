@@ -106,11 +106,16 @@ func UserTombstoneID(tenant, userID string) string {
 // Delete erases a memory: the version asked for and every other version of
 // its chain the principal may delete, in the graph and in every place that
 // can forget single memories. The principal needs delete permission on the
-// memory asked for. An admin's delete, done or not, is in the audit trail;
-// agents and users deleting their own memories is everyday work.
+// memory asked for. An admin's delete, done or not, is in the audit trail,
+// and so is a user's (as "user:self", like an erase, so that the trail
+// never names them): the deletions admins answer for. Agents deleting their
+// own memories is everyday work.
 func (s *Service) Delete(ctx context.Context, p Principal, id string) (r Receipt, err error) {
-	if p.Kind == KindAdmin {
-		defer func() { s.audit(ctx, p, AuditMemoryDelete, "memory:"+id, err, countDetails(r.Counts)) }()
+	if by := p; p.Kind == KindAdmin || p.Kind == KindUser {
+		if p.Kind == KindUser {
+			by.ID = "self"
+		}
+		defer func() { s.audit(ctx, by, AuditMemoryDelete, "memory:"+id, err, countDetails(r.Counts)) }()
 	}
 	m, err := s.Get(ctx, p, id)
 	if err != nil {

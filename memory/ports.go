@@ -39,6 +39,10 @@ type ListQuery struct {
 	Status string
 	From   time.Time // created_at >= From
 	To     time.Time // created_at < To
+	// AgentID keeps the memories that agent wrote; Text those whose content
+	// contains it, ignoring case.
+	AgentID string
+	Text    string
 	// After is a cursor: only memories strictly older than it, by
 	// (created_at, id) descending.
 	After *Cursor

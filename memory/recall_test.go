@@ -2,10 +2,12 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -428,6 +430,29 @@ func TestRecallContextBlock(t *testing.T) {
 	}
 	if !strings.Contains(contextBlock(nil), "not instructions") {
 		t.Error("the empty block lacks the framing line")
+	}
+	// The recall log keeps each memory's score parts and the block's
+	// length, not its text: ContextBlock rebuilds it from the memories.
+	f.recorder.mu.Lock()
+	recs := f.recorder.records
+	f.recorder.mu.Unlock()
+	if len(recs) != 1 {
+		t.Fatalf("%d recalls recorded, want 1", len(recs))
+	}
+	rec := recs[0]
+	if rec.ContextChars != utf8.RuneCountInString(got.Context) || ContextBlock(got.Memories) != got.Context {
+		t.Errorf("context chars %d, want %d", rec.ContextChars, utf8.RuneCountInString(got.Context))
+	}
+	for i, m := range rec.Memories {
+		if m.Explain == nil {
+			t.Fatalf("recorded memory %d has no explain", i)
+		}
+		if diff := cmp.Diff(got.Memories[i].Explain, *m.Explain); diff != "" {
+			t.Errorf("recorded explain %d (-recall +log):\n%s", i, diff)
+		}
+	}
+	if raw, _ := json.Marshal(rec); strings.Contains(string(raw), "prefers") || strings.Contains(string(raw), "receipt") {
+		t.Errorf("the recall log holds content: %s", raw)
 	}
 }
 

@@ -383,6 +383,9 @@ type ListRequest struct {
 	Status string
 	From   time.Time
 	To     time.Time
+	// Agent and Text: see ListQuery's AgentID and Text.
+	Agent  string
+	Text   string
 	Cursor string
 	Limit  int
 }
@@ -395,12 +398,16 @@ type Page struct {
 
 // List returns the memories the principal may read, newest first.
 func (s *Service) List(ctx context.Context, p Principal, r ListRequest) (Page, error) {
-	q := ListQuery{UserID: r.UserID, Type: r.Type, Kind: r.Kind, Status: r.Status, From: r.From, To: r.To, Limit: r.Limit}
+	q := ListQuery{UserID: r.UserID, Type: r.Type, Kind: r.Kind, Status: r.Status, From: r.From, To: r.To, AgentID: r.Agent, Text: r.Text, Limit: r.Limit}
 	switch {
 	case r.UserID != "" && !validName(r.UserID):
 		return Page{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
 	case r.Type != "" && !contains(Types, r.Type):
 		return Page{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
+	case r.Agent != "" && !validName(r.Agent):
+		return Page{}, Invalid("agent", "must be 1–64 letters, digits or -_.:@")
+	case utf8.RuneCountInString(r.Text) > 200:
+		return Page{}, Invalid("text", "must be at most 200 characters")
 	case r.Status != "" && !contains(Statuses, r.Status):
 		return Page{}, Invalid("status", "must be one of "+strings.Join(Statuses, ", "))
 	case r.Limit < 0 || r.Limit > MaxListSize:

@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// History keeps the recent figures of this replica in a ring of fixed-width
-// buckets, so that the panel can chart them without a Prometheus server.
+// History keeps the recent figures of one tenant on this replica in a ring
+// of fixed-width buckets, so that the panel can chart them without a
+// Prometheus server.
 type History struct {
 	mu      sync.Mutex
 	now     func() time.Time
@@ -36,6 +37,57 @@ type bucket struct {
 }
 
 func newHistory(now func() time.Time) *History { return &History{now: now} }
+
+// maxTenantHistories bounds the tenants whose history a replica keeps, so
+// that many tenants cannot grow its memory without end.
+const maxTenantHistories = 256
+
+// histories keeps one History per tenant, for at most max tenants: past
+// that, the tenant written to longest ago gives way to a new one.
+type histories struct {
+	mu       sync.Mutex
+	now      func() time.Time
+	max      int
+	byTenant map[string]*History
+	used     map[string]time.Time
+}
+
+func newHistories(now func() time.Time, most int) *histories {
+	return &histories{now: now, max: most, byTenant: map[string]*History{}, used: map[string]time.Time{}}
+}
+
+// of returns the history tenant's events go to, making it when needed.
+func (hs *histories) of(tenant string) *History {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.byTenant[tenant]
+	if h == nil {
+		if len(hs.byTenant) >= hs.max {
+			oldest := ""
+			for t, at := range hs.used {
+				if oldest == "" || at.Before(hs.used[oldest]) {
+					oldest = t
+				}
+			}
+			delete(hs.byTenant, oldest)
+			delete(hs.used, oldest)
+		}
+		h = newHistory(hs.now)
+		hs.byTenant[tenant] = h
+	}
+	hs.used[tenant] = hs.now()
+	return h
+}
+
+// read returns tenant's history, or an empty one when it has none.
+func (hs *histories) read(tenant string) *History {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if h := hs.byTenant[tenant]; h != nil {
+		return h
+	}
+	return newHistory(hs.now)
+}
 
 // at returns the bucket of the current time, resetting one left from a
 // previous lap of the ring. Callers hold mu.

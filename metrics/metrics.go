@@ -22,7 +22,7 @@ import (
 // process (tests, replicas) never count into each other.
 type Metrics struct {
 	reg     *prometheus.Registry
-	history *History
+	history *histories
 	queue   QueueProbe
 	now     func() time.Time
 
@@ -78,7 +78,7 @@ func New(opts Options) *Metrics {
 	if m.now == nil {
 		m.now = time.Now
 	}
-	m.history = newHistory(m.now)
+	m.history = newHistories(m.now, maxTenantHistories)
 	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mneme_http_requests_total",
 		Help: "HTTP requests answered, by method, route template and status code.",
@@ -158,8 +158,8 @@ func (m *Metrics) Handler() http.Handler {
 // them directly.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// History is the recent history the panel charts.
-func (m *Metrics) History() *History { return m.history }
+// History is the recent history of one tenant, which the panel charts.
+func (m *Metrics) History(tenant string) *History { return m.history.read(tenant) }
 
 // Queue reads the queue's state now; ok is false when there is no probe.
 func (m *Metrics) Queue(ctx context.Context) (s QueueState, ok bool, err error) {

@@ -133,10 +133,11 @@ func TestMetricsCountTheWorkload(t *testing.T) {
 	if _, ok := after["mneme_queue_depth"]; !ok {
 		t.Error("mneme_queue_depth is not exported")
 	}
-	// The history the panel charts saw the same workload.
-	fig := f.App.Metrics.History().Figures(time.Hour)
-	if fig.Writes < 3 || fig.Recalls < recalls || fig.RecallP95 <= 0 || fig.ContextMean <= 0 {
-		t.Errorf("history figures %+v, want the workload's writes and recalls", fig)
+	// The history the panel charts is the tenant's own: exactly the
+	// workload's created memories and recalls.
+	fig := f.App.Metrics.History(f.Tenant).Figures(time.Hour)
+	if fig.Writes != 3 || fig.Recalls != int(recalls) || fig.RecallP95 <= 0 || fig.ContextMean <= 0 {
+		t.Errorf("history figures %+v, want the workload's 3 writes and %v recalls", fig, recalls)
 	}
 
 	// Every metric explains itself, and no label carries a user id, content

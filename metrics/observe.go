@@ -25,9 +25,9 @@ var writeOutcomes = []string{
 	OutcomeSuperseded, memory.OutcomeDuplicate, memory.OutcomeStale, OutcomeRejectedGuard,
 }
 
-// Recalled counts one answered recall: its stages, the memories returned and
-// the size of the context handed over.
-func (m *Metrics) Recalled(res memory.RecallResult) {
+// Recalled counts one answered recall in tenant: its stages, the memories
+// returned and the size of the context handed over.
+func (m *Metrics) Recalled(tenant string, res memory.RecallResult) {
 	st := res.Search.Stages
 	for _, s := range []struct {
 		name string
@@ -42,12 +42,12 @@ func (m *Metrics) Recalled(res memory.RecallResult) {
 	chars := utf8.RuneCountInString(res.Context)
 	m.recallMemories.Observe(float64(len(res.Memories)))
 	m.recallChars.Observe(float64(chars))
-	m.history.recall(time.Duration(st.Total*float64(time.Millisecond)), chars)
+	m.history.of(tenant).recall(time.Duration(st.Total*float64(time.Millisecond)), chars)
 }
 
-// Wrote counts the outcome of each memory of a synchronous write, or the
-// write's refusal by the guard.
-func (m *Metrics) Wrote(results []memory.WriteResult, err error) {
+// Wrote counts the outcome of each memory of a synchronous write in tenant,
+// or the write's refusal by the guard.
+func (m *Metrics) Wrote(tenant string, results []memory.WriteResult, err error) {
 	var guarded *memory.GuardError
 	if errors.As(err, &guarded) {
 		m.writes.WithLabelValues(OutcomeRejectedGuard).Inc()
@@ -61,13 +61,13 @@ func (m *Metrics) Wrote(results []memory.WriteResult, err error) {
 		if r.Memory != nil {
 			stored = *r.Memory
 		}
-		m.wrote(r.Outcome, r.Status, stored)
+		m.wrote(tenant, r.Outcome, r.Status, stored)
 	}
 }
 
 // wrote counts one memory's outcome. A created memory is also counted as a
 // candidate or, when it is a later version of its slot, as superseding.
-func (m *Metrics) wrote(outcome, status string, stored memory.Memory) {
+func (m *Metrics) wrote(tenant, outcome, status string, stored memory.Memory) {
 	m.writes.WithLabelValues(outcomeLabel(outcome)).Inc()
 	if outcome != memory.OutcomeCreated {
 		return
@@ -80,7 +80,7 @@ func (m *Metrics) wrote(outcome, status string, stored memory.Memory) {
 	}
 	size := len(stored.Content) + 4*len(stored.Embedding)
 	m.writtenBytes.Add(float64(size))
-	m.history.write(size)
+	m.history.of(tenant).write(size)
 }
 
 // outcomeLabel keeps the label to the known outcomes.
@@ -98,9 +98,14 @@ func outcomeLabel(o string) string {
 func (m *Metrics) Jobs(next func(context.Context, []memory.Job) ([]memory.JobResult, error)) func(context.Context, []memory.Job) ([]memory.JobResult, error) {
 	return func(ctx context.Context, jobs []memory.Job) ([]memory.JobResult, error) {
 		rs, err := next(ctx, jobs)
-		for _, r := range rs {
+		// Results stand in the order of their jobs.
+		for i, r := range rs {
+			tenant := ""
+			if i < len(jobs) {
+				tenant = jobs[i].Tenant
+			}
 			for _, jm := range r.Memories {
-				m.wrote(jm.Outcome, jm.Status, memory.Memory{})
+				m.wrote(tenant, jm.Outcome, jm.Status, memory.Memory{})
 			}
 		}
 		return rs, err
@@ -108,21 +113,21 @@ func (m *Metrics) Jobs(next func(context.Context, []memory.Job) ([]memory.JobRes
 }
 
 // Deleted counts a memory deleted through the API.
-func (m *Metrics) Deleted() {
+func (m *Metrics) Deleted(r memory.Receipt) {
 	m.deletes.WithLabelValues("memory").Inc()
-	m.history.delete(1)
+	m.history.of(r.Tenant).delete(1)
 }
 
 // Erased counts a user erased with everything they had.
 func (m *Metrics) Erased(r memory.Receipt) {
 	m.deletes.WithLabelValues("user").Inc()
-	m.history.delete(int(r.Counts[memory.PlaceGraphMemories]))
+	m.history.of(r.Tenant).delete(int(r.Counts[memory.PlaceGraphMemories]))
 }
 
-// Conversation counts a conversation handed over for extraction.
-func (m *Metrics) Conversation() {
+// Conversation counts a conversation of tenant handed over for extraction.
+func (m *Metrics) Conversation(tenant string) {
 	m.conversations.Inc()
-	m.history.conversation()
+	m.history.of(tenant).conversation()
 }
 
 // StoreError counts an error from a store, "neo4j" or "redis".
@@ -163,7 +168,7 @@ func (d decisionSink) Record(r policyadmin.DecisionRecord) {
 	d.m.decisions.WithLabelValues(action, result).Inc()
 	d.m.decisionLatency.WithLabelValues(result).Observe(float64(r.LatencyMicros) / 1e6)
 	if result == policyadmin.ResultDeny {
-		d.m.history.deny()
+		d.m.history.of(r.Principal.Tenant).deny()
 	}
 	d.next.Record(r)
 }

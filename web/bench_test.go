@@ -20,8 +20,8 @@ import (
 const EnvBenchMemories = "MNEME_PANEL_BENCH_MEMORIES"
 
 // BenchmarkPanelPages renders each panel page for an admin of a tenant
-// holding many memories, half of them alice's, and reports the mean and P95
-// milliseconds per page. The memories are stored without embeddings: the
+// holding many memories, half of them alice's, and reports the mean, median
+// and P95 milliseconds per page. The memories are stored without embeddings: the
 // pages never search by vector, and the shared vector index stays small.
 // The tenant's users are erased when it ends.
 //
@@ -81,7 +81,7 @@ func BenchmarkPanelPages(b *testing.B) {
 		b.Fatalf("sign-in = %d", p.status)
 	}
 	cl := br.c
-	for _, path := range []string{"/panel/overview", "/panel/users/alice", "/panel/users/alice?type=profile", "/panel/recalls?user=alice", "/panel/deletions", "/panel/policy"} {
+	for _, path := range []string{"/panel/overview", "/panel/users/alice", "/panel/users/alice?type=profile", "/panel/users/alice?type=episodic", "/panel/recalls?user=alice", "/panel/deletions", "/panel/policy"} {
 		b.Run(path, func(b *testing.B) {
 			var took []time.Duration
 			for b.Loop() {
@@ -102,6 +102,7 @@ func BenchmarkPanelPages(b *testing.B) {
 				sum += d
 			}
 			b.ReportMetric(float64(sum.Microseconds())/float64(len(took))/1000, "ms/page")
+			b.ReportMetric(float64(took[(len(took)+1)/2-1].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(took[(len(took)*95+99)/100-1].Microseconds())/1000, "p95-ms")
 		})
 	}

@@ -279,7 +279,27 @@ func TestPanelInTheBrowser(t *testing.T) {
 	if b.count(`.recall tr[data-id="`+recalled.Memories[0].Memory.ID+`"]`) == 0 {
 		t.Errorf("the recall's first memory %s is not listed", recalled.Memories[0].Memory.ID)
 	}
+	// With its score parts, as the API explained them, and the context block
+	// handed over.
+	first := recalled.Memories[0]
+	if got, want := b.text(`.recall tr[data-id="`+first.Memory.ID+`"] dd.fused`), fmt.Sprintf("%.4f", first.Explain.Fused); got != want {
+		t.Errorf("the first memory's fused score shows %q, want %q", got, want)
+	}
+	b.do(chromedp.Click(chromedp.CSS(".recall details.context summary"), chromedp.NodeVisible))
+	if got := b.text(".recall pre.context-block"); strings.TrimSpace(got) != strings.TrimSpace(recalled.Context) {
+		t.Errorf("context block shows\n%s\nwant\n%s", got, recalled.Context)
+	}
 	b.screenshot("recalls")
+	// The user page explains the memory from that, its last, recall.
+	b.open("/panel/users/alice", "#memories")
+	b.submit(`tr[data-id="` + first.Memory.ID + `"] a.explain`)
+	if got, want := b.text("#explain dd.fused"), fmt.Sprintf("%.4f", first.Explain.Fused); got != want {
+		t.Errorf("the user page's last-recall explain shows fused %q, want %q", got, want)
+	}
+	if got := b.text("#explain q.question"); got != "What is Alice's purchasing budget?" {
+		t.Errorf("the last recall's question shows %q", got)
+	}
+	b.screenshot("alice-last-recall")
 
 	// Delete a memory: it leaves the list and appears under Deletions.
 	b.open("/panel/users/alice", "#memories")

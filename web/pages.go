@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -8,31 +9,27 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"mneme/memory"
 	"mneme/metrics"
 	"mneme/policyadmin"
 )
 
-// overviewScan caps the memories the overview counts per page load, newest
-// first, so that the page stays fast however large the tenant grows.
-const overviewScan = 500
-
 // userCounts are one user's memories by type and by status.
 type userCounts struct {
 	User     string
-	Total    int
-	ByType   map[string]int
-	ByStatus map[string]int
+	Total    int64
+	ByType   map[string]int64
+	ByStatus map[string]int64
 }
 
 type overviewData struct {
 	Users []userCounts
-	// Capped is true when the tenant holds more memories than were counted.
-	Capped  bool
-	Scanned int
-	Types   []string
-	States  []string
+	// Total is every memory of the tenant the viewer may read.
+	Total  int64
+	Types  []string
+	States []string
 
 	Policy policyadmin.PolicyState
 	// Hour and Day are the four figures over the last hour and day.
@@ -43,6 +40,8 @@ type overviewData struct {
 	HasFigs   bool
 }
 
+// overview counts every memory of the tenant the admin may read, by user,
+// type and status, in one query under the read policy.
 func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error {
 	if err := adminOnly(c); err != nil {
 		return err
@@ -50,29 +49,22 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 	ctx, cancel := withTimeout(r.Context())
 	defer cancel()
 	d := overviewData{Types: memory.Types, States: memory.Statuses}
-	byUser := map[string]*userCounts{}
-	cursor := ""
-	for d.Scanned < overviewScan {
-		page, err := p.svc.List(ctx, c.Principal, memory.ListRequest{Cursor: cursor, Limit: memory.MaxListSize})
-		if err != nil {
-			return err
-		}
-		for _, m := range page.Memories {
-			u := byUser[m.UserID]
-			if u == nil {
-				u = &userCounts{User: m.UserID, ByType: map[string]int{}, ByStatus: map[string]int{}}
-				byUser[m.UserID] = u
-			}
-			u.Total++
-			u.ByType[m.Type]++
-			u.ByStatus[m.Status]++
-		}
-		d.Scanned += len(page.Memories)
-		if cursor = page.NextCursor; cursor == "" {
-			break
-		}
+	counts, err := p.census.Count(ctx, c.Principal)
+	if err != nil {
+		return err
 	}
-	d.Capped = cursor != ""
+	byUser := map[string]*userCounts{}
+	for _, n := range counts {
+		u := byUser[n.UserID]
+		if u == nil {
+			u = &userCounts{User: n.UserID, ByType: map[string]int64{}, ByStatus: map[string]int64{}}
+			byUser[n.UserID] = u
+		}
+		u.Total += n.N
+		u.ByType[n.Type] += n.N
+		u.ByStatus[n.Status] += n.N
+		d.Total += n.N
+	}
 	for _, u := range byUser {
 		d.Users = append(d.Users, *u)
 	}
@@ -84,7 +76,7 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 	d.Policy = st
 	if p.metrics != nil {
 		d.HasFigs = true
-		h := p.metrics.History()
+		h := p.metrics.History(c.Tenant)
 		d.Hour, d.Day = h.Figures(time.Hour), h.Figures(24*time.Hour)
 		d.Series = series(h.Points(24 * time.Hour))
 		q, ok, err := p.metrics.Queue(ctx)
@@ -111,7 +103,15 @@ func series(pts []metrics.Point) string {
 
 // userFilter is the user page's filter form.
 type userFilter struct {
-	Type, Kind, Status, Agent, Query, From, To, History string
+	Type, Kind, Status, Agent, Query, From, To, History, Explain string
+}
+
+// lastRecall is a memory's part in the latest recall that returned it.
+type lastRecall struct {
+	ID      string
+	Record  memory.RecallRecord
+	Score   float64
+	Explain *memory.Explain
 }
 
 type userData struct {
@@ -120,10 +120,14 @@ type userData struct {
 	Memories []memory.Memory
 	More     string // the next page's URL
 	History  []memory.Memory
-	Types    []string
-	States   []string
-	Self     bool
-	Back     string
+	// Explain is the memory Filter.Explain names in its last recall; nil
+	// when the recall log holds none.
+	Explain *lastRecall
+	Admin   bool
+	Types   []string
+	States  []string
+	Self    bool
+	Back    string
 }
 
 func (p *Panel) me(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -147,9 +151,12 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 	q := r.URL.Query()
 	f := userFilter{
 		Type: q.Get("type"), Kind: q.Get("kind"), Status: q.Get("status"), Agent: q.Get("agent"),
-		Query: q.Get("q"), From: q.Get("from"), To: q.Get("to"), History: q.Get("history"),
+		Query: q.Get("q"), From: q.Get("from"), To: q.Get("to"), History: q.Get("history"), Explain: q.Get("explain"),
 	}
-	req := memory.ListRequest{UserID: id, Type: f.Type, Kind: f.Kind, Status: f.Status, Cursor: q.Get("cursor"), Limit: memory.DefaultListSize}
+	req := memory.ListRequest{
+		UserID: id, Type: f.Type, Kind: f.Kind, Status: f.Status, Agent: f.Agent, Text: f.Query,
+		Cursor: q.Get("cursor"), Limit: memory.DefaultListSize,
+	}
 	var err error
 	if req.From, err = day(f.From, "from"); err != nil {
 		return err
@@ -161,15 +168,9 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 	if err != nil {
 		return err
 	}
-	d := userData{User: id, Filter: f, Types: memory.Types, States: memory.Statuses, Self: id == c.ID, Back: r.URL.RequestURI()}
-	for _, m := range page.Memories {
-		if f.Agent != "" && m.AgentID != f.Agent {
-			continue
-		}
-		if f.Query != "" && !strings.Contains(strings.ToLower(m.Content), strings.ToLower(f.Query)) {
-			continue
-		}
-		d.Memories = append(d.Memories, m)
+	d := userData{
+		User: id, Filter: f, Memories: page.Memories, Types: memory.Types, States: memory.Statuses,
+		Self: id == c.ID, Back: r.URL.RequestURI(), Admin: c.Admin(),
 	}
 	if page.NextCursor != "" {
 		next := r.URL.Query()
@@ -181,7 +182,32 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 			return err
 		}
 	}
+	if f.Explain != "" && c.Admin() {
+		if d.Explain, err = p.lastRecall(ctx, c, id, f.Explain); err != nil {
+			return err
+		}
+	}
 	return p.page(w, r, c, "user", "Memories of "+id, d)
+}
+
+// lastRecall finds memory id in the newest recall of user's log that
+// returned it, if the memory is one the admin may read.
+func (p *Panel) lastRecall(ctx context.Context, c caller, user, id string) (*lastRecall, error) {
+	if _, err := p.svc.Get(ctx, c.Principal, id); err != nil {
+		return nil, err
+	}
+	recs, err := p.svc.RecallLog(ctx, c.Principal, user, memory.MaxRecallLogLimit)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range recs {
+		for _, rm := range rec.Memories {
+			if rm.ID == id {
+				return &lastRecall{ID: id, Record: rec, Score: rm.Score, Explain: rm.Explain}, nil
+			}
+		}
+	}
+	return &lastRecall{ID: id}, nil
 }
 
 // day parses a YYYY-MM-DD filter.
@@ -197,11 +223,12 @@ func day(s, field string) (time.Time, error) {
 }
 
 func (p *Panel) deleteMemory(w http.ResponseWriter, r *http.Request, c caller) error {
-	if _, err := p.svc.Delete(r.Context(), c.Principal, r.PathValue("id")); err != nil {
+	rec, err := p.svc.Delete(r.Context(), c.Principal, r.PathValue("id"))
+	if err != nil {
 		return err
 	}
 	if p.metrics != nil {
-		p.metrics.Deleted()
+		p.metrics.Deleted(rec)
 	}
 	back(w, r, "/panel/me")
 	return nil
@@ -247,16 +274,23 @@ type receiptData struct {
 }
 
 // recallView is one recall of the log with the memories it returned, each
-// read again under the caller's principal (a deleted one shows as gone).
+// read again under the caller's principal (a deleted one shows as gone),
+// and the context block handed over, rebuilt from those memories: the log
+// keeps no content.
 type recallView struct {
 	Record   memory.RecallRecord
 	Memories []recalledView
+	Context  string
+	// Whole is true when the rebuilt block is as long as the one handed
+	// over: no memory of it has gone since.
+	Whole bool
 }
 
 type recalledView struct {
-	ID     string
-	Score  float64
-	Memory *memory.Memory
+	ID      string
+	Score   float64
+	Explain *memory.Explain
+	Memory  *memory.Memory
 }
 
 type recallsData struct {
@@ -281,13 +315,17 @@ func (p *Panel) recalls(w http.ResponseWriter, r *http.Request, c caller) error 
 		}
 		for _, rec := range recs {
 			v := recallView{Record: rec}
+			var shown []memory.Recalled
 			for _, rm := range rec.Memories {
-				rv := recalledView{ID: rm.ID, Score: rm.Score}
+				rv := recalledView{ID: rm.ID, Score: rm.Score, Explain: rm.Explain}
 				if m, err := p.svc.Get(ctx, c.Principal, rm.ID); err == nil {
 					rv.Memory = &m
+					shown = append(shown, memory.Recalled{Memory: m})
 				}
 				v.Memories = append(v.Memories, rv)
 			}
+			v.Context = memory.ContextBlock(shown)
+			v.Whole = utf8.RuneCountInString(v.Context) == rec.ContextChars
 			d.Recalls = append(d.Recalls, v)
 		}
 	}
@@ -329,20 +367,30 @@ type policyData struct {
 	Diff      string
 	SimInput  string
 	Sim       *policyadmin.Simulation
+	// Edit is the grant the grant form edits; nil makes a new one.
+	Edit          *memory.Grant
+	Types         []string
+	Sensitivities []string
+	// Replay is a draft revision's replay against the recent decisions.
+	ReplayOf string
+	Replay   *policyadmin.ReplayReport
 }
 
 func (p *Panel) policy(w http.ResponseWriter, r *http.Request, c caller) error {
-	return p.policyPage(w, r, c, "", nil)
+	return p.policyPage(w, r, c, policyData{})
 }
 
-func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, simInput string, sim *policyadmin.Simulation) error {
+// policyPage renders the policy page; d carries what a form post adds
+// (a simulation or a replay).
+func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, d policyData) error {
 	if err := adminOnly(c); err != nil {
 		return err
 	}
 	ctx, cancel := withTimeout(r.Context())
 	defer cancel()
 	q := r.URL.Query()
-	d := policyData{Filter: q, DiffA: q.Get("a"), DiffB: q.Get("b"), SimInput: simInput, Sim: sim}
+	d.Filter, d.DiffA, d.DiffB = q, q.Get("a"), q.Get("b")
+	d.Types, d.Sensitivities = memory.Types, memory.Sensitivities
 	if d.SimInput == "" {
 		d.SimInput = `{"principal": {"kind": "agent", "id": "support-bot"}, "action": "read", "resource": {"user_id": "alice", "type": "profile", "agent_id": "order-bot", "sensitivity": "internal"}}`
 	}
@@ -355,6 +403,16 @@ func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, sim
 	}
 	if d.Grants, err = p.admin.Grants(ctx, c.Principal); err != nil {
 		return err
+	}
+	if edit := q.Get("edit"); edit != "" {
+		for i, g := range d.Grants.Grants {
+			if g.ID == edit {
+				d.Edit = &d.Grants.Grants[i]
+			}
+		}
+		if d.Edit == nil {
+			return memory.ErrNotFound
+		}
 	}
 	if d.Decisions, err = p.admin.Decisions(ctx, c.Principal, policyadmin.DecisionQuery{
 		Principal: q.Get("principal"), Result: q.Get("result"), Action: q.Get("action"), Limit: 50,
@@ -387,7 +445,81 @@ func (p *Panel) simulate(w http.ResponseWriter, r *http.Request, c caller) error
 	if err != nil {
 		return err
 	}
-	return p.policyPage(w, r, c, raw, &sim)
+	return p.policyPage(w, r, c, policyData{SimInput: raw, Sim: &sim})
+}
+
+// replay decides the recent logged decisions again against a stored
+// revision that is not active, a draft, and shows those that would change.
+func (p *Panel) replay(w http.ResponseWriter, r *http.Request, c caller) error {
+	raw := r.PostFormValue("revision")
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return memory.Invalid("revision", "must be a revision number")
+	}
+	rep, err := p.admin.Replay(r.Context(), c.Principal, policyadmin.ReplayRequest{Revision: &n})
+	if err != nil {
+		return err
+	}
+	return p.policyPage(w, r, c, policyData{ReplayOf: raw, Replay: &rep})
+}
+
+// grantForm reads the grant form: lists are comma-separated, the expiry a
+// date (empty: none).
+func grantForm(r *http.Request) (policyadmin.NewGrant, error) {
+	list := func(s string) []string {
+		var out []string
+		for _, x := range strings.Split(s, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	n := policyadmin.NewGrant{
+		Grantee: strings.TrimSpace(r.PostFormValue("grantee")), Source: strings.TrimSpace(r.PostFormValue("source")),
+		Types: r.PostForm["types"], Kinds: list(r.PostFormValue("kinds")), MaxSensitivity: r.PostFormValue("max_sensitivity"),
+	}
+	expires, err := day(r.PostFormValue("expires"), "expires")
+	if err != nil {
+		return n, err
+	}
+	if !expires.IsZero() {
+		n.ExpiresAt = &expires
+	}
+	return n, nil
+}
+
+func (p *Panel) createGrant(w http.ResponseWriter, r *http.Request, c caller) error {
+	n, err := grantForm(r)
+	if err != nil {
+		return err
+	}
+	if _, err := p.admin.CreateGrant(r.Context(), c.Principal, n); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/panel/policy", http.StatusSeeOther)
+	return nil
+}
+
+// editGrant replaces every field of a grant with the form's.
+func (p *Panel) editGrant(w http.ResponseWriter, r *http.Request, c caller) error {
+	n, err := grantForm(r)
+	if err != nil {
+		return err
+	}
+	kinds := n.Kinds
+	if kinds == nil {
+		kinds = []string{}
+	}
+	change := policyadmin.GrantChange{
+		Grantee: &n.Grantee, Source: &n.Source, Types: &n.Types, Kinds: &kinds,
+		MaxSensitivity: &n.MaxSensitivity, ExpiresAt: n.ExpiresAt, NoExpiry: n.ExpiresAt == nil,
+	}
+	if _, err := p.admin.UpdateGrant(r.Context(), c.Principal, r.PathValue("id"), change); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/panel/policy", http.StatusSeeOther)
+	return nil
 }
 
 func (p *Panel) activate(w http.ResponseWriter, r *http.Request, c caller) error {

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,10 +34,23 @@ var staticFiles embed.FS
 // DefaultSessionTTL is how long a sign-in lasts.
 const DefaultSessionTTL = 8 * time.Hour
 
-// Options configures the panel. Service, Admin, Identity and Secret are
-// required.
+// Count is how many memories of one user have one type and status.
+type Count struct {
+	UserID, Type, Status string
+	N                    int64
+}
+
+// Counter counts the memories of a principal's tenant that the principal
+// may read, by user, type and status (package census does).
+type Counter interface {
+	Count(ctx context.Context, p memory.Principal) ([]Count, error)
+}
+
+// Options configures the panel. Service, Census, Admin, Identity and Secret
+// are required.
 type Options struct {
 	Service  *memory.Service
+	Census   Counter
 	Admin    *policyadmin.Service
 	Identity *identity.Service
 	// Metrics feeds the overview's charts and figures; nil shows none.
@@ -54,6 +68,7 @@ type Options struct {
 // Panel serves the memory panel.
 type Panel struct {
 	svc     *memory.Service
+	census  Counter
 	admin   *policyadmin.Service
 	ident   *identity.Service
 	metrics *metrics.Metrics
@@ -72,6 +87,9 @@ func New(opts Options) (*Panel, error) {
 	if opts.Service == nil {
 		missing = append(missing, errors.New("web: Service is required"))
 	}
+	if opts.Census == nil {
+		missing = append(missing, errors.New("web: Census is required"))
+	}
 	if opts.Admin == nil {
 		missing = append(missing, errors.New("web: Admin is required"))
 	}
@@ -86,7 +104,7 @@ func New(opts Options) (*Panel, error) {
 		return nil, err
 	}
 	p := &Panel{
-		svc: opts.Service, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics, graph: opts.Graph,
+		svc: opts.Service, census: opts.Census, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics, graph: opts.Graph,
 		seal: seal, ttl: opts.SessionTTL, log: opts.Logger, now: opts.Now,
 	}
 	if p.ttl <= 0 {
@@ -111,7 +129,7 @@ var pageNames = []string{"signin", "overview", "user", "recalls", "deletions", "
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/base.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/base.html", "templates/explain.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: template %s: %w", name, err)
 		}
@@ -130,6 +148,7 @@ var funcs = template.FuncMap{
 	"ms":   func(v float64) string { return fmt.Sprintf("%.1f ms", v) },
 	"num":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"join": strings.Join,
+	"has":  slices.Contains[[]string],
 }
 
 // routes registers the pages. Each page is reached through a principal:
@@ -156,6 +175,9 @@ func (p *Panel) routes() {
 	m.HandleFunc("POST /panel/policy/activate", p.form(p.activate))
 	m.HandleFunc("POST /panel/policy/rollback", p.form(p.rollback))
 	m.HandleFunc("POST /panel/grants/{id}/delete", p.form(p.deleteGrant))
+	m.HandleFunc("POST /panel/grants", p.form(p.createGrant))
+	m.HandleFunc("POST /panel/grants/{id}/edit", p.form(p.editGrant))
+	m.HandleFunc("POST /panel/policy/replay", p.form(p.replay))
 	p.graphRoutes(m)
 	m.HandleFunc("/panel/", func(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusNotFound, "error", view{Title: "Not found", Message: "There is no such page."})

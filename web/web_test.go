@@ -6,11 +6,13 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"mneme/internal/apptest"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // browser is a cookie-keeping client of the panel that does not follow
@@ -218,5 +220,111 @@ func TestPanelEndUserSeesOnlyTheirOwn(t *testing.T) {
 		if p.status == http.StatusOK || strings.Contains(p.body, "Falcon") {
 			t.Errorf("bob opening %s = %d", path, p.status)
 		}
+	}
+}
+
+// TestPanelDeletionsShowEndUsersOwn has bob delete one of his memories in
+// the panel; the admin's Deletions page lists it, by "user:self", without
+// its content.
+func TestPanelDeletionsShowEndUsersOwn(t *testing.T) {
+	f := apptest.Start(t)
+	id := write(t, f, "support-bot", memory.NewMemory{UserID: "bob", Type: memory.TypeSemantic, Content: "Bob's locker code is 4471."})
+	bob := newBrowser(t, f.URL)
+	bob.signIn(f.Keys["bob"])
+	me := bob.do(http.MethodGet, "/panel/me", nil)
+	if p := bob.do(http.MethodPost, "/panel/memories/"+id+"/delete", url.Values{"csrf": {csrfOf(t, me)}, "back": {"/panel/me"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("bob's delete = %d: %s", p.status, p.body)
+	}
+	admin := newBrowser(t, f.URL)
+	admin.signIn(f.Keys["admin"])
+	p := admin.do(http.MethodGet, "/panel/deletions", nil)
+	if p.status != http.StatusOK {
+		t.Fatalf("deletions = %d", p.status)
+	}
+	row := regexp.MustCompile(`<tr><td>[^<]*</td><td>user:self</td><td>memory\.delete</td><td class="target">memory:` + id + `</td><td>ok`)
+	if !row.MatchString(p.body) {
+		t.Errorf("deletions lack bob's delete of %s: %s", id, p.body)
+	}
+	if strings.Contains(p.body, "4471") || strings.Contains(p.body, "locker") {
+		t.Error("deletions show the deleted content")
+	}
+}
+
+// TestPanelGrantsAndReplay adds a grant in the panel, which lets order-bot
+// read support-bot's profile memory; edits it to episodic only, which takes
+// that away; and replays the recent decisions against a draft that denies
+// notes, which reports order-bot's allowed read as one that would be denied.
+func TestPanelGrantsAndReplay(t *testing.T) {
+	f := apptest.Start(t)
+	ctx := t.Context()
+	id := write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Kind: "note", Sensitivity: memory.SensitivityInternal, Content: "Alice prefers email."})
+	reads := func() int { return f.Do(t, "order-bot", http.MethodGet, "/v1/memories/"+id, nil).Status }
+	if s := reads(); s != http.StatusNotFound {
+		t.Fatalf("order-bot reads without a grant: %d", s)
+	}
+	b := newBrowser(t, f.URL)
+	b.signIn(f.Keys["admin"])
+	page := b.do(http.MethodGet, "/panel/policy", nil)
+	add := url.Values{"csrf": {csrfOf(t, page)}, "grantee": {"order-bot"}, "source": {"support-bot"}, "types": {"profile"}, "max_sensitivity": {"internal"}}
+	if p := b.do(http.MethodPost, "/panel/grants", add); p.status != http.StatusSeeOther {
+		t.Fatalf("add grant = %d: %s", p.status, p.body)
+	}
+	if s := reads(); s != http.StatusOK {
+		t.Fatalf("order-bot reads with the grant: %d, want 200", s)
+	}
+	set, err := f.App.Admin.Grants(ctx, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAdmin, ID: "admin"})
+	if err != nil || len(set.Grants) != 1 {
+		t.Fatalf("grants %+v, %v", set, err)
+	}
+	g := set.Grants[0]
+	edit := b.do(http.MethodGet, "/panel/policy?edit="+g.ID, nil)
+	if !strings.Contains(edit.body, `action="/panel/grants/`+g.ID+`/edit"`) || !strings.Contains(edit.body, `value="profile" checked`) {
+		t.Errorf("the edit form is not the grant's: %s", edit.body)
+	}
+	change := url.Values{"csrf": {csrfOf(t, edit)}, "grantee": {"order-bot"}, "source": {"support-bot"}, "types": {"episodic"}, "max_sensitivity": {"internal"}}
+	if p := b.do(http.MethodPost, "/panel/grants/"+g.ID+"/edit", change); p.status != http.StatusSeeOther {
+		t.Fatalf("edit grant = %d: %s", p.status, p.body)
+	}
+	if s := reads(); s != http.StatusNotFound {
+		t.Errorf("order-bot reads after the grant lost profile: %d, want 404", s)
+	}
+	// Put the profile back, read once more, then replay against a draft.
+	change.Set("types", "profile")
+	if p := b.do(http.MethodPost, "/panel/grants/"+g.ID+"/edit", change); p.status != http.StatusSeeOther {
+		t.Fatalf("edit grant back = %d", p.status)
+	}
+	if s := reads(); s != http.StatusOK {
+		t.Fatalf("order-bot reads with profile back: %d", s)
+	}
+	if err := f.App.Decisions.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := f.Do(t, "admin", http.MethodGet, "/v1/policy/revisions/0", nil)
+	var base policyadmin.PolicyRevision
+	r.Decode(t, &base)
+	for i, m := range base.Modules {
+		if m.Name == "authz.rego" {
+			s := strings.Replace(m.Source, "\tknown_sensitivity\n}", "\tknown_sensitivity\n\tnot a_note\n}", 1)
+			base.Modules[i].Source = s + "\na_note if input.resource.kind == \"note\"\n\ndenials contains \"notes are never read\" if a_note\n"
+		}
+	}
+	r = f.Do(t, "admin", http.MethodPut, "/v1/policy", policyadmin.NewPolicy{Message: "no notes", Modules: base.Modules})
+	var pushed struct {
+		Revision policyadmin.PolicyRevision `json:"revision"`
+	}
+	if r.Decode(t, &pushed); r.Status != http.StatusCreated {
+		t.Fatalf("push draft = %d: %s", r.Status, r.Body)
+	}
+	page = b.do(http.MethodGet, "/panel/policy", nil)
+	rep := b.do(http.MethodPost, "/panel/policy/replay", url.Values{"csrf": {csrfOf(t, page)}, "revision": {strconv.FormatInt(pushed.Revision.Number, 10)}})
+	if rep.status != http.StatusOK {
+		t.Fatalf("replay = %d: %s", rep.status, rep.body)
+	}
+	m := regexp.MustCompile(`class="allow-to-deny">(\d+)<`).FindStringSubmatch(rep.body)
+	if m == nil || m[1] == "0" {
+		t.Errorf("the replay reports no allowed read that the draft would deny: %s", rep.body)
+	}
+	if !strings.Contains(rep.body, "notes are never read") {
+		t.Error("the replay does not show the draft's reason")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -475,7 +476,10 @@ func testListFiltersAndCursor(t *testing.T, s Store, f *fixture) {
 			// Equal timestamps: the id breaks the tie.
 			opts = append(opts, withCreated(base.Add(time.Hour)))
 		}
-		all = append(all, f.mem(user, fmt.Sprintf("memory %02d", i), opts...))
+		if i%3 == 1 {
+			opts = append(opts, withAgent("agent-b"))
+		}
+		all = append(all, f.mem(user, fmt.Sprintf("Memory %02d", i), opts...))
 	}
 	create(t, s, all...)
 	newestFirst := slices.Clone(all)
@@ -511,6 +515,13 @@ func testListFiltersAndCursor(t *testing.T, s Store, f *fixture) {
 		{"combined", memory.ListQuery{UserID: "u1", Kind: "preference", Status: memory.StatusActive}, pick(func(m memory.Memory) bool {
 			return m.UserID == "u1" && m.Kind == "preference" && m.Status == memory.StatusActive
 		})},
+		{"user and type", memory.ListQuery{UserID: "u1", Type: memory.TypeSemantic}, pick(func(m memory.Memory) bool {
+			return m.UserID == "u1" && m.Type == memory.TypeSemantic
+		})},
+		{"agent", memory.ListQuery{AgentID: "agent-b"}, pick(func(m memory.Memory) bool { return m.AgentID == "agent-b" })},
+		{"text, any case", memory.ListQuery{UserID: "u1", Text: "mEMORY 1"}, pick(func(m memory.Memory) bool {
+			return m.UserID == "u1" && strings.HasPrefix(m.Content, "Memory 1")
+		})},
 		{"limit", memory.ListQuery{Limit: 3}, pick(func(memory.Memory) bool { return true })[:3]},
 		{"no match", memory.ListQuery{UserID: "nobody"}, nil},
 	}
@@ -544,6 +555,37 @@ func testListFiltersAndCursor(t *testing.T, s Store, f *fixture) {
 		diff(t, "pages", 3, pages)
 		diff(t, "all pages in order", ids(newestFirst), got)
 	})
+
+	// One user's listing reads an index in order; its pages must still
+	// cover the user's memories newest first, ties broken by id.
+	for _, tc := range []struct {
+		name string
+		q    memory.ListQuery
+		keep func(memory.Memory) bool
+	}{
+		{"user cursor", memory.ListQuery{UserID: "u1", Limit: 4}, func(m memory.Memory) bool { return m.UserID == "u1" }},
+		{"user and type cursor", memory.ListQuery{UserID: "u1", Type: memory.TypeEpisodic, Limit: 2}, func(m memory.Memory) bool {
+			return m.UserID == "u1" && m.Type == memory.TypeEpisodic
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			q := tc.q
+			for range 20 {
+				page, err := s.ListMemories(ctx(t), f.all(), q)
+				if err != nil {
+					t.Fatalf("ListMemories: %v", err)
+				}
+				if len(page) == 0 {
+					break
+				}
+				got = append(got, ids(page)...)
+				last := page[len(page)-1]
+				q.After = &memory.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+			}
+			diff(t, "all pages in order", pick(tc.keep), got)
+		})
+	}
 
 	t.Run("listed memory", func(t *testing.T) {
 		got, err := s.ListMemories(ctx(t), f.all(), memory.ListQuery{Limit: 1})

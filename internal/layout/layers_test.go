@@ -47,6 +47,7 @@ var layers = map[string]int{
 	"mneme/reembed":     2,
 	"mneme/export":      2,
 	"mneme/quota":       2,
+	"mneme/census":      2,
 	// Analysts' graph queries under the compiled policy filter.
 	"mneme/graphquery": 2,
 	// Working memory: open sessions, closed into memories.
@@ -75,6 +76,9 @@ var layers = map[string]int{
 	// Stores beside graph, on its runner: identity records, the sweeps.
 	"mneme/graph/keystore": 3,
 	"mneme/graph/upkeep":   3,
+
+	// Stores beside graph that put its scope predicate in their queries.
+	"mneme/graph/tally": 4,
 
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,
@@ -152,7 +156,7 @@ func TestNoPackageTooLarge(t *testing.T) {
 var owners = map[string][]string{
 	"github.com/gin-gonic/gin":            {"mneme/handlers"},
 	"github.com/open-policy-agent/opa":    {"mneme/policy"},
-	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/internal/testenv"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/graph/tally", "mneme/internal/testenv"},
 	"github.com/modelcontextprotocol":     {"mneme/mcp"},
 	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
+	"mneme/census"
 	"mneme/graph"
+	"mneme/graph/tally"
 	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/policy"
@@ -141,6 +144,7 @@ func TestPushedDownQueriesMatchDecisions(t *testing.T) {
 	if err := store.EnsureSchema(ctx, testenv.EmbeddingDimension); err != nil {
 		t.Fatalf("EnsureSchema: %v", err)
 	}
+	tallies := tally.New(store.Runner())
 	engine, err := policy.New(ctx, policy.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -220,6 +224,26 @@ func TestPushedDownQueriesMatchDecisions(t *testing.T) {
 				}
 				check(t, name+": list by scope.rego clauses", ids(byClauses), want, w, p)
 				if userID == "" {
+					// Counting under the scope agrees with the decisions,
+					// memory by memory summed by user, type and status.
+					counts, err := tallies.CountMemories(ctx, scope)
+					if err != nil {
+						t.Fatalf("%s: CountMemories: %v", name, err)
+					}
+					wantCounts := map[census.Count]int64{}
+					for _, id := range want {
+						m := readable[id]
+						wantCounts[census.Count{UserID: m.UserID, Type: m.Type, Status: m.Status}]++
+					}
+					gotCounts := map[census.Count]int64{}
+					for _, c := range counts {
+						n := c.N
+						c.N = 0
+						gotCounts[c] += n
+					}
+					if !maps.Equal(gotCounts, wantCounts) {
+						t.Errorf("%s: counts %v, want %v", name, gotCounts, wantCounts)
+					}
 					continue
 				}
 				q := memory.SearchQuery{UserID: userID, Text: "marker", Embedding: w.memories[0].Embedding, Limit: 500}
