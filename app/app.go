@@ -291,7 +291,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	hopts := handlers.Options{
 		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
-		Export: a.Export, Graph: a.Graph,
+		Export: userExports{a.Export}, Graph: a.Graph,
 		Observer: a.Metrics, Metrics: a.Metrics.Handler(), Tracer: a.Tracing.Tracer(),
 	}
 	// The panel seals its sessions under a key of its own derived from the
@@ -450,4 +450,12 @@ func (c panelCounts) Count(ctx context.Context, p memory.Principal) ([]web.Count
 		out[i] = web.Count{UserID: n.UserID, Type: n.Type, Status: n.Status, N: n.N}
 	}
 	return out, err
+}
+
+// userExports hands a data-subject export to the handlers, which send the
+// document as it is.
+type userExports struct{ export *export.Service }
+
+func (e userExports) UserDocument(ctx context.Context, p memory.Principal, userID string) (any, error) {
+	return e.export.User(ctx, p, userID)
 }

@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"mneme/export"
 	"mneme/graphquery"
 	"mneme/identity"
 	"mneme/memory"
@@ -48,7 +47,7 @@ type Options struct {
 	MaxBody int64
 
 	// Export serves data-subject exports; without it the route answers 503.
-	Export *export.Service
+	Export Exporter
 	// Tokens verifies JWT bearer tokens; nil accepts API keys only.
 	Tokens TokenVerifier
 	// Limiter rate-limits each caller; nil limits nobody.
@@ -83,7 +82,7 @@ type api struct {
 	ready   func(ctx context.Context) error
 	maxBody int64
 
-	export  *export.Service
+	export  Exporter
 	tokens  TokenVerifier
 	limiter RateLimiter
 	mcp     http.Handler

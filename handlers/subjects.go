@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -34,12 +35,18 @@ func (a *api) putSettings(c *gin.Context) error {
 	return nil
 }
 
+// Exporter gathers everything held about one user into one document
+// (export.Service, adapted by app), which the handler sends as it is.
+type Exporter interface {
+	UserDocument(ctx context.Context, p memory.Principal, userID string) (any, error)
+}
+
 // exportUser answers everything held about one user in one document.
 func (a *api) exportUser(c *gin.Context) error {
 	if a.export == nil {
 		return memory.ErrUnavailable
 	}
-	doc, err := a.export.User(c.Request.Context(), principalOf(c), c.Param("id"))
+	doc, err := a.export.UserDocument(c.Request.Context(), principalOf(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
