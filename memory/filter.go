@@ -48,7 +48,6 @@ func JointScope(user, all Scope) (Scope, bool) {
 	if user.Filter == nil || all.Filter == nil {
 		return user, false
 	}
-	shared := Filter{Op: FilterAnd, Args: []Filter{{Op: FilterEq, Field: "user_id", Values: []string{""}},
-		{Op: FilterNe, Field: "scope", Values: []string{ScopeUser}}, *all.Filter}}
-	return Scope{Tenant: user.Tenant, Filter: &Filter{Op: FilterOr, Args: []Filter{*user.Filter, shared}}}, true
+	return Scope{Tenant: user.Tenant, Filter: &Filter{Op: FilterOr, Args: []Filter{*user.Filter, {Op: FilterAnd, Args: []Filter{
+		{Op: FilterEq, Field: "user_id", Values: []string{""}}, {Op: FilterNe, Field: "scope", Values: []string{ScopeUser}}, *all.Filter}}}}}, true
 }

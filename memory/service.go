@@ -494,7 +494,7 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 		Tenant: prev.Tenant, UserID: prev.UserID, AgentID: prev.AgentID, SessionID: prev.SessionID,
 		Type: prev.Type, Kind: prev.Kind, Key: prev.Key, Content: prev.Content, Sensitivity: prev.Sensitivity,
 		Importance: &prev.Importance, Confidence: &prev.Confidence, Source: prev.Source, Entities: prev.Entities,
-		Scope: &ScopeRef{Kind: ScopeOf(prev), ID: prev.ScopeID}, ValidTo: prev.ValidTo,
+		Scope: &ScopeRef{Kind: ScopeOf(prev), ID: prev.ScopeID},
 	}
 	if u.Content != nil {
 		n.Content = *u.Content
@@ -519,6 +519,9 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 	if err != nil {
 		return Memory{}, err
 	}
+	// A new version of a temporary memory ends when it did; the store
+	// refuses one of a version no longer current.
+	next.ValidTo = prev.ValidTo
 	if err := s.require(ctx, p, ActionWrite, ResourceOf(next), now); err != nil {
 		return Memory{}, err
 	}
