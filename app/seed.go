@@ -47,7 +47,7 @@ type seedSink struct{ a *App }
 // secret, on every seed: keys stored under another secret (or the plain
 // hash of old) are replaced.
 func (s seedSink) PutAPIKey(ctx context.Context, key string, p memory.Principal) error {
-	return s.a.Identity.PutKey(ctx, key, p, "")
+	return s.a.Identity.PutKey(ctx, key, p, p.Team)
 }
 
 func (s seedSink) EnsureAgent(ctx context.Context, tenant, id, team string) error {
@@ -69,7 +69,7 @@ func (s seedSink) WriteMemory(ctx context.Context, m memory.Memory) error {
 			Tenant: m.Tenant, UserID: m.UserID, AgentID: m.AgentID, SessionID: m.SessionID, Type: m.Type,
 			Kind: m.Kind, Key: m.Key, Content: m.Content, Sensitivity: m.Sensitivity,
 			Importance: &imp, Confidence: &conf, Source: m.Source, Entities: m.Entities,
-			IdempotencyKey: m.IdempotencyKey,
+			IdempotencyKey: m.IdempotencyKey, Scope: &memory.ScopeRef{Kind: memory.ScopeOf(m), ID: m.ScopeID}, ValidTo: m.ValidTo,
 		}, m.CreatedAt, m.Status)
 		return err
 	})

@@ -30,6 +30,22 @@ const (
 	SensitivityRestricted   = "restricted"
 )
 
+// Memory scopes: a memory about one user, or knowledge shared by the
+// tenant, a team or one agent.
+const (
+	ScopeUser   = "user"
+	ScopeTenant = "tenant"
+	ScopeTeam   = "team"
+	ScopeAgent  = "agent"
+)
+
+// ScopeRef names where a shared memory belongs: the tenant (no ID), a team
+// or an agent.
+type ScopeRef struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id,omitempty"`
+}
+
 // Write outcomes (WriteResult.Outcome).
 const (
 	OutcomeCreated    = "created"
@@ -65,6 +81,10 @@ type Memory struct {
 	EmbeddingModel string     `json:"embedding_model,omitempty"`
 	EmbeddingDim   int        `json:"embedding_dim,omitempty"`
 	EvidenceCount  int        `json:"evidence_count,omitempty"`
+	// Scope and ScopeID say whom a shared memory belongs to; a memory about
+	// a user has neither.
+	Scope   string `json:"scope,omitempty"`
+	ScopeID string `json:"scope_id,omitempty"`
 	// Outcome and Redacted are set in write answers only.
 	Outcome  string   `json:"outcome,omitempty"`
 	Redacted []string `json:"redacted,omitempty"`
@@ -99,6 +119,11 @@ type NewMemory struct {
 	// ObservedAt dates a fact observed before the write; only admins may
 	// set it further back than a few minutes.
 	ObservedAt *time.Time `json:"observed_at,omitempty"`
+	// Scope shares the memory as knowledge of the tenant, a team or an
+	// agent; UserID is then empty.
+	Scope *ScopeRef `json:"scope,omitempty"`
+	// ValidTo ends a temporary memory: after it, it is no longer recalled.
+	ValidTo *time.Time `json:"valid_to,omitempty"`
 }
 
 // WriteResult says what became of one memory of a write.
@@ -223,7 +248,10 @@ type Explain struct {
 	// Gate is the relevance test the memory passed: vector, fulltext,
 	// entity or intent, or neighbour and session for memories let in
 	// beside one that passed.
-	Gate             string   `json:"gate"`
+	Gate string `json:"gate"`
+	// Scope is where the memory comes from: user:<id>, tenant, team:<id>
+	// or agent:<id>.
+	Scope            string   `json:"scope,omitempty"`
 	Sources          []string `json:"sources"`
 	VectorSimilarity float64  `json:"vector_similarity"`
 	VectorRank       int      `json:"vector_rank,omitempty"`

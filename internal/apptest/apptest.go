@@ -121,9 +121,9 @@ func provision(t testing.TB, instance *app.App, url string) *Fixture {
 	t.Helper()
 	f := &Fixture{URL: url, App: instance, Tenant: testenv.Tenant(t), Keys: map[string]string{}}
 	ctx := context.Background()
-	add := func(name string, p memory.Principal) {
+	add := func(name string, p memory.Principal, team ...string) {
 		key := identity.NewAPIKey(f.Tenant)
-		if err := instance.Identity.PutKey(ctx, key, p, ""); err != nil {
+		if err := instance.Identity.PutKey(ctx, key, p, teamOf(team)); err != nil {
 			t.Fatalf("put api key for %s: %v", name, err)
 		}
 		f.Keys[name] = key
@@ -132,7 +132,7 @@ func provision(t testing.TB, instance *app.App, url string) *Fixture {
 		if err := instance.Store.EnsureAgent(ctx, f.Tenant, id, team); err != nil {
 			t.Fatalf("ensure agent: %v", err)
 		}
-		add(id, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: id})
+		add(id, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: id}, team)
 	}
 	for _, id := range Users {
 		if err := instance.Store.EnsureUser(ctx, f.Tenant, id); err != nil {
@@ -263,4 +263,12 @@ func (o observed) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = io.NopCloser(bytes.NewReader(raw))
 	Observe(o.t, req, resp, raw)
 	return resp, nil
+}
+
+// teamOf is the optional team of a principal the fixture registers.
+func teamOf(team []string) string {
+	if len(team) == 0 {
+		return ""
+	}
+	return team[0]
 }

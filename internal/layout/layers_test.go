@@ -50,6 +50,8 @@ var layers = map[string]int{
 	"mneme/census":      2,
 	// Analysts' graph queries under the compiled policy filter.
 	"mneme/graphquery": 2,
+	// Knowledge shared in a tenant, written through memory's pipeline.
+	"mneme/shared": 2,
 	// Working memory: open sessions, closed into memories.
 	"mneme/workingmemory": 2,
 
