@@ -40,6 +40,7 @@ import (
 	"mneme/queue"
 	"mneme/quota"
 	"mneme/ratelimit"
+	"mneme/recalllog"
 	"mneme/session"
 	"mneme/shared"
 	"mneme/tracing"
@@ -239,7 +240,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Authz:  a.Tracing.Authorizer(a.Policy),
 		Embed:  a.Tracing.Embedder(a.Embed),
 		Logger: log,
-		Recall: recallCfg, Write: writeCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(store)), Recorder: a.Recorder, RecallLog: a.RecallLog,
+		Recall: recallCfg, Write: writeCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(store)), Recorder: a.Recorder,
 		Guard: a.Policy, Writes: a.Tracing.GraphWrites(a.Metrics.GraphWrites(store)), Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Metrics.Sweeper(a.Janitor),
 		Sessions: a.Sessions,
@@ -295,8 +296,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}); err != nil {
 		return nil, err
 	}
+	recalls, err := recalllog.New(recalllog.Options{Log: a.RecallLog, Authz: a.Tracing.Authorizer(a.Policy), Logger: log})
+	if err != nil {
+		return nil, err
+	}
 	hopts := handlers.Options{
-		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
+		Service: a.Service, Recalls: recalls, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 		Export: userExports{a.Export}, Graph: a.Graph,
 		Observer: a.Metrics, Metrics: a.Metrics.Handler(), Tracer: a.Tracing.Tracer(),
 	}
@@ -307,7 +312,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	if hopts.Panel, err = web.New(web.Options{
-		Service: a.Service, Census: panelCounts{counts}, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
+		Service: a.Service, Census: panelCounts{counts}, Recalls: recalls, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
 		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
 	}); err != nil {
 		return nil, err

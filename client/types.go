@@ -377,6 +377,8 @@ type Principal struct {
 	Kind   string   `json:"kind"`
 	ID     string   `json:"id"`
 	Roles  []string `json:"roles,omitempty"`
+	// Team is an agent's team, whose shared knowledge it reads.
+	Team string `json:"team,omitempty"`
 }
 
 // NewGrant lets one agent read memories another wrote (admins).

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -241,6 +242,11 @@ type recallLogResponse struct {
 	Recalls []memory.RecallRecord `json:"recalls"`
 }
 
+// RecallLogs reads the recall log for admins (recalllog.Service).
+type RecallLogs interface {
+	RecallLog(ctx context.Context, p memory.Principal, userID string, limit int) ([]memory.RecallRecord, error)
+}
+
 func (a *api) recallLog(c *gin.Context) error {
 	limit := 0
 	if s := c.Query("limit"); s != "" {
@@ -249,7 +255,7 @@ func (a *api) recallLog(c *gin.Context) error {
 			return memory.Invalid("limit", "must be a positive whole number")
 		}
 	}
-	recs, err := a.svc.RecallLog(c.Request.Context(), principalOf(c), c.Query("user_id"), limit)
+	recs, err := a.recalls.RecallLog(c.Request.Context(), principalOf(c), c.Query("user_id"), limit)
 	if err != nil {
 		return err
 	}

@@ -127,14 +127,13 @@ func routesOnly(t *testing.T) http.Handler {
 		jobs      struct{ memory.JobQueue }
 		search    struct{ memory.SearchStore }
 		recorder  struct{ memory.RecallRecorder }
-		recallLog struct{ memory.RecallLogReader }
 		auditor   struct{ memory.Auditor }
 		auditLog  struct{ policyadmin.AuditLog }
 	)
 	svc, err := memory.NewService(memory.Options{
 		Store: store{}, Authz: authz{}, Embed: embedder{}, Guard: guard{}, Writes: writes{}, Warm: warm{},
 		Confirm: confirm{}, Forget: forget{}, Fence: fence{}, Erasers: []memory.Eraser{eraser{}}, Janitor: sweeper{},
-		Sessions: sessions{}, Queue: jobs{}, Search: search{}, Recorder: recorder{}, RecallLog: recallLog{},
+		Sessions: sessions{}, Queue: jobs{}, Search: search{}, Recorder: recorder{},
 		Audit: auditor{},
 	})
 	if err != nil {
@@ -160,7 +159,7 @@ func routesOnly(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	h, err := handlers.New(handlers.Options{
-		Service: svc, Admin: admin, Identity: ident, Sessions: working,
+		Service: svc, Recalls: recallLogs{}, Admin: admin, Identity: ident, Sessions: working,
 		Metrics: http.NotFoundHandler(), Panel: http.NotFoundHandler(),
 	})
 	if err != nil {
@@ -172,10 +171,13 @@ func routesOnly(t *testing.T) http.Handler {
 func TestNewRequiresEveryService(t *testing.T) {
 	if _, err := handlers.New(handlers.Options{}); err == nil ||
 		!strings.Contains(err.Error(), "Service") || !strings.Contains(err.Error(), "Admin") || !strings.Contains(err.Error(), "Identity") ||
-		!strings.Contains(err.Error(), "Sessions") {
-		t.Errorf("handlers.New(Options{}) = %v, want an error naming Service, Admin, Identity and Sessions", err)
+		!strings.Contains(err.Error(), "Sessions") || !strings.Contains(err.Error(), "Recalls") {
+		t.Errorf("handlers.New(Options{}) = %v, want an error naming Service, Recalls, Admin, Identity and Sessions", err)
 	}
 }
+
+// recallLogs stands in for the recall log where routes are only listed.
+type recallLogs struct{ handlers.RecallLogs }
 
 // validator checks real traffic against the document.
 type validator struct {

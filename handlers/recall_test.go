@@ -296,7 +296,7 @@ func serviceWith(t *testing.T, f *apptest.Fixture, cfg memory.RecallConfig) *mem
 	a := f.App
 	svc, err := memory.NewService(memory.Options{
 		Store: a.Store, Authz: a.Policy, Embed: a.Embed,
-		Recall: cfg, Search: a.Store, Recorder: a.Recorder, RecallLog: a.RecallLog,
+		Recall: cfg, Search: a.Store, Recorder: a.Recorder,
 		Guard: a.Policy, Writes: a.Store, Warm: a.Store, Confirm: a.Store, Forget: a.Store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Janitor, Sessions: a.Sessions, Queue: a.Queue,
 		Audit: a.Audit,

@@ -29,11 +29,13 @@ var OpenAPI []byte
 // DefaultMaxBody caps request bodies.
 const DefaultMaxBody = 1 << 20
 
-// Options configures the router. Service, Admin, Identity and Sessions are
-// required.
+// Options configures the router. Service, Recalls, Admin, Identity and
+// Sessions are required.
 type Options struct {
 	// Service serves memories, recall and lifecycle.
 	Service *memory.Service
+	// Recalls reads the recall log for admins.
+	Recalls RecallLogs
 	// Admin serves policy administration and grants, and syncs each
 	// request's tenant before anything is decided.
 	Admin *policyadmin.Service
@@ -75,6 +77,7 @@ type Options struct {
 // api holds what the handlers share.
 type api struct {
 	svc     *memory.Service
+	recalls RecallLogs
 	working Sessions
 	admin   *policyadmin.Service
 	ident   *identity.Service
@@ -98,6 +101,9 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Service == nil {
 		missing = append(missing, errors.New("handlers: Service is required"))
 	}
+	if opts.Recalls == nil {
+		missing = append(missing, errors.New("handlers: Recalls is required"))
+	}
 	if opts.Admin == nil {
 		missing = append(missing, errors.New("handlers: Admin is required"))
 	}
@@ -112,7 +118,7 @@ func New(opts Options) (http.Handler, error) {
 	}
 	gin.SetMode(gin.ReleaseMode)
 	a := &api{
-		svc: opts.Service, admin: opts.Admin, ident: opts.Identity,
+		svc: opts.Service, recalls: opts.Recalls, admin: opts.Admin, ident: opts.Identity,
 		log: opts.Logger, ready: opts.Ready, maxBody: opts.MaxBody,
 		export: opts.Export, working: opts.Sessions,
 		tokens: opts.Tokens, limiter: opts.Limiter, mcp: opts.MCP,

@@ -534,7 +534,7 @@ func (f *fixture) options(t *testing.T, cfg RecallConfig) Options {
 		Write: WriteConfig{DuplicateThreshold: 1},
 		Guard: f.guard, Writes: f.store, Warm: f.store, Confirm: f.store, Forget: f.store,
 		Fence: f.queue, Erasers: []Eraser{f.places}, Janitor: f.sweeper,
-		Sessions: f.sessions, Queue: f.queue, Search: f.search, Recorder: f.recorder, RecallLog: f.recorder,
+		Sessions: f.sessions, Queue: f.queue, Search: f.search, Recorder: f.recorder,
 		Audit: f.audit,
 	}
 }

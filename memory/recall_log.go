@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"time"
 	"unicode/utf8"
 )
@@ -55,12 +54,6 @@ func ContextBlock(ms []Recalled) string { return contextBlock(ms) }
 // maxLoggedQuery caps the question kept in the recall log.
 const maxLoggedQuery = 200
 
-// Recall log listing limits.
-const (
-	DefaultRecallLogLimit = 50
-	MaxRecallLogLimit     = 500
-)
-
 // record hands an answered recall to the recorder.
 func (s *Service) record(ctx context.Context, p Principal, r RecallRequest, res RecallResult, now time.Time) {
 	if len(res.Memories) == 0 {
@@ -85,37 +78,4 @@ func (s *Service) record(ctx context.Context, p Principal, r RecallRequest, res 
 		}
 	}
 	s.recorder.Record(rec)
-}
-
-// RecallLog returns the latest recalls about one user of the admin's
-// tenant, newest first. Only admins read it.
-func (s *Service) RecallLog(ctx context.Context, p Principal, userID string, limit int) ([]RecallRecord, error) {
-	if p.Kind != KindAdmin {
-		return nil, ErrForbidden
-	}
-	if err := s.manage(ctx, p); err != nil {
-		return nil, err
-	}
-	switch {
-	case !validName(userID):
-		return nil, Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
-	case limit < 0 || limit > MaxRecallLogLimit:
-		return nil, Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxRecallLogLimit))
-	}
-	if limit == 0 {
-		limit = DefaultRecallLogLimit
-	}
-	out, err := s.recallLog.RecentRecalls(ctx, p.Tenant, userID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("recall log: %w", err)
-	}
-	if out == nil {
-		out = []RecallRecord{}
-	}
-	return out, nil
-}
-
-// manage returns ErrForbidden unless policy lets p administer its tenant.
-func (s *Service) manage(ctx context.Context, p Principal) error {
-	return s.require(ctx, p, ActionManage, Resource{Tenant: p.Tenant}, s.now().UTC())
 }

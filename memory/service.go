@@ -61,10 +61,8 @@ type Options struct {
 	Queue JobQueue
 	// Search adds the vector index and graph expansion to recall.
 	Search SearchStore
-	// Recorder takes note of answered recalls (access counts, recall log);
-	// RecallLog reads that log back for admins.
-	Recorder  RecallRecorder
-	RecallLog RecallLogReader
+	// Recorder takes note of answered recalls (access counts, recall log).
+	Recorder RecallRecorder
 
 	// Audit records administrative acts: erases, admins' deletes, sweeps.
 	Audit Auditor
@@ -97,7 +95,6 @@ type Service struct {
 
 	searchStore SearchStore
 	recorder    RecallRecorder
-	recallLog   RecallLogReader
 	partitions  partitionCache
 
 	auditor Auditor
@@ -118,7 +115,7 @@ func NewService(opts Options) (*Service, error) {
 		janitor: opts.Janitor, sessions: opts.Sessions,
 		write:       opts.Write.withDefaults(),
 		queue:       opts.Queue,
-		searchStore: opts.Search, recorder: opts.Recorder, recallLog: opts.RecallLog,
+		searchStore: opts.Search, recorder: opts.Recorder,
 		auditor: opts.Audit,
 		quota:   opts.Quota,
 	}
@@ -144,7 +141,6 @@ func (o Options) missing() []string {
 		{"Forget", o.Forget != nil}, {"Fence", o.Fence != nil}, {"Erasers", len(o.Erasers) > 0},
 		{"Janitor", o.Janitor != nil}, {"Sessions", o.Sessions != nil},
 		{"Queue", o.Queue != nil}, {"Search", o.Search != nil}, {"Recorder", o.Recorder != nil},
-		{"RecallLog", o.RecallLog != nil},
 		{"Audit", o.Audit != nil},
 	} {
 		if !d.set {

@@ -66,7 +66,6 @@ func TestNewServiceRequiresEveryDependency(t *testing.T) {
 		{"Queue", func(o *Options) { o.Queue = nil }},
 		{"Search", func(o *Options) { o.Search = nil }},
 		{"Recorder", func(o *Options) { o.Recorder = nil }},
-		{"RecallLog", func(o *Options) { o.RecallLog = nil }},
 		{"Audit", func(o *Options) { o.Audit = nil }},
 	}
 	for _, tt := range tests {

@@ -196,7 +196,7 @@ func (p *Panel) lastRecall(ctx context.Context, c caller, user, id string) (*las
 	if _, err := p.svc.Get(ctx, c.Principal, id); err != nil {
 		return nil, err
 	}
-	recs, err := p.svc.RecallLog(ctx, c.Principal, user, memory.MaxRecallLogLimit)
+	recs, err := p.recallLog.RecallLog(ctx, c.Principal, user, recallsListed)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func (p *Panel) recalls(w http.ResponseWriter, r *http.Request, c caller) error 
 	defer cancel()
 	d := recallsData{User: r.URL.Query().Get("user")}
 	if d.User != "" {
-		recs, err := p.svc.RecallLog(ctx, c.Principal, d.User, recallsShown)
+		recs, err := p.recallLog.RecallLog(ctx, c.Principal, d.User, recallsShown)
 		if err != nil {
 			return err
 		}

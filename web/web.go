@@ -46,11 +46,20 @@ type Counter interface {
 	Count(ctx context.Context, p memory.Principal) ([]Count, error)
 }
 
-// Options configures the panel. Service, Census, Admin, Identity and Secret
-// are required.
+// RecallLogs reads the recall log for admins (recalllog.Service).
+type RecallLogs interface {
+	RecallLog(ctx context.Context, p memory.Principal, userID string, limit int) ([]memory.RecallRecord, error)
+}
+
+// recallsListed is how many recalls about a user the Recalls page reads.
+const recallsListed = 500
+
+// Options configures the panel. Service, Census, Recalls, Admin, Identity
+// and Secret are required.
 type Options struct {
 	Service  *memory.Service
 	Census   Counter
+	Recalls  RecallLogs
 	Admin    *policyadmin.Service
 	Identity *identity.Service
 	// Metrics feeds the overview's charts and figures; nil shows none.
@@ -67,18 +76,19 @@ type Options struct {
 
 // Panel serves the memory panel.
 type Panel struct {
-	svc     *memory.Service
-	census  Counter
-	admin   *policyadmin.Service
-	ident   *identity.Service
-	metrics *metrics.Metrics
-	graph   *graphquery.Service
-	seal    sealer
-	ttl     time.Duration
-	log     *slog.Logger
-	now     func() time.Time
-	pages   map[string]*template.Template
-	mux     *http.ServeMux
+	svc       *memory.Service
+	recallLog RecallLogs
+	census    Counter
+	admin     *policyadmin.Service
+	ident     *identity.Service
+	metrics   *metrics.Metrics
+	graph     *graphquery.Service
+	seal      sealer
+	ttl       time.Duration
+	log       *slog.Logger
+	now       func() time.Time
+	pages     map[string]*template.Template
+	mux       *http.ServeMux
 }
 
 // New returns the panel, or an error naming each required part opts lacks.
@@ -89,6 +99,9 @@ func New(opts Options) (*Panel, error) {
 	}
 	if opts.Census == nil {
 		missing = append(missing, errors.New("web: Census is required"))
+	}
+	if opts.Recalls == nil {
+		missing = append(missing, errors.New("web: Recalls is required"))
 	}
 	if opts.Admin == nil {
 		missing = append(missing, errors.New("web: Admin is required"))
@@ -104,7 +117,7 @@ func New(opts Options) (*Panel, error) {
 		return nil, err
 	}
 	p := &Panel{
-		svc: opts.Service, census: opts.Census, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics, graph: opts.Graph,
+		svc: opts.Service, census: opts.Census, recallLog: opts.Recalls, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics, graph: opts.Graph,
 		seal: seal, ttl: opts.SessionTTL, log: opts.Logger, now: opts.Now,
 	}
 	if p.ttl <= 0 {

@@ -48,6 +48,8 @@ var layers = map[string]int{
 	"mneme/export":      2,
 	"mneme/quota":       2,
 	"mneme/census":      2,
+	// Admins read the recall log.
+	"mneme/recalllog": 2,
 	// Analysts' graph queries under the compiled policy filter.
 	"mneme/graphquery": 2,
 	// Knowledge shared in a tenant, written through memory's pipeline.

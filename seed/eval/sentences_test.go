@@ -18,7 +18,7 @@ var sentences = []Question{
 	{ID: "membership-en", As: "user", User: "alice", Lang: "en", Query: "when does my membership run out", Expect: []string{"alice-membership"}},
 	{ID: "style-last-time", As: "user", User: "alice", Lang: "zh", Query: "我还想要上次那个风格", Expect: []string{"alice-answer-style"}},
 	{ID: "style-to-the-point", As: "user", User: "alice", Lang: "zh", Query: "能不能直接说重点", Expect: []string{"alice-answer-style"}},
-	{ID: "rules-as-usual", As: "user", User: "alice", Lang: "zh", Query: "按老规矩处理", Expect: []string{"alice-rule-approval", "alice-rule-free-shipping"}},
+	{ID: "rules-as-usual", As: "support-bot", User: "alice", Lang: "zh", Query: "按老规矩处理", Expect: []string{"rule-approval", "rule-free-shipping"}},
 	{ID: "preferences", As: "user", User: "alice", Lang: "en", Query: "tell me my preferences", Expect: []string{"alice-answer-style"}},
 	{ID: "budget-en", As: "order-bot", User: "alice", Lang: "en", Query: "what is her budget", Expect: []string{"alice-budget-150k"}},
 	{ID: "budget-zh", As: "order-bot", User: "alice", Lang: "zh", Query: "她的预算是多少", Expect: []string{"alice-budget-150k"}},
