@@ -18,9 +18,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"mneme/calibration"
+	"mneme/documents"
 	"mneme/export"
 	"mneme/extract"
 	"mneme/graph"
+	graphdocs "mneme/graph/documents"
 	"mneme/graph/keystore"
 	"mneme/handlers"
 	"mneme/identity"
@@ -91,6 +93,8 @@ type App struct {
 
 	// Export answers data-subject exports for admins.
 	Export *export.Service
+	// Documents imports knowledge-base documents as shared knowledge.
+	Documents *documents.Service
 
 	// Queue holds asynchronous writes; QueueWorkers applies them while Run
 	// runs, unless the configuration turned them off.
@@ -276,8 +280,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// Knowledge-base documents are written through the memory write path;
+	// large imports are queued.
+	if a.Documents, err = documents.New(documents.Options{
+		Store: graphdocs.New(store.Runner()), Writer: a.Service, Queue: a.Queue, Sync: a.Admin.Sync,
+	}); err != nil {
+		return nil, err
+	}
+	a.QueueWorkers.Handle(documents.JobImport, a.Metrics.Jobs(a.Documents.ApplyJobs))
 	hopts := handlers.Options{
-		Service: a.Service, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
+		Knowledge: a.Documents,
+		Service:   a.Service, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 		Export:   a.Export,
 		Observer: a.Metrics, Metrics: a.Metrics.Handler(), Tracer: a.Tracing.Tracer(),
 	}

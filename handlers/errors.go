@@ -7,10 +7,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"mneme/documents"
 	"mneme/identity"
 	"mneme/memory"
 	"mneme/policyadmin"
-	"mneme/ratelimit"
 )
 
 // Transport-level errors; domain errors come from memory and policyadmin.
@@ -46,11 +46,18 @@ func (a *api) fail(c *gin.Context, err error) {
 	} else {
 		a.log.InfoContext(ctx, "request rejected", "status", status, "code", code, "err", err)
 	}
-	var limited *ratelimit.LimitedError
+	var limited retryAfter
 	if errors.As(err, &limited) {
 		c.Header("Retry-After", strconv.Itoa(limited.RetryAfterSeconds()))
 	}
 	c.AbortWithStatusJSON(status, errorBody{Code: code, Message: msg, RequestID: requestIDOf(c)})
+}
+
+// retryAfter is a refusal that says when to retry (a rate limit's
+// *ratelimit.LimitedError).
+type retryAfter interface {
+	error
+	RetryAfterSeconds() int
 }
 
 // Classify returns the HTTP status, stable code and client message the API
@@ -63,7 +70,7 @@ func classify(err error) (status int, code, msg string) {
 	var bad *badRequest
 	var rejected *policyadmin.PolicyRejectedError
 	var guarded *memory.GuardError
-	var limited *ratelimit.LimitedError
+	var limited retryAfter
 	var quota *memory.QuotaError
 	switch {
 	// identity's errors, before the domain errors they wrap.
@@ -83,6 +90,18 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusForbidden, "quota_exceeded", quota.Error()
 	case errors.As(err, &rejected):
 		return http.StatusUnprocessableEntity, rejected.Code, "policy rejected: " + rejected.Error()
+	case errors.Is(err, documents.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, "document_too_large", err.Error()
+	case errors.Is(err, documents.ErrSections):
+		return http.StatusRequestEntityTooLarge, "document_too_many_sections", err.Error()
+	case errors.Is(err, documents.ErrEmpty):
+		return http.StatusBadRequest, "document_empty", err.Error()
+	case errors.Is(err, documents.ErrFormat):
+		return http.StatusBadRequest, "document_format", err.Error()
+	case errors.Is(err, documents.ErrID):
+		return http.StatusBadRequest, "document_id", err.Error()
+	case errors.Is(err, documents.ErrOtherScope):
+		return http.StatusConflict, "document_scope", err.Error()
 	case errors.Is(err, memory.ErrNotConfigured):
 		return http.StatusNotImplemented, "not_configured", err.Error()
 	case errors.As(err, &bad):

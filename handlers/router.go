@@ -67,6 +67,9 @@ type Options struct {
 	Panel http.Handler
 	// Tracer starts a span per request; nil traces nothing.
 	Tracer trace.Tracer
+	// Knowledge imports knowledge-base documents; without it the routes
+	// answer 501.
+	Knowledge Knowledge
 }
 
 // api holds what the handlers share.
@@ -85,6 +88,8 @@ type api struct {
 	mcp     http.Handler
 	observe Observer
 	tracer  trace.Tracer
+
+	knowledge Knowledge
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -113,6 +118,7 @@ func New(opts Options) (http.Handler, error) {
 		export: opts.Export, working: opts.Sessions,
 		tokens: opts.Tokens, limiter: opts.Limiter, mcp: opts.MCP,
 		observe: opts.Observer, tracer: opts.Tracer,
+		knowledge: opts.Knowledge,
 	}
 	if a.tracer == nil {
 		a.tracer = noop.NewTracerProvider().Tracer("mneme")
@@ -185,6 +191,12 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/audit", a.handle(a.listAudit))
 
 	v1.GET("/jobs/:id", a.handle(a.getJob))
+
+	// Knowledge-base documents imported as shared knowledge (admins;
+	// knowledge.go).
+	v1.POST("/knowledge/import", a.handle(a.importDocument))
+	v1.GET("/knowledge/documents", a.handle(a.listDocuments))
+	v1.DELETE("/knowledge/documents/:id", a.handle(a.removeDocument))
 	v1.GET("/whoami", a.handle(a.whoami))
 
 	// Principals and API keys of the caller's tenant (admins; identity.go).

@@ -47,6 +47,8 @@ var layers = map[string]int{
 	"mneme/reembed":     2,
 	"mneme/export":      2,
 	"mneme/quota":       2,
+	// Knowledge-base documents imported as shared knowledge.
+	"mneme/documents": 2,
 	// Working memory: open sessions, closed into memories.
 	"mneme/workingmemory": 2,
 
@@ -71,8 +73,9 @@ var layers = map[string]int{
 	"mneme/tracing": 3,
 
 	// Stores beside graph, on its runner: identity records, the sweeps.
-	"mneme/graph/keystore": 3,
-	"mneme/graph/upkeep":   3,
+	"mneme/graph/keystore":  3,
+	"mneme/graph/upkeep":    3,
+	"mneme/graph/documents": 3,
 
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,
@@ -148,7 +151,7 @@ func TestNoPackageTooLarge(t *testing.T) {
 var owners = map[string][]string{
 	"github.com/gin-gonic/gin":            {"mneme/handlers"},
 	"github.com/open-policy-agent/opa":    {"mneme/policy"},
-	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/internal/testenv"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/graph/documents", "mneme/internal/testenv"},
 	"github.com/modelcontextprotocol":     {"mneme/mcp"},
 	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
 }
