@@ -39,3 +39,13 @@ ORDER BY d.id`
 	cypherRemove = `MATCH (d:Document {tenant: $tenant, id: $id})
 SET d.removed_at = $at, d.sections = 0`
 )
+
+// Queries of history.go.
+const (
+	cypherStatuses = `MATCH (m:Memory {tenant: $tenant})-[:SECTION_OF]->(d:Document {tenant: $tenant, id: $id})
+RETURN m.status AS status, count(m) AS n`
+
+	cypherSupersessions = `MATCH (n:Memory {tenant: $tenant})-[:SECTION_OF]->(d:Document {tenant: $tenant, id: $id})
+MATCH (n)-[:SUPERSEDES]->(o:Memory {tenant: $tenant})-[:SECTION_OF]->(d)
+RETURN count(o) AS n`
+)
