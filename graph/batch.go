@@ -196,7 +196,7 @@ func createRows(ms []memory.Memory) []map[string]any {
 	slices.SortStableFunc(ms, func(a, b memory.Memory) int { return strings.Compare(a.AgentID, b.AgentID) })
 	rows := make([]map[string]any, len(ms))
 	for i, m := range ms {
-		rows[i] = map[string]any{"props": memoryProps(m), "user_id": m.UserID, "entities": entityParams(m.Entities)}
+		rows[i] = map[string]any{"props": memoryProps(m), "user_id": m.UserID, "scope": scopeParam(m), "entities": entityParams(m.Entities)}
 	}
 	return rows
 }
@@ -223,7 +223,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		// A memory the plan turns into a candidate reads its slot for
 		// nothing; one it keeps active needs it.
 		if memory.TakesSlot(m) {
-			slots[memory.Slot{UserID: m.UserID, Key: m.Key}] = true
+			slots[memory.SlotOf(m)] = true
 		}
 		for _, e := range m.Entities {
 			entityIDs[e.ID] = true
@@ -231,7 +231,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	}
 	slotParams := make([]map[string]any, 0, len(slots))
 	for sl := range slots {
-		slotParams = append(slotParams, map[string]any{"user_id": sl.UserID, "key": sl.Key})
+		slotParams = append(slotParams, map[string]any{"user_id": sl.UserID, "scope": sl.Scope, "scope_id": sl.ScopeID, "key": sl.Key})
 	}
 	params["idems"] = slices.Collect(maps.Keys(idems))
 	params["slots"] = slotParams
@@ -286,7 +286,7 @@ func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
 		if err != nil {
 			return memory.BatchState{}, err
 		}
-		sl := memory.Slot{UserID: m.UserID, Key: m.Key}
+		sl := memory.SlotOf(m)
 		st.Heads[sl] = append(st.Heads[sl], m)
 	}
 	ents, _ := cols["entities"].([]any)
@@ -307,9 +307,14 @@ func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, 
 // lockParams lists what cypherLockBatch locks, each kind sorted by id.
 func lockParams(tenant string, ms []memory.Memory) map[string]any {
 	users, sessions := map[string]bool{}, map[string]bool{}
+	scopes := map[[2]string]bool{}
 	entities := map[string]memory.Entity{}
 	for _, m := range ms {
-		users[m.UserID] = true
+		if sc := memory.ScopeOf(m); sc != memory.ScopeUser {
+			scopes[[2]string{sc, m.ScopeID}] = true
+		} else {
+			users[m.UserID] = true
+		}
 		if m.SessionID != "" {
 			sessions[m.SessionID] = true
 		}
@@ -320,9 +325,14 @@ func lockParams(tenant string, ms []memory.Memory) map[string]any {
 		}
 	}
 	ents := slices.SortedFunc(maps.Values(entities), func(a, b memory.Entity) int { return strings.Compare(a.ID, b.ID) })
+	scopeRows := []map[string]any{}
+	for _, sc := range slices.SortedFunc(maps.Keys(scopes), func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) }) {
+		scopeRows = append(scopeRows, map[string]any{"kind": sc[0], "id": sc[1]})
+	}
 	return map[string]any{
 		"tenant":   tenant,
 		"users":    slices.Sorted(maps.Keys(users)),
+		"scopes":   scopeRows,
 		"sessions": slices.Sorted(maps.Keys(sessions)),
 		"entities": entityParams(ents),
 	}
@@ -335,8 +345,19 @@ func checkNew(m memory.Memory) error {
 		return memory.Invalid("tenant", "is required")
 	case m.ID == "":
 		return memory.Invalid("id", "is required")
-	case m.UserID == "":
+	case memory.ScopeOf(m) == memory.ScopeUser && m.UserID == "":
 		return memory.Invalid("user_id", "is required")
+	case memory.ScopeOf(m) != memory.ScopeUser && m.UserID != "":
+		return memory.Invalid("user_id", "must be empty for shared knowledge")
+	}
+	return nil
+}
+
+// scopeParam is the Scope node a shared memory is SHARED_IN, or nil for a
+// memory about a user.
+func scopeParam(m memory.Memory) any {
+	if sc := memory.ScopeOf(m); sc != memory.ScopeUser {
+		return map[string]any{"kind": sc, "id": m.ScopeID}
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ package graph
 // per-row subqueries took the planner seconds on a cold server.
 const (
 	// cypherLockBatch takes the nodes a write will link to, in one global
-	// order — users, sessions, entities, each list sorted by id — before
+	// order — users, scopes, sessions, entities, each list sorted — before
 	// anything else, so concurrent writers queue instead of deadlocking. The
 	// write locks last until commit, which also serialises writes to one
 	// user's slots. SET then REMOVE locks without a trace. Agents are not
@@ -28,6 +28,12 @@ const (
   MERGE (u:User {tenant: $tenant, id: id})
   SET u._lock = true
   REMOVE u._lock
+}
+CALL {
+  UNWIND $scopes AS sc
+  MERGE (s:Scope {tenant: $tenant, kind: sc.kind, id: sc.id})
+  SET s._lock = true
+  REMOVE s._lock
 }
 CALL {
   UNWIND $sessions AS id
@@ -61,7 +67,7 @@ RETURN dups, heads, entities`
 CALL {
   UNWIND $slots AS slot
   MATCH (m:Memory {tenant: $tenant, user_id: slot.user_id, key: slot.key})
-  WHERE m.status = 'active'
+  WHERE m.status = 'active' AND coalesce(m.scope, 'user') = slot.scope AND coalesce(m.scope_id, '') = slot.scope_id
   RETURN collect(` + memoryMap + `) AS heads
 }
 CALL {
@@ -71,15 +77,19 @@ CALL {
 }`
 
 	// cypherWriteBatch creates the memories of $rows ({props, user_id,
-	// entities}) with their edges, then applies $supersedes ({id, prev}):
+	// scope, entities}): ABOUT their user, or SHARED_IN their scope) with their edges, then applies $supersedes ({id, prev}):
 	// prev becomes superseded by id. The aggregation in between finishes
 	// every create before the first supersession reads.
 	cypherWriteBatch = `UNWIND $rows AS row
 CREATE (m:Memory {tenant: $tenant, id: row.props.id})
 SET m += row.props
 WITH m, row
-MERGE (u:User {tenant: $tenant, id: row.user_id})
-CREATE (m)-[:ABOUT]->(u)
+FOREACH (uid IN CASE WHEN row.scope IS NULL THEN [row.user_id] ELSE [] END |
+  MERGE (u:User {tenant: $tenant, id: uid})
+  CREATE (m)-[:ABOUT]->(u))
+FOREACH (sc IN CASE WHEN row.scope IS NULL THEN [] ELSE [row.scope] END |
+  MERGE (s:Scope {tenant: $tenant, kind: sc.kind, id: sc.id})
+  CREATE (m)-[:SHARED_IN]->(s))
 FOREACH (agent IN CASE WHEN row.props.agent_id IS NULL THEN [] ELSE [row.props.agent_id] END |
   MERGE (a:Agent {tenant: $tenant, id: agent})
   CREATE (m)-[:WRITTEN_BY]->(a))

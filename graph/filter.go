@@ -23,6 +23,8 @@ var filterProperty = map[string]string{
 	"kind":        "coalesce(m.kind, '')",
 	"sensitivity": "coalesce(m.sensitivity, '')",
 	"status":      "coalesce(m.status, '')",
+	"scope":       "coalesce(m.scope, 'user')",
+	"scope_id":    "coalesce(m.scope_id, '')",
 }
 
 // filterPredicate turns a policy filter into a Cypher predicate over the

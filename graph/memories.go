@@ -21,7 +21,7 @@ const (
 // link adds the edges of a newly created memory.
 func link(ctx context.Context, tx neo4j.ManagedTransaction, m memory.Memory) error {
 	return exec(ctx, tx, cypherLinkMemory, map[string]any{
-		"tenant": m.Tenant, "id": m.ID, "user_id": m.UserID,
+		"tenant": m.Tenant, "id": m.ID, "user_id": m.UserID, "scope": scopeParam(m),
 		"agent_id": strOrNil(m.AgentID), "session_id": strOrNil(m.SessionID),
 		"entities": entityParams(m.Entities),
 	})

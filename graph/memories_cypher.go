@@ -20,8 +20,12 @@ RETURN m.id AS id`
 	// cypherLinkMemory adds the edges of a new version. FOREACH over a zero-
 	// or one-element list is Cypher 5's conditional write.
 	cypherLinkMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
-MERGE (u:User {tenant: $tenant, id: $user_id})
-CREATE (m)-[:ABOUT]->(u)
+FOREACH (uid IN CASE WHEN $scope IS NULL THEN [$user_id] ELSE [] END |
+  MERGE (u:User {tenant: $tenant, id: uid})
+  CREATE (m)-[:ABOUT]->(u))
+FOREACH (sc IN CASE WHEN $scope IS NULL THEN [] ELSE [$scope] END |
+  MERGE (s:Scope {tenant: $tenant, kind: sc.kind, id: sc.id})
+  CREATE (m)-[:SHARED_IN]->(s))
 FOREACH (agent IN CASE WHEN $agent_id IS NULL THEN [] ELSE [$agent_id] END |
   MERGE (a:Agent {tenant: $tenant, id: agent})
   CREATE (m)-[:WRITTEN_BY]->(a))

@@ -20,7 +20,8 @@ RETURN count(m) AS n`
 
 	// cypherRecallVector is the exact cosine scan of one user's partition;
 	// recallFilters follows the WHERE.
-	cypherRecallVector = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
+	cypherRecallVector = `UNWIND $user_ids AS uid
+MATCH (m:Memory {tenant: $tenant, user_id: uid})
 WHERE m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
 
 	// cypherRecallVectorIndex asks the vector index for $fetch neighbours of
@@ -30,7 +31,7 @@ WHERE m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
 	cypherRecallVectorIndex = `CALL db.index.vector.queryNodes('` + indexVector + `', $fetch, $vec) YIELD node, score
 WHERE node.tenant = $tenant
 WITH node AS m, score
-WHERE m.user_id = $user_id AND `
+WHERE m.user_id IN $user_ids AND `
 
 	// The Lucene query names the partition, so the index returns only the
 	// user's matches; the tenant and user are still checked on each node.
@@ -39,7 +40,7 @@ WHERE m.user_id = $user_id AND `
 	cypherRecallFullText = `CALL db.index.fulltext.queryNodes('` + indexFullTextPartition + `', $query, {limit: $fetch}) YIELD node, score
 WHERE node.tenant = $tenant AND score > 0
 WITH node AS m, score
-WHERE m.user_id = $user_id AND `
+WHERE m.user_id IN $user_ids AND `
 
 	// recallCosine maps the [0, 1] similarity back to plain cosine.
 	cypherRecallCosine = ` WITH m, 2 * score - 1 AS score`
@@ -53,7 +54,8 @@ WHERE m.user_id = $user_id AND `
 	// or an alias appears in the question: ASCII names as whole words of the
 	// padded, normalised question, other names anywhere in it.
 	cypherExpandNamed = `CALL {
-  MATCH (um:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e:Entity {tenant: $tenant})
+  UNWIND $user_ids AS uid
+  MATCH (um:Memory {tenant: $tenant, user_id: uid})-[:MENTIONS]->(e:Entity {tenant: $tenant})
   USING INDEX um:Memory(tenant, user_id)
   WITH DISTINCT e
   WHERE any(n IN [e.name] + coalesce(e.aliases, []) WHERE size(n) >= 2 AND (
@@ -67,30 +69,32 @@ WHERE m.user_id = $user_id AND `
 	// the other way: a named entity may be a hub of the whole tenant (a
 	// product every customer orders), whose mentions outnumber the user's
 	// memories a hundredfold. The index hint keeps the planner on that side.
-	cypherExpandNamedHop1 = `MATCH (found:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e)
+	cypherExpandNamedHop1 = `UNWIND $user_ids AS uid
+MATCH (found:Memory {tenant: $tenant, user_id: uid})-[:MENTIONS]->(e)
 USING INDEX found:Memory(tenant, user_id)
 WHERE e IN named
 RETURN found, 1 AS hop, 'entity' AS via, ['query', 'Entity:' + e.id, 'Memory:' + found.id] AS path`
 
 	// The second hop skips hub entities (a company every memory of the user
 	// mentions says nothing about the question).
-	cypherExpandNamedHop2 = `MATCH (mid:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e)
+	cypherExpandNamedHop2 = `UNWIND $user_ids AS uid
+MATCH (mid:Memory {tenant: $tenant, user_id: uid})-[:MENTIONS]->(e)
 USING INDEX mid:Memory(tenant, user_id)
 WHERE e IN named
 MATCH (mid)-[:MENTIONS]->(e2:Entity {tenant: $tenant})
 WHERE e2 <> e AND COUNT { (e2)<-[:MENTIONS]-() } <= $max_degree
 WITH DISTINCT e, mid, e2 LIMIT $fanout
-MATCH (e2)<-[:MENTIONS]-(found:Memory {tenant: $tenant, user_id: $user_id})
-WHERE found <> mid
+MATCH (e2)<-[:MENTIONS]-(found:Memory {tenant: $tenant})
+WHERE found <> mid AND found.user_id IN $user_ids
 RETURN found, 2 AS hop, 'entity' AS via,
   ['query', 'Entity:' + e.id, 'Memory:' + mid.id, 'Entity:' + e2.id, 'Memory:' + found.id] AS path`
 
 	// Entities of the first hits, one hop out.
-	cypherExpandSeeds = `MATCH (s:Memory {tenant: $tenant, user_id: $user_id})-[:MENTIONS]->(e:Entity {tenant: $tenant})
-WHERE s.id IN $seeds AND COUNT { (e)<-[:MENTIONS]-() } <= $max_degree
+	cypherExpandSeeds = `MATCH (s:Memory {tenant: $tenant})-[:MENTIONS]->(e:Entity {tenant: $tenant})
+WHERE s.id IN $seeds AND s.user_id IN $user_ids AND COUNT { (e)<-[:MENTIONS]-() } <= $max_degree
 WITH DISTINCT s, e LIMIT $fanout
-MATCH (e)<-[:MENTIONS]-(found:Memory {tenant: $tenant, user_id: $user_id})
-WHERE NOT found.id IN $seeds
+MATCH (e)<-[:MENTIONS]-(found:Memory {tenant: $tenant})
+WHERE NOT found.id IN $seeds AND found.user_id IN $user_ids
 RETURN found, 1 AS hop, 'hit' AS via, ['Memory:' + s.id, 'Entity:' + e.id, 'Memory:' + found.id] AS path`
 
 	cypherExpandSession = `MATCH (found:Memory {tenant: $tenant, user_id: $user_id})
@@ -109,7 +113,7 @@ WITH found, hop, via, path,
   } ELSE [] END AS heads
 WITH coalesce(heads[0], found) AS m, hop, via,
   CASE WHEN size(heads) = 0 THEN path ELSE path + ['SUPERSEDED_BY', 'Memory:' + heads[0].id] END AS path
-WHERE m.user_id = $user_id AND `
+WHERE m.user_id IN $user_ids AND `
 
 	cypherExpandBest = `
 WITH m, hop, via, path ORDER BY hop, size(path)
@@ -143,6 +147,7 @@ func recallFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string
 	pred, params := scopePredicate(scope)
 	params["tenant"] = scope.Tenant
 	params["user_id"] = q.UserID
+	params["user_ids"] = partitionsOf(q)
 	params["limit"] = clampLimit(q.Limit, defaultSearchLimit, maxSearchLimit)
 	var conds []string
 	add := func(cond, name string, value any) {
@@ -150,7 +155,12 @@ func recallFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string
 		params[name] = value
 	}
 	if q.AsOf.IsZero() {
-		conds = append(conds, "m.status = 'active'")
+		// A temporary memory is no longer recalled once its validity ends.
+		now := q.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		add("m.status = 'active' AND (m.valid_to IS NULL OR m.valid_to > $now)", "now", now.UTC())
 	} else {
 		// What was true then: a version created by then whose validity
 		// covers the moment, whether or not a later one replaced it since.
@@ -202,7 +212,15 @@ func recallVectorIndexQuery(scope memory.Scope, q memory.SearchQuery, fetch int)
 // scores stay those of the words), at least one word in the content.
 func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, words string) (string, map[string]any) {
 	filters, params := recallFilters(scope, q)
-	params["query"] = `+partition:"` + escapePhrase(partitionOf(scope.Tenant, q.UserID)) + `"^0 +content:(` + words + `)`
+	var parts []string
+	for _, u := range partitionsOf(q) {
+		parts = append(parts, `partition:"`+escapePhrase(partitionOf(scope.Tenant, u))+`"`)
+	}
+	partition := parts[0]
+	if len(parts) > 1 {
+		partition = "(" + strings.Join(parts, " ") + ")"
+	}
+	params["query"] = `+` + partition + `^0 +content:(` + words + `)`
 	params["fetch"] = maxSearchLimit
 	return cypherRecallFullText + filters + searchReturn(q), params
 }
@@ -215,7 +233,17 @@ func searchReturn(q memory.SearchQuery) string {
 	return cypherSearchReturnLean
 }
 
-// partitionOf is the partition property of a memory: its tenant and user.
+// partitionsOf lists the user ids a search reads: the user's, and with
+// q.Shared also "", that of the knowledge shared in the tenant.
+func partitionsOf(q memory.SearchQuery) []string {
+	if q.Shared {
+		return []string{q.UserID, ""}
+	}
+	return []string{q.UserID}
+}
+
+// partitionOf is the partition property of a memory: its tenant and user
+// ("" for shared knowledge).
 func partitionOf(tenant, userID string) string { return tenant + "/" + userID }
 
 // escapePhrase escapes what ends or escapes a Lucene phrase.

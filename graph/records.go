@@ -36,6 +36,8 @@ func memoryProps(m memory.Memory) map[string]any {
 		"tenant":           m.Tenant,
 		"id":               m.ID,
 		"user_id":          m.UserID,
+		"scope":            memory.ScopeOf(m),
+		"scope_id":         strOrNil(m.ScopeID),
 		"partition":        partitionOf(m.Tenant, m.UserID),
 		"agent_id":         strOrNil(m.AgentID),
 		"session_id":       strOrNil(m.SessionID),
@@ -105,6 +107,7 @@ func decodeMemory(v any) (memory.Memory, error) {
 		Importance:     float(p["importance"]),
 		Confidence:     float(p["confidence"]),
 		Source:         str(p["source"]),
+		ScopeID:        str(p["scope_id"]),
 		ValidFrom:      timeOf(p["valid_from"]),
 		CreatedAt:      timeOf(p["created_at"]),
 		UpdatedAt:      timeOf(p["updated_at"]),
@@ -113,6 +116,9 @@ func decodeMemory(v any) (memory.Memory, error) {
 		EvidenceCount:  int(integer(p["evidence_count"])),
 		EmbeddingModel: str(p["embedding_model"]),
 		EmbeddingDim:   int(integer(p["embedding_dim"])),
+	}
+	if sc := str(p["scope"]); sc != memory.ScopeUser {
+		m.Scope = sc
 	}
 	if t := timeOf(p["valid_to"]); !t.IsZero() {
 		m.ValidTo = &t

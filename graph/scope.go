@@ -47,6 +47,14 @@ func scopePredicate(s memory.Scope) (string, map[string]any) {
 			ands = append(ands, "m.kind IN $"+p+"kinds")
 			params[p+"kinds"] = c.Kinds
 		}
+		if len(c.Scopes) > 0 {
+			ands = append(ands, "coalesce(m.scope, 'user') IN $"+p+"scopes")
+			params[p+"scopes"] = c.Scopes
+		}
+		if len(c.ScopeIDs) > 0 {
+			ands = append(ands, "coalesce(m.scope_id, '') IN $"+p+"scope_ids")
+			params[p+"scope_ids"] = c.ScopeIDs
+		}
 		if c.MaxSensitivity != "" {
 			ands = append(ands, "m.sens_rank <= $"+p+"rank")
 			params[p+"rank"] = memory.SensitivityRank(c.MaxSensitivity) // -1 when unknown: matches nothing

@@ -16,10 +16,13 @@ func (s *Store) PutSettings(ctx context.Context, tenant string, st policyadmin.S
 		ceiling = st.UserMaxSensitivity
 	}
 	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		return exec(ctx, tx, cypherPutSettings, map[string]any{"tenant": tenant, "user_max_sensitivity": ceiling})
+		return exec(ctx, tx, cypherPutSettings, map[string]any{
+			"tenant": tenant, "user_max_sensitivity": ceiling, "users_read_shared": st.UsersReadShared,
+		})
 	})
 }
 
 func decodeSettings(p map[string]any) policyadmin.Settings {
-	return policyadmin.Settings{UserMaxSensitivity: str(p["user_max_sensitivity"])}
+	shared, _ := p["users_read_shared"].(bool)
+	return policyadmin.Settings{UserMaxSensitivity: str(p["user_max_sensitivity"]), UsersReadShared: shared}
 }

@@ -5,5 +5,6 @@ package graph
 // change does, so every replica reloads them with the grants.
 const (
 	cypherPutSettings = mergePolicyState + `SET st.grant_revision = st.grant_revision + 1,
-    st.user_max_sensitivity = $user_max_sensitivity`
+    st.user_max_sensitivity = $user_max_sensitivity,
+    st.users_read_shared = $users_read_shared`
 )

@@ -64,6 +64,7 @@ RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
 	cypherSupersedeSlot = `MATCH (n:Memory {tenant: $tenant, id: $id})
 MATCH (o:Memory {tenant: $tenant, user_id: $user_id, key: $key})
 WHERE o.status = 'active' AND o.id <> $id
+  AND coalesce(o.scope, 'user') = coalesce(n.scope, 'user') AND coalesce(o.scope_id, '') = coalesce(n.scope_id, '')
 SET o.status = 'superseded', o.valid_to = n.valid_from, o.updated_at = n.updated_at
 CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(o)
 WITH n, max(o.version) AS top

@@ -123,7 +123,7 @@ func (f *fakeStore) batchState() BatchState {
 			st.Duplicates[m.IdempotencyKey] = m
 		}
 		if TakesSlot(m) {
-			sl := Slot{m.UserID, m.Key}
+			sl := SlotOf(m)
 			st.Heads[sl] = append(st.Heads[sl], m)
 		}
 	}

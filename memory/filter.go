@@ -11,7 +11,8 @@ package memory
 //   - FilterEq, FilterNe and FilterIn compare the Field named by its JSON
 //     name in Resource with Values (one value for Eq and Ne, any number for
 //     In). A field a memory does not have counts as "", as in the policy
-//     input, so negation needs no special case for missing values.
+//     input, so negation needs no special case for missing values; but
+//     scope, which counts as ScopeUser when unset (ScopeOf).
 type Filter struct {
 	Op     string   `json:"op"`
 	Field  string   `json:"field,omitempty"`
@@ -33,7 +34,21 @@ const (
 
 // FilterFields are the Resource fields a Filter may compare, by JSON name.
 // Store and policy engine accept no other.
-var FilterFields = []string{"tenant", "id", "user_id", "agent_id", "type", "kind", "sensitivity", "status"}
+var FilterFields = []string{"tenant", "id", "user_id", "agent_id", "type", "kind", "sensitivity", "status", "scope", "scope_id"}
 
 // IsFalse reports whether f is the constant false, which matches nothing.
 func (f Filter) IsFalse() bool { return f.Op == FilterFalse }
+
+// JointScope is the scope of a recall that reads one user's memories and
+// the knowledge shared in the tenant: user is the principal's scope for
+// that user's memories, all its scope for every memory. A memory about the
+// user is in scope by user; a shared one, about no user, by all. Both must
+// carry a filter; otherwise JointScope returns user and false.
+func JointScope(user, all Scope) (Scope, bool) {
+	if user.Filter == nil || all.Filter == nil {
+		return user, false
+	}
+	shared := Filter{Op: FilterAnd, Args: []Filter{{Op: FilterEq, Field: "user_id", Values: []string{""}},
+		{Op: FilterNe, Field: "scope", Values: []string{ScopeUser}}, *all.Filter}}
+	return Scope{Tenant: user.Tenant, Filter: &Filter{Op: FilterOr, Args: []Filter{*user.Filter, shared}}}, true
+}

@@ -5,6 +5,7 @@
 package memory
 
 import (
+	"cmp"
 	"time"
 )
 
@@ -74,6 +75,11 @@ type Memory struct {
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
 	Version     int        `json:"version"`
+	// Scope says whom the memory belongs to: "" (or ScopeUser) for a memory
+	// about UserID, else shared knowledge of the tenant, of team ScopeID or
+	// of agent ScopeID, about no user (UserID "").
+	Scope   string `json:"scope,omitempty"`
+	ScopeID string `json:"scope_id,omitempty"`
 	// AccessCount and LastAccessedAt say how often and when recall last
 	// returned the memory; they are updated after the answer has left.
 	AccessCount    int        `json:"access_count"`
@@ -117,7 +123,21 @@ type Principal struct {
 	Kind   string   `json:"kind"` // agent, user, admin, analyst
 	ID     string   `json:"id"`
 	Roles  []string `json:"roles,omitempty"`
+	// Team is an agent's team: it reads the team's shared knowledge.
+	Team string `json:"team,omitempty"`
 }
+
+// Memory scopes: a memory about one user, or knowledge shared at the
+// tenant, a team or one agent.
+const (
+	ScopeUser   = "user"
+	ScopeTenant = "tenant"
+	ScopeTeam   = "team"
+	ScopeAgent  = "agent"
+)
+
+// ScopeOf returns m's scope, ScopeUser when unset.
+func ScopeOf(m Memory) string { return cmp.Or(m.Scope, ScopeUser) }
 
 // Principal kinds.
 const (
@@ -152,6 +172,8 @@ type Resource struct {
 	Kind        string `json:"kind,omitempty"`
 	Sensitivity string `json:"sensitivity,omitempty"`
 	Status      string `json:"status,omitempty"`
+	Scope       string `json:"scope,omitempty"` // "" counts as ScopeUser
+	ScopeID     string `json:"scope_id,omitempty"`
 }
 
 // ResourceOf returns the policy view of m.
@@ -159,6 +181,7 @@ func ResourceOf(m Memory) Resource {
 	return Resource{
 		Tenant: m.Tenant, ID: m.ID, UserID: m.UserID, AgentID: m.AgentID,
 		Type: m.Type, Kind: m.Kind, Sensitivity: m.Sensitivity, Status: m.Status,
+		Scope: ScopeOf(m), ScopeID: m.ScopeID,
 	}
 }
 
@@ -189,6 +212,9 @@ type Clause struct {
 	Types          []string `json:"types,omitempty"`
 	Kinds          []string `json:"kinds,omitempty"`
 	MaxSensitivity string   `json:"max_sensitivity,omitempty"`
+	// Scopes and ScopeIDs match a memory's scope ("" as ScopeUser) and id.
+	Scopes   []string `json:"scopes,omitempty"`
+	ScopeIDs []string `json:"scope_ids,omitempty"`
 }
 
 // Empty reports whether the scope can match nothing.

@@ -14,8 +14,12 @@ import (
 // store holds no domain rule: it reads, calls PlanBatch, and writes what the
 // plan says.
 
-// Slot is a (user, key) pair of one tenant: the place of one fact.
-type Slot struct{ UserID, Key string }
+// Slot is a (user, key) pair of one tenant, or for shared knowledge a
+// (scope, scope id, key) triple: the place of one fact.
+type Slot struct{ UserID, Scope, ScopeID, Key string }
+
+// SlotOf returns the slot m fills when it has a key.
+func SlotOf(m Memory) Slot { return Slot{m.UserID, ScopeOf(m), m.ScopeID, m.Key} }
 
 // TakesSlot says whether m becomes the head of its slot: only an active
 // memory with a key does. A candidate (or a memory imported in another
@@ -79,10 +83,14 @@ func (r WriteRules) activateAt(m, target Memory) int {
 	return r.threshold(target)
 }
 
+// sameOwner reports whether a and b are about one user or shared in one
+// scope: only then may one repeat the other.
+func sameOwner(a, b Memory) bool { return SlotOf(a) == Slot{b.UserID, ScopeOf(b), b.ScopeID, a.Key} }
+
 // repeats reports whether m restates other: the same user and type, the
 // same slot, and the same fact (SameFact) at the given similarity.
 func (r WriteRules) repeats(m, other Memory, similarity float64) bool {
-	return other.UserID == m.UserID && other.Type == m.Type && sameSlot(other, m) &&
+	return sameOwner(other, m) && other.Type == m.Type && sameSlot(other, m) &&
 		facts.Same(other.Content, m.Content, similarity, r.DuplicateThreshold)
 }
 
@@ -151,7 +159,7 @@ func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) Wr
 		if rules.Dedup {
 			m = rules.asCandidate(m)
 		}
-		sl := Slot{m.UserID, m.Key}
+		sl := SlotOf(m)
 		if rules.CheckStale && TakesSlot(m) {
 			if newest, ok := newestHead(heads[sl]); ok && newest.ValidFrom.After(m.ValidFrom) {
 				p.Written[i] = Written{Memory: newest, Outcome: OutcomeStale}
@@ -222,7 +230,7 @@ func hitsFor(similar [][]Hit, i int, m Memory, superseded map[string]bool) []Hit
 	}
 	var hits []Hit
 	for _, h := range similar[i] {
-		if !superseded[h.Memory.ID] && h.Memory.UserID == m.UserID {
+		if !superseded[h.Memory.ID] && sameOwner(h.Memory, m) {
 			hits = append(hits, h)
 		}
 	}

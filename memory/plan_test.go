@@ -61,7 +61,7 @@ func TestPlanBatch(t *testing.T) {
 	dedup := WriteRules{Dedup: true, DuplicateThreshold: DefaultDuplicateThreshold, Thresholds: DefaultThresholds}
 	events := dedup
 	events.CheckStale = true
-	budget := Slot{"alice", "budget"}
+	budget := Slot{UserID: "alice", Scope: ScopeUser, Key: "budget"}
 	earlier := testNow.Add(-time.Hour)
 
 	head := planned("head", "The budget is 100k.", withKey("budget"), withVersion(3), withValidFrom(earlier))
@@ -352,14 +352,14 @@ func TestPlanBatch(t *testing.T) {
 // plan and leaves its inputs as they were.
 func TestPlanBatchLeavesItsInputs(t *testing.T) {
 	head := planned("head", "The budget is 100k.", withKey("budget"), withVersion(3))
-	st := BatchState{Heads: map[Slot][]Memory{{"alice", "budget"}: {head}}, Duplicates: map[string]Memory{}}
+	st := BatchState{Heads: map[Slot][]Memory{{UserID: "alice", Scope: ScopeUser, Key: "budget"}: {head}}, Duplicates: map[string]Memory{}}
 	ms := []Memory{planned("m1", "The budget is 150k.", withKey("budget"), withIdem("k1")), planned("m2", "Alice may be vegan.", inferred)}
 	rules := WriteRules{Dedup: true, DuplicateThreshold: DefaultDuplicateThreshold}
 	first := PlanBatch(st, ms, nil, rules)
 	if diff := cmp.Diff(first, PlanBatch(st, ms, nil, rules)); diff != "" {
 		t.Errorf("a second plan differs (-first +second):\n%s", diff)
 	}
-	if len(st.Duplicates) != 0 || len(st.Heads[Slot{"alice", "budget"}]) != 1 || ms[1].Status != StatusActive {
+	if len(st.Duplicates) != 0 || len(st.Heads[Slot{UserID: "alice", Scope: ScopeUser, Key: "budget"}]) != 1 || ms[1].Status != StatusActive {
 		t.Errorf("PlanBatch changed its inputs: %+v, %+v", st, ms)
 	}
 }

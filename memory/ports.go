@@ -67,8 +67,14 @@ type SearchQuery struct {
 	// AsOf, when set, searches what was true at that moment: versions whose
 	// validity [valid_from, valid_to) covers it, superseded or not. Zero
 	// means active memories now.
-	AsOf  time.Time
-	Limit int
+	AsOf time.Time
+	// Now is the moment "active now" means (zero: the store's clock): a
+	// memory whose valid_to has passed is not found.
+	Now time.Time
+	// Shared adds the tenant's shared knowledge (about no user) to the
+	// user's memories; the scope still decides which of it is read.
+	Shared bool
+	Limit  int
 	// Embeddings asks for the hits' embeddings too (MMR needs them).
 	Embeddings bool
 }

@@ -135,6 +135,9 @@ func (s *Service) weigh(c *Recalled, now time.Time) {
 	if m.Type == TypeProfile {
 		e.ProfileFactor = s.recall.ProfileBoost
 	}
+	if ScopeOf(m) != ScopeUser && (m.Type == TypeSemantic || m.Type == TypeProcedural) {
+		e.ProfileFactor = s.recall.RuleBoost
+	}
 	c.Score = e.Fused * e.DecayFactor * e.ImportanceFactor * e.ProfileFactor
 }
 

@@ -122,13 +122,13 @@ func TestRecallRanking(t *testing.T) {
 	// a and c each hold one of the question's two words, as rare as each
 	// other: half the question, enough for the full-text gate.
 	exA := Explain{Gate: "vector", TermCoverage: 0.5, Sources: []string{"vector", "fulltext"}, VectorSimilarity: 0.9, VectorRank: 1, FullTextScore: 3, FullTextRank: 2,
-		Fused: 1.0/11 + 1.0/12, ImportanceFactor: 1, Policy: "allow: test"}
+		Fused: 1.0/11 + 1.0/12, ImportanceFactor: 1, Policy: "allow: test", Scope: "user:alice"}
 	exB := Explain{Gate: "vector", Sources: []string{"vector"}, VectorSimilarity: 0.8, VectorRank: 2,
-		Fused: 1.0 / 12, ImportanceFactor: 1.25, Policy: "allow: test"}
+		Fused: 1.0 / 12, ImportanceFactor: 1.25, Policy: "allow: test", Scope: "user:alice"}
 	exC := Explain{Gate: "fulltext", TermCoverage: 0.5, Sources: []string{"fulltext"}, VectorSimilarity: 0.1, VectorRank: 3, FullTextScore: 5, FullTextRank: 1,
-		Fused: 1.0 / 11, ImportanceFactor: 1, Policy: "allow: test"}
+		Fused: 1.0 / 11, ImportanceFactor: 1, Policy: "allow: test", Scope: "user:alice"}
 	exE := Explain{Gate: "vector", Sources: []string{"vector"}, VectorSimilarity: 0.5, VectorRank: 5,
-		Fused: 1.0 / 15, ImportanceFactor: 0.75, Policy: "allow: test"}
+		Fused: 1.0 / 15, ImportanceFactor: 0.75, Policy: "allow: test", Scope: "user:alice"}
 	// Every memory is semantic and an hour old: it has decayed by
 	// exp(−λ/24) and gets no profile priority.
 	aged := func(e Explain) Explain {
@@ -356,10 +356,12 @@ func TestRecallSearches(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Recall: %v", err)
 			}
-			if diff := cmp.Diff(tt.wantVector, f.store.vectorCalls); diff != "" {
+			// Now is the service's clock: the moment "active now" means.
+			ignoreNow := cmpopts.IgnoreFields(SearchQuery{}, "Now")
+			if diff := cmp.Diff(tt.wantVector, f.store.vectorCalls, ignoreNow); diff != "" {
 				t.Errorf("vector search (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.wantFullText, f.store.fullTextCalls); diff != "" {
+			if diff := cmp.Diff(tt.wantFullText, f.store.fullTextCalls, ignoreNow); diff != "" {
 				t.Errorf("full-text search (-want +got):\n%s", diff)
 			}
 			for _, s := range f.store.searchScopes {

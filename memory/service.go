@@ -173,6 +173,35 @@ type NewMemory struct {
 	// ObservedAt is when the fact was observed, when that was before the
 	// write (observed.go); the memory is valid and dated from then.
 	ObservedAt *time.Time `json:"observed_at,omitempty"`
+	// Scope, when set to another scope than user, shares the memory as
+	// knowledge of the tenant, a team or an agent; UserID is then empty.
+	Scope *ScopeRef `json:"scope,omitempty"`
+	// ValidTo ends a temporary memory: after it, it is no longer recalled.
+	ValidTo *time.Time `json:"valid_to,omitempty"`
+}
+
+// ScopeRef names a scope: its kind (Scopes) and, for a team or an agent,
+// its id.
+type ScopeRef struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id,omitempty"`
+}
+
+// sharedScope validates the scope of a new memory and returns it: "" for a
+// memory about a user. Shared knowledge is about no user and in no
+// session; an agent's own knowledge is written as that agent, and the
+// tenant's and teams' as no agent. Policy decides who may write which.
+func sharedScope(n NewMemory, agent *string) (string, string, error) {
+	if n.Scope == nil || *n.Scope == (ScopeRef{Kind: ScopeUser}) {
+		return "", "", nil
+	}
+	kind, id := n.Scope.Kind, n.Scope.ID
+	if n.UserID != "" || n.SessionID != "" ||
+		!(kind == ScopeTenant && id == "" || (kind == ScopeTeam || kind == ScopeAgent) && validName(id)) {
+		return "", "", Invalid("scope", "shared knowledge is of the tenant (no id), a team or an agent (an id), about no user_id and in no session_id")
+	}
+	*agent = map[bool]string{true: id}[kind == ScopeAgent]
+	return kind, id, nil
 }
 
 // Create writes memories through the write pipeline (see Write) and returns
@@ -240,12 +269,18 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		// the memory would be read back as that agent's own.
 		return Memory{}, ErrForbidden
 	}
+	scope, scopeID, err := sharedScope(n, &agent)
+	if err != nil {
+		return Memory{}, err
+	}
 	switch {
 	case !validTenant(tenant):
 		return Memory{}, Invalid("tenant", "must be 1–64 letters, digits or -.:@")
-	case !validName(n.UserID):
+	case scope == "" && !validName(n.UserID):
 		return Memory{}, Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
-	case !validAuthor(agent):
+	case n.ValidTo != nil && !n.ValidTo.After(now):
+		return Memory{}, Invalid("valid_to", "must be in the future")
+	case (scope == "" || agent != "") && !validAuthor(agent):
 		return Memory{}, Invalid("agent_id", "is required for this principal: 1–64 letters, digits or -_.:@")
 	case n.SessionID != "" && !validName(n.SessionID):
 		return Memory{}, Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
@@ -298,8 +333,8 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		ID: NewID("mem"), Tenant: tenant, UserID: n.UserID, AgentID: agent, SessionID: n.SessionID,
 		Type: n.Type, Kind: n.Kind, Key: n.Key, Content: n.Content, Status: StatusActive,
 		Sensitivity: sens, Importance: importance, Confidence: confidence, Source: n.Source,
-		Entities: n.Entities, ValidFrom: now, CreatedAt: now, UpdatedAt: now, Version: 1,
-		IdempotencyKey: n.IdempotencyKey,
+		Entities: n.Entities, ValidFrom: now, ValidTo: n.ValidTo, CreatedAt: now, UpdatedAt: now, Version: 1,
+		IdempotencyKey: n.IdempotencyKey, Scope: scope, ScopeID: scopeID,
 	})
 }
 
@@ -459,6 +494,7 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 		Tenant: prev.Tenant, UserID: prev.UserID, AgentID: prev.AgentID, SessionID: prev.SessionID,
 		Type: prev.Type, Kind: prev.Kind, Key: prev.Key, Content: prev.Content, Sensitivity: prev.Sensitivity,
 		Importance: &prev.Importance, Confidence: &prev.Confidence, Source: prev.Source, Entities: prev.Entities,
+		Scope: &ScopeRef{Kind: ScopeOf(prev), ID: prev.ScopeID}, ValidTo: prev.ValidTo,
 	}
 	if u.Content != nil {
 		n.Content = *u.Content

@@ -273,20 +273,21 @@ func TestInputShape(t *testing.T) {
 			p:    memory.Principal{Tenant: "acme", Kind: "analyst", ID: "ana", Roles: []string{"analyst", "x"}},
 			r:    orderM,
 			want: `{
-				"principal": {"tenant": "acme", "kind": "analyst", "id": "ana", "roles": ["analyst", "x"]},
+				"principal": {"tenant": "acme", "kind": "analyst", "id": "ana", "roles": ["analyst", "x"], "team": ""},
 				"action": "read",
 				"resource": {"tenant": "acme", "id": "m1", "user_id": "u1", "agent_id": "order-bot",
-					"type": "episodic", "kind": "order", "sensitivity": "internal", "status": "active"},
+					"type": "episodic", "kind": "order", "sensitivity": "internal", "status": "active",
+					"scope": "user", "scope_id": ""},
 				"context": {"now": "2025-06-01T12:00:00Z"}
 			}`,
 		},
 		{
 			name: "empty",
 			want: `{
-				"principal": {"tenant": "", "kind": "", "id": "", "roles": []},
+				"principal": {"tenant": "", "kind": "", "id": "", "roles": [], "team": ""},
 				"action": "read",
 				"resource": {"tenant": "", "id": "", "user_id": "", "agent_id": "",
-					"type": "", "kind": "", "sensitivity": "", "status": ""},
+					"type": "", "kind": "", "sensitivity": "", "status": "", "scope": "user", "scope_id": ""},
 				"context": {"now": "2025-06-01T12:00:00Z"}
 			}`,
 		},

@@ -58,6 +58,10 @@ func resourceField(r memory.Resource, name string) (string, bool) {
 		return r.Sensitivity, true
 	case "status":
 		return r.Status, true
+	case "scope":
+		return scopeOf(r), true
+	case "scope_id":
+		return r.ScopeID, true
 	}
 	return "", false
 }
@@ -101,6 +105,10 @@ func resourceWith(field, v string) memory.Resource {
 		r.Sensitivity = v
 	case "status":
 		r.Status = v
+	case "scope":
+		r.Scope = v
+	case "scope_id":
+		r.ScopeID = v
 	}
 	return r
 }

@@ -36,6 +36,7 @@ func principalTerm(p memory.Principal) *ast.Term {
 		item("kind", ast.StringTerm(p.Kind)),
 		item("id", ast.StringTerm(p.ID)),
 		item("roles", ast.ArrayTerm(roles...)),
+		item("team", ast.StringTerm(p.Team)),
 	)
 }
 
@@ -49,7 +50,17 @@ func resourceTerm(r memory.Resource) *ast.Term {
 		item("kind", ast.StringTerm(r.Kind)),
 		item("sensitivity", ast.StringTerm(r.Sensitivity)),
 		item("status", ast.StringTerm(r.Status)),
+		item("scope", ast.StringTerm(scopeOf(r))),
+		item("scope_id", ast.StringTerm(r.ScopeID)),
 	)
+}
+
+// scopeOf is r's scope as policy sees it: a memory about a user when unset.
+func scopeOf(r memory.Resource) string {
+	if r.Scope == "" {
+		return memory.ScopeUser
+	}
+	return r.Scope
 }
 
 func item(key string, value *ast.Term) [2]*ast.Term {

@@ -68,8 +68,8 @@ type pushdown struct {
 }
 
 type pushdownKey struct {
-	gen                     uint64
-	tenant, kind, id, roles string
+	gen                           uint64
+	tenant, kind, id, roles, team string
 }
 
 // pushdownEntry is a compiled filter and the interval of instants [from,
@@ -171,7 +171,7 @@ func (pd *pushdown) filter(ctx context.Context, p memory.Principal, userID strin
 		return memory.Filter{}, err
 	}
 	now = now.UTC()
-	key := pushdownKey{tenant: p.Tenant, kind: p.Kind, id: p.ID, roles: strings.Join(p.Roles, "\x00")}
+	key := pushdownKey{tenant: p.Tenant, kind: p.Kind, id: p.ID, roles: strings.Join(p.Roles, "\x00"), team: p.Team}
 	pd.mu.Lock()
 	key.gen = pd.gen
 	entry, ok := pd.cache[key]

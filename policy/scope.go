@@ -44,8 +44,9 @@ func Matches(s memory.Scope, r memory.Resource) bool {
 }
 
 // ClauseMatches reports whether r matches every non-empty field of c: user_id
-// equal, agent_id in agent_ids, type in types, kind in kinds, and sensitivity
-// among SensitivitiesUpTo(max_sensitivity). It ignores the tenant.
+// equal, agent_id in agent_ids, type in types, kind in kinds, sensitivity
+// among SensitivitiesUpTo(max_sensitivity), scope in scopes and scope_id in
+// scope_ids. It ignores the tenant.
 func ClauseMatches(c memory.Clause, r memory.Resource) bool {
 	switch {
 	case c.UserID != "" && r.UserID != c.UserID:
@@ -57,6 +58,10 @@ func ClauseMatches(c memory.Clause, r memory.Resource) bool {
 	case len(c.Kinds) > 0 && !slices.Contains(c.Kinds, r.Kind):
 		return false
 	case c.MaxSensitivity != "" && !slices.Contains(SensitivitiesUpTo(c.MaxSensitivity), r.Sensitivity):
+		return false
+	case len(c.Scopes) > 0 && !slices.Contains(c.Scopes, scopeOf(r)):
+		return false
+	case len(c.ScopeIDs) > 0 && !slices.Contains(c.ScopeIDs, r.ScopeID):
 		return false
 	}
 	return true

@@ -259,9 +259,11 @@ func TestClauseScope(t *testing.T) {
 	}{
 		{"admin", admin, "", memory.Scope{Tenant: "acme", Clauses: []memory.Clause{{MaxSensitivity: "restricted"}}}},
 		{"agent with grants", support, "u1", memory.Scope{Tenant: "acme", Clauses: []memory.Clause{
-			{UserID: "u1", AgentIDs: []string{"order-bot"}, Types: []string{"episodic"}, MaxSensitivity: "internal"},
+			{UserID: "u1", AgentIDs: []string{"order-bot"}, Types: []string{"episodic"}, MaxSensitivity: "internal", Scopes: []string{"agent", "user"}},
 			{UserID: "u1", AgentIDs: []string{"support-bot"}, MaxSensitivity: "restricted"},
-			{UserID: "u1", Types: []string{"episodic"}, Kinds: []string{"order"}, MaxSensitivity: "internal"},
+			{UserID: "u1", Types: []string{"episodic"}, Kinds: []string{"order"}, MaxSensitivity: "internal", Scopes: []string{"agent", "user"}},
+			{UserID: "u1", MaxSensitivity: "restricted", Scopes: []string{"agent"}, ScopeIDs: []string{"support-bot"}},
+			{UserID: "u1", MaxSensitivity: "restricted", Scopes: []string{"tenant"}},
 		}}},
 		{"user about another user", memory.Principal{Tenant: "acme", Kind: "user", ID: "u1"}, "u2", memory.Scope{Tenant: "acme"}},
 		{"unknown kind", memory.Principal{Tenant: "acme", Kind: "robot", ID: "r"}, "", memory.Scope{Tenant: "acme"}},

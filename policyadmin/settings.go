@@ -15,6 +15,9 @@ type Settings struct {
 	// UserMaxSensitivity is the highest sensitivity end users read about
 	// themselves; "" means the policy's default, internal.
 	UserMaxSensitivity string `json:"user_max_sensitivity,omitempty"`
+	// UsersReadShared lets end users read the tenant's shared knowledge
+	// (its rules and procedures); by default they do not.
+	UsersReadShared bool `json:"users_read_shared,omitempty"`
 }
 
 // DefaultUserMaxSensitivity is the bundled policy's ceiling for end users.

@@ -3,11 +3,15 @@
 # Input (built by package policy; field names are the JSON tags of the memory
 # package's types):
 #
-#   principal: {tenant, kind: agent|user|admin|analyst, id, roles: [...]}
+#   principal: {tenant, kind: agent|user|admin|analyst, id, roles: [...],
+#               team: an agent's team, or ""}
 #   action:    read | write | delete | manage | confirm
 #   resource:  a memory's metadata, never its content:
-#              {tenant, id, user_id, agent_id, type, kind, sensitivity, status}
-#              (for manage, only tenant matters)
+#              {tenant, id, user_id, agent_id, type, kind, sensitivity, status,
+#               scope: user|tenant|team|agent, scope_id}
+#              (for manage, only tenant matters). A memory of scope user is
+#              about user_id; the others are knowledge shared in the tenant,
+#              a team (scope_id) or one agent (scope_id), about no user.
 #   context:   {now: RFC 3339 instant}; policies never read the clock.
 #
 # Data: data.grants, sharing grants keyed by tenant and grantee (see
@@ -94,6 +98,52 @@ permits contains "agent writes its own memory" if {
 	input.action == "write"
 	input.resource.agent_id == input.principal.id
 	input.resource.user_id != ""
+	object.get(input.resource, "scope", "user") == "user"
+}
+
+# Shared knowledge. The tenant's and the teams' knowledge is written by
+# admins (their rule below); an agent writes its own procedures, what it
+# learned about doing its work, and reads them with its own memories.
+
+permits contains "agent writes its own procedure" if {
+	input.principal.kind == "agent"
+	input.action == "write"
+	object.get(input.resource, "scope", "user") == "agent"
+	object.get(input.resource, "scope_id", "") == input.principal.id
+	input.resource.agent_id == input.principal.id
+	input.resource.user_id == ""
+	input.resource.type == "procedural"
+}
+
+permits contains "agent reads its own knowledge" if {
+	input.principal.kind == "agent"
+	input.action == "read"
+	object.get(input.resource, "scope", "user") == "agent"
+	object.get(input.resource, "scope_id", "") == input.principal.id
+}
+
+permits contains "agent reads the tenant's knowledge" if {
+	input.principal.kind == "agent"
+	input.action == "read"
+	object.get(input.resource, "scope", "user") == "tenant"
+}
+
+permits contains "agent reads its team's knowledge" if {
+	input.principal.kind == "agent"
+	input.action == "read"
+	object.get(input.principal, "team", "") != ""
+	object.get(input.resource, "scope", "user") == "team"
+	object.get(input.resource, "scope_id", "") == object.get(input.principal, "team", "")
+}
+
+# End users read the tenant's knowledge only where its settings say so (see
+# settings.rego), up to their ceiling; they never write any.
+permits contains "user reads the tenant's knowledge" if {
+	input.principal.kind == "user"
+	input.action == "read"
+	users_read_shared
+	object.get(input.resource, "scope", "user") == "tenant"
+	rank_at_most(input.resource.sensitivity, user_max_sensitivity)
 }
 
 permits contains "agent deletes its own memory" if {
@@ -146,6 +196,7 @@ permits contains "user writes a memory about themselves" if {
 	input.resource.user_id == input.principal.id
 	input.resource.agent_id == concat("", ["user:", input.principal.id])
 	input.resource.type in user_writable_types
+	object.get(input.resource, "scope", "user") == "user"
 }
 
 # Admins do everything within their tenant, and only they manage grants and

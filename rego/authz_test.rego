@@ -278,3 +278,80 @@ test_user_does_not_confirm_memories_about_others if not allowed(user, "confirm",
 test_agent_does_not_confirm_its_guesses if not allowed(agent, "confirm", mem({"status": "candidate"}))
 
 test_admin_confirms if allowed(admin, "confirm", mem({"status": "candidate"}))
+
+# Shared knowledge: memories of the tenant, a team or an agent, about no user.
+
+shared(scope, scope_id, overrides) := object.union(
+	mem({"user_id": "", "agent_id": "", "type": "semantic", "kind": "rule", "scope": scope, "scope_id": scope_id}),
+	overrides,
+)
+
+sales_bot := {"tenant": "acme", "kind": "agent", "id": "sales-bot", "team": "sales"}
+
+test_admin_writes_and_reads_tenant_and_team_knowledge if {
+	some action in ["write", "read"]
+	allowed(admin, action, shared("tenant", "", {}))
+	allowed(admin, action, shared("team", "sales", {}))
+}
+
+test_agent_reads_tenant_knowledge_and_its_teams if {
+	allowed(sales_bot, "read", shared("tenant", "", {}))
+	allowed(sales_bot, "read", shared("team", "sales", {}))
+	not allowed(sales_bot, "read", shared("team", "support", {}))
+	# An agent without a team reads no team's knowledge, not even "".
+	not allowed(agent, "read", shared("team", "sales", {}))
+	not allowed(agent, "read", shared("team", "", {}))
+}
+
+test_agent_never_writes_tenant_or_team_knowledge if {
+	some r in [shared("tenant", "", {}), shared("team", "sales", {}), shared("team", "sales", {"agent_id": "sales-bot"})]
+	not allowed(sales_bot, "write", r)
+}
+
+test_agent_writes_and_reads_its_own_procedures if {
+	own := shared("agent", "sales-bot", {"agent_id": "sales-bot", "type": "procedural", "kind": "how_to"})
+	allowed(sales_bot, "write", own)
+	allowed(sales_bot, "read", own)
+	"agent writes its own procedure" in authz.reasons with input as in_put(sales_bot, "write", own) with data.grants as {}
+	not allowed(agent, "read", own)
+	not allowed(agent, "write", own)
+	# Only procedures, only as itself, and about no user.
+	not allowed(sales_bot, "write", object.union(own, {"type": "semantic"}))
+	not allowed(sales_bot, "write", object.union(own, {"scope_id": "order-bot"}))
+	not allowed(sales_bot, "write", object.union(own, {"user_id": "u1"}))
+}
+
+test_grant_shares_an_agents_procedures if {
+	own := shared("agent", "sales-bot", {"agent_id": "sales-bot", "type": "procedural", "kind": "how_to"})
+	g := {
+		"id": "g9", "tenant": "acme", "grantee": "order-bot", "source": "sales-bot",
+		"types": ["procedural"], "max_sensitivity": "internal",
+	}
+	authz.allow with input as in_put(agent, "read", own) with data.grants as filed([g])
+	# A wildcard grant never opens the tenant's or a team's knowledge.
+	wild := object.union(g, {"source": "*", "types": ["semantic"]})
+	not authz.allow with input as in_put(agent, "read", shared("team", "sales", {})) with data.grants as filed([wild])
+}
+
+test_user_never_writes_shared_knowledge if {
+	some r in [
+		shared("tenant", "", {"agent_id": "user:u1", "type": "profile"}),
+		shared("team", "sales", {"agent_id": "user:u1", "type": "profile"}),
+		shared("agent", "user:u1", {"agent_id": "user:u1", "type": "profile"}),
+		mem({"agent_id": "user:u1", "type": "profile", "scope": "tenant"}),
+	]
+	not allowed(user, "write", r)
+	not allowed_with({"acme": {"users_read_shared": true}}, user, "write", r)
+}
+
+test_user_reads_tenant_knowledge_only_where_settings_say if {
+	not allowed(user, "read", shared("tenant", "", {}))
+	allowed_with({"acme": {"users_read_shared": true}}, user, "read", shared("tenant", "", {}))
+	not allowed_with({"acme": {"users_read_shared": true}}, user, "read", shared("team", "sales", {}))
+	not allowed_with({"acme": {"users_read_shared": true}}, user, "read", shared("tenant", "", {"sensitivity": "confidential"}))
+}
+
+test_analyst_reads_shared_knowledge_by_role if {
+	allowed(analyst(["analyst"]), "read", shared("team", "sales", {}))
+	not allowed(analyst(["analyst"]), "read", shared("tenant", "", {"type": "episodic"}))
+}

@@ -38,13 +38,18 @@ unexpired(g) if {
 }
 
 # grant_covers holds when grant g shares the memory with metadata r. A field
-# absent from r counts as "" (package policy always sends every field).
+# absent from r counts as "" (package policy always sends every field). A
+# grant shares memories about users and an agent's own knowledge, written by
+# its source; never the tenant's or a team's knowledge, which policy shares.
 grant_covers(g, r) if {
+	object.get(r, "scope", "user") in grant_scopes
 	source_matches(g.source, object.get(r, "agent_id", ""))
 	object.get(r, "type", "") in g.types
 	kind_allowed(g, r)
 	rank_at_most(r.sensitivity, g.max_sensitivity)
 }
+
+grant_scopes := {"user", "agent"}
 
 # The wildcard source shares the memories of every agent of the tenant, and
 # those no agent wrote.

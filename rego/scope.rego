@@ -7,11 +7,13 @@
 #
 # Output: scope, a set of clause objects with optional fields
 #
-#   {user_id, agent_ids: [...], types: [...], kinds: [...], max_sensitivity}
+#   {user_id, agent_ids: [...], types: [...], kinds: [...], max_sensitivity,
+#    scopes: [...], scope_ids: [...]}
 #
 # A memory of the principal's tenant matches a clause when every present field
 # matches: user_id equal, agent_id in agent_ids, type in types, kind in kinds,
-# sensitivity known and ranked no higher than max_sensitivity. Every clause
+# sensitivity known and ranked no higher than max_sensitivity, scope in
+# scopes, scope_id in scope_ids. Every clause
 # carries max_sensitivity, so memories of unknown sensitivity match none. An
 # empty set matches nothing.
 #
@@ -52,6 +54,25 @@ clauses contains {"agent_ids": [input.principal.id], "max_sensitivity": top_sens
 	input.principal.kind == "agent"
 }
 
+clauses contains {"scopes": ["agent"], "scope_ids": [input.principal.id], "max_sensitivity": top_sensitivity} if {
+	input.principal.kind == "agent"
+}
+
+clauses contains {"scopes": ["tenant"], "max_sensitivity": top_sensitivity} if {
+	input.principal.kind == "agent"
+}
+
+clauses contains {"scopes": ["team"], "scope_ids": [object.get(input.principal, "team", "")], "max_sensitivity": top_sensitivity} if {
+	input.principal.kind == "agent"
+	object.get(input.principal, "team", "") != ""
+}
+
+clauses contains {"scopes": ["tenant"], "max_sensitivity": user_max_sensitivity} if {
+	input.principal.kind == "user"
+	users_read_shared
+	is_number(ranks[user_max_sensitivity])
+}
+
 clauses contains c if {
 	some g in active_grants
 	c := grant_clause(g)
@@ -71,7 +92,7 @@ clauses contains {"types": sort(caps.types), "max_sensitivity": caps.max_sensiti
 # grant_clause is the clause of a grant that shares something: at least one
 # type and a known ceiling (grant_covers never holds otherwise).
 grant_clause(g) := object.union_n([
-	{"types": sort(g.types), "max_sensitivity": g.max_sensitivity},
+	{"types": sort(g.types), "max_sensitivity": g.max_sensitivity, "scopes": sort(grant_scopes)},
 	source_filter(g),
 	kinds_filter(g),
 ]) if {

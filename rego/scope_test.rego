@@ -27,9 +27,36 @@ test_scope_admin if {
 	scope_of(admin, "u1", []) == {{"user_id": "u1", "max_sensitivity": "restricted"}}
 }
 
+# shared_clauses are the clauses of an agent without a team for the
+# knowledge shared with it: its own and the tenant's.
+shared_clauses(id) := {
+	{"scopes": ["agent"], "scope_ids": [id], "max_sensitivity": "restricted"},
+	{"scopes": ["tenant"], "max_sensitivity": "restricted"},
+}
+
 test_scope_agent_own if {
-	scope_of(agent, "", []) == {{"agent_ids": ["order-bot"], "max_sensitivity": "restricted"}}
-	scope_of(agent, "u2", []) == {{"user_id": "u2", "agent_ids": ["order-bot"], "max_sensitivity": "restricted"}}
+	scope_of(agent, "", []) == {{"agent_ids": ["order-bot"], "max_sensitivity": "restricted"}} | shared_clauses("order-bot")
+	scope_of(agent, "u2", []) == {
+		{"user_id": "u2", "agent_ids": ["order-bot"], "max_sensitivity": "restricted"},
+		{"user_id": "u2", "scopes": ["agent"], "scope_ids": ["order-bot"], "max_sensitivity": "restricted"},
+		{"user_id": "u2", "scopes": ["tenant"], "max_sensitivity": "restricted"},
+	}
+}
+
+test_scope_agent_team if {
+	sales := object.union(agent, {"team": "sales"})
+	scope_of(sales, "", []) == {
+		{"agent_ids": ["order-bot"], "max_sensitivity": "restricted"},
+		{"scopes": ["team"], "scope_ids": ["sales"], "max_sensitivity": "restricted"},
+	} | shared_clauses("order-bot")
+}
+
+test_scope_user_reads_shared_where_settings_say if {
+	scope_with(user, "", {"acme": {"users_read_shared": true}}) == {
+		{"user_id": "u1", "max_sensitivity": "internal"},
+		{"scopes": ["tenant"], "max_sensitivity": "internal"},
+	}
+	scope_with(user, "", {"acme": {"users_read_shared": false}}) == {{"user_id": "u1", "max_sensitivity": "internal"}}
 }
 
 test_scope_agent_grants if {
@@ -39,9 +66,9 @@ test_scope_agent_grants if {
 	]
 	scope_of(support, "", gs) == {
 		{"agent_ids": ["support-bot"], "max_sensitivity": "restricted"},
-		{"agent_ids": ["order-bot"], "types": ["episodic"], "kinds": ["order"], "max_sensitivity": "internal"},
-		{"types": ["procedural", "semantic"], "max_sensitivity": "public"},
-	}
+		{"agent_ids": ["order-bot"], "types": ["episodic"], "kinds": ["order"], "max_sensitivity": "internal", "scopes": ["agent", "user"]},
+		{"types": ["procedural", "semantic"], "max_sensitivity": "public", "scopes": ["agent", "user"]},
+	} | shared_clauses("support-bot")
 }
 
 test_scope_skips_grants_that_share_nothing if {
@@ -53,7 +80,7 @@ test_scope_skips_grants_that_share_nothing if {
 		grant({"tenant": "globex"}),
 		grant({"source": ""}),
 	]
-	scope_of(support, "", gs) == {{"agent_ids": ["support-bot"], "max_sensitivity": "restricted"}}
+	scope_of(support, "", gs) == {{"agent_ids": ["support-bot"], "max_sensitivity": "restricted"}} | shared_clauses("support-bot")
 }
 
 test_scope_user if {
@@ -74,7 +101,7 @@ test_scope_user_unknown_ceiling_is_empty if scope_with(user, "", {"acme": {"user
 test_scope_admin_and_agent_ignore_user_ceiling if {
 	s := {"acme": {"user_max_sensitivity": "public"}}
 	scope_with(admin, "", s) == {{"max_sensitivity": "restricted"}}
-	scope_with(agent, "", s) == {{"agent_ids": ["order-bot"], "max_sensitivity": "restricted"}}
+	scope_with(agent, "", s) == {{"agent_ids": ["order-bot"], "max_sensitivity": "restricted"}} | shared_clauses("order-bot")
 }
 
 test_scope_analyst if {
@@ -99,7 +126,7 @@ test_scope_is_empty_when_guards_fail if {
 }
 
 test_grant_clause if {
-	authz.grant_clause(grant({})) == {"agent_ids": ["order-bot"], "types": ["episodic"], "kinds": ["order"], "max_sensitivity": "internal"}
-	authz.grant_clause(grant({"source": "*", "kinds": null, "types": ["semantic", "episodic"]})) == {"types": ["episodic", "semantic"], "max_sensitivity": "internal"}
+	authz.grant_clause(grant({})) == {"agent_ids": ["order-bot"], "types": ["episodic"], "kinds": ["order"], "max_sensitivity": "internal", "scopes": ["agent", "user"]}
+	authz.grant_clause(grant({"source": "*", "kinds": null, "types": ["semantic", "episodic"]})) == {"types": ["episodic", "semantic"], "max_sensitivity": "internal", "scopes": ["agent", "user"]}
 	not authz.grant_clause(grant({"types": null}))
 }

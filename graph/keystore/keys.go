@@ -237,9 +237,10 @@ func (s *Store) KeyByHash(ctx context.Context, tenant, hash string) (identity.Cr
 		c, found, err = neo.ReadOne(ctx, tx, cypherKeyByHash, map[string]any{"tenant": tenant, "hash": hash}, func(r *neo4j.Record) (identity.Credential, error) {
 			k, _ := r.Get("key")
 			roles, _ := r.Get("roles")
+			team, _ := r.Get("team")
 			key := decodeKey(k)
 			return identity.Credential{Key: key, Principal: memory.Principal{
-				Tenant: tenant, Kind: key.OwnerKind, ID: key.OwnerID, Roles: strs(roles),
+				Tenant: tenant, Kind: key.OwnerKind, ID: key.OwnerID, Roles: strs(roles), Team: str(team),
 			}}, nil
 		})
 		if err == nil && !found {

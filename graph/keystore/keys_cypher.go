@@ -69,7 +69,7 @@ SET k += $props`
 
 	cypherKeyByHash = `MATCH (k:APIKey {tenant: $tenant, hash: $hash})
 MATCH (p:Principal {tenant: $tenant, kind: k.kind, id: k.principal_id})
-RETURN k {.*, hash: null} AS key, p.roles AS roles`
+RETURN k {.*, hash: null} AS key, p.roles AS roles, p.team AS team`
 
 	cypherListKeys = `MATCH (k:APIKey {tenant: $tenant})
 WHERE k.hash IS NOT NULL

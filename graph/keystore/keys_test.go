@@ -46,7 +46,7 @@ func TestIdentityStore(t *testing.T) {
 			want               memory.Principal
 			err                error
 		}{
-			{"found", tenant, "h-bot", memory.Principal{Tenant: tenant, Kind: "agent", ID: "bot"}, nil},
+			{"found", tenant, "h-bot", memory.Principal{Tenant: tenant, Kind: "agent", ID: "bot", Team: "ops"}, nil},
 			{"unknown hash", tenant, "h-none", memory.Principal{}, memory.ErrNotFound},
 			{"other tenant", other, "h-bot", memory.Principal{}, memory.ErrNotFound},
 		}

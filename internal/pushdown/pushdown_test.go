@@ -42,12 +42,19 @@ var (
 	types         = append(slices.Clone(memory.Types), "weird")
 	sensitivities = append(slices.Clone(memory.Sensitivities), "secret")
 	statuses      = []string{memory.StatusActive, memory.StatusActive, memory.StatusCandidate, memory.StatusArchived}
+	// Scopes a memory may have: about a user (most), shared in the tenant, a
+	// team or an agent, and one policy does not know. teams are the agents'
+	// teams and the ids of team knowledge.
+	scopes = []string{memory.ScopeUser, memory.ScopeUser, memory.ScopeUser, memory.ScopeTenant, memory.ScopeTeam, memory.ScopeAgent, "weird"}
+	teams  = []string{"t0", "t1"}
 )
 
 // world is one round: two tenants with their memories, grants and
 // settings.
 type world struct {
-	tenants  []string
+	tenants []string
+	// team is each agent's team ("" for none), the same in both tenants.
+	team     map[string]string
 	memories []memory.Memory
 	grants   []memory.Grant
 	settings map[string]policyadmin.Settings
@@ -59,13 +66,16 @@ type world struct {
 var ceilings = append([]string{"", ""}, append(slices.Clone(memory.Sensitivities), "secret")...)
 
 func genWorld(t *testing.T, rng *rand.Rand, now time.Time) world {
-	w := world{tenants: []string{testenv.Tenant(t), testenv.Tenant(t)}, settings: map[string]policyadmin.Settings{}}
+	w := world{tenants: []string{testenv.Tenant(t), testenv.Tenant(t)}, settings: map[string]policyadmin.Settings{}, team: map[string]string{}}
+	for _, a := range agents {
+		w.team[a] = pick(rng, append(slices.Clone(teams), "")...)
+	}
 	vec := make([]float32, testenv.EmbeddingDimension)
 	for i := range vec {
 		vec[i] = 1
 	}
 	for _, tenant := range w.tenants {
-		w.settings[tenant] = policyadmin.Settings{UserMaxSensitivity: pick(rng, ceilings...)}
+		w.settings[tenant] = policyadmin.Settings{UserMaxSensitivity: pick(rng, ceilings...), UsersReadShared: rng.IntN(2) == 0}
 		for i := range 40 + rng.IntN(40) {
 			at := now.Add(-time.Duration(i+1) * time.Minute).Truncate(time.Millisecond)
 			m := memory.Memory{
@@ -76,6 +86,18 @@ func genWorld(t *testing.T, rng *rand.Rand, now time.Time) world {
 				Status:  pick(rng, statuses...),
 				Content: fmt.Sprintf("marker note %d", i), Importance: 0.5, Confidence: 1, Embedding: vec,
 				ValidFrom: at, CreatedAt: at, UpdatedAt: at, Version: 1,
+			}
+			if sc := pick(rng, scopes...); sc != memory.ScopeUser {
+				m.Scope, m.UserID = sc, ""
+				if sc != memory.ScopeTenant {
+					m.ScopeID = pick(rng, append(slices.Clone(teams), agents...)...)
+				}
+			} else if rng.IntN(2) == 0 {
+				m.Scope = memory.ScopeUser // stored explicitly, or left unset
+			}
+			if rng.IntN(8) == 0 { // a temporary memory whose validity ended
+				end := now.Add(-time.Second)
+				m.ValidTo = &end
 			}
 			w.memories = append(w.memories, m)
 		}
@@ -111,7 +133,7 @@ func principals(w world) []memory.Principal {
 	var out []memory.Principal
 	for _, tenant := range w.tenants {
 		for _, a := range agents {
-			out = append(out, memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: a})
+			out = append(out, memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: a, Team: w.team[a]})
 		}
 		for _, u := range users[:2] {
 			out = append(out, memory.Principal{Tenant: tenant, Kind: memory.KindUser, ID: u})
@@ -149,7 +171,7 @@ func TestPushedDownQueriesMatchDecisions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(*seed, 0))
 	now := time.Now().UTC()
 
-	var allowed, denied int
+	var allowed, denied, sharedRead int
 	for round := range *rounds {
 		w := genWorld(t, rng, now)
 		for _, tenant := range w.tenants {
@@ -194,12 +216,19 @@ func TestPushedDownQueriesMatchDecisions(t *testing.T) {
 				if scope.Filter == nil {
 					t.Fatalf("%s: scope without a filter", name)
 				}
-				var want, wantActive []string
+				var want, wantActive, wantJoint []string
 				for id, m := range readable {
+					current := m.Status == memory.StatusActive && (m.ValidTo == nil || m.ValidTo.After(now))
 					if userID == "" || m.UserID == userID {
 						want = append(want, id)
-						if m.Status == memory.StatusActive {
+						if current {
 							wantActive = append(wantActive, id)
+						}
+					}
+					if current && (m.UserID == userID || m.UserID == "" && memory.ScopeOf(m) != memory.ScopeUser) {
+						wantJoint = append(wantJoint, id)
+						if m.UserID == "" && userID != "" {
+							sharedRead++
 						}
 					}
 				}
@@ -233,16 +262,41 @@ func TestPushedDownQueriesMatchDecisions(t *testing.T) {
 					t.Fatalf("%s: SearchFullText: %v", name, err)
 				}
 				check(t, name+": full-text search", hitIDs(byText), wantActive, w, p)
+				// Recall reads the user's memories and the shared knowledge
+				// at once, under the joint scope.
+				all, err := engine.ReadScope(ctx, p, "", now)
+				if err != nil {
+					t.Fatalf("%s: ReadScope: %v", name, err)
+				}
+				joint, ok := memory.JointScope(scope, all)
+				if !ok {
+					t.Fatalf("%s: no joint scope", name)
+				}
+				jq := q
+				jq.Shared, jq.Now = true, now
+				jointVector, err := store.SearchVector(ctx, joint, jq)
+				if err != nil {
+					t.Fatalf("%s: joint SearchVector: %v", name, err)
+				}
+				check(t, name+": joint vector search", hitIDs(jointVector), wantJoint, w, p)
+				jointText, err := store.SearchFullText(ctx, joint, jq)
+				if err != nil {
+					t.Fatalf("%s: joint SearchFullText: %v", name, err)
+				}
+				check(t, name+": joint full-text search", hitIDs(jointText), wantJoint, w, p)
 				if t.Failed() {
 					t.Fatalf("filter %+v", *scope.Filter)
 				}
 			}
 		}
 	}
-	t.Logf("%d reads allowed, %d denied", allowed, denied)
+	t.Logf("%d reads allowed, %d denied, %d joint reads of shared knowledge", allowed, denied, sharedRead)
 	// The generators must exercise both outcomes, or the test proves little.
 	if allowed < 100 || denied < 100 {
 		t.Errorf("%d allowed and %d denied reads: the generators miss cases", allowed, denied)
+	}
+	if sharedRead < 20 {
+		t.Errorf("%d reads of shared knowledge in joint searches: the generators miss cases", sharedRead)
 	}
 }
 
@@ -267,7 +321,7 @@ func check(t *testing.T, name string, got, want []string, w world, p memory.Prin
 			t.Errorf("%s: misses %+v, which policy allows", name, memory.ResourceOf(byID[id]))
 		}
 	}
-	t.Logf("grants: %+v; settings: %+v", w.grants, w.settings)
+	t.Logf("grants: %+v; settings: %+v; teams: %v", w.grants, w.settings, w.team)
 }
 
 func ids(ms []memory.Memory) []string {
