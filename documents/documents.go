@@ -165,16 +165,16 @@ func New(o Options) (*Service, error) {
 // scopeOf validates the scope an import names.
 func scopeOf(r ImportRequest) (kind, id string, err error) {
 	switch r.Scope {
-	case "", "tenant":
+	case "", memory.ScopeTenant:
 		if r.Team != "" {
 			return "", "", memory.Invalid("team", "is named only with scope team")
 		}
-		return "tenant", "", nil
-	case "team":
+		return memory.ScopeTenant, "", nil
+	case memory.ScopeTeam:
 		if !knowledge.ValidID(r.Team) {
 			return "", "", memory.Invalid("team", "scope team needs a team: 1–64 letters, digits or -_.:/@")
 		}
-		return "team", r.Team, nil
+		return memory.ScopeTeam, r.Team, nil
 	}
 	return "", "", memory.Invalid("scope", "must be tenant or team")
 }
@@ -342,7 +342,7 @@ func (s *Service) write(ctx context.Context, p memory.Principal, kind, scopeID, 
 func sectionMemory(kind, scopeID, docID string, sec knowledge.Section) memory.NewMemory {
 	n := memory.NewMemory{
 		Type: memory.TypeSemantic, Kind: KindSection, Key: sec.Key, Content: sec.Content(),
-		Source: "kb:" + docID,
+		Source: "kb:" + docID, Scope: &memory.ScopeRef{Kind: kind, ID: scopeID},
 	}
 	if sec.Procedure {
 		n.Type, n.Kind = memory.TypeProcedural, KindProcedure

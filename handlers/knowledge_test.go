@@ -9,6 +9,7 @@ import (
 
 	"mneme/documents"
 	graphdocs "mneme/graph/documents"
+	"mneme/identity"
 	"mneme/internal/apptest"
 	"mneme/memory"
 )
@@ -102,7 +103,7 @@ func TestKnowledgeReimportWritesOnlyWhatChanged(t *testing.T) {
 	var docs struct{ Documents []documents.Info }
 	list.Decode(t, &docs)
 	if list.Status != http.StatusOK || len(docs.Documents) != 1 || docs.Documents[0].ID != doc ||
-		docs.Documents[0].Sections != 49 || docs.Documents[0].Scope != "tenant" || docs.Documents[0].Title != "Sales handbook" {
+		docs.Documents[0].Sections != 49 || docs.Documents[0].Scope != memory.ScopeTenant || docs.Documents[0].Title != "Sales handbook" {
 		t.Fatalf("list: %d %s, want the handbook with 49 sections in the tenant's scope", list.Status, list.Body)
 	}
 	if r := f.Do(t, "order-bot", http.MethodGet, "/v1/knowledge/documents", nil); r.Status != http.StatusForbidden {
@@ -142,28 +143,59 @@ func TestKnowledgeImportIsGuarded(t *testing.T) {
 	}
 }
 
-// TestKnowledgeRecalledByAgents: a team's imported procedure is recalled
-// by an agent of the team for a question about a user.
+// recallFinds reports whether who's recall for alice returns a memory
+// holding text, and of which type.
+func recallFinds(t *testing.T, f *apptest.Fixture, who, query, text string) (bool, string) {
+	t.Helper()
+	rec := f.Do(t, who, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: "alice", Query: query})
+	if rec.Status != http.StatusOK {
+		t.Fatalf("recall as %s: %d %s", who, rec.Status, rec.Body)
+	}
+	var got memory.RecallResult
+	rec.Decode(t, &got)
+	for _, m := range got.Memories {
+		if strings.Contains(m.Memory.Content, text) {
+			return true, m.Memory.Type
+		}
+	}
+	return false, ""
+}
+
+// TestKnowledgeRecalledByAgents: an agent's recall about a user finds an
+// imported procedure of the tenant by a question; a team's section is
+// recalled by the team's agent and not by another.
 func TestKnowledgeRecalledByAgents(t *testing.T) {
 	f := apptest.Start(t)
-	doc := documents.ImportRequest{ID: "returns", Scope: "team", Team: "orders", Content: "# Returns\n\n" +
+	doc := documents.ImportRequest{ID: "returns", Content: "# Returns\n\n" +
 		"## How to handle damaged items\n\n1. Ask the customer for a photo of the damage.\n2. Open a replacement order within 24 hours.\n3. Refund the shipping fee.\n\n" +
 		"## Opening hours\n\nThe warehouse in Suzhou ships Monday to Saturday.\n"}
 	r, res := importDoc(t, f, apptest.Admin, doc)
 	if r.Status != http.StatusOK || res.Counts == nil || res.Counts.Created != 2 {
 		t.Fatalf("import: %d %s, want 2 created", r.Status, r.Body)
 	}
-	rec := f.Do(t, "order-bot", http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: "alice", Query: "alice got a damaged item, how do I handle it?"})
-	var got memory.RecallResult
-	rec.Decode(t, &got)
-	found := false
-	for _, m := range got.Memories {
-		if strings.Contains(m.Memory.Content, "photo of the damage") {
-			found = m.Memory.Type == memory.TypeProcedural
-		}
+	if ok, typ := recallFinds(t, f, "order-bot", "alice got a damaged item, how do I handle it?", "photo of the damage"); !ok || typ != memory.TypeProcedural {
+		t.Errorf("recall as order-bot: found %v (%s), want the procedure", ok, typ)
 	}
-	if rec.Status != http.StatusOK || !found {
-		t.Errorf("recall as order-bot: %d %s, want the procedure", rec.Status, rec.Body)
+
+	// An agent of a team, registered as the API does.
+	if r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "desk-bot", Team: "returns-desk"}); r.Status != http.StatusCreated {
+		t.Fatalf("create agent: %d %s", r.Status, r.Body)
+	}
+	kr := f.Do(t, apptest.Admin, http.MethodPost, "/v1/keys", identity.NewKey{OwnerKind: memory.KindAgent, OwnerID: "desk-bot"})
+	var key identity.IssuedKey
+	kr.Decode(t, &key)
+	f.Keys["desk-bot"] = key.Secret
+	team := documents.ImportRequest{ID: "desk-notes", Scope: "team", Team: "returns-desk",
+		Content: "# Desk notes\n\n## Courier for refunds\n\nRefund parcels from Hangzhou go with courier SF-2231 only.\n"}
+	if r, res := importDoc(t, f, apptest.Admin, team); r.Status != http.StatusOK || res.Counts == nil || res.Counts.Created != 1 {
+		t.Fatalf("team import: %d %s", r.Status, r.Body)
+	}
+	const q = "which courier takes refund parcels from Hangzhou?"
+	if ok, _ := recallFinds(t, f, "desk-bot", q, "SF-2231"); !ok {
+		t.Errorf("the team's agent does not recall the team's section")
+	}
+	if ok, _ := recallFinds(t, f, "order-bot", q, "SF-2231"); ok {
+		t.Errorf("an agent of another team recalls the team's section")
 	}
 }
 

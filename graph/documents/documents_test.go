@@ -70,7 +70,7 @@ func TestDocumentRoundTrip(t *testing.T) {
 	ctx := testCtx(t)
 	placed := sectionMemories(t, g, tenant, "guide", 4)
 	at := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
-	info := documents.Info{ID: "guide", Title: "Guide", Format: "markdown", Sections: 4, ImportedAt: at, Scope: "team", ScopeID: "sales"}
+	info := documents.Info{ID: "guide", Title: "Guide", Format: "markdown", Sections: 4, ImportedAt: at, Scope: memory.ScopeTeam, ScopeID: "sales"}
 	if _, err := s.Document(ctx, tenant, "guide"); !errors.Is(err, memory.ErrNotFound) {
 		t.Fatalf("Document before import: %v, want ErrNotFound", err)
 	}
@@ -78,7 +78,7 @@ func TestDocumentRoundTrip(t *testing.T) {
 		t.Fatalf("Record: %v", err)
 	}
 	got, err := s.Document(ctx, tenant, "guide")
-	if err != nil || got.Title != "Guide" || got.Sections != 4 || got.Scope != "team" || got.ScopeID != "sales" || !got.ImportedAt.Equal(at) {
+	if err != nil || got.Title != "Guide" || got.Sections != 4 || got.Scope != memory.ScopeTeam || got.ScopeID != "sales" || !got.ImportedAt.Equal(at) {
 		t.Fatalf("Document = %+v, %v; want %+v", got, err, info)
 	}
 	// Another tenant sees no document and no section.
