@@ -282,8 +282,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	// Knowledge-base documents are written through the memory write path;
 	// large imports are queued.
+	docStore := graphdocs.New(store.Runner())
+	if err := docStore.EnsureSchema(startCtx); err != nil {
+		return nil, fmt.Errorf("neo4j schema of documents: %w", err)
+	}
 	if a.Documents, err = documents.New(documents.Options{
-		Store: graphdocs.New(store.Runner()), Writer: a.Service, Queue: a.Queue, Sync: a.Admin.Sync,
+		Store: docStore, Writer: a.Service, Queue: a.Queue, Sync: a.Admin.Sync,
 	}); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,13 @@ type Store struct {
 // New returns a Store over the graph's transaction runner.
 func New(tx *neo.Runner) *Store { return &Store{tx: tx} }
 
+// EnsureSchema creates the documents' constraint; it is idempotent.
+func (s *Store) EnsureSchema(ctx context.Context) error {
+	return s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return neo.Exec(ctx, tx, ddlDocumentID, nil)
+	})
+}
+
 func decodeInfo(r *neo4j.Record) (documents.Info, error) {
 	get := func(k string) any { v, _ := r.Get(k); return v }
 	return documents.Info{

@@ -49,3 +49,7 @@ RETURN m.status AS status, count(m) AS n`
 MATCH (n)-[:SUPERSEDES]->(o:Memory {tenant: $tenant})-[:SECTION_OF]->(d)
 RETURN count(o) AS n`
 )
+
+// ddlDocumentID keeps one Document node per (tenant, id), so concurrent
+// first imports of one document MERGE the same node.
+const ddlDocumentID = `CREATE CONSTRAINT document_tenant_id IF NOT EXISTS FOR (n:Document) REQUIRE (n.tenant, n.id) IS UNIQUE`

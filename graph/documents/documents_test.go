@@ -28,6 +28,9 @@ func testStores(t *testing.T) (*graph.Store, *Store) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		schemaOnce.err = g.EnsureSchema(ctx, testenv.EmbeddingDimension)
+		if schemaOnce.err == nil {
+			schemaOnce.err = New(g.Runner()).EnsureSchema(ctx)
+		}
 	})
 	if schemaOnce.err != nil {
 		t.Fatalf("EnsureSchema: %v", schemaOnce.err)
