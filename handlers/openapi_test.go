@@ -653,6 +653,36 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		})
 	}
 
+	// Knowledge-base documents: imported at once, listed, removed; a large
+	// one queued, and its job read once done.
+	doc := "# Guide\n\n## Approval\n\nOrders above 50k CNY need approval.\n\n## Steps\n\n1. Check stock.\n2. Confirm the price.\n"
+	r = f.Do(t, apptest.Admin, "POST", "/v1/knowledge/import", map[string]any{"id": "guide", "content": doc, "scope": "team", "team": "orders"})
+	expectResponse(t, "import a document", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "GET", "/v1/knowledge/documents", nil)
+	expectResponse(t, "list documents", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "DELETE", "/v1/knowledge/documents/guide", nil)
+	expectResponse(t, "remove a document", r, http.StatusOK)
+	var big strings.Builder
+	for i := range 201 {
+		fmt.Fprintf(&big, "## Rule %d\n\nOrders from district %d need desk %d.\n\n", i, i, 900+i)
+	}
+	r = f.Do(t, apptest.Admin, "POST", "/v1/knowledge/import", map[string]any{"id": "big-guide", "content": big.String()})
+	expectResponse(t, "queue a large import", r, http.StatusAccepted)
+	var queued struct{ Job memory.JobStatus }
+	r.Decode(t, &queued)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		r = f.Do(t, apptest.Admin, "GET", "/v1/jobs/"+queued.Job.ID, nil)
+		var st memory.JobStatus
+		r.Decode(t, &st)
+		if st.Status != memory.JobQueued || time.Now().After(deadline) {
+			expectResponse(t, "a done import job", r, http.StatusOK)
+			if st.Status != memory.JobDone {
+				t.Errorf("import job: %s", r.Body)
+			}
+			break
+		}
+	}
+
 	// The metrics and the panel's HTML routes, each seen as sent: the
 	// panel's redirects are not followed.
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
