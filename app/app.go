@@ -39,6 +39,7 @@ import (
 	"mneme/quota"
 	"mneme/ratelimit"
 	"mneme/session"
+	"mneme/shared"
 	"mneme/tracing"
 	"mneme/web"
 	"mneme/workingmemory"
@@ -48,6 +49,8 @@ import (
 type App struct {
 	Handler http.Handler
 	Service *memory.Service
+	// Shared writes the knowledge shared in a tenant through Service.
+	Shared *shared.Service
 	// MemoryOptions are the parts Service was built with, for tools that
 	// build a variant of it (the recall benchmark).
 	MemoryOptions memory.Options
@@ -244,6 +247,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.Service, err = memory.NewService(a.MemoryOptions)
 	if err != nil {
+		return nil, err
+	}
+	if a.Shared, err = shared.New(a.Service); err != nil {
 		return nil, err
 	}
 	if a.Working, err = workingmemory.New(workingmemory.Options{

@@ -47,7 +47,7 @@ type seedSink struct{ a *App }
 // secret, on every seed: keys stored under another secret (or the plain
 // hash of old) are replaced.
 func (s seedSink) PutAPIKey(ctx context.Context, key string, p memory.Principal) error {
-	return s.a.Identity.PutKey(ctx, key, p, "")
+	return s.a.Identity.PutKey(ctx, key, p, p.Team)
 }
 
 func (s seedSink) EnsureAgent(ctx context.Context, tenant, id, team string) error {

@@ -307,8 +307,15 @@ func Load(ctx context.Context, ds *Dataset, sink Sink) (Report, error) {
 		}
 		rep.Users++
 	}
+	teams := map[string]string{}
+	for _, a := range ds.Agents {
+		teams[a.ID] = a.Team
+	}
 	for i, k := range ds.APIKeys {
 		p := memory.Principal{Tenant: ds.Tenant, Kind: k.Kind, ID: k.ID, Roles: slices.Clone(k.Roles)}
+		if k.Kind == memory.KindAgent {
+			p.Team = teams[k.ID] // an agent's key reads its team's knowledge
+		}
 		if err := sink.PutAPIKey(ctx, k.Key, p); err != nil {
 			return rep, fmt.Errorf("seed: api_keys[%d] (%s %s): %w", i, k.Kind, k.ID, err)
 		}

@@ -120,9 +120,9 @@ func provision(t testing.TB, instance *app.App, url string) *Fixture {
 	t.Helper()
 	f := &Fixture{URL: url, App: instance, Tenant: testenv.Tenant(t), Keys: map[string]string{}}
 	ctx := context.Background()
-	add := func(name string, p memory.Principal) {
+	add := func(name string, p memory.Principal, team ...string) {
 		key := identity.NewAPIKey(f.Tenant)
-		if err := instance.Identity.PutKey(ctx, key, p, ""); err != nil {
+		if err := instance.Identity.PutKey(ctx, key, p, teamOf(team)); err != nil {
 			t.Fatalf("put api key for %s: %v", name, err)
 		}
 		f.Keys[name] = key
@@ -131,7 +131,7 @@ func provision(t testing.TB, instance *app.App, url string) *Fixture {
 		if err := instance.Store.EnsureAgent(ctx, f.Tenant, id, team); err != nil {
 			t.Fatalf("ensure agent: %v", err)
 		}
-		add(id, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: id})
+		add(id, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: id}, team)
 	}
 	for _, id := range Users {
 		if err := instance.Store.EnsureUser(ctx, f.Tenant, id); err != nil {
@@ -226,3 +226,11 @@ func (f *Fixture) Do(t testing.TB, who, method, path string, body any, headers .
 // Observe, when set, sees every request and response; the OpenAPI test uses
 // it to validate real traffic against the document.
 var Observe func(t testing.TB, req *http.Request, resp *http.Response, body []byte)
+
+// teamOf is the optional team of a principal the fixture registers.
+func teamOf(team []string) string {
+	if len(team) == 0 {
+		return ""
+	}
+	return team[0]
+}

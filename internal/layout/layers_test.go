@@ -47,6 +47,8 @@ var layers = map[string]int{
 	"mneme/reembed":     2,
 	"mneme/export":      2,
 	"mneme/quota":       2,
+	// Knowledge shared in a tenant, written through memory's pipeline.
+	"mneme/shared": 2,
 	// Knowledge-base documents imported as shared knowledge.
 	"mneme/documents": 2,
 	// Working memory: open sessions, closed into memories.
