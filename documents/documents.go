@@ -256,7 +256,13 @@ func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest
 	for _, rep := range plan.Supersede {
 		write = append(write, rep.New)
 	}
-	placed, skipped, err := s.write(ctx, p, kind, scopeID, doc.ID, write)
+	now := s.now().UTC()
+	info := Info{ID: doc.ID, Title: doc.Title, Format: string(formatOf(r)), Sections: len(doc.Sections), ImportedAt: now, Scope: kind, ScopeID: scopeID}
+	// Each batch is linked to the document as soon as it is written, so a
+	// later batch's failure leaves nothing written outside the document:
+	// the next import finds it and goes on from there.
+	record := func(batch []Placed) error { return s.store.Record(ctx, p.Tenant, info, batch) }
+	placed, skipped, err := s.write(ctx, p, kind, scopeID, doc.ID, write, record)
 	if err != nil {
 		return Counts{}, nil, err
 	}
@@ -280,9 +286,7 @@ func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest
 			c.Superseded++
 		}
 	}
-	now := s.now().UTC()
-	info := Info{ID: doc.ID, Title: doc.Title, Format: string(formatOf(r)), Sections: len(doc.Sections), ImportedAt: now, Scope: kind, ScopeID: scopeID}
-	if err := s.store.Record(ctx, p.Tenant, info, placed); err != nil {
+	if err := s.store.Record(ctx, p.Tenant, info, nil); err != nil {
 		return Counts{}, nil, err
 	}
 	if len(plan.Retire) > 0 {
@@ -310,9 +314,9 @@ func formatOf(r ImportRequest) knowledge.Format {
 
 // write writes sections as shared memories, a batch at a time, and returns
 // where each written memory sits and how many sections were skipped.
-func (s *Service) write(ctx context.Context, p memory.Principal, kind, scopeID, docID string, secs []knowledge.Section) ([]Placed, int, error) {
+func (s *Service) write(ctx context.Context, p memory.Principal, kind, scopeID, docID string, secs []knowledge.Section, record func([]Placed) error) ([]Placed, int, error) {
 	var placed []Placed
-	skipped := 0
+	skipped, done := 0, 0
 	for start := 0; start < len(secs); start += memory.MaxBatch {
 		batch := secs[start:min(start+memory.MaxBatch, len(secs))]
 		in := make([]memory.NewMemory, len(batch))
@@ -334,6 +338,10 @@ func (s *Service) write(ctx context.Context, p memory.Principal, kind, scopeID, 
 				Position: sec.Position, Part: sec.Part, Created: r.Outcome == memory.OutcomeCreated,
 			})
 		}
+		if err := record(placed[done:]); err != nil {
+			return nil, 0, err
+		}
+		done = len(placed)
 	}
 	return placed, skipped, nil
 }

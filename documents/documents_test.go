@@ -236,3 +236,39 @@ func TestLargeImportIsQueued(t *testing.T) {
 		t.Fatalf("Import without a queue: %+v %v", res, err)
 	}
 }
+
+// failingWriter refuses every write after the first.
+type failingWriter struct{ *fakeWriter }
+
+func (w failingWriter) Write(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
+	if w.writes > 0 {
+		return nil, memory.ErrUnavailable
+	}
+	return w.fakeWriter.Write(ctx, p, in)
+}
+
+// TestFailedBatchLeavesItsPredecessorsLinked: an import that fails after
+// its first batch leaves that batch linked to the document, and the next
+// import writes only the rest.
+func TestFailedBatchLeavesItsPredecessorsLinked(t *testing.T) {
+	st := newFakeStore()
+	w := &fakeWriter{store: st, heads: map[string]string{}}
+	s, err := New(Options{Store: st, Writer: failingWriter{w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n := memory.MaxBatch + 30
+	r := ImportRequest{ID: "rules", Content: doc(n, nil, -1)}
+	if _, err := s.Import(ctx, root, r); !errors.Is(err, memory.ErrUnavailable) {
+		t.Fatalf("Import: %v, want ErrUnavailable", err)
+	}
+	if got, _ := st.Sections(ctx, "acme", "rules"); len(got) != memory.MaxBatch {
+		t.Fatalf("%d sections linked after the failure, want %d", len(got), memory.MaxBatch)
+	}
+	s.writer = w
+	res, err := s.Import(ctx, root, r)
+	if err != nil || *res.Counts != (Counts{Created: 30, Unchanged: memory.MaxBatch}) {
+		t.Fatalf("Import again: %+v %v, want 30 created", res.Counts, err)
+	}
+}
