@@ -69,7 +69,7 @@ func (s seedSink) WriteMemory(ctx context.Context, m memory.Memory) error {
 			Tenant: m.Tenant, UserID: m.UserID, AgentID: m.AgentID, SessionID: m.SessionID, Type: m.Type,
 			Kind: m.Kind, Key: m.Key, Content: m.Content, Sensitivity: m.Sensitivity,
 			Importance: &imp, Confidence: &conf, Source: m.Source, Entities: m.Entities,
-			IdempotencyKey: m.IdempotencyKey,
+			IdempotencyKey: m.IdempotencyKey, Scope: &memory.ScopeRef{Kind: memory.ScopeOf(m), ID: m.ScopeID}, ValidTo: m.ValidTo,
 		}, m.CreatedAt, m.Status)
 		return err
 	})

@@ -44,12 +44,12 @@ var seedQuestions = []seedQuestion{
 	{"what is alice's budget", "alice", []string{"alice-budget-150k", "alice-budget-100k"}, 0.3},
 	{"预算多少", "alice", []string{"alice-budget-150k", "alice-budget-100k"}, 0.3},
 	{"when does alice's membership expire", "alice", []string{"alice-membership"}, 0.3},
-	{"do I need approval for a 60k order?", "alice", []string{"alice-rule-approval"}, 0.3},
-	{"which provinces are in East China", "alice", []string{"alice-def-east-china"}, 0.25},
+	{"do I need approval for a 60k order?", "alice", []string{"rule-approval"}, 0.3},
+	{"which provinces are in East China", "alice", []string{"def-east-china"}, 0.25},
 	{"where is order SO-1001", "alice", []string{"alice-so1001"}, 0.3},
 	{"SO-1004 发货了吗", "alice", []string{"alice-so1004"}, 0.3},
 	{"what is our cost for alice", "alice", []string{"alice-internal-cost"}, 0.3},
-	{"how do I handle damaged items", "alice", []string{"alice-howto-damaged"}, 0.3},
+	{"how do I handle damaged items", "alice", []string{"howto-damaged"}, 0.3},
 	{"how should I contact Alice", "alice", []string{"alice-contact"}, 0.3},
 	{"bob's delivery address", "bob", []string{"bob-delivery-address"}, 0.3},
 	{"is SO-1005 delayed", "bob", []string{"bob-so1005", "bob-so1005-complaint"}, 0.3},
@@ -58,7 +58,7 @@ var seedQuestions = []seedQuestion{
 	{"carol 的发票怎么开", "carol", []string{"carol-howto-vat", "carol-invoice-schedule"}, 0.25},
 	// Across languages.
 	{"会员什么时候到期", "alice", []string{"alice-membership"}, 0.12},
-	{"华东包括哪些省份", "alice", []string{"alice-def-east-china"}, 0.12},
+	{"华东包括哪些省份", "alice", []string{"def-east-china"}, 0.12},
 	{"退货政策是什么", "carol", []string{"carol-rule-returns"}, 0.1},
 }
 
@@ -74,7 +74,18 @@ func embedSeed(t *testing.T, e *embedding.Builtin) seedMemories {
 		t.Fatal(err)
 	}
 	var s seedMemories
+	// The last memory of a key's slot supersedes the earlier ones, and a
+	// temporary rule has ended: recall never gives either now.
+	head := map[[4]string]string{}
 	for _, m := range ds.Memories {
+		if m.Key != "" {
+			head[[4]string{m.UserID, m.Scope, m.ScopeID, m.Key}] = m.Ref
+		}
+	}
+	for _, m := range ds.Memories {
+		if m.ValidTo != nil || m.Key != "" && head[[4]string{m.UserID, m.Scope, m.ScopeID, m.Key}] != m.Ref {
+			continue
+		}
 		s.refs = append(s.refs, m.Ref)
 		s.users = append(s.users, m.UserID)
 		s.contents = append(s.contents, m.Content)
@@ -110,9 +121,11 @@ func TestSeedQuestionsFindTheirMemory(t *testing.T) {
 	for _, sq := range seedQuestions {
 		t.Run(sq.question, func(t *testing.T) {
 			qv := embedOne(t, e, sq.question)
-			var ranked []scored // this user's memories, best first
+			var ranked []scored // this user's memories and the shared ones, best first
 			for i, v := range mems.vectors {
-				if mems.users[i] == sq.user {
+				// Recall reads the tenant's shared knowledge (user "")
+				// beside the user's memories.
+				if mems.users[i] == sq.user || mems.users[i] == "" {
 					ranked = append(ranked, scored{mems.refs[i], cosine(qv, v)})
 				}
 			}

@@ -84,6 +84,10 @@ type Usage struct {
 	UpdatedAt      time.Time
 	LastAccessedAt time.Time // zero: never recalled
 	AccessCount    int64
+	// Shared marks knowledge shared in the tenant (about no user); ValidTo
+	// ends a temporary memory (zero: no end).
+	Shared  bool
+	ValidTo time.Time
 }
 
 // lastUse is when the memory was last recalled or changed.
@@ -106,7 +110,7 @@ func Value(u Usage, now time.Time, halfLife time.Duration) float64 {
 }
 
 // Plan decides what the janitor does with the live memories of one tenant
-// at now, in order: expire by TTL; archive the unused; then, per user,
+// at now, in order: expire what its valid_to ended; expire by TTL; archive the unused; then, per user,
 // archive the lowest-valued active memories beyond the cap. A memory gets at
 // most one change.
 func Plan(cfg Config, tenant string, now time.Time, live []Usage) []memory.Change {
@@ -117,6 +121,12 @@ func Plan(cfg Config, tenant string, now time.Time, live []Usage) []memory.Chang
 			out = append(out, memory.Change{Tenant: tenant, MemoryID: u.ID, UserID: u.UserID, Type: u.Type, From: u.Status, To: to, Reason: reason})
 		}
 		switch ttl := cfg.TTL[u.Type]; {
+		case !u.ValidTo.IsZero() && !now.Before(u.ValidTo):
+			change(memory.StatusExpired, memory.ReasonEnded)
+		case u.Shared:
+			// The tenant's rules and procedures hold until replaced or
+			// ended: neither age nor disuse retires them, and they count
+			// under no user's cap.
 		case ttl > 0 && !u.CreatedAt.IsZero() && now.Sub(u.CreatedAt) >= ttl:
 			change(memory.StatusExpired, memory.ReasonTTL)
 		case cfg.ArchiveAfter > 0 && now.Sub(u.lastUse()) >= cfg.ArchiveAfter:

@@ -56,6 +56,19 @@ func TestPlan(t *testing.T) {
 				use("other user", "v", memory.TypeSemantic, memory.StatusActive, 0, Day, Day, 0, 0),
 			}, []memory.Change{{Tenant: "acme", MemoryID: "low", UserID: "u", Type: memory.TypeSemantic, From: memory.StatusActive, To: memory.StatusArchived, Reason: memory.ReasonCap,
 				Value: 0.5*0.1 + 0.3*math.Exp2(-1.0/30)}}},
+		{"shared knowledge ends at its valid_to, never by age, disuse or a cap",
+			cfg, func() []Usage {
+				shared := func(u Usage) Usage { u.Shared = true; return u }
+				ended := shared(use("ended", "", memory.TypeSemantic, memory.StatusActive, 1, 30*Day, 30*Day, 0, 0))
+				ended.ValidTo = now.Add(-Day)
+				holds := shared(use("holds", "", memory.TypeSemantic, memory.StatusActive, 1, 30*Day, 30*Day, 0, 0))
+				holds.ValidTo = now.Add(Day)
+				return []Usage{ended, holds,
+					shared(use("old episode", "", memory.TypeEpisodic, memory.StatusActive, 1, 400*Day, 400*Day, 0, 0)),
+					shared(use("a", "", memory.TypeSemantic, memory.StatusActive, 0.1, Day, Day, 0, 0)),
+					shared(use("b", "", memory.TypeSemantic, memory.StatusActive, 0.1, Day, Day, 0, 0)),
+				}
+			}(), []memory.Change{{Tenant: "acme", MemoryID: "ended", Type: memory.TypeSemantic, From: memory.StatusActive, To: memory.StatusExpired, Reason: memory.ReasonEnded}}},
 		{"zero config does nothing",
 			Config{HalfLife: Day}, []Usage{use("e", "u", memory.TypeEpisodic, memory.StatusActive, 0, 1000*Day, 1000*Day, 0, 0)}, nil},
 	}

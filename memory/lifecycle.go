@@ -11,6 +11,7 @@ const (
 	ReasonTTL    = "ttl"
 	ReasonUnused = "unused"
 	ReasonCap    = "cap"
+	ReasonEnded  = "ended" // its valid_to has passed
 )
 
 // Change is one status change the janitor makes, or would make.

@@ -76,6 +76,12 @@ type Memory struct {
 	Source      string          `json:"source,omitempty"`
 	Entities    []memory.Entity `json:"entities,omitempty"`
 	CreatedAt   time.Time       `json:"created_at"`
+	// Scope and ScopeID make the memory knowledge shared in the tenant, a
+	// team or an agent, about no user (user_id empty); ValidTo ends a
+	// temporary one.
+	Scope   string     `json:"scope,omitempty"`
+	ScopeID string     `json:"scope_id,omitempty"`
+	ValidTo *time.Time `json:"valid_to,omitempty"`
 }
 
 // IdempotencyKey is the key Load gives the memory with this ref.
@@ -224,10 +230,26 @@ func (ds *Dataset) Validate() error {
 			bad("%s: ref empty or duplicate", where)
 		}
 		refs[m.Ref] = true
-		if !users[m.UserID] {
-			bad("%s: unknown user %q", where, m.UserID)
+		switch m.Scope {
+		case "", memory.ScopeUser:
+			if !users[m.UserID] {
+				bad("%s: unknown user %q", where, m.UserID)
+			}
+		case memory.ScopeTenant, memory.ScopeTeam, memory.ScopeAgent:
+			if m.UserID != "" || (m.Scope == memory.ScopeTenant) != (m.ScopeID == "") {
+				bad("%s: shared knowledge is about no user, with a scope_id for a team or an agent", where)
+			}
+			if m.Scope == memory.ScopeAgent && m.AgentID != m.ScopeID {
+				bad("%s: an agent's knowledge is written by that agent", where)
+			}
+		default:
+			bad("%s: unknown scope %q", where, m.Scope)
 		}
-		if !agents[m.AgentID] {
+		if m.ValidTo != nil && !m.ValidTo.After(m.CreatedAt) {
+			bad("%s: valid_to before created_at", where)
+		}
+		shared := m.Scope == memory.ScopeTenant || m.Scope == memory.ScopeTeam
+		if !agents[m.AgentID] && !(shared && m.AgentID == "") {
 			bad("%s: unknown agent %q", where, m.AgentID)
 		}
 		if !slices.Contains(memory.Types, m.Type) {
@@ -366,5 +388,8 @@ func (m Memory) toMemory(tenant string) memory.Memory {
 		CreatedAt:      m.CreatedAt.UTC(),
 		UpdatedAt:      m.CreatedAt.UTC(),
 		IdempotencyKey: IdempotencyKey(m.Ref),
+		Scope:          map[bool]string{true: m.Scope}[m.Scope != memory.ScopeUser],
+		ScopeID:        m.ScopeID,
+		ValidTo:        m.ValidTo,
 	}
 }

@@ -151,8 +151,26 @@ func TestDemoRequiredFacts(t *testing.T) {
 		m := findOne(t, ds, "approval rule", func(m seed.Memory) bool {
 			return m.Kind == "rule" && strings.Contains(m.Content, "50k") && strings.Contains(m.Content, "approval")
 		})
-		if m.Type != memory.TypeSemantic || m.AgentID != "order-bot" {
-			t.Errorf("rule is %s by %s, want semantic by order-bot", m.Type, m.AgentID)
+		if m.Type != memory.TypeSemantic || m.Scope != memory.ScopeTenant || m.UserID != "" {
+			t.Errorf("rule is %s of scope %q about %q, want the tenant's semantic knowledge", m.Type, m.Scope, m.UserID)
+		}
+		// It replaced an older rule of the same key, and a temporary rule
+		// beside it has ended.
+		if old := find(ds, func(o seed.Memory) bool { return o.Key == m.Key && o.Ref != m.Ref }); len(old) != 1 || !old[0].CreatedAt.Before(m.CreatedAt) {
+			t.Errorf("%d older versions of %s, want one", len(old), m.Key)
+		}
+		if ended := find(ds, func(o seed.Memory) bool {
+			return o.Scope != "" && o.ValidTo != nil && o.ValidTo.Before(m.CreatedAt.AddDate(0, 2, 0))
+		}); len(ended) != 1 {
+			t.Errorf("%d ended temporary rules, want one", len(ended))
+		}
+	})
+
+	t.Run("team procedures", func(t *testing.T) {
+		for team, word := range map[string]string{"support": "damaged", "orders": "下单"} {
+			findOne(t, ds, team+" procedure", func(m seed.Memory) bool {
+				return m.Scope == memory.ScopeTeam && m.ScopeID == team && m.Type == memory.TypeProcedural && strings.Contains(m.Content, word)
+			})
 		}
 	})
 
@@ -165,8 +183,8 @@ func TestDemoRequiredFacts(t *testing.T) {
 				t.Errorf("definition %q lacks %s", m.Content, p)
 			}
 		}
-		if m.Type != memory.TypeSemantic || m.AgentID != "order-bot" {
-			t.Errorf("definition is %s by %s, want semantic by order-bot", m.Type, m.AgentID)
+		if m.Type != memory.TypeSemantic || m.Scope != memory.ScopeTenant {
+			t.Errorf("definition is %s of scope %q, want the tenant's semantic knowledge", m.Type, m.Scope)
 		}
 	})
 
@@ -221,15 +239,16 @@ func TestDemoRequiredFacts(t *testing.T) {
 }
 
 // TestDemoSlotsAreDeliberate guards against accidental supersession: within
-// one user, only the budget slot is written twice.
+// one user, only the budget slot is written twice, and in the tenant's
+// knowledge only the approval rule.
 func TestDemoSlotsAreDeliberate(t *testing.T) {
 	seen := map[string]string{}
 	for _, m := range demo(t).Memories {
 		if m.Key == "" {
 			continue
 		}
-		slot := m.UserID + "/" + m.Key
-		if prev, ok := seen[slot]; ok && m.Key != "budget" {
+		slot := m.UserID + "/" + m.Scope + "/" + m.ScopeID + "/" + m.Key
+		if prev, ok := seen[slot]; ok && m.Key != "budget" && m.Key != "order_approval_threshold" {
 			t.Errorf("%s and %s share the slot %s", prev, m.Ref, slot)
 		}
 		seen[slot] = m.Ref
@@ -290,12 +309,11 @@ func TestDemoGrants(t *testing.T) {
 			}
 		}
 	}
-	// The grants share something real: support-bot sees order facts, rules
-	// and definitions; order-bot sees alice's answer style.
+	// The grants share something real: support-bot sees order facts;
+	// order-bot sees alice's answer style. Rules and definitions are the
+	// tenant's knowledge, which no grant needs to share.
 	for _, c := range []struct{ grant, ref string }{
 		{"seed-grant-support-reads-orders", "alice-so1001"},
-		{"seed-grant-support-reads-orders", "alice-rule-approval"},
-		{"seed-grant-support-reads-orders", "alice-def-east-china"},
 		{"seed-grant-orders-reads-support-profile", "alice-answer-style"},
 	} {
 		i := slices.IndexFunc(ds.Memories, func(m seed.Memory) bool { return m.Ref == c.ref })

@@ -144,7 +144,8 @@ func Check(qs []Question, datasets map[string]*seed.Dataset) error {
 			switch {
 			case !ok:
 				bad("expects unknown ref %q", r)
-			case m.UserID != q.User:
+			case m.UserID != q.User && m.UserID != "":
+				// "" is the tenant's shared knowledge, recalled beside every user's memories.
 				bad("expects %q, a memory of another user", r)
 			case m.Status != "" && m.Status != memory.StatusActive:
 				bad("expects %q, which is not active", r)
@@ -269,7 +270,7 @@ func (s *loadSink) WriteMemory(ctx context.Context, m memory.Memory) error {
 		Tenant: m.Tenant, UserID: m.UserID, AgentID: m.AgentID, SessionID: m.SessionID, Type: m.Type,
 		Kind: m.Kind, Key: m.Key, Content: m.Content, Sensitivity: m.Sensitivity,
 		Importance: &imp, Confidence: &conf, Source: m.Source, Entities: m.Entities,
-		IdempotencyKey: m.IdempotencyKey,
+		IdempotencyKey: m.IdempotencyKey, Scope: &memory.ScopeRef{Kind: memory.ScopeOf(m), ID: m.ScopeID}, ValidTo: m.ValidTo,
 	}, m.CreatedAt, m.Status)
 	if err != nil {
 		return err
@@ -307,7 +308,11 @@ func Run(ctx context.Context, svc Service, loaded map[string]*Loaded, qs []Quest
 }
 
 func ask(ctx context.Context, svc Service, l *Loaded, q Question) (Outcome, error) {
-	p := principal(l.Tenant, q)
+	teams := map[string]string{}
+	for _, a := range l.Dataset.Agents {
+		teams[a.ID] = a.Team
+	}
+	p := principal(l.Tenant, q, teams)
 	res, err := svc.Recall(ctx, p, memory.RecallRequest{UserID: q.User, Query: q.Query, K: K})
 	if err != nil {
 		return Outcome{}, err
@@ -357,7 +362,8 @@ func forbiddenRefs(ctx context.Context, svc Service, l *Loaded, q Question, p me
 	}
 	for _, m := range l.Dataset.Memories {
 		switch {
-		case m.UserID != q.User, m.Status != "" && m.Status != memory.StatusActive:
+		case m.UserID != q.User && m.UserID != "", m.Status != "" && m.Status != memory.StatusActive,
+			m.ValidTo != nil && m.ValidTo.Before(time.Now()): // another user's, not active, or ended
 			out[m.Ref] = true
 		default:
 			got, err := svc.Get(ctx, p, l.IDs[m.Ref])
@@ -374,14 +380,16 @@ func forbiddenRefs(ctx context.Context, svc Service, l *Loaded, q Question, p me
 	return out, nil
 }
 
-func principal(tenant string, q Question) memory.Principal {
+// principal is who asks q; an agent carries its team in the dataset
+// (teams), as its API key does.
+func principal(tenant string, q Question, teams map[string]string) memory.Principal {
 	switch q.As {
 	case "user":
 		return memory.Principal{Tenant: tenant, Kind: memory.KindUser, ID: q.User, Roles: []string{"user"}}
 	case "admin":
 		return memory.Principal{Tenant: tenant, Kind: memory.KindAdmin, ID: "admin", Roles: []string{"admin"}}
 	}
-	return memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: q.As, Roles: []string{"agent"}}
+	return memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: q.As, Roles: []string{"agent"}, Team: teams[q.As]}
 }
 
 func hasCJK(s string) bool {
