@@ -19,10 +19,12 @@ import (
 
 	"mneme/calibration"
 	"mneme/census"
+	"mneme/documents"
 	"mneme/export"
 	"mneme/extract"
 	"mneme/graph"
 	"mneme/graph/analysis"
+	graphdocs "mneme/graph/documents"
 	"mneme/graph/keystore"
 	"mneme/graph/tally"
 	"mneme/graphquery"
@@ -101,6 +103,8 @@ type App struct {
 	Export *export.Service
 	// Graph answers analysts' graph queries.
 	Graph *graphquery.Service
+	// Documents imports knowledge-base documents as shared knowledge.
+	Documents *documents.Service
 
 	// Queue holds asynchronous writes; QueueWorkers applies them while Run
 	// runs, unless the configuration turned them off.
@@ -300,9 +304,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Knowledge-base documents are written through the memory write path;
+	// large imports are queued.
+	docStore := graphdocs.New(store.Runner())
+	if err := docStore.EnsureSchema(startCtx); err != nil {
+		return nil, fmt.Errorf("neo4j schema of documents: %w", err)
+	}
+	if a.Documents, err = documents.New(documents.Options{
+		Store: docStore, Writer: a.Service, Queue: a.Queue, Sync: a.Admin.Sync,
+	}); err != nil {
+		return nil, err
+	}
+	a.QueueWorkers.Handle(documents.JobImport, a.Metrics.Jobs(a.Documents.ApplyJobs))
 	hopts := handlers.Options{
 		Service: a.Service, Recalls: recalls, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
-		Export: userExports{a.Export}, Graph: a.Graph,
+		Export: userExports{a.Export}, Graph: a.Graph, Knowledge: a.Documents,
 		Observer: a.Metrics, Metrics: a.Metrics.Handler(), Tracer: a.Tracing.Tracer(),
 	}
 	// The panel seals its sessions under a key of its own derived from the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"mneme/documents"
 	"mneme/graphquery"
 	"mneme/identity"
 	"mneme/memory"
@@ -110,6 +111,18 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusUnprocessableEntity, "query_timeout", err.Error()
 	case errors.Is(err, graphquery.ErrCypherRefused):
 		return http.StatusUnprocessableEntity, "cypher_refused", err.Error()
+	case errors.Is(err, documents.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, "document_too_large", err.Error()
+	case errors.Is(err, documents.ErrSections):
+		return http.StatusRequestEntityTooLarge, "document_too_many_sections", err.Error()
+	case errors.Is(err, documents.ErrEmpty):
+		return http.StatusBadRequest, "document_empty", err.Error()
+	case errors.Is(err, documents.ErrFormat):
+		return http.StatusBadRequest, "document_format", err.Error()
+	case errors.Is(err, documents.ErrID):
+		return http.StatusBadRequest, "document_id", err.Error()
+	case errors.Is(err, documents.ErrOtherScope):
+		return http.StatusConflict, "document_scope", err.Error()
 	case errors.Is(err, memory.ErrNotConfigured):
 		return http.StatusNotImplemented, "not_configured", err.Error()
 	case errors.As(err, &bad):

@@ -638,6 +638,14 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"history of nothing", bot, "GET", "/v1/memories/mem_missing/history", nil, nil, 404, "not_found"},
 		{"someone else's job", "support-bot", "GET", "/v1/jobs/" + job.ID, nil, nil, 404, "not_found"},
 		{"bad async flag", bot, "POST", "/v1/memories?async=maybe", valid, nil, 400, "invalid_argument"},
+		{"import as an agent", bot, "POST", "/v1/knowledge/import", []byte(`{"id":"guide","content":"# Guide\n\nOrders above 50k need approval."}`), nil, 403, "forbidden"},
+		{"import an unknown format", apptest.Admin, "POST", "/v1/knowledge/import", []byte(`{"id":"guide","format":"pdf","content":"x"}`), nil, 400, "document_format"},
+		{"import an empty document", apptest.Admin, "POST", "/v1/knowledge/import", []byte(`{"id":"guide","content":" \n "}`), nil, 400, "document_empty"},
+		{"import a bad document id", apptest.Admin, "POST", "/v1/knowledge/import", []byte(`{"id":"a b","content":"x"}`), nil, 400, "document_id"},
+		{"list documents", apptest.Admin, "GET", "/v1/knowledge/documents", nil, nil, 200, ""},
+		{"list documents as a user", "carol", "GET", "/v1/knowledge/documents", nil, nil, 403, "forbidden"},
+		{"remove a missing document", apptest.Admin, "DELETE", "/v1/knowledge/documents/nothing-here", nil, nil, 404, "not_found"},
+		{"remove a bad document id", apptest.Admin, "DELETE", "/v1/knowledge/documents/a%20b", nil, nil, 400, "document_id"},
 		{"missing key", "", "GET", "/v1/memories", nil, nil, 401, "unauthenticated"},
 		{"unknown key", "mn_" + f.Tenant + "_notarealsecret", "GET", "/v1/whoami", nil, nil, 401, "unauthenticated"},
 		{"healthz", "", "GET", "/healthz", nil, nil, 200, ""},
@@ -655,6 +663,36 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 			r := f.Do(t, tc.who, tc.method, tc.path, tc.body, tc.headers...)
 			expectResponse(t, tc.name, r, tc.status, tc.code)
 		})
+	}
+
+	// Knowledge-base documents: imported at once, listed, removed; a large
+	// one queued, and its job read once done.
+	doc := "# Guide\n\n## Approval\n\nOrders above 50k CNY need approval.\n\n## Steps\n\n1. Check stock.\n2. Confirm the price.\n"
+	r = f.Do(t, apptest.Admin, "POST", "/v1/knowledge/import", map[string]any{"id": "guide", "content": doc, "scope": "team", "team": "orders"})
+	expectResponse(t, "import a document", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "GET", "/v1/knowledge/documents", nil)
+	expectResponse(t, "list documents", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "DELETE", "/v1/knowledge/documents/guide", nil)
+	expectResponse(t, "remove a document", r, http.StatusOK)
+	var big strings.Builder
+	for i := range 201 {
+		fmt.Fprintf(&big, "## Rule %d\n\nOrders from district %d need desk %d.\n\n", i, i, 900+i)
+	}
+	r = f.Do(t, apptest.Admin, "POST", "/v1/knowledge/import", map[string]any{"id": "big-guide", "content": big.String()})
+	expectResponse(t, "queue a large import", r, http.StatusAccepted)
+	var queued struct{ Job memory.JobStatus }
+	r.Decode(t, &queued)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		r = f.Do(t, apptest.Admin, "GET", "/v1/jobs/"+queued.Job.ID, nil)
+		var st memory.JobStatus
+		r.Decode(t, &st)
+		if st.Status != memory.JobQueued || time.Now().After(deadline) {
+			expectResponse(t, "a done import job", r, http.StatusOK)
+			if st.Status != memory.JobDone {
+				t.Errorf("import job: %s", r.Body)
+			}
+			break
+		}
 	}
 
 	// The metrics and the panel's HTML routes, each seen as sent: the

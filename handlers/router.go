@@ -72,6 +72,9 @@ type Options struct {
 	// Graph serves analysts' graph queries under /v1/graph; without it
 	// those routes answer 501.
 	Graph *graphquery.Service
+	// Knowledge imports knowledge-base documents; without it the routes
+	// answer 501.
+	Knowledge Knowledge
 }
 
 // api holds what the handlers share.
@@ -85,13 +88,14 @@ type api struct {
 	ready   func(ctx context.Context) error
 	maxBody int64
 
-	export  Exporter
-	tokens  TokenVerifier
-	limiter RateLimiter
-	mcp     http.Handler
-	observe Observer
-	tracer  trace.Tracer
-	graph   *graphquery.Service
+	export    Exporter
+	tokens    TokenVerifier
+	limiter   RateLimiter
+	mcp       http.Handler
+	observe   Observer
+	tracer    trace.Tracer
+	graph     *graphquery.Service
+	knowledge Knowledge
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
@@ -123,6 +127,7 @@ func New(opts Options) (http.Handler, error) {
 		export: opts.Export, working: opts.Sessions,
 		tokens: opts.Tokens, limiter: opts.Limiter, mcp: opts.MCP,
 		observe: opts.Observer, tracer: opts.Tracer, graph: opts.Graph,
+		knowledge: opts.Knowledge,
 	}
 	if a.tracer == nil {
 		a.tracer = noop.NewTracerProvider().Tracer("mneme")
@@ -196,6 +201,12 @@ func New(opts Options) (http.Handler, error) {
 	a.graphRoutes(v1)
 
 	v1.GET("/jobs/:id", a.handle(a.getJob))
+
+	// Knowledge-base documents imported as shared knowledge (admins;
+	// knowledge.go).
+	v1.POST("/knowledge/import", a.handle(a.importDocument))
+	v1.GET("/knowledge/documents", a.handle(a.listDocuments))
+	v1.DELETE("/knowledge/documents/:id", a.handle(a.removeDocument))
 	v1.GET("/whoami", a.handle(a.whoami))
 
 	// Principals and API keys of the caller's tenant (admins; identity.go).

@@ -82,6 +82,11 @@ Commands:
   key get|revoke ID            show a key, or stop it on every replica at once
   key rotate ID [grace=24h]    issue a successor; the old key works for the grace (default 24h)
   key expire ID TIME|never     set or clear a key's expiry (RFC 3339)
+  knowledge import PATH… [--scope tenant|team:NAME] [--format markdown|html|text]
+                               import knowledge-base documents as shared knowledge, each named by its
+                               file name; a re-import writes only what changed (admin)
+  knowledge list               the imported documents (admin)
+  knowledge remove ID          retire every section of a document (admin)
 
 Flags and environment: -url (MNEME_URL, default http://127.0.0.1:8080), -key (MNEME_API_KEY).
 `
@@ -176,6 +181,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	case cmd == "key" && len(rest) > 0:
 		if err := c.keys(ctx, rest); !errors.Is(err, errUsage) {
+			return err
+		}
+	case cmd == "knowledge" && len(rest) > 0:
+		if err := c.knowledge(ctx, rest); !errors.Is(err, errUsage) {
 			return err
 		}
 	case cmd == "decisions":

@@ -54,6 +54,8 @@ var layers = map[string]int{
 	"mneme/graphquery": 2,
 	// Knowledge shared in a tenant, written through memory's pipeline.
 	"mneme/shared": 2,
+	// Knowledge-base documents imported as shared knowledge.
+	"mneme/documents": 2,
 	// Working memory: open sessions, closed into memories.
 	"mneme/workingmemory": 2,
 
@@ -78,8 +80,9 @@ var layers = map[string]int{
 	"mneme/tracing": 3,
 
 	// Stores beside graph, on its runner: identity records, the sweeps.
-	"mneme/graph/keystore": 3,
-	"mneme/graph/upkeep":   3,
+	"mneme/graph/keystore":  3,
+	"mneme/graph/upkeep":    3,
+	"mneme/graph/documents": 3,
 
 	// Stores beside graph that put its scope predicate in their queries.
 	"mneme/graph/tally": 4,
@@ -160,7 +163,7 @@ func TestNoPackageTooLarge(t *testing.T) {
 var owners = map[string][]string{
 	"github.com/gin-gonic/gin":            {"mneme/handlers"},
 	"github.com/open-policy-agent/opa":    {"mneme/policy"},
-	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/graph/tally", "mneme/internal/testenv"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/graph/tally", "mneme/graph/documents", "mneme/internal/testenv"},
 	"github.com/modelcontextprotocol":     {"mneme/mcp"},
 	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
 }

@@ -1,0 +1,387 @@
+// Package documents imports the documents of a knowledge base as shared
+// knowledge: each section becomes a semantic (or, for steps, procedural)
+// memory of the tenant or of a team, written through the memory write path
+// (policy, guard, embedding, supersession by key), and linked to its
+// document. A re-import writes only what changed: edited sections supersede
+// their predecessor, removed ones are retired, the rest stay. Documents can
+// be listed and removed as a whole.
+package documents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"mneme/knowledge"
+	"mneme/memory"
+)
+
+// QueueAbove is the number of sections above which an import is queued
+// and answered with a job rather than written while the client waits.
+const QueueAbove = 200
+
+// JobImport is the job kind of a queued import.
+const JobImport = "knowledge_import"
+
+// Memory kinds of imported sections.
+const (
+	KindSection   = "kb_section"
+	KindProcedure = "kb_procedure"
+)
+
+// Input errors of an import, as package knowledge finds them.
+var (
+	ErrEmpty    = knowledge.ErrEmpty
+	ErrTooLarge = knowledge.ErrTooLarge
+	ErrFormat   = knowledge.ErrFormat
+	ErrID       = knowledge.ErrID
+	ErrSections = knowledge.ErrSections
+)
+
+// ErrOtherScope: a document is imported into one scope; moving it to
+// another is a removal and a new import.
+var ErrOtherScope = errors.New("documents: the document was imported into another scope: remove it first")
+
+// ImportRequest is one document to import.
+type ImportRequest struct {
+	// ID names the document: a re-import with the same id replaces it.
+	ID      string `json:"id"`
+	Format  string `json:"format"` // markdown, html or text
+	Content string `json:"content"`
+	// Scope is "tenant" (the default) or "team", with Team naming it.
+	Scope string `json:"scope,omitempty"`
+	Team  string `json:"team,omitempty"`
+}
+
+// Counts says what an import changed.
+type Counts struct {
+	Created    int `json:"created"`
+	Superseded int `json:"superseded"`
+	Retired    int `json:"retired"`
+	Unchanged  int `json:"unchanged"`
+	// Skipped sections hold nothing worth remembering (chit-chat, no
+	// content), as the write path judges.
+	Skipped int `json:"skipped"`
+}
+
+// Result is the answer to an import: its counts when it was written at
+// once, or the job that will write it.
+type Result struct {
+	Document string            `json:"document"`
+	Sections int               `json:"sections"`
+	Counts   *Counts           `json:"counts,omitempty"`
+	Job      *memory.JobStatus `json:"job,omitempty"`
+}
+
+// Info describes an imported document.
+type Info struct {
+	ID         string    `json:"id"`
+	Title      string    `json:"title,omitempty"`
+	Format     string    `json:"format"`
+	Sections   int       `json:"sections"`
+	ImportedAt time.Time `json:"imported_at"`
+	Scope      string    `json:"scope"`
+	ScopeID    string    `json:"scope_id,omitempty"`
+}
+
+// Placed is where a written memory sits in its document.
+type Placed struct {
+	MemoryID string
+	Key      string
+	Digest   string
+	Headings []string
+	Position int
+	Part     int
+	// Created is false when the write path found the text restating a
+	// stored memory of the slot and reinforced that one instead.
+	Created bool
+}
+
+// Store keeps documents and their sections' links. Package graph/documents
+// implements it on Neo4j.
+type Store interface {
+	// Document returns a document of the tenant (also one removed), or
+	// memory.ErrNotFound.
+	Document(ctx context.Context, tenant, id string) (Info, error)
+	// Sections returns the active memories of the document's sections.
+	Sections(ctx context.Context, tenant, id string) ([]knowledge.Stored, error)
+	// Record stores the document and links the written memories to it.
+	Record(ctx context.Context, tenant string, d Info, placed []Placed) error
+	// Retire archives the document's active memories ids (all of them
+	// when ids is nil), valid until at, and returns how many it archived.
+	Retire(ctx context.Context, tenant, id string, ids []string, at time.Time) (int, error)
+	// List returns the tenant's documents not removed, by id.
+	List(ctx context.Context, tenant string) ([]Info, error)
+	// Remove marks a document removed at at.
+	Remove(ctx context.Context, tenant, id string, at time.Time) error
+}
+
+// Writer writes memories through the write pipeline; memory.Service
+// implements it.
+type Writer interface {
+	Write(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error)
+}
+
+// Options are a Service's dependencies; Queue and Now are optional (no
+// queue: every import is written at once).
+type Options struct {
+	Store  Store
+	Writer Writer
+	Queue  memory.JobQueue
+	// Sync brings a tenant's policy up to date before a queued import is
+	// applied outside a request.
+	Sync func(ctx context.Context, tenant string) error
+	Now  func() time.Time
+}
+
+// Service imports, lists and removes documents.
+type Service struct {
+	store  Store
+	writer Writer
+	queue  memory.JobQueue
+	sync   func(ctx context.Context, tenant string) error
+	now    func() time.Time
+}
+
+// New returns a Service, or an error naming each missing dependency.
+func New(o Options) (*Service, error) {
+	var missing []error
+	if o.Store == nil {
+		missing = append(missing, errors.New("documents: a store is required"))
+	}
+	if o.Writer == nil {
+		missing = append(missing, errors.New("documents: a writer is required"))
+	}
+	if err := errors.Join(missing...); err != nil {
+		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{store: o.Store, writer: o.Writer, queue: o.Queue, sync: o.Sync, now: o.Now}, nil
+}
+
+// scopeOf validates the scope an import names.
+func scopeOf(r ImportRequest) (kind, id string, err error) {
+	switch r.Scope {
+	case "", memory.ScopeTenant:
+		if r.Team != "" {
+			return "", "", memory.Invalid("team", "is named only with scope team")
+		}
+		return memory.ScopeTenant, "", nil
+	case memory.ScopeTeam:
+		if !knowledge.ValidID(r.Team) {
+			return "", "", memory.Invalid("team", "scope team needs a team: 1–64 letters, digits or -_.:/@")
+		}
+		return memory.ScopeTeam, r.Team, nil
+	}
+	return "", "", memory.Invalid("scope", "must be tenant or team")
+}
+
+// admin refuses every principal but the tenant's admins: shared knowledge
+// is theirs to write (policy decides again on every memory written).
+func admin(p memory.Principal) error {
+	if p.Kind != memory.KindAdmin {
+		return memory.ErrForbidden
+	}
+	return nil
+}
+
+func split(r ImportRequest) (knowledge.Document, error) {
+	f := knowledge.Format(r.Format)
+	if r.Format == "" {
+		f = knowledge.Markdown
+	}
+	return knowledge.Split(r.ID, f, []byte(r.Content), knowledge.Options{})
+}
+
+// Import splits a document and writes what changed since its last import.
+// A document of more than QueueAbove sections is queued when a queue is
+// configured: the result then carries the job.
+func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportRequest) (Result, error) {
+	if err := admin(p); err != nil {
+		return Result{}, err
+	}
+	if _, _, err := scopeOf(r); err != nil {
+		return Result{}, err
+	}
+	doc, err := split(r)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Document: doc.ID, Sections: len(doc.Sections)}
+	if len(doc.Sections) > QueueAbove && s.queue != nil {
+		job, err := s.enqueue(ctx, p, r)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Job = &job
+		return res, nil
+	}
+	counts, _, err := s.apply(ctx, p, r, doc)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Counts = &counts
+	return res, nil
+}
+
+// apply plans the import of doc against what is stored and writes it.
+func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest, doc knowledge.Document) (Counts, []Placed, error) {
+	kind, scopeID, err := scopeOf(r)
+	if err != nil {
+		return Counts{}, nil, err
+	}
+	prev, err := s.store.Document(ctx, p.Tenant, doc.ID)
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+	case err != nil:
+		return Counts{}, nil, err
+	case prev.Scope != kind || prev.ScopeID != scopeID:
+		if stored, err := s.store.Sections(ctx, p.Tenant, doc.ID); err != nil {
+			return Counts{}, nil, err
+		} else if len(stored) > 0 {
+			return Counts{}, nil, ErrOtherScope
+		}
+	}
+	stored, err := s.store.Sections(ctx, p.Tenant, doc.ID)
+	if err != nil {
+		return Counts{}, nil, err
+	}
+	plan := knowledge.PlanImport(stored, doc)
+	c := Counts{Unchanged: len(plan.Unchanged)}
+	write := make([]knowledge.Section, 0, len(plan.Create)+len(plan.Supersede))
+	write = append(write, plan.Create...)
+	for _, rep := range plan.Supersede {
+		write = append(write, rep.New)
+	}
+	now := s.now().UTC()
+	info := Info{ID: doc.ID, Title: doc.Title, Format: string(formatOf(r)), Sections: len(doc.Sections), ImportedAt: now, Scope: kind, ScopeID: scopeID}
+	// Each batch is linked to the document as soon as it is written, so a
+	// later batch's failure leaves nothing written outside the document:
+	// the next import finds it and goes on from there.
+	record := func(batch []Placed) error { return s.store.Record(ctx, p.Tenant, info, batch) }
+	placed, skipped, err := s.write(ctx, p, kind, scopeID, doc.ID, write, record)
+	if err != nil {
+		return Counts{}, nil, err
+	}
+	c.Skipped = skipped
+	// Supersession by key happened in the write; counted by what was
+	// planned and written.
+	written := map[string]bool{}
+	for _, pl := range placed {
+		written[pl.Key] = pl.Created
+		if !pl.Created {
+			c.Unchanged++
+		}
+	}
+	for _, sec := range plan.Create {
+		if written[sec.Key] {
+			c.Created++
+		}
+	}
+	for _, rep := range plan.Supersede {
+		if written[rep.New.Key] {
+			c.Superseded++
+		}
+	}
+	if err := s.store.Record(ctx, p.Tenant, info, nil); err != nil {
+		return Counts{}, nil, err
+	}
+	if len(plan.Retire) > 0 {
+		ids := make([]string, len(plan.Retire))
+		for i, st := range plan.Retire {
+			ids[i] = st.ID
+		}
+		// A supersession above may already have closed a duplicate of a
+		// rewritten slot: Retire counts only what it archives.
+		n, err := s.store.Retire(ctx, p.Tenant, doc.ID, ids, now)
+		if err != nil {
+			return Counts{}, nil, err
+		}
+		c.Retired = n
+	}
+	return c, placed, nil
+}
+
+func formatOf(r ImportRequest) knowledge.Format {
+	if r.Format == "" {
+		return knowledge.Markdown
+	}
+	return knowledge.Format(r.Format)
+}
+
+// write writes sections as shared memories, a batch at a time, and returns
+// where each written memory sits and how many sections were skipped.
+func (s *Service) write(ctx context.Context, p memory.Principal, kind, scopeID, docID string, secs []knowledge.Section, record func([]Placed) error) ([]Placed, int, error) {
+	var placed []Placed
+	skipped, done := 0, 0
+	for start := 0; start < len(secs); start += memory.MaxBatch {
+		batch := secs[start:min(start+memory.MaxBatch, len(secs))]
+		in := make([]memory.NewMemory, len(batch))
+		for i, sec := range batch {
+			in[i] = sectionMemory(kind, scopeID, docID, sec)
+		}
+		results, err := s.writer.Write(ctx, p, in)
+		if err != nil {
+			return nil, 0, fmt.Errorf("write sections %d–%d: %w", start, start+len(batch)-1, err)
+		}
+		for i, r := range results {
+			if r.ID == "" {
+				skipped++
+				continue
+			}
+			sec := batch[i]
+			placed = append(placed, Placed{
+				MemoryID: r.ID, Key: sec.Key, Digest: sec.Digest, Headings: sec.Headings,
+				Position: sec.Position, Part: sec.Part, Created: r.Outcome == memory.OutcomeCreated,
+			})
+		}
+		if err := record(placed[done:]); err != nil {
+			return nil, 0, err
+		}
+		done = len(placed)
+	}
+	return placed, skipped, nil
+}
+
+// sectionMemory is the memory a section becomes.
+func sectionMemory(kind, scopeID, docID string, sec knowledge.Section) memory.NewMemory {
+	n := memory.NewMemory{
+		Type: memory.TypeSemantic, Kind: KindSection, Key: sec.Key, Content: sec.Content(),
+		Source: "kb:" + docID, Scope: &memory.ScopeRef{Kind: kind, ID: scopeID},
+	}
+	if sec.Procedure {
+		n.Type, n.Kind = memory.TypeProcedural, KindProcedure
+	}
+	return n
+}
+
+// List returns the tenant's documents.
+func (s *Service) List(ctx context.Context, p memory.Principal) ([]Info, error) {
+	if err := admin(p); err != nil {
+		return nil, err
+	}
+	return s.store.List(ctx, p.Tenant)
+}
+
+// Remove retires every section of a document and marks it removed; the
+// memories stay in the history, archived with valid_to.
+func (s *Service) Remove(ctx context.Context, p memory.Principal, id string) (int, error) {
+	if err := admin(p); err != nil {
+		return 0, err
+	}
+	if !knowledge.ValidID(id) {
+		return 0, ErrID
+	}
+	if _, err := s.store.Document(ctx, p.Tenant, id); err != nil {
+		return 0, err
+	}
+	now := s.now().UTC()
+	n, err := s.store.Retire(ctx, p.Tenant, id, nil, now)
+	if err != nil {
+		return 0, err
+	}
+	return n, s.store.Remove(ctx, p.Tenant, id, now)
+}

@@ -1,0 +1,274 @@
+package documents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"mneme/knowledge"
+	"mneme/memory"
+)
+
+// fakeStore keeps documents and links in maps; status is the memories'.
+type fakeStore struct {
+	docs   map[string]Info
+	links  map[string][]Placed // by document
+	status map[string]string   // by memory id
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{docs: map[string]Info{}, links: map[string][]Placed{}, status: map[string]string{}}
+}
+
+func (s *fakeStore) Document(_ context.Context, _, id string) (Info, error) {
+	d, ok := s.docs[id]
+	if !ok {
+		return Info{}, memory.ErrNotFound
+	}
+	return d, nil
+}
+
+func (s *fakeStore) Sections(_ context.Context, _, id string) ([]knowledge.Stored, error) {
+	var out []knowledge.Stored
+	for _, p := range s.links[id] {
+		if s.status[p.MemoryID] == memory.StatusActive {
+			out = append(out, knowledge.Stored{Key: p.Key, Digest: p.Digest, ID: p.MemoryID})
+		}
+	}
+	return out, nil
+}
+
+func (s *fakeStore) Record(_ context.Context, _ string, d Info, placed []Placed) error {
+	s.docs[d.ID] = d
+	for _, p := range placed {
+		s.links[d.ID] = slices.DeleteFunc(s.links[d.ID], func(q Placed) bool { return q.MemoryID == p.MemoryID })
+		s.links[d.ID] = append(s.links[d.ID], p)
+	}
+	return nil
+}
+
+func (s *fakeStore) Retire(_ context.Context, _, id string, ids []string, _ time.Time) (int, error) {
+	n := 0
+	for _, p := range s.links[id] {
+		if s.status[p.MemoryID] == memory.StatusActive && (ids == nil || slices.Contains(ids, p.MemoryID)) {
+			s.status[p.MemoryID] = memory.StatusArchived
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s *fakeStore) List(context.Context, string) ([]Info, error) { return nil, nil }
+
+func (s *fakeStore) Remove(_ context.Context, _, id string, _ time.Time) error {
+	delete(s.docs, id)
+	return nil
+}
+
+// fakeWriter supersedes by key as the write path does.
+type fakeWriter struct {
+	store  *fakeStore
+	heads  map[string]string // key → active memory id
+	writes int
+	next   int
+}
+
+func (w *fakeWriter) Write(_ context.Context, _ memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
+	w.writes++
+	out := make([]memory.WriteResult, len(in))
+	for i, n := range in {
+		w.next++
+		id := fmt.Sprintf("mem_%d", w.next)
+		if old, ok := w.heads[n.Key]; ok {
+			w.store.status[old] = memory.StatusSuperseded
+		}
+		w.heads[n.Key] = id
+		w.store.status[id] = memory.StatusActive
+		out[i] = memory.WriteResult{Outcome: memory.OutcomeCreated, ID: id}
+	}
+	return out, nil
+}
+
+func newTestService(t *testing.T, q memory.JobQueue) (*Service, *fakeStore, *fakeWriter) {
+	t.Helper()
+	st := newFakeStore()
+	w := &fakeWriter{store: st, heads: map[string]string{}}
+	o := Options{Store: st, Writer: w}
+	if q != nil {
+		o.Queue = q
+	}
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, st, w
+}
+
+func doc(n int, edited map[int]bool, removed int) string {
+	var b strings.Builder
+	for i := range n {
+		if i == removed {
+			continue
+		}
+		v := i
+		if edited[i] {
+			v += 1000
+		}
+		fmt.Fprintf(&b, "## Rule %d\n\nRule %d says %d.\n\n", i, i, v)
+	}
+	return b.String()
+}
+
+var root = memory.Principal{Tenant: "acme", Kind: memory.KindAdmin, ID: "root"}
+
+func TestImportCounts(t *testing.T) {
+	s, st, _ := newTestService(t, nil)
+	ctx := context.Background()
+	steps := []struct {
+		content string
+		want    Counts
+		active  int
+	}{
+		{doc(20, nil, -1), Counts{Created: 20}, 20},
+		{doc(20, map[int]bool{2: true, 9: true}, 5), Counts{Superseded: 2, Retired: 1, Unchanged: 17}, 19},
+		{doc(20, map[int]bool{2: true, 9: true}, 5), Counts{Unchanged: 19}, 19},
+		{doc(20, map[int]bool{2: true, 9: true}, -1), Counts{Created: 1, Unchanged: 19}, 20},
+	}
+	for i, step := range steps {
+		res, err := s.Import(ctx, root, ImportRequest{ID: "rules", Content: step.content})
+		if err != nil || res.Counts == nil || *res.Counts != step.want {
+			t.Fatalf("import %d: %+v %v, want %+v", i, res.Counts, err, step.want)
+		}
+		if got, _ := st.Sections(ctx, "acme", "rules"); len(got) != step.active {
+			t.Errorf("import %d: %d active sections, want %d", i, len(got), step.active)
+		}
+	}
+}
+
+func TestImportRefuses(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		p    memory.Principal
+		r    ImportRequest
+		want error
+	}{
+		{"an agent", memory.Principal{Tenant: "acme", Kind: memory.KindAgent, ID: "bot"}, ImportRequest{ID: "a", Content: "x y z"}, memory.ErrForbidden},
+		{"a user", memory.Principal{Tenant: "acme", Kind: memory.KindUser, ID: "alice"}, ImportRequest{ID: "a", Content: "x y z"}, memory.ErrForbidden},
+		{"an unknown format", root, ImportRequest{ID: "a", Format: "pdf", Content: "x"}, ErrFormat},
+		{"an empty document", root, ImportRequest{ID: "a", Content: "  \n"}, ErrEmpty},
+		{"a bad id", root, ImportRequest{ID: "a b", Content: "x"}, ErrID},
+		{"a team without a name", root, ImportRequest{ID: "a", Content: "x", Scope: "team"}, nil},
+		{"an unknown scope", root, ImportRequest{ID: "a", Content: "x", Scope: "galaxy"}, nil},
+		{"a team with scope tenant", root, ImportRequest{ID: "a", Content: "x", Team: "sales"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, w := newTestService(t, nil)
+			_, err := s.Import(ctx, tt.p, tt.r)
+			var inv *memory.InvalidError
+			if tt.want == nil && !errors.As(err, &inv) || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("Import: %v, want %v", err, tt.want)
+			}
+			if w.writes != 0 {
+				t.Errorf("%d writes, want none", w.writes)
+			}
+		})
+	}
+}
+
+func TestImportKeepsItsScope(t *testing.T) {
+	s, _, _ := newTestService(t, nil)
+	ctx := context.Background()
+	if _, err := s.Import(ctx, root, ImportRequest{ID: "rules", Content: doc(3, nil, -1), Scope: "team", Team: "sales"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Import(ctx, root, ImportRequest{ID: "rules", Content: doc(3, nil, -1)}); !errors.Is(err, ErrOtherScope) {
+		t.Fatalf("import into another scope: %v, want ErrOtherScope", err)
+	}
+	if n, err := s.Remove(ctx, root, "rules"); err != nil || n != 3 {
+		t.Fatalf("Remove = %d, %v; want 3", n, err)
+	}
+	if res, err := s.Import(ctx, root, ImportRequest{ID: "rules", Content: doc(3, nil, -1)}); err != nil || res.Counts.Created != 3 {
+		t.Fatalf("import after removal: %+v, %v; want 3 created", res.Counts, err)
+	}
+}
+
+type fakeQueue struct{ jobs []memory.Job }
+
+func (q *fakeQueue) Enqueue(_ context.Context, j memory.Job) (memory.JobStatus, error) {
+	q.jobs = append(q.jobs, j)
+	return memory.JobStatus{ID: "job_1", Kind: j.Kind, Status: memory.JobQueued}, nil
+}
+
+func (q *fakeQueue) Status(context.Context, string, string) (memory.JobStatus, error) {
+	return memory.JobStatus{}, memory.ErrNotFound
+}
+
+func TestLargeImportIsQueued(t *testing.T) {
+	q := &fakeQueue{}
+	s, st, w := newTestService(t, q)
+	ctx := context.Background()
+	res, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, nil, -1)})
+	if err != nil || res.Job == nil || res.Counts != nil || len(q.jobs) != 1 || w.writes != 0 {
+		t.Fatalf("Import: %+v %v, %d jobs, %d writes; want one job and no write", res, err, len(q.jobs), w.writes)
+	}
+	out, err := s.ApplyJobs(ctx, q.jobs)
+	if err != nil || out[0].Err != nil || len(out[0].Memories) != QueueAbove+1 {
+		t.Fatalf("ApplyJobs: %v %v", err, out[0].Err)
+	}
+	if got, _ := st.Sections(ctx, "acme", "big"); len(got) != QueueAbove+1 {
+		t.Errorf("%d sections stored, want %d", len(got), QueueAbove+1)
+	}
+	// A job whose principal is not an admin writes nothing.
+	j := q.jobs[0]
+	j.Principal = memory.Principal{Tenant: "acme", Kind: memory.KindAgent, ID: "bot"}
+	if out, _ := s.ApplyJobs(ctx, []memory.Job{j}); !errors.Is(out[0].Err, memory.ErrForbidden) {
+		t.Errorf("job of an agent: %v, want ErrForbidden", out[0].Err)
+	}
+	// With no queue, a large import is written at once.
+	s, _, _ = newTestService(t, nil)
+	if res, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, nil, -1)}); err != nil || res.Counts == nil || res.Counts.Created != QueueAbove+1 {
+		t.Fatalf("Import without a queue: %+v %v", res, err)
+	}
+}
+
+// failingWriter refuses every write after the first.
+type failingWriter struct{ *fakeWriter }
+
+func (w failingWriter) Write(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
+	if w.writes > 0 {
+		return nil, memory.ErrUnavailable
+	}
+	return w.fakeWriter.Write(ctx, p, in)
+}
+
+// TestFailedBatchLeavesItsPredecessorsLinked: an import that fails after
+// its first batch leaves that batch linked to the document, and the next
+// import writes only the rest.
+func TestFailedBatchLeavesItsPredecessorsLinked(t *testing.T) {
+	st := newFakeStore()
+	w := &fakeWriter{store: st, heads: map[string]string{}}
+	s, err := New(Options{Store: st, Writer: failingWriter{w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n := memory.MaxBatch + 30
+	r := ImportRequest{ID: "rules", Content: doc(n, nil, -1)}
+	if _, err := s.Import(ctx, root, r); !errors.Is(err, memory.ErrUnavailable) {
+		t.Fatalf("Import: %v, want ErrUnavailable", err)
+	}
+	if got, _ := st.Sections(ctx, "acme", "rules"); len(got) != memory.MaxBatch {
+		t.Fatalf("%d sections linked after the failure, want %d", len(got), memory.MaxBatch)
+	}
+	s.writer = w
+	res, err := s.Import(ctx, root, r)
+	if err != nil || *res.Counts != (Counts{Created: 30, Unchanged: memory.MaxBatch}) {
+		t.Fatalf("Import again: %+v %v, want 30 created", res.Counts, err)
+	}
+}

@@ -1,0 +1,65 @@
+package documents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"mneme/memory"
+)
+
+// enqueue queues an import. The queue keeps one document's jobs in order:
+// it shards by tenant and the job's user, here the document.
+func (s *Service) enqueue(ctx context.Context, p memory.Principal, r ImportRequest) (memory.JobStatus, error) {
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return memory.JobStatus{}, fmt.Errorf("encode import: %w", err)
+	}
+	return s.queue.Enqueue(ctx, memory.Job{
+		Kind: JobImport, Tenant: p.Tenant, UserID: "kb:" + r.ID, Principal: p,
+		AcceptedAt: s.now().UTC(), Payload: payload,
+	})
+}
+
+// ApplyJobs imports the documents of queued imports, one after the other.
+// Applying a job twice writes nothing new the second time: the plan then
+// finds every section unchanged. A job that cannot be valid fails alone.
+func (s *Service) ApplyJobs(ctx context.Context, jobs []memory.Job) ([]memory.JobResult, error) {
+	results := make([]memory.JobResult, len(jobs))
+	for i, job := range jobs {
+		var r ImportRequest
+		if err := json.Unmarshal(job.Payload, &r); err != nil || "kb:"+r.ID != job.UserID {
+			results[i].Err = memory.Invalid("payload", "is not an import of the job's document")
+			continue
+		}
+		if err := admin(job.Principal); err != nil || job.Principal.Tenant != job.Tenant {
+			results[i].Err = memory.ErrForbidden
+			continue
+		}
+		if s.sync != nil {
+			// Outside a request nothing else has synced the tenant's policy.
+			if err := s.sync(ctx, job.Tenant); err != nil {
+				return nil, err
+			}
+		}
+		doc, err := split(r)
+		if err != nil {
+			results[i].Err = err
+			continue
+		}
+		_, placed, err := s.apply(ctx, job.Principal, r, doc)
+		if err != nil {
+			results[i].Err = err
+			continue
+		}
+		results[i].Memories = make([]memory.JobMemory, 0, len(placed))
+		for _, pl := range placed {
+			out := memory.OutcomeReinforced
+			if pl.Created {
+				out = memory.OutcomeCreated
+			}
+			results[i].Memories = append(results[i].Memories, memory.JobMemory{ID: pl.MemoryID, Outcome: out, Status: memory.StatusActive})
+		}
+	}
+	return results, nil
+}

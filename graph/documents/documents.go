@@ -1,0 +1,124 @@
+package documents
+
+import (
+	"context"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"mneme/documents"
+	"mneme/graph/neo"
+	"mneme/knowledge"
+	"mneme/memory"
+)
+
+var _ documents.Store = (*Store)(nil)
+
+// Store keeps documents in Neo4j.
+type Store struct {
+	tx *neo.Runner
+}
+
+// New returns a Store over the graph's transaction runner.
+func New(tx *neo.Runner) *Store { return &Store{tx: tx} }
+
+// EnsureSchema creates the documents' constraint; it is idempotent.
+func (s *Store) EnsureSchema(ctx context.Context) error {
+	return s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return neo.Exec(ctx, tx, ddlDocumentID, nil)
+	})
+}
+
+func decodeInfo(r *neo4j.Record) (documents.Info, error) {
+	get := func(k string) any { v, _ := r.Get(k); return v }
+	return documents.Info{
+		ID: neo.Str(get("id")), Title: neo.Str(get("title")), Format: neo.Str(get("format")),
+		Sections: int(neo.Integer(get("sections"))), ImportedAt: neo.TimeOf(get("imported_at")),
+		Scope: neo.Str(get("scope")), ScopeID: neo.Str(get("scope_id")),
+	}, nil
+}
+
+// Document returns a document of the tenant, or memory.ErrNotFound.
+func (s *Store) Document(ctx context.Context, tenant, id string) (documents.Info, error) {
+	var d documents.Info
+	var ok bool
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		d, ok, err = neo.ReadOne(ctx, tx, cypherDocument, map[string]any{"tenant": tenant, "id": id}, decodeInfo)
+		return err
+	})
+	if err == nil && !ok {
+		err = memory.ErrNotFound
+	}
+	return d, err
+}
+
+// Sections returns the active memories of a document's sections.
+func (s *Store) Sections(ctx context.Context, tenant, id string) ([]knowledge.Stored, error) {
+	var out []knowledge.Stored
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		out, err = neo.ReadAll(ctx, tx, cypherSections, map[string]any{"tenant": tenant, "id": id}, func(r *neo4j.Record) (knowledge.Stored, error) {
+			key, _ := r.Get("key")
+			digest, _ := r.Get("digest")
+			mid, _ := r.Get("id")
+			return knowledge.Stored{Key: neo.Str(key), Digest: neo.Str(digest), ID: neo.Str(mid)}, nil
+		})
+		return err
+	})
+	return out, err
+}
+
+// Record stores the document and links the written memories to it, in one
+// transaction.
+func (s *Store) Record(ctx context.Context, tenant string, d documents.Info, placed []documents.Placed) error {
+	rows := make([]map[string]any, len(placed))
+	for i, p := range placed {
+		rows[i] = map[string]any{
+			"memory": p.MemoryID, "key": p.Key, "digest": p.Digest,
+			"headings": p.Headings, "position": p.Position, "part": p.Part,
+		}
+	}
+	return s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		err := neo.Exec(ctx, tx, cypherRecordDocument, map[string]any{
+			"tenant": tenant, "id": d.ID, "title": d.Title, "format": d.Format, "sections": d.Sections,
+			"imported_at": d.ImportedAt.UTC(), "scope": d.Scope, "scope_id": neo.StrOrNil(d.ScopeID),
+		})
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		return neo.Exec(ctx, tx, cypherLinkSections, map[string]any{"tenant": tenant, "id": d.ID, "rows": rows})
+	})
+}
+
+// Retire archives the document's active memories ids, or all of them when
+// ids is nil, valid until at.
+func (s *Store) Retire(ctx context.Context, tenant, id string, ids []string, at time.Time) (int, error) {
+	var n int64
+	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		n, err = neo.Count(ctx, tx, cypherRetire, map[string]any{
+			"tenant": tenant, "id": id, "all": ids == nil, "ids": append([]string{}, ids...), "at": at.UTC(),
+		})
+		return err
+	})
+	return int(n), err
+}
+
+// List returns the tenant's documents not removed, by id.
+func (s *Store) List(ctx context.Context, tenant string) ([]documents.Info, error) {
+	var out []documents.Info
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		out, err = neo.ReadAll(ctx, tx, cypherList, map[string]any{"tenant": tenant}, decodeInfo)
+		return err
+	})
+	return out, err
+}
+
+// Remove marks a document removed.
+func (s *Store) Remove(ctx context.Context, tenant, id string, at time.Time) error {
+	return s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return neo.Exec(ctx, tx, cypherRemove, map[string]any{"tenant": tenant, "id": id, "at": at.UTC()})
+	})
+}

@@ -1,0 +1,55 @@
+package documents
+
+// Queries of documents.go. Every query names the tenant on every node.
+const (
+	cypherDocument = `MATCH (d:Document {tenant: $tenant, id: $id})
+RETURN d.id AS id, d.title AS title, d.format AS format, d.sections AS sections,
+       d.imported_at AS imported_at, d.scope AS scope, d.scope_id AS scope_id`
+
+	// cypherSections reads the memories in force of a document's sections.
+	cypherSections = `MATCH (m:Memory {tenant: $tenant})-[r:SECTION_OF]->(d:Document {tenant: $tenant, id: $id})
+WHERE m.status = 'active'
+RETURN r.key AS key, r.digest AS digest, m.id AS id
+ORDER BY r.position, r.part, m.created_at`
+
+	cypherRecordDocument = `MERGE (d:Document {tenant: $tenant, id: $id})
+SET d.title = $title, d.format = $format, d.sections = $sections, d.imported_at = $imported_at,
+    d.scope = $scope, d.scope_id = $scope_id, d.removed_at = null`
+
+	cypherLinkSections = `MATCH (d:Document {tenant: $tenant, id: $id})
+UNWIND $rows AS row
+MATCH (m:Memory {tenant: $tenant, id: row.memory})
+MERGE (m)-[r:SECTION_OF]->(d)
+SET r.key = row.key, r.digest = row.digest, r.headings = row.headings,
+    r.position = row.position, r.part = row.part`
+
+	// cypherRetire archives active section memories; valid_to closes them
+	// so as_of still finds what held before.
+	cypherRetire = `MATCH (m:Memory {tenant: $tenant})-[:SECTION_OF]->(d:Document {tenant: $tenant, id: $id})
+WHERE m.status = 'active' AND ($all OR m.id IN $ids)
+SET m.status = 'archived', m.valid_to = $at, m.updated_at = $at
+RETURN count(m) AS n`
+
+	cypherList = `MATCH (d:Document {tenant: $tenant})
+WHERE d.removed_at IS NULL
+RETURN d.id AS id, d.title AS title, d.format AS format, d.sections AS sections,
+       d.imported_at AS imported_at, d.scope AS scope, d.scope_id AS scope_id
+ORDER BY d.id`
+
+	cypherRemove = `MATCH (d:Document {tenant: $tenant, id: $id})
+SET d.removed_at = $at, d.sections = 0`
+)
+
+// Queries of history.go.
+const (
+	cypherStatuses = `MATCH (m:Memory {tenant: $tenant})-[:SECTION_OF]->(d:Document {tenant: $tenant, id: $id})
+RETURN m.status AS status, count(m) AS n`
+
+	cypherSupersessions = `MATCH (n:Memory {tenant: $tenant})-[:SECTION_OF]->(d:Document {tenant: $tenant, id: $id})
+MATCH (n)-[:SUPERSEDES]->(o:Memory {tenant: $tenant})-[:SECTION_OF]->(d)
+RETURN count(o) AS n`
+)
+
+// ddlDocumentID keeps one Document node per (tenant, id), so concurrent
+// first imports of one document MERGE the same node.
+const ddlDocumentID = `CREATE CONSTRAINT document_tenant_id IF NOT EXISTS FOR (n:Document) REQUIRE (n.tenant, n.id) IS UNIQUE`

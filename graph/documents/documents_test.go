@@ -1,0 +1,157 @@
+package documents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"mneme/documents"
+	"mneme/graph"
+	"mneme/internal/testenv"
+	"mneme/knowledge"
+	"mneme/memory"
+)
+
+var schemaOnce struct {
+	sync.Once
+	err error
+}
+
+func testStores(t *testing.T) (*graph.Store, *Store) {
+	t.Helper()
+	g := graph.New(testenv.Neo4j(t), graph.Options{Database: testenv.Neo4jDatabase()})
+	schemaOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		schemaOnce.err = g.EnsureSchema(ctx, testenv.EmbeddingDimension)
+		if schemaOnce.err == nil {
+			schemaOnce.err = New(g.Runner()).EnsureSchema(ctx)
+		}
+	})
+	if schemaOnce.err != nil {
+		t.Fatalf("EnsureSchema: %v", schemaOnce.err)
+	}
+	return g, New(g.Runner())
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// sectionMemories stores n memories of a tenant, as sections of a document
+// would be, and returns where each sits.
+func sectionMemories(t *testing.T, g *graph.Store, tenant, doc string, n int) []documents.Placed {
+	t.Helper()
+	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	ms := make([]memory.Memory, n)
+	placed := make([]documents.Placed, n)
+	for i := range ms {
+		key := fmt.Sprintf("kb:%s:%02d", doc, i)
+		ms[i] = memory.Memory{
+			ID: memory.NewID("mem"), Tenant: tenant, UserID: "reader", AgentID: "kb", Type: memory.TypeSemantic,
+			Kind: documents.KindSection, Key: key, Content: fmt.Sprintf("Section %d says rule %d holds.", i, i),
+			Status: memory.StatusActive, Sensitivity: memory.SensitivityInternal, Importance: 0.5, Confidence: 1,
+			ValidFrom: at, CreatedAt: at, UpdatedAt: at, Version: 1,
+		}
+		placed[i] = documents.Placed{MemoryID: ms[i].ID, Key: key, Digest: fmt.Sprintf("d%d", i), Headings: []string{"Guide", fmt.Sprint(i)}, Position: i, Created: true}
+	}
+	if _, err := g.CreateMemories(testCtx(t), ms); err != nil {
+		t.Fatalf("create memories: %v", err)
+	}
+	return placed
+}
+
+func TestDocumentRoundTrip(t *testing.T) {
+	g, s := testStores(t)
+	tenant, other := testenv.Tenant(t), testenv.Tenant(t)+"-other"
+	ctx := testCtx(t)
+	placed := sectionMemories(t, g, tenant, "guide", 4)
+	at := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	info := documents.Info{ID: "guide", Title: "Guide", Format: "markdown", Sections: 4, ImportedAt: at, Scope: memory.ScopeTeam, ScopeID: "sales"}
+	if _, err := s.Document(ctx, tenant, "guide"); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("Document before import: %v, want ErrNotFound", err)
+	}
+	if err := s.Record(ctx, tenant, info, placed); err != nil {
+		t.Fatalf("Record: %v", err)
+	}
+	got, err := s.Document(ctx, tenant, "guide")
+	if err != nil || got.Title != "Guide" || got.Sections != 4 || got.Scope != memory.ScopeTeam || got.ScopeID != "sales" || !got.ImportedAt.Equal(at) {
+		t.Fatalf("Document = %+v, %v; want %+v", got, err, info)
+	}
+	// Another tenant sees no document and no section.
+	if _, err := s.Document(ctx, other, "guide"); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("other tenant's Document: %v, want ErrNotFound", err)
+	}
+	if st, err := s.Sections(ctx, other, "guide"); err != nil || len(st) != 0 {
+		t.Errorf("other tenant's Sections = %v, %v; want none", st, err)
+	}
+	if n, err := s.Retire(ctx, other, "guide", nil, at); err != nil || n != 0 {
+		t.Errorf("other tenant's Retire = %d, %v; want 0", n, err)
+	}
+
+	stored, err := s.Sections(ctx, tenant, "guide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]knowledge.Stored, len(placed))
+	for i, p := range placed {
+		want[i] = knowledge.Stored{Key: p.Key, Digest: p.Digest, ID: p.MemoryID}
+	}
+	if !slices.Equal(stored, want) {
+		t.Fatalf("Sections = %v, want %v", stored, want)
+	}
+
+	// Retiring one archives it with valid_to, and it leaves the sections.
+	retireAt := at.Add(time.Hour)
+	if n, err := s.Retire(ctx, tenant, "guide", []string{placed[1].MemoryID}, retireAt); err != nil || n != 1 {
+		t.Fatalf("Retire one = %d, %v; want 1", n, err)
+	}
+	m, err := g.GetMemory(ctx, tenant, placed[1].MemoryID)
+	if err != nil || m.Status != memory.StatusArchived || m.ValidTo == nil || !m.ValidTo.Equal(retireAt) {
+		t.Fatalf("retired memory = %+v, %v; want archived, valid to %s", m, err, retireAt)
+	}
+	if stored, _ := s.Sections(ctx, tenant, "guide"); len(stored) != 3 {
+		t.Errorf("Sections after retiring one: %d, want 3", len(stored))
+	}
+	// Retiring it again archives nothing more.
+	if n, err := s.Retire(ctx, tenant, "guide", []string{placed[1].MemoryID}, retireAt); err != nil || n != 0 {
+		t.Errorf("Retire again = %d, %v; want 0", n, err)
+	}
+
+	if ds, err := s.List(ctx, tenant); err != nil || len(ds) != 1 || ds[0].ID != "guide" {
+		t.Fatalf("List = %v, %v; want the guide", ds, err)
+	}
+	// Removing: every section archived, the document off the list, its
+	// history still linked.
+	if n, err := s.Retire(ctx, tenant, "guide", nil, retireAt); err != nil || n != 3 {
+		t.Fatalf("Retire all = %d, %v; want 3", n, err)
+	}
+	if err := s.Remove(ctx, tenant, "guide", retireAt); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.List(ctx, tenant); err != nil || len(ds) != 0 {
+		t.Errorf("List after Remove = %v, %v; want none", ds, err)
+	}
+	if _, err := s.Document(ctx, tenant, "guide"); err != nil {
+		t.Errorf("a removed document is still known: %v", err)
+	}
+	for _, p := range placed {
+		if m, err := g.GetMemory(ctx, tenant, p.MemoryID); err != nil || m.Status != memory.StatusArchived {
+			t.Errorf("memory %s after Remove: %+v, %v; want archived, kept", p.MemoryID, m.Status, err)
+		}
+	}
+	// Importing again brings the document back to the list.
+	info.ImportedAt = retireAt.Add(time.Hour)
+	if err := s.Record(ctx, tenant, info, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.List(ctx, tenant); err != nil || len(ds) != 1 {
+		t.Errorf("List after re-import = %v, %v; want the guide", ds, err)
+	}
+}

@@ -1,0 +1,228 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"mneme/documents"
+	graphdocs "mneme/graph/documents"
+	"mneme/identity"
+	"mneme/internal/apptest"
+	"mneme/memory"
+)
+
+// handbook is a Markdown document of n sections, each a rule of its own;
+// edited names sections whose numbers change, removed one left out.
+func handbook(n int, edited map[int]bool, removed int) string {
+	var b strings.Builder
+	b.WriteString("# Sales handbook\n\n")
+	for i := range n {
+		if i == removed {
+			continue
+		}
+		amount := 1000 + 37*i
+		if edited[i] {
+			amount += 500000
+		}
+		fmt.Fprintf(&b, "## Rule %03d\n\nOrders from district %d above %d CNY need the approval of desk %d before they ship.\n\n", i, i, amount, 900+i)
+	}
+	return b.String()
+}
+
+func importDoc(t *testing.T, f *apptest.Fixture, who string, r documents.ImportRequest) (apptest.Response, documents.Result) {
+	t.Helper()
+	resp := f.Do(t, who, http.MethodPost, "/v1/knowledge/import", r)
+	var res documents.Result
+	if resp.Status == http.StatusOK || resp.Status == http.StatusAccepted {
+		resp.Decode(t, &res)
+	}
+	return resp, res
+}
+
+func history(t *testing.T, f *apptest.Fixture, doc string) graphdocs.History {
+	t.Helper()
+	h, err := graphdocs.New(f.App.Store.Runner()).History(t.Context(), f.Tenant, doc)
+	if err != nil {
+		t.Fatalf("history of %s: %v", doc, err)
+	}
+	return h
+}
+
+func checkHistory(t *testing.T, got graphdocs.History, active, superseded, archived, edges int) {
+	t.Helper()
+	if got.Statuses[memory.StatusActive] != active || got.Statuses[memory.StatusSuperseded] != superseded ||
+		got.Statuses[memory.StatusArchived] != archived || got.Supersessions != edges || len(got.Statuses) > 3 {
+		t.Errorf("in Neo4j: %+v; want %d active, %d superseded, %d archived, %d SUPERSEDES", got, active, superseded, archived, edges)
+	}
+}
+
+// TestKnowledgeReimportWritesOnlyWhatChanged imports a 50-section document,
+// then the same with three sections edited and one removed, then that
+// again: three superseded, one retired, the rest untouched, as counted in
+// the graph; and nobody but an admin imports anything.
+func TestKnowledgeReimportWritesOnlyWhatChanged(t *testing.T) {
+	f := apptest.Start(t)
+	const doc = "sales-handbook"
+	first := documents.ImportRequest{ID: doc, Format: "markdown", Content: handbook(50, nil, -1)}
+
+	for _, who := range []string{"order-bot", "alice"} {
+		if r, _ := importDoc(t, f, who, first); r.Status != http.StatusForbidden || !strings.Contains(string(r.Body), `"code":"forbidden"`) {
+			t.Errorf("import as %s: %d %s, want 403 forbidden", who, r.Status, r.Body)
+		}
+	}
+	checkHistory(t, history(t, f, doc), 0, 0, 0, 0)
+
+	r, res := importDoc(t, f, apptest.Admin, first)
+	if r.Status != http.StatusOK || res.Sections != 50 || res.Counts == nil ||
+		*res.Counts != (documents.Counts{Created: 50}) {
+		t.Fatalf("first import: %d %s, want 200 with 50 created", r.Status, r.Body)
+	}
+	checkHistory(t, history(t, f, doc), 50, 0, 0, 0)
+
+	second := first
+	second.Content = handbook(50, map[int]bool{3: true, 17: true, 41: true}, 29)
+	r, res = importDoc(t, f, apptest.Admin, second)
+	if r.Status != http.StatusOK || res.Counts == nil ||
+		*res.Counts != (documents.Counts{Superseded: 3, Retired: 1, Unchanged: 46}) {
+		t.Fatalf("second import: %d %s, want 3 superseded, 1 retired, 46 unchanged", r.Status, r.Body)
+	}
+	checkHistory(t, history(t, f, doc), 49, 3, 1, 3)
+
+	r, res = importDoc(t, f, apptest.Admin, second)
+	if r.Status != http.StatusOK || res.Counts == nil || *res.Counts != (documents.Counts{Unchanged: 49}) {
+		t.Fatalf("identical re-import: %d %s, want 49 unchanged and nothing else", r.Status, r.Body)
+	}
+	checkHistory(t, history(t, f, doc), 49, 3, 1, 3)
+
+	// The edited rule reads as edited; the removed one is archived with
+	// its validity closed.
+	list := f.Do(t, apptest.Admin, http.MethodGet, "/v1/knowledge/documents", nil)
+	var docs struct{ Documents []documents.Info }
+	list.Decode(t, &docs)
+	if list.Status != http.StatusOK || len(docs.Documents) != 1 || docs.Documents[0].ID != doc ||
+		docs.Documents[0].Sections != 49 || docs.Documents[0].Scope != memory.ScopeTenant || docs.Documents[0].Title != "Sales handbook" {
+		t.Fatalf("list: %d %s, want the handbook with 49 sections in the tenant's scope", list.Status, list.Body)
+	}
+	if r := f.Do(t, "order-bot", http.MethodGet, "/v1/knowledge/documents", nil); r.Status != http.StatusForbidden {
+		t.Errorf("list as an agent: %d, want 403", r.Status)
+	}
+
+	rm := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/knowledge/documents/"+doc, nil)
+	if rm.Status != http.StatusOK || !strings.Contains(string(rm.Body), `"retired":49`) {
+		t.Fatalf("remove: %d %s, want 49 retired", rm.Status, rm.Body)
+	}
+	checkHistory(t, history(t, f, doc), 0, 3, 50, 3)
+	list = f.Do(t, apptest.Admin, http.MethodGet, "/v1/knowledge/documents", nil)
+	if !strings.Contains(string(list.Body), `"documents":[]`) {
+		t.Errorf("list after remove: %s, want no document", list.Body)
+	}
+}
+
+// TestKnowledgeImportIsGuarded: a section holding a password refuses the
+// import and writes nothing; a card number is masked.
+func TestKnowledgeImportIsGuarded(t *testing.T) {
+	f := apptest.Start(t)
+	secret := documents.ImportRequest{ID: "it-guide", Content: "# IT\n\n## Wifi\n\nThe office wifi password: Hx7!pQ29zLm\n\n## Printers\n\nPrinters sit on floor 3.\n"}
+	r, _ := importDoc(t, f, apptest.Admin, secret)
+	if r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), "guard_rejected") || strings.Contains(string(r.Body), "Hx7!pQ29zLm") {
+		t.Fatalf("import with a password: %d %s, want 422 guard_rejected without the value", r.Status, r.Body)
+	}
+	checkHistory(t, history(t, f, "it-guide"), 0, 0, 0, 0)
+
+	const card = "6222 0212 3456 7890 128"
+	r, res := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "billing", Content: "# Billing\n\n## Refunds\n\nRefunds of order 5531 go back to card " + card + " within 7 days.\n"})
+	if r.Status != http.StatusOK || res.Counts == nil || res.Counts.Created != 1 {
+		t.Fatalf("import with a card: %d %s, want 200 and one section", r.Status, r.Body)
+	}
+	list := f.Do(t, apptest.Admin, http.MethodGet, "/v1/memories?kind="+documents.KindSection+"&limit=10", nil)
+	if strings.Contains(string(list.Body), card) || !strings.Contains(string(list.Body), "[REDACTED:bank_card]") {
+		t.Errorf("imported card: %s, want it masked", list.Body)
+	}
+}
+
+// recallFinds reports whether who's recall for alice returns a memory
+// holding text, and of which type.
+func recallFinds(t *testing.T, f *apptest.Fixture, who, query, text string) (bool, string) {
+	t.Helper()
+	rec := f.Do(t, who, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: "alice", Query: query})
+	if rec.Status != http.StatusOK {
+		t.Fatalf("recall as %s: %d %s", who, rec.Status, rec.Body)
+	}
+	var got memory.RecallResult
+	rec.Decode(t, &got)
+	for _, m := range got.Memories {
+		if strings.Contains(m.Memory.Content, text) {
+			return true, m.Memory.Type
+		}
+	}
+	return false, ""
+}
+
+// TestKnowledgeRecalledByAgents: an agent's recall about a user finds an
+// imported procedure of the tenant by a question; a team's section is
+// recalled by the team's agent and not by another.
+func TestKnowledgeRecalledByAgents(t *testing.T) {
+	f := apptest.Start(t)
+	doc := documents.ImportRequest{ID: "returns", Content: "# Returns\n\n" +
+		"## How to handle damaged items\n\n1. Ask the customer for a photo of the damage.\n2. Open a replacement order within 24 hours.\n3. Refund the shipping fee.\n\n" +
+		"## Opening hours\n\nThe warehouse in Suzhou ships Monday to Saturday.\n"}
+	r, res := importDoc(t, f, apptest.Admin, doc)
+	if r.Status != http.StatusOK || res.Counts == nil || res.Counts.Created != 2 {
+		t.Fatalf("import: %d %s, want 2 created", r.Status, r.Body)
+	}
+	if ok, typ := recallFinds(t, f, "order-bot", "alice got a damaged item, how do I handle it?", "photo of the damage"); !ok || typ != memory.TypeProcedural {
+		t.Errorf("recall as order-bot: found %v (%s), want the procedure", ok, typ)
+	}
+
+	// An agent of a team, registered as the API does.
+	if r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "desk-bot", Team: "returns-desk"}); r.Status != http.StatusCreated {
+		t.Fatalf("create agent: %d %s", r.Status, r.Body)
+	}
+	kr := f.Do(t, apptest.Admin, http.MethodPost, "/v1/keys", identity.NewKey{OwnerKind: memory.KindAgent, OwnerID: "desk-bot"})
+	var key identity.IssuedKey
+	kr.Decode(t, &key)
+	f.Keys["desk-bot"] = key.Secret
+	team := documents.ImportRequest{ID: "desk-notes", Scope: "team", Team: "returns-desk",
+		Content: "# Desk notes\n\n## Courier for refunds\n\nRefund parcels from Hangzhou go with courier SF-2231 only.\n"}
+	if r, res := importDoc(t, f, apptest.Admin, team); r.Status != http.StatusOK || res.Counts == nil || res.Counts.Created != 1 {
+		t.Fatalf("team import: %d %s", r.Status, r.Body)
+	}
+	const q = "which courier takes refund parcels from Hangzhou?"
+	if ok, _ := recallFinds(t, f, "desk-bot", q, "SF-2231"); !ok {
+		t.Errorf("the team's agent does not recall the team's section")
+	}
+	if ok, _ := recallFinds(t, f, "order-bot", q, "SF-2231"); ok {
+		t.Errorf("an agent of another team recalls the team's section")
+	}
+}
+
+// TestKnowledgeLargeImportIsQueued: a document of more sections than
+// documents.QueueAbove is answered 202 with a job that writes it.
+func TestKnowledgeLargeImportIsQueued(t *testing.T) {
+	f := apptest.Start(t)
+	const n = documents.QueueAbove + 20
+	r, res := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "big", Content: handbook(n, nil, -1)})
+	if r.Status != http.StatusAccepted || res.Job == nil || res.Sections != n {
+		t.Fatalf("large import: %d %s, want 202 and a job", r.Status, r.Body)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		j := f.Do(t, apptest.Admin, http.MethodGet, "/v1/jobs/"+res.Job.ID, nil)
+		var st memory.JobStatus
+		j.Decode(t, &st)
+		if st.Status == memory.JobDone {
+			if len(st.Memories) != n {
+				t.Errorf("job: %d memories, want %d", len(st.Memories), n)
+			}
+			break
+		}
+		if st.Status == memory.JobFailed || time.Now().After(deadline) {
+			t.Fatalf("job: %s", j.Body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	checkHistory(t, history(t, f, "big"), n, 0, 0, 0)
+}
