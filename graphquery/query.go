@@ -50,7 +50,14 @@ type Node struct {
 	Kind   string         `json:"kind,omitempty"`
 	Hop    int            `json:"hop"`
 	Memory *memory.Memory `json:"memory,omitempty"`
+	// Witnesses are memories in scope that touch a start node other than
+	// a memory (Store.Start), for the per-memory check; never answered.
+	Witnesses []memory.Memory `json:"-"`
 }
+
+// StartWitnesses is how many memories touching a start node Store.Start
+// returns with it.
+const StartWitnesses = 20
 
 // Ref returns the node's reference.
 func (n Node) Ref() NodeRef { return NodeRef{Label: n.Label, ID: n.ID} }

@@ -3,6 +3,7 @@ package graphquery
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,7 @@ func (s *Service) Neighbourhood(ctx context.Context, p memory.Principal, q Neigh
 
 func (r *run) neighbourhood(q NeighbourhoodQuery) (Graph, error) {
 	g := Graph{Nodes: []Node{}, Edges: []Edge{}}
-	start, err := r.s.store.Start(r.ctx, r.scope, q.From)
+	start, err := r.start(q.From)
 	if err != nil {
 		return g, err
 	}
@@ -142,7 +143,7 @@ func (s *Service) Paths(ctx context.Context, p memory.Principal, q PathQuery) (P
 			}
 		}
 		for _, id := range []string{q.From, q.To} {
-			if _, err := r.s.store.Start(r.ctx, r.scope, NodeRef{Label: LabelEntity, ID: id}); err != nil {
+			if _, err := r.start(NodeRef{Label: LabelEntity, ID: id}); err != nil {
 				return 0, err
 			}
 		}
@@ -383,11 +384,28 @@ func (r *run) subjects(f MemoryFilter, more ...NodeRef) error {
 		if ref.ID == "" {
 			continue
 		}
-		if _, err := r.s.store.Start(r.ctx, r.scope, ref); err != nil {
+		if _, err := r.start(ref); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// start finds the node a query starts from. A node other than a memory
+// exists for the caller only when a memory touching it passes the
+// per-memory decision too, so that a fault in the compiled filter cannot
+// reveal that it exists.
+func (r *run) start(ref NodeRef) (Node, error) {
+	n, err := r.s.store.Start(r.ctx, r.scope, ref)
+	if err != nil || n.Memory != nil {
+		return n, err
+	}
+	for _, w := range n.Witnesses {
+		if ok, err := r.allowed(w); err != nil || ok {
+			return n, err
+		}
+	}
+	return Node{}, fmt.Errorf("%s: %w", ref.Label, memory.ErrNotFound)
 }
 
 // group is a counted group after decision: its key, display names and the

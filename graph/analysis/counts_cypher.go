@@ -14,6 +14,8 @@ var classProperty = map[string]string{
 	"kind":        "coalesce(m.kind, '')",
 	"sensitivity": "coalesce(m.sensitivity, '')",
 	"status":      "coalesce(m.status, '')",
+	"scope":       "coalesce(m.scope, 'user')",
+	"scope_id":    "coalesce(m.scope_id, '')",
 }
 
 // classList is the Cypher list of a memory's values in the class fields.
@@ -30,7 +32,7 @@ func classList(fields []string) string {
 }
 
 // resourceMap projects the memory bound to m as a policy resource.
-const resourceMap = `m {.id, .tenant, .user_id, .agent_id, .type, .kind, .sensitivity, .status}`
+const resourceMap = `m {.id, .tenant, .user_id, .agent_id, .type, .kind, .sensitivity, .status, .scope, .scope_id}`
 
 // countTail groups the rows bound to m, g (the group's key), names and
 // kinds by group and decision class: how many memories, and one of them.

@@ -17,7 +17,7 @@ import (
 // memory in scope is it or points to it; otherwise memory.ErrNotFound.
 func (s *Store) Start(ctx context.Context, scope memory.Scope, ref graphquery.NodeRef) (graphquery.Node, error) {
 	where, params := s.where(scope, graphquery.MemoryFilter{})
-	params["id"] = ref.ID
+	params["id"], params["witnesses"] = ref.ID, graphquery.StartWitnesses
 	var out graphquery.Node
 	found := false
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
@@ -38,6 +38,10 @@ func (s *Store) Start(ctx context.Context, scope memory.Scope, ref graphquery.No
 		})
 		if ok {
 			out = graphquery.Node{Key: ref.Key(), Label: ref.Label, ID: str(rec["id"]), Name: str(rec["name"]), Kind: str(rec["kind"])}
+			ws, _ := rec["witnesses"].([]any)
+			for _, w := range ws {
+				out.Witnesses = append(out.Witnesses, decodeMemory(w))
+			}
 		}
 		found = ok
 		return err

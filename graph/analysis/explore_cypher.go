@@ -9,7 +9,7 @@ import (
 // content, entities and the id of the version it superseded; never its
 // embedding.
 const memoryMap = `m {.id, .tenant, .user_id, .agent_id, .session_id, .type, .kind, .key, .content, .status, ` +
-	`.sensitivity, .importance, .confidence, .source, .valid_from, .valid_to, .created_at, .updated_at, .version, ` +
+	`.sensitivity, .importance, .confidence, .source, .valid_from, .valid_to, .created_at, .updated_at, .version, .scope, .scope_id, ` +
 	`entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], supersedes: head([(m)-[:SUPERSEDES]->(o) | o.id])}`
 
 // condMentions holds when the memory bound to m mentions entity $f_entity.
@@ -30,8 +30,10 @@ var around = map[string]struct{ label, rel string }{
 // condition of WHERE, which the planner reads as the pattern's.
 func startQuery(label, rel, where string) string {
 	return `MATCH (x {tenant: $tenant, id: $id})
-WHERE x:` + label + ` AND EXISTS { MATCH (m:Memory {tenant: $tenant})-[:` + rel + `]->(x) WHERE ` + where + ` }
-RETURN x.id AS id, x.name AS name, x.kind AS kind`
+WHERE x:` + label + `
+MATCH (m:Memory {tenant: $tenant})-[:` + rel + `]->(x) WHERE ` + where + `
+WITH x, collect(m)[..$witnesses] AS ms
+RETURN x.id AS id, x.name AS name, x.kind AS kind, [m IN ms | ` + resourceMap + `] AS witnesses`
 }
 
 // startMemoryQuery finds a memory in scope.

@@ -132,6 +132,7 @@ func decodeMemory(v any) memory.Memory {
 		Importance: float(p["importance"]), Confidence: float(p["confidence"]), Source: str(p["source"]),
 		ValidFrom: timeOf(p["valid_from"]), CreatedAt: timeOf(p["created_at"]), UpdatedAt: timeOf(p["updated_at"]),
 		Version: int(integer(p["version"])), Supersedes: str(p["supersedes"]),
+		Scope: str(p["scope"]), ScopeID: str(p["scope_id"]),
 	}
 	if t := timeOf(p["valid_to"]); !t.IsZero() {
 		m.ValidTo = &t
