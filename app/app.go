@@ -44,7 +44,6 @@ import (
 	"mneme/ratelimit"
 	"mneme/recalllog"
 	"mneme/session"
-	"mneme/shared"
 	"mneme/tracing"
 	"mneme/web"
 	"mneme/workingmemory"
@@ -54,8 +53,6 @@ import (
 type App struct {
 	Handler http.Handler
 	Service *memory.Service
-	// Shared writes the knowledge shared in a tenant through Service.
-	Shared *shared.Service
 	// MemoryOptions are the parts Service was built with, for tools that
 	// build a variant of it (the recall benchmark).
 	MemoryOptions memory.Options
@@ -254,9 +251,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.Service, err = memory.NewService(a.MemoryOptions)
 	if err != nil {
-		return nil, err
-	}
-	if a.Shared, err = shared.New(a.Service); err != nil {
 		return nil, err
 	}
 	if a.Working, err = workingmemory.New(workingmemory.Options{

@@ -52,8 +52,6 @@ var layers = map[string]int{
 	"mneme/recalllog": 2,
 	// Analysts' graph queries under the compiled policy filter.
 	"mneme/graphquery": 2,
-	// Knowledge shared in a tenant, written through memory's pipeline.
-	"mneme/shared": 2,
 	// Knowledge-base documents imported as shared knowledge.
 	"mneme/documents": 2,
 	// Working memory: open sessions, closed into memories.
