@@ -118,6 +118,37 @@ func TestQuotaOnEveryWritePath(t *testing.T) {
 	}
 }
 
+// TestQuotaCountsSharedKnowledge: the tenant's quota counts its shared
+// knowledge beside its users' memories, and refuses shared writes and
+// knowledge-base imports past it like any other write.
+func TestQuotaCountsSharedKnowledge(t *testing.T) {
+	f := apptest.StartWith(t, func(c *app.Config) { c.Limits.QuotaMemories = 3 })
+	rule := func(key, content string) client.NewMemory {
+		return client.NewMemory{Scope: &client.ScopeRef{Kind: client.ScopeTenant}, Type: client.TypeSemantic, Kind: "rule", Key: key, Content: content}
+	}
+	write(t, f, apptest.Admin, rule("approval_threshold", "Orders above 50k CNY need approval."))
+	write(t, f, apptest.Admin, rule("free_shipping", "Shipping is free above 5k CNY within East China."))
+	write(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice pays by bank transfer within 30 days"})
+	if n := stored(t, f); n != 3 {
+		t.Fatalf("%d memories stored, want 3", n)
+	}
+	for _, step := range []struct {
+		name, who, path string
+		body            any
+	}{
+		{"a user's memory", "support-bot", "/v1/memories", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice's fleet has twelve trucks"}},
+		{"a shared rule", apptest.Admin, "/v1/memories", rule("returns_window", "Returns are accepted within 14 days.")},
+		{"a knowledge-base import", apptest.Admin, "/v1/knowledge/import", map[string]string{
+			"id": "returns", "format": "markdown", "content": "# Returns\n\nReturns are accepted within 14 days of delivery.\n",
+		}},
+	} {
+		wantError(t, step.name, f.Do(t, step.who, http.MethodPost, step.path, step.body), http.StatusForbidden, "quota_exceeded")
+		if n := stored(t, f); n != 3 {
+			t.Errorf("%s: %d memories stored after a refused write, want 3", step.name, n)
+		}
+	}
+}
+
 // TestQuotaOnCharacters: the content quota counts characters, Chinese as
 // one each.
 func TestQuotaOnCharacters(t *testing.T) {
