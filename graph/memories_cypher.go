@@ -149,6 +149,9 @@ func listQuery(scope memory.Scope, q memory.ListQuery) (string, map[string]any) 
 	if q.Text != "" {
 		add("toLower(m.content) CONTAINS $text", "text", strings.ToLower(q.Text))
 	}
+	if q.Shared {
+		conds = append(conds, "m.user_id = '' AND coalesce(m.scope, 'user') <> 'user'")
+	}
 	if q.After != nil {
 		// The bound on created_at alone is a range the index seeks.
 		add("m.created_at <= $after_at AND (m.created_at < $after_at OR m.id < $after_id)", "after_at", q.After.CreatedAt.UTC())

@@ -43,6 +43,7 @@ type ListQuery struct {
 	// contains it, ignoring case.
 	AgentID string
 	Text    string
+	Shared  bool // only shared knowledge: scope tenant, team or agent
 	// After is a cursor: only memories strictly older than it, by
 	// (created_at, id) descending.
 	After *Cursor

@@ -417,6 +417,7 @@ type ListRequest struct {
 	// Agent and Text: see ListQuery's AgentID and Text.
 	Agent  string
 	Text   string
+	Shared bool // see ListQuery's Shared
 	Cursor string
 	Limit  int
 }
@@ -429,7 +430,7 @@ type Page struct {
 
 // List returns the memories the principal may read, newest first.
 func (s *Service) List(ctx context.Context, p Principal, r ListRequest) (Page, error) {
-	q := ListQuery{UserID: r.UserID, Type: r.Type, Kind: r.Kind, Status: r.Status, From: r.From, To: r.To, AgentID: r.Agent, Text: r.Text, Limit: r.Limit}
+	q := ListQuery{UserID: r.UserID, Type: r.Type, Kind: r.Kind, Status: r.Status, From: r.From, To: r.To, AgentID: r.Agent, Text: r.Text, Shared: r.Shared, Limit: r.Limit}
 	switch {
 	case r.UserID != "" && !validName(r.UserID):
 		return Page{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")

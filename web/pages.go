@@ -549,3 +549,53 @@ func (p *Panel) deleteGrant(w http.ResponseWriter, r *http.Request, c caller) er
 	http.Redirect(w, r, "/panel/policy", http.StatusSeeOther)
 	return nil
 }
+
+// knowledgeScope is one scope's shared knowledge, each memory with its
+// versions.
+type knowledgeScope struct {
+	Name     string // "tenant", "team:<id>" or "agent:<id>"
+	Memories []knowledgeItem
+}
+
+type knowledgeItem struct {
+	Memory   memory.Memory
+	Versions []memory.Memory
+}
+
+// knowledge lists the tenant's shared knowledge by scope, every status,
+// each memory with its version history.
+func (p *Panel) knowledge(w http.ResponseWriter, r *http.Request, c caller) error {
+	if err := adminOnly(c); err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(r.Context())
+	defer cancel()
+	page, err := p.svc.List(ctx, c.Principal, memory.ListRequest{Shared: true, Limit: memory.MaxListSize})
+	if err != nil {
+		return err
+	}
+	var scopes []knowledgeScope
+	at := map[string]int{}
+	for _, m := range page.Memories {
+		name := memory.ScopeOf(m)
+		if m.ScopeID != "" {
+			name += ":" + m.ScopeID
+		}
+		i, ok := at[name]
+		if !ok {
+			i = len(scopes)
+			at[name] = i
+			scopes = append(scopes, knowledgeScope{Name: name})
+		}
+		item := knowledgeItem{Memory: m}
+		if item.Versions, err = p.svc.History(ctx, c.Principal, m.ID); err != nil {
+			return err
+		}
+		scopes[i].Memories = append(scopes[i].Memories, item)
+	}
+	slices.SortStableFunc(scopes, func(a, b knowledgeScope) int { return strings.Compare(a.Name, b.Name) })
+	return p.page(w, r, c, "knowledge", "Shared knowledge", struct {
+		Scopes []knowledgeScope
+		More   bool
+	}{scopes, page.NextCursor != ""})
+}

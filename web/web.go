@@ -137,7 +137,7 @@ func New(opts Options) (*Panel, error) {
 }
 
 // pageNames are the templates of the panel, each rendered inside base.html.
-var pageNames = []string{"signin", "overview", "user", "recalls", "deletions", "policy", "receipt", "error", "graph"}
+var pageNames = []string{"signin", "overview", "user", "recalls", "deletions", "policy", "receipt", "error", "graph", "knowledge"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
@@ -183,6 +183,7 @@ func (p *Panel) routes() {
 	m.HandleFunc("POST /panel/users/{id}/forget", p.form(p.forgetUser))
 	m.HandleFunc("GET /panel/recalls", p.authed(p.recalls))
 	m.HandleFunc("GET /panel/deletions", p.authed(p.deletions))
+	m.HandleFunc("GET /panel/knowledge", p.authed(p.knowledge))
 	m.HandleFunc("GET /panel/policy", p.authed(p.policy))
 	m.HandleFunc("POST /panel/policy/simulate", p.form(p.simulate))
 	m.HandleFunc("POST /panel/policy/activate", p.form(p.activate))

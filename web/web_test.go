@@ -328,3 +328,64 @@ func TestPanelGrantsAndReplay(t *testing.T) {
 		t.Error("the replay does not show the draft's reason")
 	}
 }
+
+// TestPanelKnowledgeListsSharedByScope: the admin's Knowledge page lists
+// the tenant's shared knowledge under its scope, a rule with both its
+// versions, and no user's memory; an end user cannot open it.
+func TestPanelKnowledgeListsSharedByScope(t *testing.T) {
+	f := apptest.Start(t)
+	rule := memory.NewMemory{
+		Scope: &memory.ScopeRef{Kind: memory.ScopeTenant}, Type: memory.TypeSemantic, Kind: "rule", Key: "order_approval_threshold",
+		Content: "Orders above 30k CNY need approval from the finance manager.",
+	}
+	v1 := write(t, f, apptest.Admin, rule)
+	rule.Content = "Orders above 50k CNY need approval from the finance manager."
+	v2 := write(t, f, apptest.Admin, rule)
+	howto := write(t, f, apptest.Admin, memory.NewMemory{
+		Scope: &memory.ScopeRef{Kind: memory.ScopeTeam, ID: "support"}, Type: memory.TypeProcedural, Kind: "how_to",
+		Content: "To handle damaged items: ask for photos, then open an after-sales ticket.",
+	})
+	write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice's secret project is Falcon."})
+
+	b := newBrowser(t, f.URL)
+	b.signIn(f.Keys["admin"])
+	p := b.do(http.MethodGet, "/panel/knowledge", nil)
+	if p.status != http.StatusOK {
+		t.Fatalf("knowledge page = %d: %s", p.status, p.body)
+	}
+	section := func(scope string) string {
+		_, after, ok := strings.Cut(p.body, `data-scope="`+scope+`"`)
+		if !ok {
+			t.Fatalf("no section for scope %s: %s", scope, p.body)
+		}
+		s, _, _ := strings.Cut(after, "</section>")
+		return s
+	}
+	tenant := section("tenant")
+	for _, want := range []string{`data-id="` + v1 + `"`, `data-id="` + v2 + `"`, "order_approval_threshold", "30k CNY", "50k CNY", memory.StatusSuperseded, `data-version="1"`, `data-version="2"`} {
+		if !strings.Contains(tenant, want) {
+			t.Errorf("tenant section misses %q: %s", want, tenant)
+		}
+	}
+	// The current rule's row carries both versions in its history.
+	_, row, _ := strings.Cut(tenant, `<tr data-id="`+v2+`">`)
+	row, _, _ = strings.Cut(row, "</table>")
+	if !strings.Contains(row, `data-version="1" data-id="`+v1+`"`) || !strings.Contains(row, `data-version="2" data-id="`+v2+`"`) {
+		t.Errorf("the rule's versions are not both shown: %s", row)
+	}
+	if team := section("team:support"); !strings.Contains(team, `data-id="`+howto+`"`) || !strings.Contains(team, "damaged items") || strings.Contains(team, "30k CNY") {
+		t.Errorf("team:support section: %s", team)
+	}
+	if strings.Contains(p.body, "Falcon") {
+		t.Errorf("a user's memory is listed as shared knowledge: %s", p.body)
+	}
+	if !strings.Contains(p.body, `href="/panel/knowledge"`) {
+		t.Errorf("no link to the knowledge page in the nav")
+	}
+
+	bob := newBrowser(t, f.URL)
+	bob.signIn(f.Keys["bob"])
+	if q := bob.do(http.MethodGet, "/panel/knowledge", nil); q.status == http.StatusOK || strings.Contains(q.body, "approval") {
+		t.Errorf("bob opening /panel/knowledge = %d: %s", q.status, q.body)
+	}
+}
