@@ -132,7 +132,11 @@ func decodeMemory(v any) memory.Memory {
 		Importance: float(p["importance"]), Confidence: float(p["confidence"]), Source: str(p["source"]),
 		ValidFrom: timeOf(p["valid_from"]), CreatedAt: timeOf(p["created_at"]), UpdatedAt: timeOf(p["updated_at"]),
 		Version: int(integer(p["version"])), Supersedes: str(p["supersedes"]),
-		Scope: str(p["scope"]), ScopeID: str(p["scope_id"]),
+		ScopeID: str(p["scope_id"]),
+	}
+	// A memory about a user answers no scope, as the rest of the API does.
+	if sc := str(p["scope"]); sc != memory.ScopeUser {
+		m.Scope = sc
 	}
 	if t := timeOf(p["valid_to"]); !t.IsZero() {
 		m.ValidTo = &t
