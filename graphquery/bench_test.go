@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -29,14 +28,7 @@ const EnvBenchMemories = "MNEME_GRAPH_BENCH_MEMORIES"
 //
 //	go test -run '^$' -bench Shapes -benchtime 20x -timeout 60m ./graphquery/
 func BenchmarkShapes(b *testing.B) {
-	n := 100_000
-	if s := os.Getenv(EnvBenchMemories); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("%s=%q is not a count", EnvBenchMemories, s)
-		}
-		n = v
-	}
+	n := testenv.Count(b, EnvBenchMemories, 100_000)
 	const users, agents, entities = 1000, 10, 500
 	g := stores(b)
 	ctx := context.Background()

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"sort"
-	"strconv"
 	"testing"
 	"time"
 
 	"mneme/app"
 	"mneme/internal/apptest"
+	"mneme/internal/testenv"
 	"mneme/memory"
 )
 
@@ -27,14 +26,7 @@ const EnvBenchMemories = "MNEME_PANEL_BENCH_MEMORIES"
 //
 //	go test -run '^$' -bench PanelPages -benchtime 10x ./web/
 func BenchmarkPanelPages(b *testing.B) {
-	n := 100_000
-	if s := os.Getenv(EnvBenchMemories); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("%s=%q is not a count", EnvBenchMemories, s)
-		}
-		n = v
-	}
+	n := testenv.Count(b, EnvBenchMemories, 100_000)
 	// Erasing tens of thousands of memories at the end takes longer than
 	// one store call may by default.
 	f := apptest.StartWith(b, func(c *app.Config) { c.Neo4j.Timeout = 10 * time.Minute })

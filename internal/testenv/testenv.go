@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -204,4 +205,19 @@ func Tenant(t testing.TB) string {
 		t.Fatalf("tenant id: %v", err)
 	}
 	return "t-" + hex.EncodeToString(b[:])
+}
+
+// Count reads a positive count from the environment variable name, or def
+// when it is unset; anything else fails tb.
+func Count(tb testing.TB, name string, def int) int {
+	tb.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		tb.Fatalf("%s=%q is not a count", name, s)
+	}
+	return n
 }
