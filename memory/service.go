@@ -376,6 +376,12 @@ func (s *Service) embedInto(ctx context.Context, m *Memory) error {
 // a later change of model can find the vectors it must renew.
 func (s *Service) setEmbedding(m *Memory, vec []float32) {
 	m.Embedding, m.EmbeddingModel, m.EmbeddingDim = vec, s.embed.Model(), len(vec)
+	if isZero(vec) {
+		// Text with no content words embeds to the zero vector, whose cosine
+		// is undefined (Neo4j refuses it): the memory keeps no vector and is
+		// found by its words, entities and session instead.
+		m.Embedding = nil
+	}
 }
 
 // embedAll sets the embedding of each memory of ms in place.

@@ -399,6 +399,20 @@ func TestCreateEmbeds(t *testing.T) {
 	}
 }
 
+// A text the embedder can only map to the zero vector is stored with no
+// vector: cosine is undefined for it, and the store's similarity refuses it.
+func TestCreateKeepsNoZeroVector(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	f.embed.zero = true
+	if _, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew()}); err != nil {
+		t.Fatal(err)
+	}
+	m := f.store.created[0][0]
+	if m.Embedding != nil || m.EmbeddingModel == "" || m.EmbeddingDim != 2 {
+		t.Errorf("stored embedding %v, model %q, dimension %d; want no vector, the model and its dimension", m.Embedding, m.EmbeddingModel, m.EmbeddingDim)
+	}
+}
+
 func TestCreateErrorsPassThrough(t *testing.T) {
 	embedErr := errTest("embedder down")
 	t.Run("embedder", func(t *testing.T) {

@@ -17,6 +17,14 @@
 // it with -calibrations DIR), and reports the held-out part before and
 // after the change next to the usual report, which is measured with the
 // tuned calibration.
+//
+// With -longconv DIR it measures long multi-session conversations instead
+// (package seed/longconv, data from scripts/longconv.sh): every turn is
+// written through the memory service as one memory, dated and filed under
+// its session, every question asked as the conversation's user, and it
+// prints evidence recall@5 overall and, for the tuning part and the
+// held-out part apart, by category and by whether the evidence spans one
+// session or several. -limit N writes only the first N turns.
 package main
 
 import (
@@ -63,6 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	calibrate := fs.String("calibrate", "", "tune the gate and fusion weights on the tuning questions first and write the calibration into this directory")
 	reuse := fs.String("reuse", "", "ask again about the datasets an earlier run loaded under this tenant prefix (eval-1a2b3c4d) instead of loading them")
+	longDir := fs.String("longconv", "", "instead of the datasets, write the long conversations in this directory (scripts/longconv.sh prints it) one memory per turn and score evidence recall@5")
+	limit := fs.Int("limit", 0, "with -longconv, write only the first N turns of each conversation and ask only about them (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,6 +83,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer a.Close(context.WithoutCancel(ctx))
 	// Recalls are recorded and decisions logged as memoryd would.
 	defer a.StartWorkers(ctx)()
+	if *longDir != "" {
+		return runLongconv(ctx, a, *longDir, *limit, *asJSON, *verbose, stdout, stderr)
+	}
 
 	qs, err := eval.Questions()
 	if err != nil {

@@ -88,6 +88,8 @@ var layers = map[string]int{
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,
 	"mneme/seed/eval":       4,
+	// Recall over long conversations from a registry package.
+	"mneme/seed/longconv": 4,
 	// The analysts' query store: graph's scope predicate, its own Cypher.
 	"mneme/graph/analysis": 4,
 	// The HTTP faces.
