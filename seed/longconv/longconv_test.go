@@ -215,11 +215,14 @@ func TestLoadAndAsk(t *testing.T) {
 	}
 }
 
-// TestHeldOutFloors runs the held-out questions of the data in
-// MNEME_LONGCONV_DATA (scripts/longconv.sh prints the directory) through
-// the real service with the built-in embedder. It needs the download, so it
-// runs only when that variable is set.
-func TestHeldOutFloors(t *testing.T) {
+// TestHeldOut writes the data in MNEME_LONGCONV_DATA (scripts/longconv.sh
+// prints the directory) through the real service with the built-in
+// embedder and asks its held-out questions: every evidence turn must be
+// stored and every question answered. It sets no recall floor: on the CRI
+// conversation recall finds none of the evidence turns yet (the README has
+// the figures). It needs the download and about twenty minutes, so it runs
+// only when that variable is set.
+func TestHeldOut(t *testing.T) {
 	dir := os.Getenv("MNEME_LONGCONV_DATA")
 	if dir == "" {
 		t.Skip("MNEME_LONGCONV_DATA is not set (scripts/longconv.sh fetches the data)")
@@ -250,12 +253,8 @@ func TestHeldOutFloors(t *testing.T) {
 	}
 	s := Score(outcomes)
 	t.Logf("held-out: %+v", s)
-	if s.Questions < 5 || s.Unstored > 0 || s.AnyAtK < heldOutAnyFloor {
-		t.Errorf("held-out below the floor (questions ≥ 5, no evidence unstored, any@5 ≥ %.2f): %+v", heldOutAnyFloor, s)
+	if s.Questions < 5 || s.Unstored > 0 {
+		t.Errorf("held-out: want at least 5 questions and every evidence turn stored: %+v", s)
 	}
 }
 
-// heldOutAnyFloor is below what the built-in embedder reaches on the CRI
-// data's held-out questions, so that a change that breaks recall over long
-// conversations fails while tuning does not.
-const heldOutAnyFloor = 0.0
