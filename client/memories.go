@@ -103,8 +103,18 @@ func (c *Client) Confirm(ctx context.Context, id string) (Memory, error) {
 
 // Delete erases a memory with every version the caller may delete.
 func (c *Client) Delete(ctx context.Context, id string) (Receipt, error) {
+	return c.DeleteBecause(ctx, id, "")
+}
+
+// DeleteBecause is Delete with a reason (at most 200 characters), which
+// the tombstones and the audit trail keep; empty gives the service's own.
+func (c *Client) DeleteBecause(ctx context.Context, id, reason string) (Receipt, error) {
+	var q url.Values
+	if reason != "" {
+		q = url.Values{"reason": {reason}}
+	}
 	var out Receipt
-	_, err := c.send(ctx, call{method: http.MethodDelete, path: "/v1/memories" + pathOf(id)}, &out)
+	_, err := c.send(ctx, call{method: http.MethodDelete, path: "/v1/memories" + pathOf(id), query: q}, &out)
 	return out, err
 }
 

@@ -3,10 +3,13 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"mneme/client"
 	"mneme/internal/apptest"
@@ -61,5 +64,69 @@ func TestDeleteMemoryErasesItsVersions(t *testing.T) {
 	defer cancel()
 	if tombstones := checkGraphForgot(t, ctx, f, "", []string{token}); tombstones != 2 {
 		t.Errorf("%d tombstones, want 2 (one per version)", tombstones)
+	}
+}
+
+// TestDeleteKeepsTheReason: the reason a caller gives a delete reaches the
+// tombstone in Neo4j, the user's export and the audit trail; without one
+// the tombstone says the API deleted it; one past the bound is refused and
+// erases nothing.
+func TestDeleteKeepsTheReason(t *testing.T) {
+	f := apptest.Start(t)
+	const bot = "order-bot"
+	asked := create(t, f, bot, client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice's parcel goes to the side door."})
+	plain := create(t, f, bot, client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice asked for a paper invoice."})
+	kept := create(t, f, bot, client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice pays by transfer."})
+	const reason = `Alice asked on the phone <script>alert(1)</script>`
+
+	admin := f.Client(t, apptest.Admin)
+	if _, err := admin.DeleteBecause(t.Context(), asked.ID, "  "+reason+" "); err != nil {
+		t.Fatalf("delete with a reason: %v", err)
+	}
+	if _, err := f.Client(t, bot).Delete(t.Context(), plain.ID); err != nil {
+		t.Fatalf("delete without a reason: %v", err)
+	}
+	_, err := admin.DeleteBecause(t.Context(), kept.ID, strings.Repeat("x", memory.MaxDeleteReason+1))
+	wantAPIError(t, "delete with a reason too long", err, http.StatusBadRequest, "invalid_argument")
+	if _, err := admin.Get(t.Context(), kept.ID); err != nil {
+		t.Errorf("a refused delete erased the memory: %v", err)
+	}
+
+	nodes, err := f.App.Store.TenantNodes(t.Context(), f.Tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]any{}
+	for _, n := range nodes {
+		if n.Labels[0] == "Tombstone" {
+			reasons[fmt.Sprint(n.Props["id"])] = n.Props["reason"]
+		}
+	}
+	want := map[string]any{asked.ID: reason, plain.ID: "deleted through the API"}
+	if d := cmp.Diff(want, reasons); d != "" {
+		t.Errorf("tombstone reasons in Neo4j (-want +got):\n%s", d)
+	}
+
+	r := f.Do(t, apptest.Admin, http.MethodGet, "/v1/users/alice/export", nil)
+	expectResponse(t, "export", r, http.StatusOK)
+	var doc struct {
+		Tombstones []struct{ ID, By, Reason string } `json:"tombstones"`
+	}
+	r.Decode(t, &doc)
+	exported := map[string]string{}
+	for _, ts := range doc.Tombstones {
+		exported[ts.ID] = ts.By + " / " + ts.Reason
+	}
+	wantExported := map[string]string{asked.ID: "admin:" + apptest.Admin + " / " + reason, plain.ID: "agent:" + bot + " / deleted through the API"}
+	if d := cmp.Diff(wantExported, exported); d != "" {
+		t.Errorf("exported tombstones (-want +got):\n%s", d)
+	}
+
+	r = f.Do(t, apptest.Admin, http.MethodGet, "/v1/audit?action="+memory.AuditMemoryDelete, nil)
+	expectResponse(t, "audit", r, http.StatusOK)
+	var trail struct{ Events []memory.AuditEvent }
+	r.Decode(t, &trail)
+	if len(trail.Events) != 1 || trail.Events[0].Target != "memory:"+asked.ID || trail.Events[0].Details["reason"] != reason {
+		t.Errorf("audit trail of deletes: %+v; want the admin's one with its reason", trail.Events)
 	}
 }

@@ -206,7 +206,7 @@ func (a *api) confirmMemory(c *gin.Context) error {
 }
 
 func (a *api) deleteMemory(c *gin.Context) error {
-	r, err := a.svc.Delete(c.Request.Context(), principalOf(c), c.Param("id"))
+	r, err := a.svc.Delete(c.Request.Context(), principalOf(c), c.Param("id"), c.Query("reason"))
 	if err != nil {
 		return err
 	}

@@ -553,7 +553,9 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	exerciseGraph(t, f)
 
 	// Delete, then it is gone.
-	r = f.Do(t, bot, "DELETE", "/v1/memories/"+second.ID, nil)
+	r = f.Do(t, bot, "DELETE", "/v1/memories/"+second.ID+"?reason="+strings.Repeat("x", memory.MaxDeleteReason+1), nil)
+	expectResponse(t, "delete with a reason too long", r, http.StatusBadRequest, "invalid_argument")
+	r = f.Do(t, bot, "DELETE", "/v1/memories/"+second.ID+"?reason=the+customer+asked", nil)
 	expectResponse(t, "delete", r, http.StatusOK)
 	r = f.Do(t, bot, "GET", "/v1/memories/"+second.ID, nil)
 	expectResponse(t, "get deleted", r, http.StatusNotFound, "not_found")

@@ -263,7 +263,7 @@ func (t *tools) ingest(ctx context.Context, p memory.Principal, in ingestIn) (me
 }
 
 func (t *tools) forget(ctx context.Context, p memory.Principal, in idIn) (memory.Receipt, error) {
-	return t.svc.Delete(ctx, p, in.MemoryID)
+	return t.svc.Delete(ctx, p, in.MemoryID, "forgotten through MCP")
 }
 
 func (t *tools) list(ctx context.Context, p memory.Principal, in listIn) (memory.Page, error) {

@@ -93,9 +93,10 @@ func (s *Service) audit(ctx context.Context, p Principal, action, target string,
 	s.auditor.Audit(ctx, e)
 }
 
-// countDetails are a receipt's counts as audit details.
-func countDetails(counts map[string]int64) map[string]string {
-	out := map[string]string{}
+// countDetails are a receipt's counts and the reason its tombstones keep,
+// as audit details.
+func countDetails(counts map[string]int64, reason string) map[string]string {
+	out := map[string]string{"reason": reason}
 	for k, n := range counts {
 		out[k] = strconv.FormatInt(n, 10)
 	}

@@ -66,23 +66,23 @@ func TestAdministrativeActsAreAudited(t *testing.T) {
 			return err
 		}, []AuditEvent{{Tenant: "acme", Actor: "admin:root", Action: AuditUserErase, Target: tombstone, Outcome: AuditFailed, Error: "unavailable", RequestID: "req-1"}}},
 		{"an admin deletes a memory", func(f *fixture) error {
-			_, err := f.svc.Delete(ctx, adminAcme, "mem_1")
+			_, err := f.svc.Delete(ctx, adminAcme, "mem_1", "")
 			return err
 		}, []AuditEvent{{Tenant: "acme", Actor: "admin:root", Action: AuditMemoryDelete, Target: "memory:mem_1", Outcome: AuditOK, RequestID: "req-1"}}},
 		{"an admin deletes a memory that does not exist", func(f *fixture) error {
-			_, err := f.svc.Delete(ctx, adminAcme, "mem_404")
+			_, err := f.svc.Delete(ctx, adminAcme, "mem_404", "")
 			return err
 		}, []AuditEvent{{Tenant: "acme", Actor: "admin:root", Action: AuditMemoryDelete, Target: "memory:mem_404", Outcome: AuditFailed, Error: "not_found", RequestID: "req-1"}}},
 		{"a user deletes their own memory, unnamed", func(f *fixture) error {
-			_, err := f.svc.Delete(ctx, userAlice, "mem_1")
+			_, err := f.svc.Delete(ctx, userAlice, "mem_1", "")
 			return err
 		}, []AuditEvent{{Tenant: "acme", Actor: "user:self", Action: AuditMemoryDelete, Target: "memory:mem_1", Outcome: AuditOK, RequestID: "req-1"}}},
 		{"a user refused a delete is left to the decision log", func(f *fixture) error {
-			_, err := f.svc.Delete(ctx, Principal{Tenant: "acme", Kind: KindUser, ID: "bob"}, "mem_1")
+			_, err := f.svc.Delete(ctx, Principal{Tenant: "acme", Kind: KindUser, ID: "bob"}, "mem_1", "")
 			return err
 		}, nil},
 		{"an agent deleting its own memory is everyday work", func(f *fixture) error {
-			_, err := f.svc.Delete(ctx, agentSupport, "mem_1")
+			_, err := f.svc.Delete(ctx, agentSupport, "mem_1", "")
 			return err
 		}, nil},
 		{"an admin sweeps", func(f *fixture) error {

@@ -1,11 +1,14 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Forgetter removes memories and users from the system of record for good.
@@ -95,6 +98,9 @@ type Receipt struct {
 	Counts   map[string]int64 `json:"counts"`
 }
 
+// MaxDeleteReason bounds the reason given for a delete, in characters.
+const MaxDeleteReason = 200
+
 // UserTombstoneID is the id of the tombstone an erased user leaves. It is a
 // hash, so that the tombstone proves the erase without keeping the user's id
 // (which may be an e-mail address) in the graph.
@@ -110,12 +116,19 @@ func UserTombstoneID(tenant, userID string) string {
 // and so is a user's (as "user:self", like an erase, so that the trail
 // never names them): the deletions admins answer for. Agents deleting their
 // own memories is everyday work.
-func (s *Service) Delete(ctx context.Context, p Principal, id string) (r Receipt, err error) {
+//
+// reason is why, in the caller's words, kept on every tombstone and in the
+// audit entry; empty says only that it went through the API.
+func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r Receipt, err error) {
+	if utf8.RuneCountInString(reason) > MaxDeleteReason || !utf8.ValidString(reason) {
+		return Receipt{}, Invalid("reason", fmt.Sprintf("must be UTF-8 text of at most %d characters", MaxDeleteReason))
+	}
+	reason = cmp.Or(strings.TrimSpace(reason), "deleted through the API")
 	if by := p; p.Kind == KindAdmin || p.Kind == KindUser {
 		if p.Kind == KindUser {
 			by.ID = "self"
 		}
-		defer func() { s.audit(ctx, by, AuditMemoryDelete, "memory:"+id, err, countDetails(r.Counts)) }()
+		defer func() { s.audit(ctx, by, AuditMemoryDelete, "memory:"+id, err, countDetails(r.Counts, reason)) }()
 	}
 	m, err := s.Get(ctx, p, id)
 	if err != nil {
@@ -146,7 +159,7 @@ func (s *Service) Delete(ctx context.Context, p Principal, id string) (r Receipt
 		r.Counts[e.Place()] += n
 	}
 	g, err := s.forget.EraseMemories(ctx, p.Tenant, ids, Tombstone{
-		At: now, By: p.Kind + ":" + p.ID, Reason: "deleted through the API", UserRef: UserTombstoneID(p.Tenant, m.UserID),
+		At: now, By: p.Kind + ":" + p.ID, Reason: reason, UserRef: UserTombstoneID(p.Tenant, m.UserID),
 	})
 	if err != nil {
 		return Receipt{}, err
@@ -171,7 +184,7 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (r 
 	if p.Kind == KindUser && p.ID == userID {
 		by.ID = "self"
 	}
-	defer func() { s.audit(ctx, by, AuditUserErase, ref, err, countDetails(r.Counts)) }()
+	defer func() { s.audit(ctx, by, AuditUserErase, ref, err, countDetails(r.Counts, "user erased")) }()
 	if !validName(userID) {
 		return Receipt{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
 	}

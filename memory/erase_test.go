@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -116,6 +117,50 @@ func TestEraseUser(t *testing.T) {
 	})
 }
 
+// TestDeleteKeepsTheReason: the reason a caller gives reaches the tombstone
+// and the audit entry, trimmed; none gives the default; one too long or not
+// UTF-8 is refused before anything is erased or audited.
+func TestDeleteKeepsTheReason(t *testing.T) {
+	tests := []struct {
+		name, reason, want string
+		invalid            bool
+	}{
+		{name: "given", reason: "  asked by the customer on the phone ", want: "asked by the customer on the phone"},
+		{name: "none", reason: "", want: "deleted through the API"},
+		{name: "blank", reason: " \t", want: "deleted through the API"},
+		{name: "longest", reason: strings.Repeat("理", MaxDeleteReason), want: strings.Repeat("理", MaxDeleteReason)},
+		{name: "too long", reason: strings.Repeat("理", MaxDeleteReason+1), invalid: true},
+		{name: "not UTF-8", reason: "bad \xff", invalid: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			f.store.memories["mem_1"] = stored("mem_1", "Alice prefers green tea in the morning.")
+			f.store.history = []Memory{f.store.memories["mem_1"]}
+			_, err := f.svc.Delete(context.Background(), adminAcme, "mem_1", tt.reason)
+			if tt.invalid {
+				var inv *InvalidError
+				if !errors.As(err, &inv) || inv.Field != "reason" {
+					t.Fatalf("err = %v, want invalid reason", err)
+				}
+				if len(f.store.deleted) != 0 || len(f.audit.recorded()) != 0 {
+					t.Errorf("a refused reason erased %v, audited %v", f.store.deleted, f.audit.recorded())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.store.deleted) != 1 || f.store.deleted[0].Reason != tt.want {
+				t.Errorf("tombstones %+v, want reason %q", f.store.deleted, tt.want)
+			}
+			if got := f.audit.recorded(); len(got) != 1 || got[0].Details["reason"] != tt.want {
+				t.Errorf("audit %+v, want reason %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestDeleteErasesTheChainItMayDelete(t *testing.T) {
 	head := stored("mem_3", "Budget is 150k.")
 	mid := stored("mem_2", "Budget is 120k.")
@@ -132,7 +177,7 @@ func TestDeleteErasesTheChainItMayDelete(t *testing.T) {
 	// perUser holds data per user only: it is no MemoryEraser.
 	f.svc.erasers, f.svc.memoryErasers = []Eraser{cache, perUser}, []MemoryEraser{cache}
 
-	r, err := f.svc.Delete(context.Background(), agentSupport, head.ID)
+	r, err := f.svc.Delete(context.Background(), agentSupport, head.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -624,7 +624,7 @@ func TestDelete(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
 			f.store.memories[m.ID] = m
 			f.authz.decide = tt.decide
-			_, err := f.svc.Delete(context.Background(), tt.p, m.ID)
+			_, err := f.svc.Delete(context.Background(), tt.p, m.ID, "")
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -637,7 +637,7 @@ func TestDelete(t *testing.T) {
 		f := newFixture(t, RecallConfig{})
 		f.store.memories[m.ID] = m
 		f.store.deleteErr = ErrUnavailable
-		if _, err := f.svc.Delete(context.Background(), agentSupport, m.ID); !errors.Is(err, ErrUnavailable) {
+		if _, err := f.svc.Delete(context.Background(), agentSupport, m.ID, ""); !errors.Is(err, ErrUnavailable) {
 			t.Errorf("err = %v, want ErrUnavailable", err)
 		}
 	})

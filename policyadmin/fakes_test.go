@@ -26,6 +26,7 @@ type fakePolicies struct {
 	revisions map[int64]PolicyRevision
 	stateErr  error
 	checkErr  error
+	checked   [][]PolicyModule // the modules of each CheckPolicy
 
 	loaded     *Revisions
 	usedEpoch  []int64
@@ -39,8 +40,9 @@ type fakePolicies struct {
 	busErr    error
 	published []Revisions
 
-	log    []DecisionRecord
-	replay []memory.Decision
+	log      []DecisionRecord
+	replay   []memory.Decision
+	replayed [][]PolicyModule // the draft of each Replay
 }
 
 func (f *fakePolicies) CreatePolicyRevision(_ context.Context, r PolicyRevision) (PolicyRevision, error) {
@@ -82,7 +84,10 @@ func (f *fakePolicies) PolicyState(context.Context, string) (PolicyState, error)
 	return f.state, f.stateErr
 }
 
-func (f *fakePolicies) CheckPolicy(context.Context, []PolicyModule) (PolicyReport, error) {
+func (f *fakePolicies) CheckPolicy(_ context.Context, modules []PolicyModule) (PolicyReport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checked = append(f.checked, modules)
 	return PolicyReport{Digest: "sha256:x"}, f.checkErr
 }
 
@@ -144,7 +149,10 @@ func (f *fakePolicies) Simulate(context.Context, []PolicyModule, DecisionInput, 
 	return Simulation{}, nil
 }
 
-func (f *fakePolicies) Replay(_ context.Context, _ []PolicyModule, records []DecisionRecord) ([]memory.Decision, error) {
+func (f *fakePolicies) Replay(_ context.Context, modules []PolicyModule, records []DecisionRecord) ([]memory.Decision, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.replayed = append(f.replayed, modules)
 	return f.replay[:len(records)], nil
 }
 

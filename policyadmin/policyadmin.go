@@ -114,6 +114,10 @@ type DecisionQuery struct {
 const (
 	MaxPolicyModules     = 64
 	MaxPolicyModuleBytes = 256 << 10
+	// MaxDraftBytes bounds the Rego of a draft sent inline to simulate or
+	// replay, all modules together: the bundled policy with its tests is
+	// under a tenth of it.
+	MaxDraftBytes        = 512 << 10
 	MaxPolicyMessage     = 500
 	DefaultDecisionLimit = 100
 	MaxDecisionLimit     = 1000
@@ -152,6 +156,9 @@ type ReplayReport struct {
 	AllowToDeny int              `json:"allow_to_deny"`
 	DenyToAllow int              `json:"deny_to_allow"`
 	Changes     []DecisionChange `json:"changes"`
+	// Check is how an inline draft passed the checks of a push; a stored
+	// revision passed them when it was pushed.
+	Check *PolicyReport `json:"check,omitempty"`
 }
 
 // NewPolicy is a policy an admin pushes.
@@ -408,7 +415,9 @@ func (s *Service) Simulate(ctx context.Context, p memory.Principal, req Simulate
 	return s.engine.Simulate(ctx, modules, in, req.Explain)
 }
 
-// ReplayRequest replays the recent decision log against a draft.
+// ReplayRequest replays the recent decision log against a draft: a stored
+// revision, or modules sent inline, which are checked as a push would check
+// them and never stored.
 type ReplayRequest struct {
 	Revision *int64         `json:"revision,omitempty"`
 	Modules  []PolicyModule `json:"modules,omitempty"`
@@ -418,7 +427,9 @@ type ReplayRequest struct {
 
 // Replay decides the tenant's recent logged decisions again against a draft
 // (with the current grants and each decision's own time) and reports those
-// that would change.
+// that would change. An inline draft must first pass every check a push
+// runs (its own tests, the bundled tests and decision table): what replay
+// shows is then what activating it would do. Nothing is stored or loaded.
 func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequest) (ReplayReport, error) {
 	if err := s.manage(ctx, p); err != nil {
 		return ReplayReport{}, err
@@ -433,6 +444,14 @@ func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequ
 	if err != nil {
 		return ReplayReport{}, err
 	}
+	var check *PolicyReport
+	if req.Revision == nil {
+		report, err := s.engine.CheckPolicy(ctx, modules)
+		if err != nil {
+			return ReplayReport{}, err
+		}
+		check = &report
+	}
 	records, err := s.decisions.Decisions(ctx, p.Tenant, DecisionQuery{Limit: req.Limit})
 	if err != nil {
 		return ReplayReport{}, err
@@ -441,7 +460,7 @@ func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequ
 	if err != nil {
 		return ReplayReport{}, err
 	}
-	report := ReplayReport{Replayed: len(records), Changes: []DecisionChange{}}
+	report := ReplayReport{Replayed: len(records), Changes: []DecisionChange{}, Check: check}
 	for i, rec := range records {
 		result := ResultDeny
 		if decisions[i].Allow {
@@ -460,7 +479,8 @@ func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequ
 	return report, nil
 }
 
-// draft returns the modules of a stored revision or the inline ones.
+// draft returns the modules of a stored revision or the inline ones, which
+// must be valid modules of at most MaxDraftBytes in all.
 func (s *Service) draft(ctx context.Context, tenant string, number *int64, modules []PolicyModule) ([]PolicyModule, error) {
 	switch {
 	case number != nil && len(modules) > 0:
@@ -471,6 +491,13 @@ func (s *Service) draft(ctx context.Context, tenant string, number *int64, modul
 			return nil, err
 		}
 		return rev.Modules, nil
+	}
+	size := 0
+	for _, m := range modules {
+		size += len(m.Source)
+	}
+	if size > MaxDraftBytes {
+		return nil, &PolicyRejectedError{Code: RejectInvalid, Problems: []string{fmt.Sprintf("modules: a draft holds at most %d bytes of Rego in all, this one %d", MaxDraftBytes, size)}}
 	}
 	if err := validModules(modules); err != nil {
 		return nil, err

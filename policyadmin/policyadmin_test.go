@@ -216,6 +216,82 @@ func TestReplayCountsChanges(t *testing.T) {
 	}
 }
 
+// TestReplayInlineDraft: a draft sent inline passes every check of a push
+// before any decision is replayed against it, is bounded in size, and is
+// neither stored nor activated; a stored revision is not checked again.
+func TestReplayInlineDraft(t *testing.T) {
+	ctx := context.Background()
+	draft := []PolicyModule{{Name: "authz.rego", Source: "package mneme.authz\n"}}
+	tests := []struct {
+		name     string
+		modules  []PolicyModule
+		checkErr error
+		code     string // the rejection's code; "" when the replay runs
+		checked  bool   // whether the engine's check ran
+	}{
+		{name: "passes", modules: draft, checked: true},
+		{name: "fails its tests", modules: draft, checkErr: &PolicyRejectedError{Code: RejectTestFailed, Problems: []string{"test_x failed"}}, code: RejectTestFailed, checked: true},
+		{name: "parse error", modules: draft, checkErr: &PolicyRejectedError{Code: RejectParse, Problems: []string{"authz.rego:1: unexpected"}}, code: RejectParse, checked: true},
+		{name: "no modules", modules: nil, code: RejectInvalid},
+		{name: "bad name", modules: []PolicyModule{{Name: "../authz.rego", Source: "package x"}}, code: RejectInvalid},
+		{name: "too large in all", modules: []PolicyModule{
+			{Name: "a.rego", Source: strings.Repeat("#", MaxPolicyModuleBytes)},
+			{Name: "b.rego", Source: strings.Repeat("#", MaxPolicyModuleBytes)},
+			{Name: "c.rego", Source: "package x"},
+		}, code: RejectInvalid},
+		{name: "module too large", modules: []PolicyModule{{Name: "a.rego", Source: strings.Repeat("#", MaxPolicyModuleBytes+1)}}, code: RejectInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			fp := f.policies
+			fp.log = []DecisionRecord{{Result: ResultAllow}, {Result: ResultDeny}}
+			fp.replay = []memory.Decision{{Allow: false, Reasons: []string{"draft says no"}}, {Allow: false}}
+			fp.checkErr = tt.checkErr
+			rep, err := f.svc.Replay(ctx, adminAcme, ReplayRequest{Modules: tt.modules})
+			if got := len(fp.checked) == 1; got != tt.checked {
+				t.Errorf("engine check ran %d times", len(fp.checked))
+			}
+			if tt.code != "" {
+				var rej *PolicyRejectedError
+				if !errors.As(err, &rej) || rej.Code != tt.code {
+					t.Fatalf("err = %v, want %s", err, tt.code)
+				}
+				if len(fp.replayed) != 0 {
+					t.Error("a rejected draft was replayed")
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Check == nil || rep.Check.Digest != "sha256:x" || rep.AllowToDeny != 1 || len(rep.Changes) != 1 {
+					t.Errorf("report %+v", rep)
+				}
+				if len(fp.replayed) != 1 || !slices.Equal(fp.replayed[0], tt.modules) {
+					t.Errorf("replayed %v, want the draft", fp.replayed)
+				}
+			}
+			if len(fp.revisions) != 0 || fp.state.Active != 0 || len(fp.usedEpoch) != 0 || len(fp.published) != 0 {
+				t.Errorf("a replay stored %d revisions, activated %d, loaded %v, announced %v", len(fp.revisions), fp.state.Active, fp.usedEpoch, fp.published)
+			}
+		})
+	}
+
+	// A stored revision passed its checks when it was pushed.
+	f := newFixture(t)
+	f.policies.log = []DecisionRecord{{Result: ResultAllow}}
+	f.policies.replay = []memory.Decision{{Allow: true}}
+	zero := int64(0)
+	rep, err := f.svc.Replay(ctx, adminAcme, ReplayRequest{Revision: &zero})
+	if err != nil || rep.Check != nil || len(f.policies.checked) != 0 {
+		t.Errorf("replay of revision 0: %+v, %v; checked %d times", rep, err, len(f.policies.checked))
+	}
+	f.authz.decide = denyAction(memory.ActionManage)
+	if _, err := f.svc.Replay(ctx, agentSupport, ReplayRequest{Modules: draft}); !errors.Is(err, memory.ErrForbidden) || len(f.policies.checked) != 0 {
+		t.Errorf("an agent replays a draft: %v", err)
+	}
+}
+
 func TestWarmUpOnlyReads(t *testing.T) {
 	f := newFixture(t)
 	if err := f.svc.WarmUp(context.Background()); err != nil {

@@ -223,7 +223,7 @@ func day(s, field string) (time.Time, error) {
 }
 
 func (p *Panel) deleteMemory(w http.ResponseWriter, r *http.Request, c caller) error {
-	rec, err := p.svc.Delete(r.Context(), c.Principal, r.PathValue("id"))
+	rec, err := p.svc.Delete(r.Context(), c.Principal, r.PathValue("id"), "deleted in the panel")
 	if err != nil {
 		return err
 	}
@@ -371,9 +371,17 @@ type policyData struct {
 	Edit          *memory.Grant
 	Types         []string
 	Sensitivities []string
-	// Replay is a draft revision's replay against the recent decisions.
-	ReplayOf string
-	Replay   *policyadmin.ReplayReport
+	// Replay is a draft's replay against the recent decisions: a stored
+	// revision (ReplayOf), or the active revision with one module pasted
+	// (DraftModule, DraftSource); DraftError is why a draft was refused.
+	ReplayOf    string
+	Replay      *policyadmin.ReplayReport
+	DraftModule string
+	DraftSource string
+	DraftError  string
+	// status is the page's HTTP status: a refused draft is shown on the
+	// page itself, with the status the API would answer.
+	status int
 }
 
 func (p *Panel) policy(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -419,6 +427,18 @@ func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, d p
 	}); err != nil {
 		return err
 	}
+	if d.DraftModule == "" {
+		d.DraftModule = "authz.rego"
+	}
+	if d.DraftSource == "" {
+		active, err := p.admin.Policy(ctx, c.Principal, d.State.Active)
+		if err != nil {
+			return err
+		}
+		if m, ok := module(active.Modules, d.DraftModule); ok {
+			d.DraftSource = m.Source
+		}
+	}
 	if d.DiffA != "" && d.DiffB != "" {
 		a, errA := strconv.ParseInt(d.DiffA, 10, 64)
 		b, errB := strconv.ParseInt(d.DiffB, 10, 64)
@@ -429,7 +449,7 @@ func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, d p
 			return err
 		}
 	}
-	return p.page(w, r, c, "policy", "Policy", d)
+	return p.policyView(w, r, c, d)
 }
 
 // simulate decides one input against the active policy and shows it on the
@@ -448,9 +468,13 @@ func (p *Panel) simulate(w http.ResponseWriter, r *http.Request, c caller) error
 	return p.policyPage(w, r, c, policyData{SimInput: raw, Sim: &sim})
 }
 
-// replay decides the recent logged decisions again against a stored
-// revision that is not active, a draft, and shows those that would change.
+// replay decides the recent logged decisions again against a draft, and
+// shows those that would change: a stored revision that is not active, or
+// the active revision with one module replaced by Rego pasted in the form.
 func (p *Panel) replay(w http.ResponseWriter, r *http.Request, c caller) error {
+	if _, pasted := r.PostForm["source"]; pasted {
+		return p.replayPasted(w, r, c)
+	}
 	raw := r.PostFormValue("revision")
 	n, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil {

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -241,12 +242,46 @@ func TestPanelDeletionsShowEndUsersOwn(t *testing.T) {
 	if p.status != http.StatusOK {
 		t.Fatalf("deletions = %d", p.status)
 	}
-	row := regexp.MustCompile(`<tr><td>[^<]*</td><td>user:self</td><td>memory\.delete</td><td class="target">memory:` + id + `</td><td>ok`)
+	row := regexp.MustCompile(`<tr><td>[^<]*</td><td>user:self</td><td>memory\.delete</td><td class="target">memory:` + id + `</td><td class="reason">deleted in the panel</td><td>ok`)
 	if !row.MatchString(p.body) {
 		t.Errorf("deletions lack bob's delete of %s: %s", id, p.body)
 	}
 	if strings.Contains(p.body, "4471") || strings.Contains(p.body, "locker") {
 		t.Error("deletions show the deleted content")
+	}
+}
+
+// TestPanelDeletionsShowTheReason: a delete's reason given through the API
+// and a user's erase are listed with who did them and why; the reason is
+// text on the page, so a script in it is shown escaped and never runs.
+func TestPanelDeletionsShowTheReason(t *testing.T) {
+	f := apptest.Start(t)
+	id := write(t, f, "support-bot", memory.NewMemory{UserID: "carol", Type: memory.TypeSemantic, Content: "Carol's spare key is under the mat."})
+	write(t, f, "support-bot", memory.NewMemory{UserID: "dave", Type: memory.TypeSemantic, Content: "Dave works nights."})
+	const reason = `ticket 8812: <script>alert("gone")</script> & done`
+	if r := f.Do(t, "admin", http.MethodDelete, "/v1/memories/"+id+"?reason="+url.QueryEscape(reason), nil); r.Status != http.StatusOK {
+		t.Fatalf("delete with a reason = %d: %s", r.Status, r.Body)
+	}
+	if r := f.Do(t, "admin", http.MethodDelete, "/v1/users/dave", nil); r.Status != http.StatusOK {
+		t.Fatalf("erase dave = %d: %s", r.Status, r.Body)
+	}
+	admin := newBrowser(t, f.URL)
+	admin.signIn(f.Keys["admin"])
+	p := admin.do(http.MethodGet, "/panel/deletions", nil)
+	if p.status != http.StatusOK {
+		t.Fatalf("deletions = %d", p.status)
+	}
+	escaped := `ticket 8812: &lt;script&gt;alert(&#34;gone&#34;)&lt;/script&gt; &amp; done`
+	row := regexp.MustCompile(`<tr><td>[^<]*</td><td>admin:admin</td><td>memory\.delete</td><td class="target">memory:` + id + `</td><td class="reason">` + regexp.QuoteMeta(escaped) + `</td><td>ok`)
+	if !row.MatchString(p.body) {
+		t.Errorf("deletions lack the admin's delete of %s with its reason: %s", id, p.body)
+	}
+	erased := regexp.MustCompile(`<tr><td>[^<]*</td><td>admin:admin</td><td>user\.erase</td><td class="target">user:[0-9a-f]+</td><td class="reason">user erased</td><td>ok`)
+	if !erased.MatchString(p.body) {
+		t.Errorf("deletions lack dave's erase with its reason: %s", p.body)
+	}
+	if strings.Contains(p.body, "<script>alert") || strings.Contains(p.body, "spare key") || strings.Contains(p.body, ">dave<") {
+		t.Error("deletions run the reason's script, or show deleted content or the erased user's id")
 	}
 }
 
@@ -387,5 +422,130 @@ func TestPanelKnowledgeListsSharedByScope(t *testing.T) {
 	bob.signIn(f.Keys["bob"])
 	if q := bob.do(http.MethodGet, "/panel/knowledge", nil); q.status == http.StatusOK || strings.Contains(q.body, "approval") {
 		t.Errorf("bob opening /panel/knowledge = %d: %s", q.status, q.body)
+	}
+}
+
+// pasted returns the text of the draft's textarea, unescaped; false when
+// the page has none, or markup inside it.
+func pasted(p response) (string, bool) {
+	m := regexp.MustCompile(`<textarea name="source"[^>]*>([^<]*)</textarea>`).FindStringSubmatch(p.body)
+	if m == nil {
+		return "", false
+	}
+	return html.UnescapeString(m[1]), true
+}
+
+// noNotes is authz.rego edited to deny every memory of kind note.
+func noNotes(authz string) string {
+	s := strings.Replace(authz, "\tknown_sensitivity\n}", "\tknown_sensitivity\n\tnot a_note\n}", 1)
+	return s + "\na_note if input.resource.kind == \"note\"\n\ndenials contains \"notes are never read\" if a_note\n"
+}
+
+// TestPanelReplayPastedDraft: the admin pastes an edited authz.rego on the
+// Policy page (which offers the active one to edit) and sees that
+// order-bot's allowed read of a note would be denied; drafts that fail the
+// checks of a push are refused on the page with their code and problems,
+// the pasted text kept and escaped; a post without the form's token is
+// refused; and through all of it nothing is stored and the active policy
+// still decides as before.
+func TestPanelReplayPastedDraft(t *testing.T) {
+	f := apptest.Start(t)
+	ctx := t.Context()
+	id := write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeProfile, Kind: "note", Sensitivity: memory.SensitivityInternal, Content: "Alice prefers email."})
+	if r := f.Do(t, "admin", http.MethodPost, "/v1/grants", policyadmin.NewGrant{
+		Grantee: "order-bot", Source: "support-bot", Types: []string{memory.TypeProfile}, MaxSensitivity: memory.SensitivityInternal,
+	}); r.Status != http.StatusCreated {
+		t.Fatalf("grant = %d: %s", r.Status, r.Body)
+	}
+	reads := func() int { return f.Do(t, "order-bot", http.MethodGet, "/v1/memories/"+id, nil).Status }
+	if s := reads(); s != http.StatusOK {
+		t.Fatalf("order-bot reads with the grant: %d", s)
+	}
+	if err := f.App.Decisions.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		st := f.Do(t, "admin", http.MethodGet, "/v1/policy", nil)
+		revs := f.Do(t, "admin", http.MethodGet, "/v1/policy/revisions", nil)
+		if st.Status != http.StatusOK || revs.Status != http.StatusOK {
+			t.Fatalf("policy state %d, revisions %d", st.Status, revs.Status)
+		}
+		return string(st.Body) + string(revs.Body)
+	}
+	before := state()
+	var base policyadmin.PolicyRevision
+	f.Do(t, "admin", http.MethodGet, "/v1/policy/revisions/0", nil).Decode(t, &base)
+	authz := ""
+	for _, m := range base.Modules {
+		if m.Name == "authz.rego" {
+			authz = m.Source
+		}
+	}
+
+	b := newBrowser(t, f.URL)
+	b.signIn(f.Keys["admin"])
+	page := b.do(http.MethodGet, "/panel/policy", nil)
+	if offered, ok := pasted(page); !ok || offered != authz || !strings.Contains(page.body, `name="module" value="authz.rego"`) {
+		t.Errorf("the draft form does not offer the active authz.rego: %s", page.body)
+	}
+	token := csrfOf(t, page)
+	paste := func(module, source, csrf string) response {
+		return b.do(http.MethodPost, "/panel/policy/replay", url.Values{"csrf": {csrf}, "module": {module}, "source": {source}})
+	}
+
+	rep := paste("authz.rego", noNotes(authz), token)
+	if rep.status != http.StatusOK {
+		t.Fatalf("replay the pasted draft = %d: %s", rep.status, rep.body)
+	}
+	if m := regexp.MustCompile(`class="allow-to-deny">(\d+)<`).FindStringSubmatch(rep.body); m == nil || m[1] == "0" {
+		t.Errorf("the replay reports no allowed read that the draft would deny: %s", rep.body)
+	}
+	if !strings.Contains(rep.body, "notes are never read") || !strings.Contains(rep.body, "order-bot") {
+		t.Error("the replay does not show order-bot's read with the draft's reason")
+	}
+	if !regexp.MustCompile(`id="draft-check">The draft <code>sha256:[0-9a-f]{12}</code> passed \d+ of its own tests, [1-9]\d* bundled tests and [1-9]\d* decision cases`).MatchString(rep.body) {
+		t.Errorf("the replay does not say which checks the draft passed: %s", rep.body)
+	}
+
+	const script = "</textarea><script>alert(1)</script>"
+	refused := []struct {
+		name, module, source, code, problem string
+	}{
+		{"a built-in outside the sandbox", "authz.rego", noNotes(authz) + "\nx if http.send({})\n# " + script + "\n", policyadmin.RejectForbiddenBuiltin, "http.send is not allowed"},
+		{"not Rego", "authz.rego", "package mneme.authz\nallow if {" + script, policyadmin.RejectParse, "authz.rego:"},
+		{"a failing test", "mine_test.rego", "package mneme.authz_test\n\nimport data.mneme.authz\n\ntest_notes_readable if authz.allow with input as {}\n", policyadmin.RejectTestFailed, "test_notes_readable"},
+		{"a bad module name", "../authz.rego", noNotes(authz), policyadmin.RejectInvalid, "must be a relative file name ending in .rego"},
+		{"a module too large", "big.rego", "package big\n" + strings.Repeat("# padding\n", policyadmin.MaxPolicyModuleBytes/10+1), policyadmin.RejectInvalid, "larger than"},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			p := paste(tt.module, tt.source, token)
+			if p.status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422: %s", p.status, p.body)
+			}
+			m := regexp.MustCompile(`<p class="message" id="draft-error">([^<]*)</p>`).FindStringSubmatch(p.body)
+			if m == nil || !strings.Contains(html.UnescapeString(m[1]), "("+tt.code+")") || !strings.Contains(html.UnescapeString(m[1]), tt.problem) {
+				t.Errorf("the page does not say the draft is refused with %s and %q: %s", tt.code, tt.problem, p.body)
+			}
+			if strings.Contains(p.body, `id="replay"`) {
+				t.Error("a refused draft was replayed")
+			}
+			if kept, ok := pasted(p); !ok || kept != tt.source {
+				t.Error("the pasted text is not kept, escaped, for editing")
+			}
+			if strings.Contains(p.body, "<script>alert(1)") {
+				t.Error("a script in the pasted text is on the page unescaped")
+			}
+		})
+	}
+	if p := paste("authz.rego", noNotes(authz), "not-the-token"); p.status != http.StatusForbidden || strings.Contains(p.body, "notes are never read") {
+		t.Errorf("a post without the form's token = %d", p.status)
+	}
+
+	if after := state(); after != before {
+		t.Errorf("replaying drafts changed the policy state or stored a revision:\nbefore %s\nafter  %s", before, after)
+	}
+	if s := reads(); s != http.StatusOK {
+		t.Errorf("order-bot reads the note after the replays: %d, want 200 (the active policy is unchanged)", s)
 	}
 }

@@ -66,7 +66,7 @@ Commands:
                                day, week or month
                                (analyst, admin; filters: type= kind= status= agent= sensitivity=
                                user= entity= since= until= limit=; -json prints JSON)
-  delete ID                    delete a memory (every version you may delete); prints the receipt
+  delete ID [REASON...]        delete a memory (every version you may delete), saying why; prints the receipt
   erase USER                   erase a user everywhere (admin, or the user themself); prints the receipt
   janitor run|dry-run          sweep the tenant now: expire, archive, cap (admin); dry-run changes nothing
 
@@ -153,8 +153,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.call(ctx, http.MethodGet, "/v1/memories?"+q.Encode(), nil)
 	case cmd == "recall" && len(rest) >= 2:
 		return c.print(c.api.Recall(ctx, mneme.RecallRequest{UserID: rest[0], Query: strings.Join(rest[1:], " ")}))
-	case cmd == "delete" && len(rest) == 1:
-		return c.print(c.api.Delete(ctx, rest[0]))
+	case cmd == "delete" && len(rest) >= 1:
+		return c.print(c.api.DeleteBecause(ctx, rest[0], strings.Join(rest[1:], " ")))
 	case cmd == "erase" && len(rest) == 1:
 		return c.print(c.api.DeleteUser(ctx, rest[0]))
 	case cmd == "janitor" && len(rest) == 1 && (rest[0] == "run" || rest[0] == "dry-run"):

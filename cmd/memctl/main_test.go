@@ -70,6 +70,18 @@ func TestCommands(t *testing.T) {
 		t.Errorf("get after erase: %v, want not_found", err)
 	}
 
+	// Delete with a reason: the tombstone keeps it, as the user's export shows.
+	m = f.Do(t, "order-bot", "POST", "/v1/memories", memory.NewMemory{UserID: "dan", Type: memory.TypeSemantic, Content: "Dan's budget is 80k"})
+	m.Decode(t, &created)
+	if out, err = memctl(f.Keys["admin"], "delete", created.ID, "Dan", "asked", "by", "mail"); err != nil || !strings.Contains(out, created.ID) {
+		t.Fatalf("delete with a reason = %q, %v", out, err)
+	}
+	var doc struct{ Tombstones []struct{ ID, Reason string } }
+	f.Do(t, "admin", "GET", "/v1/users/dan/export", nil).Decode(t, &doc)
+	if len(doc.Tombstones) != 1 || doc.Tombstones[0].ID != created.ID || doc.Tombstones[0].Reason != "Dan asked by mail" {
+		t.Errorf("tombstones after delete with a reason: %+v", doc.Tombstones)
+	}
+
 	// The janitor: a dry run and a run of a fresh tenant change nothing.
 	for _, mode := range []string{"dry-run", "run"} {
 		out, err = memctl(f.Keys["admin"], "janitor", mode)

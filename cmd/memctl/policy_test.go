@@ -97,6 +97,17 @@ func TestPolicyCommands(t *testing.T) {
 	if rep.AllowToDeny == 0 || rep.Changes[0].Decision.Resource.ID != plan.ID {
 		t.Errorf("replay: %+v", rep)
 	}
+	// The same draft, from the directory: checked as a push, never stored.
+	var inline policyadmin.ReplayReport
+	if err := json.Unmarshal([]byte(must("policy", "replay", dir, "100")), &inline); err != nil {
+		t.Fatal(err)
+	}
+	if inline.AllowToDeny == 0 || inline.Check == nil || inline.Check.Digest != pushed.Revision.Digest {
+		t.Errorf("replay of the directory: %+v (check %+v)", inline, inline.Check)
+	}
+	if out := must("policy", "list"); strings.Count(out, `"number"`) != 2 {
+		t.Errorf("an inline replay became a revision:\n%s", out)
+	}
 
 	must("policy", "activate", n)
 	if r := f.Do(t, apptest.Admin, "GET", "/v1/memories/"+plan.ID, nil); r.Status != 404 {
@@ -128,6 +139,9 @@ func TestPolicyCommands(t *testing.T) {
 		}
 		if _, err := memctl(append([]string{"policy", "push"}, files...)...); err == nil || !strings.Contains(err.Error(), tc.code) {
 			t.Errorf("push: %v, want %s", err, tc.code)
+		}
+		if _, err := memctl("policy", "replay", bad); err == nil || !strings.Contains(err.Error(), tc.code) {
+			t.Errorf("replay: %v, want %s", err, tc.code)
 		}
 	}
 	if out := must("policy", "list"); strings.Count(out, `"number"`) != 2 {

@@ -55,6 +55,10 @@ def test_policy_and_erase(url, keys):
         with pytest.raises(MnemeError) as e:
             bob.add([{"user_id": "bob", "agent_id": "support-bot", "type": "profile", "content": "Bob is a platinum member."}])
         assert e.value.code == "forbidden"
+        kept = bot.add("Erin pays by card.", user_id="erin")["memories"][0]
+        assert admin.delete(kept["id"], reason="Erin asked by mail")["memory_id"] == kept["id"]
+        export = httpx.get(url + "/v1/users/erin/export", headers={"Authorization": "Bearer " + keys["admin"]}).json()
+        assert [(t["id"], t["reason"]) for t in export["tombstones"]] == [(kept["id"], "Erin asked by mail")]
         receipt = admin.delete_user("erin")
         assert receipt["user_id"] == "erin" and receipt["counts"]["graph.memories"] >= 1
         assert bot.get_all(user_id="erin")["memories"] == []

@@ -129,8 +129,9 @@ class _Calls:
         return _Request("POST", f"/v1/memories/{_seg(memory_id)}/confirm")
 
     @staticmethod
-    def _delete(memory_id: str) -> _Request:
-        return _Request("DELETE", f"/v1/memories/{_seg(memory_id)}")
+    def _delete(memory_id: str, reason: Optional[str] = None) -> _Request:
+        params = {"reason": reason} if reason else {}
+        return _Request("DELETE", f"/v1/memories/{_seg(memory_id)}", params=params)
 
     @staticmethod
     def _delete_user(user_id: str) -> _Request:
@@ -275,8 +276,9 @@ class Mneme(_Base, _Calls):
     def confirm(self, memory_id: str) -> Memory:
         return self._send(self._confirm(memory_id))
 
-    def delete(self, memory_id: str) -> Receipt:
-        return self._send(self._delete(memory_id))
+    def delete(self, memory_id: str, *, reason: Optional[str] = None) -> Receipt:
+        """Erase a memory; reason (at most 200 characters) stays on its tombstones."""
+        return self._send(self._delete(memory_id, reason))
 
     def delete_user(self, user_id: str) -> Receipt:
         return self._send(self._delete_user(user_id))
@@ -377,8 +379,9 @@ class AsyncMneme(_Base, _Calls):
     async def confirm(self, memory_id: str) -> Memory:
         return await self._send(self._confirm(memory_id))
 
-    async def delete(self, memory_id: str) -> Receipt:
-        return await self._send(self._delete(memory_id))
+    async def delete(self, memory_id: str, *, reason: Optional[str] = None) -> Receipt:
+        """Erase a memory; reason (at most 200 characters) stays on its tombstones."""
+        return await self._send(self._delete(memory_id, reason))
 
     async def delete_user(self, user_id: str) -> Receipt:
         return await self._send(self._delete_user(user_id))
