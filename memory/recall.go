@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -710,12 +711,7 @@ func scopeLabel(m Memory) string {
 }
 
 func isZero(v []float32) bool {
-	for _, x := range v {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(v, func(x float32) bool { return x != 0 })
 }
 
 // stopwatch returns a function that reports the milliseconds since its
