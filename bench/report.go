@@ -145,10 +145,21 @@ func printLoad(w io.Writer, l LoadReport) {
 func printRun(w io.Writer, title string, r RunReport) {
 	fmt.Fprintln(w, title)
 	printModes(w, r.Modes)
+	// A ratio is 0 when -modes left one of its modes out.
+	lines := []struct {
+		name     string
+		p50, p95 float64
+	}{
+		{"policy/nopolicy", r.Ratios.PolicyOverNoPolicyP50, r.Ratios.PolicyOverNoPolicyP95},
+		{"policy/bare-exact", r.Ratios.PolicyOverBareExactP50, r.Ratios.PolicyOverBareExactP95},
+		{"policy-clauses/nopolicy", r.Ratios.ClausesOverNoPolicyP50, r.Ratios.ClausesOverNoPolicyP95},
+	}
 	fmt.Fprintf(w, "  %-22s %8s %8s\n", "ratio", "p50", "p95")
-	fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", "policy/nopolicy", r.Ratios.PolicyOverNoPolicyP50, r.Ratios.PolicyOverNoPolicyP95)
-	fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", "policy/bare-exact", r.Ratios.PolicyOverBareExactP50, r.Ratios.PolicyOverBareExactP95)
-	fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", "policy-clauses/nopolicy", r.Ratios.ClausesOverNoPolicyP50, r.Ratios.ClausesOverNoPolicyP95)
+	for _, l := range lines {
+		if l.p50 > 0 {
+			fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", l.name, l.p50, l.p95)
+		}
+	}
 	fmt.Fprintf(w, "  queries where policy and nopolicy recalled different counts: %d\n\n", r.HitMismatches)
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ const (
 	modeBareExact     = "bare-exact"
 	modeBareIndex     = "bare-index"
 )
+
+// allModes are the modes in report order.
+var allModes = []string{modePolicy, modePolicyClauses, modeNoPolicy, modeBareExact, modeBareIndex}
 
 // recaller is the agent everything is recalled as.
 const recaller = "agent-0"
@@ -127,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// knowledge written between them tells the runs apart.
 	agent := memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: recaller, Roles: []string{"agent"}, Team: recallerTeam}
 	stages := &stageLog{}
-	modes := queryModes(a, open, clauses, agent, cfg, stages)
+	modes := pickModes(queryModes(a, open, clauses, agent, cfg, stages), cfg.Modes)
 
 	measured := queries[cfg.Warmup:]
 	if rep.Runs, err = runPhase(ctx, modes, queries, cfg, stages, "", stdout, stderr); err != nil {
@@ -138,7 +142,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	printPhase(stdout, "", cfg.Runs, rep.Median, rep.Stages, rep.VectorPaths)
 
 	if cfg.Shared > 0 {
-		if rep.Shared, err = sharedPhase(ctx, a.Service, modes, queries, cfg, tenant, stages, rep.Runs, stdout, stderr); err != nil {
+		var w knowledgeWriter = storeWriter{a.Store, a.Embed}
+		if cfg.SharedPath == sharedViaService {
+			w = a.Service
+		}
+		if rep.Shared, err = sharedPhase(ctx, w, modes, queries, cfg, tenant, stages, rep.Runs, stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -219,6 +227,7 @@ func sharedPhase(ctx context.Context, w knowledgeWriter, modes []mode, queries [
 	if err != nil {
 		return nil, fmt.Errorf("shared knowledge: %w (tenant %s may hold part of it)", err, tenant)
 	}
+	load.Path = cfg.SharedPath
 	printSharedLoad(stdout, load, recallerTeam)
 	sr := &SharedReport{Team: recallerTeam, Load: load}
 	if sr.Runs, err = runPhase(ctx, modes, queries, cfg, stages, phase, stdout, stderr); err != nil {
@@ -365,6 +374,11 @@ func hitsAnswer(hits []memory.Hit) answer {
 		}
 	}
 	return a
+}
+
+// pickModes keeps the modes named in names, in the order of modes.
+func pickModes(modes []mode, names []string) []mode {
+	return slices.DeleteFunc(modes, func(m mode) bool { return !slices.Contains(names, m.name) })
 }
 
 // openAuthorizer allows everything and scopes a read to the requested user

@@ -20,9 +20,70 @@ type knowledgeWriter interface {
 	Write(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error)
 }
 
+// Ways of writing shared knowledge (-shared-path).
+const (
+	// sharedViaService writes through memory.Service.Write, as POST
+	// /v1/memories does.
+	sharedViaService = "service"
+	// sharedViaStore embeds and writes through graph.Store.CreateMemories,
+	// as the user memories are loaded: the same batch write, without the
+	// policy check, the guard and dedup of each memory.
+	sharedViaStore = "store"
+)
+
+// storeWriter writes shared knowledge the way load writes user memories.
+type storeWriter struct {
+	store memoryWriter
+	embed memory.Embedder
+}
+
+var _ knowledgeWriter = storeWriter{}
+
+// Write stores in as p would have it stored by the service, every memory
+// active and dated now; each is reported created.
+func (w storeWriter) Write(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	ms := make([]memory.Memory, len(in))
+	for i, n := range in {
+		ms[i] = sharedOf(p.Tenant, n, now)
+	}
+	if err := embedInto(ctx, w.embed, ms); err != nil {
+		return nil, err
+	}
+	if _, err := w.store.CreateMemories(ctx, ms); err != nil {
+		return nil, err
+	}
+	out := make([]memory.WriteResult, len(ms))
+	for i, m := range ms {
+		out[i] = memory.WriteResult{Outcome: memory.OutcomeCreated, ID: m.ID, Status: m.Status}
+	}
+	return out, nil
+}
+
+// sharedOf is the memory the service builds of n in tenant: about no user,
+// written by the agent whose knowledge it is, or by no agent.
+func sharedOf(tenant string, n memory.NewMemory, now time.Time) memory.Memory {
+	importance := 0.5
+	if n.Importance != nil {
+		importance = *n.Importance
+	}
+	var agent string
+	if n.Scope.Kind == memory.ScopeAgent {
+		agent = n.Scope.ID
+	}
+	return memory.Memory{
+		ID: memory.NewID("mem"), Tenant: tenant, AgentID: agent, Type: n.Type, Kind: n.Kind, Key: n.Key,
+		Content: n.Content, Status: memory.StatusActive, Sensitivity: n.Sensitivity, Importance: importance,
+		Confidence: 1, Source: n.Source, Entities: n.Entities, ValidFrom: now, CreatedAt: now, UpdatedAt: now,
+		Version: 1, IdempotencyKey: n.IdempotencyKey, Scope: n.Scope.Kind, ScopeID: n.Scope.ID,
+	}
+}
+
 // SharedLoadReport is what writing the shared knowledge took.
 type SharedLoadReport struct {
-	Memories int `json:"memories"`
+	// Path is how it was written: sharedViaService or sharedViaStore.
+	Path     string `json:"path"`
+	Memories int    `json:"memories"`
 	// ByScope counts the memories sent per scope: tenant, team:<id>,
 	// agent:<id>.
 	ByScope map[string]int `json:"by_scope"`

@@ -67,8 +67,12 @@ func versus(run int, without, with RunReport) Versus {
 }
 
 func printSharedLoad(w io.Writer, l SharedLoadReport, team string) {
-	fmt.Fprintf(w, "shared knowledge: %d memories through the write path of POST /v1/memories (%d superseded by key), %d batches, %d retried; recaller %s of team %s\n",
-		l.Memories, l.Superseded, l.Batches, l.Retries, recaller, team)
+	how := map[string]string{
+		sharedViaService: "memory.Service.Write, the write path of POST /v1/memories",
+		sharedViaStore:   "graph.Store.CreateMemories, as the user memories",
+	}[l.Path]
+	fmt.Fprintf(w, "shared knowledge: %d memories through %s (%d superseded by key), %d batches, %d retried; recaller %s of team %s\n",
+		l.Memories, how, l.Superseded, l.Batches, l.Retries, recaller, team)
 	fmt.Fprintf(w, "      by scope: %s\n", counts(l.ByScope))
 	fmt.Fprintf(w, "      outcomes: %s\n", counts(l.Outcomes))
 	fmt.Fprintf(w, "      %.1f s, %.0f memories/s; Write per batch p50 %.0f ms, p95 %.0f ms\n\n", l.Seconds, l.PerSecond, l.Batch.P50, l.Batch.P95)
