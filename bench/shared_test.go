@@ -144,9 +144,11 @@ func TestVersusPairsModesAndPrintsRatios(t *testing.T) {
 	v := versus(2, without, with)
 	want := Versus{Run: 2, Modes: []ModeVersus{
 		{Mode: modeBareExact, Without: without.Modes[1].Summary, With: with.Modes[0].Summary,
-			RatioP50: 1.5, RatioP95: 1, RatioP99: 0.75, MeanHitsWithout: 30, MeanHitsWith: 30},
+			RatioP50: 1.5, RatioP95: 1, RatioP99: 0.75, MeanHitsWithout: 30, MeanHitsWith: 30,
+			BareRatioP50: 1, BareRatioP95: 1, BareRatioP99: 1},
 		{Mode: modePolicy, Without: without.Modes[0].Summary, With: with.Modes[1].Summary,
-			RatioP50: 1.5, RatioP95: 1.5, RatioP99: 1.25, MeanHitsWithout: 5, MeanHitsWith: 5, SharedRecalls: 42},
+			RatioP50: 1.5, RatioP95: 1.5, RatioP99: 1.25, MeanHitsWithout: 5, MeanHitsWith: 5, SharedRecalls: 42,
+			BareRatioP50: 1, BareRatioP95: 1.5, BareRatioP99: 1.25 / 0.75},
 	}}
 	if diff := cmp.Diff(want, v); diff != "" {
 		t.Errorf("versus (-want +got):\n%s", diff)
@@ -159,6 +161,7 @@ func TestVersusPairsModesAndPrintsRatios(t *testing.T) {
 		"run 2", "median of the runs", "of 300",
 		"10.00 → 15.00 (1.50)", "20.00 → 30.00 (1.50)", "40.00 → 50.00 (1.25)", "0 → 42",
 		"2.00 → 3.00 (1.50)", "8.00 → 6.00 (0.75)",
+		"drift", "p50 1.00  p95 1.50  p99 1.67",
 	} {
 		if !strings.Contains(text, s) {
 			t.Errorf("printed comparison lacks %q:\n%s", s, text)

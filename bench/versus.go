@@ -35,12 +35,19 @@ type Versus struct {
 // with over without; SharedRecalls counts the queries whose answer held at
 // least one memory of shared knowledge, in each phase.
 type ModeVersus struct {
-	Mode                 string  `json:"mode"`
-	Without              Summary `json:"without"`
-	With                 Summary `json:"with"`
-	RatioP50             float64 `json:"ratio_p50"`
-	RatioP95             float64 `json:"ratio_p95"`
-	RatioP99             float64 `json:"ratio_p99"`
+	Mode     string  `json:"mode"`
+	Without  Summary `json:"without"`
+	With     Summary `json:"with"`
+	RatioP50 float64 `json:"ratio_p50"`
+	RatioP95 float64 `json:"ratio_p95"`
+	RatioP99 float64 `json:"ratio_p99"`
+	// BareRatioP50 … are the ratios over bare-exact's ratios of the same
+	// runs: what is left of a change once the machine's drift between the
+	// two phases, which the bare query sees too, is taken out. 0 without
+	// bare-exact.
+	BareRatioP50         float64 `json:"ratio_over_bare_exact_p50"`
+	BareRatioP95         float64 `json:"ratio_over_bare_exact_p95"`
+	BareRatioP99         float64 `json:"ratio_over_bare_exact_p99"`
 	MeanHitsWithout      float64 `json:"mean_hits_without"`
 	MeanHitsWith         float64 `json:"mean_hits_with"`
 	SharedRecallsWithout int     `json:"shared_recalls_without"`
@@ -62,6 +69,13 @@ func versus(run int, without, with RunReport) Versus {
 			MeanHitsWithout: o.MeanHits, MeanHitsWith: w.MeanHits,
 			SharedRecallsWithout: o.SharedRecalls, SharedRecalls: w.SharedRecalls,
 		})
+	}
+	if b := slices.IndexFunc(v.Modes, func(m ModeVersus) bool { return m.Mode == modeBareExact }); b >= 0 {
+		bare := v.Modes[b]
+		for i := range v.Modes {
+			m := &v.Modes[i]
+			m.BareRatioP50, m.BareRatioP95, m.BareRatioP99 = ratio(m.RatioP50, bare.RatioP50), ratio(m.RatioP95, bare.RatioP95), ratio(m.RatioP99, bare.RatioP99)
+		}
 	}
 	return v
 }
@@ -103,6 +117,12 @@ func printVersus(w io.Writer, vs []Versus, queries int) {
 				change(m.Without.P99, m.With.P99, m.RatioP99),
 				fmt.Sprintf("%.1f → %.1f", m.MeanHitsWithout, m.MeanHitsWith),
 				fmt.Sprintf("%d → %d", m.SharedRecallsWithout, m.SharedRecalls))
+		}
+		if v.Modes[0].BareRatioP50 > 0 {
+			fmt.Fprintf(w, "  the ratios over bare-exact's, which takes out the machine's drift between the phases:\n")
+			for _, m := range v.Modes {
+				fmt.Fprintf(w, "  %-16s p50 %.2f  p95 %.2f  p99 %.2f\n", m.Mode, m.BareRatioP50, m.BareRatioP95, m.BareRatioP99)
+			}
 		}
 		fmt.Fprintln(w)
 	}
