@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,15 +32,23 @@ type Config struct {
 	Seed       uint64 `json:"seed"`       // generator seed: same seed, same data and queries
 	Keep       bool   `json:"keep"`       // keep the tenant's grants at the end
 	Breakdown  bool   `json:"breakdown"`  // also time the parts of a recall
-	JSON       string `json:"-"`          // file to write the results to
-	Tenant     string `json:"tenant"`     // reuse this tenant, loaded by an earlier run with -keep, instead of loading
+	Throughput bool   `json:"throughput"` // also measure throughput at each of Levels
+	// Modes are the modes the runs measure, in report order; all by default.
+	Modes  []string `json:"modes"`
+	JSON   string   `json:"-"`      // file to write the results to
+	Tenant string   `json:"tenant"` // reuse this tenant, loaded by an earlier run with -keep, instead of loading
+	// Shared is how many memories of shared knowledge to write after the
+	// runs without it, before the same runs again with it; 0 writes none.
+	Shared int `json:"shared"`
+	// SharedPath is how it is written: sharedViaStore or sharedViaService.
+	SharedPath string `json:"shared_path"`
 }
 
 func defaultConfig() Config {
 	return Config{
 		Memories: 10000, Users: 100, Agents: 3, Batch: 100, LoadWorkers: 1,
 		Queries: 1000, Warmup: 100, Runs: 3, Concurrency: 1, Levels: []int{1}, K: 5, Candidates: 30,
-		Seed: 1, Breakdown: true,
+		Seed: 1, Breakdown: true, Throughput: true, Modes: allModes, SharedPath: sharedViaStore,
 	}
 }
 
@@ -61,13 +70,23 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 		c.Levels = levels
 		return err
 	})
+	fs.Func("modes", "modes the runs measure, a list such as policy,bare-exact (default "+strings.Join(allModes, ",")+")", func(v string) error {
+		c.Modes = nil
+		for _, m := range strings.Split(v, ",") {
+			c.Modes = append(c.Modes, strings.TrimSpace(m))
+		}
+		return nil
+	})
 	fs.IntVar(&c.K, "k", c.K, "memories a recall returns")
 	fs.IntVar(&c.Candidates, "candidates", c.Candidates, "hits asked of the bare vector searches")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "generator seed for data and queries")
 	fs.BoolVar(&c.Keep, "keep", c.Keep, "keep the tenant's grants (memories always stay: graph has no tenant purge)")
 	fs.BoolVar(&c.Breakdown, "breakdown", c.Breakdown, "also time the parts of a recall after the runs")
+	fs.BoolVar(&c.Throughput, "throughput", c.Throughput, "also measure recall and the bare vector query alone at each -concurrency level after the runs")
 	fs.StringVar(&c.JSON, "json", c.JSON, "write the results as JSON to this file")
 	fs.StringVar(&c.Tenant, "tenant", c.Tenant, "skip loading and query this tenant, loaded by an earlier run with -keep and the same -memories, -users, -agents and -seed")
+	fs.IntVar(&c.Shared, "shared", c.Shared, "after the runs, write this many memories of shared knowledge (tenant rules, team and agent procedures) and run the same queries again; 0 skips")
+	fs.StringVar(&c.SharedPath, "shared-path", c.SharedPath, "how to write the shared knowledge: store (graph.Store.CreateMemories, as the user memories) or service (memory.Service.Write, as POST /v1/memories: policy, guard and dedup per memory)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -103,6 +122,23 @@ func (c Config) Validate() error {
 	positive("candidates", c.Candidates)
 	if c.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("-warmup: %d must not be negative", c.Warmup))
+	}
+	for _, m := range c.Modes {
+		if !slices.Contains(allModes, m) {
+			errs = append(errs, fmt.Errorf("-modes: %q is none of %s", m, strings.Join(allModes, ", ")))
+		}
+	}
+	if len(c.Modes) == 0 {
+		errs = append(errs, errors.New("-modes: at least one mode is needed"))
+	}
+	if c.SharedPath != sharedViaStore && c.SharedPath != sharedViaService {
+		errs = append(errs, fmt.Errorf("-shared-path: %q is neither %s nor %s", c.SharedPath, sharedViaStore, sharedViaService))
+	}
+	if c.Shared < 0 {
+		errs = append(errs, fmt.Errorf("-shared: %d must not be negative", c.Shared))
+	}
+	if c.Shared > 0 && c.Tenant != "" {
+		errs = append(errs, errors.New("-shared with -tenant: the shared knowledge would stay in the reused tenant, and no later run could measure it without"))
 	}
 	if c.Users > c.Memories {
 		errs = append(errs, fmt.Errorf("-users: %d users need at least as many memories (-memories %d)", c.Users, c.Memories))

@@ -38,3 +38,24 @@ func TestConcurrencyLevels(t *testing.T) {
 		}
 	}
 }
+
+func TestPickModesKeepsReportOrder(t *testing.T) {
+	var modes []mode
+	for _, name := range allModes {
+		modes = append(modes, mode{name: name})
+	}
+	c, err := parseFlags([]string{"-modes", "bare-index,policy"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range pickModes(modes, c.Modes) {
+		got = append(got, m.name)
+	}
+	if diff := cmp.Diff([]string{modePolicy, modeBareIndex}, got); diff != "" {
+		t.Errorf("picked modes (-want +got):\n%s", diff)
+	}
+	if d, _ := parseFlags(nil, io.Discard); !cmp.Equal(d.Modes, allModes) {
+		t.Errorf("default modes %v, want all of %v", d.Modes, allModes)
+	}
+}

@@ -94,6 +94,12 @@ func TestParseFlags(t *testing.T) {
 		{"k above recall's maximum", []string{"-k", "51"}, "-k"},
 		{"negative warm-up", []string{"-warmup", "-1"}, "-warmup"},
 		{"stray argument", []string{"extra"}, "unexpected"},
+		{"shared knowledge", []string{"-memories", "2000", "-shared", "200"}, ""},
+		{"some modes", []string{"-modes", "policy, bare-exact"}, ""},
+		{"an unknown mode", []string{"-modes", "policy,bare"}, "-modes"},
+		{"no mode", []string{"-modes", ""}, "-modes"},
+		{"negative shared knowledge", []string{"-shared", "-1"}, "-shared"},
+		{"shared knowledge in a reused tenant", []string{"-shared", "10", "-tenant", "bench-0"}, "-shared"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseFlags(tc.args, io.Discard)

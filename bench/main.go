@@ -15,6 +15,13 @@
 // writes the same numbers to a file. Run it with
 //
 //	go run ./bench -memories 10000 -users 100 -agents 3 -runs 3
+//
+// With -shared N it then writes N memories of shared knowledge (the
+// tenant's rules, teams' and agents' procedures) through memory.Service.Write,
+// the write path of POST /v1/memories, runs the same queries again and
+// compares every mode with and without it. Only policy recall reads shared
+// knowledge: its joint scope needs the policy's compiled filter, which
+// policy-clauses and nopolicy do not have.
 package main
 
 import (

@@ -24,18 +24,25 @@ type query struct {
 	resources []memory.Resource
 }
 
-// mode is one way of answering a query; it returns how many memories it found.
+// mode is one way of answering a query.
 type mode struct {
 	name string
-	do   func(ctx context.Context, q query) (int, error)
+	do   func(ctx context.Context, q query) (answer, error)
 }
 
+// answer is what one query found: how many memories, and how many of them
+// are shared knowledge rather than memories about the user.
+type answer struct{ hits, shared int }
+
+// counted is the answer of a mode that finds n things, none shared.
+func counted(n int, err error) (answer, error) { return answer{hits: n}, err }
+
 // sample is what one pass over the queries measured: per mode, the latency
-// and hit count of each query, in query order.
+// and answer of each query, in query order.
 type sample struct {
 	modes     []string
 	latencies [][]time.Duration
-	hits      [][]int
+	answers   [][]answer
 	wall      time.Duration
 }
 
@@ -44,11 +51,11 @@ type sample struct {
 // (round robin), so that cache warming and machine noise fall on all modes
 // alike. The first error stops the pass.
 func measure(ctx context.Context, modes []mode, queries []query, workers int) (sample, error) {
-	s := sample{modes: make([]string, len(modes)), latencies: make([][]time.Duration, len(modes)), hits: make([][]int, len(modes))}
+	s := sample{modes: make([]string, len(modes)), latencies: make([][]time.Duration, len(modes)), answers: make([][]answer, len(modes))}
 	for i, m := range modes {
 		s.modes[i] = m.name
 		s.latencies[i] = make([]time.Duration, len(queries))
-		s.hits[i] = make([]int, len(queries))
+		s.answers[i] = make([]answer, len(queries))
 	}
 	next := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
@@ -70,12 +77,12 @@ func measure(ctx context.Context, modes []mode, queries []query, workers int) (s
 				for j := range modes {
 					mi := (i + j) % len(modes)
 					t0 := time.Now()
-					n, err := modes[mi].do(gctx, queries[i])
+					a, err := modes[mi].do(gctx, queries[i])
 					d := time.Since(t0)
 					if err != nil {
 						return fmt.Errorf("%s, query %d (%s: %q): %w", modes[mi].name, i, queries[i].user, queries[i].text, err)
 					}
-					s.latencies[mi][i], s.hits[mi][i] = d, n
+					s.latencies[mi][i], s.answers[mi][i] = d, a
 				}
 			}
 			return nil
@@ -92,6 +99,9 @@ type ModeReport struct {
 	Summary
 	// MeanHits is the mean number of memories returned per query.
 	MeanHits float64 `json:"mean_hits"`
+	// SharedRecalls counts the queries whose answer held at least one
+	// memory of shared knowledge.
+	SharedRecalls int `json:"shared_recalls"`
 }
 
 // report summarises the sample mode by mode.
@@ -99,11 +109,14 @@ func (s sample) report() []ModeReport {
 	out := make([]ModeReport, len(s.modes))
 	for i, name := range s.modes {
 		total := 0
-		for _, h := range s.hits[i] {
-			total += h
-		}
 		out[i] = ModeReport{Mode: name, Summary: summarize(s.latencies[i])}
-		if n := len(s.hits[i]); n > 0 {
+		for _, a := range s.answers[i] {
+			total += a.hits
+			if a.shared > 0 {
+				out[i].SharedRecalls++
+			}
+		}
+		if n := len(s.answers[i]); n > 0 {
 			out[i].MeanHits = float64(total) / float64(n)
 		}
 	}

@@ -25,9 +25,12 @@ type Report struct {
 	VectorPaths map[string]int `json:"vector_paths,omitempty"`
 	// Throughput is recall and the bare exact vector query, each alone,
 	// at every -concurrency level.
-	Throughput []Level `json:"throughput"`
+	Throughput []Level `json:"throughput,omitempty"`
 	// Kept is true when the grants were left in place (-keep).
 	Kept bool `json:"kept"`
+	// Shared is the same runs again after writing -shared memories of
+	// shared knowledge, and the comparison; absent without -shared.
+	Shared *SharedReport `json:"shared,omitempty"`
 }
 
 // RunReport is one pass over the measured queries.
@@ -65,8 +68,8 @@ func runReport(run int, s sample) RunReport {
 	rr.Ratios = ratios(rr.Modes)
 	pol, nopol := slices.Index(s.modes, modePolicy), slices.Index(s.modes, modeNoPolicy)
 	if pol >= 0 && nopol >= 0 {
-		for i := range s.hits[pol] {
-			if s.hits[pol][i] != s.hits[nopol][i] {
+		for i := range s.answers[pol] {
+			if s.answers[pol][i].hits != s.answers[nopol][i].hits {
 				rr.HitMismatches++
 			}
 		}
@@ -125,7 +128,8 @@ func medianRun(runs []RunReport) RunReport {
 		}
 		m.Modes = append(m.Modes, ModeReport{
 			Mode: mode.Mode, Summary: medianSummary(sums),
-			MeanHits: of(func(r RunReport) float64 { return r.Modes[i].MeanHits }),
+			MeanHits:      of(func(r RunReport) float64 { return r.Modes[i].MeanHits }),
+			SharedRecalls: int(of(func(r RunReport) float64 { return float64(r.Modes[i].SharedRecalls) })),
 		})
 	}
 	return m
@@ -141,10 +145,21 @@ func printLoad(w io.Writer, l LoadReport) {
 func printRun(w io.Writer, title string, r RunReport) {
 	fmt.Fprintln(w, title)
 	printModes(w, r.Modes)
+	// A ratio is 0 when -modes left one of its modes out.
+	lines := []struct {
+		name     string
+		p50, p95 float64
+	}{
+		{"policy/nopolicy", r.Ratios.PolicyOverNoPolicyP50, r.Ratios.PolicyOverNoPolicyP95},
+		{"policy/bare-exact", r.Ratios.PolicyOverBareExactP50, r.Ratios.PolicyOverBareExactP95},
+		{"policy-clauses/nopolicy", r.Ratios.ClausesOverNoPolicyP50, r.Ratios.ClausesOverNoPolicyP95},
+	}
 	fmt.Fprintf(w, "  %-22s %8s %8s\n", "ratio", "p50", "p95")
-	fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", "policy/nopolicy", r.Ratios.PolicyOverNoPolicyP50, r.Ratios.PolicyOverNoPolicyP95)
-	fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", "policy/bare-exact", r.Ratios.PolicyOverBareExactP50, r.Ratios.PolicyOverBareExactP95)
-	fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", "policy-clauses/nopolicy", r.Ratios.ClausesOverNoPolicyP50, r.Ratios.ClausesOverNoPolicyP95)
+	for _, l := range lines {
+		if l.p50 > 0 {
+			fmt.Fprintf(w, "  %-22s %8.2f %8.2f\n", l.name, l.p50, l.p95)
+		}
+	}
 	fmt.Fprintf(w, "  queries where policy and nopolicy recalled different counts: %d\n\n", r.HitMismatches)
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ const (
 	modeBareExact     = "bare-exact"
 	modeBareIndex     = "bare-index"
 )
+
+// allModes are the modes in report order.
+var allModes = []string{modePolicy, modePolicyClauses, modeNoPolicy, modeBareExact, modeBareIndex}
 
 // recaller is the agent everything is recalled as.
 const recaller = "agent-0"
@@ -46,6 +50,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// A loaded machine must not turn a slow policy evaluation into a failed
 	// run; the latency still counts.
 	appCfg.Policy.Timeout = max(appCfg.Policy.Timeout, 5*time.Second)
+	// Nor a slow store call on a Neo4j shared with other work.
+	appCfg.Neo4j.Timeout = max(appCfg.Neo4j.Timeout, time.Minute)
 	// Recall is measured with memoryd's recorder and decision log running,
 	// but this process applies no queued writes of the deployment.
 	appCfg.Queue.Workers = false
@@ -65,8 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	rep := Report{Tenant: tenant, Neo4jURI: appCfg.Neo4j.URI, Config: cfg, Kept: cfg.Keep}
 	fmt.Fprintf(stdout, "mneme recall benchmark: tenant %s on %s\n", tenant, appCfg.Neo4j.URI)
-	fmt.Fprintf(stdout, "%d memories, %d users, %d agents; %d queries (+%d warm-up) × %d runs, concurrency %d (throughput at %v), k %d, seed %d\n\n",
-		cfg.Memories, cfg.Users, cfg.Agents, cfg.Queries, cfg.Warmup, cfg.Runs, cfg.Concurrency, cfg.Levels, cfg.K, cfg.Seed)
+	fmt.Fprintf(stdout, "%d memories, %d users, %d agents, %d shared; %d queries (+%d warm-up) × %d runs, concurrency %d (throughput at %v), k %d, seed %d\n\n",
+		cfg.Memories, cfg.Users, cfg.Agents, cfg.Shared, cfg.Queries, cfg.Warmup, cfg.Runs, cfg.Concurrency, cfg.Levels, cfg.K, cfg.Seed)
 
 	// Generate everything up front, so that neither loading nor querying
 	// pays for it.
@@ -121,40 +127,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	agent := memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: recaller, Roles: []string{"agent"}}
+	// The recaller has a team in every run, so that only the shared
+	// knowledge written between them tells the runs apart.
+	agent := memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: recaller, Roles: []string{"agent"}, Team: recallerTeam}
 	stages := &stageLog{}
-	modes := queryModes(a, open, clauses, agent, cfg, stages)
+	modes := pickModes(queryModes(a, open, clauses, agent, cfg, stages), cfg.Modes)
 
-	if cfg.Warmup > 0 {
-		fmt.Fprintf(stderr, "bench: warming up with %d queries\n", cfg.Warmup)
-		if _, err := measure(ctx, modes, queries[:cfg.Warmup], cfg.Concurrency); err != nil {
-			return fmt.Errorf("warm-up: %w", err)
-		}
-	}
 	measured := queries[cfg.Warmup:]
-	stages.reset()
-	for r := 1; r <= cfg.Runs; r++ {
-		fmt.Fprintf(stderr, "bench: run %d of %d\n", r, cfg.Runs)
-		s, err := measure(ctx, modes, measured, cfg.Concurrency)
-		if err != nil {
-			return fmt.Errorf("run %d: %w", r, err)
-		}
-		rr := runReport(r, s)
-		rep.Runs = append(rep.Runs, rr)
-		printRun(stdout, fmt.Sprintf("run %d of %d: %d queries × %d modes in %.1f s (%.0f calls/s), concurrency %d",
-			r, cfg.Runs, len(measured), len(modes), rr.Seconds, rr.CallsPerSecond, cfg.Concurrency), rr)
-	}
-	rep.Median = medianRun(rep.Runs)
-	printRun(stdout, fmt.Sprintf("median of %d runs", cfg.Runs), rep.Median)
-	rep.Stages, rep.VectorPaths = stages.report(), stages.paths
-	fmt.Fprintf(stdout, "stages inside the policy recalls of all runs, from each answer's search.stages_ms (vector paths %v)\n", stages.paths)
-	printModes(stdout, rep.Stages)
-	fmt.Fprintln(stdout)
-
-	if rep.Throughput, err = throughput(ctx, modes, measured, cfg.Levels, stderr); err != nil {
+	if rep.Runs, err = runPhase(ctx, modes, queries, cfg, stages, "", stdout, stderr); err != nil {
 		return err
 	}
-	printThroughput(stdout, rep.Throughput, len(measured))
+	rep.Median = medianRun(rep.Runs)
+	rep.Stages, rep.VectorPaths = stages.report(), stages.paths
+	printPhase(stdout, "", cfg.Runs, rep.Median, rep.Stages, rep.VectorPaths)
+
+	if cfg.Shared > 0 {
+		var w knowledgeWriter = storeWriter{a.Store, a.Embed}
+		if cfg.SharedPath == sharedViaService {
+			w = a.Service
+		}
+		if rep.Shared, err = sharedPhase(ctx, w, modes, queries, cfg, tenant, stages, rep.Runs, stdout, stderr); err != nil {
+			return err
+		}
+	}
+
+	if cfg.Throughput {
+		if rep.Throughput, err = throughput(ctx, modes, measured, cfg.Levels, stderr); err != nil {
+			return err
+		}
+		printThroughput(stdout, rep.Throughput, len(measured))
+	}
 
 	if cfg.Breakdown {
 		fmt.Fprintln(stderr, "bench: timing the parts of a recall")
@@ -177,6 +179,69 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stdout, "results written to %s\n", cfg.JSON)
 	}
 	return nil
+}
+
+// runPhase warms up with the first cfg.Warmup queries, then times the
+// others cfg.Runs times in every mode and prints each run. phase names the
+// runs in the output ("" for the first ones).
+func runPhase(ctx context.Context, modes []mode, queries []query, cfg Config, stages *stageLog, phase string, stdout, stderr io.Writer) ([]RunReport, error) {
+	if cfg.Warmup > 0 {
+		fmt.Fprintf(stderr, "bench: warming up with %d queries%s\n", cfg.Warmup, phase)
+		if _, err := measure(ctx, modes, queries[:cfg.Warmup], cfg.Concurrency); err != nil {
+			return nil, fmt.Errorf("warm-up%s: %w", phase, err)
+		}
+	}
+	measured := queries[cfg.Warmup:]
+	stages.reset()
+	var runs []RunReport
+	for r := 1; r <= cfg.Runs; r++ {
+		fmt.Fprintf(stderr, "bench: run %d of %d%s\n", r, cfg.Runs, phase)
+		s, err := measure(ctx, modes, measured, cfg.Concurrency)
+		if err != nil {
+			return nil, fmt.Errorf("run %d%s: %w", r, phase, err)
+		}
+		rr := runReport(r, s)
+		runs = append(runs, rr)
+		printRun(stdout, fmt.Sprintf("run %d of %d%s: %d queries × %d modes in %.1f s (%.0f calls/s), concurrency %d",
+			r, cfg.Runs, phase, len(measured), len(modes), rr.Seconds, rr.CallsPerSecond, cfg.Concurrency), rr)
+	}
+	return runs, nil
+}
+
+// printPhase prints the median of a phase's runs and the stages of its
+// policy recalls.
+func printPhase(w io.Writer, phase string, runs int, median RunReport, stages []ModeReport, paths map[string]int) {
+	printRun(w, fmt.Sprintf("median of %d runs%s", runs, phase), median)
+	fmt.Fprintf(w, "stages inside the policy recalls of all runs%s, from each answer's search.stages_ms (vector paths %v)\n", phase, paths)
+	printModes(w, stages)
+	fmt.Fprintln(w)
+}
+
+// sharedPhase writes the tenant's shared knowledge through the write path
+// of POST /v1/memories, runs the same queries in the same modes again, and
+// compares each run with its counterpart in without.
+func sharedPhase(ctx context.Context, w knowledgeWriter, modes []mode, queries []query, cfg Config, tenant string, stages *stageLog, without []RunReport, stdout, stderr io.Writer) (*SharedReport, error) {
+	const phase = " with shared knowledge"
+	ms := sharedKnowledge(cfg.Seed, cfg.Shared, cfg.Agents)
+	load, err := loadShared(ctx, w, tenant, ms, cfg.Batch, cfg.LoadWorkers, stderr)
+	if err != nil {
+		return nil, fmt.Errorf("shared knowledge: %w (tenant %s may hold part of it)", err, tenant)
+	}
+	load.Path = cfg.SharedPath
+	printSharedLoad(stdout, load, recallerTeam)
+	sr := &SharedReport{Team: recallerTeam, Load: load}
+	if sr.Runs, err = runPhase(ctx, modes, queries, cfg, stages, phase, stdout, stderr); err != nil {
+		return nil, err
+	}
+	sr.Median = medianRun(sr.Runs)
+	sr.Stages, sr.VectorPaths = stages.report(), stages.paths
+	printPhase(stdout, phase, cfg.Runs, sr.Median, sr.Stages, sr.VectorPaths)
+	for i := range sr.Runs {
+		sr.Versus = append(sr.Versus, versus(i+1, without[i], sr.Runs[i]))
+	}
+	sr.Versus = append(sr.Versus, versus(0, medianRun(without), sr.Median))
+	printVersus(stdout, sr.Versus, len(queries)-cfg.Warmup)
+	return sr, nil
 }
 
 // freshTenant returns a tenant name no earlier run used.
@@ -263,30 +328,57 @@ func userScope(tenant, user string) memory.Scope {
 // recall wraps, and the vector index.
 func queryModes(a *app.App, open, clauses *memory.Service, agent memory.Principal, cfg Config, stages *stageLog) []mode {
 	tenant := agent.Tenant
-	recall := func(s *memory.Service, log *stageLog) func(context.Context, query) (int, error) {
-		return func(ctx context.Context, q query) (int, error) {
+	recall := func(s *memory.Service, log *stageLog) func(context.Context, query) (answer, error) {
+		return func(ctx context.Context, q query) (answer, error) {
 			res, err := s.Recall(ctx, agent, memory.RecallRequest{UserID: q.user, Query: q.text, K: cfg.K, SessionID: q.session})
 			if err == nil && log != nil {
 				log.add(res.Search)
 			}
-			return len(res.Memories), err
+			return answerOf(res), err
 		}
 	}
 	return []mode{
 		{modePolicy, recall(a.Service, stages)},
 		{modePolicyClauses, recall(clauses, nil)},
 		{modeNoPolicy, recall(open, nil)},
-		{modeBareExact, func(ctx context.Context, q query) (int, error) {
+		{modeBareExact, func(ctx context.Context, q query) (answer, error) {
 			hits, err := a.Store.SearchVector(ctx, userScope(tenant, q.user), memory.SearchQuery{
 				UserID: q.user, Embedding: q.vec, Limit: cfg.Candidates,
 			})
-			return len(hits), err
+			return hitsAnswer(hits), err
 		}},
-		{modeBareIndex, func(ctx context.Context, q query) (int, error) {
+		{modeBareIndex, func(ctx context.Context, q query) (answer, error) {
 			hits, err := a.Store.SearchVectorIndex(ctx, tenant, q.vec, cfg.Candidates)
-			return len(hits), err
+			return hitsAnswer(hits), err
 		}},
 	}
+}
+
+// answerOf counts a recall's memories and the shared ones among them.
+func answerOf(r memory.RecallResult) answer {
+	a := answer{hits: len(r.Memories)}
+	for _, m := range r.Memories {
+		if memory.ScopeOf(m.Memory) != memory.ScopeUser {
+			a.shared++
+		}
+	}
+	return a
+}
+
+// hitsAnswer counts a search's hits and the shared ones among them.
+func hitsAnswer(hits []memory.Hit) answer {
+	a := answer{hits: len(hits)}
+	for _, h := range hits {
+		if memory.ScopeOf(h.Memory) != memory.ScopeUser {
+			a.shared++
+		}
+	}
+	return a
+}
+
+// pickModes keeps the modes named in names, in the order of modes.
+func pickModes(modes []mode, names []string) []mode {
+	return slices.DeleteFunc(modes, func(m mode) bool { return !slices.Contains(names, m.name) })
 }
 
 // openAuthorizer allows everything and scopes a read to the requested user
@@ -325,54 +417,54 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 		scopes[u.id] = s
 	}
 	return []mode{
-		{"embed question", func(ctx context.Context, q query) (int, error) {
+		{"embed question", func(ctx context.Context, q query) (answer, error) {
 			vec, err := a.Embed.EmbedQuery(ctx, q.text)
-			return len(vec), err
+			return counted(len(vec), err)
 		}},
-		{"policy scope (filter)", func(ctx context.Context, q query) (int, error) {
+		{"policy scope (filter)", func(ctx context.Context, q query) (answer, error) {
 			s, err := a.Policy.ReadScope(ctx, agent, q.user, time.Now())
-			return len(s.Clauses), err
+			return counted(len(s.Clauses), err)
 		}},
-		{"policy scope (clauses)", func(ctx context.Context, q query) (int, error) {
+		{"policy scope (clauses)", func(ctx context.Context, q query) (answer, error) {
 			s, err := a.Policy.ClauseScope(ctx, agent, q.user, time.Now())
-			return len(s.Clauses), err
+			return counted(len(s.Clauses), err)
 		}},
-		{fmt.Sprintf("policy decide ×%d", cfg.K), func(ctx context.Context, q query) (int, error) {
+		{fmt.Sprintf("policy decide ×%d", cfg.K), func(ctx context.Context, q query) (answer, error) {
 			allowed, now := 0, time.Now()
 			for _, r := range q.resources {
 				d, err := a.Policy.Decide(ctx, agent, memory.ActionRead, r, now)
 				if err != nil {
-					return allowed, err
+					return counted(allowed, err)
 				}
 				if d.Allow {
 					allowed++
 				}
 			}
-			return allowed, nil
+			return counted(allowed, nil)
 		}},
-		{"vector, user scope", func(ctx context.Context, q query) (int, error) {
+		{"vector, user scope", func(ctx context.Context, q query) (answer, error) {
 			hits, err := a.Store.SearchVector(ctx, userScope(tenant, q.user), memory.SearchQuery{
 				UserID: q.user, Embedding: q.vec, Limit: cfg.Candidates,
 			})
-			return len(hits), err
+			return counted(len(hits), err)
 		}},
-		{"vector, policy scope", func(ctx context.Context, q query) (int, error) {
+		{"vector, policy scope", func(ctx context.Context, q query) (answer, error) {
 			hits, err := a.Store.SearchVector(ctx, scopes[q.user], memory.SearchQuery{
 				UserID: q.user, Embedding: q.vec, Limit: cfg.Candidates,
 			})
-			return len(hits), err
+			return counted(len(hits), err)
 		}},
-		{"fulltext, user scope", func(ctx context.Context, q query) (int, error) {
+		{"fulltext, user scope", func(ctx context.Context, q query) (answer, error) {
 			hits, err := a.Store.SearchFullText(ctx, userScope(tenant, q.user), memory.SearchQuery{
 				UserID: q.user, Text: strings.Join(tokens.Keywords(q.text), " "), Limit: cfg.Candidates,
 			})
-			return len(hits), err
+			return counted(len(hits), err)
 		}},
-		{"fulltext, policy scope", func(ctx context.Context, q query) (int, error) {
+		{"fulltext, policy scope", func(ctx context.Context, q query) (answer, error) {
 			hits, err := a.Store.SearchFullText(ctx, scopes[q.user], memory.SearchQuery{
 				UserID: q.user, Text: strings.Join(tokens.Keywords(q.text), " "), Limit: cfg.Candidates,
 			})
-			return len(hits), err
+			return counted(len(hits), err)
 		}},
 	}, nil
 }
