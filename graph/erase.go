@@ -28,53 +28,115 @@ func (s *Store) EraseMemories(ctx context.Context, tenant string, ids []string, 
 	return out, err
 }
 
-// EraseUser deletes, in one transaction, every memory about userID (all
-// versions and statuses, with their edges and embeddings), the entities and
-// sessions that only they linked to, sessions recorded as the user's, the
-// User node and the Agent node the user wrote as (both counted in Users). Each memory leaves a content-free tombstone, and the user
-// one under t.UserRef, which keeps t.Fence: from then on WriteEvents refuses
-// the user's queued memories numbered at or below it. A second call erases
-// nothing and counts zeros.
+// DefaultEraseBatch is how many memories EraseUser deletes per transaction
+// unless Options.EraseBatch says otherwise. A transaction's memory grows
+// with the memories it deletes (their properties, embeddings included, and
+// edges) and the tombstones it writes: a user with 50,000 memories erased in
+// one transaction ran into Neo4j's transaction memory limit, while a batch
+// of this size stays at a few MiB of it and holds the user's lock for well
+// under a second.
+const DefaultEraseBatch = 2000
+
+// EraseUser deletes every memory about userID (all versions and statuses,
+// with their edges and embeddings), the entities and sessions that only
+// they linked to, sessions recorded as the user's, the User node and the
+// Agent node the user wrote as (both counted in Users). Each memory leaves
+// a content-free tombstone, and the user one under t.UserRef, which keeps
+// t.Fence: from then on WriteEvents refuses the user's queued memories
+// numbered at or below it.
+//
+// The erase runs in transactions of a bounded size (Options.EraseBatch).
+// The first marks the user as being erased (the User node, and the
+// tombstone with its fence): from its commit on, every write about the user
+// is refused as unavailable, to be retried once the erase is over, and no
+// read returns the user's memories. Each further transaction deletes a
+// batch; the one that finds the last batch also removes the user's
+// sessions, User and Agent nodes and marks the tombstone complete. An erase
+// cut short (a failed batch, a cancelled ctx, a crash) leaves the user
+// marked, so still unreadable and unwritable; calling EraseUser again
+// finishes it and counts what was left. A call after a finished erase
+// erases nothing and counts zeros.
 func (s *Store) EraseUser(ctx context.Context, tenant, userID string, t memory.Tombstone) (memory.GraphErased, error) {
 	var out memory.GraphErased
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		out, err = eraseUser(ctx, tx, tenant, userID, t)
-		return err
+		return beginUserErase(ctx, tx, tenant, userID, t)
 	})
-	return out, err
+	for done := false; err == nil && !done; {
+		var b memory.GraphErased
+		err = s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+			var err error
+			b, done, err = eraseUserBatch(ctx, tx, tenant, userID, t, s.eraseBatch)
+			return err
+		})
+		out = sum(out, b)
+	}
+	if err != nil {
+		return memory.GraphErased{}, err
+	}
+	return out, nil
 }
 
-// eraseUser is the transaction of EraseUser.
-func eraseUser(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone) (memory.GraphErased, error) {
-	if err := exec(ctx, tx, cypherLockUser, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
-		return memory.GraphErased{}, err
+// sum adds up the counts of two erases.
+func sum(a, b memory.GraphErased) memory.GraphErased {
+	return memory.GraphErased{
+		Memories: a.Memories + b.Memories, Entities: a.Entities + b.Entities,
+		Sessions: a.Sessions + b.Sessions, Users: a.Users + b.Users,
 	}
-	ids, err := readAll(ctx, tx, cypherUserMemoryIDs, map[string]any{"tenant": tenant, "user_id": userID}, func(r *neo4j.Record) (string, error) {
-		id, _ := r.Get("id")
-		return str(id), nil
+}
+
+// beginUserErase is the first transaction of EraseUser: it marks the user
+// as being erased and writes the user's tombstone with its fence. Writes
+// about the user lock the User node and check the mark under the lock
+// (cypherErasingUsers), so none commits after this one.
+func beginUserErase(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone) error {
+	if err := exec(ctx, tx, cypherBeginUserErase, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
+		return err
+	}
+	if t.UserRef == "" {
+		return nil
+	}
+	return exec(ctx, tx, cypherUserTombstone, map[string]any{
+		"tenant": tenant, "id": t.UserRef, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason, "fence": t.Fence,
 	})
-	if err != nil {
-		return memory.GraphErased{}, err
+}
+
+// eraseUserBatch erases up to batch memories of a user marked by
+// beginUserErase, and, when they were the last, what else the user leaves
+// (done). A user no longer marked was erased to the end meanwhile, by
+// another call: there is nothing more to do, and memories written since are
+// a new start that this erase must not take.
+func eraseUserBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone, batch int) (out memory.GraphErased, done bool, err error) {
+	params := map[string]any{"tenant": tenant, "user_id": userID, "limit": batch}
+	marked, _, err := readOne(ctx, tx, cypherLockErasingUser, params, func(r *neo4j.Record) (bool, error) {
+		v, _ := r.Get("erasing")
+		return v == true, nil
+	})
+	if err != nil || !marked {
+		return out, true, err
 	}
-	out, err := eraseMemories(ctx, tx, tenant, userID, ids, t)
+	ids, err := readAll(ctx, tx, cypherUserMemoryIDs, params, column("id", str))
 	if err != nil {
-		return out, err
+		return out, false, err
 	}
-	if out.Users, err = count(ctx, tx, cypherEraseUserNode, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
-		return out, err
+	last := ""
+	if done = len(ids) < batch; done {
+		last = userID
+	}
+	if out, err = eraseMemories(ctx, tx, tenant, last, ids, t); err != nil || !done {
+		return out, done, err
+	}
+	if out.Users, err = count(ctx, tx, cypherEraseUserNode, params); err != nil {
+		return out, done, err
 	}
 	author, err := count(ctx, tx, cypherEraseUserAuthor, map[string]any{"tenant": tenant, "author": "user:" + userID})
 	if err != nil {
-		return out, err
+		return out, done, err
 	}
 	out.Users += author
 	if t.UserRef == "" {
-		return out, nil
+		return out, done, nil
 	}
-	return out, exec(ctx, tx, cypherUserTombstone, map[string]any{
-		"tenant": tenant, "id": t.UserRef, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason, "fence": t.Fence,
-	})
+	return out, done, exec(ctx, tx, cypherUserTombstoneComplete, map[string]any{"tenant": tenant, "id": t.UserRef})
 }
 
 // eraseMemories is the shared body of both erases; userID, when set, also

@@ -10,7 +10,7 @@ import (
 	"mneme/memory"
 )
 
-func TestScopePredicate(t *testing.T) {
+func TestPolicyPredicate(t *testing.T) {
 	tests := []struct {
 		name   string
 		scope  memory.Scope
@@ -76,7 +76,7 @@ func TestScopePredicate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, params := scopePredicate(tc.scope)
+			got, params := policyPredicate(tc.scope)
 			if got != tc.want {
 				t.Errorf("predicate\n got %s\nwant %s", got, tc.want)
 			}
