@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -31,11 +32,14 @@ func (s *Store) EraseMemories(ctx context.Context, tenant string, ids []string, 
 // DefaultEraseBatch is how many memories EraseUser deletes per transaction
 // unless Options.EraseBatch says otherwise. A transaction's memory grows
 // with the memories it deletes (their properties, embeddings included, and
-// edges) and the tombstones it writes: a user with 50,000 memories erased in
-// one transaction ran into Neo4j's transaction memory limit, while a batch
-// of this size stays at a few MiB of it and holds the user's lock for well
-// under a second.
-const DefaultEraseBatch = 2000
+// edges), the index entries it removes and the tombstones it writes: a user
+// with 50,000 memories erased in one transaction ran into Neo4j's
+// transaction memory limit. A batch of this size needs a few MiB and, on a
+// busy server, a few seconds, well within the store's default timeout.
+const DefaultEraseBatch = 1000
+
+// minEraseBatch is the smallest batch EraseUser shrinks to (see EraseUser).
+const minEraseBatch = 50
 
 // EraseUser deletes every memory about userID (all versions and statuses,
 // with their edges and embeddings), the entities and sessions that only
@@ -45,7 +49,8 @@ const DefaultEraseBatch = 2000
 // t.Fence: from then on WriteEvents refuses the user's queued memories
 // numbered at or below it.
 //
-// The erase runs in transactions of a bounded size (Options.EraseBatch).
+// The erase runs in transactions of a bounded size (Options.EraseBatch,
+// halved down to minEraseBatch while a batch fails as unavailable).
 // The first marks the user as being erased (the User node, and the
 // tombstone with its fence): from its commit on, every write about the user
 // is refused as unavailable, to be retried once the erase is over, and no
@@ -61,27 +66,27 @@ func (s *Store) EraseUser(ctx context.Context, tenant, userID string, t memory.T
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
 		return beginUserErase(ctx, tx, tenant, userID, t)
 	})
+	batch := s.eraseBatch
 	for done := false; err == nil && !done; {
 		var b memory.GraphErased
+		var last bool
 		err = s.write(ctx, func(tx neo4j.ManagedTransaction) error {
 			var err error
-			b, done, err = eraseUserBatch(ctx, tx, tenant, userID, t, s.eraseBatch)
+			b, last, err = eraseUserBatch(ctx, tx, tenant, userID, t, batch)
 			return err
 		})
-		out = sum(out, b)
+		// A batch too slow for the store's timeout, or too big for the
+		// transaction memory the server has left, is tried again smaller.
+		if errors.Is(err, memory.ErrUnavailable) && ctx.Err() == nil && batch > minEraseBatch {
+			batch, err = max(batch/2, minEraseBatch), nil
+			continue
+		}
+		out, done = b, last
 	}
 	if err != nil {
 		return memory.GraphErased{}, err
 	}
 	return out, nil
-}
-
-// sum adds up the counts of two erases.
-func sum(a, b memory.GraphErased) memory.GraphErased {
-	return memory.GraphErased{
-		Memories: a.Memories + b.Memories, Entities: a.Entities + b.Entities,
-		Sessions: a.Sessions + b.Sessions, Users: a.Users + b.Users,
-	}
 }
 
 // beginUserErase is the first transaction of EraseUser: it marks the user
@@ -102,9 +107,12 @@ func beginUserErase(ctx context.Context, tx neo4j.ManagedTransaction, tenant, us
 
 // eraseUserBatch erases up to batch memories of a user marked by
 // beginUserErase, and, when they were the last, what else the user leaves
-// (done). A user no longer marked was erased to the end meanwhile, by
-// another call: there is nothing more to do, and memories written since are
-// a new start that this erase must not take.
+// (done). It returns what the erase removed since beginUserErase: the
+// batches add their counts up on the User node (cypherTallyErase), so that
+// a batch whose commit reached the server while its caller gave up on it
+// (a timeout) is counted too. A user no longer marked was erased to the end
+// meanwhile, by another call: there is nothing more to do, and memories
+// written since are a new start that this erase must not take.
 func eraseUserBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone, batch int) (out memory.GraphErased, done bool, err error) {
 	params := map[string]any{"tenant": tenant, "user_id": userID, "limit": batch}
 	marked, _, err := readOne(ctx, tx, cypherLockErasingUser, params, func(r *neo4j.Record) (bool, error) {
@@ -122,7 +130,16 @@ func eraseUserBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant, us
 	if done = len(ids) < batch; done {
 		last = userID
 	}
-	if out, err = eraseMemories(ctx, tx, tenant, last, ids, t); err != nil || !done {
+	b, err := eraseMemories(ctx, tx, tenant, last, ids, t)
+	if err != nil {
+		return out, done, err
+	}
+	params["memories"], params["entities"], params["sessions"] = b.Memories, b.Entities, b.Sessions
+	out, _, err = readOne(ctx, tx, cypherTallyErase, params, func(r *neo4j.Record) (memory.GraphErased, error) {
+		c := r.AsMap()
+		return memory.GraphErased{Memories: integer(c["memories"]), Entities: integer(c["entities"]), Sessions: integer(c["sessions"])}, nil
+	})
+	if err != nil || !done {
 		return out, done, err
 	}
 	if out.Users, err = count(ctx, tx, cypherEraseUserNode, params); err != nil {

@@ -10,9 +10,20 @@ const (
 	// write creating the user's first memory is refused as well; a node the
 	// erase created is marked _unseen, for cypherEraseUserNode not to count
 	// it.
+	//
+	// The node also keeps the counts of what this erase removed
+	// (cypherTallyErase); a new erase of the user counts from zero.
 	cypherBeginUserErase = `MERGE (u:User {tenant: $tenant, id: $user_id})
 ON CREATE SET u._unseen = true
-SET u.erasing = true`
+SET u.erasing = true, u._erased_memories = 0, u._erased_entities = 0, u._erased_sessions = 0`
+
+	// cypherTallyErase adds a batch's counts to those of its erase and
+	// returns the sums.
+	cypherTallyErase = `MATCH (u:User {tenant: $tenant, id: $user_id})
+SET u._erased_memories = coalesce(u._erased_memories, 0) + $memories,
+  u._erased_entities = coalesce(u._erased_entities, 0) + $entities,
+  u._erased_sessions = coalesce(u._erased_sessions, 0) + $sessions
+RETURN u._erased_memories AS memories, u._erased_entities AS entities, u._erased_sessions AS sessions`
 
 	// cypherLockErasingUser write-locks a user's node for one batch of an
 	// erase, so that two erases of one user take turns, and says whether the
