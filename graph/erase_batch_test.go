@@ -529,7 +529,8 @@ func TestEraseUserWithAConcurrentWriter(t *testing.T) {
 
 // BenchmarkEraseUser erases one user of MNEME_BENCH_ERASE_MEMORIES memories
 // (default 50,000: more than one transaction could erase) at the default
-// batch size. It reports the most heap any one of the erase's transactions
+// batch size, or MNEME_BENCH_ERASE_BATCH's (then with a timeout long
+// enough for a batch of any size, to measure what one costs). It reports the most heap any one of the erase's transactions
 // was estimated to use, sampled by SHOW TRANSACTIONS: it must stay far below
 // the server's transaction memory limit. Run it once:
 //
@@ -537,6 +538,9 @@ func TestEraseUserWithAConcurrentWriter(t *testing.T) {
 func BenchmarkEraseUser(b *testing.B) {
 	n := testenv.Count(b, "MNEME_BENCH_ERASE_MEMORIES", 50000)
 	s := testStore(b)
+	if batch := testenv.Count(b, "MNEME_BENCH_ERASE_BATCH", DefaultEraseBatch); batch != DefaultEraseBatch {
+		s = New(testenv.Neo4j(b), Options{Database: testenv.Neo4jDatabase(), EraseBatch: batch, Timeout: 20 * time.Minute})
+	}
 	ctx, cancel := context.WithTimeout(b.Context(), 30*time.Minute)
 	defer cancel()
 	for range b.N {
