@@ -87,6 +87,23 @@ func TestPolicyPredicate(t *testing.T) {
 	}
 }
 
+// TestScopePredicate: every read's predicate is the policy's and leaves out
+// the users being erased; an empty scope still matches nothing.
+func TestScopePredicate(t *testing.T) {
+	if got, _ := scopePredicate(memory.Scope{Tenant: "t"}); got != "false" {
+		t.Errorf("empty scope: %s, want false", got)
+	}
+	scope := memory.Scope{Tenant: "t", Clauses: []memory.Clause{{UserID: "u1"}}}
+	pol, _ := policyPredicate(scope)
+	got, params := scopePredicate(scope)
+	if want := "(" + pol + " AND " + cypherNotErasing + ")"; got != want {
+		t.Errorf("predicate\n got %s\nwant %s", got, want)
+	}
+	if d := cmp.Diff(map[string]any{"c0_user": "u1"}, params); d != "" {
+		t.Errorf("params (-want +got):\n%s", d)
+	}
+}
+
 func TestSensRank(t *testing.T) {
 	tests := []struct {
 		in   string
