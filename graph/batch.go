@@ -247,17 +247,22 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	type row struct {
 		state   memory.BatchState
 		similar any
+		erasing []string
 	}
 	rows, err := readAll(ctx, tx, cypher, params, func(r *neo4j.Record) (row, error) {
 		st, err := batchStateOf(r)
 		similar, _ := r.Get("similar")
-		return row{st, similar}, err
+		erasing, _ := r.Get("erasing")
+		return row{st, similar, strs(erasing)}, err
 	})
 	if err != nil {
 		return memory.BatchState{}, err
 	}
 	if len(rows) != 1 {
 		return memory.BatchState{}, fmt.Errorf("graph: batch state returned %d rows", len(rows))
+	}
+	if len(rows[0].erasing) > 0 {
+		return memory.BatchState{}, errUserErasing
 	}
 	if g != nil {
 		if err := decodeSimilar(rows[0].similar, similar); err != nil {
@@ -299,10 +304,20 @@ func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
 }
 
 // lockBatch write-locks the users, sessions and entities the batch links
-// to (see cypherLockBatch).
+// to (see cypherLockBatch), and fails with errUserErasing when one of the
+// users is being erased.
 func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) error {
-	return exec(ctx, tx, cypherLockBatch, lockParams(tenant, ms))
+	erasing, _, err := readOne(ctx, tx, cypherLockBatchChecked, lockParams(tenant, ms), column("erasing", strs))
+	if err == nil && len(erasing) > 0 {
+		err = errUserErasing
+	}
+	return err
 }
+
+// errUserErasing refuses a write about a user whose erase has begun and not
+// ended (EraseUser). Unavailable, so the queue retries it: once the erase
+// is over, the write is a new start.
+var errUserErasing = fmt.Errorf("%w: graph: a user of the write is being erased", memory.ErrUnavailable)
 
 // lockParams lists what cypherLockBatch locks, each kind sorted by id.
 func lockParams(tenant string, ms []memory.Memory) map[string]any {

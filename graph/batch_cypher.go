@@ -53,13 +53,29 @@ CALL {
 	// one round trip takes the locks and reads under them.
 	cypherLockAndReadBatch = cypherLockBatch + "\n" + cypherBatchState
 
+	// cypherErasingUsers returns the users among $users that an erase has
+	// marked (cypherBeginUserErase). Read under the users' locks, it sees
+	// every erase begun before the write: the write must not commit.
+	cypherErasingUsers = `CALL {
+  UNWIND $users AS id
+  MATCH (u:User {tenant: $tenant, id: id})
+  WHERE u.erasing IS NOT NULL
+  RETURN collect(id) AS erasing
+}`
+
+	// cypherLockBatchChecked is cypherLockBatch for writes that read
+	// nothing else under the locks.
+	cypherLockBatchChecked = cypherLockBatch + "\n" + cypherErasingUsers + `
+RETURN erasing`
+
 	// cypherBatchState returns the stored memories holding the batch's
 	// idempotency keys, the active memories of its slots ({user_id, key}),
 	// and its entities.
 	cypherBatchState = cypherBatchStateCalls + `
-RETURN dups, heads, entities`
+RETURN dups, heads, entities, erasing`
 
-	cypherBatchStateCalls = `CALL {
+	cypherBatchStateCalls = cypherErasingUsers + `
+CALL {
   UNWIND $idems AS k
   MATCH (m:Memory {tenant: $tenant, idem_key: k})
   RETURN collect(` + memoryMap + `) AS dups

@@ -47,9 +47,13 @@
 // Every writer of a user's slots holds the user's lock, so what a batch read
 // under it (heads, idempotency keys, near-duplicates) cannot change before
 // it commits, and concurrent writers queue instead of deadlocking. Replacing
-// a version also locks the head it supersedes; an erase locks the user's
-// node and leaves a fence that refuses the user's queued writes accepted
-// before it; policy and grant changes lock the tenant's PolicyState.
+// a version also locks the head it supersedes; an erase of a user, which
+// runs in batches, first marks the user's node under its lock, and every
+// write that then locks the node finds the mark and is refused until the
+// erase is over, while every read leaves the marked user's memories out
+// (cypherNotErasing); the erase also leaves a fence that refuses for good
+// the user's queued writes accepted before it. Policy and grant changes
+// lock the tenant's PolicyState.
 //
 // # Errors
 //

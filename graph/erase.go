@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -28,53 +29,131 @@ func (s *Store) EraseMemories(ctx context.Context, tenant string, ids []string, 
 	return out, err
 }
 
-// EraseUser deletes, in one transaction, every memory about userID (all
-// versions and statuses, with their edges and embeddings), the entities and
-// sessions that only they linked to, sessions recorded as the user's, the
-// User node and the Agent node the user wrote as (both counted in Users). Each memory leaves a content-free tombstone, and the user
-// one under t.UserRef, which keeps t.Fence: from then on WriteEvents refuses
-// the user's queued memories numbered at or below it. A second call erases
-// nothing and counts zeros.
+// DefaultEraseBatch is how many memories EraseUser deletes per transaction
+// unless Options.EraseBatch says otherwise. A transaction's memory grows
+// with the memories it deletes (their properties, embeddings included, and
+// edges), the index entries it removes and the tombstones it writes: a user
+// with 50,000 memories erased in one transaction ran into Neo4j's
+// transaction memory limit. A batch of this size needs a few MiB and, on a
+// busy server, a few seconds, well within the store's default timeout.
+const DefaultEraseBatch = 1000
+
+// minEraseBatch is the smallest batch EraseUser shrinks to (see EraseUser).
+const minEraseBatch = 50
+
+// EraseUser deletes every memory about userID (all versions and statuses,
+// with their edges and embeddings), the entities and sessions that only
+// they linked to, sessions recorded as the user's, the User node and the
+// Agent node the user wrote as (both counted in Users). Each memory leaves
+// a content-free tombstone, and the user one under t.UserRef, which keeps
+// t.Fence: from then on WriteEvents refuses the user's queued memories
+// numbered at or below it.
+//
+// The erase runs in transactions of a bounded size (Options.EraseBatch,
+// halved down to minEraseBatch while a batch fails as unavailable).
+// The first marks the user as being erased (the User node, and the
+// tombstone with its fence): from its commit on, every write about the user
+// is refused as unavailable, to be retried once the erase is over, and no
+// read returns the user's memories. Each further transaction deletes a
+// batch; the one that finds the last batch also removes the user's
+// sessions, User and Agent nodes and marks the tombstone complete. An erase
+// cut short (a failed batch, a cancelled ctx, a crash) leaves the user
+// marked, so still unreadable and unwritable; calling EraseUser again
+// finishes it and counts what was left. A call after a finished erase
+// erases nothing and counts zeros.
 func (s *Store) EraseUser(ctx context.Context, tenant, userID string, t memory.Tombstone) (memory.GraphErased, error) {
 	var out memory.GraphErased
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		out, err = eraseUser(ctx, tx, tenant, userID, t)
-		return err
+		return beginUserErase(ctx, tx, tenant, userID, t)
 	})
-	return out, err
+	batch := s.eraseBatch
+	for done := false; err == nil && !done; {
+		var b memory.GraphErased
+		var last bool
+		err = s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+			var err error
+			b, last, err = eraseUserBatch(ctx, tx, tenant, userID, t, batch)
+			return err
+		})
+		// A batch too slow for the store's timeout, or too big for the
+		// transaction memory the server has left, is tried again smaller.
+		if errors.Is(err, memory.ErrUnavailable) && ctx.Err() == nil && batch > minEraseBatch {
+			batch, err = max(batch/2, minEraseBatch), nil
+			continue
+		}
+		out, done = b, last
+	}
+	if err != nil {
+		return memory.GraphErased{}, err
+	}
+	return out, nil
 }
 
-// eraseUser is the transaction of EraseUser.
-func eraseUser(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone) (memory.GraphErased, error) {
-	if err := exec(ctx, tx, cypherLockUser, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
-		return memory.GraphErased{}, err
+// beginUserErase is the first transaction of EraseUser: it marks the user
+// as being erased and writes the user's tombstone with its fence. Writes
+// about the user lock the User node and check the mark under the lock
+// (cypherErasingUsers), so none commits after this one.
+func beginUserErase(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone) error {
+	if err := exec(ctx, tx, cypherBeginUserErase, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
+		return err
 	}
-	ids, err := readAll(ctx, tx, cypherUserMemoryIDs, map[string]any{"tenant": tenant, "user_id": userID}, func(r *neo4j.Record) (string, error) {
-		id, _ := r.Get("id")
-		return str(id), nil
+	if t.UserRef == "" {
+		return nil
+	}
+	return exec(ctx, tx, cypherUserTombstone, map[string]any{
+		"tenant": tenant, "id": t.UserRef, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason, "fence": t.Fence,
 	})
-	if err != nil {
-		return memory.GraphErased{}, err
+}
+
+// eraseUserBatch erases up to batch memories of a user marked by
+// beginUserErase, and, when they were the last, what else the user leaves
+// (done). It returns what the erase removed since beginUserErase: the
+// batches add their counts up on the User node (cypherTallyErase), so that
+// a batch whose commit reached the server while its caller gave up on it
+// (a timeout) is counted too. A user no longer marked was erased to the end
+// meanwhile, by another call: there is nothing more to do, and memories
+// written since are a new start that this erase must not take.
+func eraseUserBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone, batch int) (out memory.GraphErased, done bool, err error) {
+	params := map[string]any{"tenant": tenant, "user_id": userID, "limit": batch}
+	marked, _, err := readOne(ctx, tx, cypherLockErasingUser, params, func(r *neo4j.Record) (bool, error) {
+		v, _ := r.Get("erasing")
+		return v == true, nil
+	})
+	if err != nil || !marked {
+		return out, true, err
 	}
-	out, err := eraseMemories(ctx, tx, tenant, userID, ids, t)
+	ids, err := readAll(ctx, tx, cypherUserMemoryIDs, params, column("id", str))
 	if err != nil {
-		return out, err
+		return out, false, err
 	}
-	if out.Users, err = count(ctx, tx, cypherEraseUserNode, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
-		return out, err
+	last := ""
+	if done = len(ids) < batch; done {
+		last = userID
+	}
+	b, err := eraseMemories(ctx, tx, tenant, last, ids, t)
+	if err != nil {
+		return out, done, err
+	}
+	params["memories"], params["entities"], params["sessions"] = b.Memories, b.Entities, b.Sessions
+	out, _, err = readOne(ctx, tx, cypherTallyErase, params, func(r *neo4j.Record) (memory.GraphErased, error) {
+		c := r.AsMap()
+		return memory.GraphErased{Memories: integer(c["memories"]), Entities: integer(c["entities"]), Sessions: integer(c["sessions"])}, nil
+	})
+	if err != nil || !done {
+		return out, done, err
+	}
+	if out.Users, err = count(ctx, tx, cypherEraseUserNode, params); err != nil {
+		return out, done, err
 	}
 	author, err := count(ctx, tx, cypherEraseUserAuthor, map[string]any{"tenant": tenant, "author": "user:" + userID})
 	if err != nil {
-		return out, err
+		return out, done, err
 	}
 	out.Users += author
 	if t.UserRef == "" {
-		return out, nil
+		return out, done, nil
 	}
-	return out, exec(ctx, tx, cypherUserTombstone, map[string]any{
-		"tenant": tenant, "id": t.UserRef, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason, "fence": t.Fence,
-	})
+	return out, done, exec(ctx, tx, cypherUserTombstoneComplete, map[string]any{"tenant": tenant, "id": t.UserRef})
 }
 
 // eraseMemories is the shared body of both erases; userID, when set, also

@@ -3,15 +3,35 @@ package graph
 // Cypher of erasure: memories and users, with what only they linked to;
 // the user tombstone and its fence; and the audit of a tenant's nodes.
 const (
-	// cypherLockUser write-locks a user's node before an erase, the node
-	// every write about the user locks first (cypherLockBatch), so an erase
-	// and a write of the same user queue instead of interleaving. MERGE, so
-	// that a write creating the user's first memory queues too; the node is
-	// marked when it did not exist, for cypherEraseUserNode not to count it.
-	cypherLockUser = `MERGE (u:User {tenant: $tenant, id: $user_id})
-ON CREATE SET u._erasing = true
+	// cypherBeginUserErase marks a user as being erased, on the User node
+	// that every write about the user locks first (cypherLockBatch) and
+	// then finds marked (cypherErasingUsers), and that every read of the
+	// user's memories finds marked too (cypherNotErasing). MERGE, so that a
+	// write creating the user's first memory is refused as well; a node the
+	// erase created is marked _unseen, for cypherEraseUserNode not to count
+	// it.
+	//
+	// The node also keeps the counts of what this erase removed
+	// (cypherTallyErase); a new erase of the user counts from zero.
+	cypherBeginUserErase = `MERGE (u:User {tenant: $tenant, id: $user_id})
+ON CREATE SET u._unseen = true
+SET u.erasing = true, u._erased_memories = 0, u._erased_entities = 0, u._erased_sessions = 0`
+
+	// cypherTallyErase adds a batch's counts to those of its erase and
+	// returns the sums.
+	cypherTallyErase = `MATCH (u:User {tenant: $tenant, id: $user_id})
+SET u._erased_memories = coalesce(u._erased_memories, 0) + $memories,
+  u._erased_entities = coalesce(u._erased_entities, 0) + $entities,
+  u._erased_sessions = coalesce(u._erased_sessions, 0) + $sessions
+RETURN u._erased_memories AS memories, u._erased_entities AS entities, u._erased_sessions AS sessions`
+
+	// cypherLockErasingUser write-locks a user's node for one batch of an
+	// erase, so that two erases of one user take turns, and says whether the
+	// user is still marked as being erased.
+	cypherLockErasingUser = `MATCH (u:User {tenant: $tenant, id: $user_id})
 SET u._lock = true
-REMOVE u._lock`
+REMOVE u._lock
+RETURN u.erasing IS NOT NULL AS erasing`
 
 	// cypherEraseMemories leaves a content-free tombstone per memory, filed
 	// under the hashed ref of its user when known (for a data-subject
@@ -29,9 +49,11 @@ RETURN memories,
   reduce(acc = [], x IN es | acc + x) AS entity_ids,
   reduce(acc = [], x IN ss | acc + x) AS session_ids`
 
-	// cypherUserMemoryIDs lists every memory about a user, in any status.
+	// cypherUserMemoryIDs lists up to $limit memories about a user, in any
+	// status: the next batch of an erase.
 	cypherUserMemoryIDs = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
-RETURN m.id AS id`
+RETURN m.id AS id
+LIMIT $limit`
 
 	// cypherEraseOrphanEntities removes the entities among $ids that no memory
 	// mentions any more; an entity another memory still names stays.
@@ -49,9 +71,9 @@ DETACH DELETE s
 RETURN count(*) AS n`
 
 	// cypherEraseUserNode deletes the User node and counts it if it existed
-	// before the erase locked it.
+	// before the erase marked it.
 	cypherEraseUserNode = `MATCH (u:User {tenant: $tenant, id: $user_id})
-WITH u, u._erasing IS NULL AS existed
+WITH u, u._unseen IS NULL AS existed
 DETACH DELETE u
 RETURN count(CASE WHEN existed THEN 1 END) AS n`
 
@@ -63,12 +85,27 @@ WHERE NOT EXISTS { (a)--() }
 DELETE a
 RETURN count(*) AS n`
 
-	// cypherUserTombstone records that a user was erased, under a hash of
-	// the user's id (memory.UserTombstoneID), with the highest fence of its
-	// erasures (memory.Fencer).
+	// cypherUserTombstone records that a user is being erased, under a hash
+	// of the user's id (memory.UserTombstoneID), with the highest fence of
+	// its erasures (memory.Fencer). erasing stays until the erase is
+	// complete (cypherUserTombstoneComplete): an audit can tell an erase cut
+	// short from a finished one.
 	cypherUserTombstone = `MERGE (t:Tombstone {tenant: $tenant, id: $id})
-SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.kind = 'user',
+SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.kind = 'user', t.erasing = true,
   t.fence = CASE WHEN t.fence IS NULL OR t.fence < $fence THEN $fence ELSE t.fence END`
+
+	// cypherUserTombstoneComplete marks a user's tombstone as the record of
+	// a finished erase.
+	cypherUserTombstoneComplete = `MATCH (t:Tombstone {tenant: $tenant, id: $id})
+REMOVE t.erasing`
+
+	// cypherNotErasing holds for the memory bound to m unless its user is
+	// being erased (cypherBeginUserErase): between the transactions of an
+	// erase the user is half erased, which no read may show. Shared
+	// knowledge is about no user and passes. It runs for every candidate
+	// row of a read, so it seeks the user through the (tenant, id)
+	// constraint: a third of the cost of walking the memory's edges to it.
+	cypherNotErasing = `NOT EXISTS { MATCH (eu:User {tenant: $tenant, id: m.user_id}) WHERE eu.erasing }`
 
 	// cypherTenantNodes returns every property of every node of a tenant: an
 	// audit that an erase left nothing behind. Embeddings are left out, they

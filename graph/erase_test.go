@@ -184,9 +184,10 @@ func TestQueuedWritesOfAnErasedUser(t *testing.T) {
 }
 
 // TestEraseWhileAQueuedWriteWaits: the write of a job accepted before an
-// erase reads no fence yet, then waits for the user's lock while the erase
-// holds it. When the erase commits, the write must not land: it rolls back
-// (and, retried, is refused), so the graph holds nothing of the user.
+// erase reads no fence yet, then waits for the user's lock while the erase's
+// first transaction holds it. When that commits, the write must not land: it
+// rolls back (and, retried, is refused), so once the erase is done the graph
+// holds nothing of the user.
 func TestEraseWhileAQueuedWriteWaits(t *testing.T) {
 	s := testStore(t)
 	tenant := testenv.Tenant(t)
@@ -194,16 +195,16 @@ func TestEraseWhileAQueuedWriteWaits(t *testing.T) {
 	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{seed}); err != nil {
 		t.Fatal(err)
 	}
-	// The erase does its work and holds the user's lock until the test
-	// lets it commit.
+	// The erase begins and holds the user's lock until the test lets it
+	// commit.
 	ctx := testCtx(t)
 	sess := testenv.Neo4j(t).NewSession(ctx, neo4j.SessionConfig{DatabaseName: testenv.Neo4jDatabase()})
 	defer sess.Close(ctx)
 	locked, commit, erased := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	ts := memory.Tombstone{At: time.Now(), By: "admin:root", Reason: "user erased", UserRef: memory.UserTombstoneID(tenant, "u1"), Fence: 100}
 	go func() {
 		_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-			_, err := eraseUser(ctx, tx, tenant, "u1", memory.Tombstone{At: time.Now(), By: "admin:root", Reason: "user erased",
-				UserRef: memory.UserTombstoneID(tenant, "u1"), Fence: 100})
+			err := beginUserErase(ctx, tx, tenant, "u1", ts)
 			if err == nil {
 				close(locked)
 				<-commit
@@ -225,7 +226,7 @@ func TestEraseWhileAQueuedWriteWaits(t *testing.T) {
 		_, err := s.WriteEvents(ctx, []memory.Memory{late})
 		wrote <- err
 	}()
-	time.Sleep(500 * time.Millisecond) // the write has read no fence and waits for the lock
+	waitBlocked(t, tenant) // the write has read no fence and waits for the lock
 	close(commit)
 	if err := <-erased; err != nil {
 		t.Fatalf("erase: %v", err)
@@ -238,6 +239,9 @@ func TestEraseWhileAQueuedWriteWaits(t *testing.T) {
 	if err != nil || len(ws) != 1 || ws[0].Outcome != memory.OutcomeErased {
 		t.Fatalf("retried write = %+v, %v; want outcome erased", ws, err)
 	}
+	if got, err := s.EraseUser(ctx, tenant, "u1", ts); err != nil || got != (memory.GraphErased{Memories: 1, Users: 1}) {
+		t.Fatalf("the rest of the erase = %+v, %v; want the seed memory and the user", got, err)
+	}
 	nodes, err := s.TenantNodes(ctx, tenant)
 	if err != nil {
 		t.Fatal(err)
@@ -247,4 +251,18 @@ func TestEraseWhileAQueuedWriteWaits(t *testing.T) {
 			t.Errorf("left behind: %v %v", n.Labels, n.Props)
 		}
 	}
+}
+
+// waitBlocked waits until a transaction of tenant waits for a lock.
+func waitBlocked(t *testing.T, tenant string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		rows := query(t, `SHOW TRANSACTIONS YIELD status, parameters
+WHERE status STARTS WITH 'Blocked' AND parameters.tenant = $tenant
+RETURN count(*) AS n`, map[string]any{"tenant": tenant})
+		if rows[0]["n"].(int64) > 0 {
+			return
+		}
+	}
+	t.Fatal("no transaction of the tenant waits for a lock")
 }

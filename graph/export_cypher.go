@@ -6,6 +6,7 @@ const (
 	// cypherExportMemories lists every memory about a user in every status,
 	// oldest first, without embeddings (numbers derived from the content).
 	cypherExportMemories = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
+WHERE ` + cypherNotErasing + `
 RETURN ` + memoryProjectionLean + `
 ORDER BY m.created_at, m.id`
 

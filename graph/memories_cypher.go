@@ -60,11 +60,13 @@ const reasonUpdate = "update"
 // Reading memories.
 const (
 	cypherGetMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
+WHERE ` + cypherNotErasing + `
 RETURN ` + memoryProjection
 
 	// cypherHistory walks SUPERSEDES both ways from id: the chain is the
 	// connected component, newest version first.
 	cypherHistory = `MATCH (:Memory {tenant: $tenant, id: $id})-[:SUPERSEDES*0..]-(m:Memory {tenant: $tenant})
+WHERE ` + cypherNotErasing + `
 WITH DISTINCT m
 ORDER BY m.version DESC, m.created_at DESC, m.id DESC
 RETURN ` + memoryProjection

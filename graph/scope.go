@@ -8,7 +8,19 @@ import (
 )
 
 // scopePredicate turns a policy scope into a Cypher predicate over the memory
-// bound to m, with its values as parameters. The predicate is an OR over the
+// bound to m, with its values as parameters: policyPredicate, and the
+// memory's user is not being erased (cypherNotErasing), so that a reader
+// never sees a user half erased. The query must bind $tenant.
+func scopePredicate(s memory.Scope) (string, map[string]any) {
+	pred, params := policyPredicate(s)
+	if pred == "false" {
+		return pred, params
+	}
+	return "(" + pred + " AND " + cypherNotErasing + ")", params
+}
+
+// policyPredicate turns a policy scope into a Cypher predicate over the
+// memory bound to m, with its values as parameters. The predicate is an OR over the
 // clauses, each an AND of its non-empty fields; a clause with no fields
 // matches every memory of the tenant. Parameter names are cN_field, so the
 // result can be merged with other parameters that do not start with "c".
@@ -19,7 +31,7 @@ import (
 //
 // A scope with a Filter compiled from the policy is that filter's predicate
 // (see filterPredicate) and its clauses are ignored.
-func scopePredicate(s memory.Scope) (string, map[string]any) {
+func policyPredicate(s memory.Scope) (string, map[string]any) {
 	if s.Filter != nil {
 		return filterPredicate(*s.Filter)
 	}

@@ -10,7 +10,7 @@ import (
 	"mneme/memory"
 )
 
-func TestScopePredicate(t *testing.T) {
+func TestPolicyPredicate(t *testing.T) {
 	tests := []struct {
 		name   string
 		scope  memory.Scope
@@ -76,7 +76,7 @@ func TestScopePredicate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, params := scopePredicate(tc.scope)
+			got, params := policyPredicate(tc.scope)
 			if got != tc.want {
 				t.Errorf("predicate\n got %s\nwant %s", got, tc.want)
 			}
@@ -84,6 +84,23 @@ func TestScopePredicate(t *testing.T) {
 				t.Errorf("params (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestScopePredicate: every read's predicate is the policy's and leaves out
+// the users being erased; an empty scope still matches nothing.
+func TestScopePredicate(t *testing.T) {
+	if got, _ := scopePredicate(memory.Scope{Tenant: "t"}); got != "false" {
+		t.Errorf("empty scope: %s, want false", got)
+	}
+	scope := memory.Scope{Tenant: "t", Clauses: []memory.Clause{{UserID: "u1"}}}
+	pol, _ := policyPredicate(scope)
+	got, params := scopePredicate(scope)
+	if want := "(" + pol + " AND " + cypherNotErasing + ")"; got != want {
+		t.Errorf("predicate\n got %s\nwant %s", got, want)
+	}
+	if d := cmp.Diff(map[string]any{"c0_user": "u1"}, params); d != "" {
+		t.Errorf("params (-want +got):\n%s", d)
 	}
 }
 

@@ -34,6 +34,9 @@ type Options struct {
 	// Now is the clock for the few times the store sets itself (tombstones);
 	// default time.Now.
 	Now func() time.Time
+	// EraseBatch is how many memories EraseUser deletes per transaction;
+	// default DefaultEraseBatch.
+	EraseBatch int
 }
 
 // DefaultTimeout bounds a store call when neither ctx nor Options say more.
@@ -46,6 +49,8 @@ type Store struct {
 	tx     *neo.Runner
 	now    func() time.Time
 	owned  bool // Close closes the driver only when Open created it
+	// eraseBatch is Options.EraseBatch.
+	eraseBatch int
 }
 
 // Open connects to Neo4j and verifies connectivity. The returned Store owns
@@ -86,8 +91,11 @@ func New(driver neo4j.DriverWithContext, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.EraseBatch <= 0 {
+		opts.EraseBatch = DefaultEraseBatch
+	}
 	return &Store{
-		driver: driver, db: opts.Database, now: opts.Now,
+		driver: driver, db: opts.Database, now: opts.Now, eraseBatch: opts.EraseBatch,
 		tx: neo.NewRunner(driver, opts.Database, opts.Timeout),
 	}
 }

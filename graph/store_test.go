@@ -36,7 +36,7 @@ var schemaOnce struct {
 }
 
 // testStore returns a store on the test Neo4j with the schema in place.
-func testStore(t *testing.T) *Store {
+func testStore(t testing.TB) *Store {
 	t.Helper()
 	s := New(testenv.Neo4j(t), Options{Database: testenv.Neo4jDatabase()})
 	schemaOnce.Do(func() {

@@ -20,7 +20,11 @@ type Forgetter interface {
 	EraseMemories(ctx context.Context, tenant string, ids []string, t Tombstone) (GraphErased, error)
 	// EraseUser deletes every memory about userID (every version and status),
 	// the entities and sessions that only they linked to, and the User node,
-	// and leaves content-free tombstones. A second call finds nothing.
+	// and leaves content-free tombstones. It may take several transactions:
+	// from the first on, the user's memories are unreadable and writes
+	// about the user fail with ErrUnavailable until the erase is over; an
+	// erase cut short stays so, and a second call finishes it, counting
+	// what was left. After a finished erase a second call finds nothing.
 	EraseUser(ctx context.Context, tenant, userID string, t Tombstone) (GraphErased, error)
 }
 
