@@ -49,7 +49,7 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 	ctx, cancel := withTimeout(r.Context())
 	defer cancel()
 	d := overviewData{Types: memory.Types, States: memory.Statuses}
-	counts, err := p.census.Count(ctx, c.Principal)
+	counts, err := timed(ctx, "census", func() ([]Count, error) { return p.census.Count(ctx, c.Principal) })
 	if err != nil {
 		return err
 	}
@@ -69,17 +69,21 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 		d.Users = append(d.Users, *u)
 	}
 	slices.SortFunc(d.Users, func(a, b userCounts) int { return strings.Compare(a.User, b.User) })
-	st, err := p.admin.PolicyStatus(ctx, c.Principal)
+	st, err := timed(ctx, "policy", func() (policyadmin.PolicyState, error) { return p.admin.PolicyStatus(ctx, c.Principal) })
 	if err != nil {
 		return err
 	}
 	d.Policy = st
 	if p.metrics != nil {
 		d.HasFigs = true
+		t0 := time.Now()
 		h := p.metrics.History(c.Tenant)
 		d.Hour, d.Day = h.Figures(time.Hour), h.Figures(24*time.Hour)
 		d.Series = series(h.Points(24 * time.Hour))
+		record(ctx, "history", time.Since(t0))
+		t0 = time.Now()
 		q, ok, err := p.metrics.Queue(ctx)
+		record(ctx, "queue", time.Since(t0))
 		d.Queue, d.QueueOK = q, ok && err == nil
 	}
 	return p.page(w, r, c, "overview", "Overview", d)
@@ -164,7 +168,7 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 	if req.To, err = day(f.To, "to"); err != nil {
 		return err
 	}
-	page, err := p.svc.List(ctx, c.Principal, req)
+	page, err := timed(ctx, "list", func() (memory.Page, error) { return p.svc.List(ctx, c.Principal, req) })
 	if err != nil {
 		return err
 	}
