@@ -87,7 +87,7 @@ func TestFilterPredicate(t *testing.T) {
 func TestFilterScopeQueries(t *testing.T) {
 	f := memory.Filter{Op: memory.FilterAnd, Args: []memory.Filter{eq("agent_id", "a1"), eq("sensitivity", "public")}}
 	scope := memory.Scope{Tenant: "t1", Clauses: []memory.Clause{{UserID: "ignored"}}, Filter: &f}
-	list, listParams := listQuery(scope, memory.ListQuery{UserID: "u1"})
+	list := listQuery(scope, memory.ListQuery{UserID: "u1", Text: "hello world"})
 	vector, vectorParams := recallVectorQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}})
 	text, textParams := recallFullTextQuery(scope, memory.SearchQuery{UserID: "u1"}, "hello")
 	index, indexParams := recallVectorIndexQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}}, 100)
@@ -96,7 +96,7 @@ func TestFilterScopeQueries(t *testing.T) {
 		name   string
 		cypher string
 		params map[string]any
-	}{{"list", list, listParams}, {"vector", vector, vectorParams}, {"full text", text, textParams},
+	}{{"list", list.joined(), list.params}, {"vector", vector, vectorParams}, {"full text", text, textParams},
 		{"vector index", index, indexParams}, {"expand", expand, expandParams}} {
 		t.Run(tc.name, func(t *testing.T) {
 			if problems := tenantProblems(tc.cypher); len(problems) > 0 {

@@ -49,3 +49,97 @@ func fullTextQuery(text string) string {
 	}
 	return strings.Join(words, " ")
 }
+
+// The listing's text filter is a case-insensitive substring of the content
+// (toLower(content) CONTAINS text). The full-text index cannot answer that
+// exactly, but it can name a superset: containsTerms lists Lucene clauses
+// on the content that every memory containing text satisfies, from what
+// the index's analyzer (Lucene's CJK analyzer: the standard tokenizer,
+// width folding, lower case, bigrams of Chinese characters, English stop
+// words) must have made of the same characters in the content.
+//
+//   - A run of ASCII letters and digits is never split by the tokenizer,
+//     so it lies inside one indexed term. Where the run meets white space
+//     or ASCII punctuation that always ends a word, the term ends too;
+//     elsewhere (an end of the text, a letter of another script, or ' . :
+//     ; , _ " which may join words) the term may go on. A run ended on
+//     both sides is a whole term; a run ended on its left only starts one
+//     (a prefix query). A term that may go on leftwards names no clause: a
+//     query with a leading wildcard reads the whole dictionary. Nor do stop
+//     words, which the index leaves out, and runs a stop word could be the
+//     term of, nor prefixes shorter than minPrefixRunes, which would expand
+//     into too many terms.
+//   - Two Chinese characters side by side are a bigram of the index
+//     wherever they stand.
+//
+// Every clause left out only widens the superset; none at all means the
+// index cannot help.
+func containsTerms(text string) []string {
+	var clauses []string
+	seen := map[string]bool{}
+	add := func(c string) {
+		if !seen[c] && len(clauses) < maxContainsTerms {
+			seen[c] = true
+			clauses = append(clauses, c)
+		}
+	}
+	rs := []rune(strings.ToLower(text))
+	for i := 0; i < len(rs); {
+		switch {
+		case isASCIIAlnum(rs[i]):
+			j := i
+			for j < len(rs) && isASCIIAlnum(rs[j]) {
+				j++
+			}
+			run := string(rs[i:j])
+			if i > 0 && endsWord(rs[i-1]) {
+				switch {
+				case j < len(rs) && endsWord(rs[j]):
+					if !stopWord(run, func(w, run string) bool { return w == run }) {
+						add("content:" + run)
+					}
+				case j-i >= minPrefixRunes && !stopWord(run, strings.HasPrefix):
+					add("content:" + run + "*")
+				}
+			}
+			i = j
+		case unicode.Is(unicode.Han, rs[i]) && i+1 < len(rs) && unicode.Is(unicode.Han, rs[i+1]):
+			add("content:" + string(rs[i:i+2]))
+			i++
+		default:
+			i++
+		}
+	}
+	return clauses
+}
+
+// Bounds of containsTerms: how many clauses, and the shortest run a prefix
+// query is made of.
+const (
+	maxContainsTerms = 16
+	minPrefixRunes   = 3
+)
+
+// stopWords are the English stop words of Lucene's CJK analyzer, which the
+// full-text index leaves out (db.index.fulltext.listAvailableAnalyzers).
+var stopWords = strings.Fields("a and are as at be but by for if in into is it no not of on or s such t that the their then there these they this to was will with www")
+
+// stopWord reports whether some stop word w has match(w, run).
+func stopWord(run string, match func(w, run string) bool) bool {
+	for _, w := range stopWords {
+		if match(w, run) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCIIAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+}
+
+// endsWord: white space, and ASCII punctuation that never joins the letters
+// or digits around it into one word (only ' . : ; , _ and " may).
+func endsWord(r rune) bool {
+	return unicode.IsSpace(r) || r < 0x80 && strings.ContainsRune("!#$%&()*+-/<=>?@[\\]^`{|}~", r)
+}

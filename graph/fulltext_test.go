@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,49 @@ func TestFullTextQueryEscapesEverySpecial(t *testing.T) {
 		if want := `a\` + string(r) + "b"; got != want {
 			t.Errorf("%q: got %q, want %q", r, got, want)
 		}
+	}
+}
+
+// containsTerms names only what the index must hold for content that
+// contains the text: whole words where the text ends them, prefixes where
+// it ends them on the left only, Chinese bigrams, never a stop word.
+func TestContainsTerms(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"one word: it may be inside a longer one", "order", nil},
+		{"whole words between spaces", "note 5042 about", []string{"content:5042", "content:about*"}},
+		{"a number after #", "order #700007.", []string{"content:700007*"}},
+		{"ended by punctuation that never joins", "(urgent) x-ray", []string{"content:urgent", "content:x", "content:ray*"}},
+		{"apostrophe and dot may join", "x alice's v12.5 y", []string{"content:alice*", "content:v12*"}},
+		{"underscore and colon may join", "x snake_case key:value y", []string{"content:snake*", "content:key*"}},
+		{"any case", "x ORDER Now", []string{"content:order", "content:now*"}},
+		{"stop words are not in the index", "x the order of things", []string{"content:order", "content:things*"}},
+		{"a prefix a stop word may complete", "x the", nil},
+		{"a short prefix", "x ab", nil},
+		{"chinese bigrams", "我的预算", []string{"content:我的", "content:的预", "content:预算"}},
+		{"a lone chinese character", "x 预 y", nil},
+		{"chinese and english", "会员 level 3 gold", []string{"content:会员", "content:level", "content:3", "content:gold*"}},
+		{"a letter of another script may go on a word", "x café crème y", []string{"content:caf*"}},
+		{"full-width letters are another script", "x ＡＢＣ y", nil},
+		{"lucene syntax is no term", `x *:* y`, nil},
+		{"repeats once", "x go go go go", []string{"content:go"}},
+		{"empty", "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := containsTerms(tc.in)
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("containsTerms(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	var long []string
+	for i := range 40 {
+		long = append(long, fmt.Sprintf("w%d", i))
+	}
+	if got := containsTerms("x " + strings.Join(long, " ")); len(got) != maxContainsTerms {
+		t.Errorf("%d clauses, want at most %d", len(got), maxContainsTerms)
 	}
 }

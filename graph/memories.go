@@ -57,12 +57,16 @@ func (s *Store) ListMemories(ctx context.Context, scope memory.Scope, q memory.L
 	if scope.Empty() || scope.Tenant == "" {
 		return nil, nil
 	}
-	cypher, params := listQuery(scope, q)
+	l := listQuery(scope, q)
 	var out []memory.Memory
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		out, err = readAll(ctx, tx, cypher, params, memoryOf)
-		return err
+		for _, cypher := range l.queries {
+			var err error
+			if out, err = readAll(ctx, tx, cypher, l.params, memoryOf); err != nil || len(out) == l.limit {
+				return err
+			}
+		}
+		return nil
 	})
 	return out, err
 }

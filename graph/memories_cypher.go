@@ -81,14 +81,32 @@ RETURN ` + memoryProjection
 
 	// One user's listing walks an index in its order and stops at the
 	// limit, instead of sorting every memory of the user: the (tenant,
-	// user, created_at) index, or with a type filter the (tenant, user,
-	// type, created_at) one. Ordering by every property of the index, the
+	// user, created_at) index, with a status filter the (tenant, user,
+	// status, created_at) one, with a type filter the (tenant, user, type,
+	// created_at) one. Ordering by every property of the index, the
 	// leading ones fixed by equality, is what lets the planner read it in
-	// order; the id breaks ties of created_at in a partial sort.
-	cypherListUserMatch      = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, created_at) WHERE m.created_at IS NOT NULL AND `
-	cypherListUserTypeMatch  = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, type, created_at) WHERE m.created_at IS NOT NULL AND `
-	cypherListUserReturn     = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.created_at DESC, m.id DESC LIMIT $limit RETURN ` + memoryProjectionLean
-	cypherListUserTypeReturn = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.type DESC, m.created_at DESC, m.id DESC LIMIT $limit RETURN ` + memoryProjectionLean
+	// order; the id breaks ties of created_at in a partial sort. A status
+	// is chosen over a type: the rare statuses are the filters that would
+	// otherwise read the user's every memory to fill a page.
+	cypherListUserMatch        = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, created_at) WHERE m.created_at IS NOT NULL AND `
+	cypherListUserStatusMatch  = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, status, created_at) WHERE m.created_at IS NOT NULL AND `
+	cypherListUserTypeMatch    = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, type, created_at) WHERE m.created_at IS NOT NULL AND `
+	cypherListUserOrder        = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.created_at DESC, m.id DESC`
+	cypherListUserStatusOrder  = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.status DESC, m.created_at DESC, m.id DESC`
+	cypherListUserTypeOrder    = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.type DESC, m.created_at DESC, m.id DESC`
+	cypherListUserReturn       = ` LIMIT $limit RETURN ` + memoryProjectionLean
+	cypherListUserWindowReturn = ` LIMIT $window WHERE toLower(m.content) CONTAINS $text WITH m LIMIT $limit RETURN ` + memoryProjectionLean
+
+	// A user's text search first reads the newest listWindow memories of
+	// the index in order (a common word fills the page there); when they do
+	// not fill it, the full-text index names the memories that may contain
+	// the text (containsTerms) inside the user's partition, and those are
+	// filtered and sorted. The partition and user are checked again on each
+	// node, as recall does.
+	cypherListFullText = `CALL db.index.fulltext.queryNodes('` + indexFullTextPartition + `', $query) YIELD node
+WHERE node.tenant = $tenant
+WITH node AS m WHERE `
+	cypherListFullTextReturn = ` RETURN ` + memoryProjectionLean + ` ORDER BY m.created_at DESC, m.id DESC LIMIT $limit`
 
 	// cypherVectorIndexSearch is the bare approximate nearest-neighbour query,
 	// kept as a baseline for benchmarks. The index spans every tenant; hits of
@@ -116,12 +134,25 @@ WHERE e.id IN $ids AND NOT EXISTS { (e)<-[:MENTIONS]-() }
 DETACH DELETE e`
 )
 
-// listQuery builds the listing query: the tenant's memories, the scope
+// listing is how ListMemories answers a query: the first of its queries
+// that fills the page, or the last.
+type listing struct {
+	queries []string
+	params  map[string]any
+	limit   int
+}
+
+// listWindow is how many of a user's newest memories a text search reads
+// in order before it asks the full-text index.
+const listWindow = 1000
+
+// listQuery builds the listing: the tenant's memories, the scope
 // predicate, then one condition per non-empty filter of q.
-func listQuery(scope memory.Scope, q memory.ListQuery) (string, map[string]any) {
+func listQuery(scope memory.Scope, q memory.ListQuery) listing {
 	pred, params := scopePredicate(scope)
 	params["tenant"] = scope.Tenant
-	params["limit"] = clampLimit(q.Limit, defaultListLimit, maxListLimit)
+	limit := clampLimit(q.Limit, defaultListLimit, maxListLimit)
+	params["limit"] = limit
 	conds := []string{pred}
 	add := func(cond, name string, value any) {
 		conds = append(conds, cond)
@@ -148,9 +179,6 @@ func listQuery(scope memory.Scope, q memory.ListQuery) (string, map[string]any) 
 	if q.AgentID != "" {
 		add("m.agent_id = $agent_id", "agent_id", q.AgentID)
 	}
-	if q.Text != "" {
-		add("toLower(m.content) CONTAINS $text", "text", strings.ToLower(q.Text))
-	}
 	if q.Shared {
 		conds = append(conds, "m.user_id = '' AND coalesce(m.scope, 'user') <> 'user'")
 	}
@@ -159,12 +187,31 @@ func listQuery(scope memory.Scope, q memory.ListQuery) (string, map[string]any) 
 		add("m.created_at <= $after_at AND (m.created_at < $after_at OR m.id < $after_id)", "after_at", q.After.CreatedAt.UTC())
 		params["after_id"] = q.After.ID
 	}
-	where := strings.Join(conds, " AND ")
-	switch {
-	case q.UserID != "" && q.Type != "":
-		return cypherListUserTypeMatch + where + cypherListUserTypeReturn, params
-	case q.UserID != "":
-		return cypherListUserMatch + where + cypherListUserReturn, params
+	filtered := strings.Join(conds, " AND ")
+	if q.Text != "" {
+		add("toLower(m.content) CONTAINS $text", "text", strings.ToLower(q.Text))
 	}
-	return cypherListMatch + where + cypherListReturn, params
+	where := strings.Join(conds, " AND ")
+	if q.UserID == "" {
+		return listing{[]string{cypherListMatch + where + cypherListReturn}, params, limit}
+	}
+	match, order := cypherListUserMatch, cypherListUserOrder
+	switch {
+	case q.Status != "":
+		match, order = cypherListUserStatusMatch, cypherListUserStatusOrder
+	case q.Type != "":
+		match, order = cypherListUserTypeMatch, cypherListUserTypeOrder
+	}
+	scan := match + where + order + cypherListUserReturn
+	if q.Text == "" {
+		return listing{[]string{scan}, params, limit}
+	}
+	window := match + filtered + order + cypherListUserWindowReturn
+	params["window"] = listWindow
+	terms := containsTerms(q.Text)
+	if len(terms) == 0 {
+		return listing{[]string{window, scan}, params, limit}
+	}
+	params["query"] = `+partition:"` + escapePhrase(partitionOf(scope.Tenant, q.UserID)) + `" +` + strings.Join(terms, " +")
+	return listing{[]string{window, cypherListFullText + where + cypherListFullTextReturn}, params, limit}
 }

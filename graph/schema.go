@@ -22,7 +22,7 @@ const schemaTimeout = 5 * time.Minute
 var schema = []string{
 	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlGrantID, ddlAPIKeyID,
 	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx, ddlMemoryVector,
-	ddlMemoryUserCreatedIdx, ddlMemoryUserTypeCreatedIdx, ddlMemoryCensusIdx,
+	ddlMemoryUserCreatedIdx, ddlMemoryUserTypeCreatedIdx, ddlMemoryUserStatusCreatedIdx, ddlMemoryCensusIdx,
 	ddlMemoryFactTextIdx, ddlMemoryFactNumbersIdx,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,
 	ddlMemoryFullTextPartition,

@@ -126,10 +126,11 @@ func TestSensRank(t *testing.T) {
 func TestQueryBuilders(t *testing.T) {
 	scope := memory.Scope{Tenant: "t1", Clauses: []memory.Clause{{UserID: "u1"}, {AgentIDs: []string{"a"}}}}
 	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	list, listParams := listQuery(scope, memory.ListQuery{
+	list := listQuery(scope, memory.ListQuery{
 		UserID: "u1", Type: "semantic", Kind: "k", Status: "active", From: at, To: at.Add(time.Hour),
 		After: &memory.Cursor{CreatedAt: at, ID: "m1"}, Limit: 10000,
 	})
+	search := listQuery(scope, memory.ListQuery{UserID: "u1", Text: "Hello there, order 42 (urgent", After: &memory.Cursor{CreatedAt: at, ID: "m1"}})
 	filtered := memory.SearchQuery{
 		UserID: "u1", Embedding: []float32{1}, Types: []string{"", "episodic"}, Kinds: []string{"k"},
 		From: at, To: at.Add(time.Hour), SessionID: "s1", AsOf: at,
@@ -146,9 +147,13 @@ func TestQueryBuilders(t *testing.T) {
 		params map[string]any
 		check  map[string]any
 	}{
-		{"list", list, listParams, map[string]any{
+		{"list", list.joined(), list.params, map[string]any{
 			"tenant": "t1", "limit": maxListLimit, "user_id": "u1", "type": "semantic", "kind": "k",
 			"status": "active", "after_id": "m1",
+		}},
+		{"text search", search.joined(), search.params, map[string]any{
+			"tenant": "t1", "limit": defaultListLimit, "user_id": "u1", "window": listWindow, "text": "hello there, order 42 (urgent",
+			"query": `+partition:"t1/u1" +content:order +content:42 +content:urgent*`, "after_id": "m1",
 		}},
 		{"vector", vector, vectorParams, map[string]any{
 			"tenant": "t1", "user_id": "u1", "limit": defaultSearchLimit, "kinds": []string{"k"}, "in_session": "s1", "as_of": at,
@@ -175,7 +180,7 @@ func TestQueryBuilders(t *testing.T) {
 					t.Errorf("param %s is not used by the query", name)
 				}
 			}
-			for _, v := range []string{"u1", "t1", "hello", "semantic", "SO-1", "s1", "m1"} {
+			for _, v := range []string{"u1", "t1", "hello", "semantic", "SO-1", "s1", "m1", "42", "urgent"} {
 				if strings.Contains(tc.cypher, v) {
 					t.Errorf("value %q was spliced into the query text:\n%s", v, tc.cypher)
 				}
@@ -186,3 +191,6 @@ func TestQueryBuilders(t *testing.T) {
 		t.Errorf("types = %v, want [episodic]", got)
 	}
 }
+
+// joined is a listing's queries as one text, for the checks that read them.
+func (l listing) joined() string { return strings.Join(l.queries, "\n") }

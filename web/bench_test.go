@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +24,10 @@ const EnvBenchMemories = "MNEME_PANEL_BENCH_MEMORIES"
 
 // BenchmarkPanelPages renders each panel page for an admin of a tenant
 // holding many memories, half of them alice's, and reports the mean, median
-// and P95 milliseconds per page. The memories are stored without embeddings: the
+// and P95 milliseconds per page, and the median of each source the page
+// names in its Server-Timing header. Alice's pages include a text search
+// that one memory matches, and status filters that few or none match,
+// which an index must answer without reading her other memories. The memories are stored without embeddings: the
 // pages never search by vector, and the shared vector index stays small.
 // The tenant's users are erased when it ends.
 //
@@ -46,15 +53,18 @@ func BenchmarkPanelPages(b *testing.B) {
 	for i := 0; i < n; i += batch {
 		ms := make([]memory.Memory, 0, batch)
 		for j := i; j < min(i+batch, n); j++ {
-			user := "alice"
+			user, status := "alice", memory.StatusActive
 			if j%2 == 1 {
 				user = users[1+j%4/2]
+			}
+			if j%rareEvery == 0 {
+				status = memory.StatusSuperseded
 			}
 			at := base.Add(time.Duration(j) * time.Second)
 			ms = append(ms, memory.Memory{
 				ID: memory.NewID("mem"), Tenant: f.Tenant, UserID: user, AgentID: "support-bot",
 				Type: memory.Types[j%len(memory.Types)], Kind: "note", Content: fmt.Sprintf("Note %d about %s's order #%d.", j, user, j*7),
-				Status: memory.StatusActive, Sensitivity: memory.SensitivityInternal, Importance: 0.5, Confidence: 1,
+				Status: status, Sensitivity: memory.SensitivityInternal, Importance: 0.5, Confidence: 1,
 				ValidFrom: at, CreatedAt: at, UpdatedAt: at, Version: 1, EvidenceCount: 1,
 			})
 		}
@@ -73,9 +83,16 @@ func BenchmarkPanelPages(b *testing.B) {
 		b.Fatalf("sign-in = %d", p.status)
 	}
 	cl := br.c
-	for _, path := range []string{"/panel/overview", "/panel/users/alice", "/panel/users/alice?type=profile", "/panel/users/alice?type=episodic", "/panel/recalls?user=alice", "/panel/deletions", "/panel/policy"} {
+	pages := []string{
+		"/panel/overview", "/panel/users/alice", "/panel/users/alice?type=profile", "/panel/users/alice?type=episodic",
+		"/panel/users/alice?q=order", "/panel/users/alice?q=" + url.QueryEscape(fmt.Sprintf("note %d about", rareEvery+42)),
+		"/panel/users/alice?status=superseded", "/panel/users/alice?status=archived",
+		"/panel/recalls?user=alice", "/panel/deletions", "/panel/policy",
+	}
+	for _, path := range pages {
 		b.Run(path, func(b *testing.B) {
 			var took []time.Duration
+			sources := map[string][]float64{}
 			for b.Loop() {
 				t0 := time.Now()
 				resp, err := cl.Get(f.URL + path)
@@ -87,6 +104,9 @@ func BenchmarkPanelPages(b *testing.B) {
 					b.Fatalf("%s = %d", path, resp.StatusCode)
 				}
 				took = append(took, time.Since(t0))
+				for name, ms := range serverTimings(resp.Header.Get("Server-Timing")) {
+					sources[name] = append(sources[name], ms)
+				}
 			}
 			sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 			var sum time.Duration
@@ -96,6 +116,29 @@ func BenchmarkPanelPages(b *testing.B) {
 			b.ReportMetric(float64(sum.Microseconds())/float64(len(took))/1000, "ms/page")
 			b.ReportMetric(float64(took[(len(took)+1)/2-1].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(took[(len(took)*95+99)/100-1].Microseconds())/1000, "p95-ms")
+			for name, ms := range sources {
+				slices.Sort(ms)
+				b.ReportMetric(ms[(len(ms)+1)/2-1], name+"-p50-ms")
+			}
 		})
 	}
+}
+
+// rareEvery: one memory in so many is superseded, all of them alice's.
+const rareEvery = 5000
+
+// serverTimings reads a Server-Timing header: milliseconds by name.
+func serverTimings(h string) map[string]float64 {
+	out := map[string]float64{}
+	for _, part := range strings.Split(h, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		for _, p := range strings.Split(params, ";") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(p), "dur="); ok && name != "" {
+				if ms, err := strconv.ParseFloat(v, 64); err == nil {
+					out[name] = ms
+				}
+			}
+		}
+	}
+	return out
 }

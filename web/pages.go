@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
 	"mneme/memory"
 	"mneme/metrics"
 	"mneme/policyadmin"
@@ -41,7 +43,9 @@ type overviewData struct {
 }
 
 // overview counts every memory of the tenant the admin may read, by user,
-// type and status, in one query under the read policy.
+// type and status, in one query under the read policy, beside the policy's
+// revisions and this replica's figures. The sources are independent, so
+// they are read at once: the page takes as long as the slowest.
 func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error {
 	if err := adminOnly(c); err != nil {
 		return err
@@ -49,8 +53,33 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 	ctx, cancel := withTimeout(r.Context())
 	defer cancel()
 	d := overviewData{Types: memory.Types, States: memory.Statuses}
-	counts, err := p.census.Count(ctx, c.Principal)
-	if err != nil {
+	var counts []Count
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		counts, err = timed(gctx, "census", func() ([]Count, error) { return p.census.Count(gctx, c.Principal) })
+		return err
+	})
+	g.Go(func() (err error) {
+		d.Policy, err = timed(gctx, "policy", func() (policyadmin.PolicyState, error) { return p.admin.PolicyStatus(gctx, c.Principal) })
+		return err
+	})
+	if p.metrics != nil {
+		d.HasFigs = true
+		// A queue that cannot be read shows as not read; the page stands.
+		g.Go(func() error {
+			t0 := time.Now()
+			q, ok, err := p.metrics.Queue(gctx)
+			record(gctx, "queue", time.Since(t0))
+			d.Queue, d.QueueOK = q, ok && err == nil
+			return nil
+		})
+		t0 := time.Now()
+		h := p.metrics.History(c.Tenant)
+		d.Hour, d.Day = h.Figures(time.Hour), h.Figures(24*time.Hour)
+		d.Series = series(h.Points(24 * time.Hour))
+		record(ctx, "history", time.Since(t0))
+	}
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	byUser := map[string]*userCounts{}
@@ -69,19 +98,6 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 		d.Users = append(d.Users, *u)
 	}
 	slices.SortFunc(d.Users, func(a, b userCounts) int { return strings.Compare(a.User, b.User) })
-	st, err := p.admin.PolicyStatus(ctx, c.Principal)
-	if err != nil {
-		return err
-	}
-	d.Policy = st
-	if p.metrics != nil {
-		d.HasFigs = true
-		h := p.metrics.History(c.Tenant)
-		d.Hour, d.Day = h.Figures(time.Hour), h.Figures(24*time.Hour)
-		d.Series = series(h.Points(24 * time.Hour))
-		q, ok, err := p.metrics.Queue(ctx)
-		d.Queue, d.QueueOK = q, ok && err == nil
-	}
 	return p.page(w, r, c, "overview", "Overview", d)
 }
 
@@ -164,7 +180,7 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 	if req.To, err = day(f.To, "to"); err != nil {
 		return err
 	}
-	page, err := p.svc.List(ctx, c.Principal, req)
+	page, err := timed(ctx, "list", func() (memory.Page, error) { return p.svc.List(ctx, c.Principal, req) })
 	if err != nil {
 		return err
 	}

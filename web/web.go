@@ -247,14 +247,17 @@ func (p *Panel) who(r *http.Request) (caller, error) {
 	if err != nil {
 		return caller{}, err
 	}
-	pr, err := p.ident.Authenticate(r.Context(), s.Key)
+	pr, err := timed(r.Context(), "key", func() (memory.Principal, error) { return p.ident.Authenticate(r.Context(), s.Key) })
 	if err != nil {
 		return caller{}, err
 	}
 	if !mayUsePanel(pr) {
 		return caller{}, memory.ErrForbidden
 	}
-	if err := p.admin.Sync(r.Context(), pr.Tenant); err != nil {
+	t0 := time.Now()
+	err = p.admin.Sync(r.Context(), pr.Tenant)
+	record(r.Context(), "sync", time.Since(t0))
+	if err != nil {
 		return caller{}, err
 	}
 	return caller{Principal: pr, csrf: s.CSRF}, nil
@@ -270,6 +273,7 @@ func mayUsePanel(pr memory.Principal) bool {
 // the browser to sign in.
 func (p *Panel) authed(h pageFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		r = withTimings(r)
 		c, err := p.who(r)
 		if err != nil {
 			p.noSession(w, r, err)
@@ -345,10 +349,15 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, c *caller, err erro
 func (p *Panel) render(w http.ResponseWriter, r *http.Request, status int, page string, v view) {
 	var b strings.Builder
 	v.Path = r.URL.Path
+	t0 := time.Now()
 	if err := p.pages[page].ExecuteTemplate(&b, "base", v); err != nil {
 		p.log.ErrorContext(r.Context(), "panel template", "page", page, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
+	}
+	record(r.Context(), "render", time.Since(t0))
+	if st := serverTiming(r.Context()); st != "" {
+		w.Header().Set("Server-Timing", st)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)

@@ -141,6 +141,13 @@ func TestPanelSignInSessionsAndCSRF(t *testing.T) {
 	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
 		t.Errorf("CSP %q is not strict", csp)
 	}
+	// The page names the time of each source it read.
+	st := ov.header.Get("Server-Timing")
+	for _, source := range []string{"key", "sync", "census", "policy", "render"} {
+		if !strings.Contains(st, source+";dur=") {
+			t.Errorf("Server-Timing %q names no %s", st, source)
+		}
+	}
 	// A form without the session's token changes nothing.
 	id := write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice's office is in Shenzhen."})
 	if p := b.do(http.MethodPost, "/panel/memories/"+id+"/delete", url.Values{"csrf": {"forged"}}); p.status != http.StatusForbidden {

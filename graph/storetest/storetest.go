@@ -57,6 +57,7 @@ func Run(t *testing.T, h Harness) {
 		{"SupersedeWithinBatch", testSupersedeWithinBatch},
 		{"ReplaceMemory", testReplaceMemory},
 		{"ListFiltersAndCursor", testListFiltersAndCursor},
+		{"ListTextIsASubstring", testListTextIsASubstring},
 		{"ScopeFiltering", testScopeFiltering},
 		{"TenantIsolation", testTenantIsolation},
 		{"Delete", testDelete},
@@ -594,6 +595,90 @@ func testListFiltersAndCursor(t *testing.T, s Store, f *fixture) {
 		}
 		diff(t, "listed memory", newestFirst[0], got[0])
 	})
+}
+
+// A listing's text is a case-insensitive substring of the content, however
+// the store finds it: every memory whose content contains the text, in any
+// script, next to any punctuation, within words or across them, and none
+// other, newest first, in pages and with the other filters.
+func testListTextIsASubstring(t *testing.T, s Store, f *fixture) {
+	contents := []string{
+		"Note 5042 about alice's order #700007.",
+		"Note 15042 about bob's order #35.",
+		"The reorder of (urgent) x-ray films, ORDERED twice",
+		"snake_case key:value v12.5 and the rest",
+		"Café crème at the station; no sugar",
+		"我的预算是十万元，会员 level 3 gold",
+		"预算 was raised: budget 120000 CNY",
+		"They said then there these were the www pages",
+		"an e-mail to support@example.com about the refund",
+		"Ｆｕｌｌ-width ＡＢＣ letters and ｘｙｚ",
+	}
+	var all []memory.Memory
+	for i, c := range contents {
+		opts := []func(*memory.Memory){withType(memory.Types[i%len(memory.Types)])}
+		if i%3 == 2 {
+			opts = append(opts, withStatus(memory.StatusArchived))
+		}
+		all = append(all, f.mem("u1", c, opts...))
+	}
+	// The same contents about another user, who must never show.
+	for _, c := range contents {
+		all = append(all, f.mem("u2", c))
+	}
+	create(t, s, all...)
+	newestFirst := slices.Clone(all)
+	slices.Reverse(newestFirst)
+	texts := []string{
+		"order", "Order #7", "note 5042 about", "note 5042", "5042 about alice", "e 5042 a", "'s order", "s ord",
+		"reorder", "eorde", "(urgent) x-ray", "urgent) x", "x-ray films", "ray films, ORD",
+		"snake_case", "case key", "key:value v12", "v12.5 and the", "and the", "the rest", "the", "t",
+		"café", "crème at", "station; no", "我的预算", "预算", "预", "会员 level 3 gold", "level 3",
+		"budget 120000", "120000 cny", "they said", "then there these", "www pages", "e-mail",
+		"support@example.com about", "@example", "refund", "ＡＢＣ", "ｘｙｚ", "abc", "width", "nothing like this",
+	}
+	for _, text := range texts {
+		for _, q := range []memory.ListQuery{
+			{UserID: "u1", Text: text},
+			{UserID: "u1", Text: strings.ToUpper(text), Type: memory.TypeEpisodic},
+			{UserID: "u1", Text: text, Status: memory.StatusArchived},
+		} {
+			var want []string
+			for _, m := range newestFirst {
+				if m.UserID == q.UserID && strings.Contains(strings.ToLower(m.Content), strings.ToLower(q.Text)) &&
+					(q.Type == "" || m.Type == q.Type) && (q.Status == "" || m.Status == q.Status) {
+					want = append(want, m.ID)
+				}
+			}
+			got, err := s.ListMemories(ctx(t), f.all(), q)
+			if err != nil {
+				t.Fatalf("ListMemories(%+v): %v", q, err)
+			}
+			diff(t, fmt.Sprintf("text %q, type %q, status %q", q.Text, q.Type, q.Status), want, ids(got))
+		}
+	}
+	// Page by page, the first pages found in the newest memories.
+	var got []string
+	q := memory.ListQuery{UserID: "u1", Text: "E", Limit: 2}
+	for range 10 {
+		page, err := s.ListMemories(ctx(t), f.all(), q)
+		if err != nil {
+			t.Fatalf("ListMemories: %v", err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		got = append(got, ids(page)...)
+		last := page[len(page)-1]
+		q.After = &memory.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	var want []string
+	for _, m := range newestFirst {
+		if m.UserID == "u1" && strings.Contains(strings.ToLower(m.Content), "e") {
+			want = append(want, m.ID)
+		}
+	}
+	diff(t, "pages of a common letter", want, got)
 }
 
 func compareStrings(a, b string) int {
