@@ -109,6 +109,7 @@ func (s *Service) warmRecall(ctx context.Context, tenant, user string) error {
 			for _, q := range warmQueries {
 				if _, err := s.Recall(ctx, p, RecallRequest{UserID: user, Query: q, SessionID: "warmup-session"}); err != nil {
 					errs[i] = fmt.Errorf("warm-up recall as %s: %w", p.Kind, err)
+					return
 				}
 			}
 		})
