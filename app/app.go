@@ -363,7 +363,7 @@ func (a *App) WarmUp(ctx context.Context, log *slog.Logger) {
 	defer cancel()
 	start := time.Now()
 	if err := errors.Join(a.Service.WarmUp(ctx), a.Admin.WarmUp(ctx)); err != nil {
-		log.WarnContext(ctx, "warm-up failed; the first recalls and writes may be slow", "err", err)
+		log.WarnContext(ctx, "warm-up failed; the first recalls and writes may be slow", "ms", time.Since(start).Milliseconds(), "err", err)
 		return
 	}
 	log.InfoContext(ctx, "queries warmed up", "ms", time.Since(start).Milliseconds())

@@ -17,9 +17,12 @@ package graph
 
 // memoryProjection returns a memory as a map with its entities and the
 // versions it supersedes; decodeMemory reads it. Callers bind the memory to m.
-const memoryProjection = `m {.*, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name, .aliases}], ` +
-	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]} AS memory`
+const memoryProjection = `m {.*, ` + memoryProjectionLinks
 
 // memoryProjectionLean is memoryProjection without the embedding, for listings.
-const memoryProjectionLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name, .aliases}], ` +
+const memoryProjectionLean = `m {.*, embedding: null, ` + memoryProjectionLinks
+
+// memoryProjectionLinks ends the projections: the memory's entities and the
+// versions it supersedes.
+const memoryProjectionLinks = `entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name, .aliases}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]} AS memory`

@@ -232,7 +232,9 @@ func (s *Store) SearchVectorIndex(ctx context.Context, tenant string, vec []floa
 	return s.search(ctx, cypherVectorIndexSearch, map[string]any{"tenant": tenant, "vec": float64s(vec), "k": k})
 }
 
+// search runs a recall search, unsized: one plan for every request.
 func (s *Store) search(ctx context.Context, cypher string, params map[string]any) ([]memory.Hit, error) {
+	cypher, params = unsized(cypher, params)
 	var out []memory.Hit
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -15,9 +16,10 @@ var _ memory.SearchStore = (*Store)(nil)
 // PartitionSize counts the memories of one user in every status.
 func (s *Store) PartitionSize(ctx context.Context, tenant, userID string) (int, error) {
 	var n int64
+	cypher, params := unsized(cypherPartitionSize, map[string]any{"tenant": tenant, "user_id": userID})
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
-		n, err = count(ctx, tx, cypherPartitionSize, map[string]any{"tenant": tenant, "user_id": userID})
+		n, err = count(ctx, tx, cypher, params)
 		return err
 	})
 	return int(n), err
@@ -55,6 +57,7 @@ func (s *Store) Expand(ctx context.Context, scope memory.Scope, q memory.ExpandQ
 	if cypher == "" {
 		return nil, nil
 	}
+	cypher, params = unsized(cypher, params)
 	var out []memory.Expansion
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
@@ -82,11 +85,35 @@ func (s *Store) TouchMemories(ctx context.Context, tenant string, ids []string, 
 	if len(ids) == 0 {
 		return nil
 	}
+	cypher, params := unsized(cypherTouchMemories, touchParams(tenant, ids, at))
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		return exec(ctx, tx, cypherTouchMemories, touchParams(tenant, ids, at))
+		return exec(ctx, tx, cypher, params)
 	})
 	if err != nil {
 		return fmt.Errorf("touch memories: %w", err)
 	}
 	return nil
+}
+
+// unsizedArgs names the one parameter of an unsized query.
+const unsizedArgs = "args"
+
+var cypherParam = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+
+// unsized moves a query's parameters into one map parameter, $args, and
+// reads each as $args.name. Neo4j keys a cached plan by the query's text and
+// its parameters' types, and for a string or a list also by its length
+// rounded up to a power of ten: recall's questions, user ids, partition
+// lists and policy values would make one query a dozen plans to make, each
+// costing the request that meets it first hundreds of milliseconds. A map
+// has no size, so an unsized query is planned once. The rewrite touches
+// parameter names only; recall's queries hold no '$' in string literals.
+func unsized(cypher string, params map[string]any) (string, map[string]any) {
+	text := cypherParam.ReplaceAllStringFunc(cypher, func(p string) string {
+		if _, ok := params[p[1:]]; ok {
+			return "$" + unsizedArgs + "." + p[1:]
+		}
+		return p
+	})
+	return text, map[string]any{unsizedArgs: params}
 }

@@ -47,14 +47,17 @@ WHERE m.user_id IN $user_ids AND `
 	cypherRecallExact  = ` WITH m, 2 * vector.similarity.cosine(m.embedding, $vec) - 1 AS score`
 
 	// Graph expansion: the parts are joined by UNION inside one CALL, each
-	// returning (found, hop, via, path). Entities named in the question are
+	// returning (found, hop, via, path). Every expansion runs every part, so
+	// that it is one statement for Neo4j to plan; a part the request does
+	// not ask for walks an empty list ($named_users, $hop1_users,
+	// $hop2_users, $seeds, $sessions) and costs nothing. Entities named in the question are
 	// looked for among the entities the user's own memories mention, so the
 	// match never scans the tenant's whole entity set; they are found once,
 	// as the list named, before the parts. An entity matches when its name
 	// or an alias appears in the question: ASCII names as whole words of the
 	// padded, normalised question, other names anywhere in it.
 	cypherExpandNamed = `CALL {
-  UNWIND $user_ids AS uid
+  UNWIND $named_users AS uid
   MATCH (um:Memory {tenant: $tenant, user_id: uid})-[:MENTIONS]->(e:Entity {tenant: $tenant})
   USING INDEX um:Memory(tenant, user_id)
   WITH DISTINCT e
@@ -63,13 +66,14 @@ WHERE m.user_id IN $user_ids AND `
   WITH e LIMIT $named_limit
   RETURN collect(e) AS named
 }
+CALL (named) {
 `
 
 	// The hops walk from the user's memories to the named entities, never
 	// the other way: a named entity may be a hub of the whole tenant (a
 	// product every customer orders), whose mentions outnumber the user's
 	// memories a hundredfold. The index hint keeps the planner on that side.
-	cypherExpandNamedHop1 = `UNWIND $user_ids AS uid
+	cypherExpandNamedHop1 = `UNWIND $hop1_users AS uid
 MATCH (found:Memory {tenant: $tenant, user_id: uid})-[:MENTIONS]->(e)
 USING INDEX found:Memory(tenant, user_id)
 WHERE e IN named
@@ -77,7 +81,7 @@ RETURN found, 1 AS hop, 'entity' AS via, ['query', 'Entity:' + e.id, 'Memory:' +
 
 	// The second hop skips hub entities (a company every memory of the user
 	// mentions says nothing about the question).
-	cypherExpandNamedHop2 = `UNWIND $user_ids AS uid
+	cypherExpandNamedHop2 = `UNWIND $hop2_users AS uid
 MATCH (mid:Memory {tenant: $tenant, user_id: uid})-[:MENTIONS]->(e)
 USING INDEX mid:Memory(tenant, user_id)
 WHERE e IN named
@@ -90,15 +94,17 @@ RETURN found, 2 AS hop, 'entity' AS via,
   ['query', 'Entity:' + e.id, 'Memory:' + mid.id, 'Entity:' + e2.id, 'Memory:' + found.id] AS path`
 
 	// Entities of the first hits, one hop out.
-	cypherExpandSeeds = `MATCH (s:Memory {tenant: $tenant})-[:MENTIONS]->(e:Entity {tenant: $tenant})
-WHERE s.id IN $seeds AND s.user_id IN $user_ids AND COUNT { (e)<-[:MENTIONS]-() } <= $max_degree
+	cypherExpandSeeds = `UNWIND $seeds AS sid
+MATCH (s:Memory {tenant: $tenant, id: sid})-[:MENTIONS]->(e:Entity {tenant: $tenant})
+WHERE s.user_id IN $user_ids AND COUNT { (e)<-[:MENTIONS]-() } <= $max_degree
 WITH DISTINCT s, e LIMIT $fanout
 MATCH (e)<-[:MENTIONS]-(found:Memory {tenant: $tenant})
 WHERE NOT found.id IN $seeds AND found.user_id IN $user_ids
 RETURN found, 1 AS hop, 'hit' AS via, ['Memory:' + s.id, 'Entity:' + e.id, 'Memory:' + found.id] AS path`
 
-	cypherExpandSession = `MATCH (found:Memory {tenant: $tenant, user_id: $user_id})
-WHERE found.session_id = $session_id
+	cypherExpandSession = `UNWIND $sessions AS sid
+MATCH (found:Memory {tenant: $tenant, user_id: $user_id})
+WHERE found.session_id = sid
 RETURN found, 1 AS hop, 'session' AS via, ['Session:' + found.session_id, 'Memory:' + found.id] AS path`
 
 	// cypherExpandResolve follows a superseded memory to the current head of
@@ -123,13 +129,13 @@ RETURN `
 ORDER BY hop, m.updated_at DESC, m.id LIMIT $limit`
 
 	// A recall search is a candidate part, recallFilters and
-	// cypherSearchReturn (or its lean form; see searchReturn).
-	cypherSearchReturn = ` RETURN ` + memoryProjection + `, score ORDER BY score DESC, m.id LIMIT $limit`
+	// cypherSearchReturn.
+	cypherSearchReturn = ` RETURN ` + memoryProjectionAsked + `, score ORDER BY score DESC, m.id LIMIT $limit`
 
-	// cypherSearchReturnLean is cypherSearchReturn without embeddings:
-	// decoding them is most of a search's client time, and only MMR needs
-	// them.
-	cypherSearchReturnLean = ` RETURN ` + memoryProjectionLean + `, score ORDER BY score DESC, m.id LIMIT $limit`
+	// memoryProjectionAsked is memoryProjection with the embedding only
+	// when $embeddings: decoding embeddings is most of a search's client
+	// time, and only MMR and the neighbours of first hits need them.
+	memoryProjectionAsked = `m {.*, embedding: CASE WHEN $embeddings THEN m.embedding END, ` + memoryProjectionLinks
 
 	// cypherTouchMemories records that memories were recalled. It runs off
 	// the request path, after the answer has left.
@@ -140,62 +146,67 @@ SET m.access_count = coalesce(m.access_count, 0) + 1,
 RETURN count(m) AS touched`
 )
 
-// recallFilters returns the conditions every recall search shares: what was
-// true (active now, or valid at AsOf), the request's filters and the scope
-// predicate. params gets their values.
+// cypherRecallFilters are the conditions every recall search shares: what
+// was true (active now, or valid at $as_of), then the request's filters, each
+// off when its parameter is null. They are one text whatever the request
+// asks, so that Neo4j plans each search once: none of them picks an index
+// (the searches seek the user's partition, the vector or the full-text
+// index first), so a filter that is off costs a null test per memory.
+const cypherRecallFilters = `(CASE WHEN $as_of IS NULL
+  THEN m.status = 'active' AND (m.valid_to IS NULL OR m.valid_to > $now)
+  ELSE m.status IN ['active', 'superseded'] AND m.created_at <= $as_of AND m.valid_from <= $as_of
+    AND (m.valid_to IS NULL OR m.valid_to > $as_of) END)
+AND ($types IS NULL OR m.type IN $types) AND ($kinds IS NULL OR m.kind IN $kinds)
+AND ($from IS NULL OR m.created_at >= $from) AND ($to IS NULL OR m.created_at < $to)
+AND ($in_session IS NULL OR m.session_id = $in_session)
+AND ($slot_keys IS NULL OR m.key IN $slot_keys OR m.kind IN $slot_kinds OR m.type IN $slot_types)
+AND `
+
+// recallFilters returns cypherRecallFilters and the scope predicate, with
+// their values in params: the request's filters, the scope's, the tenant,
+// the user's partitions (user_ids) and the limit.
 func recallFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
 	pred, params := scopePredicate(scope)
 	params["tenant"] = scope.Tenant
-	params["user_id"] = q.UserID
 	params["user_ids"] = partitionsOf(q)
 	params["limit"] = clampLimit(q.Limit, defaultSearchLimit, maxSearchLimit)
-	var conds []string
-	add := func(cond, name string, value any) {
-		conds = append(conds, cond)
-		params[name] = value
+	params["embeddings"] = q.Embeddings
+	// A temporary memory is no longer recalled once its validity ends.
+	now := q.Now
+	if now.IsZero() {
+		now = time.Now()
 	}
-	if q.AsOf.IsZero() {
-		// A temporary memory is no longer recalled once its validity ends.
-		now := q.Now
-		if now.IsZero() {
-			now = time.Now()
+	params["now"] = now.UTC()
+	// Untyped nil: the driver sends null, which turns the filter off.
+	orNull := func(name string, on bool, v any) {
+		params[name] = nil
+		if on {
+			params[name] = v
 		}
-		add("m.status = 'active' AND (m.valid_to IS NULL OR m.valid_to > $now)", "now", now.UTC())
-	} else {
-		// What was true then: a version created by then whose validity
-		// covers the moment, whether or not a later one replaced it since.
-		add("m.status IN ['active', 'superseded'] AND m.created_at <= $as_of AND m.valid_from <= $as_of "+
-			"AND (m.valid_to IS NULL OR m.valid_to > $as_of)", "as_of", q.AsOf.UTC())
 	}
-	if types := withoutEmpty(q.Types); len(types) > 0 {
-		add("m.type IN $types", "types", types)
+	orNull("as_of", !q.AsOf.IsZero(), q.AsOf.UTC())
+	types, kinds := withoutEmpty(q.Types), withoutEmpty(q.Kinds)
+	orNull("types", len(types) > 0, types)
+	orNull("kinds", len(kinds) > 0, kinds)
+	orNull("from", !q.From.IsZero(), q.From.UTC())
+	orNull("to", !q.To.IsZero(), q.To.UTC())
+	orNull("in_session", q.SessionID != "", q.SessionID)
+	list := func(xs []string) []string { return append([]string{}, withoutEmpty(xs)...) }
+	sl := q.Slots
+	if sl == nil {
+		sl = &memory.Slots{}
 	}
-	if kinds := withoutEmpty(q.Kinds); len(kinds) > 0 {
-		add("m.kind IN $kinds", "kinds", kinds)
-	}
-	if !q.From.IsZero() {
-		add("m.created_at >= $from", "from", q.From.UTC())
-	}
-	if !q.To.IsZero() {
-		add("m.created_at < $to", "to", q.To.UTC())
-	}
-	if q.SessionID != "" {
-		add("m.session_id = $in_session", "in_session", q.SessionID)
-	}
-	if sl := q.Slots; sl != nil {
-		conds = append(conds, "(m.key IN $slot_keys OR m.kind IN $slot_kinds OR m.type IN $slot_types)")
-		list := func(xs []string) []string { return append([]string{}, withoutEmpty(xs)...) }
-		params["slot_keys"], params["slot_kinds"], params["slot_types"] = list(sl.Keys), list(sl.Kinds), list(sl.Types)
-	}
-	conds = append(conds, pred)
-	return strings.Join(conds, " AND "), params
+	orNull("slot_keys", q.Slots != nil, list(sl.Keys))
+	orNull("slot_kinds", q.Slots != nil, list(sl.Kinds))
+	orNull("slot_types", q.Slots != nil, list(sl.Types))
+	return cypherRecallFilters + pred, params
 }
 
 // recallVectorQuery builds the exact cosine search of one user's partition.
 func recallVectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
 	filters, params := recallFilters(scope, q)
 	params["vec"] = float64s(q.Embedding)
-	return cypherRecallVector + filters + cypherRecallExact + searchReturn(q), params
+	return cypherRecallVector + filters + cypherRecallExact + cypherSearchReturn, params
 }
 
 // recallVectorIndexQuery builds the vector-index search that fetches fetch
@@ -204,7 +215,7 @@ func recallVectorIndexQuery(scope memory.Scope, q memory.SearchQuery, fetch int)
 	filters, params := recallFilters(scope, q)
 	params["vec"] = float64s(q.Embedding)
 	params["fetch"] = fetch
-	return cypherRecallVectorIndex + filters + cypherRecallCosine + searchReturn(q), params
+	return cypherRecallVectorIndex + filters + cypherRecallCosine + cypherSearchReturn, params
 }
 
 // recallFullTextQuery builds the full-text search for the escaped words of
@@ -222,15 +233,7 @@ func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, words string)
 	}
 	params["query"] = `+` + partition + `^0 +content:(` + words + `)`
 	params["fetch"] = maxSearchLimit
-	return cypherRecallFullText + filters + searchReturn(q), params
-}
-
-// searchReturn is the RETURN of a search, with embeddings when q asks.
-func searchReturn(q memory.SearchQuery) string {
-	if q.Embeddings {
-		return cypherSearchReturn
-	}
-	return cypherSearchReturnLean
+	return cypherRecallFullText + filters + cypherSearchReturn, params
 }
 
 // partitionsOf lists the user ids a search reads: the user's, and with
@@ -260,43 +263,35 @@ const (
 )
 
 // expandQuery builds the graph expansion for the parts q asks for, or ""
-// when it asks for none.
+// when it asks for none. Its text is the same for every q that asks for
+// some (see cypherExpandNamed).
 func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]any) {
-	var parts []string
+	if q.Text == "" && len(q.Seeds) == 0 && q.SessionID == "" {
+		return "", nil
+	}
 	sq := q.Filters
 	sq.UserID, sq.Limit = q.UserID, q.Limit
 	filters, params := recallFilters(scope, sq)
+	params["user_id"] = q.UserID
+	users, none := partitionsOf(sq), []string{}
+	text, padded := normaliseForNames(q.Text)
+	params["text"], params["padded"], params["named_limit"] = text, padded, expandNamedLimit
+	params["named_users"], params["hop1_users"], params["hop2_users"] = none, none, none
 	if q.Text != "" {
-		text, padded := normaliseForNames(q.Text)
-		params["text"], params["padded"], params["named_limit"] = text, padded, expandNamedLimit
-		parts = append(parts, cypherExpandNamedHop1)
+		params["named_users"], params["hop1_users"] = users, users
 		if q.Hops >= 2 {
-			parts = append(parts, cypherExpandNamedHop2)
+			params["hop2_users"] = users
 		}
 	}
-	if len(q.Seeds) > 0 {
-		params["seeds"] = q.Seeds
-		parts = append(parts, cypherExpandSeeds)
-	}
+	params["seeds"] = append([]string{}, q.Seeds...)
+	params["sessions"] = none
 	if q.SessionID != "" {
-		params["session_id"] = q.SessionID
-		parts = append(parts, cypherExpandSession)
-	}
-	if len(parts) == 0 {
-		return "", nil
-	}
-	named, imports := "", "CALL {\n"
-	if q.Text != "" {
-		named, imports = cypherExpandNamed, "CALL (named) {\n"
+		params["sessions"] = []string{q.SessionID}
 	}
 	params["fanout"], params["max_degree"] = expandFanout, expandMaxDegree
 	params["resolve"] = q.Filters.AsOf.IsZero()
-	projection := memoryProjectionLean
-	if q.Filters.Embeddings {
-		projection = memoryProjection
-	}
-	return named + imports + strings.Join(parts, "\nUNION\n") + "\n}" + cypherExpandResolve + filters +
-		cypherExpandBest + projection + cypherExpandOrder, params
+	return cypherExpandNamed + strings.Join([]string{cypherExpandNamedHop1, cypherExpandNamedHop2, cypherExpandSeeds, cypherExpandSession}, "\nUNION\n") +
+		"\n}" + cypherExpandResolve + filters + cypherExpandBest + memoryProjectionAsked + cypherExpandOrder, params
 }
 
 // normaliseForNames lowercases a question for entity-name matching and

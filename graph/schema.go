@@ -43,7 +43,14 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 	if dim <= 0 {
 		return memory.Invalid("dim", "the embedding dimension must be positive")
 	}
+	existing, err := s.schemaNames(ctx)
+	if err != nil {
+		return fmt.Errorf("graph: reading the schema: %w", err)
+	}
 	for _, ddl := range schema {
+		if existing[ddlName(ddl)] {
+			continue
+		}
 		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
 			return exec(ctx, tx, ddl, map[string]any{"dim": dim})
 		})
@@ -62,13 +69,46 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 	if err := s.backfillFactSignatures(ctx); err != nil {
 		return err
 	}
-	err := s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+	err = s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
 		return exec(ctx, tx, ddlAwaitIndexes, map[string]any{"seconds": int(schemaTimeout / time.Second)})
 	})
 	if err != nil {
 		return fmt.Errorf("graph: waiting for indexes: %w", err)
 	}
 	return nil
+}
+
+// schemaNames returns the names of the database's indexes and constraints.
+// A replica starting against a database that has its schema runs none of
+// the DDL: each statement is a write transaction that takes the schema lock,
+// tens to hundreds of milliseconds of every start.
+func (s *Store) schemaNames(ctx context.Context) (map[string]bool, error) {
+	names := map[string]bool{}
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		for _, show := range []string{ddlShowIndexNames, ddlShowConstraintNames} {
+			got, err := readAll(ctx, tx, show, nil, column("name", str))
+			if err != nil {
+				return err
+			}
+			for _, n := range got {
+				names[n] = true
+			}
+		}
+		return nil
+	})
+	return names, err
+}
+
+// ddlName is the name a CREATE … IF NOT EXISTS statement gives its index or
+// constraint: the word before IF.
+func ddlName(ddl string) string {
+	f := strings.Fields(ddl)
+	for i := 1; i < len(f); i++ {
+		if f[i] == "IF" {
+			return f[i-1]
+		}
+	}
+	return ""
 }
 
 func (s *Store) checkVectorDimension(ctx context.Context, dim int) error {

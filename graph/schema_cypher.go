@@ -39,8 +39,12 @@ const (
 	// The dimension is a parameter: index OPTIONS accept parameters in Cypher 5.
 	ddlMemoryVector = "CREATE VECTOR INDEX " + indexVector + " IF NOT EXISTS FOR (n:Memory) ON (n.embedding) " +
 		"OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}}"
-	ddlShowIndex    = `SHOW INDEXES YIELD name, type, options WHERE name = $name RETURN type, options`
-	ddlAwaitIndexes = `CALL db.awaitIndexes($seconds)`
+	ddlShowIndex = `SHOW INDEXES YIELD name, type, options WHERE name = $name RETURN type, options`
+	// The names of every index and constraint, which EnsureSchema creates
+	// only when missing.
+	ddlShowIndexNames      = `SHOW INDEXES YIELD name`
+	ddlShowConstraintNames = `SHOW CONSTRAINTS YIELD name`
+	ddlAwaitIndexes        = `CALL db.awaitIndexes($seconds)`
 )
 
 // Index names.

@@ -20,9 +20,11 @@ var (
 	warmUsers   = []string{"warm-u", "warmup-user-0"}
 )
 
-// warmQuery names entities in ASCII and CJK and has words for full-text, so
-// that every part of a recall's queries runs; its length is a question's.
-const warmQuery = "warm up: order SO-100001 预热 Shanghai"
+// warmQueries are questions as users ask them, English and Chinese, with
+// and without named entities, so that every part of a recall's queries
+// runs. Each caller asks them in every warm tenant, more than ten recalls:
+// Neo4j compiles a query's expressions on its tenth use.
+var warmQueries = []string{"warm up: order SO-100001 预热 Shanghai", "What is my budget for warm-up?", "预热订单SO-100002发到哪里了？", "预热的采购预算是多少？"}
 
 // warmCallers are the kinds of caller whose read filters differ most in
 // shape, and so in the text of the queries Neo4j plans.
@@ -44,11 +46,14 @@ var warmCallers = []Principal{
 // callers time, never an answer.
 func (s *Service) WarmUp(ctx context.Context) error {
 	var errs []error
-	for _, tenant := range warmTenants {
-		for _, user := range warmUsers {
-			errs = append(errs, s.warmRecall(ctx, tenant, user))
-			errs = append(errs, s.warmGraph(ctx, tenant, user))
-			errs = append(errs, s.warmWrites(ctx, tenant, user))
+	// Recall first, in every warm tenant: when the store is slow enough for
+	// the warm-up to run out of time, the writes, which a queue absorbs,
+	// are the part left cold.
+	for _, warm := range []func(context.Context, string, string) error{s.warmRecall, s.warmGraph, s.warmWrites} {
+		for _, tenant := range warmTenants {
+			for _, user := range warmUsers {
+				errs = append(errs, warm(ctx, tenant, user))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -101,8 +106,11 @@ func (s *Service) warmRecall(ctx context.Context, tenant, user string) error {
 	for i, p := range warmCallers {
 		p.Tenant = tenant
 		wg.Go(func() {
-			if _, err := s.Recall(ctx, p, RecallRequest{UserID: user, Query: warmQuery, SessionID: "warmup-session"}); err != nil {
-				errs[i] = fmt.Errorf("warm-up recall as %s: %w", p.Kind, err)
+			for _, q := range warmQueries {
+				if _, err := s.Recall(ctx, p, RecallRequest{UserID: user, Query: q, SessionID: "warmup-session"}); err != nil {
+					errs[i] = fmt.Errorf("warm-up recall as %s: %w", p.Kind, err)
+					return
+				}
 			}
 		})
 	}
@@ -112,25 +120,21 @@ func (s *Service) warmRecall(ctx context.Context, tenant, user string) error {
 
 // warmGraph runs what a recall in an empty tenant does not reach.
 func (s *Service) warmGraph(ctx context.Context, tenant, user string) error {
-	var errs []error
-	if s.graphOn() {
-		p := warmCallers[0]
-		p.Tenant = tenant
-		scope, err := s.authz.ReadScope(ctx, p, user, s.now())
-		if err != nil {
-			return fmt.Errorf("warm-up read scope: %w", err)
-		}
-		q := SearchQuery{UserID: user, Limit: s.recall.Candidates}
-		if _, err := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: user, Seeds: []string{"warm-1", "warm-2", "warm-3"}, Filters: q, Limit: q.Limit}); err != nil {
-			errs = append(errs, fmt.Errorf("warm-up first-hit expansion: %w", err))
-		}
-		q.Embedding = make([]float32, max(s.embed.Dimension(), 1))
-		q.Embedding[0] = 1
-		if _, err := s.searchStore.SearchVectorApprox(ctx, scope, q, q.Limit*s.recall.IndexOverfetch); err != nil {
-			errs = append(errs, fmt.Errorf("warm-up vector index: %w", err))
-		}
+	if !s.graphOn() {
+		return nil
 	}
-	return errors.Join(errs...)
+	p := warmCallers[0]
+	p.Tenant = tenant
+	scope, err := s.authz.ReadScope(ctx, p, user, s.now())
+	if err != nil {
+		return fmt.Errorf("warm-up read scope: %w", err)
+	}
+	q := SearchQuery{UserID: user, Limit: s.recall.Candidates, Embeddings: true}
+	_, expandErr := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: user, Seeds: []string{"warm-1", "warm-2", "warm-3"}, Filters: q, Limit: q.Limit})
+	q.Embedding = make([]float32, max(s.embed.Dimension(), 1))
+	q.Embedding[0] = 1
+	_, indexErr := s.searchStore.SearchVectorApprox(ctx, scope, q, q.Limit*s.recall.IndexOverfetch)
+	return errors.Join(expandErr, indexErr)
 }
 
 // warmBatch builds n memories of p's tenant for warmWrites: pairs of an

@@ -35,6 +35,7 @@ def call(method, path, key, body=None, timeout=60):
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return r.status, json.loads(r.read() or b"null")
 
+load0 = os.getloadavg()
 tenant = "coldstart%d" % int(time.time())
 out = subprocess.run([MEMCTL, "tenant", "create", tenant], env=env, capture_output=True, text=True, check=True).stdout
 key = out.strip().split()[-1]
@@ -103,12 +104,14 @@ while len(qs) < N:
         seen.add(q); qs.append(("u%d" % u, q))
 
 p, ready2, first2, log2 = start()
+stages = []
 def run():
     lat = []
     for user, q in qs:
         t = time.monotonic()
         st, res = call("POST", "/v1/recall", key, {"user_id": user, "query": q})
         lat.append((time.monotonic() - t) * 1000)
+        stages.append((q, res["search"]["stages_ms"]))
     return lat
 try:
     cold = run()
@@ -118,12 +121,17 @@ finally:
 p95 = lambda xs: sorted(xs)[int(round(0.95 * len(xs))) - 1]
 wp95 = p95(warm)
 slow = [round(x) for x in cold if x > 2 * wp95]
-print("tenant %s; builtin embedder, dim 256" % tenant)
+print("tenant %s; builtin embedder, dim 256; load average %.1f/%.1f/%.1f at start, %.1f/%.1f/%.1f at end"
+      % ((tenant,) + load0 + os.getloadavg()))
 print("first start (tenant empty):   ready %.2f s, first recall %.2f s after exec" % (ready1, first1))
 print("restart (%d memories):        ready %.2f s, first recall %.2f s after exec" % (20 * 16, ready2, first2))
 print("first %d distinct questions after restart: P50 %.1f ms, P95 %.1f ms, max %.1f ms" % (N, statistics.median(cold), p95(cold), max(cold)))
 print("same %d again (warm):                      P50 %.1f ms, P95 %.1f ms, max %.1f ms" % (N, statistics.median(warm), wp95, max(warm)))
 print("cold answers over 2x warm P95 (%.1f ms): %d of %d %s" % (2 * wp95, len(slow), N, slow))
+for i, x in enumerate(cold):
+    if x > 2 * wp95:
+        q, st = stages[i]
+        print("  %.0f ms %r: %s" % (x, q, {k: v for k, v in st.items() if v >= 10}))
 for name in (log1, log2):
     for line in open(name):
         if "warmed up" in line or "listening" in line.lower():
