@@ -36,6 +36,7 @@ import (
 	"mneme/mcp"
 	"mneme/memory"
 	"mneme/metrics"
+	"mneme/partitions"
 	"mneme/policy"
 	"mneme/policyadmin"
 	"mneme/policysync"
@@ -234,6 +235,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Quota != nil {
 		quotaPort = a.Quota
 	}
+	// Recall picks its vector path by partition sizes, reused for a while
+	// rather than counted on every call.
+	sizes, err := partitions.New(partitions.Options{Counter: store})
+	if err != nil {
+		return nil, err
+	}
+	search := sizedSearch{SearchStore: store, sizes: sizes}
 	a.MemoryOptions = memory.Options{
 		// The graph's failures are counted, and each stage traced, as
 		// they pass.
@@ -241,7 +249,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Authz:  a.Tracing.Authorizer(a.Policy),
 		Embed:  a.Tracing.Embedder(a.Embed),
 		Logger: log,
-		Recall: recallCfg, Write: writeCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(store)), Recorder: a.Recorder,
+		Recall: recallCfg, Write: writeCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(search)), Recorder: a.Recorder,
 		Guard: a.Policy, Writes: a.Tracing.GraphWrites(a.Metrics.GraphWrites(store)), Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Metrics.Sweeper(a.Janitor),
 		Sessions: a.Sessions,
@@ -479,4 +487,14 @@ type userExports struct{ export *export.Service }
 
 func (e userExports) UserDocument(ctx context.Context, p memory.Principal, userID string) (any, error) {
 	return e.export.User(ctx, p, userID)
+}
+
+// sizedSearch is the graph's search with partition sizes from a cache.
+type sizedSearch struct {
+	memory.SearchStore
+	sizes *partitions.Sizes
+}
+
+func (s sizedSearch) PartitionSize(ctx context.Context, tenant, userID string) (int, error) {
+	return s.sizes.PartitionSize(ctx, tenant, userID)
 }

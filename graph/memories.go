@@ -190,13 +190,14 @@ func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string)
 
 // SearchVector returns the memories of q.UserID in scope that pass q's
 // filters (active ones unless q.AsOf), most similar to q.Embedding first, by
-// exact cosine similarity over the user's partition (score in [-1, 1]).
+// exact cosine similarity over the user's partition (score in [-1, 1]);
+// with q.Shared and no user, over the tenant's shared knowledge alone.
 // Memories without an embedding of the same dimension are skipped.
 func (s *Store) SearchVector(ctx context.Context, scope memory.Scope, q memory.SearchQuery) ([]memory.Hit, error) {
 	if scope.Empty() || scope.Tenant == "" || len(q.Embedding) == 0 {
 		return nil, nil
 	}
-	if q.UserID == "" {
+	if q.UserID == "" && !q.Shared {
 		return nil, memory.Invalid("user_id", "search needs a user")
 	}
 	cypher, params := recallVectorQuery(scope, q)

@@ -34,7 +34,7 @@ func (s *Store) SearchVectorApprox(ctx context.Context, scope memory.Scope, q me
 	if scope.Empty() || scope.Tenant == "" || len(q.Embedding) == 0 || fetch <= 0 {
 		return nil, nil
 	}
-	if q.UserID == "" {
+	if q.UserID == "" && !q.Shared {
 		return nil, memory.Invalid("user_id", "search needs a user")
 	}
 	cypher, params := recallVectorIndexQuery(scope, q, fetch)

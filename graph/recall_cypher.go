@@ -237,8 +237,12 @@ func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, words string)
 }
 
 // partitionsOf lists the user ids a search reads: the user's, and with
-// q.Shared also "", that of the knowledge shared in the tenant.
+// q.Shared also "", that of the knowledge shared in the tenant (alone when
+// q names no user).
 func partitionsOf(q memory.SearchQuery) []string {
+	if q.Shared && q.UserID == "" {
+		return []string{""}
+	}
 	if q.Shared {
 		return []string{q.UserID, ""}
 	}

@@ -13,9 +13,11 @@ import (
 type fakeSearch struct {
 	mu         sync.Mutex
 	partition  int
+	sizes      map[string]int // by user id, when set; "" is shared knowledge
 	sizeCalls  int
 	approx     func(fetch int) []Hit
 	fetches    []int
+	approxReqs []SearchQuery
 	expansions []Expansion // answer to the question/session expansion
 	seeded     []Expansion // answer to the first-hits expansion
 	expandReqs []ExpandQuery
@@ -23,17 +25,21 @@ type fakeSearch struct {
 
 var _ SearchStore = (*fakeSearch)(nil)
 
-func (f *fakeSearch) PartitionSize(context.Context, string, string) (int, error) {
+func (f *fakeSearch) PartitionSize(_ context.Context, _, userID string) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sizeCalls++
+	if n, ok := f.sizes[userID]; ok {
+		return n, nil
+	}
 	return f.partition, nil
 }
 
-func (f *fakeSearch) SearchVectorApprox(_ context.Context, _ Scope, _ SearchQuery, fetch int) ([]Hit, error) {
+func (f *fakeSearch) SearchVectorApprox(_ context.Context, _ Scope, q SearchQuery, fetch int) ([]Hit, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fetches = append(f.fetches, fetch)
+	f.approxReqs = append(f.approxReqs, q)
 	if f.approx == nil {
 		return nil, nil
 	}
@@ -206,16 +212,30 @@ func TestRecallVectorPathChoice(t *testing.T) {
 			}
 		})
 	}
-	t.Run("partition size is cached", func(t *testing.T) {
-		fs := &fakeSearch{partition: 3}
-		f := searchFixture(t, RecallConfig{NoGraph: true}, fs)
-		for range 3 {
-			if _, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q"}); err != nil {
-				t.Fatal(err)
-			}
+	t.Run("shared knowledge is a partition of its own", func(t *testing.T) {
+		// A few memories of alice's, many shared: alice's are scanned
+		// exactly, the shared ones asked of the index, and both recalled.
+		rule := stored("mem_rule", "rule q")
+		rule.UserID = ""
+		fs := &fakeSearch{sizes: map[string]int{"alice": 3, "": 100}, approx: func(int) []Hit { return slices.Repeat([]Hit{{rule, 0.8}}, 7) }}
+		f := searchFixture(t, RecallConfig{ExactMax: 5, Candidates: 7, VectorFloor: 0.3, NoGraph: true}, fs)
+		f.authz.scope = Scope{Tenant: "acme", Filter: &Filter{Op: FilterTrue}}
+		f.store.vector = []Hit{{a, 0.9}}
+		got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q"})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if fs.sizeCalls != 1 {
-			t.Errorf("partition counted %d times, want once", fs.sizeCalls)
+		if s := got.Search; s.VectorPath != VectorExact || s.PartitionSize != 3 || !s.VectorComplete {
+			t.Errorf("search = %+v, want alice's partition of 3 scanned exactly", s)
+		}
+		if n := len(f.store.vectorCalls); n != 1 || f.store.vectorCalls[0].UserID != "alice" || f.store.vectorCalls[0].Shared {
+			t.Errorf("exact scans = %+v, want one of alice's partition alone", f.store.vectorCalls)
+		}
+		if len(fs.approxReqs) != 1 || fs.approxReqs[0].UserID != "" || !fs.approxReqs[0].Shared {
+			t.Errorf("index searches = %+v, want one of the shared knowledge alone", fs.approxReqs)
+		}
+		if ids := idsOf(got.Memories); !slices.Contains(ids, "mem_a") || !slices.Contains(ids, "mem_rule") {
+			t.Errorf("recalled %v, want alice's memory and the shared rule", ids)
 		}
 	})
 }

@@ -1,13 +1,13 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -66,8 +66,6 @@ type RecallConfig struct {
 	// the vector index could not fill Candidates; the answer then says the
 	// vector results may be incomplete.
 	IndexNoFallback bool
-	// PartitionTTL is how long a measured partition size is reused.
-	PartitionTTL time.Duration
 
 	// GraphHops is how far entities named in the question are expanded (1
 	// or 2); GraphSeeds is how many first hits lend their entities.
@@ -137,9 +135,6 @@ func (c RecallConfig) withDefaults() RecallConfig {
 	defInt(&c.GraphHops, 2)
 	defInt(&c.GraphSeeds, 3)
 	defInt(&c.RerankTop, 20)
-	if c.PartitionTTL == 0 {
-		c.PartitionTTL = 30 * time.Second
-	}
 	decay := make(map[string]float64, len(defaultDecay))
 	for t, l := range defaultDecay {
 		decay[t] = l
@@ -543,15 +538,36 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 
 func (s *Service) graphOn() bool { return !s.recall.NoGraph }
 
-// searchVector picks the vector path by the size of the user's partition:
-// an exact scan of a small one, the vector index for a large one, falling
-// back to the exact scan when the index cannot fill the candidates.
+// searchVector searches the user's partition and, when q.Shared, the
+// tenant's shared knowledge as a partition of its own, each by the path its
+// size calls for: one exact scan of both would walk every shared memory on
+// every recall. The two are merged by score; info tells the user's path.
 func (s *Service) searchVector(ctx context.Context, scope Scope, q SearchQuery, info *SearchInfo) ([]Hit, error) {
+	if !q.Shared {
+		return s.searchPartition(ctx, scope, q, info)
+	}
+	own, shared, sharedInfo := q, q, SearchInfo{VectorComplete: true}
+	own.Shared, shared.UserID = false, ""
+	hits, err := s.searchPartition(ctx, scope, own, info)
+	if err != nil {
+		return nil, err
+	}
+	more, err := s.searchPartition(ctx, scope, shared, &sharedInfo)
+	info.VectorComplete = info.VectorComplete && sharedInfo.VectorComplete
+	hits = append(hits, more...)
+	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return hits[:min(len(hits), q.Limit)], err
+}
+
+// searchPartition picks the vector path by the size of one partition: an
+// exact scan of a small one, the vector index for a large one, falling back
+// to the exact scan when the index cannot fill the candidates.
+func (s *Service) searchPartition(ctx context.Context, scope Scope, q SearchQuery, info *SearchInfo) ([]Hit, error) {
 	exact := func(path string) ([]Hit, error) {
 		info.VectorPath = path
 		return s.store.SearchVector(ctx, scope, q)
 	}
-	n, err := s.partitionSize(ctx, scope.Tenant, q.UserID)
+	n, err := s.searchStore.PartitionSize(ctx, scope.Tenant, q.UserID)
 	if err != nil {
 		return nil, fmt.Errorf("partition size: %w", err)
 	}
@@ -578,42 +594,6 @@ func (s *Service) searchVector(ctx context.Context, scope Scope, q SearchQuery, 
 		}
 		fetch = min(fetch*4, s.recall.IndexMaxFetch)
 	}
-}
-
-// partitionCache remembers partition sizes for PartitionTTL.
-type partitionCache struct {
-	mu      sync.Mutex
-	entries map[string]partitionEntry
-}
-
-type partitionEntry struct {
-	n  int
-	at time.Time
-}
-
-// maxPartitionEntries bounds the cache; when full it starts afresh.
-const maxPartitionEntries = 100_000
-
-func (s *Service) partitionSize(ctx context.Context, tenant, user string) (int, error) {
-	key := tenant + "\x00" + user
-	c := &s.partitions
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	c.mu.Unlock()
-	if ok && time.Since(e.at) < s.recall.PartitionTTL {
-		return e.n, nil
-	}
-	n, err := s.searchStore.PartitionSize(ctx, tenant, user)
-	if err != nil {
-		return 0, err
-	}
-	c.mu.Lock()
-	if c.entries == nil || len(c.entries) >= maxPartitionEntries {
-		c.entries = map[string]partitionEntry{}
-	}
-	c.entries[key] = partitionEntry{n: n, at: time.Now()}
-	c.mu.Unlock()
-	return n, nil
 }
 
 // errRerankShape is a reranker answer that does not fit the request.

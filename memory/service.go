@@ -95,7 +95,6 @@ type Service struct {
 
 	searchStore SearchStore
 	recorder    RecallRecorder
-	partitions  partitionCache
 
 	auditor Auditor
 	quota   Quota

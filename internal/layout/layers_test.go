@@ -35,6 +35,7 @@ var layers = map[string]int{
 	"mneme/deploy":            0,
 	"mneme/relevance":         0,
 	"mneme/intent":            0,
+	"mneme/partitions":        0,
 	"mneme/embedding/usem":    0,
 	// The domain.
 	"mneme/memory": 1,
