@@ -257,4 +257,3 @@ func TestHeldOut(t *testing.T) {
 		t.Errorf("held-out: want at least 5 questions and every evidence turn stored: %+v", s)
 	}
 }
-
