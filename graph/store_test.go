@@ -83,6 +83,20 @@ func TestEnsureSchema(t *testing.T) {
 			}
 		}
 	})
+	// A database made before the partitioned index keeps its whole one
+	// until a store starts on it, and no longer after.
+	t.Run("replaces the whole vector index", func(t *testing.T) {
+		query(t, ddlMemoryVectorWhole, map[string]any{"dim": testenv.EmbeddingDimension})
+		fresh := New(testenv.Neo4j(t), Options{Database: testenv.Neo4jDatabase()})
+		if err := fresh.EnsureSchema(testCtx(t), testenv.EmbeddingDimension); err != nil {
+			t.Fatalf("EnsureSchema: %v", err)
+		}
+		rows := query(t, `SHOW INDEXES YIELD name WHERE name IN $names RETURN name`,
+			map[string]any{"names": []string{indexVector, indexVectorWhole}})
+		if d := cmp.Diff([]map[string]any{{"name": indexVector}}, rows); d != "" {
+			t.Errorf("vector indexes (-want +got):\n%s", d)
+		}
+	})
 	t.Run("other dimension", func(t *testing.T) {
 		err := s.EnsureSchema(testCtx(t), testenv.EmbeddingDimension+1)
 		if !errors.Is(err, ErrSchemaMismatch) {
@@ -112,6 +126,9 @@ func TestEnsureSchema(t *testing.T) {
 		for _, r := range recs.Records {
 			m := r.AsMap()
 			name := str(m["name"])
+			if name == indexVectorWhole {
+				t.Errorf("index %s is left beside %s", name, indexVector)
+			}
 			if _, ok := want[name]; !ok {
 				continue
 			}
@@ -323,7 +340,7 @@ func TestSearchVectorIndex(t *testing.T) {
 	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{a, b}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := s.SearchVectorIndex(testCtx(t), tenant, vec(1), 10)
+	hits, err := s.SearchVectorIndex(testCtx(t), tenant, "u1", vec(1), 10)
 	if err != nil {
 		t.Fatalf("SearchVectorIndex: %v", err)
 	}
@@ -340,7 +357,7 @@ func TestSearchVectorIndex(t *testing.T) {
 			t.Errorf("hit of tenant %s", h.Memory.Tenant)
 		}
 	}
-	if hits, err := s.SearchVectorIndex(testCtx(t), testenv.Tenant(t), vec(1), 10); err != nil || len(hits) != 0 {
+	if hits, err := s.SearchVectorIndex(testCtx(t), testenv.Tenant(t), "u1", vec(1), 10); err != nil || len(hits) != 0 {
 		t.Errorf("another tenant: %v, %v", hits, err)
 	}
 }
