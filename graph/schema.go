@@ -265,7 +265,7 @@ const backfillBatch = 10_000
 
 // backfillPartitions gives memories written before the partition property
 // existed their partition, batch by batch, so the partitioned full-text
-// index covers them. It finds nothing to do after the first run.
+// and vector indexes cover them. It finds nothing to do after the first run.
 func (s *Store) backfillPartitions(ctx context.Context) error {
 	for {
 		var n int64
