@@ -417,7 +417,7 @@ func openGraph(ctx context.Context, cfg Config, log *slog.Logger) (*graph.Store,
 	for {
 		store, err := graph.Open(ctx, graph.Config{
 			URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database,
-			Timeout: cfg.Neo4j.Timeout,
+			Timeout: cfg.Neo4j.Timeout, Logger: log,
 		})
 		if err == nil {
 			return store, nil

@@ -192,7 +192,7 @@ func Defaults() Config {
 		Embedding: EmbeddingConfig{
 			Kind: EmbedderUSE, Dim: USEDim, Batch: 64, Timeout: 30 * time.Second, Retries: 3,
 		},
-		Recall: RecallConfig{ExactMax: 20_000, LogCap: 200},
+		Recall: RecallConfig{ExactMax: 1_000, LogCap: 200},
 		Rerank: RerankConfig{Timeout: 2 * time.Second},
 		Queue: QueueConfig{
 			Prefix: "mneme", Shards: 8, Batch: 256, MaxAttempts: 5, Workers: true, LeaseTTL: 10 * time.Second,

@@ -9,7 +9,8 @@
 //	policy-clauses  the same with scope.rego's clauses as the read scope
 //	nopolicy        the same Service with an allow-all Authorizer
 //	bare-exact      graph.Store.SearchVector, the exact cosine query recall wraps
-//	bare-index      graph.Store.SearchVectorIndex, the Neo4j vector index alone
+//	bare-index      graph.Store.SearchVectorIndex, the Neo4j vector index alone,
+//	                searched in the user's partition as recall searches it
 //
 // It prints a table per run and the median across runs, and with -json
 // writes the same numbers to a file. Run it with

@@ -348,7 +348,7 @@ func queryModes(a *app.App, open, clauses *memory.Service, agent memory.Principa
 			return hitsAnswer(hits), err
 		}},
 		{modeBareIndex, func(ctx context.Context, q query) (answer, error) {
-			hits, err := a.Store.SearchVectorIndex(ctx, tenant, q.vec, cfg.Candidates)
+			hits, err := a.Store.SearchVectorIndex(ctx, tenant, q.user, q.vec, cfg.Candidates)
 			return hitsAnswer(hits), err
 		}},
 	}

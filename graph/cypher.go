@@ -8,7 +8,9 @@ package graph
 // parses the package and fails when a query touches a labelled node without
 // a tenant predicate.
 //
-// The queries are valid Cypher 5 on Neo4j 5.26 LTS and on 2026.x.
+// The queries are valid Cypher 5 on Neo4j 5.26 LTS and on 2026.x, but for
+// the partitioned vector index and its searches, which are Cypher 25
+// (2026.x) and have Cypher 5 forms for 5.26 (vectorIndex in schema.go).
 //
 // This file holds only what every area shares: the projection of a memory
 // that decodeMemory reads, returned by reads, listings, recall and writes.

@@ -16,9 +16,14 @@ import (
 func (s *Store) VectorIndexDimension(ctx context.Context) (int, error) {
 	var index indexInfo
 	err := s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		index, _, err = readOne(ctx, tx, ddlShowIndex, map[string]any{"name": indexVector}, indexInfoOf)
-		return err
+		// The partitioned index, or on a server without it the whole one.
+		for _, vec := range []*vectorIndex{vectorPartitioned, vectorWhole} {
+			var err error
+			if index, _, err = readOne(ctx, tx, ddlShowIndex, map[string]any{"name": vec.name}, indexInfoOf); err != nil || index.kind != "" {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("graph: inspecting index %s: %w", indexVector, err)
@@ -34,22 +39,23 @@ func (s *Store) RecreateVectorIndex(ctx context.Context, dim int) error {
 	if dim <= 0 {
 		return memory.Invalid("dim", "the embedding dimension must be positive")
 	}
-	steps := []struct {
-		ddl    string
-		params map[string]any
-		mode   neo4j.AccessMode
-	}{
-		{ddlDropVectorIndex, nil, neo4j.AccessModeWrite},
-		{ddlMemoryVector, map[string]any{"dim": dim}, neo4j.AccessModeWrite},
-		{ddlAwaitIndexes, map[string]any{"seconds": int(schemaTimeout / time.Second)}, neo4j.AccessModeRead},
-	}
-	for _, st := range steps {
-		err := s.run(ctx, st.mode, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
-			return exec(ctx, tx, st.ddl, st.params)
+	for _, vec := range []*vectorIndex{vectorPartitioned, vectorWhole} {
+		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+			return exec(ctx, tx, vec.drop, nil)
 		})
 		if err != nil {
-			return fmt.Errorf("graph: recreating index %s: %q: %w", indexVector, firstWords(st.ddl), err)
+			return fmt.Errorf("graph: dropping index %s: %w", vec.name, err)
 		}
+	}
+	vec, err := s.ensureVectorIndex(ctx, dim, map[string]bool{})
+	if err != nil {
+		return fmt.Errorf("graph: recreating the vector index: %w", err)
+	}
+	err = s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, ddlAwaitIndexes, map[string]any{"seconds": int(schemaTimeout / time.Second)})
+	})
+	if err != nil {
+		return fmt.Errorf("graph: recreating index %s: waiting: %w", vec.name, err)
 	}
 	return nil
 }

@@ -90,14 +90,15 @@ func TestFilterScopeQueries(t *testing.T) {
 	list := listQuery(scope, memory.ListQuery{UserID: "u1", Text: "hello world"})
 	vector, vectorParams := recallVectorQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}})
 	text, textParams := recallFullTextQuery(scope, memory.SearchQuery{UserID: "u1"}, "hello")
-	index, indexParams := recallVectorIndexQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}}, 100)
+	index, indexParams := recallVectorIndexQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}}, 100, true)
+	whole, wholeParams := recallVectorIndexQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}}, 100, false)
 	expand, expandParams := expandQuery(scope, memory.ExpandQuery{UserID: "u1", Text: "hello", Hops: 2, Seeds: []string{"m1"}, SessionID: "s1"})
 	for _, tc := range []struct {
 		name   string
 		cypher string
 		params map[string]any
 	}{{"list", list.joined(), list.params}, {"vector", vector, vectorParams}, {"full text", text, textParams},
-		{"vector index", index, indexParams}, {"expand", expand, expandParams}} {
+		{"vector index", index, indexParams}, {"whole vector index", whole, wholeParams}, {"expand", expand, expandParams}} {
 		t.Run(tc.name, func(t *testing.T) {
 			if problems := tenantProblems(tc.cypher); len(problems) > 0 {
 				t.Errorf("not tenant-scoped: %v\n%s", problems, tc.cypher)

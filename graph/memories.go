@@ -223,14 +223,25 @@ func (s *Store) SearchFullText(ctx context.Context, scope memory.Scope, q memory
 }
 
 // SearchVectorIndex runs the bare approximate vector-index query for the k
-// nearest memories of any status, then drops other tenants' hits: a baseline
-// for benchmarks, not a recall path (no scope, no user partition, and fewer
-// than k hits when other tenants crowd the neighbourhood).
-func (s *Store) SearchVectorIndex(ctx context.Context, tenant string, vec []float32, k int) ([]memory.Hit, error) {
+// nearest memories of any status in the partition of userID, the index
+// score in [0, 1]: a baseline for benchmarks, not a recall path (no scope,
+// no filters). Where the index knows no partition (Neo4j 5.26) it asks for
+// the k nearest of the whole database and drops other tenants' hits, so
+// fewer than k may return, and other users' are among them.
+func (s *Store) SearchVectorIndex(ctx context.Context, tenant, userID string, vec []float32, k int) ([]memory.Hit, error) {
 	if len(vec) == 0 || k <= 0 {
 		return nil, nil
 	}
-	return s.search(ctx, cypherVectorIndexSearch, map[string]any{"tenant": tenant, "vec": float64s(vec), "k": k})
+	index, err := s.vectorIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	params := map[string]any{"tenant": tenant, "vec": float64s(vec), "k": k}
+	if !index.partitioned {
+		return s.search(ctx, cypherVectorIndexSearchWhole, params)
+	}
+	params["partition"] = partitionOf(tenant, userID)
+	return s.search(ctx, cypherVectorIndexSearch, params)
 }
 
 // search runs a recall search, unsized: one plan for every request.

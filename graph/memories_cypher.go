@@ -108,10 +108,19 @@ WHERE node.tenant = $tenant
 WITH node AS m WHERE `
 	cypherListFullTextReturn = ` RETURN ` + memoryProjectionLean + ` ORDER BY m.created_at DESC, m.id DESC LIMIT $limit`
 
-	// cypherVectorIndexSearch is the bare approximate nearest-neighbour query,
-	// kept as a baseline for benchmarks. The index spans every tenant; hits of
-	// other tenants are dropped after the call, so fewer than k may return.
-	cypherVectorIndexSearch = `CALL db.index.vector.queryNodes('` + indexVector + `', $k, $vec) YIELD node, score
+	// cypherVectorIndexSearch is the bare approximate nearest-neighbour query
+	// of one user's partition, kept as a baseline for benchmarks: the index
+	// search recall makes, without its filters, scope or shared partition.
+	cypherVectorIndexSearch = `CYPHER 25
+MATCH (m:Memory)
+  SEARCH m IN (VECTOR INDEX ` + indexVector + ` FOR $vec WHERE m.partition = $partition LIMIT $k) SCORE AS score
+WITH m, score
+WHERE m.tenant = $tenant
+RETURN ` + memoryProjection + `, score ORDER BY score DESC`
+	// cypherVectorIndexSearchWhole is the same where the index knows no
+	// partition (Neo4j 5.26): it spans every tenant, hits of other tenants
+	// are dropped after the call, so fewer than k may return.
+	cypherVectorIndexSearchWhole = `CALL db.index.vector.queryNodes('` + indexVectorWhole + `', $k, $vec) YIELD node, score
 WHERE node.tenant = $tenant
 WITH node AS m, score
 RETURN ` + memoryProjection + `, score ORDER BY score DESC`

@@ -25,11 +25,14 @@ func (s *Store) PartitionSize(ctx context.Context, tenant, userID string) (int, 
 	return int(n), err
 }
 
-// SearchVectorApprox asks the vector index for fetch neighbours of q.Embedding
-// across the database and returns those of q.UserID in scope that pass q's
-// filters, nearest first (cosine in [-1, 1]), at most q.Limit. The index
-// knows no tenant or user: when the user's memories are a small share of the
-// index, fewer than q.Limit come back although more exist.
+// SearchVectorApprox asks the vector index for fetch neighbours of
+// q.Embedding in the partition of q.UserID (and with q.Shared in the
+// tenant's shared one) and returns those in scope that pass q's filters,
+// nearest first (cosine in [-1, 1]), at most q.Limit. Filters and scope
+// apply after the index: when they leave out most neighbours, fewer than
+// q.Limit come back although more exist. On a server whose index knows no
+// partition (Neo4j 5.26) the fetch neighbours are the whole database's, and
+// a user whose memories are a small share of it gets few of them.
 func (s *Store) SearchVectorApprox(ctx context.Context, scope memory.Scope, q memory.SearchQuery, fetch int) ([]memory.Hit, error) {
 	if scope.Empty() || scope.Tenant == "" || len(q.Embedding) == 0 || fetch <= 0 {
 		return nil, nil
@@ -37,7 +40,11 @@ func (s *Store) SearchVectorApprox(ctx context.Context, scope memory.Scope, q me
 	if q.UserID == "" && !q.Shared {
 		return nil, memory.Invalid("user_id", "search needs a user")
 	}
-	cypher, params := recallVectorIndexQuery(scope, q, fetch)
+	vec, err := s.vectorIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cypher, params := recallVectorIndexQuery(scope, q, fetch, vec.partitioned)
 	return s.search(ctx, cypher, params)
 }
 

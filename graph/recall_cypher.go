@@ -24,11 +24,25 @@ RETURN count(m) AS n`
 MATCH (m:Memory {tenant: $tenant, user_id: uid})
 WHERE m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
 
-	// cypherRecallVectorIndex asks the vector index for $fetch neighbours of
-	// the whole database and keeps the ones of this tenant and user;
-	// recallFilters follows. The index score is (1 + cos) / 2 like
-	// vector.similarity.cosine.
-	cypherRecallVectorIndex = `CALL db.index.vector.queryNodes('` + indexVector + `', $fetch, $vec) YIELD node, score
+	// cypherRecallVectorPartition asks the vector index for $fetch
+	// neighbours in each of the search's partitions: the index holds the
+	// partition, so the search walks no other user's memories. The tenant
+	// and user are still checked on each node; recallFilters follows. The
+	// score is (1 + cos) / 2 like vector.similarity.cosine.
+	cypherRecallVectorPartition = `CYPHER 25
+UNWIND $partitions AS part
+CALL (part) {
+  MATCH (m:Memory)
+    SEARCH m IN (VECTOR INDEX ` + indexVector + ` FOR $vec WHERE m.partition = part LIMIT $fetch) SCORE AS score
+  RETURN m, score
+}
+WITH m, score
+WHERE m.tenant = $tenant AND m.user_id IN $user_ids AND `
+
+	// cypherRecallVectorWhole is the same search where the vector index
+	// knows no partition (Neo4j 5.26): $fetch neighbours of the whole
+	// database, of which those of this tenant and user are kept.
+	cypherRecallVectorWhole = `CALL db.index.vector.queryNodes('` + indexVectorWhole + `', $fetch, $vec) YIELD node, score
 WHERE node.tenant = $tenant
 WITH node AS m, score
 WHERE m.user_id IN $user_ids AND `
@@ -210,12 +224,21 @@ func recallVectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[st
 }
 
 // recallVectorIndexQuery builds the vector-index search that fetches fetch
-// neighbours and keeps those of the user in scope.
-func recallVectorIndexQuery(scope memory.Scope, q memory.SearchQuery, fetch int) (string, map[string]any) {
+// neighbours, in each partition of the search when the index is
+// partitioned, and keeps those of the user in scope.
+func recallVectorIndexQuery(scope memory.Scope, q memory.SearchQuery, fetch int, partitioned bool) (string, map[string]any) {
 	filters, params := recallFilters(scope, q)
 	params["vec"] = float64s(q.Embedding)
 	params["fetch"] = fetch
-	return cypherRecallVectorIndex + filters + cypherRecallCosine + cypherSearchReturn, params
+	if !partitioned {
+		return cypherRecallVectorWhole + filters + cypherRecallCosine + cypherSearchReturn, params
+	}
+	var parts []string
+	for _, u := range partitionsOf(q) {
+		parts = append(parts, partitionOf(scope.Tenant, u))
+	}
+	params["partitions"] = parts
+	return cypherRecallVectorPartition + filters + cypherRecallCosine + cypherSearchReturn, params
 }
 
 // recallFullTextQuery builds the full-text search for the escaped words of

@@ -64,7 +64,8 @@ func TestRecallStatementsAreFixed(t *testing.T) {
 			q.Now = at
 			q.Embedding = make([]float32, 256)
 			send(kindOf(si, "vector"))(recallVectorQuery(scope, q))
-			send(kindOf(si, "vector index"))(recallVectorIndexQuery(scope, q, 300))
+			send(kindOf(si, "vector index"))(recallVectorIndexQuery(scope, q, 300, true))
+			send(kindOf(si, "whole vector index"))(recallVectorIndexQuery(scope, q, 300, false))
 			for _, text := range questions {
 				send(kindOf(si, "full text"))(recallFullTextQuery(scope, q, fullTextQuery(text)))
 				for _, hops := range []int{1, 2} {
@@ -88,8 +89,8 @@ func TestRecallStatementsAreFixed(t *testing.T) {
 		send(kindOf(si, "touch"))(cypherTouchMemories, touchParams(scope.Tenant, []string{"m1"}, at))
 		send(kindOf(si, "touch"))(cypherTouchMemories, touchParams(scope.Tenant, strings.Fields(strings.Repeat("m ", 50)), at))
 	}
-	if len(texts) != 2*6 {
-		t.Fatalf("%d kinds of statement, want 12: %v", len(texts), texts)
+	if len(texts) != 2*7 {
+		t.Fatalf("%d kinds of statement, want 14: %v", len(texts), texts)
 	}
 	for kind, set := range texts {
 		if len(set) != 1 {
@@ -100,7 +101,7 @@ func TestRecallStatementsAreFixed(t *testing.T) {
 		}
 	}
 	// The two scopes differ in values only, and so do their statements.
-	for _, kind := range []string{"vector", "vector index", "full text", "expand", "partition size", "touch"} {
+	for _, kind := range []string{"vector", "vector index", "whole vector index", "full text", "expand", "partition size", "touch"} {
 		if !sameSet(texts[kindOf(0, kind)], texts[kindOf(1, kind)]) {
 			t.Errorf("%s: the scopes' statements differ", kind)
 		}

@@ -18,10 +18,12 @@ import (
 const schemaTimeout = 5 * time.Minute
 
 // schema lists the DDL EnsureSchema runs, in order, one per transaction
-// (Neo4j does not mix schema and data changes in one transaction).
+// (Neo4j does not mix schema and data changes in one transaction). The
+// vector index follows them in the form the server supports
+// (ensureVectorIndex).
 var schema = []string{
 	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlGrantID, ddlAPIKeyID,
-	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx, ddlMemoryVector,
+	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx,
 	ddlMemoryUserCreatedIdx, ddlMemoryUserTypeCreatedIdx, ddlMemoryUserStatusCreatedIdx, ddlMemoryCensusIdx,
 	ddlMemoryFactTextIdx, ddlMemoryFactNumbersIdx,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,
@@ -51,16 +53,15 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 		if existing[ddlName(ddl)] {
 			continue
 		}
-		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
-			return exec(ctx, tx, ddl, map[string]any{"dim": dim})
-		})
-		// Another process may create the same rule between our IF NOT EXISTS
-		// check and our commit; that is success.
-		if err != nil && !alreadyExists(err) {
-			return fmt.Errorf("graph: schema %q: %w", firstWords(ddl), err)
+		if err := s.create(ctx, ddl, dim); err != nil {
+			return err
 		}
 	}
-	if err := s.checkVectorDimension(ctx, dim); err != nil {
+	vec, err := s.ensureVectorIndex(ctx, dim, existing)
+	if err != nil {
+		return err
+	}
+	if err := s.checkVectorDimension(ctx, vec, dim); err != nil {
 		return err
 	}
 	if err := s.backfillPartitions(ctx); err != nil {
@@ -76,6 +77,98 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 		return fmt.Errorf("graph: waiting for indexes: %w", err)
 	}
 	return nil
+}
+
+// create runs one DDL statement, dim its $dim.
+func (s *Store) create(ctx context.Context, ddl string, dim int) error {
+	err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, ddl, map[string]any{"dim": dim})
+	})
+	// Another process may create the same rule between our IF NOT EXISTS
+	// check and our commit; that is success.
+	if err != nil && !alreadyExists(err) {
+		return fmt.Errorf("graph: schema %q: %w", firstWords(ddl), err)
+	}
+	return nil
+}
+
+// vectorIndex is one form of the memory vector index, with the statements
+// that create and drop it.
+type vectorIndex struct {
+	name, create, drop string
+	// partitioned: the index holds each memory's partition, and searches
+	// filter on it inside the index (cypherRecallVectorPartition).
+	partitioned bool
+}
+
+var (
+	vectorPartitioned = &vectorIndex{name: indexVector, create: ddlMemoryVector, drop: ddlDropVectorIndex, partitioned: true}
+	vectorWhole       = &vectorIndex{name: indexVectorWhole, create: ddlMemoryVectorWhole, drop: ddlDropVectorIndexWhole}
+)
+
+// ensureVectorIndex creates the partitioned vector index unless it exists,
+// or the whole one where the server cannot (Neo4j 5.26 knows no Cypher 25),
+// and drops the whole one beside a partitioned one: every write would pay
+// for both. A whole index of another dimension is ErrSchemaMismatch and
+// stays, as checkVectorDimension has it. existing names the indexes there
+// were.
+func (s *Store) ensureVectorIndex(ctx context.Context, dim int, existing map[string]bool) (*vectorIndex, error) {
+	vec := vectorPartitioned
+	if !existing[vectorPartitioned.name] {
+		if existing[vectorWhole.name] {
+			if err := s.checkVectorDimension(ctx, vectorWhole, dim); err != nil {
+				return nil, err
+			}
+		}
+		err := s.create(ctx, vectorPartitioned.create, dim)
+		switch {
+		case unsupported(err):
+			vec = vectorWhole
+			if !existing[vectorWhole.name] {
+				s.log.InfoContext(ctx, "the server has no partitioned vector index; creating the whole-database one",
+					"index", vectorWhole.name, "err", err)
+				if err := s.create(ctx, vectorWhole.create, dim); err != nil {
+					return nil, err
+				}
+			}
+		case err != nil:
+			return nil, err
+		}
+	}
+	if vec.partitioned && existing[vectorWhole.name] {
+		s.log.InfoContext(ctx, "dropping the vector index the partitioned one replaces",
+			"index", vectorWhole.name, "replacement", vectorPartitioned.name)
+		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+			return exec(ctx, tx, vectorWhole.drop, nil)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("graph: dropping index %s: %w", vectorWhole.name, err)
+		}
+	}
+	s.vector.Store(vec)
+	return vec, nil
+}
+
+// vectorIndex returns the form of the vector index the database has, the
+// partitioned one when it has both or neither. It asks the server once.
+func (s *Store) vectorIndex(ctx context.Context) (*vectorIndex, error) {
+	if vec := s.vector.Load(); vec != nil {
+		return vec, nil
+	}
+	names, err := s.schemaNames(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("graph: reading the schema: %w", err)
+	}
+	switch {
+	case names[vectorPartitioned.name]:
+		s.vector.Store(vectorPartitioned)
+	case names[vectorWhole.name]:
+		s.vector.Store(vectorWhole)
+	default:
+		// No index yet: queries fail until EnsureSchema makes one.
+		return vectorPartitioned, nil
+	}
+	return s.vector.Load(), nil
 }
 
 // schemaNames returns the names of the database's indexes and constraints.
@@ -111,23 +204,23 @@ func ddlName(ddl string) string {
 	return ""
 }
 
-func (s *Store) checkVectorDimension(ctx context.Context, dim int) error {
+func (s *Store) checkVectorDimension(ctx context.Context, vec *vectorIndex, dim int) error {
 	var index indexInfo
 	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
-		index, _, err = readOne(ctx, tx, ddlShowIndex, map[string]any{"name": indexVector}, indexInfoOf)
+		index, _, err = readOne(ctx, tx, ddlShowIndex, map[string]any{"name": vec.name}, indexInfoOf)
 		return err
 	})
 	kind, got := index.kind, index.dim
 	switch {
 	case err != nil:
-		return fmt.Errorf("graph: inspecting index %s: %w", indexVector, err)
+		return fmt.Errorf("graph: inspecting index %s: %w", vec.name, err)
 	case kind != "VECTOR":
-		return fmt.Errorf("%w: index %s is %q, not a vector index", ErrSchemaMismatch, indexVector, kind)
+		return fmt.Errorf("%w: index %s is %q, not a vector index", ErrSchemaMismatch, vec.name, kind)
 	case got != int64(dim):
 		return fmt.Errorf("%w: vector index %s has dimension %d, but embeddings have %d; "+
 			"drop the index and re-embed, or configure an embedder of dimension %d",
-			ErrSchemaMismatch, indexVector, got, dim, got)
+			ErrSchemaMismatch, vec.name, got, dim, got)
 	}
 	return nil
 }
@@ -152,6 +245,13 @@ func alreadyExists(err error) bool {
 	return errors.As(err, &dbErr) && strings.Contains(dbErr.Code, "AlreadyExists")
 }
 
+// unsupported reports a statement the server cannot parse or run, such as
+// Cypher 25 on Neo4j 5.26.
+func unsupported(err error) bool {
+	var dbErr *neo4j.Neo4jError
+	return errors.As(err, &dbErr) && strings.HasPrefix(dbErr.Code, "Neo.ClientError.Statement.")
+}
+
 // firstWords shortens a DDL statement for error messages.
 func firstWords(ddl string) string {
 	if f := strings.Fields(ddl); len(f) > 4 {
@@ -165,7 +265,7 @@ const backfillBatch = 10_000
 
 // backfillPartitions gives memories written before the partition property
 // existed their partition, batch by batch, so the partitioned full-text
-// index covers them. It finds nothing to do after the first run.
+// and vector indexes cover them. It finds nothing to do after the first run.
 func (s *Store) backfillPartitions(ctx context.Context) error {
 	for {
 		var n int64

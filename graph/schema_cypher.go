@@ -36,8 +36,15 @@ const (
 	// one user's matches inside the index instead of every tenant's.
 	ddlMemoryFullTextPartition = "CREATE FULLTEXT INDEX " + indexFullTextPartition + " IF NOT EXISTS FOR (n:Memory) ON EACH [n.content, n.partition] " +
 		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}"
-	// The dimension is a parameter: index OPTIONS accept parameters in Cypher 5.
-	ddlMemoryVector = "CREATE VECTOR INDEX " + indexVector + " IF NOT EXISTS FOR (n:Memory) ON (n.embedding) " +
+	// ddlMemoryVector holds each memory's partition beside its embedding,
+	// so that recall's vector search walks one user's neighbours instead of
+	// the whole database's (cypherRecallVectorPartition). Filtered vector
+	// indexes are Cypher 25, which Neo4j 5.26 lacks: it gets
+	// ddlMemoryVectorWhole. The dimension is a parameter: index OPTIONS
+	// accept parameters in Cypher 5 and 25.
+	ddlMemoryVector = "CYPHER 25 CREATE VECTOR INDEX " + indexVector + " IF NOT EXISTS FOR (n:Memory) ON (n.embedding) WITH [n.partition] " +
+		"OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}}"
+	ddlMemoryVectorWhole = "CREATE VECTOR INDEX " + indexVectorWhole + " IF NOT EXISTS FOR (n:Memory) ON (n.embedding) " +
 		"OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}}"
 	ddlShowIndex = `SHOW INDEXES YIELD name, type, options WHERE name = $name RETURN type, options`
 	// The names of every index and constraint, which EnsureSchema creates
@@ -49,7 +56,11 @@ const (
 
 // Index names.
 const (
-	indexVector = "memory_embedding"
+	indexVector = "memory_embedding_partition"
+	// indexVectorWhole is the vector index without the partition: Neo4j
+	// 5.26's, and on later servers the forerunner of indexVector, which
+	// EnsureSchema drops there (every write would pay for both).
+	indexVectorWhole = "memory_embedding"
 	// indexFullTextPartition is the full-text index recall queries. Its
 	// forerunner, memory_content (content alone), is no longer created: no
 	// query used it, and every commit of a memory paid for analysing the

@@ -136,7 +136,8 @@ func TestQueryBuilders(t *testing.T) {
 		From: at, To: at.Add(time.Hour), SessionID: "s1", AsOf: at,
 	}
 	vector, vectorParams := recallVectorQuery(scope, filtered)
-	index, indexParams := recallVectorIndexQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}}, 100)
+	index, indexParams := recallVectorIndexQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}, Shared: true}, 100, true)
+	whole, wholeParams := recallVectorIndexQuery(scope, memory.SearchQuery{UserID: "u1", Embedding: []float32{1}}, 100, false)
 	text, textParams := recallFullTextQuery(scope, memory.SearchQuery{UserID: "u1"}, "hello")
 	expand, expandParams := expandQuery(scope, memory.ExpandQuery{
 		UserID: "u1", Text: "Order SO-1 for hello", Hops: 2, Seeds: []string{"m1"}, SessionID: "s1", Filters: filtered, Limit: 20,
@@ -158,7 +159,10 @@ func TestQueryBuilders(t *testing.T) {
 		{"vector", vector, vectorParams, map[string]any{
 			"tenant": "t1", "user_ids": []string{"u1"}, "limit": defaultSearchLimit, "kinds": []string{"k"}, "in_session": "s1", "as_of": at,
 		}},
-		{"vector index", index, indexParams, map[string]any{"tenant": "t1", "user_ids": []string{"u1"}, "fetch": 100}},
+		{"vector index", index, indexParams, map[string]any{
+			"tenant": "t1", "user_ids": []string{"u1", ""}, "partitions": []string{"t1/u1", "t1/"}, "fetch": 100,
+		}},
+		{"whole vector index", whole, wholeParams, map[string]any{"tenant": "t1", "user_ids": []string{"u1"}, "fetch": 100}},
 		{"full text", text, textParams, map[string]any{"tenant": "t1", "user_ids": []string{"u1"}, "query": `+partition:"t1/u1"^0 +content:(hello)`}},
 		{"expand", expand, expandParams, map[string]any{
 			"tenant": "t1", "user_id": "u1", "limit": 20, "seeds": []string{"m1"}, "sessions": []string{"s1"},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -22,6 +24,8 @@ type Config struct {
 	// Timeout bounds each store call, as Options.Timeout; 0 means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// Logger is Options.Logger.
+	Logger *slog.Logger
 }
 
 // Options tune a Store built with New.
@@ -37,6 +41,9 @@ type Options struct {
 	// EraseBatch is how many memories EraseUser deletes per transaction;
 	// default DefaultEraseBatch.
 	EraseBatch int
+	// Logger tells what EnsureSchema changed beyond creating what was
+	// missing (an index dropped); default none.
+	Logger *slog.Logger
 }
 
 // DefaultTimeout bounds a store call when neither ctx nor Options say more.
@@ -51,6 +58,9 @@ type Store struct {
 	owned  bool // Close closes the driver only when Open created it
 	// eraseBatch is Options.EraseBatch.
 	eraseBatch int
+	log        *slog.Logger
+	// vector is the form of the vector index the database has, once known.
+	vector atomic.Pointer[vectorIndex]
 }
 
 // Open connects to Neo4j and verifies connectivity. The returned Store owns
@@ -77,7 +87,7 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 		_ = driver.Close(ctx)
 		return nil, fmt.Errorf("graph: connect to %s: %w", c.URI, translate(err))
 	}
-	s := New(driver, Options{Database: c.Database, Timeout: c.Timeout})
+	s := New(driver, Options{Database: c.Database, Timeout: c.Timeout, Logger: c.Logger})
 	s.owned = true
 	return s, nil
 }
@@ -94,8 +104,11 @@ func New(driver neo4j.DriverWithContext, opts Options) *Store {
 	if opts.EraseBatch <= 0 {
 		opts.EraseBatch = DefaultEraseBatch
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	return &Store{
-		driver: driver, db: opts.Database, now: opts.Now, eraseBatch: opts.EraseBatch,
+		driver: driver, db: opts.Database, now: opts.Now, eraseBatch: opts.EraseBatch, log: opts.Logger,
 		tx: neo.NewRunner(driver, opts.Database, opts.Timeout),
 	}
 }

@@ -83,6 +83,20 @@ func TestEnsureSchema(t *testing.T) {
 			}
 		}
 	})
+	// A database made before the partitioned index keeps its whole one
+	// until a store starts on it, and no longer after.
+	t.Run("replaces the whole vector index", func(t *testing.T) {
+		query(t, ddlMemoryVectorWhole, map[string]any{"dim": testenv.EmbeddingDimension})
+		fresh := New(testenv.Neo4j(t), Options{Database: testenv.Neo4jDatabase()})
+		if err := fresh.EnsureSchema(testCtx(t), testenv.EmbeddingDimension); err != nil {
+			t.Fatalf("EnsureSchema: %v", err)
+		}
+		rows := query(t, `SHOW INDEXES YIELD name WHERE name IN $names RETURN name`,
+			map[string]any{"names": []string{indexVector, indexVectorWhole}})
+		if d := cmp.Diff([]map[string]any{{"name": indexVector}}, rows); d != "" {
+			t.Errorf("vector indexes (-want +got):\n%s", d)
+		}
+	})
 	t.Run("other dimension", func(t *testing.T) {
 		err := s.EnsureSchema(testCtx(t), testenv.EmbeddingDimension+1)
 		if !errors.Is(err, ErrSchemaMismatch) {
@@ -112,6 +126,9 @@ func TestEnsureSchema(t *testing.T) {
 		for _, r := range recs.Records {
 			m := r.AsMap()
 			name := str(m["name"])
+			if name == indexVectorWhole {
+				t.Errorf("index %s is left beside %s", name, indexVector)
+			}
 			if _, ok := want[name]; !ok {
 				continue
 			}
@@ -318,16 +335,21 @@ func TestSearchVectorIndex(t *testing.T) {
 		}
 		return v
 	}
-	a, b := newMemory(tenant, "u1", "a"), newMemory(tenant, "u1", "b")
-	a.Embedding, b.Embedding = vec(1), vec(2)
-	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{a, b}); err != nil {
+	a, b, c := newMemory(tenant, "u1", "a"), newMemory(tenant, "u1", "b"), newMemory(tenant, "u2", "c")
+	a.Embedding, b.Embedding, c.Embedding = vec(1), vec(2), vec(1)
+	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{a, b, c}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := s.SearchVectorIndex(testCtx(t), tenant, vec(1), 10)
+	index, err := s.vectorIndex(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.SearchVectorIndex(testCtx(t), tenant, "u1", vec(1), 10)
 	if err != nil {
 		t.Fatalf("SearchVectorIndex: %v", err)
 	}
-	if len(hits) == 0 || hits[0].Memory.ID != a.ID {
+	// Without the partition in the index, u2's copy of the vector ties.
+	if len(hits) == 0 || hits[0].Memory.ID != a.ID && (index.partitioned || hits[0].Memory.ID != c.ID) {
 		t.Fatalf("hits = %v, want %s first", hitIDs(hits), a.ID)
 	}
 	// Neo4j 5.26 quantizes indexed vectors by default: an identical vector
@@ -339,8 +361,12 @@ func TestSearchVectorIndex(t *testing.T) {
 		if h.Memory.Tenant != tenant {
 			t.Errorf("hit of tenant %s", h.Memory.Tenant)
 		}
+		// Where the index holds the partition, the search keeps to it.
+		if index.partitioned && h.Memory.UserID != "u1" {
+			t.Errorf("hit of user %s", h.Memory.UserID)
+		}
 	}
-	if hits, err := s.SearchVectorIndex(testCtx(t), testenv.Tenant(t), vec(1), 10); err != nil || len(hits) != 0 {
+	if hits, err := s.SearchVectorIndex(testCtx(t), testenv.Tenant(t), "u1", vec(1), 10); err != nil || len(hits) != 0 {
 		t.Errorf("another tenant: %v, %v", hits, err)
 	}
 }

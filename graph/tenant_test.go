@@ -40,7 +40,7 @@ var (
 	cypherKeyword = regexp.MustCompile(`(?i)\b(MATCH|MERGE|CREATE)\b|\bCALL\s+db\.`)
 	// ddlStatement is schema DDL (and its inspection), exempt: it describes
 	// every tenant at once.
-	ddlStatement = regexp.MustCompile(`(?is)^\s*(?:(?:CREATE|DROP)\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT|(?:RANGE\s+|TEXT\s+|POINT\s+|LOOKUP\s+|FULLTEXT\s+|VECTOR\s+)?INDEX)\b|SHOW\s|CALL\s+db\.awaitIndex)`)
+	ddlStatement = regexp.MustCompile(`(?is)^\s*(?:CYPHER\s+\d+\s+)?(?:(?:CREATE|DROP)\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT|(?:RANGE\s+|TEXT\s+|POINT\s+|LOOKUP\s+|FULLTEXT\s+|VECTOR\s+)?INDEX)\b|SHOW\s|CALL\s+db\.awaitIndex)`)
 	// labelledNode finds the start of a node pattern with a label: "(x:Label"
 	// or "(:Label".
 	labelledNode = regexp.MustCompile("\\(\\s*([A-Za-z_][A-Za-z0-9_]*)?\\s*:\\s*[A-Za-z_`]")

@@ -98,8 +98,9 @@ type SearchStore interface {
 	// of an exact vector scan.
 	PartitionSize(ctx context.Context, tenant, userID string) (int, error)
 	// SearchVectorApprox returns in-scope memories of one user through the
-	// approximate vector index, asking it for fetch neighbours of the whole
-	// database; it may return fewer than q.Limit although more exist.
+	// approximate vector index, asking it for fetch neighbours in the user's
+	// partition (in the whole database where the index knows no partitions);
+	// it may return fewer than q.Limit although more exist.
 	SearchVectorApprox(ctx context.Context, scope Scope, q SearchQuery, fetch int) ([]Hit, error)
 	// Expand returns in-scope memories of one user reached through the
 	// graph, nearest first, with the path that reached each.

@@ -24,7 +24,7 @@ import (
 )
 
 // EmbeddingDimension is the vector size integration tests use for the
-// memory_embedding index. Every test binary shares one Neo4j database and so
+// memory vector index. Every test binary shares one Neo4j database and so
 // one vector index; it matches embed.DefaultDimension so that every package's
 // tests agree on it.
 const EmbeddingDimension = 256

@@ -1,0 +1,100 @@
+package graph
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"mneme/internal/testenv"
+	"mneme/memory"
+)
+
+// The index search walks the user's partition (and the tenant's shared
+// one) alone: other users and tenants whose memories crowd the question's
+// neighbourhood take none of the fetch, and none of theirs come back, even
+// under a scope that admits the whole tenant.
+func TestSearchVectorApproxKeepsToThePartition(t *testing.T) {
+	s := testStore(t)
+	vec, err := s.vectorIndex(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !vec.partitioned {
+		t.Skip("the server's vector index knows no partition")
+	}
+	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
+	r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	question := make([]float32, testenv.EmbeddingDimension)
+	for i := range question {
+		question[i] = float32(r.NormFloat64())
+	}
+	// near returns the question moved by noise of the given size: the
+	// crowd is nearer than the user's memories.
+	near := func(noise float64) []float32 {
+		v := slices.Clone(question)
+		for i := range v {
+			v[i] += float32(noise * r.NormFloat64())
+		}
+		return v
+	}
+	ms := map[string][]memory.Memory{} // by tenant: a batch holds one
+	add := func(tenant, user string, n int, noise float64) []string {
+		var ids []string
+		for range n {
+			m := newMemory(tenant, user, "near the question")
+			if user == "" {
+				m.Scope = memory.ScopeTenant
+			}
+			m.Embedding = near(noise)
+			ms[tenant] = append(ms[tenant], m)
+			ids = append(ids, m.ID)
+		}
+		return ids
+	}
+	own := add(tenant, "u1", 20, 0.5)
+	shared := add(tenant, "", 5, 0.5)
+	add(tenant, "u2", 300, 0.1)
+	add(other, "u1", 300, 0.1)
+	for _, tms := range ms {
+		for batch := range slices.Chunk(tms, 100) {
+			if _, err := s.CreateMemories(testCtx(t), batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	for _, tc := range []struct {
+		name   string
+		shared bool
+		want   []string
+	}{
+		{"user", false, own},
+		{"user and shared", true, append(slices.Clone(own), shared...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := memory.SearchQuery{UserID: "u1", Shared: tc.shared, Embedding: question, Limit: 100}
+			// Index updates may trail the commit: ask until all are there.
+			var got []string
+			for deadline := time.Now().Add(20 * time.Second); ; {
+				hits, err := s.SearchVectorApprox(testCtx(t), whole, q, 30)
+				if err != nil {
+					t.Fatalf("SearchVectorApprox: %v", err)
+				}
+				got = hitIDs(hits)
+				if len(got) >= len(tc.want) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(tc.want))
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("hits (-want +got):\n%s", d)
+			}
+		})
+	}
+}
