@@ -74,6 +74,10 @@ type App struct {
 	Janitor *janitor.Janitor
 	// RecallLog is the recall log in Redis.
 	RecallLog *journal.RecallLog
+	// Partitions is recall's cache of partition sizes. A tool that writes
+	// around the service (the recall benchmark) forgets what it grew, or
+	// recall picks its path by the old size for up to partitions.DefaultTTL.
+	Partitions *partitions.Sizes
 	// Recorder writes access counts and the recall log off the request
 	// path while Run runs; until then recalls only queue. It is the
 	// memory.Eraser of the "recall_log" place: it writes its queue before
@@ -241,6 +245,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.Partitions = sizes
 	search := sizedSearch{SearchStore: store, sizes: sizes}
 	a.MemoryOptions = memory.Options{
 		// The graph's failures are counted, and each stage traced, as

@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if cfg.SharedPath == sharedViaService {
 			w = a.Service
 		}
-		if rep.Shared, err = sharedPhase(ctx, w, modes, queries, cfg, tenant, stages, rep.Runs, stdout, stderr); err != nil {
+		if rep.Shared, err = sharedPhase(ctx, w, a.Partitions, modes, queries, cfg, tenant, stages, rep.Runs, stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -220,13 +220,16 @@ func printPhase(w io.Writer, phase string, runs int, median RunReport, stages []
 // sharedPhase writes the tenant's shared knowledge through the write path
 // of POST /v1/memories, runs the same queries in the same modes again, and
 // compares each run with its counterpart in without.
-func sharedPhase(ctx context.Context, w knowledgeWriter, modes []mode, queries []query, cfg Config, tenant string, stages *stageLog, without []RunReport, stdout, stderr io.Writer) (*SharedReport, error) {
+func sharedPhase(ctx context.Context, w knowledgeWriter, sizes partitionSizes, modes []mode, queries []query, cfg Config, tenant string, stages *stageLog, without []RunReport, stdout, stderr io.Writer) (*SharedReport, error) {
 	const phase = " with shared knowledge"
 	ms := sharedKnowledge(cfg.Seed, cfg.Shared, cfg.Agents)
 	load, err := loadShared(ctx, w, tenant, ms, cfg.Batch, cfg.LoadWorkers, stderr)
 	if err != nil {
 		return nil, fmt.Errorf("shared knowledge: %w (tenant %s may hold part of it)", err, tenant)
 	}
+	// Recall would pick the shared partition's path by its size before the
+	// load (0: an exact scan) until the cached size expires.
+	sizes.Forget(tenant, "")
 	load.Path = cfg.SharedPath
 	printSharedLoad(stdout, load, recallerTeam)
 	sr := &SharedReport{Team: recallerTeam, Load: load}
@@ -242,6 +245,11 @@ func sharedPhase(ctx context.Context, w knowledgeWriter, modes []mode, queries [
 	sr.Versus = append(sr.Versus, versus(0, medianRun(without), sr.Median))
 	printVersus(stdout, sr.Versus, len(queries)-cfg.Warmup)
 	return sr, nil
+}
+
+// partitionSizes is recall's cache of partition sizes (app.App.Partitions).
+type partitionSizes interface {
+	Forget(tenant, userID string)
 }
 
 // freshTenant returns a tenant name no earlier run used.

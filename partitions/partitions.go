@@ -60,6 +60,14 @@ func New(opts Options) (*Sizes, error) {
 	return &Sizes{count: opts.Counter, ttl: opts.TTL, now: opts.Now, entries: map[string]entry{}}, nil
 }
 
+// Forget drops the size of (tenant, userID), so that the next call counts
+// it: for a writer that knows it grew the partition by much at once.
+func (s *Sizes) Forget(tenant, userID string) {
+	s.mu.Lock()
+	delete(s.entries, tenant+"\x00"+userID)
+	s.mu.Unlock()
+}
+
 // PartitionSize returns the size of (tenant, userID), counted at most TTL
 // ago. A failed count is not remembered.
 func (s *Sizes) PartitionSize(ctx context.Context, tenant, userID string) (int, error) {

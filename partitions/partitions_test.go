@@ -68,3 +68,28 @@ func TestNewNeedsACounter(t *testing.T) {
 		t.Fatal("New without a Counter succeeded")
 	}
 }
+
+func TestForgetCountsAgain(t *testing.T) {
+	c := &counter{sizes: map[string]int{"t1/": 0, "t1/alice": 5}}
+	s, err := New(Options{Counter: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, user := range []string{"", "alice"} {
+		if _, err := s.PartitionSize(ctx, "t1", user); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.sizes["t1/"], c.sizes["t1/alice"] = 10_000, 6 // a bulk load of shared knowledge, one more of alice's
+	s.Forget("t1", "")
+	if n, _ := s.PartitionSize(ctx, "t1", ""); n != 10_000 {
+		t.Errorf("after Forget the shared partition has %d, want the new count 10000", n)
+	}
+	if n, _ := s.PartitionSize(ctx, "t1", "alice"); n != 5 {
+		t.Errorf("alice's partition, not forgotten, has %d, want the cached 5", n)
+	}
+	if c.calls != 3 {
+		t.Errorf("%d counts, want 3 (two first ones, one after Forget)", c.calls)
+	}
+}
