@@ -485,8 +485,10 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	g, gctx := errgroup.WithContext(ctx)
 	if !f.ask.Empty() {
 		g.Go(func() error {
+			own := filters // the shared partition's come from the vector hits
+			own.Shared = false
 			var err error
-			f.intent, err = s.searchIntent(gctx, scope, f.ask, filters, query)
+			f.intent, err = s.searchIntent(gctx, scope, f.ask, own, query)
 			return err
 		})
 	}
@@ -531,6 +533,9 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	}
 	if err := g.Wait(); err != nil {
 		return found{}, err
+	}
+	if filters.Shared && !f.ask.Empty() {
+		f.intent = sharedIntent(f.ask, f.intent, f.vector)
 	}
 	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph), Intent: len(f.intent)}
 	f.question = question(terms, f.text, max(info.PartitionSize, len(f.vector)))

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -51,10 +52,34 @@ func (s *Service) searchIntent(ctx context.Context, scope Scope, ask intent.Ask,
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(hits, func(a, b Hit) int {
-		return ask.Match(b.Memory.Type, b.Memory.Kind, b.Memory.Key) - ask.Match(a.Memory.Type, a.Memory.Kind, a.Memory.Key)
-	})
+	byMatch(ask, hits)
 	return hits, nil
+}
+
+// sharedIntent adds to own, the intent hits of the user's partition, the
+// shared knowledge among the vector hits that ask matches. The shared
+// partition is not scanned for the ask: every rule and procedure in it
+// matches a question about rules by type, so that scan would read all of
+// them on every recall, and the nearest are among the vector hits already.
+func sharedIntent(ask intent.Ask, own, vector []Hit) []Hit {
+	out := own
+	for _, h := range vector {
+		if h.Memory.UserID == "" && ask.Match(h.Memory.Type, h.Memory.Kind, h.Memory.Key) > 0 {
+			out = append(out, h)
+		}
+	}
+	byMatch(ask, out)
+	return out
+}
+
+// byMatch orders hits by how closely they match ask, then by similarity.
+func byMatch(ask intent.Ask, hits []Hit) {
+	slices.SortStableFunc(hits, func(a, b Hit) int {
+		if d := ask.Match(b.Memory.Type, b.Memory.Kind, b.Memory.Key) - ask.Match(a.Memory.Type, a.Memory.Kind, a.Memory.Key); d != 0 {
+			return d
+		}
+		return cmp.Compare(b.Score, a.Score)
+	})
 }
 
 // rules are the relevance gate's thresholds from the recall configuration.
