@@ -169,6 +169,28 @@ func get(t *testing.T, s Store, tenant, id string) memory.Memory {
 	return m
 }
 
+// allPages lists q page by page, at most most pages, and returns the ids in
+// order and the number of pages that held any.
+func allPages(t *testing.T, s Store, f *fixture, q memory.ListQuery, most int) ([]string, int) {
+	t.Helper()
+	var got []string
+	pages := 0
+	for range most {
+		page, err := s.ListMemories(ctx(t), f.all(), q)
+		if err != nil {
+			t.Fatalf("ListMemories page %d: %v", pages, err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		pages++
+		got = append(got, ids(page)...)
+		last := page[len(page)-1]
+		q.After = &memory.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	return got, pages
+}
+
 func ids(ms []memory.Memory) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
@@ -537,22 +559,7 @@ func testListFiltersAndCursor(t *testing.T, s Store, f *fixture) {
 	}
 
 	t.Run("cursor", func(t *testing.T) {
-		var got []string
-		var after *memory.Cursor
-		pages := 0
-		for {
-			page, err := s.ListMemories(ctx(t), f.all(), memory.ListQuery{Limit: 10, After: after})
-			if err != nil {
-				t.Fatalf("ListMemories page %d: %v", pages, err)
-			}
-			if len(page) == 0 {
-				break
-			}
-			pages++
-			got = append(got, ids(page)...)
-			last := page[len(page)-1]
-			after = &memory.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
-		}
+		got, pages := allPages(t, s, f, memory.ListQuery{Limit: 10}, 10)
 		diff(t, "pages", 3, pages)
 		diff(t, "all pages in order", ids(newestFirst), got)
 	})
@@ -570,20 +577,7 @@ func testListFiltersAndCursor(t *testing.T, s Store, f *fixture) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			q := tc.q
-			for range 20 {
-				page, err := s.ListMemories(ctx(t), f.all(), q)
-				if err != nil {
-					t.Fatalf("ListMemories: %v", err)
-				}
-				if len(page) == 0 {
-					break
-				}
-				got = append(got, ids(page)...)
-				last := page[len(page)-1]
-				q.After = &memory.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
-			}
+			got, _ := allPages(t, s, f, tc.q, 20)
 			diff(t, "all pages in order", pick(tc.keep), got)
 		})
 	}
@@ -658,20 +652,7 @@ func testListTextIsASubstring(t *testing.T, s Store, f *fixture) {
 		}
 	}
 	// Page by page, the first pages found in the newest memories.
-	var got []string
-	q := memory.ListQuery{UserID: "u1", Text: "E", Limit: 2}
-	for range 10 {
-		page, err := s.ListMemories(ctx(t), f.all(), q)
-		if err != nil {
-			t.Fatalf("ListMemories: %v", err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		got = append(got, ids(page)...)
-		last := page[len(page)-1]
-		q.After = &memory.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
-	}
+	got, _ := allPages(t, s, f, memory.ListQuery{UserID: "u1", Text: "E", Limit: 2}, 10)
 	var want []string
 	for _, m := range newestFirst {
 		if m.UserID == "u1" && strings.Contains(strings.ToLower(m.Content), "e") {
