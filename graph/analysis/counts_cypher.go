@@ -89,8 +89,10 @@ WITH m, [e.id, o.id] AS g, [e.name, o.name] AS names, [e.kind, o.kind] AS kinds`
 // entitiesQuery counts, per entity whose name or id contains $text, the
 // memories in scope that mention it.
 func entitiesQuery(where, class string) string {
-	return `MATCH (e:Entity {tenant: $tenant})<-[:MENTIONS]-(m:Memory {tenant: $tenant})
+	return `MATCH (e:Entity {tenant: $tenant})
 USING INDEX e:Entity(tenant, id)
-WHERE e.id IS NOT NULL AND ($text = '' OR toLower(coalesce(e.name, '')) CONTAINS $text OR toLower(e.id) CONTAINS $text) AND ` + where + `
+WHERE e.id IS NOT NULL AND ($text = '' OR toLower(coalesce(e.name, '')) CONTAINS $text OR toLower(e.id) CONTAINS $text)
+MATCH (e)<-[:MENTIONS]-(m:Memory {tenant: $tenant})
+WHERE ` + where + `
 WITH m, [e.id] AS g, [e.name] AS names, [e.kind] AS kinds` + countTail(class)
 }
