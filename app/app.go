@@ -209,6 +209,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if recallCfg.ExactMax == 0 {
+		if recallCfg.ExactMax, err = exactMaxFor(startCtx, store); err != nil {
+			return nil, err
+		}
+	}
 	recallCfg, writeCfg := cfg.Tuned(a.Calibration, recallCfg)
 	// Every place outside the graph that holds user data: erasing a user
 	// (and deleting a memory, where the place can) asks each of them.
@@ -492,6 +497,27 @@ type userExports struct{ export *export.Service }
 
 func (e userExports) UserDocument(ctx context.Context, p memory.Principal, userID string) (any, error) {
 	return e.export.User(ctx, p, userID)
+}
+
+// The largest partitions recall searches by exact cosine by default. A
+// partitioned vector index beats the exact scan from a few hundred memories;
+// the whole-database index of Neo4j 5.26 returns mostly other users'
+// neighbours, so there only large partitions try it first.
+const (
+	exactMaxPartitioned = 1_000
+	exactMaxWhole       = 20_000
+)
+
+// exactMaxFor picks the exact-scan limit for the vector index store has.
+func exactMaxFor(ctx context.Context, store *graph.Store) (int, error) {
+	partitioned, err := store.VectorIndexPartitioned(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("neo4j vector index: %w", err)
+	}
+	if partitioned {
+		return exactMaxPartitioned, nil
+	}
+	return exactMaxWhole, nil
 }
 
 // sizedSearch is the graph's search with partition sizes from a cache.

@@ -135,7 +135,7 @@ const (
 // RecallConfig is recall's tuning.
 type RecallConfig struct {
 	VectorFloor float64 // relevance floor for cosine similarity; 0: the model's calibrated floor
-	ExactMax    int     // partitions up to this many memories are searched by exact cosine
+	ExactMax    int     // partitions up to this many memories are searched by exact cosine; 0: by the vector index (exactMaxFor)
 	LogCap      int     // recalls the recall log keeps per user
 }
 
@@ -192,7 +192,7 @@ func Defaults() Config {
 		Embedding: EmbeddingConfig{
 			Kind: EmbedderUSE, Dim: USEDim, Batch: 64, Timeout: 30 * time.Second, Retries: 3,
 		},
-		Recall: RecallConfig{ExactMax: 1_000, LogCap: 200},
+		Recall: RecallConfig{LogCap: 200},
 		Rerank: RerankConfig{Timeout: 2 * time.Second},
 		Queue: QueueConfig{
 			Prefix: "mneme", Shards: 8, Batch: 256, MaxAttempts: 5, Workers: true, LeaseTTL: 10 * time.Second,
@@ -256,7 +256,7 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 
 	r := &cfg.Recall
 	b.bind(float64Value(&r.VectorFloor), "vector-floor", "", "recall relevance floor (cosine); 0: the model's calibrated floor")
-	b.bind(intValue(&r.ExactMax), "recall-exact-max", "", "largest user partition recall searches by exact cosine")
+	b.bind(intValue(&r.ExactMax), "recall-exact-max", "", "largest user partition recall searches by exact cosine (0: 1,000 where the vector index holds partitions, 20,000 on Neo4j 5.26)")
 	b.bind(intValue(&r.LogCap), "recall-log-cap", "", "recalls the recall log keeps per user")
 
 	rr := &cfg.Rerank

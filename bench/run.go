@@ -116,6 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	recallCfg.ExactMax = a.MemoryOptions.Recall.ExactMax // as app.New picked it for the server
 	opts := serviceOptions(a, log, recallCfg)
 	opts.Authz = openAuthorizer{}
 	open, err := memory.NewService(opts)

@@ -149,6 +149,17 @@ func (s *Store) ensureVectorIndex(ctx context.Context, dim int, existing map[str
 	return vec, nil
 }
 
+// VectorIndexPartitioned reports whether the vector index holds each
+// memory's partition, so that a search walks one user's neighbours (not on
+// Neo4j 5.26, whose index ranks the whole database).
+func (s *Store) VectorIndexPartitioned(ctx context.Context) (bool, error) {
+	vec, err := s.vectorIndex(ctx)
+	if err != nil {
+		return false, err
+	}
+	return vec.partitioned, nil
+}
+
 // vectorIndex returns the form of the vector index the database has, the
 // partitioned one when it has both or neither. It asks the server once.
 func (s *Store) vectorIndex(ctx context.Context) (*vectorIndex, error) {
