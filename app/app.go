@@ -74,6 +74,9 @@ type App struct {
 	Janitor *janitor.Janitor
 	// RecallLog is the recall log in Redis.
 	RecallLog *journal.RecallLog
+	// Census counts memories under the read policy for the panel's
+	// overview, keeping each count for panelCountReuse.
+	Census *census.Service
 	// Partitions is recall's cache of partition sizes. A tool that writes
 	// around the service (the recall benchmark) forgets what it grew, or
 	// recall picks its path by the old size for up to partitions.DefaultTTL.
@@ -335,12 +338,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	// The panel seals its sessions under a key of its own derived from the
 	// identity secret, which every replica shares.
-	counts, err := census.New(census.Options{Store: tally.New(store.Runner()), Authz: a.Tracing.Authorizer(a.Policy)})
+	a.Census, err = census.New(census.Options{
+		Store: tally.New(store.Runner()), Authz: a.Tracing.Authorizer(a.Policy), Reuse: panelCountReuse,
+	})
 	if err != nil {
 		return nil, err
 	}
 	if hopts.Panel, err = web.New(web.Options{
-		Service: a.Service, Census: panelCounts{counts}, Recalls: recalls, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
+		Service: a.Service, Census: panelCounts{a.Census}, Recalls: recalls, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
 		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
 	}); err != nil {
 		return nil, err
@@ -415,6 +420,9 @@ func (a *App) Close(ctx context.Context) {
 	if a.Redis != nil {
 		_ = a.Redis.Close()
 	}
+	if a.Census != nil {
+		a.Census.Wait() // a count in the background ends within a minute
+	}
 	if a.Store != nil {
 		_ = a.Store.Close(ctx)
 	}
@@ -479,17 +487,25 @@ func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb redis.UniversalCl
 	})
 }
 
+// panelCountReuse is how long the overview shows a count again before it
+// counts anew in the background: counting every memory of a large tenant
+// under the read policy takes hundreds of milliseconds (about 400 at
+// 100,000), and the page says when it counted.
+const panelCountReuse = 15 * time.Second
+
 // panelCounts hands the census's counts to the panel in the panel's type.
 type panelCounts struct{ census *census.Service }
 
-func (c panelCounts) Count(ctx context.Context, p memory.Principal) ([]web.Count, error) {
-	cs, err := c.census.Count(ctx, p)
-	out := make([]web.Count, len(cs))
-	for i, n := range cs {
+func (c panelCounts) Count(ctx context.Context, p memory.Principal) ([]web.Count, time.Time, error) {
+	t, err := c.census.Count(ctx, p)
+	out := make([]web.Count, len(t.Counts))
+	for i, n := range t.Counts {
 		out[i] = web.Count{UserID: n.UserID, Type: n.Type, Status: n.Status, N: n.N}
 	}
-	return out, err
+	return out, t.At, err
 }
+
+func (c panelCounts) Forget(tenant string) { c.census.Forget(tenant) }
 
 // userExports hands a data-subject export to the handlers, which send the
 // document as it is.

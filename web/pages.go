@@ -28,10 +28,12 @@ type userCounts struct {
 
 type overviewData struct {
 	Users []userCounts
-	// Total is every memory of the tenant the viewer may read.
-	Total  int64
-	Types  []string
-	States []string
+	// Total is every memory of the tenant the viewer may read, counted at
+	// CountedAt.
+	Total     int64
+	CountedAt time.Time
+	Types     []string
+	States    []string
 
 	Policy policyadmin.PolicyState
 	// Hour and Day are the four figures over the last hour and day.
@@ -56,7 +58,9 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 	var counts []Count
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		counts, err = timed(gctx, "census", func() ([]Count, error) { return p.census.Count(gctx, c.Principal) })
+		t0 := time.Now()
+		counts, d.CountedAt, err = p.census.Count(gctx, c.Principal)
+		record(gctx, "census", time.Since(t0))
 		return err
 	})
 	g.Go(func() (err error) {
@@ -243,6 +247,7 @@ func (p *Panel) deleteMemory(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
+	p.census.Forget(c.Tenant)
 	if p.metrics != nil {
 		p.metrics.Deleted(rec)
 	}
@@ -254,6 +259,7 @@ func (p *Panel) confirmMemory(w http.ResponseWriter, r *http.Request, c caller) 
 	if _, err := p.svc.Confirm(r.Context(), c.Principal, r.PathValue("id")); err != nil {
 		return err
 	}
+	p.census.Forget(c.Tenant)
 	back(w, r, "/panel/me")
 	return nil
 }
@@ -270,6 +276,7 @@ func (p *Panel) forgetUser(w http.ResponseWriter, r *http.Request, c caller) err
 	if err != nil {
 		return err
 	}
+	p.census.Forget(c.Tenant)
 	if p.metrics != nil {
 		p.metrics.Erased(rec)
 	}

@@ -41,9 +41,12 @@ type Count struct {
 }
 
 // Counter counts the memories of a principal's tenant that the principal
-// may read, by user, type and status (package census does).
+// may read, by user, type and status, and says when it counted (package
+// census does, reusing a count for a while). Forget makes the next count
+// fresh after a change made in the panel.
 type Counter interface {
-	Count(ctx context.Context, p memory.Principal) ([]Count, error)
+	Count(ctx context.Context, p memory.Principal) ([]Count, time.Time, error)
+	Forget(tenant string)
 }
 
 // RecallLogs reads the recall log for admins (recalllog.Service).
