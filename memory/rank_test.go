@@ -238,6 +238,31 @@ func TestRecallVectorPathChoice(t *testing.T) {
 			t.Errorf("recalled %v, want alice's memory and the shared rule", ids)
 		}
 	})
+	t.Run("a question about the rules finds a shared rule the user's memories outrank", func(t *testing.T) {
+		// Alice's two memories fill the merged vector candidates; the rule,
+		// far below the floor, comes only from the shared partition's own
+		// nearest, and the ask for rules admits it.
+		rule := stored("mem_rule", "Orders above 50k CNY need approval.")
+		rule.UserID, rule.Type, rule.Kind = "", TypeSemantic, "rule"
+		sop := stored("mem_sop", "To handle damaged items, photograph them first.")
+		sop.UserID, sop.Type = "", TypeProcedural
+		a2 := stored("mem_a2", "Alice likes tea.")
+		fs := &fakeSearch{sizes: map[string]int{"alice": 3, "": 100}, approx: func(int) []Hit { return []Hit{{rule, 0.05}, {sop, 0.04}} }}
+		f := searchFixture(t, RecallConfig{ExactMax: 5, Candidates: 2, VectorFloor: 0.3, NoGraph: true}, fs)
+		f.authz.scope = Scope{Tenant: "acme", Filter: &Filter{Op: FilterTrue}}
+		f.store.vector = []Hit{{a, 0.9}, {a2, 0.85}}
+		got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "按老规矩处理"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.Index(idsOf(got.Memories), "mem_rule")
+		if i < 0 {
+			t.Fatalf("recalled %v, want the shared rule (search %+v)", idsOf(got.Memories), got.Search)
+		}
+		if e := got.Memories[i].Explain; e.IntentRank == 0 || e.Gate != "intent" {
+			t.Errorf("the rule's explain = %+v, want it found and admitted by the ask", e)
+		}
+	})
 }
 
 func TestRecallDecayAndProfile(t *testing.T) {

@@ -500,7 +500,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 		q := filters
 		q.Embedding = query
 		var err error
-		f.vector, err = s.searchVector(gctx, scope, q, info)
+		f.vector, f.shared, err = s.searchVector(gctx, scope, q, info)
 		info.Stages.Vector = ms(time.Since(t0))
 		return err
 	})
@@ -534,9 +534,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	if err := g.Wait(); err != nil {
 		return found{}, err
 	}
-	if filters.Shared && !f.ask.Empty() {
-		f.intent = sharedIntent(f.ask, f.intent, f.vector)
-	}
+	f.intent = sharedIntent(f.ask, f.intent, f.shared) // nothing to add without shared hits or an ask
 	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph), Intent: len(f.intent)}
 	f.question = question(terms, f.text, max(info.PartitionSize, len(f.vector)))
 	return f, nil
@@ -547,22 +545,24 @@ func (s *Service) graphOn() bool { return !s.recall.NoGraph }
 // searchVector searches the user's partition and, when q.Shared, the
 // tenant's shared knowledge as a partition of its own, each by the path its
 // size calls for: one exact scan of both would walk every shared memory on
-// every recall. The two are merged by score; info tells the user's path.
-func (s *Service) searchVector(ctx context.Context, scope Scope, q SearchQuery, info *SearchInfo) ([]Hit, error) {
+// every recall. Both merged by score come back, and the shared ones alone
+// (for the intent search); info tells the user's path.
+func (s *Service) searchVector(ctx context.Context, scope Scope, q SearchQuery, info *SearchInfo) (merged, sharedHits []Hit, err error) {
 	if !q.Shared {
-		return s.searchPartition(ctx, scope, q, info)
+		merged, err = s.searchPartition(ctx, scope, q, info)
+		return merged, nil, err
 	}
 	own, shared, sharedInfo := q, q, SearchInfo{VectorComplete: true}
 	own.Shared, shared.UserID = false, ""
 	hits, err := s.searchPartition(ctx, scope, own, info)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	more, err := s.searchPartition(ctx, scope, shared, &sharedInfo)
+	sharedHits, err = s.searchPartition(ctx, scope, shared, &sharedInfo)
 	info.VectorComplete = info.VectorComplete && sharedInfo.VectorComplete
-	hits = append(hits, more...)
+	hits = append(hits, sharedHits...)
 	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
-	return hits[:min(len(hits), q.Limit)], err
+	return hits[:min(len(hits), q.Limit)], sharedHits, err
 }
 
 // searchPartition picks the vector path by the size of one partition: an

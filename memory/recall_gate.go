@@ -18,11 +18,12 @@ const SourceIntent = "intent"
 // judge them: the question's weighed terms, what a question about the user
 // asks for and the similarity of each graph neighbour to the question.
 type found struct {
-	vector, text, intent []Hit
-	graph                []Expansion
-	ask                  intent.Ask
-	question             relevance.Question
-	near                 map[string]float64
+	// shared are the shared partition's nearest, also merged into vector.
+	vector, text, intent, shared []Hit
+	graph                        []Expansion
+	ask                          intent.Ask
+	question                     relevance.Question
+	near                         map[string]float64
 }
 
 // question weighs the question's keywords by how many of the user's
@@ -56,14 +57,13 @@ func (s *Service) searchIntent(ctx context.Context, scope Scope, ask intent.Ask,
 	return hits, nil
 }
 
-// sharedIntent adds to own, the intent hits of the user's partition, the
-// shared knowledge among the vector hits that ask matches. The shared
-// partition is not scanned for the ask: every rule and procedure in it
-// matches a question about rules by type, so that scan would read all of
-// them on every recall, and the nearest are among the vector hits already.
-func sharedIntent(ask intent.Ask, own, vector []Hit) []Hit {
+// sharedIntent adds to own (the user's intent hits) the shared partition's
+// nearest that ask matches. The partition is not scanned for the ask: all
+// its rules and procedures match a question about rules by type, so the
+// scan would read every one on every recall.
+func sharedIntent(ask intent.Ask, own, shared []Hit) []Hit {
 	out := own
-	for _, h := range vector {
+	for _, h := range shared {
 		if h.Memory.UserID == "" && ask.Match(h.Memory.Type, h.Memory.Kind, h.Memory.Key) > 0 {
 			out = append(out, h)
 		}
