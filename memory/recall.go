@@ -485,7 +485,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	g, gctx := errgroup.WithContext(ctx)
 	if !f.ask.Empty() {
 		g.Go(func() error {
-			own := filters // the shared partition's come from the vector hits
+			own := filters // the shared partition's come from searchVector
 			own.Shared = false
 			var err error
 			f.intent, err = s.searchIntent(gctx, scope, f.ask, own, query)
@@ -534,7 +534,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	if err := g.Wait(); err != nil {
 		return found{}, err
 	}
-	f.intent = sharedIntent(f.ask, f.intent, f.shared) // nothing to add without shared hits or an ask
+	f.intent = intentHits(f.ask, f.intent, f.shared)
 	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph), Intent: len(f.intent)}
 	f.question = question(terms, f.text, max(info.PartitionSize, len(f.vector)))
 	return f, nil

@@ -42,44 +42,35 @@ func question(terms []string, text []Hit, partition int) relevance.Question {
 }
 
 // searchIntent returns the memories a question about the user asks for by
-// slot, kind or type, inside the request's filters: the closest slot
-// matches first, then by similarity. The store keeps only active memories
-// (or those valid at as_of), so a slot's current version is the one found.
+// slot, kind or type, inside the request's filters, in no order (intentHits
+// orders them). The store keeps only active memories (or those valid at
+// as_of), so a slot's current version is the one found.
 func (s *Service) searchIntent(ctx context.Context, scope Scope, ask intent.Ask, filters SearchQuery, query []float32) ([]Hit, error) {
 	q := filters
 	q.Slots = &Slots{Keys: ask.Keys, Kinds: ask.Kinds, Types: ask.Types}
 	q.Embedding = query
-	hits, err := s.store.SearchVector(ctx, scope, q)
-	if err != nil {
-		return nil, err
-	}
-	byMatch(ask, hits)
-	return hits, nil
+	return s.store.SearchVector(ctx, scope, q)
 }
 
-// sharedIntent adds to own (the user's intent hits) the shared partition's
-// nearest that ask matches. The partition is not scanned for the ask: all
-// its rules and procedures match a question about rules by type, so the
-// scan would read every one on every recall.
-func sharedIntent(ask intent.Ask, own, shared []Hit) []Hit {
+// intentHits adds to own (the user's intent hits) the shared partition's
+// nearest that ask matches, and orders them all: the closest matches first,
+// then by similarity. The shared partition is not scanned for the ask: all
+// its rules and procedures match a question about rules by type, so the scan
+// would read every one on every recall.
+func intentHits(ask intent.Ask, own, shared []Hit) []Hit {
 	out := own
 	for _, h := range shared {
-		if h.Memory.UserID == "" && ask.Match(h.Memory.Type, h.Memory.Kind, h.Memory.Key) > 0 {
+		if ask.Match(h.Memory.Type, h.Memory.Kind, h.Memory.Key) > 0 {
 			out = append(out, h)
 		}
 	}
-	byMatch(ask, out)
-	return out
-}
-
-// byMatch orders hits by how closely they match ask, then by similarity.
-func byMatch(ask intent.Ask, hits []Hit) {
-	slices.SortStableFunc(hits, func(a, b Hit) int {
+	slices.SortStableFunc(out, func(a, b Hit) int {
 		if d := ask.Match(b.Memory.Type, b.Memory.Kind, b.Memory.Key) - ask.Match(a.Memory.Type, a.Memory.Kind, a.Memory.Key); d != 0 {
 			return d
 		}
 		return cmp.Compare(b.Score, a.Score)
 	})
+	return out
 }
 
 // rules are the relevance gate's thresholds from the recall configuration.
