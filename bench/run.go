@@ -112,12 +112,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}()
 
 	// The same recall tuning and sources as app.New gives the real Service.
-	recallCfg, err := appCfg.MemoryRecall()
-	if err != nil {
-		return err
-	}
-	recallCfg.ExactMax = a.MemoryOptions.Recall.ExactMax // as app.New picked it for the server
-	opts := serviceOptions(a, log, recallCfg)
+	opts := serviceOptions(a, log)
 	opts.Authz = openAuthorizer{}
 	open, err := memory.NewService(opts)
 	if err != nil {
@@ -478,12 +473,12 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 	}, nil
 }
 
-// serviceOptions are the parts app.New gives the real Service, with recall
-// tuned by cfg. It measures recall without its bookkeeping: recalls are not
-// recorded.
-func serviceOptions(a *app.App, log *slog.Logger, cfg memory.RecallConfig) memory.Options {
+// serviceOptions are the parts app.New gives the real Service, its recall
+// tuning included. It measures recall without its bookkeeping: recalls are
+// not recorded.
+func serviceOptions(a *app.App, log *slog.Logger) memory.Options {
 	opts := a.MemoryOptions
-	opts.Logger, opts.Recall, opts.Recorder = log, cfg, unrecorded{}
+	opts.Logger, opts.Recorder = log, unrecorded{}
 	return opts
 }
 
