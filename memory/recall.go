@@ -56,9 +56,8 @@ type RecallConfig struct {
 
 	// ExactMax is the largest partition (a user's memories) searched by
 	// exact cosine; larger ones go through the vector index, which searches
-	// inside the partition. An exact scan grows with the partition (p50
-	// 125 ms at 500 memories, 905 ms at 2,000) where the index stays near
-	// 100 ms.
+	// inside the partition. An exact scan grows with the partition and the
+	// index hardly does; below the limit the exact answer is cheap enough.
 	ExactMax int
 	// IndexOverfetch multiplies Candidates for the first vector-index ask;
 	// each retry asks four times as many, up to IndexMaxFetch.
