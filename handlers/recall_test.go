@@ -545,3 +545,27 @@ func TestRecallLogErasedAfterQueuedRecalls(t *testing.T) {
 		t.Errorf("after erase: %d recalls, %v", len(got), err)
 	}
 }
+
+// A user who recalls about another user gets none of their memories and
+// learns nothing of them either: not how many there are, nor the path
+// their number picks. The user's own recall still reports both.
+func TestRecallAboutAnotherUserTellsNothing(t *testing.T) {
+	f := apptest.Start(t)
+	for _, c := range []string{"Alice's budget for Q4 is 150k CNY.", "Alice prefers short answers."} {
+		create(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: c})
+	}
+	got, err := f.Client(t, "bob").Recall(t.Context(), client.RecallRequest{UserID: "alice", Query: "budget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Memories) != 0 || got.Search.PartitionSize != 0 || got.Search.VectorPath != string(memory.VectorNone) {
+		t.Errorf("bob about alice: %d memories, search %+v; want none, partition 0, path none", len(got.Memories), got.Search)
+	}
+	own, err := f.Client(t, "alice").Recall(t.Context(), client.RecallRequest{UserID: "alice", Query: "budget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(own.Memories) == 0 || own.Search.PartitionSize != 2 || own.Search.VectorPath != string(memory.VectorExact) {
+		t.Errorf("alice about herself: %d memories, search %+v; want some, partition 2, path exact", len(own.Memories), own.Search)
+	}
+}

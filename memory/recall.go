@@ -329,7 +329,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	result := RecallResult{Memories: []Recalled{}, Search: SearchInfo{VectorPath: VectorNone, VectorComplete: true, Rerank: RerankOff}}
 	st := &result.Search.Stages
 	lap := stopwatch()
-	scope, err := s.authz.ReadScope(ctx, p, r.UserID, now)
+	userScope, err := s.authz.ReadScope(ctx, p, r.UserID, now)
 	if err != nil {
 		return RecallResult{}, fmt.Errorf("read scope: %w", err)
 	}
@@ -339,7 +339,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	if err != nil {
 		return RecallResult{}, fmt.Errorf("read scope: %w", err)
 	}
-	scope, shared := JointScope(scope, all)
+	scope, shared := JointScope(userScope, all)
 	st.Scope = lap()
 	if scope.Empty() {
 		result.Context = contextBlock(nil)
@@ -370,6 +370,9 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	found, err := s.candidates(ctx, scope, r, query, filters, &result.Search)
 	if err != nil {
 		return RecallResult{}, err
+	}
+	if userScope.Empty() { // reading only shared knowledge, the caller learns nothing of the user's partition
+		result.Search.VectorPath, result.Search.PartitionSize = VectorNone, 0
 	}
 	st.Candidates = lap()
 
