@@ -116,11 +116,16 @@ FOREACH (ent IN row.entities |
   MERGE (e:Entity {tenant: $tenant, id: ent.id})
   ON CREATE SET e.kind = ent.kind, e.name = ent.name
   MERGE (m)-[:MENTIONS]->(e))
+WITH m ORDER BY m.user_id, m.type, m.status, m.sensitivity
+CALL (m) { ` + TallyUp + ` }
 WITH count(*) AS created
 UNWIND $supersedes AS sup
 MATCH (n:Memory {tenant: $tenant, id: sup.id})
 MATCH (p:Memory {tenant: $tenant, id: sup.prev})
+CALL (p) { ` + tallyDownP + ` }
 SET p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated_at
+WITH n, p
+CALL (p) { ` + tallyUpP + ` }
 CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)`
 )
 

@@ -145,6 +145,9 @@ func eraseUserBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant, us
 	if out.Users, err = count(ctx, tx, cypherEraseUserNode, params); err != nil {
 		return out, done, err
 	}
+	if err := exec(ctx, tx, cypherEraseUserTallies, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
+		return out, done, err
+	}
 	author, err := count(ctx, tx, cypherEraseUserAuthor, map[string]any{"tenant": tenant, "author": "user:" + userID})
 	if err != nil {
 		return out, done, err

@@ -40,6 +40,7 @@ RETURN u.erasing IS NOT NULL AS erasing`
 	// the nodes) and returns what they linked to, for orphan cleanup.
 	cypherEraseMemories = `MATCH (m:Memory {tenant: $tenant})
 WHERE m.id IN $ids
+CALL (m) { ` + TallyDown + ` }
 MERGE (t:Tombstone {tenant: $tenant, id: m.id})
 SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.user_ref = $user_ref
 WITH m, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids, [(m)-[:IN_SESSION]->(s) | s.id] AS session_ids

@@ -15,6 +15,8 @@ import (
 const (
 	cypherCreateMemory = `CREATE (m:Memory {tenant: $tenant, id: $props.id})
 SET m += $props
+WITH m
+CALL (m) { ` + TallyUp + ` }
 RETURN m.id AS id`
 
 	// cypherLinkMemory adds the edges of a new version. FOREACH over a zero-
@@ -50,7 +52,10 @@ RETURN p.status AS status, p.version AS version, p.user_id AS user_id, p.key AS 
 
 	cypherSupersedeHead = `MATCH (n:Memory {tenant: $tenant, id: $id})
 MATCH (p:Memory {tenant: $tenant, id: $prev_id})
+CALL (p) { ` + tallyDownP + ` }
 SET p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated_at
+WITH n, p
+CALL (p) { ` + tallyUpP + ` }
 CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)`
 )
 
@@ -132,6 +137,7 @@ const (
 	// with its edges (a supersession chain through it is cut, not relinked),
 	// and returns the ids of the entities it mentioned for orphan cleanup.
 	cypherDeleteMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
+CALL (m) { ` + TallyDown + ` }
 MERGE (t:Tombstone {tenant: $tenant, id: $id})
 SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason
 WITH m, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids

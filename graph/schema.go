@@ -26,6 +26,7 @@ var schema = []string{
 	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx,
 	ddlMemoryUserCreatedIdx, ddlMemoryUserTypeCreatedIdx, ddlMemoryUserStatusCreatedIdx, ddlMemoryCensusIdx,
 	ddlMemoryFactTextIdx, ddlMemoryFactNumbersIdx,
+	ddlTallyKey, ddlTallyAnchor, ddlTallyPending,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,
 	ddlMemoryFullTextPartition,
 	// identity (schema_cypher.go; the queries live in package keystore)
@@ -48,6 +49,21 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 	existing, err := s.schemaNames(ctx)
 	if err != nil {
 		return fmt.Errorf("graph: reading the schema: %w", err)
+	}
+	if !existing[ddlName(ddlTallyKey)] {
+		// Memories stored before tallies existed have none: their tenants'
+		// counts come from the memories until a reconciliation. The marks'
+		// constraint comes first, so that processes marking at once make
+		// one mark per tenant.
+		if err := s.create(ctx, ddlTallyPending, dim); err != nil {
+			return err
+		}
+		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+			return exec(ctx, tx, cypherTallyPending, nil)
+		})
+		if err != nil {
+			return fmt.Errorf("graph: marking untallied tenants: %w", err)
+		}
 	}
 	for _, ddl := range schema {
 		if existing[ddlName(ddl)] {

@@ -22,6 +22,13 @@ var crossTenantAllowlist = map[string]string{
 	"cypherListAllGrants": "policy engine loads all grants at start-up",
 	// The janitor sweeps every tenant; this names them and reads nothing else.
 	"cypherListTenants": "janitor lists the tenants to sweep",
+	// Reconciling the tallies names the tenants that hold memories, and
+	// reads nothing else.
+	"cypherMemoryTenants":  "tally reconciliation lists the tenants",
+	"cypherPendingTenants": "tally reconciliation lists the tenants marked untallied",
+	// The one-time mark of tenants whose memories predate tallies, run by
+	// EnsureSchema. No client input reaches it.
+	"cypherTallyPending": "one-time mark of untallied tenants at start-up",
 	// A schema migration run by EnsureSchema: it sets a derived property on
 	// every tenant's memories once. No client input reaches it.
 	"cypherBackfillPartition": "one-time partition backfill at start-up",

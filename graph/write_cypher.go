@@ -53,8 +53,11 @@ FOREACH (_ IN CASE WHEN replay THEN [] ELSE [1] END |
       m.importance = CASE WHEN m.importance + $step > 1.0 THEN 1.0 ELSE m.importance + $step END,
       m.updated_at = $at)
 WITH m, before, NOT replay AND before = 'candidate' AND $activate_at > 0 AND size(m.evidence_sessions) >= $activate_at AS activate
+CALL (m, activate) { WITH m, activate WHERE activate ` + TallyDown + ` }
 SET m.status = CASE WHEN activate THEN 'active' ELSE before END,
     m.valid_from = CASE WHEN activate THEN $at ELSE m.valid_from END
+WITH m, before, activate
+CALL (m, activate) { WITH m, activate WHERE activate ` + TallyUp + ` }
 RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
 
 	// cypherSupersedeSlot makes the new memory the head of its (user, key)
@@ -65,7 +68,10 @@ RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
 MATCH (o:Memory {tenant: $tenant, user_id: $user_id, key: $key})
 WHERE o.status = 'active' AND o.id <> $id
   AND coalesce(o.scope, 'user') = coalesce(n.scope, 'user') AND coalesce(o.scope_id, '') = coalesce(n.scope_id, '')
+CALL (o) { WITH o AS m ` + TallyDown + ` }
 SET o.status = 'superseded', o.valid_to = n.valid_from, o.updated_at = n.updated_at
+WITH n, o
+CALL (o) { WITH o AS m ` + TallyUp + ` }
 CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(o)
 WITH n, max(o.version) AS top
 SET n.version = top + 1
@@ -76,9 +82,12 @@ RETURN n.version AS version`
 SET m._lock = true
 REMOVE m._lock
 WITH m, m.status AS before, m.status = 'candidate' AS activate
+CALL (m, activate) { WITH m, activate WHERE activate ` + TallyDown + ` }
 SET m.status = CASE WHEN activate THEN 'active' ELSE before END,
     m.valid_from = CASE WHEN activate THEN $at ELSE m.valid_from END,
     m.updated_at = CASE WHEN activate THEN $at ELSE m.updated_at END
+WITH m, before, activate
+CALL (m, activate) { WITH m, activate WHERE activate ` + TallyUp + ` }
 RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
 )
 

@@ -1,5 +1,7 @@
 package documents
 
+import "mneme/graph"
+
 // Queries of documents.go. Every query names the tenant on every node.
 const (
 	cypherDocument = `MATCH (d:Document {tenant: $tenant, id: $id})
@@ -27,7 +29,11 @@ SET r.key = row.key, r.digest = row.digest, r.headings = row.headings,
 	// so as_of still finds what held before.
 	cypherRetire = `MATCH (m:Memory {tenant: $tenant})-[:SECTION_OF]->(d:Document {tenant: $tenant, id: $id})
 WHERE m.status = 'active' AND ($all OR m.id IN $ids)
+WITH m ORDER BY m.user_id
+CALL (m) { ` + graph.TallyDown + ` }
 SET m.status = 'archived', m.valid_to = $at, m.updated_at = $at
+WITH m
+CALL (m) { ` + graph.TallyUp + ` }
 RETURN count(m) AS n`
 
 	cypherList = `MATCH (d:Document {tenant: $tenant})

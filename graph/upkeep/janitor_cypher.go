@@ -1,5 +1,7 @@
 package upkeep
 
+import "mneme/graph"
+
 // Cypher of the janitor: the tenants to sweep, the metadata its rules
 // decide on, and the status transitions it applies.
 const (
@@ -23,7 +25,11 @@ RETURN m.id AS id, m.user_id AS user_id, m.type AS type, m.status AS status, m.i
 	// no longer recalled.
 	cypherTransition = `MATCH (m:Memory {tenant: $tenant})
 WHERE m.id IN $ids AND m.status IN ['active', 'candidate']
+WITH m ORDER BY m.user_id
+CALL (m) { ` + graph.TallyDown + ` }
 SET m.status = $to, m.status_reason = $reason, m.status_changed_at = $at,
     m.valid_to = CASE WHEN $to = 'expired' THEN coalesce(m.valid_to, $at) ELSE m.valid_to END
+WITH m
+CALL (m) { ` + graph.TallyUp + ` }
 RETURN count(*) AS n`
 )
