@@ -77,6 +77,9 @@ type App struct {
 	// Census counts memories under the read policy for the panel's
 	// overview, keeping each count for panelCountReuse.
 	Census *census.Service
+	// Tallies are the census's counts kept by every write; reconciling
+	// builds them for older memories and mends any drift.
+	Tallies *tally.Store
 	// Partitions is recall's cache of partition sizes. A tool that writes
 	// around the service (the recall benchmark) forgets what it grew, or
 	// recall picks its path by the old size for up to partitions.DefaultTTL.
@@ -338,8 +341,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	// The panel seals its sessions under a key of its own derived from the
 	// identity secret, which every replica shares.
+	a.Tallies = tally.New(store.Runner())
 	a.Census, err = census.New(census.Options{
-		Store: tally.New(store.Runner()), Authz: a.Tracing.Authorizer(a.Policy), Reuse: panelCountReuse,
+		Store: a.Tallies, Authz: a.Tracing.Authorizer(a.Policy), Reuse: panelCountReuse,
 	})
 	if err != nil {
 		return nil, err

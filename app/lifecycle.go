@@ -140,7 +140,7 @@ func (a *App) buildJanitor(cfg Lifecycle, log *slog.Logger) error {
 	a.janitorRunner = leader.NewRunner(leader.RunnerOptions{
 		Name: "janitor", Every: cfg.Every, Renew: cfg.LockTTL / 3, Lease: lock, Logger: log,
 		Job: func(ctx context.Context) error {
-			return sweepAll(ctx, sweeps.Tenants, a.Metrics.Sweeper(j), a.Audit, log)
+			return errors.Join(sweepAll(ctx, sweeps.Tenants, a.Metrics.Sweeper(j), a.Audit, log), a.reconcileTallies(ctx, log, nil))
 		},
 	})
 	return nil

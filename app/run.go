@@ -35,7 +35,7 @@ func (a *App) workers() []worker {
 	if a.tool {
 		return ws
 	}
-	ws = append(ws, worker{"session expiry", a.SessionExpiry.Run})
+	ws = append(ws, worker{"session expiry", a.SessionExpiry.Run}, worker{"tallies", a.reconcileAtStart})
 	if a.janitorRunner != nil {
 		ws = append(ws, worker{"janitor", a.janitorRunner.Run})
 	}

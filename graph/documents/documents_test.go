@@ -11,6 +11,7 @@ import (
 
 	"mneme/documents"
 	"mneme/graph"
+	"mneme/graph/tally"
 	"mneme/internal/testenv"
 	"mneme/knowledge"
 	"mneme/memory"
@@ -131,6 +132,10 @@ func TestDocumentRoundTrip(t *testing.T) {
 	// history still linked.
 	if n, err := s.Retire(ctx, tenant, "guide", nil, retireAt); err != nil || n != 3 {
 		t.Fatalf("Retire all = %d, %v; want 3", n, err)
+	}
+	// Archiving kept the tallies exact: a reconciliation mends nothing.
+	if r, err := tally.New(g.Runner()).Reconcile(ctx, tenant); err != nil || r.Mended != 0 {
+		t.Errorf("Reconcile after Retire = %+v, %v; want nothing mended", r, err)
 	}
 	if err := s.Remove(ctx, tenant, "guide", retireAt); err != nil {
 		t.Fatal(err)

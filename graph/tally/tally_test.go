@@ -91,15 +91,28 @@ func TestCountMemories(t *testing.T) {
 		{"an empty scope", memory.Scope{Tenant: tenant, Filter: &memory.Filter{Op: memory.FilterFalse}}, map[key]int64{}},
 		{"no tenant", memory.Scope{Filter: &memory.Filter{Op: memory.FilterTrue}}, map[key]int64{}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.CountMemories(ctx, tc.scope)
-			if err != nil {
-				t.Fatalf("CountMemories: %v", err)
+	// The same answers from the memories, then from the tallies.
+	for _, tn := range []string{tenant, other} {
+		cypherIn(t, ctx, tn, markPending)
+	}
+	for _, from := range []string{"memories", "tallies"} {
+		if from == "tallies" {
+			for _, tn := range []string{tenant, other} {
+				if _, err := s.Reconcile(ctx, tn); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if c := counted(got); !maps.Equal(c, tc.want) {
-				t.Errorf("counts %v, want %v", c, tc.want)
-			}
-		})
+		}
+		for _, tc := range tests {
+			t.Run(from+"/"+tc.name, func(t *testing.T) {
+				got, err := s.CountMemories(ctx, tc.scope)
+				if err != nil {
+					t.Fatalf("CountMemories: %v", err)
+				}
+				if c := counted(got); !maps.Equal(c, tc.want) {
+					t.Errorf("counts %v, want %v", c, tc.want)
+				}
+			})
+		}
 	}
 }
