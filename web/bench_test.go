@@ -19,11 +19,16 @@ import (
 )
 
 // EnvBenchMemories sets how many memories BenchmarkPanelPages seeds
-// (default 100,000).
-const EnvBenchMemories = "MNEME_PANEL_BENCH_MEMORIES"
+// (default 100,000), EnvBenchUsers among how many users (default 3:
+// alice, bob and carol, and then user-3, user-4, …).
+const (
+	EnvBenchMemories = "MNEME_PANEL_BENCH_MEMORIES"
+	EnvBenchUsers    = "MNEME_PANEL_BENCH_USERS"
+)
 
 // BenchmarkPanelPages renders each panel page for an admin of a tenant
-// holding many memories, half of them alice's, and reports the mean, median
+// holding many memories, half of them alice's, the rest spread over the
+// other users, and reports the mean, median
 // and P95 milliseconds per page, and the median of each source the page
 // names in its Server-Timing header. Alice's pages include a text search
 // that one memory matches, and status filters that few or none match,
@@ -39,6 +44,9 @@ func BenchmarkPanelPages(b *testing.B) {
 	f := apptest.StartWith(b, func(c *app.Config) { c.Neo4j.Timeout = 10 * time.Minute })
 	ctx := context.Background()
 	users := []string{"alice", "bob", "carol"}
+	for i := len(users); i < testenv.Count(b, EnvBenchUsers, len(users)); i++ {
+		users = append(users, fmt.Sprintf("user-%d", i))
+	}
 	b.Cleanup(func() {
 		admin := memory.Principal{Tenant: f.Tenant, Kind: memory.KindAdmin, ID: "admin"}
 		for _, u := range users {
@@ -55,7 +63,7 @@ func BenchmarkPanelPages(b *testing.B) {
 		for j := i; j < min(i+batch, n); j++ {
 			user, status := "alice", memory.StatusActive
 			if j%2 == 1 {
-				user = users[1+j%4/2]
+				user = users[1+j/2%(len(users)-1)]
 			}
 			if j%rareEvery == 0 {
 				status = memory.StatusSuperseded
