@@ -86,19 +86,24 @@ RETURN ` + memoryProjection
 
 	// One user's listing walks an index in its order and stops at the
 	// limit, instead of sorting every memory of the user: the (tenant,
-	// user, created_at) index, with a status filter the (tenant, user,
-	// status, created_at) one, with a type filter the (tenant, user, type,
-	// created_at) one. Ordering by every property of the index, the
-	// leading ones fixed by equality, is what lets the planner read it in
-	// order; the id breaks ties of created_at in a partial sort. A status
-	// is chosen over a type: the rare statuses are the filters that would
-	// otherwise read the user's every memory to fill a page.
+	// user, created_at) index, or with a filter on status, agent, kind or
+	// type the (tenant, user, <that property>, created_at) one. Ordering by
+	// every property of the index, the leading ones fixed by equality, is
+	// what lets the planner read it in order; the id breaks ties of
+	// created_at in a partial sort. With several filters the rarest kind of
+	// value leads: a status, then an agent, then a kind, then a type, since
+	// a rare value of those is what would otherwise read the user's every
+	// memory to fill a page.
 	cypherListUserMatch        = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, created_at) WHERE m.created_at IS NOT NULL AND `
 	cypherListUserStatusMatch  = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, status, created_at) WHERE m.created_at IS NOT NULL AND `
 	cypherListUserTypeMatch    = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, type, created_at) WHERE m.created_at IS NOT NULL AND `
+	cypherListUserAgentMatch   = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, agent_id, created_at) WHERE m.created_at IS NOT NULL AND `
+	cypherListUserKindMatch    = `MATCH (m:Memory {tenant: $tenant}) USING INDEX m:Memory(tenant, user_id, kind, created_at) WHERE m.created_at IS NOT NULL AND `
 	cypherListUserOrder        = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.created_at DESC, m.id DESC`
 	cypherListUserStatusOrder  = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.status DESC, m.created_at DESC, m.id DESC`
 	cypherListUserTypeOrder    = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.type DESC, m.created_at DESC, m.id DESC`
+	cypherListUserAgentOrder   = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.agent_id DESC, m.created_at DESC, m.id DESC`
+	cypherListUserKindOrder    = ` WITH m ORDER BY m.tenant DESC, m.user_id DESC, m.kind DESC, m.created_at DESC, m.id DESC`
 	cypherListUserReturn       = ` LIMIT $limit RETURN ` + memoryProjectionLean
 	cypherListUserWindowReturn = ` LIMIT $window WHERE toLower(m.content) CONTAINS $text WITH m LIMIT $limit RETURN ` + memoryProjectionLean
 
@@ -214,6 +219,10 @@ func listQuery(scope memory.Scope, q memory.ListQuery) listing {
 	switch {
 	case q.Status != "":
 		match, order = cypherListUserStatusMatch, cypherListUserStatusOrder
+	case q.AgentID != "":
+		match, order = cypherListUserAgentMatch, cypherListUserAgentOrder
+	case q.Kind != "":
+		match, order = cypherListUserKindMatch, cypherListUserKindOrder
 	case q.Type != "":
 		match, order = cypherListUserTypeMatch, cypherListUserTypeOrder
 	}

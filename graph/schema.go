@@ -25,6 +25,7 @@ var schema = []string{
 	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlGrantID, ddlAPIKeyID,
 	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx,
 	ddlMemoryUserCreatedIdx, ddlMemoryUserTypeCreatedIdx, ddlMemoryUserStatusCreatedIdx, ddlMemoryCensusIdx,
+	ddlMemoryUserAgentCreatedIdx, ddlMemoryUserKindCreatedIdx,
 	ddlMemoryFactTextIdx, ddlMemoryFactNumbersIdx,
 	ddlTallyKey, ddlTallyAnchor, ddlTallyPending,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,

@@ -23,9 +23,12 @@ const (
 	// A user's listing reads these in order, newest first (listQuery).
 	ddlMemoryUserCreatedIdx     = `CREATE INDEX memory_tenant_user_created IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.created_at)`
 	ddlMemoryUserTypeCreatedIdx = `CREATE INDEX memory_tenant_user_type_created IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.type, n.created_at)`
-	// A status filter reads only the memories of that status: a rare one
-	// (superseded, archived) fills its page without the user's others.
+	// A status, agent or kind filter reads only the memories of that value:
+	// a rare one (superseded, archived, an agent that wrote little) fills
+	// its page without the user's others.
 	ddlMemoryUserStatusCreatedIdx = `CREATE INDEX memory_tenant_user_status_created IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.status, n.created_at)`
+	ddlMemoryUserAgentCreatedIdx  = `CREATE INDEX memory_tenant_user_agent_created IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.agent_id, n.created_at)`
+	ddlMemoryUserKindCreatedIdx   = `CREATE INDEX memory_tenant_user_kind_created IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.kind, n.created_at)`
 	// ddlMemoryCensusIdx holds what counting a tenant's memories by user,
 	// type and status needs, and the sensitivity that read policies filter
 	// on, so that the count reads the index alone (package census). The

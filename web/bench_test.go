@@ -31,7 +31,8 @@ const (
 // other users, and reports the mean, median
 // and P95 milliseconds per page, and the median of each source the page
 // names in its Server-Timing header. Alice's pages include a text search
-// that one memory matches, and status filters that few or none match,
+// that one memory matches, and status, agent and kind filters that few or
+// none match,
 // which an index must answer without reading her other memories. The memories are stored without embeddings: the
 // pages never search by vector, and the shared vector index stays small.
 // The tenant's users are erased when it ends.
@@ -68,10 +69,17 @@ func BenchmarkPanelPages(b *testing.B) {
 			if j%rareEvery == 0 {
 				status = memory.StatusSuperseded
 			}
+			agent, kind := "support-bot", "note"
+			switch j % rareEvery {
+			case 2:
+				agent = "finance-bot"
+			case 4:
+				kind = "complaint"
+			}
 			at := base.Add(time.Duration(j) * time.Second)
 			ms = append(ms, memory.Memory{
-				ID: memory.NewID("mem"), Tenant: f.Tenant, UserID: user, AgentID: "support-bot",
-				Type: memory.Types[j%len(memory.Types)], Kind: "note", Content: fmt.Sprintf("Note %d about %s's order #%d.", j, user, j*7),
+				ID: memory.NewID("mem"), Tenant: f.Tenant, UserID: user, AgentID: agent,
+				Type: memory.Types[j%len(memory.Types)], Kind: kind, Content: fmt.Sprintf("Note %d about %s's order #%d.", j, user, j*7),
 				Status: status, Sensitivity: memory.SensitivityInternal, Importance: 0.5, Confidence: 1,
 				ValidFrom: at, CreatedAt: at, UpdatedAt: at, Version: 1, EvidenceCount: 1,
 			})
@@ -97,6 +105,7 @@ func BenchmarkPanelPages(b *testing.B) {
 		"/panel/overview", overviewCounted, "/panel/users/alice", "/panel/users/alice?type=profile", "/panel/users/alice?type=episodic",
 		"/panel/users/alice?q=order", "/panel/users/alice?q=" + url.QueryEscape(fmt.Sprintf("note %d about", rareEvery+42)),
 		"/panel/users/alice?status=superseded", "/panel/users/alice?status=archived",
+		"/panel/users/alice?agent=finance-bot", "/panel/users/alice?kind=complaint",
 		"/panel/recalls?user=alice", "/panel/deletions", "/panel/policy",
 	}
 	for _, name := range pages {
@@ -144,7 +153,8 @@ func BenchmarkPanelPages(b *testing.B) {
 // overviewCounted names the overview timed with no count kept.
 const overviewCounted = "/panel/overview(counted)"
 
-// rareEvery: one memory in so many is superseded, all of them alice's.
+// rareEvery: one memory in so many is superseded, one was written by
+// finance-bot and one is a complaint, all of them alice's.
 const rareEvery = 5000
 
 // serverTimings reads a Server-Timing header: milliseconds by name.

@@ -542,6 +542,12 @@ func testListFiltersAndCursor(t *testing.T, s Store, f *fixture) {
 			return m.UserID == "u1" && m.Type == memory.TypeSemantic
 		})},
 		{"agent", memory.ListQuery{AgentID: "agent-b"}, pick(func(m memory.Memory) bool { return m.AgentID == "agent-b" })},
+		{"user and agent", memory.ListQuery{UserID: "u1", AgentID: "agent-b"}, pick(func(m memory.Memory) bool {
+			return m.UserID == "u1" && m.AgentID == "agent-b"
+		})},
+		{"user and kind", memory.ListQuery{UserID: "u1", Kind: "budget"}, pick(func(m memory.Memory) bool {
+			return m.UserID == "u1" && m.Kind == "budget"
+		})},
 		{"text, any case", memory.ListQuery{UserID: "u1", Text: "mEMORY 1"}, pick(func(m memory.Memory) bool {
 			return m.UserID == "u1" && strings.HasPrefix(m.Content, "Memory 1")
 		})},
@@ -574,6 +580,12 @@ func testListFiltersAndCursor(t *testing.T, s Store, f *fixture) {
 		{"user cursor", memory.ListQuery{UserID: "u1", Limit: 4}, func(m memory.Memory) bool { return m.UserID == "u1" }},
 		{"user and type cursor", memory.ListQuery{UserID: "u1", Type: memory.TypeEpisodic, Limit: 2}, func(m memory.Memory) bool {
 			return m.UserID == "u1" && m.Type == memory.TypeEpisodic
+		}},
+		{"user and agent cursor", memory.ListQuery{UserID: "u1", AgentID: "agent-b", Limit: 2}, func(m memory.Memory) bool {
+			return m.UserID == "u1" && m.AgentID == "agent-b"
+		}},
+		{"user and kind cursor", memory.ListQuery{UserID: "u1", Kind: "budget", Limit: 2}, func(m memory.Memory) bool {
+			return m.UserID == "u1" && m.Kind == "budget"
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
