@@ -10,10 +10,11 @@ import (
 	"mneme/memory"
 )
 
-// Listing and search limits.
+// Listing and search limits. A listing returns one more than the largest
+// page: the service asks for it to learn whether another page follows.
 const (
 	defaultListLimit   = 50
-	maxListLimit       = 500
+	maxListLimit       = memory.MaxListSize + 1
 	defaultSearchLimit = 10
 	maxSearchLimit     = 500
 )

@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"ReplaceMemory", testReplaceMemory},
 		{"ListFiltersAndCursor", testListFiltersAndCursor},
 		{"ListTextIsASubstring", testListTextIsASubstring},
+		{"ListLargestPage", testListLargestPage},
 		{"ScopeFiltering", testScopeFiltering},
 		{"TenantIsolation", testTenantIsolation},
 		{"Delete", testDelete},
@@ -478,6 +479,27 @@ func testReplaceMemory(t *testing.T, s Store, f *fixture) {
 	}
 	if wins != 1 {
 		t.Errorf("%d concurrent replacements of one version won, want 1", wins)
+	}
+}
+
+// testListLargestPage: the service asks for one more memory than its
+// largest page to learn whether another page follows, so the store must
+// return that many.
+func testListLargestPage(t *testing.T, s Store, f *fixture) {
+	want := memory.MaxListSize + 1
+	ms := make([]memory.Memory, want+1)
+	for i := range ms {
+		ms[i] = f.mem("u1", fmt.Sprintf("page filler %d", i))
+	}
+	create(t, s, ms...)
+	for _, q := range []memory.ListQuery{{Limit: want}, {UserID: "u1", Limit: want}} {
+		got, err := s.ListMemories(ctx(t), f.all(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != want {
+			t.Errorf("ListMemories(%+v) returned %d memories, want %d", q, len(got), want)
+		}
 	}
 }
 
