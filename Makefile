@@ -18,8 +18,9 @@ test-short:
 	go test -short ./...
 
 # The soak-and-chaos run: its own Neo4j, Redis and three replicas under
-# load and faults for CHAOS_DURATION, then once with a broken oracle that
-# must fail. It needs a quiet machine, so make test leaves it out.
+# load and every fault for CHAOS_DURATION, then once with a broken oracle
+# that must fail. make test runs it for two minutes without the Neo4j
+# restart, whose recovery still exceeds the 10 s limit on a 2-core machine.
 CHAOS_DURATION ?= 2m
 chaos:
 	go test -tags chaos -count=1 -timeout 60m -run TestChaosRun ./bench/chaos -chaos.duration $(CHAOS_DURATION)

@@ -53,3 +53,9 @@ MNEME_TEST_APP_ON_CLUSTER=1 go test -count=1 -timeout 20m -run 'Erase|Session' .
 echo "== every fuzz target, briefly (make fuzz runs them longer)"
 scripts/fuzz.sh "${MNEME_FUZZ_EXECS:-300x}" 'graph|guard|extract|memory|handlers|policyadmin|FuzzTranslate'
 scripts/fuzz.sh 10x 'FuzzCheckPolicy'
+# Its own Neo4j, Redis and three replicas under load for two minutes while a
+# replica is killed, Redis restarts and Redis pauses; then a run whose
+# oracle forgot a write must fail. A Neo4j restart is left to make chaos:
+# the replicas take longer than its 10 s limit to recover from it here.
+echo "== chaos: three replicas under load and faults (make chaos adds a Neo4j restart)"
+go test -tags chaos -count=1 -timeout 30m -run TestChaosRun ./bench/chaos -chaos.faults kill-replica,restart-redis,pause-redis

@@ -52,10 +52,13 @@ func (l *load) finalChecks(ctx context.Context, redisURL string, rep *report) er
 		}
 		cursor = page.NextCursor
 	}
+	// Only this run's writes: a reused -dir keeps earlier runs' memories.
 	count := map[string]int{}
 	for _, m := range all {
 		for _, sm := range markerRE.FindAllStringSubmatch(m.Content, -1) {
-			count[sm[1]]++
+			if strings.HasPrefix(sm[1], "zq"+l.runID+"u") {
+				count[sm[1]]++
+			}
 		}
 	}
 
