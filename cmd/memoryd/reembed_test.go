@@ -36,7 +36,7 @@ func TestReembedSwitchesModels(t *testing.T) {
 		t.Skip("integration test: starts its own Neo4j")
 	}
 	redisURL := testenv.RedisURL(t)
-	uri, _ := ownServer(t, "neo4j.sh")
+	uri, _ := testenv.OwnServer(t, "neo4j.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 

@@ -28,10 +28,10 @@ func TestRestartKeepsEverythingAndOutagesGive503(t *testing.T) {
 	testenv.RedisURL(t) // fails clearly when the harness is missing
 	bin := buildMemoryd(t)
 	// A Neo4j of this test's own, so that stopping it disturbs nobody.
-	uri, neo4jCtl := ownServer(t, "neo4j.sh")
+	uri, neo4jCtl := testenv.OwnServer(t, "neo4j.sh")
 	// And a Redis of its own: Redis holds the policy and grant counters of
 	// the tenants in its Neo4j, so the two belong together.
-	redisURL, _ := ownServer(t, "redis.sh")
+	redisURL, _ := testenv.OwnServer(t, "redis.sh")
 	port := uri[strings.LastIndex(uri, ":")+1:]
 
 	addr := freeAddr(t)

@@ -26,7 +26,7 @@ type fixture struct {
 	at     time.Time
 }
 
-func newFixture(t *testing.T) (*fixture, context.Context) {
+func newFixture(t testing.TB) (*fixture, context.Context) {
 	t.Helper()
 	g := graph.New(testenv.Neo4j(t), graph.Options{Database: testenv.Neo4jDatabase()})
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -271,13 +271,13 @@ func TestTalliesUnderConcurrentWriters(t *testing.T) {
 }
 
 // cypher runs a statement in the fixture's tenant behind the store's back.
-func (f *fixture) cypher(t *testing.T, ctx context.Context, stmt string) {
+func (f *fixture) cypher(t testing.TB, ctx context.Context, stmt string) {
 	t.Helper()
 	cypherIn(t, ctx, f.tenant, stmt)
 }
 
 // cypherIn runs a statement with $tenant bound, behind the store's back.
-func cypherIn(t *testing.T, ctx context.Context, tenant, stmt string) {
+func cypherIn(t testing.TB, ctx context.Context, tenant, stmt string) {
 	t.Helper()
 	if _, err := neo4j.ExecuteQuery(ctx, testenv.Neo4j(t), stmt, map[string]any{"tenant": tenant}, neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(testenv.Neo4jDatabase())); err != nil {
