@@ -77,8 +77,9 @@ type App struct {
 	// Census counts memories under the read policy for the panel's
 	// overview, keeping each count for panelCountReuse.
 	Census *census.Service
-	// Tallies are the census's counts kept by every write; reconciling
-	// builds them for older memories and mends any drift.
+	// Tallies are the census's counts kept by every write (reconciling
+	// builds them for older memories and mends any drift), and the
+	// quotas' usage.
 	Tallies *tally.Store
 	// Partitions is recall's cache of partition sizes. A tool that writes
 	// around the service (the recall benchmark) forgets what it grew, or
@@ -242,7 +243,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	a.Limiter = cfg.Limits.limiter(a.Redis)
-	a.Quota = cfg.Limits.quota(store, log)
+	a.Tallies = tally.New(store.Runner())
+	a.Quota = cfg.Limits.quota(a.Tallies, log)
 	if a.Tokens, err = cfg.OIDC.jwtVerifier(log); err != nil {
 		return nil, err
 	}
@@ -341,7 +343,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	// The panel seals its sessions under a key of its own derived from the
 	// identity secret, which every replica shares.
-	a.Tallies = tally.New(store.Runner())
 	a.Census, err = census.New(census.Options{
 		Store: a.Tallies, Authz: a.Tracing.Authorizer(a.Policy), Reuse: panelCountReuse,
 	})

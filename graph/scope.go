@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -102,35 +100,3 @@ func ScopePredicate(s memory.Scope) (string, map[string]any) {
 // SensRank is the rank stored on a memory for its sensitivity, for stores
 // beside graph that write the rank themselves.
 func SensRank(s string) int { return sensRank(s) }
-
-// ScopeFields names the memory properties, tenant aside, that a scope's
-// predicate reads, each once: a store holding only some properties of
-// memories (tallies) can answer under the scope only when it holds these.
-func ScopeFields(s memory.Scope) []string {
-	seen := map[string]bool{}
-	if s.Filter != nil {
-		var walk func(f memory.Filter)
-		walk = func(f memory.Filter) {
-			if f.Field != "" && f.Field != "tenant" {
-				seen[f.Field] = true
-			}
-			for _, a := range f.Args {
-				walk(a)
-			}
-		}
-		walk(*s.Filter)
-	} else {
-		for _, c := range s.Clauses {
-			for field, used := range map[string]bool{
-				"user_id": c.UserID != "", "agent_id": len(c.AgentIDs) > 0, "type": len(c.Types) > 0,
-				"kind": len(c.Kinds) > 0, "scope": len(c.Scopes) > 0, "scope_id": len(c.ScopeIDs) > 0,
-				"sensitivity": c.MaxSensitivity != "",
-			} {
-				if used {
-					seen[field] = true
-				}
-			}
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
-}

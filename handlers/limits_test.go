@@ -19,7 +19,7 @@ import (
 // stored is how many memories f's tenant holds in Neo4j, counted there.
 func stored(t *testing.T, f *apptest.Fixture) int64 {
 	t.Helper()
-	n, _, err := f.App.Store.TenantUsage(context.Background(), f.Tenant)
+	n, _, err := f.App.Tallies.TenantUsage(context.Background(), f.Tenant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package tally
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -40,7 +41,7 @@ func (s *Store) CountMemories(ctx context.Context, scope memory.Scope) ([]census
 	}
 	pred, params := graph.ScopePredicate(scope)
 	params["tenant"] = scope.Tenant
-	covered := !slices.ContainsFunc(graph.ScopeFields(scope), func(f string) bool { return !slices.Contains(tallied, f) })
+	covered := !slices.ContainsFunc(scopeFields(scope), func(f string) bool { return !slices.Contains(tallied, f) })
 	var out []census.Count
 	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
 		cypher := cypherCountMatch + pred + cypherCountReturn
@@ -196,4 +197,36 @@ func counts(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, par
 		out[bucket{neo.Str(r["user_id"]), neo.Str(r["type"]), neo.Str(r["status"]), neo.Str(r["sensitivity"])}] = neo.Integer(r["n"])
 	}
 	return out, nil
+}
+
+// scopeFields names the memory properties, tenant aside, that a scope's
+// predicate reads, each once: the tallies can answer under the scope only
+// when they hold these.
+func scopeFields(s memory.Scope) []string {
+	seen := map[string]bool{}
+	if s.Filter != nil {
+		var walk func(f memory.Filter)
+		walk = func(f memory.Filter) {
+			if f.Field != "" && f.Field != "tenant" {
+				seen[f.Field] = true
+			}
+			for _, a := range f.Args {
+				walk(a)
+			}
+		}
+		walk(*s.Filter)
+	} else {
+		for _, c := range s.Clauses {
+			for field, used := range map[string]bool{
+				"user_id": c.UserID != "", "agent_id": len(c.AgentIDs) > 0, "type": len(c.Types) > 0,
+				"kind": len(c.Kinds) > 0, "scope": len(c.Scopes) > 0, "scope_id": len(c.ScopeIDs) > 0,
+				"sensitivity": c.MaxSensitivity != "",
+			} {
+				if used {
+					seen[field] = true
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }

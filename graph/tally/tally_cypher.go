@@ -81,3 +81,10 @@ CREATE (:MemoryTally {tenant: $tenant, user_id: r.user_id, type: r.type, status:
 	cypherDonePending = `MATCH (p:TallyPending {tenant: $tenant})
 DELETE p`
 )
+
+// cypherTenantUsage counts a tenant's memories in every status and the
+// characters of their content. "m.id IS NOT NULL" lets the planner seek the
+// (tenant, id) constraint's index instead of scanning every tenant.
+const cypherTenantUsage = `MATCH (m:Memory {tenant: $tenant})
+WHERE m.id IS NOT NULL
+RETURN count(m) AS memories, coalesce(sum(size(m.content)), 0) AS chars`

@@ -78,13 +78,14 @@ var layers = map[string]int{
 	"mneme/metrics": 3,
 	"mneme/tracing": 3,
 
-	// Stores beside graph, on its runner: identity records, the sweeps.
-	"mneme/graph/keystore":  3,
-	"mneme/graph/upkeep":    3,
-	"mneme/graph/documents": 3,
+	// Stores beside graph, on its runner: identity records.
+	"mneme/graph/keystore": 3,
 
-	// Stores beside graph that put its scope predicate in their queries.
-	"mneme/graph/tally": 4,
+	// Stores beside graph that put its scope predicate or its tally
+	// fragments in their queries: the census, the sweeps, documents.
+	"mneme/graph/tally":     4,
+	"mneme/graph/upkeep":    4,
+	"mneme/graph/documents": 4,
 
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 4,

@@ -1,4 +1,4 @@
-package graph
+package tally
 
 import (
 	"strings"
@@ -13,21 +13,20 @@ import (
 // TestTenantUsage counts one tenant's memories and characters, in every
 // status, and nothing of another tenant; the count seeks an index.
 func TestTenantUsage(t *testing.T) {
-	s := testStore(t)
-	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
-	ctx := testCtx(t)
-	if n, c, err := s.TenantUsage(ctx, tenant); err != nil || n != 0 || c != 0 {
+	f, ctx := newFixture(t)
+	if n, c, err := f.s.TenantUsage(ctx, f.tenant); err != nil || n != 0 || c != 0 {
 		t.Fatalf("empty tenant: %d memories, %d chars, %v", n, c, err)
 	}
-	a, b := newMemory(tenant, "u1", "likes jazz"), newMemory(tenant, "u2", "预算十五万")
-	b.Status = "superseded"
-	if _, err := s.CreateMemories(ctx, []memory.Memory{a, b}); err != nil {
-		t.Fatal(err)
+	a, b := f.mem("u1", memory.TypeProfile, memory.StatusActive, ""), f.mem("u2", memory.TypeProfile, memory.StatusSuperseded, "")
+	a.Content, b.Content = "likes jazz", "预算十五万"
+	other := f.mem("u1", memory.TypeProfile, memory.StatusActive, "")
+	other.Tenant = testenv.Tenant(t)
+	for _, ms := range [][]memory.Memory{{a, b}, {other}} {
+		if _, err := f.g.CreateMemories(ctx, ms); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := s.CreateMemories(ctx, []memory.Memory{newMemory(other, "u1", "not counted here")}); err != nil {
-		t.Fatal(err)
-	}
-	n, c, err := s.TenantUsage(ctx, tenant)
+	n, c, err := f.s.TenantUsage(ctx, f.tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,8 +35,8 @@ func TestTenantUsage(t *testing.T) {
 		t.Errorf("TenantUsage = %d memories, %d chars; want 2, %d", n, c, len("likes jazz")+5)
 	}
 
-	res, err := neo4j.ExecuteQuery(ctx, s.driver, "EXPLAIN "+cypherTenantUsage, map[string]any{"tenant": tenant},
-		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.db))
+	res, err := neo4j.ExecuteQuery(ctx, testenv.Neo4j(t), "EXPLAIN "+cypherTenantUsage, map[string]any{"tenant": f.tenant},
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(testenv.Neo4jDatabase()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +49,7 @@ func seeks(p neo4j.Plan) bool {
 	if p == nil {
 		return false
 	}
-	op := p.Operator()
-	if strings.Contains(op, "IndexSeek") || strings.Contains(op, "IndexScan") {
+	if op := p.Operator(); strings.Contains(op, "IndexSeek") || strings.Contains(op, "IndexScan") {
 		return true
 	}
 	for _, c := range p.Children() {
