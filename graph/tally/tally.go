@@ -2,6 +2,8 @@ package tally
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -91,6 +93,8 @@ func (s *Store) ReconcilePending(ctx context.Context) (Reconciled, error) {
 }
 
 // reconcileEach reconciles the tenants the query names, one after another.
+// A tenant that fails does not stop the others; its error is returned at
+// the end.
 func (s *Store) reconcileEach(ctx context.Context, list string) (Reconciled, error) {
 	var tenants []string
 	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
@@ -98,18 +102,25 @@ func (s *Store) reconcileEach(ctx context.Context, list string) (Reconciled, err
 		tenants, err = neo.ReadAll(ctx, tx, list, nil, neo.Column("tenant", neo.Str))
 		return err
 	})
+	if err != nil {
+		return Reconciled{}, err
+	}
 	var sum Reconciled
+	var errs []error
 	for _, t := range tenants {
-		if err != nil {
+		if ctx.Err() != nil {
+			errs = append(errs, ctx.Err())
 			break
 		}
-		var r Reconciled
-		r, err = s.Reconcile(ctx, t)
+		r, err := s.Reconcile(ctx, t)
 		sum.Tenants += r.Tenants
 		sum.Users += r.Users
 		sum.Mended += r.Mended
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tally: tenant %s: %w", t, err))
+		}
 	}
-	return sum, err
+	return sum, errors.Join(errs...)
 }
 
 // Reconcile recounts a tenant's tallies from its memories, a batch of users
