@@ -493,9 +493,9 @@ func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb redis.UniversalCl
 }
 
 // panelCountReuse is how long the overview shows a count again before it
-// counts anew in the background: counting every memory of a large tenant
-// under the read policy takes hundreds of milliseconds (about 400 at
-// 100,000), and the page says when it counted.
+// counts anew in the background. A count from tallies is cheap, but one
+// under a policy the tallies cannot answer reads every memory of the
+// tenant; the page says when it counted.
 const panelCountReuse = 15 * time.Second
 
 // panelCounts hands the census's counts to the panel in the panel's type.
