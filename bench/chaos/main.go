@@ -224,6 +224,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err := ld.finalChecks(ctx, cl.redisURL, rep); err != nil {
 		return fmt.Errorf("final checks: %w", err)
 	}
+	rep.serverLog = serverLines(cfg.dir, rep.failedIDs, 20)
 	rep.print(stdout)
 	if rep.failed() {
 		return errChecksFailed

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -68,6 +72,10 @@ type report struct {
 	elapsed time.Duration
 	checks  []check
 	facts   []string
+	// failedIDs are the request ids of answers no fault explains (5xx but
+	// 503); serverLog holds the replicas' log lines that name them.
+	failedIDs []string
+	serverLog []string
 }
 
 func (r *report) add(name string, ok bool, format string, a ...any) {
@@ -106,6 +114,9 @@ func (r *report) checkStatuses() {
 			}
 		case c.status >= 500:
 			bad5xx = append(bad5xx, describe(c))
+			if m := requestIDRE.FindStringSubmatch(c.detail); m != nil {
+				r.failedIDs = append(r.failedIDs, m[1])
+			}
 		case c.status >= 400:
 			bad4xx = append(bad4xx, describe(c))
 		}
@@ -215,6 +226,12 @@ func (r *report) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %s  %s: %s\n", mark, c.name, c.detail)
 	}
+	if len(r.serverLog) > 0 {
+		fmt.Fprintln(w, "\nthe replicas' log on those answers:")
+		for _, l := range r.serverLog {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
 	if r.failed() {
 		fmt.Fprintln(w, "\nRESULT: FAIL")
 	} else {
@@ -233,4 +250,36 @@ func pct(sorted []time.Duration, p int) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(100 * time.Microsecond).String()
+}
+
+var requestIDRE = regexp.MustCompile(`"request_id":"([0-9a-f]+)"`)
+
+// serverLines returns up to limit lines of the replicas' logs in dir that
+// name one of ids, so that a report of an unexpected error carries the
+// server's own account of it even when the work folder is gone.
+func serverLines(dir string, ids []string, limit int) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "replica-*.log"))
+	var out []string
+	for _, p := range logs {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		for sc.Scan() && len(out) < limit {
+			line := sc.Text()
+			for _, id := range ids {
+				if strings.Contains(line, id) {
+					out = append(out, filepath.Base(p)+": "+tail(line, 1500))
+					break
+				}
+			}
+		}
+		f.Close()
+	}
+	return out
 }
