@@ -126,13 +126,8 @@ func (s *Service) User(ctx context.Context, p memory.Principal, userID string) (
 	if !memory.ValidName(userID) {
 		return Document{}, memory.Invalid("id", "is required: 1–64 letters, digits or -_.:@")
 	}
-	d, err := s.authz.Decide(ctx, p, memory.ActionManage, memory.Resource{Tenant: p.Tenant}, now)
-	if err != nil {
-		s.log.WarnContext(ctx, "policy error; denying", "action", memory.ActionManage, "err", err)
-		return Document{}, memory.ErrForbidden
-	}
-	if !d.Allow {
-		return Document{}, memory.ErrForbidden
+	if err := memory.RequireManage(ctx, s.authz, p, now, s.log); err != nil {
+		return Document{}, err
 	}
 	g, err := s.graph.ExportUser(ctx, p.Tenant, userID)
 	if err != nil {

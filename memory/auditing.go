@@ -109,17 +109,26 @@ type Decider interface {
 }
 
 // RequireManage returns ErrForbidden unless policy lets p administer its
-// tenant. A policy error denies, as it does for memories, and is logged.
+// tenant (see Require).
 func RequireManage(ctx context.Context, d Decider, p Principal, now time.Time, log *slog.Logger) error {
 	if p.Tenant == "" {
 		return ErrForbidden
 	}
-	dec, err := d.Decide(ctx, p, ActionManage, Resource{Tenant: p.Tenant}, now)
-	if err != nil {
-		log.WarnContext(ctx, "policy error; denying", "action", ActionManage, "err", err)
+	return Require(ctx, d, p, ActionManage, Resource{Tenant: p.Tenant}, now, log)
+}
+
+// Require returns nil when policy lets p do action on r. An error denies:
+// one wrapping ErrUnavailable (the engine ran out of time) is returned as
+// it is, so that the client retries; any other is logged and refused.
+func Require(ctx context.Context, d Decider, p Principal, action string, r Resource, now time.Time, log *slog.Logger) error {
+	dec, err := d.Decide(ctx, p, action, r, now)
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		return err
+	case err != nil:
+		log.WarnContext(ctx, "policy error; denying", "action", action, "err", err)
 		return ErrForbidden
-	}
-	if !dec.Allow {
+	case !dec.Allow:
 		return ErrForbidden
 	}
 	return nil

@@ -560,17 +560,9 @@ func (s *Service) History(ctx context.Context, p Principal, id string) ([]Memory
 	return s.visible(ctx, p, chain, s.now().UTC()), nil
 }
 
-// require returns ErrForbidden unless policy allows the action.
+// require returns nil when policy allows the action (see Require).
 func (s *Service) require(ctx context.Context, p Principal, action string, r Resource, now time.Time) error {
-	d, err := s.authz.Decide(ctx, p, action, r, now)
-	if err != nil {
-		s.log.WarnContext(ctx, "policy error; denying", "action", action, "err", err)
-		return ErrForbidden
-	}
-	if !d.Allow {
-		return ErrForbidden
-	}
-	return nil
+	return Require(ctx, s.authz, p, action, r, now, s.log)
 }
 
 func (s *Service) allowed(ctx context.Context, p Principal, action string, m Memory) bool {

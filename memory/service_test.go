@@ -338,20 +338,27 @@ func TestCreateIDsAreUnique(t *testing.T) {
 }
 
 func TestCreatePolicy(t *testing.T) {
+	// A policy that ran out of time refuses too, but as the service being
+	// busy: the client may retry, where a denial or a broken policy is final.
+	busy := func(Principal, string, Resource) (Decision, error) {
+		return Decision{}, fmt.Errorf("%w: policy evaluation ran out of time: %w", ErrUnavailable, context.DeadlineExceeded)
+	}
 	tests := []struct {
 		name   string
 		decide func(Principal, string, Resource) (Decision, error)
+		want   error
 	}{
-		{"deny", denyAll},
-		{"policy error", failAll},
+		{"deny", denyAll, ErrForbidden},
+		{"policy error", failAll, ErrForbidden},
+		{"policy out of time", busy, ErrUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
 			f.authz.decide = tt.decide
 			_, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), validNew()})
-			if !errors.Is(err, ErrForbidden) {
-				t.Fatalf("err = %v, want ErrForbidden", err)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
 			if n := f.store.calls(); n != 0 {
 				t.Errorf("store got %d calls after a denial", n)

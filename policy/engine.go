@@ -317,7 +317,7 @@ func (e *Engine) ReadScope(ctx context.Context, p memory.Principal, userID strin
 	defer cancel()
 	f, err := e.Revision(p.Tenant).pd.filter(ctx, p, userID, now)
 	if err != nil {
-		return memory.Scope{}, fmt.Errorf("policy: read scope: %w", err)
+		return memory.Scope{}, fmt.Errorf("policy: read scope: %w", outOfTime(err))
 	}
 	return memory.Scope{Tenant: p.Tenant, Filter: &f}, nil
 }
@@ -392,7 +392,7 @@ func (e *Engine) eval(ctx context.Context, q rego.PreparedEvalQuery, input ast.V
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, outOfTime(err)
 	}
 	rs, err := q.Eval(ctx, rego.EvalParsedInput(input))
 	// A deadline reached while evaluating may have cut the evaluation short,
@@ -400,9 +400,9 @@ func (e *Engine) eval(ctx context.Context, q rego.PreparedEvalQuery, input ast.V
 	// can tell a timeout with errors.Is.
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ctxErr, err)
+			return nil, outOfTime(fmt.Errorf("%w: %w", ctxErr, err))
 		}
-		return nil, ctxErr
+		return nil, outOfTime(ctxErr)
 	}
 	if err != nil {
 		return nil, err
@@ -415,6 +415,17 @@ func (e *Engine) eval(ctx context.Context, q rego.PreparedEvalQuery, input ast.V
 	default:
 		return nil, fmt.Errorf("%d results, want 1", len(rs))
 	}
+}
+
+// outOfTime marks an evaluation cut by a deadline as memory.ErrUnavailable:
+// on a busy host an evaluation can outlast its deadline through no fault of
+// the request or the policy, and the client should retry. It still denies,
+// and stays a context.DeadlineExceeded.
+func outOfTime(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, memory.ErrUnavailable) {
+		return fmt.Errorf("%w: policy evaluation ran out of time: %w", memory.ErrUnavailable, err)
+	}
+	return err
 }
 
 // stringSet converts a Rego set of strings to a sorted slice.

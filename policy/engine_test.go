@@ -167,9 +167,18 @@ scope contains {"user_id": to_number(input.action)}
 				t.Errorf("Decide allowed: %+v", d)
 			}
 			checkErr(t, "Decide", err, tc.wantErr)
+			// Running out of time is the engine being busy: a deny the
+			// client may retry (503), unlike a broken or refusing policy.
+			outOfTime := errors.Is(tc.wantErr, context.DeadlineExceeded)
+			if errors.Is(err, memory.ErrUnavailable) != outOfTime {
+				t.Errorf("Decide: error %v; wrapping memory.ErrUnavailable should be %v", err, outOfTime)
+			}
 			if tc.wantErr != nil {
 				s, err := e.ReadScope(ctx, tc.p, "", testNow)
 				checkErr(t, "ReadScope", err, tc.wantErr)
+				if errors.Is(err, memory.ErrUnavailable) != outOfTime {
+					t.Errorf("ReadScope: error %v; wrapping memory.ErrUnavailable should be %v", err, outOfTime)
+				}
 				if !s.Empty() {
 					t.Errorf("ReadScope gave %+v with an error", s)
 				}

@@ -85,15 +85,7 @@ func New(o Options) (*Service, error) {
 	return &Service{memories: o.Memories, sessions: o.Sessions, queue: o.Queue, quota: o.Quota, authz: o.Authz, extract: o.Extract, log: o.Logger, now: o.Now}, nil
 }
 
-// require asks policy; an evaluation error denies.
+// require asks policy (see memory.Require).
 func (s *Service) require(ctx context.Context, p memory.Principal, action string, r memory.Resource, now time.Time) error {
-	d, err := s.authz.Decide(ctx, p, action, r, now)
-	if err != nil {
-		s.log.WarnContext(ctx, "policy error; denying", "action", action, "err", err)
-		return memory.ErrForbidden
-	}
-	if !d.Allow {
-		return memory.ErrForbidden
-	}
-	return nil
+	return memory.Require(ctx, s.authz, p, action, r, now, s.log)
 }
