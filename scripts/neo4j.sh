@@ -9,7 +9,14 @@
 # Env: NEO4J_LINE=5.26|2026 (default: 2026 when a JDK >= 21 exists, else 5.26),
 #      NEO4J_JAVA_HOME (force a JDK), NEO4J_PORT (fixed port), NEO4J_HEAP (1g),
 #      NEO4J_PAGECACHE (256m), NEO4J_JAVA_OPTS (extra JVM flags),
-#      NEO4J_START_TIMEOUT (120 s), NEO4J_STOP_TIMEOUT (60 s).
+#      NEO4J_START_TIMEOUT (120 s), NEO4J_STOP_TIMEOUT (60 s),
+#      NEO4J_AOT=auto|use|off (auto), NEO4J_AOT_DIR (~/.cache/mneme/neo4j-aot).
+#
+# Start-up cache (Java 25+): a JVM AOT cache of the classes Neo4j loads and the
+# methods it runs, which makes a start about 3 s shorter and its first queries
+# faster (Neo4j plans every statement again after a restart). With auto, a start
+# without a cache records one, and its stop writes it (about 20 s, once per JDK
+# and launcher build); use only uses a cache already there; off does neither.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -74,7 +81,7 @@ build() {
   local target="$launcher_dir/target-$LINE"
   local stamp="$target/.built"
   up_to_date() {
-    [[ -f "$stamp" ]] && [[ -z "$(find "$launcher_dir/pom.xml" "$launcher_dir/src" -newer "$stamp" -print -quit)" ]]
+    [[ -f "$stamp" && -f "$target/launcher.jar" ]] && [[ -z "$(find "$launcher_dir/pom.xml" "$launcher_dir/src" -newer "$stamp" -print -quit)" ]]
   }
   if up_to_date; then return 0; fi
   command -v mvn >/dev/null 2>&1 || die "mvn not found; apt-get install -y maven"
@@ -93,10 +100,58 @@ build() {
       tail -n 40 "$target/build.log" >&2
       die "launcher build failed (full log: $target/build.log)"
     fi
+    # A jar, not a classes folder: the JVM's AOT cache accepts only jars on the class path.
+    "$JDK_HOME/bin/jar" cf "$target/launcher.jar" -C "$target/classes" . || die "could not pack $target/launcher.jar"
     touch "$stamp"
     log "built in $((SECONDS - t0)) s"
   fi
   exec 9<&-
+}
+
+# aot_cache prints the start-up cache's path for this JDK and launcher build:
+# the JVM refuses a cache made with another JDK or other jars, so their
+# versions, sizes and times name it.
+aot_cache() {
+  local target="$launcher_dir/target-$LINE" key
+  key="$( (
+    "$JDK_HOME/bin/java" -version 2>&1
+    stat -c '%n %s %Y' "$target/launcher.jar" "$target"/dependency/*.jar
+  ) | sha1sum | cut -c1-12)"
+  printf '%s/%s-java%s-%s.aot' "${NEO4J_AOT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mneme/neo4j-aot}" "$LINE" "$JDK_MAJOR" "$key"
+}
+
+# aot_opts sets the JVM flags of the start-up cache in the array named by $2
+# for a server in DIR ($1): use the cache, or record one into DIR that stop
+# moves into place.
+aot_opts() {
+  local dir="$1" mode="${NEO4J_AOT:-auto}" cache
+  local -n out="$2"
+  case "$mode" in auto | use | off) ;; *) die "NEO4J_AOT must be auto, use or off, not '$mode'" ;; esac
+  rm -f "$dir/neo4j.aot" "$dir/neo4j.aot.dest"
+  if [[ "$mode" == off ]] || ((JDK_MAJOR < 25)); then return 0; fi
+  cache="$(aot_cache)"
+  if [[ -s "$cache" ]]; then
+    out+=(-XX:AOTCache="$cache")
+  elif [[ "$mode" == auto ]]; then
+    out+=(-XX:AOTCacheOutput="$dir/neo4j.aot")
+    echo "$cache" >"$dir/neo4j.aot.dest"
+    log "recording a start-up cache for this JDK; the stop writes it (about 20 s, once)"
+  fi
+}
+
+# aot_keep moves the start-up cache a stopped server in DIR recorded into
+# place, if the JVM finished writing it.
+aot_keep() {
+  local dir="$1" dest
+  [[ -f "$dir/neo4j.aot.dest" ]] || return 0
+  dest="$(cat "$dir/neo4j.aot.dest")"
+  rm -f "$dir/neo4j.aot.dest"
+  if [[ -s "$dir/neo4j.aot" ]] && grep -q "AOTCache creation is complete: $dir/neo4j.aot" "$dir/neo4j.log"; then
+    mkdir -p "$(dirname "$dest")"
+    # Across file systems mv copies: copy beside the cache, then rename.
+    mv -f "$dir/neo4j.aot" "$dest.$$.tmp" && mv -f "$dest.$$.tmp" "$dest" && log "start-up cache written to $dest"
+  fi
+  rm -f "$dir/neo4j.aot" "$dest.$$.tmp"
 }
 
 # PID of our launcher recorded in DIR, if it is still that process (guards against PID reuse).
@@ -125,7 +180,7 @@ start() {
   if [[ "$LINE" == 5.26 && -f "$marker" && "$(cat "$marker")" == 2026 ]]; then
     die "$dir/data was written by Neo4j 2026.x and Neo4j 5.26 cannot open it; use a Java 21+ JDK (or NEO4J_LINE=2026), or delete $dir/data"
   fi
-  local cp="$launcher_dir/target-$LINE/classes:$launcher_dir/target-$LINE/dependency/*"
+  local cp="$launcher_dir/target-$LINE/launcher.jar:$launcher_dir/target-$LINE/dependency/*"
   local heap="${NEO4J_HEAP:-1g}"
   # --add-opens: Neo4j's page cache and transaction log need reflective access to
   # DirectByteBuffer and FileDescriptor; without them it logs warnings and falls back.
@@ -145,6 +200,7 @@ start() {
   # Lucene (vector and fulltext indexes) uses SIMD through the Vector API when it is readable.
   if ((JDK_MAJOR >= 21)); then opts+=(--add-modules=jdk.incubator.vector); fi
   # Extra JVM flags, split on spaces (e.g. -XX:TieredStopAtLevel=1 halves start-up CPU).
+  aot_opts "$dir" opts
   local -a extra=()
   read -ra extra <<<"${NEO4J_JAVA_OPTS:-}"
   opts+=("${extra[@]}")
@@ -215,6 +271,7 @@ stop() {
   else
     log "not running"
   fi
+  aot_keep "$dir"
   rm -f "$dir/neo4j.pid" "$dir/neo4j.port"
 }
 

@@ -131,3 +131,80 @@ func TestUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// Neo4j's start-up cache: a start without one records it, the stop writes
+// it, the next start uses it and is served; "use" never records one.
+func TestNeo4jStartUpCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Neo4j three times")
+	}
+	cache := t.TempDir()
+	dir := t.TempDir()
+	env := []string{"NEO4J_AOT_DIR=" + cache, "NEO4J_AOT=auto"}
+	flags := func() string {
+		t.Helper()
+		pid, err := os.ReadFile(filepath.Join(dir, "neo4j.pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmdline, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/cmdline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var aot []string
+		for _, a := range strings.Split(string(cmdline), "\x00") {
+			if strings.HasPrefix(a, "-XX:AOTCache") {
+				aot = append(aot, a)
+			}
+		}
+		return strings.Join(aot, " ")
+	}
+	start := func(env []string) string {
+		t.Helper()
+		stdout, stderr, code := script(t, env, "neo4j.sh", "start", dir)
+		if code != 0 || !strings.HasPrefix(stdout, "bolt://127.0.0.1:") {
+			t.Fatalf("start = %d, stdout %q:\n%s", code, stdout, stderr)
+		}
+		t.Cleanup(func() { script(t, nil, "neo4j.sh", "stop", dir) })
+		return flags()
+	}
+	stop := func() {
+		t.Helper()
+		if _, stderr, code := script(t, env, "neo4j.sh", "stop", dir); code != 0 {
+			t.Fatalf("stop = %d:\n%s", code, stderr)
+		}
+	}
+
+	got := start(env)
+	if got == "" {
+		t.Skip("this JDK is older than 25: no start-up cache")
+	}
+	if want := "-XX:AOTCacheOutput=" + filepath.Join(dir, "neo4j.aot"); got != want {
+		t.Fatalf("first start's flags %q, want %q", got, want)
+	}
+	stop()
+	written, _ := filepath.Glob(filepath.Join(cache, "*.aot"))
+	if len(written) != 1 {
+		t.Fatalf("caches after the first stop: %v, want one", written)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "neo4j.aot")); err == nil {
+		t.Error("the recorded cache was left in the server's folder")
+	}
+
+	if got := start(env); got != "-XX:AOTCache="+written[0] {
+		t.Errorf("second start's flags %q, want the written cache %s", got, written[0])
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "neo4j.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(log, []byte("[aot][error")) || !bytes.Contains(log, []byte("READY bolt://")) {
+		t.Errorf("the start with the cache did not serve cleanly:\n%s", log)
+	}
+	stop()
+
+	if got := start([]string{"NEO4J_AOT_DIR=" + t.TempDir(), "NEO4J_AOT=use"}); got != "" {
+		t.Errorf("with use and no cache the flags are %q, want none", got)
+	}
+	stop()
+}

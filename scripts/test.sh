@@ -12,6 +12,9 @@ scripts/deps.sh
 # The panel's browser test drives Debian's chromium; the Python client's
 # tests build their virtual environment themselves (scripts/pyenv.sh).
 scripts/chromium.sh >/dev/null
+# Neo4j's start-up cache is used when a run of Mneme made one; the tests never
+# spend a stop recording one (scripts/neo4j.sh).
+export NEO4J_AOT="${NEO4J_AOT:-use}"
 dir="$(mktemp -d "${TMPDIR:-/tmp}/mneme-test.XXXXXX")"
 cleanup() {
   scripts/redis-cluster.sh stop "$dir/cluster" >/dev/null 2>&1 || true
