@@ -142,7 +142,8 @@ aot_opts() {
 # aot_keep moves the start-up cache a stopped server in DIR recorded into
 # place, if the JVM finished writing it.
 aot_keep() {
-  local dir="$1" dest
+  local dir dest
+  dir="$(cd "$1" && pwd)" # the JVM logs the absolute path
   [[ -f "$dir/neo4j.aot.dest" ]] || return 0
   dest="$(cat "$dir/neo4j.aot.dest")"
   rm -f "$dir/neo4j.aot.dest"

@@ -168,9 +168,18 @@ func TestNeo4jStartUpCache(t *testing.T) {
 		t.Cleanup(func() { script(t, nil, "neo4j.sh", "stop", dir) })
 		return flags()
 	}
+	// Stopped by a relative path, as make run's scripts do.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	stop := func() {
 		t.Helper()
-		if _, stderr, code := script(t, env, "neo4j.sh", "stop", dir); code != 0 {
+		if _, stderr, code := script(t, env, "neo4j.sh", "stop", rel); code != 0 {
 			t.Fatalf("stop = %d:\n%s", code, stderr)
 		}
 	}
