@@ -151,6 +151,9 @@ aot_keep() {
     mkdir -p "$(dirname "$dest")"
     # Across file systems mv copies: copy beside the cache, then rename.
     mv -f "$dir/neo4j.aot" "$dest.$$.tmp" && mv -f "$dest.$$.tmp" "$dest" && log "start-up cache written to $dest"
+    # Each launcher build (each checkout) has its own; keep the three newest of this line and JDK.
+    local old
+    while read -r old; do rm -f "$old"; done < <(ls -t "${dest%-*}"-*.aot 2>/dev/null | tail -n +4)
   fi
   rm -f "$dir/neo4j.aot" "$dest.$$.tmp"
 }

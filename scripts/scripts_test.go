@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // script runs one of the harness scripts with extra environment and returns
@@ -191,10 +192,39 @@ func TestNeo4jStartUpCache(t *testing.T) {
 	if want := "-XX:AOTCacheOutput=" + filepath.Join(dir, "neo4j.aot"); got != want {
 		t.Fatalf("first start's flags %q, want %q", got, want)
 	}
+	// Caches of other launcher builds: the oldest goes when this one is
+	// written, the two newest stay.
+	dest, err := os.ReadFile(filepath.Join(dir, "neo4j.aot.dest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := strings.TrimSuffix(strings.TrimSpace(string(dest)), filepath.Ext(strings.TrimSpace(string(dest))))
+	prefix = prefix[:strings.LastIndex(prefix, "-")]
+	var others []string
+	for i := 1; i <= 3; i++ {
+		other := prefix + "-other" + strconv.Itoa(i) + ".aot"
+		if err := os.WriteFile(other, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-time.Duration(i) * time.Hour)
+		if err := os.Chtimes(other, at, at); err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, other)
+	}
 	stop()
+	if _, err := os.Stat(others[2]); err == nil {
+		t.Errorf("the oldest other cache %s was kept", others[2])
+	}
+	for _, o := range others[:2] {
+		if _, err := os.Stat(o); err != nil {
+			t.Errorf("a newer other cache is gone: %v", err)
+		}
+		os.Remove(o)
+	}
 	written, _ := filepath.Glob(filepath.Join(cache, "*.aot"))
-	if len(written) != 1 {
-		t.Fatalf("caches after the first stop: %v, want one", written)
+	if len(written) != 1 || written[0] != strings.TrimSpace(string(dest)) {
+		t.Fatalf("caches after the first stop: %v, want %s", written, dest)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "neo4j.aot")); err == nil {
 		t.Error("the recorded cache was left in the server's folder")
