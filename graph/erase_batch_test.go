@@ -449,6 +449,7 @@ func TestEraseUserWithAConcurrentWriter(t *testing.T) {
 		mu     sync.Mutex
 		writes []write
 		erased = make(chan struct{})
+		landed = make(chan struct{}) // closed once a few writes landed
 		wg     sync.WaitGroup
 	)
 	wg.Add(1)
@@ -479,10 +480,18 @@ func TestEraseUserWithAConcurrentWriter(t *testing.T) {
 			}
 			mu.Lock()
 			writes = append(writes, write{m.ID, err != nil})
+			if len(writes) == 3 {
+				close(landed)
+			}
 			mu.Unlock()
 		}
 	}()
-	time.Sleep(200 * time.Millisecond) // a few writes land before the erase
+	// A few writes land before the erase, however slow the machine.
+	select {
+	case <-landed:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
 	got, err := s.EraseUser(ctx, tenant, "u1", ts)
 	close(erased)
 	wg.Wait()
