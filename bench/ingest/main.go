@@ -3,6 +3,9 @@
 // REDIS_URL, …) under a queue prefix of its own, warms the queries up as
 // memoryd does before it starts its workers, and per run:
 //
+//  0. embeds the run's texts with the model alone, in the workers' batches
+//     and one batch at a time: the ceiling the drain is compared with
+//     (applied/model);
 //  1. accepts -jobs asynchronous writes of one memory each through
 //     memory.Service.CreateAsync (validation, policy, enqueue) from
 //     -producers goroutines, with the workers off: the accept rate;
@@ -97,8 +100,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fmt.Fprintf(stdout, "mneme async ingestion benchmark on %s: %d writes × %d runs, %d producers, %d users, batch %d, %d shards\n",
 		cfg.Neo4j.URI, c.jobs, c.runs, c.producers, c.users, c.batch, c.shards)
 
-	var rates, accepts, perMemory []float64
+	var rates, accepts, perMemory, models []float64
 	for r := 1; r <= c.runs; r++ {
+		// The model alone, on the same texts in the workers' batches, just
+		// before each run: the ceiling the write path is compared with.
+		model, err := embedRate(ctx, a.Embed, c)
+		if err != nil {
+			return fmt.Errorf("run %d: embedding alone: %w", r, err)
+		}
+		models = append(models, model)
 		res, err := oneRun(ctx, a, c, stdout)
 		if err != nil {
 			return fmt.Errorf("run %d: %w", r, err)
@@ -107,10 +117,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if res.bytesPerMemory > 0 {
 			perMemory = append(perMemory, res.bytesPerMemory)
 		}
-		fmt.Fprintf(stdout, "run %d: accepted %d in %.1f s (%.0f/s); applied %d memories in %.1f s: %.0f memories/s (steady-state seconds: min %.0f, median %.0f, max %.0f/s)%s\n",
-			r, c.jobs, res.acceptSecs, res.acceptRate, res.applied, res.applySecs, res.rate, res.minSec, res.medSec, res.maxSec, res.storage)
+		fmt.Fprintf(stdout, "run %d: accepted %d in %.1f s (%.0f/s); applied %d memories in %.1f s: %.0f memories/s (steady-state seconds: min %.0f, median %.0f, max %.0f/s); the model alone %.0f texts/s, applied/model %.2f%s\n",
+			r, c.jobs, res.acceptSecs, res.acceptRate, res.applied, res.applySecs, res.rate, res.minSec, res.medSec, res.maxSec, model, res.rate/model, res.storage)
 	}
-	fmt.Fprintf(stdout, "median of %d runs: %.0f memories/s applied, %.0f writes/s accepted", c.runs, median(rates), median(accepts))
+	fmt.Fprintf(stdout, "median of %d runs: %.0f memories/s applied, %.0f writes/s accepted; %s alone %.0f texts/s, applied/model %.2f",
+		c.runs, median(rates), median(accepts), a.Embed.Model(), median(models), median(rates)/median(models))
 	if len(perMemory) > 0 {
 		fmt.Fprintf(stdout, ", %.0f bytes per memory in the store", median(perMemory))
 	}
@@ -119,6 +130,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return ingestConversations(ctx, a, c, stdout)
 	}
 	return nil
+}
+
+// embedSample bounds the texts embedRate times: enough batches for a steady
+// rate without a slow model taking longer than the run it is compared with.
+const embedSample = 4096
+
+// embedRate embeds the run's texts (the first embedSample of them) in
+// batches of the workers' size, one batch at a time as one worker does, and
+// returns texts per second.
+func embedRate(ctx context.Context, e memory.Embedder, c config) (float64, error) {
+	n := min(c.jobs, embedSample)
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = jobText(int64(i))
+	}
+	start := time.Now()
+	for batch := range slices.Chunk(texts, max(c.batch, 1)) {
+		if _, err := e.Embed(ctx, batch); err != nil {
+			return 0, err
+		}
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// jobText is the content of the i-th write of a run.
+func jobText(i int64) string {
+	if i%5 == 0 {
+		return fmt.Sprintf("Prefers to be contacted by e-mail (noted in call %d)", i)
+	}
+	return fmt.Sprintf("Customer called about order %d and asked for delivery before Friday", i)
 }
 
 type runResult struct {
@@ -143,12 +184,11 @@ func oneRun(ctx context.Context, a *app.App, c config, stdout io.Writer) (runRes
 	err = parallel(ctx, c.jobs, c.producers, func(ctx context.Context, i int64) error {
 		n := memory.NewMemory{
 			UserID: fmt.Sprintf("user-%d", i%int64(c.users)), Type: memory.TypeEpisodic,
-			Content:  fmt.Sprintf("Customer called about order %d and asked for delivery before Friday", i),
+			Content:  jobText(i),
 			Entities: []memory.Entity{{ID: fmt.Sprintf("order:%d", i), Kind: "order", Name: fmt.Sprint(i)}},
 		}
 		if i%5 == 0 {
 			n.Type, n.Kind, n.Key = memory.TypeProfile, "preference", "contact_channel"
-			n.Content = fmt.Sprintf("Prefers to be contacted by e-mail (noted in call %d)", i)
 		}
 		_, err := a.Service.CreateAsync(ctx, agent, []memory.NewMemory{n}, "")
 		return err
