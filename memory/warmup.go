@@ -118,23 +118,30 @@ func (s *Service) warmRecall(ctx context.Context, tenant, user string) error {
 	return errors.Join(errs...)
 }
 
-// warmGraph runs what a recall in an empty tenant does not reach.
+// warmGraph runs what a recall in an empty tenant does not reach, for every
+// kind of caller: each one's read filter is part of the statements' text,
+// and a list of first hits is planned apart from the empty list a recall's
+// first expansion sends.
 func (s *Service) warmGraph(ctx context.Context, tenant, user string) error {
 	if !s.graphOn() {
 		return nil
 	}
-	p := warmCallers[0]
-	p.Tenant = tenant
-	scope, err := s.authz.ReadScope(ctx, p, user, s.now())
-	if err != nil {
-		return fmt.Errorf("warm-up read scope: %w", err)
+	var errs []error
+	for _, p := range warmCallers {
+		p.Tenant = tenant
+		scope, err := s.authz.ReadScope(ctx, p, user, s.now())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("warm-up read scope as %s: %w", p.Kind, err))
+			continue
+		}
+		q := SearchQuery{UserID: user, Limit: s.recall.Candidates, Embeddings: true}
+		_, expandErr := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: user, Seeds: []string{"warm-1", "warm-2", "warm-3"}, Filters: q, Limit: q.Limit})
+		q.Embedding = make([]float32, max(s.embed.Dimension(), 1))
+		q.Embedding[0] = 1
+		_, indexErr := s.searchStore.SearchVectorApprox(ctx, scope, q, q.Limit*s.recall.IndexOverfetch)
+		errs = append(errs, expandErr, indexErr)
 	}
-	q := SearchQuery{UserID: user, Limit: s.recall.Candidates, Embeddings: true}
-	_, expandErr := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: user, Seeds: []string{"warm-1", "warm-2", "warm-3"}, Filters: q, Limit: q.Limit})
-	q.Embedding = make([]float32, max(s.embed.Dimension(), 1))
-	q.Embedding[0] = 1
-	_, indexErr := s.searchStore.SearchVectorApprox(ctx, scope, q, q.Limit*s.recall.IndexOverfetch)
-	return errors.Join(expandErr, indexErr)
+	return errors.Join(errs...)
 }
 
 // warmBatch builds n memories of p's tenant for warmWrites: pairs of an

@@ -18,19 +18,23 @@ func TestWarmUp(t *testing.T) {
 	if err := f.svc.WarmUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var text, seeds, session bool
+	var text, session bool
+	seeded := 0
 	for _, q := range fs.expandReqs {
 		text = text || (q.Text != "" && q.Hops == 2)
-		seeds = seeds || len(q.Seeds) > 0
+		if len(q.Seeds) > 0 {
+			seeded++
+		}
 		session = session || q.SessionID != ""
 	}
 	ran := map[string]bool{
-		"exact vector search":       len(f.store.vectorCalls) > 0,
-		"full-text search":          len(f.store.fullTextCalls) > 0,
-		"partition size":            fs.sizeCalls > 0,
-		"vector index":              len(fs.fetches) > 0,
-		"named-entity expansion":    text,
-		"first-hit expansion":       seeds,
+		"exact vector search":    len(f.store.vectorCalls) > 0,
+		"full-text search":       len(f.store.fullTextCalls) > 0,
+		"partition size":         fs.sizeCalls > 0,
+		"vector index":           len(fs.fetches) > 0,
+		"named-entity expansion": text,
+		"first-hit expansion for every caller, tenant and user": seeded >= len(warmTenants)*len(warmUsers)*len(warmCallers),
+		"the vector index for every caller, tenant and user":    len(fs.fetches) >= len(warmTenants)*len(warmUsers)*len(warmCallers),
 		"session expansion":         session,
 		"a scope for every caller":  len(f.authz.scopeCalls) >= len(warmTenants)*len(warmUsers)*(len(warmCallers)+1),
 		"no policy decision logged": len(f.authz.decisions) == 0,
