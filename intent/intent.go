@@ -69,6 +69,7 @@ var rules = []rule{
 		"how should i answer", "how to answer", "how to reply", "how should we reply", "the way i like",
 		"风格", "简洁", "简短", "简单点", "重点", "长篇", "啰嗦", "啰唆", "废话", "直接说", "说人话", "详细点", "详细一点",
 		"怎么回复", "怎么回答", "回复方式", "回答方式", "语气", "上次那样", "上次那个", "老样子",
+		"多详细", "详细程度", "写多少",
 	}},
 	{name: "preferences", kinds: []string{"preference"}, cues: []string{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
@@ -89,7 +90,7 @@ var rules = []rule{
 		"会员", "会籍", "vip", "续费", "续期", "到期", "过期", "订阅", "等级", "有效期",
 	}},
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
-		"contact", "reach me", "reach her", "reach him", "call me", "phone me", "email me", "text me", "get in touch",
+		"contact", "reach me", "reach her", "reach him", "reach them", "reach you", "get hold of", "call me", "phone me", "email me", "text me", "get in touch",
 		"phone", "call", "email", "wechat",
 		"联系", "联络", "沟通", "电话", "邮件", "微信", "找我",
 	}},
@@ -115,6 +116,13 @@ var rules = []rule{
 	{name: "payment", keys: []string{"payment_terms"}, kinds: []string{"payment_terms"}, cues: []string{
 		"payment term*", "pay on", "pay us", "when do i pay", "when do we get paid", "credit term*",
 		"账期", "付款", "结款", "月结",
+	}},
+	// Past conversations: what the user asked or said before, kept as
+	// memories of the conversation.
+	{name: "past_conversations", kinds: []string{"conversation", "inquiry", "question", "chat"}, cues: []string{
+		"did i ask", "have i asked", "what did i ask", "what i asked", "i asked about", "did i mention", "have i mentioned",
+		"did i say", "what did i say", "did i tell you", "we talked about", "we discussed", "did we talk", "did we discuss",
+		"我问过", "我之前问", "我上次问", "问过你", "我提过", "我说过", "聊过", "咨询过", "我们谈过", "我们讨论过",
 	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "where do i work", "who do i work for", "which company", "work for",

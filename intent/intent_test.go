@@ -33,6 +33,13 @@ func TestDetect(t *testing.T) {
 		{"thank you so much, have a nice day", nil},
 		{"好的", nil},
 		{"the stylus is broken", nil}, // "style" as a whole word only
+		{"What's the best way to get hold of her?", []string{"contact"}},
+		{"回复要多详细？", []string{"answer_style"}},
+		{"Have I asked you about your opening hours before?", []string{"past_conversations"}},
+		{"我之前问过退货的事吗", []string{"past_conversations"}},
+		{"we talked about a discount last week, right?", []string{"past_conversations"}},
+		{"when will the parcel reach Shanghai", nil}, // "reach" alone is not about contacting
+		{"送货要多长时间", []string{"delivery"}}, // not a question about answer length
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
