@@ -39,7 +39,7 @@ func TestDetect(t *testing.T) {
 		{"我之前问过退货的事吗", []string{"past_conversations"}},
 		{"we talked about a discount last week, right?", []string{"past_conversations"}},
 		{"when will the parcel reach Shanghai", nil}, // "reach" alone is not about contacting
-		{"送货要多长时间", []string{"delivery"}}, // not a question about answer length
+		{"送货要多长时间", []string{"delivery"}},            // not a question about answer length
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
