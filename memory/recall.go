@@ -545,9 +545,9 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 func (s *Service) graphOn() bool { return !s.recall.NoGraph }
 
 // searchVector searches the user's partition and, when q.Shared, the
-// tenant's shared knowledge as a partition of its own, both at once and each
-// by the path its size calls for: one exact scan of both would walk every
-// shared memory on every recall. Both merged by score come back, and the shared ones alone
+// tenant's shared knowledge as a partition of its own, each by the path its
+// size calls for: one exact scan of both would walk every shared memory on
+// every recall. Both merged by score come back, and the shared ones alone
 // (for the intent search); info tells the user's path.
 func (s *Service) searchVector(ctx context.Context, scope Scope, q SearchQuery, info *SearchInfo) (merged, sharedHits []Hit, err error) {
 	if !q.Shared {
@@ -556,17 +556,15 @@ func (s *Service) searchVector(ctx context.Context, scope Scope, q SearchQuery, 
 	}
 	own, shared, sharedInfo := q, q, SearchInfo{VectorComplete: true}
 	own.Shared, shared.UserID = false, ""
-	var hits []Hit
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { hits, err = s.searchPartition(gctx, scope, own, info); return err })
-	g.Go(func() (err error) { sharedHits, err = s.searchPartition(gctx, scope, shared, &sharedInfo); return err })
-	if err := g.Wait(); err != nil {
+	hits, err := s.searchPartition(ctx, scope, own, info)
+	if err != nil {
 		return nil, nil, err
 	}
+	sharedHits, err = s.searchPartition(ctx, scope, shared, &sharedInfo)
 	info.VectorComplete = info.VectorComplete && sharedInfo.VectorComplete
 	hits = append(hits, sharedHits...)
 	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
-	return hits[:min(len(hits), q.Limit)], sharedHits, nil
+	return hits[:min(len(hits), q.Limit)], sharedHits, err
 }
 
 // searchPartition picks the vector path by the size of one partition: an
