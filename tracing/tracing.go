@@ -65,11 +65,6 @@ func Off() *Tracing {
 	return &Tracing{tracer: noop.NewTracerProvider().Tracer(scope), shutdown: func(context.Context) error { return nil }}
 }
 
-// With returns tracing through tp, for tests that record spans in process.
-func With(tp trace.TracerProvider) *Tracing {
-	return &Tracing{tracer: tp.Tracer(scope), shutdown: func(context.Context) error { return nil }}
-}
-
 // Tracer is the tracer spans start from.
 func (t *Tracing) Tracer() trace.Tracer { return t.tracer }
 

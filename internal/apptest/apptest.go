@@ -89,10 +89,6 @@ func StartLogged(t testing.TB, w io.Writer) *Fixture {
 	return provision(t, a, url)
 }
 
-// Config is the configuration of the shared service, for tests that start
-// more replicas of it.
-func Config(redisURL string) app.Config { return config(redisURL) }
-
 func config(redisURL string) app.Config {
 	cfg := app.Defaults()
 	cfg.Neo4j.URI = os.Getenv(testenv.EnvNeo4jURI)
