@@ -563,10 +563,14 @@ func whitelisted(key *ast.Term) (string, bool, error) {
 	return string(s), true, nil
 }
 
-// total reports whether evaluating term always succeeds: a ground value, a
-// resource field, or sprintf of such terms.
+// total reports whether evaluating term always succeeds: a constant, the
+// resource or one of its fields, or sprintf of such terms. A ground
+// reference is not one: input.r is ground and undefined.
 func total(term *ast.Term, sc scope) bool {
-	if term.IsGround() {
+	if ast.IsConstant(term.Value) {
+		return true
+	}
+	if ref, ok := term.Value.(ast.Ref); ok && ref.Equal(inputResource) {
 		return true
 	}
 	if _, ok, err := fieldOf(term, sc); ok && err == nil {

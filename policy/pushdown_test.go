@@ -89,6 +89,7 @@ func TestTranslate(t *testing.T) {
 		{name: "variable bound to a field", queries: []string{`x = input.resource.kind; x == "k"`}, want: fEq("kind", "k")},
 		{name: "variable bound and never used", queries: []string{`__local1__ = object.get(input.resource, "agent_id", ""); input.resource.type = "profile"`}, want: fEq("type", "profile")},
 		{name: "wildcard bound to a value", queries: []string{`_ = "admin may read"; input.resource.status = "active"`}, want: fEq("status", "active")},
+		{name: "variable bound to the resource", queries: []string{`r = input.resource; input.resource.status = "active"`}, want: fEq("status", "active")},
 		{name: "negation", queries: []string{`not input.resource.type == "x"`}, want: memory.Filter{Op: memory.FilterNe, Field: "type", Values: []string{"x"}}},
 		{
 			name:    "queries are OR-ed and expressions AND-ed; one level each is merged",
@@ -138,6 +139,8 @@ permits contains "grant" if { object.get(input.resource, "agent_id", "", "a2"); 
 		{name: "membership in a collection that is not ground", queries: []string{`x = input.resource.kind; internal.member_2(input.resource.type, [x])`}, wantErr: "membership"},
 		{name: "a value used outside a comparison", queries: []string{`x = input.resource.kind; count(x, 3)`}, wantErr: "count"},
 		{name: "with modifier", queries: []string{`input.resource.type == "a" with input.x as 1`}, wantErr: "with"},
+		{name: "a binding to a reference that may be undefined", queries: []string{`x = input.r`}, wantErr: "comparison"},
+		{name: "a binding to a call that may fail", queries: []string{`x = data.mneme.f(1)`}, wantErr: "comparison"},
 		{name: "negation of what cannot be translated", queries: []string{`not startswith(input.resource.kind, "pre")`}, wantErr: "startswith"},
 		{name: "reference to a document without support", queries: []string{`gt(count(data.partial.mneme.authz.permits), 0)`}, wantErr: "unknown document"},
 		{name: "count compared with another number", queries: []string{`gt(count(data.partial.mneme.authz.permits), 1)`}, support: []string{permits + `permits contains "a" if { true }`}, wantErr: "count compared"},
