@@ -495,13 +495,14 @@ func (t *translator) compare(e *ast.Expr, a, b *ast.Term, op string, sc scope) (
 	return memory.Filter{}, untranslatable("%v: comparison", e)
 }
 
-// member translates x in collection, x a field and the collection ground.
+// member translates x in collection, x a field and the collection a
+// constant (a ground reference inside it may be undefined or a field).
 func member(e *ast.Expr, x, coll *ast.Term, sc scope) (memory.Filter, error) {
 	field, ok, err := fieldOf(x, sc)
 	if err != nil {
 		return memory.Filter{}, err
 	}
-	if !ok || !coll.IsGround() {
+	if !ok || !ast.IsConstant(coll.Value) {
 		return memory.Filter{}, untranslatable("%v: membership", e)
 	}
 	var values []string
@@ -577,7 +578,7 @@ func total(term *ast.Term, sc scope) bool {
 		return true
 	}
 	call, ok := term.Value.(ast.Call)
-	if !ok || len(call) != 3 || call[0].String() != "sprintf" || !call[1].IsGround() {
+	if !ok || len(call) != 3 || call[0].String() != "sprintf" || !ast.IsConstant(call[1].Value) {
 		return false
 	}
 	args, ok := call[2].Value.(*ast.Array)

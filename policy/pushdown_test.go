@@ -141,6 +141,8 @@ permits contains "grant" if { object.get(input.resource, "agent_id", "", "a2"); 
 		{name: "with modifier", queries: []string{`input.resource.type == "a" with input.x as 1`}, wantErr: "with"},
 		{name: "a binding to a reference that may be undefined", queries: []string{`x = input.r`}, wantErr: "comparison"},
 		{name: "a binding to a call that may fail", queries: []string{`x = data.mneme.f(1)`}, wantErr: "comparison"},
+		{name: "membership in a collection holding a field", queries: []string{`internal.member_2(input.resource.type, [input.resource.kind])`}, wantErr: "membership"},
+		{name: "a binding to sprintf of an undefined format", queries: []string{`x = sprintf(input.r, [])`}, wantErr: "comparison"},
 		{name: "negation of what cannot be translated", queries: []string{`not startswith(input.resource.kind, "pre")`}, wantErr: "startswith"},
 		{name: "reference to a document without support", queries: []string{`gt(count(data.partial.mneme.authz.permits), 0)`}, wantErr: "unknown document"},
 		{name: "count compared with another number", queries: []string{`gt(count(data.partial.mneme.authz.permits), 1)`}, support: []string{permits + `permits contains "a" if { true }`}, wantErr: "count compared"},
