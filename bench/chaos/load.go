@@ -424,6 +424,9 @@ type openSession struct {
 	user  *chaosUser
 	agent principal
 	turns int
+	// closeLost is set when a close got no answer (a 503 or a broken
+	// connection): it may have closed the session all the same.
+	closeLost bool
 }
 
 func (l *load) sessionStep(ctx context.Context, r *mrand.Rand, s *openSession) *openSession {
@@ -447,7 +450,11 @@ func (l *load) sessionStep(ctx context.Context, r *mrand.Rand, s *openSession) *
 		var res struct {
 			Memories []readMemory `json:"memories"`
 		}
-		st, err := l.do(ctx, "session.close", s.agent, "POST", "/v1/sessions/"+s.id+"/close", map[string]any{}, nil, &res)
+		kind := "session.close"
+		if s.closeLost {
+			kind = kindCloseRetry
+		}
+		st, err := l.do(ctx, kind, s.agent, "POST", "/v1/sessions/"+s.id+"/close", map[string]any{}, nil, &res)
 		if err == nil {
 			start := time.Now()
 			l.checkAnswer("session.close", s.agent, u.id, res.Memories, start, start)
@@ -455,6 +462,7 @@ func (l *load) sessionStep(ctx context.Context, r *mrand.Rand, s *openSession) *
 		if err == nil || st == 404 || st == 409 {
 			return nil
 		}
+		s.closeLost = s.closeLost || st == 0 || st == 503
 		return s
 	}
 	turn := fmt.Sprintf("I prefer parcels wrapped twice, note %sc%d.", u.marker, l.seq.Add(1))

@@ -41,3 +41,23 @@ func TestReportQuotesServerLogOnUnexpected5xx(t *testing.T) {
 		t.Errorf("the report quotes another request or passes:\n%s", out.String())
 	}
 }
+
+func TestReportAcceptsA404OnlyOnARetriedClose(t *testing.T) {
+	now := time.Now()
+	for _, tt := range []struct {
+		kind string
+		ok   bool
+	}{
+		{kindCloseRetry, true},   // the close whose answer was lost did the work
+		{"session.close", false}, // a first close must find its session
+		{"delete", false},
+	} {
+		rec := newRecorder()
+		rec.add(call{kind: tt.kind, status: 404, start: now, end: now, detail: `{"code":"not_found"}`})
+		rep := &report{rec: rec}
+		rep.checkStatuses()
+		if rep.failed() == tt.ok {
+			t.Errorf("a 404 on %s: failed = %v, want %v", tt.kind, rep.failed(), !tt.ok)
+		}
+	}
+}
