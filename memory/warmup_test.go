@@ -31,7 +31,6 @@ func TestWarmUp(t *testing.T) {
 		"exact vector search":    len(f.store.vectorCalls) > 0,
 		"full-text search":       len(f.store.fullTextCalls) > 0,
 		"partition size":         fs.sizeCalls > 0,
-		"vector index":           len(fs.fetches) > 0,
 		"named-entity expansion": text,
 		"first-hit expansion for every caller, tenant and user": seeded >= len(warmTenants)*len(warmUsers)*len(warmCallers),
 		"the vector index for every caller, tenant and user":    len(fs.fetches) >= len(warmTenants)*len(warmUsers)*len(warmCallers),
