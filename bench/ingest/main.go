@@ -143,7 +143,7 @@ func embedRate(ctx context.Context, e memory.Embedder, c config) (float64, error
 	n := min(c.jobs, embedSample)
 	texts := make([]string, n)
 	for i := range texts {
-		texts[i] = jobText(int64(i))
+		texts[i] = job(int64(i), c.users).Content
 	}
 	start := time.Now()
 	for batch := range slices.Chunk(texts, max(c.batch, 1)) {
@@ -154,12 +154,19 @@ func embedRate(ctx context.Context, e memory.Embedder, c config) (float64, error
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-// jobText is the content of the i-th write of a run.
-func jobText(i int64) string {
-	if i%5 == 0 {
-		return fmt.Sprintf("Prefers to be contacted by e-mail (noted in call %d)", i)
+// job is the i-th write of a run: an episode about an order, or every
+// fifth time a contact preference.
+func job(i int64, users int) memory.NewMemory {
+	n := memory.NewMemory{
+		UserID: fmt.Sprintf("user-%d", i%int64(users)), Type: memory.TypeEpisodic,
+		Content:  fmt.Sprintf("Customer called about order %d and asked for delivery before Friday", i),
+		Entities: []memory.Entity{{ID: fmt.Sprintf("order:%d", i), Kind: "order", Name: fmt.Sprint(i)}},
 	}
-	return fmt.Sprintf("Customer called about order %d and asked for delivery before Friday", i)
+	if i%5 == 0 {
+		n.Type, n.Kind, n.Key = memory.TypeProfile, "preference", "contact_channel"
+		n.Content = fmt.Sprintf("Prefers to be contacted by e-mail (noted in call %d)", i)
+	}
+	return n
 }
 
 type runResult struct {
@@ -182,15 +189,7 @@ func oneRun(ctx context.Context, a *app.App, c config, stdout io.Writer) (runRes
 	// 1. Accept the backlog with the workers off.
 	start := time.Now()
 	err = parallel(ctx, c.jobs, c.producers, func(ctx context.Context, i int64) error {
-		n := memory.NewMemory{
-			UserID: fmt.Sprintf("user-%d", i%int64(c.users)), Type: memory.TypeEpisodic,
-			Content:  jobText(i),
-			Entities: []memory.Entity{{ID: fmt.Sprintf("order:%d", i), Kind: "order", Name: fmt.Sprint(i)}},
-		}
-		if i%5 == 0 {
-			n.Type, n.Kind, n.Key = memory.TypeProfile, "preference", "contact_channel"
-		}
-		_, err := a.Service.CreateAsync(ctx, agent, []memory.NewMemory{n}, "")
+		_, err := a.Service.CreateAsync(ctx, agent, []memory.NewMemory{job(i, c.users)}, "")
 		return err
 	})
 	if err != nil {
