@@ -3,8 +3,10 @@
 // 那个风格", "按老规矩处理". Such a question shares no word with the memory it
 // means; what it names is a kind of memory (a preference, a rule, a
 // procedure) or a slot (answer_style, membership_expiry). Detect maps a
-// question, in Chinese or English, to those kinds, slots and types. The
-// rules are pure and know nothing of any one user's data.
+// question, in Chinese or English, to those kinds, slots and types; About
+// tells whether a question asks about the user at all ("which firm am I
+// with?"), whatever it names. The rules are pure and know nothing of any one
+// user's data.
 package intent
 
 import (

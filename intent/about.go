@@ -1,0 +1,105 @@
+package intent
+
+import (
+	"regexp"
+	"strings"
+)
+
+// About reports whether question asks about the person recall serves:
+// "which firm am I with?", "how does she like to be reached?", "我的会员什么
+// 时候到期？". Such a question is about the user's own memories even when it
+// shares no word with them and names no kind of memory, so recall may let the
+// user's nearest memories answer it at a lower similarity than a question
+// about anything else ("who wrote Pride and Prejudice?", "给我讲个笑话吧").
+//
+// It holds when question is a question (not a greeting, thanks or
+// request) that refers to the user: by a first- or third-person word, a
+// word for the customer, or user, the user's id. "me" as the one a request
+// is for ("tell me a joke", "给我讲个笑话吧") does not count.
+func About(question, user string) bool {
+	q := strings.ToLower(strings.TrimSpace(question))
+	if q == "" || !asks(q) {
+		return false
+	}
+	if m := howTo.FindStringSubmatch(q); m != nil && !ways[m[len(m)-1]] {
+		q = q[len(m[0]):]
+	}
+	q = strings.TrimPrefix(q, whatToDo.FindString(q))
+	for _, h := range zhHowTo {
+		q = strings.TrimPrefix(q, h)
+	}
+	q = recipient.ReplaceAllString(q, " ")
+	for _, r := range zhRecipient {
+		q = strings.ReplaceAll(q, r, " ")
+	}
+	if user = strings.ToLower(strings.TrimSpace(user)); user != "" && word(q, user) {
+		return true
+	}
+	if person.MatchString(q) {
+		return true
+	}
+	for _, w := range zhPerson {
+		if strings.Contains(q, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// asks reports whether lower-cased q is a question: it ends with a question
+// mark, starts as English questions do, or holds a Chinese question word.
+func asks(q string) bool {
+	if strings.HasSuffix(q, "?") || strings.HasSuffix(q, "？") || opening.MatchString(q) {
+		return true
+	}
+	for _, w := range zhQuestion {
+		if strings.Contains(q, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// word reports whether w occurs in q as a whole word (Chinese text has no
+// word boundaries, so a name next to Han characters counts).
+func word(q, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(q[i:], w)
+		if j < 0 {
+			return false
+		}
+		at, end := i+j, i+j+len(w)
+		if (at == 0 || !ascii(q[at-1])) && (end == len(q) || !ascii(q[end])) {
+			return true
+		}
+		i = at + 1
+	}
+}
+
+func ascii(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' || b == '-' }
+
+var (
+	// opening is how an English question starts.
+	opening = regexp.MustCompile(`^(what|what's|which|who|whom|whose|when|where|how|why|do|does|did|is|are|am|was|were|can|could|should|would|will|have|has|had)\b`)
+	// person is a word for the user: the speaker, the person an agent
+	// speaks of, or the customer.
+	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|the (customer|client|user)|this (customer|client|user))\b`)
+	// howTo starts a question that asks for instructions ("how do I bake
+	// bread?"), whose "I" is anyone; only the verbs of a person's ways
+	// ("how do I like to be reached?") keep it about the speaker.
+	howTo = regexp.MustCompile(`^how (do|can|should|could|would|will|to) (i|we) (\w+)`)
+	// whatToDo asks for instructions too: "what should I do when …".
+	whatToDo = regexp.MustCompile(`^what (should|shall|do|can|could|would) (i|we) do\b`)
+	ways     = map[string]bool{"like": true, "prefer": true, "want": true, "usually": true, "normally": true, "typically": true, "tend": true, "feel": true}
+	// recipient is "me" as the one a request is for, not its subject.
+	recipient = regexp.MustCompile(`\b(tell|give|show|send|teach|recommend|find|get|bring|let|help|write|make|sing|read) (me|us)\b`)
+)
+
+var (
+	zhQuestion = []string{"吗", "什么", "哪", "怎么", "怎样", "多少", "几", "谁", "是否", "有没有", "呢", "如何", "多久", "为什么", "多长", "是不是"}
+	zhPerson   = []string{"我", "她", "他", "客户", "用户", "顾客"}
+	// zhHowTo are the openings of a Chinese how-to question.
+	zhHowTo = []string{"我们该怎么", "我们怎么", "我应该怎么", "我该怎么", "我要怎么", "我怎么", "我如何"}
+	// zhRecipient holds longer phrases first, so that 给我们 goes whole.
+	zhRecipient = []string{"给我们", "帮我们", "告诉我们", "给我", "帮我", "告诉我", "为我", "替我", "让我", "陪我"}
+)

@@ -1,0 +1,64 @@
+package intent_test
+
+import (
+	"testing"
+
+	"mneme/intent"
+)
+
+func TestAbout(t *testing.T) {
+	tests := []struct {
+		question, user string
+		want           bool
+	}{
+		// Questions about the speaker or the person an agent serves.
+		{"Who is my employer?", "u04", true},
+		{"What's the best way to get hold of me?", "u01", true},
+		{"Did I ask when you are open during the festive season?", "u01", true},
+		{"does she still want the short answers", "", true},
+		{"How should we contact Alice?", "alice", true},
+		{"When does Alice's membership expire", "alice", true},
+		{"what did the customer order last time?", "", true},
+		{"我的会员什么时候到期", "", true},
+		{"她喜欢怎样的回复？", "", true},
+		{"客户的预算是多少", "", true},
+		{"告诉我我的会员等级是什么", "", true},
+		{"u07 的地址是哪里？", "u07", true},
+		// Not about the user: world knowledge, requests, pleasantries.
+		{"What is the capital of Australia?", "alice", false},
+		{"Who won the football match last night?", "", false},
+		{"今天天气怎么样？", "", false},
+		{"世界杯冠军是谁？", "", false},
+		{"tell me a joke?", "", false},
+		{"能给我讲个笑话吗？", "", false},
+		{"给我讲个笑话吧", "", false},
+		{"Recommend me a good film for the weekend.", "", false},
+		{"thank you so much, have a nice day", "", false},
+		{"ok great, talk later", "", false},
+		{"好的", "", false},
+		{"xyz 123 订单", "", false},
+		// How-to questions ask for instructions, not about the asker,
+		// unless they ask about the asker's ways or name what is theirs.
+		{"How do I bake sourdough bread?", "", false},
+		{"how can we return a damaged parcel", "", false},
+		{"我该怎么烤面包？", "", false},
+		{"what should I do when a customer's parcel arrives broken", "", false},
+		{"What do I like to eat?", "", true},
+		{"How do I prefer to be contacted?", "", true},
+		{"How do I pay my invoice?", "", true},
+		{"我怎么付我的账单？", "", true},
+		// Statements and orders are not questions, whoever they name.
+		{"I want the same style as last time", "", false},
+		{"按老规矩处理", "", false},
+		// A user id inside another word names nobody.
+		{"What is the status of order u011?", "u01", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.question, func(t *testing.T) {
+			if got := intent.About(tt.question, tt.user); got != tt.want {
+				t.Errorf("About(%q, %q) = %v, want %v", tt.question, tt.user, got, tt.want)
+			}
+		})
+	}
+}
