@@ -86,5 +86,6 @@ func TuneGate(cal calibration.Calibration, rc memory.RecallConfig) memory.Recall
 	rc.GraphWeight, rc.SessionWeight = cal.Fusion.Graph, cal.Fusion.Session
 	rc.IntentWeight = cal.Fusion.Intent
 	rc.StrongFloor, rc.UnseenMax = cal.Gate.StrongFloor, cal.Gate.UnseenMax
+	rc.SubjectFloor = cal.Gate.SubjectFloor
 	return rc
 }

@@ -59,10 +59,13 @@ type Fusion struct {
 
 // Gate is how the relevance gate treats a similarity between the vector
 // floor and StrongFloor: it passes only when less than UnseenMax of the
-// question's weighted words are unknown to the user's memories.
+// question's weighted words are unknown to the user's memories. Below the
+// vector floor, one of the user's nearest memories passes a question about
+// the user at SubjectFloor (0: never).
 type Gate struct {
-	StrongFloor float64 `json:"strong_floor,omitempty"`
-	UnseenMax   float64 `json:"unseen_max,omitempty"`
+	StrongFloor  float64 `json:"strong_floor,omitempty"`
+	UnseenMax    float64 `json:"unseen_max,omitempty"`
+	SubjectFloor float64 `json:"subject_floor,omitempty"`
 }
 
 // DefaultFusion is the weighting recall has used with every model: the
@@ -173,6 +176,8 @@ func (c Calibration) Check() error {
 		return fmt.Errorf("strong floor %v is outside [vector floor %v, 1.01]", c.Gate.StrongFloor, c.VectorFloor)
 	case c.Gate.UnseenMax < 0 || c.Gate.UnseenMax > 1.01:
 		return fmt.Errorf("unseen max %v is outside [0, 1.01]", c.Gate.UnseenMax)
+	case c.Gate.SubjectFloor < 0 || c.Gate.SubjectFloor > c.VectorFloor:
+		return fmt.Errorf("subject floor %v is outside [0, vector floor %v]", c.Gate.SubjectFloor, c.VectorFloor)
 	}
 	return nil
 }

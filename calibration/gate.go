@@ -65,12 +65,15 @@ var (
 	// lets a similarity pass without the question's words being known.
 	strongOffsets = []float64{math.Inf(1), 0.2, 0.1, 0.05, 0}
 	unseenMaxes   = []float64{0.25, 0.4, 0.5, 0.6, 0.75, 1.01}
+	// subjectShares of the vector floor are tried as the subject floor,
+	// after the gate rule; none (0) comes first.
+	subjectShares = []float64{0.8, 0.6, 0.4, 0.3, 0.2}
 	// Fusion weights are tried one at a time, the vector one fixed at 1.
 	fusionSteps = []float64{0.5, 1, 1.5}
 )
 
-// TuneGate picks c's gate rule (StrongFloor, UnseenMax) and then its
-// fusion weights (full text, graph, intent) by running recall with each
+// TuneGate picks c's gate rule (StrongFloor, UnseenMax), then its subject
+// floor, and then its fusion weights (full text, graph, intent) by running recall with each
 // candidate through score: the candidate with the highest recall whose
 // unrelated questions stay empty (MinUnrelatedEmpty) and that returns
 // nothing forbidden. It starts from c as it is; when nothing tried meets the
@@ -113,6 +116,23 @@ func TuneGate(ctx context.Context, c Calibration, data string, questions int, sc
 			if err := consider(cand); err != nil {
 				return c, trials, err
 			}
+		}
+	}
+	// The subject floor is the lowest that keeps unrelated questions empty
+	// without losing recall; a tie goes to the lower floor. The tuning
+	// questions about the user are answered through intent words drawn from
+	// them, so their recall cannot show what the subject gate adds for
+	// phrasings nobody tuned for.
+	base := best
+	for _, share := range subjectShares {
+		cand := base
+		cand.Gate.SubjectFloor = math.Round(c.VectorFloor*share*1e4) / 1e4
+		s, err := try(cand)
+		if err != nil {
+			return c, trials, err
+		}
+		if s.acceptable() && (!found || s.Recall >= bestScores.Recall-1e-9) {
+			best, bestScores, found = cand, s, true
 		}
 	}
 	weights := []func(*Fusion) *float64{

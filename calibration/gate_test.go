@@ -7,6 +7,9 @@ import (
 )
 
 func TestTuneGate(t *testing.T) {
+	// A subject floor no score depends on goes to the lowest tried: 0.2 of
+	// the vector floor.
+	const lowestSubject = 0.08
 	base := Calibration{Model: "m", Dimension: 8, VectorFloor: 0.4, ExpansionFloor: 0.1, DuplicateThreshold: 1.01, Fusion: DefaultFusion}
 	cases := []struct {
 		name  string
@@ -29,7 +32,7 @@ func TestTuneGate(t *testing.T) {
 				}
 				return s
 			},
-			wantGate: Gate{StrongFloor: 0.45, UnseenMax: 0.25}, wantFusion: DefaultFusion, measured: true,
+			wantGate: Gate{StrongFloor: 0.45, UnseenMax: 0.25, SubjectFloor: lowestSubject}, wantFusion: DefaultFusion, measured: true,
 		},
 		{
 			name: "forbidden memories disqualify",
@@ -40,7 +43,7 @@ func TestTuneGate(t *testing.T) {
 				}
 				return s
 			},
-			wantGate: Gate{StrongFloor: 1.01, UnseenMax: 0.5}, wantFusion: DefaultFusion, measured: true,
+			wantGate: Gate{StrongFloor: 1.01, UnseenMax: 0.5, SubjectFloor: lowestSubject}, wantFusion: DefaultFusion, measured: true,
 		},
 		{
 			// The gate ties everywhere, so the calibration's own rule
@@ -50,7 +53,44 @@ func TestTuneGate(t *testing.T) {
 			score: func(c Calibration) GateScores {
 				return GateScores{Recall: c.Fusion.FullText / 10, UnrelatedEmpty: 1}
 			},
+			wantGate:   Gate{SubjectFloor: lowestSubject},
 			wantFusion: Fusion{Vector: 1, FullText: 1.5, Graph: 0.8, Session: 0.5}, measured: true,
+		},
+		{
+			// Recall grows as the subject floor falls; below 0.15 of
+			// similarity, chit-chat about the user starts to pass. The
+			// lowest safe share of the vector floor (0.4 × 0.4) wins.
+			name: "lowest subject floor that keeps unrelated empty",
+			score: func(c Calibration) GateScores {
+				s := GateScores{Recall: 0.5, UnrelatedEmpty: 1}
+				if f := c.Gate.SubjectFloor; f > 0 {
+					s.Recall = 1 - f
+					if f < 0.15 {
+						s.UnrelatedEmpty = 0.9
+					}
+				}
+				return s
+			},
+			wantGate: Gate{SubjectFloor: 0.16}, wantFusion: DefaultFusion, measured: true,
+		},
+		{
+			// The tuning questions' recall does not move with the subject
+			// floor until it drops below 0.12 (0.4 × 0.3); MRR falls as the
+			// floor does. The lowest floor that keeps recall wins all the
+			// same.
+			name: "a lower subject floor wins a tie in recall",
+			score: func(c Calibration) GateScores {
+				f := c.Gate.SubjectFloor
+				s := GateScores{Recall: 0.9, MRR: 0.9, UnrelatedEmpty: 1}
+				if f > 0 {
+					s.MRR = 0.5 + f
+				}
+				if f > 0 && f < 0.12 {
+					s.Recall = 0.8
+				}
+				return s
+			},
+			wantGate: Gate{SubjectFloor: 0.12}, wantFusion: DefaultFusion, measured: true,
 		},
 		{
 			name:       "nothing meets the targets: the calibration stays",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"mneme/facts"
+	"mneme/relevance"
 )
 
 // Source names in Explain.Sources; SourceSession ("session", in
@@ -80,29 +81,24 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 	out := make([]Recalled, 0, len(admitted))
 	for _, c := range admitted {
 		e := &c.Explain
+		// Each source a memory is found by adds its weighted reciprocal
+		// rank. A vector hit below the floor does not count as a source
+		// (every memory has some similarity to every question) unless it
+		// passed as one of the user's nearest to a question about the user;
+		// such a hit weighs by its similarity's share of the floor, so that
+		// memories with stronger evidence rank above it.
 		var fused float64
-		// A vector hit below the floor does not count as a source: every
-		// memory has some similarity to every question.
-		if e.VectorRank > 0 && e.VectorSimilarity >= cfg.VectorFloor {
-			e.Sources = append(e.Sources, SourceVector)
-			fused += cfg.VectorWeight / (cfg.RRFK + float64(e.VectorRank))
+		add := func(on bool, source string, weight float64, rank int) {
+			if on {
+				e.Sources = append(e.Sources, source)
+				fused += weight / (cfg.RRFK + float64(rank))
+			}
 		}
-		if e.FullTextRank > 0 && e.TermCoverage >= cfg.AgreedCoverage {
-			e.Sources = append(e.Sources, SourceFullText)
-			fused += cfg.FullTextWeight / (cfg.RRFK + float64(e.FullTextRank))
-		}
-		if e.GraphRank > 0 {
-			e.Sources = append(e.Sources, SourceGraph)
-			fused += cfg.GraphWeight / (cfg.RRFK + float64(e.GraphRank))
-		}
-		if e.SessionRank > 0 {
-			e.Sources = append(e.Sources, SourceSession)
-			fused += cfg.SessionWeight / (cfg.RRFK + float64(e.SessionRank))
-		}
-		if e.IntentRank > 0 {
-			e.Sources = append(e.Sources, SourceIntent)
-			fused += cfg.IntentWeight / (cfg.RRFK + float64(e.IntentRank))
-		}
+		add(e.VectorRank > 0 && (e.VectorSimilarity >= cfg.VectorFloor || e.Gate == relevance.GateSubject), SourceVector, cfg.VectorWeight*min(1, e.VectorSimilarity/cfg.VectorFloor), e.VectorRank)
+		add(e.FullTextRank > 0 && e.TermCoverage >= cfg.AgreedCoverage, SourceFullText, cfg.FullTextWeight, e.FullTextRank)
+		add(e.GraphRank > 0, SourceGraph, cfg.GraphWeight, e.GraphRank)
+		add(e.SessionRank > 0, SourceSession, cfg.SessionWeight, e.SessionRank)
+		add(e.IntentRank > 0, SourceIntent, cfg.IntentWeight, e.IntentRank)
 		if len(e.Sources) == 0 {
 			continue
 		}

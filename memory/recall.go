@@ -39,6 +39,11 @@ type RecallConfig struct {
 	// a similarity of AgreeFloor or more. A hit on one common word ("day",
 	// "订单") covers too little.
 	Coverage, AgreedCoverage, AgreeFloor float64
+	// SubjectFloor is the similarity one of the user's SubjectTop nearest
+	// memories needs to pass for a question about the user (package
+	// subject); 0 turns that gate off (relevance.Rules).
+	SubjectFloor float64
+	SubjectTop   int
 	// RRFK is the k of reciprocal rank fusion.
 	RRFK float64
 	// Weights per source for fusion. Graph counts memories reached from
@@ -129,6 +134,7 @@ func (c RecallConfig) withDefaults() RecallConfig {
 	def(&c.RuleBoost, 1.2)
 	def(&c.MMRLambda, 0.5)
 	defInt(&c.Candidates, 30)
+	defInt(&c.SubjectTop, 3)
 	defInt(&c.ExactMax, 1_000)
 	defInt(&c.IndexOverfetch, 10)
 	defInt(&c.IndexMaxFetch, 5_000)
@@ -538,7 +544,8 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	}
 	f.intent = intentHits(f.ask, f.intent, f.shared)
 	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph), Intent: len(f.intent)}
-	f.question = question(terms, f.text, max(info.PartitionSize, len(f.vector)))
+	f.question = question(r, terms, f.text, max(info.PartitionSize, len(f.vector)))
+	f.nearest = nearest(f.vector, r.UserID, s.recall.SubjectTop)
 	return f, nil
 }
 

@@ -24,21 +24,34 @@ type found struct {
 	ask                          intent.Ask
 	question                     relevance.Question
 	near                         map[string]float64
+	// nearest are the user's own nearest memories (function nearest).
+	nearest map[string]bool
 }
 
 // question weighs the question's keywords by how many of the user's
 // memories contain them, counted among the full-text hits (every memory
 // sharing a keyword, up to the search's limit) against the partition's size.
-func question(terms []string, text []Hit, partition int) relevance.Question {
+func question(r RecallRequest, terms []string, text []Hit, partition int) relevance.Question {
 	docs := make([]string, len(text))
 	for i, h := range text {
-		docs[i] = strings.ToLower(h.Memory.Content)
+		docs[i] = h.Memory.Content
 	}
-	lower := make([]string, len(terms))
-	for i, t := range terms {
-		lower[i] = strings.ToLower(t)
+	q := relevance.Analyse(terms, docs, partition)
+	q.AboutUser = r.UserID != "" && intent.About(r.Query, r.UserID)
+	return q
+}
+
+// nearest are the ids of the first top of the user's own memories among
+// the vector hits (in order of similarity): the ones a question about the
+// user may reach at the subject floor.
+func nearest(vector []Hit, user string, top int) map[string]bool {
+	out := map[string]bool{}
+	for _, h := range vector {
+		if user != "" && h.Memory.UserID == user && len(out) < top {
+			out[h.Memory.ID] = true
+		}
 	}
-	return relevance.Analyse(lower, docs, partition)
+	return out
 }
 
 // searchIntent returns the memories a question about the user asks for by
@@ -79,7 +92,7 @@ func (s *Service) rules() relevance.Rules {
 	return relevance.Rules{
 		VectorFloor: c.VectorFloor, StrongFloor: c.StrongFloor, UnseenMax: c.UnseenMax,
 		Coverage: c.Coverage, AgreedCoverage: c.AgreedCoverage, AgreeFloor: c.AgreeFloor,
-		NeighbourFloor: c.ExpansionFloor,
+		NeighbourFloor: c.ExpansionFloor, SubjectFloor: c.SubjectFloor,
 	}
 }
 
@@ -100,7 +113,7 @@ func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool
 		return relevance.Evidence{
 			Vector: e.VectorRank > 0, Similarity: e.VectorSimilarity,
 			Text: e.FullTextRank > 0, Coverage: e.TermCoverage,
-			Named: named[c.Memory.ID], Intent: e.IntentRank > 0,
+			Named: named[c.Memory.ID], Intent: e.IntentRank > 0, Nearest: f.nearest[c.Memory.ID],
 			Neighbour: e.GraphRank > 0 && near, NeighbourSimilarity: sim,
 			Session: e.SessionRank > 0,
 		}

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"mneme/relevance"
 )
 
 // aliceScope is a non-empty read scope over alice's memories.
@@ -287,6 +290,50 @@ func TestRecallFullTextCoverage(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, gates); diff != "" {
 				t.Errorf("gates (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRecallSubjectGate(t *testing.T) {
+	// alice's memories share no word with the questions and lie below the
+	// vector floor (0.3); a shared rule lies among them.
+	a, b, c, d := stored("mem_a", "works at Acme"), stored("mem_b", "lives in Lyon"), stored("mem_c", "likes tea"), stored("mem_d", "owns a cat")
+	rule := stored("mem_rule", "refunds within 30 days")
+	rule.UserID = ""
+	vector := []Hit{{a, 0.2}, {rule, 0.19}, {b, 0.18}, {c, 0.17}, {d, 0.16}}
+	tests := []struct {
+		name, query string
+		floor       float64
+		want        []string
+	}{
+		{"the user's three nearest answer a question about the user", "Which firm am I with?", 0.15, []string{"mem_a", "mem_b", "mem_c"}},
+		{"only those at the subject floor", "Which firm am I with?", 0.175, []string{"mem_a", "mem_b"}},
+		{"a question about something else", "Who wrote Pride and Prejudice?", 0.15, nil},
+		{"a request for the speaker", "can you tell me a joke?", 0.15, nil},
+		{"pleasantries", "thanks, have a nice day", 0.15, nil},
+		{"no subject floor", "Which firm am I with?", 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := recallConfig
+			cfg.SubjectFloor, cfg.SubjectTop = tt.floor, 3
+			f := newFixture(t, cfg)
+			f.authz.scope = aliceScope
+			f.store.vector = vector
+			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: tt.query, K: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, r := range got.Memories {
+				ids = append(ids, r.Memory.ID)
+				if r.Explain.Gate != relevance.GateSubject || !slices.Contains(r.Explain.Sources, SourceVector) {
+					t.Errorf("%s passed gate %q with sources %v, want the subject gate and the vector source", r.Memory.ID, r.Explain.Gate, r.Explain.Sources)
+				}
+			}
+			if diff := cmp.Diff(tt.want, ids); diff != "" {
+				t.Errorf("recalled (-want +got):\n%s", diff)
 			}
 		})
 	}

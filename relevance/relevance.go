@@ -2,13 +2,15 @@
 // through, whatever source found it. A memory earns its place by its vector
 // similarity, by covering most of the question's informative words, by an
 // entity the question names, by being what a question about the user asks
-// for, or by its link to a memory that earned its place itself; a question
+// for, by being among the user's nearest memories to a question about the
+// user, or by its link to a memory that earned its place itself; a question
 // made only of pleasantries earns nothing. The rules are pure: recall
 // gathers the evidence, this package decides.
 package relevance
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,6 +22,7 @@ const (
 	GateText      = "fulltext"  // covers most of the question's informative words
 	GateEntity    = "entity"    // mentions an entity the question names
 	GateIntent    = "intent"    // the kind of memory a question about the user asks for
+	GateSubject   = "subject"   // among the user's nearest to a question about the user
 	GateNeighbour = "neighbour" // linked to a memory that passed, and near the question
 	GateSession   = "session"   // of the caller's session, beside a memory that passed
 )
@@ -40,21 +43,31 @@ type Question struct {
 	// Social is true when the question is only pleasantries (thanks,
 	// greetings, "ok"): nothing a memory could answer.
 	Social bool
+	// AboutUser is true when the question asks about the user recall
+	// serves (intent.About).
+	AboutUser bool
 }
 
-// Analyse weighs the keywords of a question. docs are the texts of the
-// memories the full-text search found for them (lower-cased by the
-// caller), n the number of memories the user has: a keyword's document
-// frequency is counted among docs, which hold every memory that shares a
-// keyword up to the search's limit. A keyword no memory contains weighs as
-// much as one only a single memory contains: it is a word the user's
-// memories know nothing of.
+// Analyse weighs the keywords of a question (in any case). docs are the texts of the
+// memories the full-text search found for them, n the number of memories
+// the user has: a keyword's document frequency is counted among docs, which
+// hold every memory that shares a keyword up to the search's limit. A
+// keyword no memory contains weighs as much as one only a single memory
+// contains: it is a word the user's memories know nothing of.
 func Analyse(keywords []string, docs []string, n int) Question {
+	keywords = slices.Clone(keywords)
+	for i, k := range keywords {
+		keywords[i] = strings.ToLower(k)
+	}
 	q := Question{Social: IsSocial(keywords)}
 	n = max(n, len(docs), 1)
+	lower := make([]string, len(docs))
+	for i, d := range docs {
+		lower[i] = strings.ToLower(d)
+	}
 	for _, k := range keywords {
 		df := 0
-		for _, d := range docs {
+		for _, d := range lower {
 			if Contains(d, k) {
 				df++
 			}
@@ -152,6 +165,12 @@ type Rules struct {
 	// NeighbourFloor is the similarity a memory reached through the graph
 	// from a memory that passed must exceed.
 	NeighbourFloor float64
+	// SubjectFloor is the similarity one of the user's nearest memories
+	// needs to answer a question about the user; 0 turns that gate off.
+	// It lies below VectorFloor: such a question often shares neither
+	// words nor much similarity with the memory it means ("which firm am I
+	// with?" against "works at Acme").
+	SubjectFloor float64
 }
 
 // Evidence is what the sources found out about one memory.
@@ -168,6 +187,9 @@ type Evidence struct {
 	// Intent is true when the memory is what a question about the user
 	// asks for (its kind or slot).
 	Intent bool
+	// Nearest is true when the memory is the user's own and among the
+	// nearest of them to the question.
+	Nearest bool
 	// Neighbour is true when the graph reached the memory from one that
 	// passed; NeighbourSimilarity is its cosine to the question.
 	Neighbour           bool
@@ -196,6 +218,8 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateText
 	case e.Text && e.Coverage >= r.AgreedCoverage && e.Vector && e.Similarity >= r.AgreeFloor && q.Unseen() < r.UnseenMax:
 		return GateText
+	case q.AboutUser && e.Nearest && e.Vector && r.SubjectFloor > 0 && e.Similarity >= r.SubjectFloor:
+		return GateSubject
 	}
 	return ""
 }

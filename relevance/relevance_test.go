@@ -28,7 +28,7 @@ func TestContains(t *testing.T) {
 
 func TestAnalyseWeighsRareWordsHigher(t *testing.T) {
 	docs := []string{"invoice on 30-day terms", "delivery day moved", "day off"}
-	q := Analyse([]string{"invoice", "day", "xyz"}, docs, 10)
+	q := Analyse([]string{"invoice", "Day", "xyz"}, docs, 10)
 	w := map[string]Term{}
 	for _, t := range q.Terms {
 		w[t.Text] = t
@@ -70,10 +70,11 @@ func TestIsSocial(t *testing.T) {
 }
 
 func TestGates(t *testing.T) {
-	rules := Rules{VectorFloor: 0.25, StrongFloor: 0.35, UnseenMax: 0.5, Coverage: 0.5, AgreedCoverage: 0.25, AgreeFloor: 0.15}
+	rules := Rules{VectorFloor: 0.25, StrongFloor: 0.35, UnseenMax: 0.5, Coverage: 0.5, AgreedCoverage: 0.25, AgreeFloor: 0.15, SubjectFloor: 0.1}
 	known := Question{Terms: []Term{{"budget", 2, true}, {"q4", 1, true}}}
 	foreign := Question{Terms: []Term{{"xyz", 3, false}, {"123", 3, false}, {"订单", 1, true}}}
 	social := Question{Social: true, Terms: []Term{{"day", 1, true}}}
+	aboutUser := Question{AboutUser: true, Terms: []Term{{"firm", 3, false}}}
 	tests := []struct {
 		name string
 		q    Question
@@ -93,6 +94,11 @@ func TestGates(t *testing.T) {
 		{"asked for by intent", known, Evidence{Intent: true}, GateIntent},
 		{"pleasantries pass nothing", social, Evidence{Vector: true, Similarity: 0.9, Text: true, Coverage: 1, Named: true}, ""},
 		{"a neighbour does not pass alone", known, Evidence{Neighbour: true, NeighbourSimilarity: 0.5}, ""},
+		{"nearest to a question about the user", aboutUser, Evidence{Vector: true, Similarity: 0.12, Nearest: true}, GateSubject},
+		{"nearest, but below the subject floor", aboutUser, Evidence{Vector: true, Similarity: 0.08, Nearest: true}, ""},
+		{"not among the nearest", aboutUser, Evidence{Vector: true, Similarity: 0.2}, ""},
+		{"nearest to a question about something else", foreign, Evidence{Vector: true, Similarity: 0.2, Nearest: true}, ""},
+		{"pleasantries about the user pass nothing", Question{Social: true, AboutUser: true}, Evidence{Vector: true, Similarity: 0.2, Nearest: true}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +106,11 @@ func TestGates(t *testing.T) {
 				t.Errorf("First = %q, want %q", got, tt.want)
 			}
 		})
+	}
+	off := rules
+	off.SubjectFloor = 0
+	if got := off.First(aboutUser, Evidence{Vector: true, Similarity: 0.2, Nearest: true}); got != "" {
+		t.Errorf("with no subject floor, First = %q, want nothing", got)
 	}
 	rides := []struct {
 		name string
