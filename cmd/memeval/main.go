@@ -72,6 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	calibrate := fs.String("calibrate", "", "tune the gate and fusion weights on the tuning questions first and write the calibration into this directory")
 	reuse := fs.String("reuse", "", "ask again about the datasets an earlier run loaded under this tenant prefix (eval-1a2b3c4d) instead of loading them")
 	longDir := fs.String("longconv", "", "instead of the datasets, write the long conversations in this directory (scripts/longconv.sh prints it) one memory per turn and score evidence recall@5")
+	distractors := fs.Int("distractors", 0, "also give every user of the datasets this many memories that answer none of the questions: user turns of the long conversations in -distractors-from")
+	distractorsFrom := fs.String("distractors-from", "", "the long-conversation directory (scripts/longconv.sh prints it) -distractors takes its texts from")
 	limit := fs.Int("limit", 0, "with -longconv, write only the first N turns of each conversation and ask only about them (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,6 +93,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	var texts []string
+	if *distractors > 0 {
+		if texts, err = distractorTurns(*distractorsFrom); err != nil {
+			return fmt.Errorf("distractors: %w", err)
+		}
+	}
 	var suffix [4]byte
 	_, _ = rand.Read(suffix[:])
 	run := "eval-" + hex.EncodeToString(suffix[:])
@@ -109,6 +117,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			ds = eval.Generate()
 		default:
 			return fmt.Errorf("unknown dataset %q (demo, generated)", name)
+		}
+		if *distractors > 0 {
+			ds = withDistractors(ds, texts, *distractors, len(loaded)*len(texts)/2)
 		}
 		tenant := run + "-" + name[:3]
 		if *reuse != "" {
@@ -222,8 +233,8 @@ func tune(ctx context.Context, a *app.App, prepared []eval.Prepared, dir string,
 	}
 	score := func(ctx context.Context, c calibration.Calibration) (calibration.GateScores, error) {
 		s, err := scores(ctx, c, tuning)
-		fmt.Fprintf(stderr, "  strong %.4f unseen %.2f fusion %+v: recall@5 %.3f MRR %.3f unrelated-empty %.3f forbidden %d\n",
-			c.Gate.StrongFloor, c.Gate.UnseenMax, c.Fusion, s.RecallAt5, s.MRR, s.UnrelatedEmpty, s.Forbidden)
+		fmt.Fprintf(stderr, "  strong %.4f unseen %.2f subject %.4f fusion %+v: recall@5 %.3f MRR %.3f unrelated-empty %.3f forbidden %d\n",
+			c.Gate.StrongFloor, c.Gate.UnseenMax, c.Gate.SubjectFloor, c.Fusion, s.RecallAt5, s.MRR, s.UnrelatedEmpty, s.Forbidden)
 		return calibration.GateScores{Recall: s.RecallAt5, MRR: s.MRR, UnrelatedEmpty: s.UnrelatedEmpty, Forbidden: s.Forbidden}, err
 	}
 	fmt.Fprintf(stderr, "tuning the gate of %s on %d tuning questions\n", a.Calibration.Model, len(tuning))
@@ -235,7 +246,7 @@ func tune(ctx context.Context, a *app.App, prepared []eval.Prepared, dir string,
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stderr, "%d trials; picked strong floor %.4f, unseen max %.2f, fusion %+v; wrote %s\n", len(trials), best.Gate.StrongFloor, best.Gate.UnseenMax, best.Fusion, path)
+	fmt.Fprintf(stderr, "%d trials; picked strong floor %.4f, unseen max %.2f, subject floor %.4f, fusion %+v; wrote %s\n", len(trials), best.Gate.StrongFloor, best.Gate.UnseenMax, best.Gate.SubjectFloor, best.Fusion, path)
 	before, err := scores(ctx, a.Calibration, held)
 	if err != nil {
 		return nil, err
