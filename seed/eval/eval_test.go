@@ -164,10 +164,10 @@ func TestEvalOnDemoData(t *testing.T) {
 
 // TestEvalHeldOut asks every question of both datasets through the real
 // service with the built-in embedder and asserts floors on the held-out
-// part only, which no tuning looked at. The built-in embedder shares
-// character n-grams, not meaning, so paraphrases sharing no word with their
-// memory stay out of its reach: the recall floor is what it reaches, below
-// the 0.85 the model is meant for.
+// part only, which no tuning looked at. The recall floor is the built-in
+// embedder's target: it shares character n-grams, not meaning, and reaches
+// paraphrases sharing no word with their memory only as one of the user's
+// nearest memories to a question about the user (the subject gate).
 func TestEvalHeldOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads the generated dataset (about 500 memories)")
@@ -201,7 +201,7 @@ func TestEvalHeldOut(t *testing.T) {
 	}
 	s := Score(outcomes)
 	t.Logf("held-out: %+v", s)
-	if s.Questions < 100 || s.Forbidden > 0 || s.RecallAt5 < 0.67 || s.UnrelatedEmpty < 0.97 {
-		t.Errorf("held-out scores below the floor (questions ≥ 100, forbidden 0, recall@5 ≥ 0.67, unrelated empty ≥ 0.97): %+v", s)
+	if s.Questions < 100 || s.Forbidden > 0 || s.RecallAt5 < 0.85 || s.UnrelatedEmpty < 0.97 {
+		t.Errorf("held-out scores below the floor (questions ≥ 100, forbidden 0, recall@5 ≥ 0.85, unrelated empty ≥ 0.97): %+v", s)
 	}
 }
