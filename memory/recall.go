@@ -15,6 +15,7 @@ import (
 
 	"mneme/facts"
 	"mneme/intent"
+	"mneme/relevance"
 	tok "mneme/tokens" // memory has a func tokens of its own (worth.go)
 )
 
@@ -460,7 +461,7 @@ func (s *Service) seeds(ranked []Recalled) []string {
 		if len(out) == s.recall.GraphSeeds {
 			break
 		}
-		if ownGate(c.Explain.Gate) {
+		if relevance.Own(c.Explain.Gate) {
 			out = append(out, c.Memory.ID)
 		}
 	}

@@ -96,15 +96,10 @@ func (s *Service) rules() relevance.Rules {
 	}
 }
 
-// ownGate reports whether a gate is passed on a memory's own evidence, so
-// that graph expansion may start from it.
-func ownGate(g string) bool {
-	return g == relevance.GateVector || g == relevance.GateText || g == relevance.GateEntity || g == relevance.GateIntent
-}
-
 // gate runs every candidate through the relevance gate and records the
-// gate each passed; it returns nothing when none passes on its own
-// evidence, so that neighbours and session memories never stand alone.
+// gate each passed. When none passes on its own evidence it returns the
+// subject gate's guesses, if any, and nothing else: neighbours and session
+// memories never stand alone.
 func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool) []*Recalled {
 	rules := s.rules()
 	evidence := func(c *Recalled) relevance.Evidence {
@@ -114,22 +109,27 @@ func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool
 			Vector: e.VectorRank > 0, Similarity: e.VectorSimilarity,
 			Text: e.FullTextRank > 0, Coverage: e.TermCoverage,
 			Named: named[c.Memory.ID], Intent: e.IntentRank > 0, Nearest: f.nearest[c.Memory.ID],
-			Neighbour: e.GraphRank > 0 && near, NeighbourSimilarity: sim,
-			Session: e.SessionRank > 0,
+			Neighbour: e.GraphRank > 0 && near, NeighbourSimilarity: sim, Session: e.SessionRank > 0,
 		}
 	}
-	var passed, rest []*Recalled
+	// The user's nearest memories (the subject gate) are guesses: they
+	// answer only when nothing passes on stronger evidence.
+	var passed, guesses, rest []*Recalled
 	for _, c := range byID {
 		c.Explain.TermCoverage = f.question.Coverage(strings.ToLower(c.Memory.Content))
-		if c.Explain.Gate = rules.First(f.question, evidence(c)); c.Explain.Gate != "" {
-			passed = append(passed, c)
-		} else {
+		switch c.Explain.Gate = rules.First(f.question, evidence(c)); c.Explain.Gate {
+		case "":
 			rest = append(rest, c)
+		case relevance.GateSubject:
+			guesses = append(guesses, c)
+		default:
+			passed = append(passed, c)
 		}
 	}
 	if len(passed) == 0 {
-		return nil
+		return guesses
 	}
+	rest = append(rest, guesses...) // Ride judges them anew
 	for _, c := range rest {
 		if c.Explain.Gate = rules.Ride(evidence(c)); c.Explain.Gate != "" {
 			passed = append(passed, c)

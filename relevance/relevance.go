@@ -224,6 +224,13 @@ func (r Rules) First(q Question, e Evidence) string {
 	return ""
 }
 
+// Own reports whether gate is passed on a memory's own, firm evidence, so
+// that graph expansion may start from it: not a guess of the subject gate,
+// nor a ride beside another memory.
+func Own(gate string) bool {
+	return gate == GateVector || gate == GateText || gate == GateEntity || gate == GateIntent
+}
+
 // Ride is the gate a memory passes for its link to memories that passed on
 // their own (call it only when some did), or "".
 func (r Rules) Ride(e Evidence) string {
