@@ -280,19 +280,27 @@ func TestRecallFullTextCoverage(t *testing.T) {
 			f := newFixture(t, recallConfig)
 			f.authz.scope = aliceScope
 			f.store.vector, f.store.fullText = tt.vector, fullText
-			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: tt.query, K: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
-			gates := map[string]string{}
-			for _, r := range got.Memories {
-				gates[r.Memory.ID] = r.Explain.Gate
-			}
+			gates, _ := recallGates(t, f, tt.query)
 			if diff := cmp.Diff(tt.want, gates); diff != "" {
 				t.Errorf("gates (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+// recallGates recalls query about alice as the support agent and returns
+// the gate each memory passed, and the memories.
+func recallGates(t *testing.T, f *fixture, query string) (map[string]string, []Recalled) {
+	t.Helper()
+	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: query, K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gates := map[string]string{}
+	for _, r := range got.Memories {
+		gates[r.Memory.ID] = r.Explain.Gate
+	}
+	return gates, got.Memories
 }
 
 func TestRecallSubjectGate(t *testing.T) {
@@ -327,13 +335,8 @@ func TestRecallSubjectGate(t *testing.T) {
 			f := newFixture(t, cfg)
 			f.authz.scope = aliceScope
 			f.store.vector = tt.vector
-			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: tt.query, K: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
-			gates := map[string]string{}
-			for _, r := range got.Memories {
-				gates[r.Memory.ID] = r.Explain.Gate
+			gates, recalled := recallGates(t, f, tt.query)
+			for _, r := range recalled {
 				if !slices.Contains(r.Explain.Sources, SourceVector) {
 					t.Errorf("%s has sources %v, want the vector source", r.Memory.ID, r.Explain.Sources)
 				}
