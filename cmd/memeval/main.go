@@ -63,6 +63,10 @@ func main() {
 // not a score.
 var errForbidden = errors.New("forbidden memories were returned")
 
+// errBelowFloor fails a run asked to hold the held-out part to a floor
+// (-min-heldout) that it did not reach.
+var errBelowFloor = errors.New("held-out scores below the floor")
+
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("memeval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -74,6 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	longDir := fs.String("longconv", "", "instead of the datasets, write the long conversations in this directory (scripts/longconv.sh prints it) one memory per turn and score evidence recall@5")
 	distractors := fs.Int("distractors", 0, "also give every user of the datasets this many memories that answer none of the questions: user turns of the long conversations in -distractors-from")
 	distractorsFrom := fs.String("distractors-from", "", "the long-conversation directory (scripts/longconv.sh prints it) -distractors takes its texts from")
+	minHeldOut := fs.Float64("min-heldout", 0, "fail unless the held-out part's recall@5 is at least this and its unrelated questions stay empty (calibration.MinUnrelatedEmpty); 0: report only")
 	limit := fs.Int("limit", 0, "with -longconv, write only the first N turns of each conversation and ask only about them (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -164,6 +169,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if rep.Overall.Forbidden > 0 {
 		return fmt.Errorf("%w: %d", errForbidden, rep.Overall.Forbidden)
+	}
+	if held := rep.Groups[eval.SplitHeldOut]; *minHeldOut > 0 && (held.RecallAt5 < *minHeldOut || held.UnrelatedEmpty < calibration.MinUnrelatedEmpty) {
+		return fmt.Errorf("%w: recall@5 %.3f (at least %.3f), unrelated empty %.3f (at least %.2f)", errBelowFloor, held.RecallAt5, *minHeldOut, held.UnrelatedEmpty, calibration.MinUnrelatedEmpty)
 	}
 	return nil
 }
