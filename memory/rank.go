@@ -95,7 +95,7 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 			}
 		}
 		add(e.VectorRank > 0 && (e.VectorSimilarity >= cfg.VectorFloor || e.Gate == relevance.GateSubject), SourceVector, cfg.VectorWeight*min(1, e.VectorSimilarity/cfg.VectorFloor), e.VectorRank)
-		add(e.FullTextRank > 0 && e.TermCoverage >= cfg.AgreedCoverage, SourceFullText, cfg.FullTextWeight, e.FullTextRank)
+		add(e.FullTextRank > 0 && (e.TermCoverage >= cfg.AgreedCoverage || e.Gate == relevance.GateText), SourceFullText, cfg.FullTextWeight, e.FullTextRank)
 		add(e.GraphRank > 0, SourceGraph, cfg.GraphWeight, e.GraphRank)
 		add(e.SessionRank > 0, SourceSession, cfg.SessionWeight, e.SessionRank)
 		add(e.IntentRank > 0, SourceIntent, cfg.IntentWeight, e.IntentRank)

@@ -257,7 +257,8 @@ func TestRecallFullTextCoverage(t *testing.T) {
 	y := stored("mem_y", "invoice sent on friday")
 	z := stored("mem_z", "delivery day moved")
 	w := stored("mem_w", "day off on friday")
-	fullText := []Hit{{x, 10}, {y, 6}, {z, 4}, {w, 3}}
+	v := stored("mem_v", "Order SO-3401 left the Kunshan warehouse")
+	fullText := []Hit{{x, 10}, {y, 6}, {z, 4}, {w, 3}, {v, 2}}
 	tests := []struct {
 		name   string
 		query  string
@@ -274,6 +275,9 @@ func TestRecallFullTextCoverage(t *testing.T) {
 			want: map[string]string{"mem_z": "vector"}},
 		{name: "pleasantries recall nothing", query: "thanks, have a nice day", vector: []Hit{{z, 0.9}},
 			want: map[string]string{}},
+		{name: "an identifier the question names passes, whatever else it asks", query: "SO-3401 是从哪个仓库发出的？",
+			want: map[string]string{"mem_v": "fulltext"}},
+		{name: "another order's number passes nothing", query: "SO-3402 是从哪个仓库发出的？", want: map[string]string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 // Gates: the reason a memory was let through, as explain shows it.
 const (
 	GateVector    = "vector"    // similarity to the question at the floor or above
-	GateText      = "fulltext"  // covers most of the question's informative words
+	GateText      = "fulltext"  // covers most of the question's informative words, or an identifier it names
 	GateEntity    = "entity"    // mentions an entity the question names
 	GateIntent    = "intent"    // the kind of memory a question about the user asks for
 	GateSubject   = "subject"   // among the user's nearest to a question about the user
@@ -35,6 +35,9 @@ type Term struct {
 	Weight float64
 	// Seen is true when at least one of the user's memories contains it.
 	Seen bool
+	// Identifier is true for a code of letters and digits ("so-3401",
+	// "inv-2026-0931"): it names one order, invoice or parcel.
+	Identifier bool
 }
 
 // Question is what the gate knows of a question.
@@ -72,7 +75,7 @@ func Analyse(keywords []string, docs []string, n int) Question {
 				df++
 			}
 		}
-		q.Terms = append(q.Terms, Term{Text: k, Weight: math.Log(1 + float64(n)/float64(max(df, 1))), Seen: df > 0})
+		q.Terms = append(q.Terms, Term{Text: k, Weight: math.Log(1 + float64(n)/float64(max(df, 1))), Seen: df > 0, Identifier: isIdentifier(k)})
 	}
 	return q
 }
@@ -91,6 +94,46 @@ func (q Question) Coverage(content string) float64 {
 		return 0
 	}
 	return got / all
+}
+
+// HoldsIdentifier reports whether lower-cased content holds, as a whole
+// word, an identifier the question names: the memory is about the very
+// order or invoice asked about, whatever else the question says.
+func (q Question) HoldsIdentifier(content string) bool {
+	for _, t := range q.Terms {
+		if !t.Identifier {
+			continue
+		}
+		for i := 0; ; {
+			j := strings.Index(content[i:], t.Text)
+			if j < 0 {
+				break
+			}
+			at, end := i+j, i+j+len(t.Text)
+			if (at == 0 || !wordRune(lastRune(content[:at]))) && (end == len(content) || !wordRune(firstRune(content[end:]))) {
+				return true
+			}
+			i = at + 1
+		}
+	}
+	return false
+}
+
+// isIdentifier reports whether a keyword is a code of at least four ASCII
+// characters holding both letters and digits.
+func isIdentifier(k string) bool {
+	var letter, digit bool
+	for _, r := range k {
+		switch {
+		case r >= 'a' && r <= 'z':
+			letter = true
+		case r >= '0' && r <= '9':
+			digit = true
+		case r != '-' && r != '_' && r != '/' && r != '.':
+			return false
+		}
+	}
+	return letter && digit && len(k) >= 4
 }
 
 // Contains reports whether lower-cased text holds a keyword: a Chinese one
@@ -182,8 +225,10 @@ type Evidence struct {
 	Coverage float64
 	// Text is true when full-text search found the memory.
 	Text bool
-	// Named is true when the memory mentions an entity the question names.
-	Named bool
+	// Named is true when the memory mentions an entity the question names;
+	// Identifier when it holds an identifier the question names
+	// (Question.HoldsIdentifier).
+	Named, Identifier bool
 	// Intent is true when the memory is what a question about the user
 	// asks for (its kind or slot).
 	Intent bool
@@ -210,6 +255,8 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateIntent
 	case e.Named:
 		return GateEntity
+	case e.Identifier:
+		return GateText
 	case e.Vector && e.Similarity >= r.StrongFloor:
 		return GateVector
 	case e.Vector && e.Similarity >= r.VectorFloor && q.Unseen() < r.UnseenMax:

@@ -47,6 +47,26 @@ func TestAnalyseWeighsRareWordsHigher(t *testing.T) {
 	}
 }
 
+func TestHoldsIdentifier(t *testing.T) {
+	q := Analyse([]string{"SO-3401", "从", "仓库", "123", "q4"}, nil, 10)
+	tests := []struct {
+		content string
+		want    bool
+	}{
+		{"order so-3401 (26 cartons) shipped from the kunshan warehouse.", true},
+		{"订单 so-3401 已发货", true},
+		{"order so-34012 shipped", false}, // another order
+		{"order xso-3401 shipped", false},
+		{"order so-3402 shipped from the warehouse", false},
+		{"123 cartons in q4", false}, // digits alone, and codes under four characters, name nothing
+	}
+	for _, tt := range tests {
+		if got := q.HoldsIdentifier(tt.content); got != tt.want {
+			t.Errorf("HoldsIdentifier(%q) = %v, want %v", tt.content, got, tt.want)
+		}
+	}
+}
+
 func TestIsSocial(t *testing.T) {
 	tests := []struct {
 		kws  []string
@@ -71,10 +91,11 @@ func TestIsSocial(t *testing.T) {
 
 func TestGates(t *testing.T) {
 	rules := Rules{VectorFloor: 0.25, StrongFloor: 0.35, UnseenMax: 0.5, Coverage: 0.5, AgreedCoverage: 0.25, AgreeFloor: 0.15, SubjectFloor: 0.1}
-	known := Question{Terms: []Term{{"budget", 2, true}, {"q4", 1, true}}}
-	foreign := Question{Terms: []Term{{"xyz", 3, false}, {"123", 3, false}, {"订单", 1, true}}}
-	social := Question{Social: true, Terms: []Term{{"day", 1, true}}}
-	aboutUser := Question{AboutUser: true, Terms: []Term{{"firm", 3, false}}}
+	term := func(text string, weight float64, seen bool) Term { return Term{Text: text, Weight: weight, Seen: seen} }
+	known := Question{Terms: []Term{term("budget", 2, true), term("q4", 1, true)}}
+	foreign := Question{Terms: []Term{term("xyz", 3, false), term("123", 3, false), term("订单", 1, true)}}
+	social := Question{Social: true, Terms: []Term{term("day", 1, true)}}
+	aboutUser := Question{AboutUser: true, Terms: []Term{term("firm", 3, false)}}
 	tests := []struct {
 		name string
 		q    Question
@@ -94,6 +115,7 @@ func TestGates(t *testing.T) {
 		{"asked for by intent", known, Evidence{Intent: true}, GateIntent},
 		{"pleasantries pass nothing", social, Evidence{Vector: true, Similarity: 0.9, Text: true, Coverage: 1, Named: true}, ""},
 		{"a neighbour does not pass alone", known, Evidence{Neighbour: true, NeighbourSimilarity: 0.5}, ""},
+		{"holds an identifier the question names", foreign, Evidence{Text: true, Coverage: 0.2, Identifier: true}, GateText},
 		{"nearest to a question about the user", aboutUser, Evidence{Vector: true, Similarity: 0.12, Nearest: true}, GateSubject},
 		{"nearest, but below the subject floor", aboutUser, Evidence{Vector: true, Similarity: 0.08, Nearest: true}, ""},
 		{"not among the nearest", aboutUser, Evidence{Vector: true, Similarity: 0.2}, ""},
