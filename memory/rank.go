@@ -64,7 +64,7 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 			graphRank++
 			e.GraphRank, e.GraphHops, e.GraphPath = graphRank, x.Hop, x.Path
 		}
-		if x.Via == "entity" {
+		if x.Via == "entity" && x.Hop == 1 { // a second hop mentions another entity
 			named[x.Memory.ID] = true
 		}
 	}

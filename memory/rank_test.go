@@ -109,6 +109,20 @@ func TestRecallGraphSourcesAndFloor(t *testing.T) {
 			wantSrc:    map[string][]string{"mem_named": {SourceGraph}},
 		},
 		{
+			// Two hops out, a memory mentions another entity than the one
+			// the question names (the company of the order it names): it
+			// does not pass as named. Reached without its embedding, it is
+			// no neighbour either; the expansion from first hits, which
+			// reads embeddings, lets in those near the question.
+			name: "a second hop from a named entity is not named",
+			expansions: []Expansion{
+				{Memory: named, Hop: 1, Via: "entity", Path: []string{"query", "Entity:e", "Memory:mem_named"}},
+				{Memory: linked, Hop: 2, Via: "entity", Path: []string{"query", "Entity:e", "Memory:mem_named", "Entity:f", "Memory:mem_linked"}},
+				{Memory: unrelated, Hop: 2, Via: "entity", Path: []string{"query", "Entity:e", "Memory:mem_named", "Entity:f", "Memory:mem_unrelated"}},
+			},
+			want: []string{"mem_named"},
+		},
+		{
 			name:       "session and first-hit entities ride along with a relevant hit",
 			vector:     []Hit{{hit, 0.9}},
 			expansions: []Expansion{{Memory: session, Hop: 1, Via: "session"}},
