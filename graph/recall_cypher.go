@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"mneme/facts"
 	"mneme/memory"
 )
 
@@ -254,9 +255,21 @@ func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, words string)
 	if len(parts) > 1 {
 		partition = "(" + strings.Join(parts, " ") + ")"
 	}
-	params["query"] = `+` + partition + `^0 +content:(` + words + `)`
+	params["query"] = `+` + partition + `^0 +content:(` + words + identifierPhrases(q.Text) + `)`
 	params["fetch"] = maxSearchLimit
 	return cypherRecallFullText + filters + cypherSearchReturn, params
+}
+
+// identifierPhrases are the identifiers text names (facts.Identifiers) as
+// boosted phrases, each to be added to a query's words: the analyzer splits
+// SO-1001 into "so" and "1001", which every order of the series shares,
+// and the phrase ranks the memory that holds SO-1001 itself first.
+func identifierPhrases(text string) string {
+	var b strings.Builder
+	for _, id := range facts.Identifiers(text) {
+		b.WriteString(` "` + escapePhrase(id) + `"^4`)
+	}
+	return b.String()
 }
 
 // partitionsOf lists the user ids a search reads: the user's, and with

@@ -550,6 +550,19 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	return f, nil
 }
 
+// question weighs the question's keywords by how many of the user's
+// memories contain them, counted among the full-text hits (every memory
+// sharing a keyword, up to the search's limit) against the partition's size.
+func question(r RecallRequest, terms []string, text []Hit, partition int) relevance.Question {
+	docs := make([]string, len(text))
+	for i, h := range text {
+		docs[i] = h.Memory.Content
+	}
+	q := relevance.Analyse(terms, docs, partition)
+	q.AboutUser, q.Identifiers = r.UserID != "" && intent.About(r.Query, r.UserID), facts.Identifiers(r.Query)
+	return q
+}
+
 func (s *Service) graphOn() bool { return !s.recall.NoGraph }
 
 // searchVector searches the user's partition and, when q.Shared, the

@@ -28,19 +28,6 @@ type found struct {
 	nearest map[string]bool
 }
 
-// question weighs the question's keywords by how many of the user's
-// memories contain them, counted among the full-text hits (every memory
-// sharing a keyword, up to the search's limit) against the partition's size.
-func question(r RecallRequest, terms []string, text []Hit, partition int) relevance.Question {
-	docs := make([]string, len(text))
-	for i, h := range text {
-		docs[i] = h.Memory.Content
-	}
-	q := relevance.Analyse(terms, docs, partition)
-	q.AboutUser = r.UserID != "" && intent.About(r.Query, r.UserID)
-	return q
-}
-
 // nearest are the ids of the first top of the user's own memories among
 // the vector hits (in order of similarity): the ones a question about the
 // user may reach at the subject floor.

@@ -35,9 +35,6 @@ type Term struct {
 	Weight float64
 	// Seen is true when at least one of the user's memories contains it.
 	Seen bool
-	// Identifier is true for a code of letters and digits ("so-3401",
-	// "inv-2026-0931"): it names one order, invoice or parcel.
-	Identifier bool
 }
 
 // Question is what the gate knows of a question.
@@ -49,6 +46,9 @@ type Question struct {
 	// AboutUser is true when the question asks about the user recall
 	// serves (intent.About).
 	AboutUser bool
+	// Identifiers are the codes the question names, lower-cased
+	// (facts.Identifiers): each names one order, invoice or parcel.
+	Identifiers []string
 }
 
 // Analyse weighs the keywords of a question (in any case). docs are the texts of the
@@ -75,7 +75,7 @@ func Analyse(keywords []string, docs []string, n int) Question {
 				df++
 			}
 		}
-		q.Terms = append(q.Terms, Term{Text: k, Weight: math.Log(1 + float64(n)/float64(max(df, 1))), Seen: df > 0, Identifier: isIdentifier(k)})
+		q.Terms = append(q.Terms, Term{Text: k, Weight: math.Log(1 + float64(n)/float64(max(df, 1))), Seen: df > 0})
 	}
 	return q
 }
@@ -100,16 +100,13 @@ func (q Question) Coverage(content string) float64 {
 // word, an identifier the question names: the memory is about the very
 // order or invoice asked about, whatever else the question says.
 func (q Question) HoldsIdentifier(content string) bool {
-	for _, t := range q.Terms {
-		if !t.Identifier {
-			continue
-		}
+	for _, id := range q.Identifiers {
 		for i := 0; ; {
-			j := strings.Index(content[i:], t.Text)
+			j := strings.Index(content[i:], id)
 			if j < 0 {
 				break
 			}
-			at, end := i+j, i+j+len(t.Text)
+			at, end := i+j, i+j+len(id)
 			if (at == 0 || !wordRune(lastRune(content[:at]))) && (end == len(content) || !wordRune(firstRune(content[end:]))) {
 				return true
 			}
@@ -117,23 +114,6 @@ func (q Question) HoldsIdentifier(content string) bool {
 		}
 	}
 	return false
-}
-
-// isIdentifier reports whether a keyword is a code of at least four ASCII
-// characters holding both letters and digits.
-func isIdentifier(k string) bool {
-	var letter, digit bool
-	for _, r := range k {
-		switch {
-		case r >= 'a' && r <= 'z':
-			letter = true
-		case r >= '0' && r <= '9':
-			digit = true
-		case r != '-' && r != '_' && r != '/' && r != '.':
-			return false
-		}
-	}
-	return letter && digit && len(k) >= 4
 }
 
 // Contains reports whether lower-cased text holds a keyword: a Chinese one

@@ -48,7 +48,7 @@ func TestAnalyseWeighsRareWordsHigher(t *testing.T) {
 }
 
 func TestHoldsIdentifier(t *testing.T) {
-	q := Analyse([]string{"SO-3401", "从", "仓库", "123", "q4"}, nil, 10)
+	q := Question{Identifiers: []string{"so-3401"}}
 	tests := []struct {
 		content string
 		want    bool
@@ -58,7 +58,6 @@ func TestHoldsIdentifier(t *testing.T) {
 		{"order so-34012 shipped", false}, // another order
 		{"order xso-3401 shipped", false},
 		{"order so-3402 shipped from the warehouse", false},
-		{"123 cartons in q4", false}, // digits alone, and codes under four characters, name nothing
 	}
 	for _, tt := range tests {
 		if got := q.HoldsIdentifier(tt.content); got != tt.want {

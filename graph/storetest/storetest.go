@@ -974,6 +974,16 @@ func testSearchFullText(t *testing.T, s Store, f *fixture) {
 	if err != nil || len(hits) != 1 || hits[0].Score <= 0 {
 		t.Errorf("limit 1: %v, %v", hits, err)
 	}
+	// An identifier ranks the memory that holds it above one that holds
+	// more of the question's other words and the parts the analyzer splits
+	// the identifier into.
+	asked := f.mem("u3", "Order SO-1001 of paper shipped on 15 Sep")
+	near := f.mem("u3", "Status of order SO-1007: on hold; order status checked daily")
+	create(t, s, asked, near)
+	hits, err = s.SearchFullText(ctx(t), f.all(), memory.SearchQuery{UserID: "u3", Text: "status order SO-1001"})
+	if err != nil || len(hits) != 2 || hits[0].Memory.ID != asked.ID {
+		t.Errorf("identifier: %v, %v; want %s first", hitIDs(hits), err, asked.ID)
+	}
 }
 
 func testFullTextEscaping(t *testing.T, s Store, f *fixture) {
