@@ -41,8 +41,8 @@ type RecallConfig struct {
 	// "订单") covers too little.
 	Coverage, AgreedCoverage, AgreeFloor float64
 	// SubjectFloor is the similarity one of the user's SubjectTop nearest
-	// memories needs to pass for a question about the user (package
-	// subject); 0 turns that gate off (relevance.Rules).
+	// memories needs to pass for a question about the user
+	// (intent.About); 0 turns that gate off (relevance.Rules).
 	SubjectFloor float64
 	SubjectTop   int
 	// RRFK is the k of reciprocal rank fusion.
