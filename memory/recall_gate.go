@@ -94,7 +94,7 @@ func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool
 		sim, near := f.near[c.Memory.ID]
 		return relevance.Evidence{
 			Vector: e.VectorRank > 0, Similarity: e.VectorSimilarity,
-			Text: e.FullTextRank > 0, Coverage: e.TermCoverage, Identifier: f.question.HoldsIdentifier(strings.ToLower(c.Memory.Content)),
+			Text: e.FullTextRank > 0, Coverage: e.TermCoverage, Identifier: f.question.HoldsIdentifier(c.Memory.Content),
 			Named: named[c.Memory.ID], Intent: e.IntentRank > 0, Nearest: f.nearest[c.Memory.ID],
 			Neighbour: e.GraphRank > 0 && near, NeighbourSimilarity: sim, Session: e.SessionRank > 0,
 		}

@@ -96,21 +96,17 @@ func (q Question) Coverage(content string) float64 {
 	return got / all
 }
 
-// HoldsIdentifier reports whether lower-cased content holds, as a whole
-// word, an identifier the question names: the memory is about the very
-// order or invoice asked about, whatever else the question says.
+// HoldsIdentifier reports whether content holds, as a whole word, an
+// identifier the question names: the memory is about the very order or
+// invoice asked about, whatever else the question says.
 func (q Question) HoldsIdentifier(content string) bool {
+	if len(q.Identifiers) == 0 {
+		return false
+	}
+	content = strings.ToLower(content)
 	for _, id := range q.Identifiers {
-		for i := 0; ; {
-			j := strings.Index(content[i:], id)
-			if j < 0 {
-				break
-			}
-			at, end := i+j, i+j+len(id)
-			if (at == 0 || !wordRune(lastRune(content[:at]))) && (end == len(content) || !wordRune(firstRune(content[end:]))) {
-				return true
-			}
-			i = at + 1
+		if find(content, id, true) {
+			return true
 		}
 	}
 	return false
@@ -119,7 +115,12 @@ func (q Question) HoldsIdentifier(content string) bool {
 // Contains reports whether lower-cased text holds a keyword: a Chinese one
 // anywhere, another at the start of a word, so that "expire" is found in
 // "expires" and "day" in "30-day" but not in "today".
-func Contains(text, keyword string) bool {
+func Contains(text, keyword string) bool { return find(text, keyword, false) }
+
+// find reports whether text holds keyword at the start of a word, and with
+// whole also at its end. Characters of scripts without word boundaries
+// (Chinese) bound every word.
+func find(text, keyword string, whole bool) bool {
 	if keyword == "" {
 		return false
 	}
@@ -128,11 +129,13 @@ func Contains(text, keyword string) bool {
 		if j < 0 {
 			return false
 		}
-		at := i + j
-		if at == 0 || !wordRune(lastRune(text[:at])) || !wordRune(firstRune(keyword)) {
+		at, end := i+j, i+j+len(keyword)
+		starts := at == 0 || !wordRune(lastRune(text[:at])) || !wordRune(firstRune(keyword))
+		ends := !whole || end == len(text) || !wordRune(firstRune(text[end:])) || !wordRune(lastRune(keyword))
+		if starts && ends {
 			return true
 		}
-		i = at + len(keyword)
+		i = at + 1
 	}
 }
 

@@ -53,7 +53,7 @@ func TestHoldsIdentifier(t *testing.T) {
 		content string
 		want    bool
 	}{
-		{"order so-3401 (26 cartons) shipped from the kunshan warehouse.", true},
+		{"Order SO-3401 (26 cartons) shipped from the Kunshan warehouse.", true},
 		{"订单 so-3401 已发货", true},
 		{"order so-34012 shipped", false}, // another order
 		{"order xso-3401 shipped", false},
