@@ -1,8 +1,10 @@
 package memory
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"mneme/facts"
@@ -103,21 +105,20 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 			continue
 		}
 		e.Fused = fused
-		s.weigh(c, now)
+		s.weigh(c, now, f.question.HoldsIdentifier(c.Memory.Content))
 		out = append(out, *c)
 	}
-	sortStable(out, func(a, b Recalled) bool {
-		if a.Score != b.Score {
-			return a.Score > b.Score
-		}
-		return a.Memory.ID < b.Memory.ID
+	slices.SortStableFunc(out, func(a, b Recalled) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Memory.ID, b.Memory.ID))
 	})
 	return out
 }
 
 // weigh sets the score of a fused candidate: fused × decay × importance ×
-// profile priority.
-func (s *Service) weigh(c *Recalled, now time.Time) {
+// profile priority. A memory that holds a code the question names (named)
+// does not decay: it is what the question asks about, whatever its age,
+// and a newer memory of another order must not rank above it.
+func (s *Service) weigh(c *Recalled, now time.Time, named bool) {
 	e := &c.Explain
 	m := c.Memory
 	at := m.UpdatedAt
@@ -125,7 +126,10 @@ func (s *Service) weigh(c *Recalled, now time.Time) {
 		at = m.CreatedAt
 	}
 	e.AgeDays = max(0, now.Sub(at).Hours()/24)
-	e.DecayFactor = math.Exp(-s.recall.DecayPerDay[m.Type] * e.AgeDays)
+	e.DecayFactor = 1
+	if !named {
+		e.DecayFactor = math.Exp(-s.recall.DecayPerDay[m.Type] * e.AgeDays)
+	}
 	e.ImportanceFactor = 0.75 + 0.5*m.Importance
 	e.ProfileFactor = 1
 	if m.Type == TypeProfile {
@@ -189,8 +193,4 @@ func (s *Service) diversify(ranked []Recalled, n int) []Recalled {
 		out = append(out, c)
 	}
 	return append(out, ranked[n:]...)
-}
-
-func sortStable(rs []Recalled, less func(a, b Recalled) bool) {
-	sort.SliceStable(rs, func(i, j int) bool { return less(rs[i], rs[j]) })
 }

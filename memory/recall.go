@@ -647,7 +647,7 @@ func (s *Service) rerank(ctx context.Context, query string, ranked []Recalled) e
 		sc := scores[i]
 		top[i].Explain.RerankScore = &sc
 	}
-	sortStable(top, func(a, b Recalled) bool { return *a.Explain.RerankScore > *b.Explain.RerankScore })
+	slices.SortStableFunc(top, func(a, b Recalled) int { return cmp.Compare(*b.Explain.RerankScore, *a.Explain.RerankScore) })
 	return nil
 }
 

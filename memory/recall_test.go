@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -544,5 +545,31 @@ func TestRecallTruncatedIgnoresHiddenMemories(t *testing.T) {
 				t.Errorf("truncated = %v with %d memories, want %v with %d", got.Truncated, len(got.Memories), tt.want, tt.k)
 			}
 		})
+	}
+}
+
+func TestRecallNamedCodeDoesNotDecay(t *testing.T) {
+	// An older order named by its code against a newer one of the same
+	// series: the question asks about the older one, whatever its age.
+	older := stored("mem_so1001", "Order SO-1001 shipped on 15 Sep")
+	newer := stored("mem_so1007", "Status of order SO-1007: on hold")
+	older.Type, newer.Type = TypeEpisodic, TypeEpisodic
+	older.CreatedAt, older.UpdatedAt = testNow.Add(-60*24*time.Hour), testNow.Add(-60*24*time.Hour)
+	f := newFixture(t, recallConfig)
+	f.authz.scope = aliceScope
+	f.store.vector = []Hit{{newer, 0.9}, {older, 0.85}}
+	f.store.fullText = []Hit{{older, 3}}
+	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "What is the status of order SO-1001?", K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := idsOf(got.Memories); !slices.Equal(ids, []string{"mem_so1001", "mem_so1007"}) {
+		t.Fatalf("recalled %v, want the order named first", ids)
+	}
+	if d := got.Memories[0].Explain.DecayFactor; d != 1 {
+		t.Errorf("the named order decays by %v, want 1", d)
+	}
+	if d := got.Memories[1].Explain.DecayFactor; d >= 1 {
+		t.Errorf("the other order decays by %v, want less than 1", d)
 	}
 }
