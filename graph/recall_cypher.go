@@ -19,9 +19,11 @@ const (
 	cypherPartitionSize = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
 RETURN count(m) AS n`
 
-	// cypherRecallVector is the exact cosine scan of one user's partition;
-	// recallFilters follows the WHERE.
-	cypherRecallVector = `UNWIND $user_ids AS uid
+	// cypherRecallVector is the exact cosine scan of the search's
+	// partitions; recallFilters (without the erase check per memory)
+	// follows the WHERE. A partition whose user is being erased is dropped
+	// before the scan, once, rather than checked on each of its memories.
+	cypherRecallVector = `UNWIND [uid IN $user_ids WHERE NOT EXISTS { MATCH (eu:User {tenant: $tenant, id: uid}) WHERE eu.erasing }] AS uid
 MATCH (m:Memory {tenant: $tenant, user_id: uid})
 WHERE m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
 
@@ -60,6 +62,15 @@ WHERE m.user_id IN $user_ids AND `
 	// recallCosine maps the [0, 1] similarity back to plain cosine.
 	cypherRecallCosine = ` WITH m, 2 * score - 1 AS score`
 	cypherRecallExact  = ` WITH m, 2 * vector.similarity.cosine(m.embedding, $vec) - 1 AS score`
+
+	// cypherRecallRanked orders an exact scan's memories, nearest first,
+	// before the scope predicate that follows it. Neo4j cannot move the
+	// predicate below a LIMIT, and it reads the ordered rows one by one until
+	// the search's limit has passed, so the predicate is tested on the
+	// nearest few memories rather than on the whole partition.
+	cypherRecallRanked = `
+ORDER BY score DESC, m.id LIMIT $ranked
+WITH m, score WHERE `
 
 	// Graph expansion: the parts are joined by UNION inside one CALL, each
 	// returning (found, hop, via, path). Every expansion runs every part, so
@@ -150,7 +161,7 @@ ORDER BY hop, m.updated_at DESC, m.id LIMIT $limit`
 	// memoryProjectionAsked is memoryProjection with the embedding only
 	// when $embeddings: decoding embeddings is most of a search's client
 	// time, and only MMR and the neighbours of first hits need them.
-	memoryProjectionAsked = `m {.*, embedding: CASE WHEN $embeddings THEN m.embedding END, ` + memoryProjectionLinks
+	memoryProjectionAsked = `m {` + memoryFields + `, embedding: CASE WHEN $embeddings THEN m.embedding END, ` + memoryProjectionLinks
 
 	// cypherTouchMemories records that memories were recalled. It runs off
 	// the request path, after the answer has left.
@@ -179,9 +190,26 @@ AND `
 
 // recallFilters returns cypherRecallFilters and the scope predicate, with
 // their values in params: the request's filters, the scope's, the tenant,
-// the user's partitions (user_ids) and the limit.
-func recallFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
-	pred, params := scopePredicate(scope)
+// the user's partitions (user_ids) and the limit. The policy's predicate is
+// opaque to the planner (see opaque); with erasing, each memory's user is
+// checked for an erase in progress, which a query that drops such
+// partitions before it reads them does not need.
+func recallFilters(scope memory.Scope, q memory.SearchQuery, erasing bool) (string, map[string]any) {
+	filters, pred, params := recallConditions(scope, q, erasing)
+	return filters + pred, params
+}
+
+// recallConditions returns recallFilters in two parts, cypherRecallFilters
+// (ending in AND) and the scope predicate, for a query that tests them
+// apart.
+func recallConditions(scope memory.Scope, q memory.SearchQuery, erasing bool) (string, string, map[string]any) {
+	pred, params := policyPredicate(scope)
+	if pred != "false" {
+		pred = opaque(pred)
+		if erasing {
+			pred = "(" + pred + " AND " + cypherNotErasing + ")"
+		}
+	}
 	params["tenant"] = scope.Tenant
 	params["user_ids"] = partitionsOf(q)
 	params["limit"] = clampLimit(q.Limit, defaultSearchLimit, maxSearchLimit)
@@ -214,21 +242,32 @@ func recallFilters(scope memory.Scope, q memory.SearchQuery) (string, map[string
 	orNull("slot_keys", q.Slots != nil, list(sl.Keys))
 	orNull("slot_kinds", q.Slots != nil, list(sl.Kinds))
 	orNull("slot_types", q.Slots != nil, list(sl.Types))
-	return cypherRecallFilters + pred, params
+	return cypherRecallFilters, pred, params
+}
+
+// opaque wraps a policy predicate so that the planner reads it as one
+// condition. Given a disjunction over a memory's fields, Neo4j plans a scan
+// of the partition per disjunct and a union of them: five scans for the
+// demo policy, which made the exact search half again as slow.
+func opaque(pred string) string {
+	return "(CASE WHEN " + pred + " THEN true ELSE false END)"
 }
 
 // recallVectorQuery builds the exact cosine search of one user's partition.
+// The scope predicate, the costliest condition, is tested last, on the
+// nearest memories first, until the limit is reached (cypherRecallRanked).
 func recallVectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
-	filters, params := recallFilters(scope, q)
+	filters, pred, params := recallConditions(scope, q, false)
 	params["vec"] = float64s(q.Embedding)
-	return cypherRecallVector + filters + cypherRecallExact + cypherSearchReturn, params
+	params["ranked"] = maxRanked
+	return cypherRecallVector + filters + "true" + cypherRecallExact + cypherRecallRanked + pred + cypherSearchReturn, params
 }
 
 // recallVectorIndexQuery builds the vector-index search that fetches fetch
 // neighbours, in each partition of the search when the index is
 // partitioned, and keeps those of the user in scope.
 func recallVectorIndexQuery(scope memory.Scope, q memory.SearchQuery, fetch int, partitioned bool) (string, map[string]any) {
-	filters, params := recallFilters(scope, q)
+	filters, params := recallFilters(scope, q, true)
 	params["vec"] = float64s(q.Embedding)
 	params["fetch"] = fetch
 	if !partitioned {
@@ -246,7 +285,7 @@ func recallVectorIndexQuery(scope memory.Scope, q memory.SearchQuery, fetch int,
 // a Lucene query: required inside the user's partition (with no weight, so
 // scores stay those of the words), at least one word in the content.
 func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, words string) (string, map[string]any) {
-	filters, params := recallFilters(scope, q)
+	filters, params := recallFilters(scope, q, true)
 	var parts []string
 	for _, u := range partitionsOf(q) {
 		parts = append(parts, `partition:"`+escapePhrase(partitionOf(scope.Tenant, u))+`"`)
@@ -294,6 +333,10 @@ func escapePhrase(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 }
 
+// maxRanked bounds the memories an exact scan orders (cypherRecallRanked):
+// far more than a partition scanned exactly ever holds.
+const maxRanked = 1_000_000
+
 // Expansion bounds: how many named entities, intermediate paths and hub
 // sizes a graph expansion considers.
 const (
@@ -311,7 +354,7 @@ func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]a
 	}
 	sq := q.Filters
 	sq.UserID, sq.Limit = q.UserID, q.Limit
-	filters, params := recallFilters(scope, sq)
+	filters, params := recallFilters(scope, sq, true)
 	params["user_id"] = q.UserID
 	users, none := partitionsOf(sq), []string{}
 	text, padded := normaliseForNames(q.Text)
