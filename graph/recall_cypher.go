@@ -67,9 +67,10 @@ WHERE m.user_id IN $user_ids AND `
 	// before the scope predicate that follows it. Neo4j cannot move the
 	// predicate below a LIMIT, and it reads the ordered rows one by one until
 	// the search's limit has passed, so the predicate is tested on the
-	// nearest few memories rather than on the whole partition.
+	// nearest few memories rather than on the whole partition. The limit is
+	// far above what a partition scanned exactly holds.
 	cypherRecallRanked = `
-ORDER BY score DESC, m.id LIMIT $ranked
+ORDER BY score DESC, m.id LIMIT 1000000
 WITH m, score WHERE `
 
 	// Graph expansion: the parts are joined by UNION inside one CALL, each
@@ -188,24 +189,20 @@ AND ($in_session IS NULL OR m.session_id = $in_session)
 AND ($slot_keys IS NULL OR m.key IN $slot_keys OR m.kind IN $slot_kinds OR m.type IN $slot_types)
 AND `
 
-// recallFilters returns cypherRecallFilters and the scope predicate, with
-// their values in params: the request's filters, the scope's, the tenant,
-// the user's partitions (user_ids) and the limit. The policy's predicate is
-// opaque to the planner (see opaque); with erasing, each memory's user is
-// checked for an erase in progress, which a query that drops such
-// partitions before it reads them does not need.
-func recallFilters(scope memory.Scope, q memory.SearchQuery, erasing bool) (string, map[string]any) {
-	filters, pred, params := recallConditions(scope, q, erasing)
-	return filters + pred, params
-}
-
-// recallConditions returns recallFilters in two parts, cypherRecallFilters
-// (ending in AND) and the scope predicate, for a query that tests them
-// apart.
-func recallConditions(scope memory.Scope, q memory.SearchQuery, erasing bool) (string, string, map[string]any) {
+// recallFilters returns cypherRecallFilters (ending in AND) and the scope
+// predicate, with their values in params: the request's filters, the
+// scope's, the tenant, the user's partitions (user_ids) and the limit.
+//
+// The policy's predicate is one opaque condition (a CASE) for the planner:
+// given a disjunction over a memory's fields, Neo4j planned a scan of the
+// partition per disjunct and a union of them, five scans for the demo
+// policy. With erasing, each memory's user is checked for an erase in
+// progress, which a query that drops such partitions before it reads them
+// does not need.
+func recallFilters(scope memory.Scope, q memory.SearchQuery, erasing bool) (string, string, map[string]any) {
 	pred, params := policyPredicate(scope)
 	if pred != "false" {
-		pred = opaque(pred)
+		pred = "(CASE WHEN " + pred + " THEN true ELSE false END)"
 		if erasing {
 			pred = "(" + pred + " AND " + cypherNotErasing + ")"
 		}
@@ -245,21 +242,12 @@ func recallConditions(scope memory.Scope, q memory.SearchQuery, erasing bool) (s
 	return cypherRecallFilters, pred, params
 }
 
-// opaque wraps a policy predicate so that the planner reads it as one
-// condition. Given a disjunction over a memory's fields, Neo4j plans a scan
-// of the partition per disjunct and a union of them: five scans for the
-// demo policy, which made the exact search half again as slow.
-func opaque(pred string) string {
-	return "(CASE WHEN " + pred + " THEN true ELSE false END)"
-}
-
 // recallVectorQuery builds the exact cosine search of one user's partition.
 // The scope predicate, the costliest condition, is tested last, on the
 // nearest memories first, until the limit is reached (cypherRecallRanked).
 func recallVectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
-	filters, pred, params := recallConditions(scope, q, false)
+	filters, pred, params := recallFilters(scope, q, false)
 	params["vec"] = float64s(q.Embedding)
-	params["ranked"] = maxRanked
 	return cypherRecallVector + filters + "true" + cypherRecallExact + cypherRecallRanked + pred + cypherSearchReturn, params
 }
 
@@ -267,25 +255,25 @@ func recallVectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[st
 // neighbours, in each partition of the search when the index is
 // partitioned, and keeps those of the user in scope.
 func recallVectorIndexQuery(scope memory.Scope, q memory.SearchQuery, fetch int, partitioned bool) (string, map[string]any) {
-	filters, params := recallFilters(scope, q, true)
+	filters, pred, params := recallFilters(scope, q, true)
 	params["vec"] = float64s(q.Embedding)
 	params["fetch"] = fetch
 	if !partitioned {
-		return cypherRecallVectorWhole + filters + cypherRecallCosine + cypherSearchReturn, params
+		return cypherRecallVectorWhole + filters + pred + cypherRecallCosine + cypherSearchReturn, params
 	}
 	var parts []string
 	for _, u := range partitionsOf(q) {
 		parts = append(parts, partitionOf(scope.Tenant, u))
 	}
 	params["partitions"] = parts
-	return cypherRecallVectorPartition + filters + cypherRecallCosine + cypherSearchReturn, params
+	return cypherRecallVectorPartition + filters + pred + cypherRecallCosine + cypherSearchReturn, params
 }
 
 // recallFullTextQuery builds the full-text search for the escaped words of
 // a Lucene query: required inside the user's partition (with no weight, so
 // scores stay those of the words), at least one word in the content.
 func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, words string) (string, map[string]any) {
-	filters, params := recallFilters(scope, q, true)
+	filters, pred, params := recallFilters(scope, q, true)
 	var parts []string
 	for _, u := range partitionsOf(q) {
 		parts = append(parts, `partition:"`+escapePhrase(partitionOf(scope.Tenant, u))+`"`)
@@ -296,7 +284,7 @@ func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, words string)
 	}
 	params["query"] = `+` + partition + `^0 +content:(` + words + identifierPhrases(q.Text) + `)`
 	params["fetch"] = maxSearchLimit
-	return cypherRecallFullText + filters + cypherSearchReturn, params
+	return cypherRecallFullText + filters + pred + cypherSearchReturn, params
 }
 
 // identifierPhrases are the identifiers text names (facts.Identifiers) as
@@ -333,10 +321,6 @@ func escapePhrase(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 }
 
-// maxRanked bounds the memories an exact scan orders (cypherRecallRanked):
-// far more than a partition scanned exactly ever holds.
-const maxRanked = 1_000_000
-
 // Expansion bounds: how many named entities, intermediate paths and hub
 // sizes a graph expansion considers.
 const (
@@ -354,7 +338,7 @@ func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]a
 	}
 	sq := q.Filters
 	sq.UserID, sq.Limit = q.UserID, q.Limit
-	filters, params := recallFilters(scope, sq, true)
+	filters, pred, params := recallFilters(scope, sq, true)
 	params["user_id"] = q.UserID
 	users, none := partitionsOf(sq), []string{}
 	text, padded := normaliseForNames(q.Text)
@@ -374,7 +358,7 @@ func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]a
 	params["fanout"], params["max_degree"] = expandFanout, expandMaxDegree
 	params["resolve"] = q.Filters.AsOf.IsZero()
 	return cypherExpandNamed + strings.Join([]string{cypherExpandNamedHop1, cypherExpandNamedHop2, cypherExpandSeeds, cypherExpandSession}, "\nUNION\n") +
-		"\n}" + cypherExpandResolve + filters + cypherExpandBest + memoryProjectionAsked + cypherExpandOrder, params
+		"\n}" + cypherExpandResolve + filters + pred + cypherExpandBest + memoryProjectionAsked + cypherExpandOrder, params
 }
 
 // normaliseForNames lowercases a question for entity-name matching and
