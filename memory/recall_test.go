@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -151,10 +153,10 @@ func TestRecallRanking(t *testing.T) {
 	weighted := func(s scored, vw, fw float64) scored {
 		e := &s.Explain
 		e.Fused = 0
-		if contains(e.Sources, "vector") {
+		if slices.Contains(e.Sources, "vector") {
 			e.Fused += vw / (10 + float64(e.VectorRank))
 		}
-		if contains(e.Sources, "fulltext") {
+		if slices.Contains(e.Sources, "fulltext") {
 			e.Fused += fw / (10 + float64(e.FullTextRank))
 		}
 		s.Score = e.Fused * e.ImportanceFactor * e.DecayFactor
@@ -545,6 +547,63 @@ func TestRecallTruncatedIgnoresHiddenMemories(t *testing.T) {
 				t.Errorf("truncated = %v with %d memories, want %v with %d", got.Truncated, len(got.Memories), tt.want, tt.k)
 			}
 		})
+	}
+}
+
+// The policy check of the memories a recall returns runs for the first k+1
+// at once: each decide here waits until all k+1 have started, which one
+// after the other would never happen.
+func TestRecallDecidesTheAnswerAtOnce(t *testing.T) {
+	const k = 3
+	var hits []Hit
+	for i := range 6 {
+		hits = append(hits, Hit{stored(fmt.Sprintf("mem_%d", i), "q"), float64(10 - i)})
+	}
+	f := newFixture(t, recallConfig)
+	f.authz.scope = aliceScope
+	f.store.fullText = hits
+	var started sync.WaitGroup
+	started.Add(k + 1)
+	f.authz.decide = func(Principal, string, Resource) (Decision, error) {
+		started.Done()
+		waited := make(chan struct{})
+		go func() { started.Wait(); close(waited) }()
+		select {
+		case <-waited:
+			return Decision{Allow: true, Reasons: []string{"test"}}, nil
+		case <-time.After(10 * time.Second):
+			return Decision{}, errTest("the other decisions never started")
+		}
+	}
+	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := idsOf(got.Memories); !slices.Equal(ids, []string{"mem_0", "mem_1", "mem_2"}) || !got.Truncated {
+		t.Errorf("recalled %v (truncated %v), want the first three, truncated", ids, got.Truncated)
+	}
+	if n := len(f.authz.decisions); n != k+1 {
+		t.Errorf("%d decisions, want %d", n, k+1)
+	}
+}
+
+// When policy hides some of the first k+1, the next ones are decided until
+// k are readable, and the answer keeps the recall's order.
+func TestRecallDecidesMoreWhenPolicyHides(t *testing.T) {
+	var hits []Hit
+	for i := range 8 {
+		hits = append(hits, Hit{stored(fmt.Sprintf("mem_%d", i), "q"), float64(10 - i)})
+	}
+	f := newFixture(t, recallConfig)
+	f.authz.scope = aliceScope
+	f.authz.decide = denyIDs("mem_0", "mem_2", "mem_3", "mem_5")
+	f.store.fullText = hits
+	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := idsOf(got.Memories); !slices.Equal(ids, []string{"mem_1", "mem_4", "mem_6"}) || !got.Truncated {
+		t.Errorf("recalled %v (truncated %v), want mem_1, mem_4 and mem_6, truncated", ids, got.Truncated)
 	}
 }
 

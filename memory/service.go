@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -225,7 +227,7 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 		return Memory{}, err
 	}
 	if status != "" {
-		if !contains(Statuses, status) {
+		if !slices.Contains(Statuses, status) {
 			return Memory{}, Invalid("status", "must be one of "+strings.Join(Statuses, ", "))
 		}
 		m.Status = status
@@ -279,7 +281,7 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("agent_id", "is required for this principal: 1–64 letters, digits or -_.:@")
 	case n.SessionID != "" && !validName(n.SessionID):
 		return Memory{}, Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
-	case !contains(Types, n.Type):
+	case !slices.Contains(Types, n.Type):
 		return Memory{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
 	case strings.TrimSpace(n.Content) == "":
 		return Memory{}, Invalid("content", "must not be empty")
@@ -439,13 +441,13 @@ func (s *Service) List(ctx context.Context, p Principal, r ListRequest) (Page, e
 	switch {
 	case r.UserID != "" && !validName(r.UserID):
 		return Page{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
-	case r.Type != "" && !contains(Types, r.Type):
+	case r.Type != "" && !slices.Contains(Types, r.Type):
 		return Page{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
 	case r.Agent != "" && !validName(r.Agent):
 		return Page{}, Invalid("agent", "must be 1–64 letters, digits or -_.:@")
 	case utf8.RuneCountInString(r.Text) > 200:
 		return Page{}, Invalid("text", "must be at most 200 characters")
-	case r.Status != "" && !contains(Statuses, r.Status):
+	case r.Status != "" && !slices.Contains(Statuses, r.Status):
 		return Page{}, Invalid("status", "must be one of "+strings.Join(Statuses, ", "))
 	case r.Limit < 0 || r.Limit > MaxListSize:
 		return Page{}, Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxListSize))
@@ -572,15 +574,29 @@ func (s *Service) allowed(ctx context.Context, p Principal, action string, m Mem
 // visible keeps the memories policy lets p read. The store already narrowed
 // the query; this second check is what guarantees nothing slips through.
 func (s *Service) visible(ctx context.Context, p Principal, ms []Memory, now time.Time) []Memory {
+	ds, errs := s.decideReads(ctx, p, len(ms), func(i int) Memory { return ms[i] }, now)
 	out := make([]Memory, 0, len(ms))
-	for _, m := range ms {
-		if s.require(ctx, p, ActionRead, ResourceOf(m), now) == nil {
+	for i, m := range ms {
+		if errs[i] == nil && ds[i].Allow {
 			out = append(out, m)
 			continue
 		}
-		s.log.WarnContext(ctx, "memory outside policy scope dropped", "memory", m.ID)
+		s.log.WarnContext(ctx, "memory outside policy scope dropped", "memory", m.ID, "err", errs[i])
 	}
 	return out
+}
+
+// decideReads decides whether p may read each of n memories, all at once:
+// each decision is a policy evaluation of its own, and one after the other
+// they kept a recall or a listing waiting for each memory of its answer.
+func (s *Service) decideReads(ctx context.Context, p Principal, n int, memoryAt func(int) Memory, now time.Time) ([]Decision, []error) {
+	ds, errs := make([]Decision, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { ds[i], errs[i] = s.authz.Decide(ctx, p, ActionRead, ResourceOf(memoryAt(i)), now) })
+	}
+	wg.Wait()
+	return ds, errs
 }
 
 func unit(field string, v *float64, def float64) (float64, error) {
@@ -591,15 +607,6 @@ func unit(field string, v *float64, def float64) (float64, error) {
 		return 0, Invalid(field, "must be between 0 and 1")
 	}
 	return *v, nil
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // prefixField names the batch item an error is about.
