@@ -77,6 +77,8 @@ type Revision struct {
 	scope    rego.PreparedEvalQuery
 	// pd compiles this revision's read filters by partial evaluation.
 	pd *pushdown
+	// memo remembers its decisions while the data and clock they saw hold.
+	memo *decisionMemo
 	// guard decides what happens to the guard's findings (see guard.go).
 	guard rego.PreparedEvalQuery
 }
@@ -169,7 +171,7 @@ func (e *Engine) prepare(ctx context.Context, number int64, digest string, modul
 		return nil, fmt.Errorf("prepare guard: %w", err)
 	}
 	// The caller that puts r in use gives its pushdown the grants.
-	r.pd = newPushdown(ctx, compiler, e.store, e.log)
+	r.pd, r.memo = newPushdown(ctx, compiler, e.store, e.log), newDecisionMemo()
 	return r, nil
 }
 
@@ -293,6 +295,11 @@ func (e *Engine) decide(ctx context.Context, rev *Revision, p memory.Principal, 
 	if rev != e.base && (p.Tenant == "" || r.Tenant != p.Tenant) {
 		return memory.Decision{Reasons: []string{tenantMismatch}}, nil
 	}
+	key := memoKey(p, action, r)
+	gen, from, until := rev.pd.span(p.Tenant, now)
+	if d, ok := rev.memo.get(gen, key, now); ok {
+		return d, nil
+	}
 	b, err := e.eval(ctx, rev.decide, inputValue(p, action, r, now))
 	if err != nil {
 		return memory.Decision{}, fmt.Errorf("policy: decide %s: %w", action, err)
@@ -305,7 +312,9 @@ func (e *Engine) decide(ctx context.Context, rev *Revision, p memory.Principal, 
 	if err != nil {
 		return memory.Decision{}, fmt.Errorf("policy: decide %s: reasons: %w", action, err)
 	}
-	return memory.Decision{Allow: allow, Reasons: reasons}, nil
+	d := memory.Decision{Allow: allow, Reasons: reasons}
+	rev.memo.put(gen, key, d, from, until)
+	return d, nil
 }
 
 // ReadScope compiles what p may read of userID's memories ("" = every user)

@@ -208,6 +208,15 @@ func forUser(all memory.Filter, userID string) memory.Filter {
 	}})
 }
 
+// span returns the generation of the data and the interval around now in
+// which no grant of tenant expires: what a decision made now holds for.
+func (pd *pushdown) span(tenant string, now time.Time) (gen uint64, from, until time.Time) {
+	pd.mu.Lock()
+	defer pd.mu.Unlock()
+	from, until = window(pd.expiries[tenant], now)
+	return pd.gen, from, until
+}
+
 // window returns the interval around now in which no instant of sorted
 // expiries falls: [last expiry at or before now, first expiry after now).
 // A grant is live while now is strictly before its expiry.
