@@ -133,10 +133,11 @@ CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)`
 // over its key's slot.
 const reasonSameKey = "same key"
 
-// memoryMap is memoryProjection without its alias, for collect(), and
+// memoryMap is memoryProjectionLean without its alias, for collect(), and
 // without entity aliases: the duplicate or stale memories a batch returns
-// in place of new ones carry none.
-const memoryMap = `m {.*, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
+// in place of new ones carry none, and neither those nor a dedup search's
+// candidates need their embedding (the search scores in Cypher).
+const memoryMap = `m {` + memoryFields + `, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]}`
 
 // ddlMemorySlotIdx finds a slot's memories in one seek: stale checks and

@@ -14,8 +14,8 @@ package graph
 //
 // This file holds only what every area shares: the projection of a memory
 // that decodeMemory reads, returned by reads, listings, recall and writes.
-// The batch write's state read and dedup search use forms of it fit for
-// collect(), memoryMap and memoryMapLean (batch_cypher.go, dedup_cypher.go).
+// The batch write's state read and dedup search use a form of it fit for
+// collect(), memoryMap (batch_cypher.go).
 
 // memoryProjection returns a memory as a map with its entities and the
 // versions it supersedes; decodeMemory reads it. Callers bind the memory to m.

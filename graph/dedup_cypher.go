@@ -56,14 +56,9 @@ CALL (probe) {
   WHERE score IS NOT NULL
   ORDER BY score DESC, m.id
   LIMIT 5
-  RETURN collect({memory: ` + memoryMapLean + `, score: score}) AS hits
+  RETURN collect({memory: ` + memoryMap + `, score: score}) AS hits
 }`
 )
-
-// memoryMapLean is memoryMap without the embedding: a dedup decision needs
-// the content and the score, not the vector.
-const memoryMapLean = `m {.*, embedding: null, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
-	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]}`
 
 // The indexes of the dedup search's seeks, one per digest of
 // facts.Signature.
