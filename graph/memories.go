@@ -192,7 +192,8 @@ func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string)
 // SearchVector returns the memories of q.UserID in scope that pass q's
 // filters (active ones unless q.AsOf), most similar to q.Embedding first, by
 // exact cosine similarity over the user's partition (score in [-1, 1]);
-// with q.Shared and no user, over the tenant's shared knowledge alone.
+// with q.Shared and no user, over the tenant's shared knowledge alone; with
+// q.Shared and a user, q.Limit from each of the two partitions.
 // Memories without an embedding of the same dimension are skipped.
 func (s *Store) SearchVector(ctx context.Context, scope memory.Scope, q memory.SearchQuery) ([]memory.Hit, error) {
 	if scope.Empty() || scope.Tenant == "" || len(q.Embedding) == 0 {

@@ -19,13 +19,22 @@ const (
 	cypherPartitionSize = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
 RETURN count(m) AS n`
 
-	// cypherRecallVector is the exact cosine scan of the search's
+	// cypherRecallVector is the exact cosine scan of each of the search's
 	// partitions; recallFilters (without the erase check per memory)
-	// follows the WHERE. A partition whose user is being erased is dropped
-	// before the scan, once, rather than checked on each of its memories.
+	// follows the WHERE, then cypherRecallRanked, the scope predicate and
+	// cypherRecallPartitionTop. A partition whose user is being erased is
+	// dropped before the scan, once, rather than checked on each of its
+	// memories.
 	cypherRecallVector = `UNWIND [uid IN $user_ids WHERE NOT EXISTS { MATCH (eu:User {tenant: $tenant, id: uid}) WHERE eu.erasing }] AS uid
+CALL (uid) {
 MATCH (m:Memory {tenant: $tenant, user_id: uid})
 WHERE m.embedding IS NOT NULL AND size(m.embedding) = size($vec) AND `
+
+	// cypherRecallPartitionTop keeps the limit of each partition's nearest:
+	// a user's memories and the shared knowledge searched together come back
+	// as they would searched one after the other.
+	cypherRecallPartitionTop = ` RETURN m, score ORDER BY score DESC, m.id LIMIT $limit }
+RETURN ` + memoryProjectionAsked + `, score ORDER BY score DESC, m.id`
 
 	// cypherRecallVectorPartition asks the vector index for $fetch
 	// neighbours in each of the search's partitions: the index holds the
@@ -69,9 +78,7 @@ WHERE m.user_id IN $user_ids AND `
 	// the search's limit has passed, so the predicate is tested on the
 	// nearest few memories rather than on the whole partition. The limit is
 	// far above what a partition scanned exactly holds.
-	cypherRecallRanked = `
-ORDER BY score DESC, m.id LIMIT 1000000
-WITH m, score WHERE `
+	cypherRecallRanked = ` ORDER BY score DESC, m.id LIMIT 1000000 WITH m, score WHERE `
 
 	// Graph expansion: the parts are joined by UNION inside one CALL, each
 	// returning (found, hop, via, path). Every expansion runs every part, so
@@ -242,13 +249,14 @@ func recallFilters(scope memory.Scope, q memory.SearchQuery, erasing bool) (stri
 	return cypherRecallFilters, pred, params
 }
 
-// recallVectorQuery builds the exact cosine search of one user's partition.
+// recallVectorQuery builds the exact cosine search of the search's
+// partitions, the limit from each.
 // The scope predicate, the costliest condition, is tested last, on the
 // nearest memories first, until the limit is reached (cypherRecallRanked).
 func recallVectorQuery(scope memory.Scope, q memory.SearchQuery) (string, map[string]any) {
 	filters, pred, params := recallFilters(scope, q, false)
 	params["vec"] = float64s(q.Embedding)
-	return cypherRecallVector + filters + "true" + cypherRecallExact + cypherRecallRanked + pred + cypherSearchReturn, params
+	return cypherRecallVector + filters + "true" + cypherRecallExact + cypherRecallRanked + pred + cypherRecallPartitionTop, params
 }
 
 // recallVectorIndexQuery builds the vector-index search that fetches fetch

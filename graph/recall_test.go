@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -94,6 +95,63 @@ func TestSearchVectorApproxKeepsToThePartition(t *testing.T) {
 			want := slices.Sorted(slices.Values(tc.want))
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("hits (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// The exact search of a user's memories and the shared knowledge together
+// returns the limit from each partition, nearest first: what searching them
+// one after the other returns, in one statement.
+func TestSearchVectorTakesTheLimitFromEachPartition(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	at := func(angle float64) []float32 {
+		v := make([]float32, testenv.EmbeddingDimension)
+		v[0], v[1] = float32(math.Cos(angle)), float32(math.Sin(angle))
+		return v
+	}
+	var batch []memory.Memory
+	add := func(user string, angle float64) string {
+		m := newMemory(tenant, user, "a memory")
+		if user == "" {
+			m.Scope = memory.ScopeTenant
+		}
+		m.Embedding = at(angle)
+		batch = append(batch, m)
+		return m.ID
+	}
+	// The user's memories are all nearer than the shared ones, and u2's
+	// nearer still.
+	own := []string{add("u1", 0.1), add("u1", 0.2), add("u1", 0.3)}
+	shared := []string{add("", 0.4), add("", 0.5), add("", 0.6)}
+	add("u2", 0.0)
+	if _, err := s.CreateMemories(testCtx(t), batch); err != nil {
+		t.Fatal(err)
+	}
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	for _, tc := range []struct {
+		name string
+		q    memory.SearchQuery
+		want []string
+	}{
+		{"user and shared", memory.SearchQuery{UserID: "u1", Shared: true, Limit: 2}, []string{own[0], own[1], shared[0], shared[1]}},
+		{"user alone", memory.SearchQuery{UserID: "u1", Limit: 2}, own[:2]},
+		{"shared alone", memory.SearchQuery{Shared: true, Limit: 2}, shared[:2]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := tc.q
+			q.Embedding, q.Now = at(0), time.Now()
+			hits, err := s.SearchVector(testCtx(t), whole, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range hits {
+				got = append(got, h.Memory.ID)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("hits %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -252,6 +252,31 @@ func TestRecallVectorPathChoice(t *testing.T) {
 			t.Errorf("recalled %v, want alice's memory and the shared rule", ids)
 		}
 	})
+	t.Run("a small shared partition is scanned with the user's", func(t *testing.T) {
+		// Both partitions small: one exact scan of both, no index search.
+		rule := stored("mem_rule", "rule q")
+		rule.UserID = ""
+		fs := &fakeSearch{sizes: map[string]int{"alice": 3, "": 4}}
+		f := searchFixture(t, RecallConfig{ExactMax: 5, Candidates: 7, VectorFloor: 0.3, NoGraph: true}, fs)
+		f.authz.scope = Scope{Tenant: "acme", Filter: &Filter{Op: FilterTrue}}
+		f.store.vector = []Hit{{a, 0.9}, {rule, 0.8}}
+		got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := got.Search; s.VectorPath != VectorExact || s.PartitionSize != 3 || !s.VectorComplete {
+			t.Errorf("search = %+v, want alice's partition of 3 scanned exactly", s)
+		}
+		if n := len(f.store.vectorCalls); n != 1 || f.store.vectorCalls[0].UserID != "alice" || !f.store.vectorCalls[0].Shared {
+			t.Errorf("exact scans = %+v, want one of alice's partition and the shared one", f.store.vectorCalls)
+		}
+		if len(fs.approxReqs) != 0 {
+			t.Errorf("index searches = %+v, want none", fs.approxReqs)
+		}
+		if ids := idsOf(got.Memories); !slices.Contains(ids, "mem_a") || !slices.Contains(ids, "mem_rule") {
+			t.Errorf("recalled %v, want alice's memory and the shared rule", ids)
+		}
+	})
 	t.Run("a question about the rules finds a shared rule the user's memories outrank", func(t *testing.T) {
 		// Alice's two memories fill the merged vector candidates; the rule,
 		// far below the floor, comes only from the shared partition's own

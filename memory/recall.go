@@ -560,13 +560,24 @@ func (s *Service) graphOn() bool { return !s.recall.NoGraph }
 
 // searchVector searches the user's partition and, when q.Shared, the
 // tenant's shared knowledge as a partition of its own, each by the path its
-// size calls for: one exact scan of both would walk every shared memory on
-// every recall. Both merged by score come back, and the shared ones alone
-// (for the intent search); info tells the user's path.
+// size calls for: an exact scan of a large shared partition would walk
+// every shared memory on every recall. When both are small, one exact scan
+// returns the nearest of each, saving a round trip. Both merged by score
+// come back, and the shared ones alone (for the intent search); info tells
+// the user's path.
 func (s *Service) searchVector(ctx context.Context, scope Scope, q SearchQuery, info *SearchInfo) (merged, sharedHits []Hit, err error) {
 	if !q.Shared {
 		merged, err = s.searchPartition(ctx, scope, q, info)
 		return merged, nil, err
+	}
+	n, err := s.searchStore.PartitionSize(ctx, scope.Tenant, q.UserID)
+	m, sharedErr := s.searchStore.PartitionSize(ctx, scope.Tenant, "")
+	if err == nil && sharedErr == nil && n <= s.recall.ExactMax && m <= s.recall.ExactMax {
+		// Both small: one exact scan of the two returns each one's nearest.
+		info.VectorPath, info.PartitionSize = VectorExact, n
+		hits, err := s.store.SearchVector(ctx, scope, q)
+		sharedHits = slices.DeleteFunc(slices.Clone(hits), func(h Hit) bool { return h.Memory.UserID != "" })
+		return hits[:min(len(hits), q.Limit)], sharedHits, err
 	}
 	own, shared, sharedInfo := q, q, SearchInfo{VectorComplete: true}
 	own.Shared, shared.UserID = false, ""
@@ -664,16 +675,10 @@ func validateRecall(r *RecallRequest, now time.Time) error {
 		return Invalid("from", "must be before to")
 	case r.AsOf != nil && r.AsOf.After(now):
 		return Invalid("as_of", "must not be in the future")
-	}
-	for _, t := range r.Types {
-		if !slices.Contains(Types, t) {
-			return Invalid("types", "each must be one of "+strings.Join(Types, ", "))
-		}
-	}
-	for _, k := range r.Kinds {
-		if k == "" || len(k) > 64 {
-			return Invalid("kinds", "each kind is 1–64 bytes")
-		}
+	case slices.ContainsFunc(r.Types, func(t string) bool { return !slices.Contains(Types, t) }):
+		return Invalid("types", "each must be one of "+strings.Join(Types, ", "))
+	case slices.ContainsFunc(r.Kinds, func(k string) bool { return k == "" || len(k) > 64 }):
+		return Invalid("kinds", "each kind is 1–64 bytes")
 	}
 	if r.K == 0 {
 		r.K = DefaultRecallK

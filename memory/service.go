@@ -114,11 +114,8 @@ func NewService(opts Options) (*Service, error) {
 		guardPolicy: opts.Guard, writes: opts.Writes, warm: opts.Warm, confirm: opts.Confirm,
 		forget: opts.Forget, fence: opts.Fence, erasers: opts.Erasers, memoryErasers: opts.MemoryErasers,
 		janitor: opts.Janitor, sessions: opts.Sessions,
-		write:       opts.Write.withDefaults(),
-		queue:       opts.Queue,
-		searchStore: opts.Search, recorder: opts.Recorder,
-		auditor: opts.Audit,
-		quota:   opts.Quota,
+		write: opts.Write.withDefaults(), queue: opts.Queue, searchStore: opts.Search, recorder: opts.Recorder,
+		auditor: opts.Audit, quota: opts.Quota,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -136,8 +133,7 @@ func (o Options) missing() []string {
 		name string
 		set  bool
 	}{
-		{"Store", o.Store != nil},
-		{"Authz", o.Authz != nil}, {"Embed", o.Embed != nil}, {"Guard", o.Guard != nil},
+		{"Store", o.Store != nil}, {"Authz", o.Authz != nil}, {"Embed", o.Embed != nil}, {"Guard", o.Guard != nil},
 		{"Writes", o.Writes != nil}, {"Warm", o.Warm != nil}, {"Confirm", o.Confirm != nil},
 		{"Forget", o.Forget != nil}, {"Fence", o.Fence != nil}, {"Erasers", len(o.Erasers) > 0},
 		{"Janitor", o.Janitor != nil}, {"Sessions", o.Sessions != nil},
