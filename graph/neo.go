@@ -11,19 +11,21 @@ import (
 // The store's queries read and write through package neo's plumbing, under
 // short local names.
 var (
-	translate = neo.Translate
-	count     = neo.Count
-	collect   = neo.Collect
-	exec      = neo.Exec
-	str       = neo.Str
-	strs      = neo.Strs
-	float     = neo.Float
-	integer   = neo.Integer
-	timeOf    = neo.TimeOf
-	strOrNil  = neo.StrOrNil
-	intOrNil  = neo.IntOrNil
-	timeOrNil = neo.TimeOrNil
-	float64s  = neo.Float64s
+	translate  = neo.Translate
+	count      = neo.Count
+	collect    = neo.Collect
+	exec       = neo.Exec
+	str        = neo.Str
+	strs       = neo.Strs
+	float      = neo.Float
+	integer    = neo.Integer
+	timeOf     = neo.TimeOf
+	strOrNil   = neo.StrOrNil
+	intOrNil   = neo.IntOrNil
+	timeOrNil  = neo.TimeOrNil
+	float64s   = neo.Float64s
+	floatOrNil = neo.FloatOrNil
+	unsized    = neo.Unsized
 )
 
 func readAll[T any](ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any, decode func(*neo4j.Record) (T, error)) ([]T, error) {

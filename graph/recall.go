@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -83,7 +82,8 @@ func expansionOf(r *neo4j.Record) (memory.Expansion, error) {
 	hop, _ := r.Get("hop")
 	via, _ := r.Get("via")
 	path, _ := r.Get("path")
-	return memory.Expansion{Memory: m, Hop: int(integer(hop)), Via: str(via), Path: strs(path)}, nil
+	sim, _ := r.Get("similarity")
+	return memory.Expansion{Memory: m, Hop: int(integer(hop)), Via: str(via), Path: strs(path), Similarity: floatOrNil(sim)}, nil
 }
 
 // TouchMemories adds one to the access count of each memory of ids and moves
@@ -100,27 +100,4 @@ func (s *Store) TouchMemories(ctx context.Context, tenant string, ids []string, 
 		return fmt.Errorf("touch memories: %w", err)
 	}
 	return nil
-}
-
-// unsizedArgs names the one parameter of an unsized query.
-const unsizedArgs = "args"
-
-var cypherParam = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
-
-// unsized moves a query's parameters into one map parameter, $args, and
-// reads each as $args.name. Neo4j keys a cached plan by the query's text and
-// its parameters' types, and for a string or a list also by its length
-// rounded up to a power of ten: recall's questions, user ids, partition
-// lists and policy values would make one query a dozen plans to make, each
-// costing the request that meets it first hundreds of milliseconds. A map
-// has no size, so an unsized query is planned once. The rewrite touches
-// parameter names only; recall's queries hold no '$' in string literals.
-func unsized(cypher string, params map[string]any) (string, map[string]any) {
-	text := cypherParam.ReplaceAllStringFunc(cypher, func(p string) string {
-		if _, ok := params[p[1:]]; ok {
-			return "$" + unsizedArgs + "." + p[1:]
-		}
-		return p
-	})
-	return text, map[string]any{unsizedArgs: params}
 }

@@ -159,7 +159,8 @@ WHERE m.user_id IN $user_ids AND `
 WITH m, hop, via, path ORDER BY hop, size(path)
 WITH m, collect({hop: hop, via: via, path: path})[0] AS how
 RETURN `
-	cypherExpandOrder = `, how.hop AS hop, how.via AS via, how.path AS path
+	cypherExpandOrder = `, how.hop AS hop, how.via AS via, how.path AS path,
+  CASE WHEN size(m.embedding) = size($vec) THEN 2 * vector.similarity.cosine(m.embedding, $vec) - 1 END AS similarity
 ORDER BY hop, m.updated_at DESC, m.id LIMIT $limit`
 
 	// A recall search is a candidate part, recallFilters and
@@ -364,7 +365,7 @@ func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]a
 		params["sessions"] = []string{q.SessionID}
 	}
 	params["fanout"], params["max_degree"] = expandFanout, expandMaxDegree
-	params["resolve"] = q.Filters.AsOf.IsZero()
+	params["resolve"], params["vec"] = q.Filters.AsOf.IsZero(), float64s(q.Filters.Embedding)
 	return cypherExpandNamed + strings.Join([]string{cypherExpandNamedHop1, cypherExpandNamedHop2, cypherExpandSeeds, cypherExpandSession}, "\nUNION\n") +
 		"\n}" + cypherExpandResolve + filters + pred + cypherExpandBest + memoryProjectionAsked + cypherExpandOrder, params
 }

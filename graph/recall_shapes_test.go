@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"mneme/graph/neo"
 	"mneme/memory"
 )
 
@@ -132,14 +133,14 @@ var anyParam = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-
 // $args, and that $args holds the builder's parameters, each used.
 func checkUnsized(t *testing.T, kind, text string, args, params map[string]any) {
 	t.Helper()
-	if len(args) != 1 || args[unsizedArgs] == nil {
-		t.Fatalf("%s: parameters %v, want only %s", kind, keys(args), unsizedArgs)
+	if len(args) != 1 || args[neo.UnsizedArgs] == nil {
+		t.Fatalf("%s: parameters %v, want only %s", kind, keys(args), neo.UnsizedArgs)
 	}
 	used := map[string]bool{}
 	for _, p := range anyParam.FindAllString(text, -1) {
-		name, ok := strings.CutPrefix(p, "$"+unsizedArgs+".")
+		name, ok := strings.CutPrefix(p, "$"+neo.UnsizedArgs+".")
 		if !ok {
-			t.Fatalf("%s: parameter %s outside $%s:\n%s", kind, p, unsizedArgs, text)
+			t.Fatalf("%s: parameter %s outside $%s:\n%s", kind, p, neo.UnsizedArgs, text)
 		}
 		if _, ok := params[name]; !ok {
 			t.Fatalf("%s: %s has no value", kind, p)

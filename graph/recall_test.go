@@ -156,3 +156,64 @@ func TestSearchVectorTakesTheLimitFromEachPartition(t *testing.T) {
 		})
 	}
 }
+
+// An expansion asked with a query vector brings each memory's similarity to
+// it, computed in Neo4j, without the embedding: recall's neighbour gate
+// needs the number, not the vector.
+func TestExpandSimilarity(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	at := func(angle float64) []float32 {
+		v := make([]float32, testenv.EmbeddingDimension)
+		v[0], v[1] = float32(math.Cos(angle)), float32(math.Sin(angle))
+		return v
+	}
+	order := memory.Entity{ID: "order:so-1", Kind: "order", Name: "SO-1"}
+	seed, near, bare := newMemory(tenant, "u1", "SO-1 shipped"), newMemory(tenant, "u1", "SO-1 was paid"), newMemory(tenant, "u1", "SO-1 note")
+	seed.Embedding, near.Embedding = at(0), at(math.Pi/3)
+	for _, m := range []*memory.Memory{&seed, &near, &bare} {
+		m.Entities = []memory.Entity{order}
+	}
+	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{seed, near, bare}); err != nil {
+		t.Fatal(err)
+	}
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	for _, tc := range []struct {
+		name string
+		vec  []float32
+		want map[string]*float64
+	}{
+		{"with a query vector", at(0), map[string]*float64{near.ID: ptr(0.5), bare.ID: nil}},
+		{"without", nil, map[string]*float64{near.ID: nil, bare.ID: nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := memory.SearchQuery{UserID: "u1", Embedding: tc.vec, Now: time.Now()}
+			xs, err := s.Expand(testCtx(t), whole, memory.ExpandQuery{UserID: "u1", Seeds: []string{seed.ID}, Filters: q, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(xs) != len(tc.want) {
+				t.Fatalf("expanded to %d memories, want %d", len(xs), len(tc.want))
+			}
+			for _, x := range xs {
+				want := tc.want[x.Memory.ID]
+				got := x.Similarity
+				if (got == nil) != (want == nil) || (got != nil && math.Abs(*got-*want) > 1e-5) {
+					t.Errorf("%s: similarity %v, want %v", x.Memory.Content, deref(got), deref(want))
+				}
+				if len(x.Memory.Embedding) != 0 {
+					t.Errorf("%s: the embedding came back unasked", x.Memory.Content)
+				}
+			}
+		})
+	}
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func deref(v *float64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}

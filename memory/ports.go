@@ -119,7 +119,8 @@ type ExpandQuery struct {
 	Seeds []string
 	// SessionID adds the memories of the caller's session.
 	SessionID string
-	// Filters applies the recall filters (types, kinds, window, as_of).
+	// Filters applies the recall filters (types, kinds, window, as_of);
+	// with Filters.Embedding, each expansion's similarity to it comes back.
 	Filters SearchQuery
 	Limit   int
 }
@@ -132,6 +133,9 @@ type Expansion struct {
 	Hop    int      // 1 or 2 steps from the question, hit or session
 	Via    string   // "entity" (named in the question), "hit" or "session"
 	Path   []string // "query", "Entity:<id>", "Memory:<id>", "SUPERSEDED_BY", …
+	// Similarity is the memory's cosine to the query's Filters.Embedding;
+	// nil without one, or for a memory without an embedding of its size.
+	Similarity *float64
 }
 
 // Hit is a memory found by one retrieval source, with its raw score.

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"mneme/facts"
 )
 
 // fakeSearch is a SearchStore with canned answers.
@@ -50,10 +52,19 @@ func (f *fakeSearch) Expand(_ context.Context, _ Scope, q ExpandQuery) ([]Expans
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.expandReqs = append(f.expandReqs, q)
+	xs := f.expansions
 	if len(q.Seeds) > 0 {
-		return f.seeded, nil
+		xs = f.seeded
 	}
-	return f.expansions, nil
+	// As the store: with a query vector, each memory's similarity to it.
+	out := slices.Clone(xs)
+	for i, x := range out {
+		if v := q.Filters.Embedding; len(v) > 0 && len(x.Memory.Embedding) == len(v) {
+			sim := facts.Cosine(v, x.Memory.Embedding)
+			out[i].Similarity = &sim
+		}
+	}
+	return out, nil
 }
 
 // searchFixture is a fixture whose Service also has a fakeSearch.

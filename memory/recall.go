@@ -380,12 +380,12 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	if seeds := s.seeds(ranked); len(seeds) > 0 && s.graphOn() {
 		// The entities of the first hits lead to memories no source found.
 		q := filters
-		q.Embeddings = true
+		q.Embedding = query
 		more, err := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: r.UserID, Seeds: seeds, Filters: q, Limit: s.recall.Candidates})
 		if err != nil {
 			return RecallResult{}, fmt.Errorf("graph expansion: %w", err)
 		}
-		more = s.relatedToQuery(more, query, r.Diversify, found.near)
+		more = relatedToQuery(more, found.near)
 		if len(more) > 0 {
 			found.graph = append(found.graph, more...)
 			result.Search.Candidates.Graph = len(found.graph)
@@ -462,20 +462,16 @@ func (s *Service) seeds(ranked []Recalled) []string {
 }
 
 // relatedToQuery records in near the similarity to the question of each
-// memory reached from first hits, and keeps those that have an embedding;
-// the neighbour gate decides on the similarity. Embeddings are kept only
-// when diversity needs them.
-func (s *Service) relatedToQuery(xs []Expansion, query []float32, keepEmbeddings bool, near map[string]float64) []Expansion {
+// memory reached from first hits, which the store computed, and keeps those
+// that have one; the neighbour gate decides on the similarity. The store
+// sends embeddings only when diversity asks for them.
+func relatedToQuery(xs []Expansion, near map[string]float64) []Expansion {
 	out := xs[:0]
 	for _, x := range xs {
-		if len(x.Memory.Embedding) == 0 {
-			continue
+		if x.Similarity != nil {
+			near[x.Memory.ID] = *x.Similarity
+			out = append(out, x)
 		}
-		near[x.Memory.ID] = facts.Cosine(query, x.Memory.Embedding)
-		if !keepEmbeddings {
-			x.Memory.Embedding = nil
-		}
-		out = append(out, x)
 	}
 	return out
 }

@@ -97,6 +97,15 @@ func Float(v any) float64 {
 	return 0
 }
 
+// FloatOrNil reads a number as a float64, and null as nil.
+func FloatOrNil(v any) *float64 {
+	if v == nil {
+		return nil
+	}
+	f := Float(v)
+	return &f
+}
+
 // Integer reads an integer or a float as an int64.
 func Integer(v any) int64 {
 	switch x := v.(type) {
