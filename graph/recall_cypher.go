@@ -136,10 +136,12 @@ MATCH (e)<-[:MENTIONS]-(found:Memory {tenant: $tenant})
 WHERE NOT found.id IN $seeds AND found.user_id IN $user_ids
 RETURN found, 1 AS hop, 'hit' AS via, ['Memory:' + s.id, 'Entity:' + e.id, 'Memory:' + found.id] AS path`
 
+	// The session's memories, from its node: scanning the user's memories
+	// for the session id read the whole partition.
 	cypherExpandSession = `UNWIND $sessions AS sid
-MATCH (found:Memory {tenant: $tenant, user_id: $user_id})
-WHERE found.session_id = sid
-RETURN found, 1 AS hop, 'session' AS via, ['Session:' + found.session_id, 'Memory:' + found.id] AS path`
+MATCH (:Session {tenant: $tenant, id: sid})<-[:IN_SESSION]-(found:Memory {tenant: $tenant})
+WHERE found.user_id = $user_id
+RETURN found, 1 AS hop, 'session' AS via, ['Session:' + sid, 'Memory:' + found.id] AS path`
 
 	// cypherExpandResolve follows a superseded memory to the current head of
 	// its chain (when $resolve), keeps the shortest way to each memory and

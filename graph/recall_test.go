@@ -217,3 +217,37 @@ func deref(v *float64) any {
 	}
 	return *v
 }
+
+// The session part of an expansion returns the user's memories of the
+// session, and only those: not another session's, nor another user's of a
+// session with the same id.
+func TestExpandSession(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	in := func(user, session, content string) memory.Memory {
+		m := newMemory(tenant, user, content)
+		m.SessionID = session
+		return m
+	}
+	a, b := in("u1", "s-1", "first turn"), in("u1", "s-1", "second turn")
+	ms := []memory.Memory{a, b, in("u1", "s-2", "another session"), in("u2", "s-1", "another user"), in("u1", "", "no session")}
+	if _, err := s.CreateMemories(testCtx(t), ms); err != nil {
+		t.Fatal(err)
+	}
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	xs, err := s.Expand(testCtx(t), whole, memory.ExpandQuery{UserID: "u1", SessionID: "s-1", Filters: memory.SearchQuery{Now: time.Now()}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, x := range xs {
+		if x.Via != "session" || x.Hop != 1 {
+			t.Errorf("%s: via %s, hop %d; want session, 1", x.Memory.Content, x.Via, x.Hop)
+		}
+		got[x.Memory.ID] = x.Path
+	}
+	want := map[string][]string{a.ID: {"Session:s-1", "Memory:" + a.ID}, b.ID: {"Session:s-1", "Memory:" + b.ID}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("session expansion (-want +got):\n%s", diff)
+	}
+}
