@@ -106,18 +106,13 @@ func TestSearchVectorApproxKeepsToThePartition(t *testing.T) {
 func TestSearchVectorTakesTheLimitFromEachPartition(t *testing.T) {
 	s := testStore(t)
 	tenant := testenv.Tenant(t)
-	at := func(angle float64) []float32 {
-		v := make([]float32, testenv.EmbeddingDimension)
-		v[0], v[1] = float32(math.Cos(angle)), float32(math.Sin(angle))
-		return v
-	}
 	var batch []memory.Memory
 	add := func(user string, angle float64) string {
 		m := newMemory(tenant, user, "a memory")
 		if user == "" {
 			m.Scope = memory.ScopeTenant
 		}
-		m.Embedding = at(angle)
+		m.Embedding = unitAt(angle)
 		batch = append(batch, m)
 		return m.ID
 	}
@@ -141,7 +136,7 @@ func TestSearchVectorTakesTheLimitFromEachPartition(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := tc.q
-			q.Embedding, q.Now = at(0), time.Now()
+			q.Embedding, q.Now = unitAt(0), time.Now()
 			hits, err := s.SearchVector(testCtx(t), whole, q)
 			if err != nil {
 				t.Fatal(err)
@@ -163,14 +158,9 @@ func TestSearchVectorTakesTheLimitFromEachPartition(t *testing.T) {
 func TestExpandSimilarity(t *testing.T) {
 	s := testStore(t)
 	tenant := testenv.Tenant(t)
-	at := func(angle float64) []float32 {
-		v := make([]float32, testenv.EmbeddingDimension)
-		v[0], v[1] = float32(math.Cos(angle)), float32(math.Sin(angle))
-		return v
-	}
 	order := memory.Entity{ID: "order:so-1", Kind: "order", Name: "SO-1"}
 	seed, near, bare := newMemory(tenant, "u1", "SO-1 shipped"), newMemory(tenant, "u1", "SO-1 was paid"), newMemory(tenant, "u1", "SO-1 note")
-	seed.Embedding, near.Embedding = at(0), at(math.Pi/3)
+	seed.Embedding, near.Embedding = unitAt(0), unitAt(math.Pi/3)
 	for _, m := range []*memory.Memory{&seed, &near, &bare} {
 		m.Entities = []memory.Entity{order}
 	}
@@ -183,7 +173,7 @@ func TestExpandSimilarity(t *testing.T) {
 		vec  []float32
 		want map[string]*float64
 	}{
-		{"with a query vector", at(0), map[string]*float64{near.ID: ptr(0.5), bare.ID: nil}},
+		{"with a query vector", unitAt(0), map[string]*float64{near.ID: ptr(0.5), bare.ID: nil}},
 		{"without", nil, map[string]*float64{near.ID: nil, bare.ID: nil}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,4 +240,12 @@ func TestExpandSession(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("session expansion (-want +got):\n%s", diff)
 	}
+}
+
+// unitAt is the unit vector at angle in the plane of the first two
+// dimensions: its cosine to unitAt(0) is cos(angle).
+func unitAt(angle float64) []float32 {
+	v := make([]float32, testenv.EmbeddingDimension)
+	v[0], v[1] = float32(math.Cos(angle)), float32(math.Sin(angle))
+	return v
 }

@@ -38,6 +38,17 @@ func newEngine(t testing.TB, opts Options) *Engine {
 	return e
 }
 
+// engineWithGrantExpiring returns an engine whose one grant, grantG1,
+// expires at at.
+func engineWithGrantExpiring(t testing.TB, at time.Time) *Engine {
+	t.Helper()
+	e := newEngine(t, Options{})
+	expiring := grantG1
+	expiring.ExpiresAt = &at
+	setGrants(t, e, expiring)
+	return e
+}
+
 func setGrants(t testing.TB, e *Engine, grants ...memory.Grant) {
 	t.Helper()
 	if err := e.SetGrants(context.Background(), grants); err != nil {

@@ -15,11 +15,8 @@ import (
 // policy itself.
 func TestDecisionMemo(t *testing.T) {
 	ctx := context.Background()
-	e := newEngine(t, Options{})
-	expiring := grantG1
 	at := testNow.Add(time.Hour)
-	expiring.ExpiresAt = &at
-	setGrants(t, e, expiring)
+	e := engineWithGrantExpiring(t, at)
 	alice := memory.Principal{Tenant: "acme", Kind: memory.KindUser, ID: "u1"}
 	rule := memory.Resource{Tenant: "acme", ID: "r1", AgentID: "admin", Type: memory.TypeProcedural,
 		Sensitivity: memory.SensitivityInternal, Status: memory.StatusActive, Scope: memory.ScopeTenant}

@@ -292,11 +292,8 @@ func TestReadScopeFailsClosed(t *testing.T) {
 // expiring between two reads, is seen by the next read.
 func TestPushdownCache(t *testing.T) {
 	ctx := context.Background()
-	e := newEngine(t, Options{})
-	expiring := grantG1
 	at := testNow.Add(time.Hour)
-	expiring.ExpiresAt = &at
-	setGrants(t, e, expiring)
+	e := engineWithGrantExpiring(t, at)
 
 	readable := func(now time.Time) bool {
 		t.Helper()
