@@ -38,8 +38,9 @@ type decisionEntry struct {
 	from, until time.Time
 }
 
-// maxMemoEntries bounds the memo; a full memo starts afresh.
-const maxMemoEntries = 100_000
+// maxMemoEntries bounds the memo (a few hundred bytes an entry); a full
+// memo starts afresh.
+const maxMemoEntries = 20_000
 
 func newDecisionMemo() *decisionMemo {
 	return &decisionMemo{entries: map[decisionKey]decisionEntry{}}
