@@ -120,10 +120,7 @@ func TestDecisionLogEraseUser(t *testing.T) {
 				delKeys(rdb, decisionsKey(tenant), decisionsKey(other))
 				d := NewDecisions(rdb, DecisionOptions{})
 				if tc.run {
-					ctx, stop := context.WithCancel(context.Background())
-					done := make(chan struct{})
-					go func() { d.Run(ctx); close(done) }()
-					t.Cleanup(func() { stop(); <-done })
+					startRun(t, d)
 				}
 				gone := []policyadmin.DecisionRecord{
 					rec(tenant, memory.KindAgent, "bot", "alice"),
@@ -162,4 +159,24 @@ func TestDecisionLogEraseUser(t *testing.T) {
 			})
 		}
 	})
+}
+
+// startRun runs d's writer until the test ends, and returns once it has
+// started: a Flush before that writes the queue itself, beside the writer,
+// and the two can push records out of order.
+func startRun(t *testing.T, d *Decisions) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
+	for {
+		d.mu.Lock()
+		started := d.run != nil
+		d.mu.Unlock()
+		if started {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
