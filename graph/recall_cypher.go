@@ -213,9 +213,9 @@ func recallFilters(scope memory.Scope, q memory.SearchQuery, erasing bool) (stri
 	pred, params := policyPredicate(scope)
 	if pred != "false" {
 		pred = "(CASE WHEN " + pred + " THEN true ELSE false END)"
-		if erasing {
-			pred = "(" + pred + " AND " + cypherNotErasing + ")"
-		}
+	}
+	if erasing {
+		pred = notErasing(pred)
 	}
 	params["tenant"] = scope.Tenant
 	params["user_ids"] = partitionsOf(q)

@@ -13,10 +13,16 @@ import (
 // never sees a user half erased. The query must bind $tenant.
 func scopePredicate(s memory.Scope) (string, map[string]any) {
 	pred, params := policyPredicate(s)
+	return notErasing(pred), params
+}
+
+// notErasing adds to a scope predicate that the memory's user is not being
+// erased; the false predicate stays false.
+func notErasing(pred string) string {
 	if pred == "false" {
-		return pred, params
+		return pred
 	}
-	return "(" + pred + " AND " + cypherNotErasing + ")", params
+	return "(" + pred + " AND " + cypherNotErasing + ")"
 }
 
 // policyPredicate turns a policy scope into a Cypher predicate over the
