@@ -12,6 +12,7 @@ package intent
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Ask is what a question about the user asks for. A memory answers it when
@@ -23,6 +24,10 @@ type Ask struct {
 	Keys  []string
 	Kinds []string
 	Types []string
+	// Topical is true when every intent recognised asks about a subject the
+	// question names ("which rules apply to big orders?"): a memory of the
+	// kind asked for answers only if it is also near the question.
+	Topical bool
 }
 
 // Empty reports whether the question asks for no kind of memory.
@@ -58,7 +63,13 @@ type rule struct {
 	keys  []string
 	kinds []string
 	types []string
+	// topical is true when the question names what it asks about, so that
+	// only memories near it answer (Ask.Topical).
+	topical bool
 }
+
+// ruleKinds are the kinds of memory that say how things are done.
+var ruleKinds = []string{"rule", "how_to", "procedure"}
 
 // rules are the intents. Each cue is a way people ask about that part of
 // themselves, not a word of any stored memory: a question naming an order or
@@ -82,10 +93,22 @@ var rules = []rule{
 		"about me", "know me", "my profile", "who am i", "remember about me", "remember me",
 		"关于我", "了解我", "我的资料", "我的信息", "我是谁", "记得我", "我的情况", "我的档案",
 	}},
-	{name: "rules", kinds: []string{"rule", "how_to", "procedure"}, types: []string{typeProcedural}, cues: []string{
+	// Rules the usual way: "as usual" names no subject, so every current
+	// rule and procedure answers it.
+	{name: "rules", kinds: ruleKinds, types: []string{typeProcedural}, cues: []string{
 		"as usual", "the usual", "usual way", "same as always", "same as before", "same as last time", "like last time",
-		"the rule*", "our rule*", "my rule*", "policy", "policies", "procedure*", "process", "the drill", "standard way",
-		"老规矩", "规矩", "规则", "照旧", "照常", "按惯例", "惯例", "老办法", "流程", "规定", "按以前", "和以前一样", "跟以前一样", "老一套",
+		"the drill", "standard way",
+		"老规矩", "照旧", "照常", "按惯例", "惯例", "老办法", "按以前", "和以前一样", "跟以前一样", "老一套",
+	}},
+	// Rules about something: asked by name ("which rules apply to big
+	// orders?") or by what a rule settles (who approves, what is allowed,
+	// how a case is handled, how a charge is worked out). Only rules near
+	// the question answer it.
+	{name: "rule_lookup", kinds: ruleKinds, types: []string{typeProcedural}, topical: true, cues: []string{
+		"rule", "rules", "the rule*", "our rule*", "my rule*", "policy", "policies", "procedure*", "process",
+		"regulation*", "guideline*", "requirement*", "allowed", "permitted", "approv*", "sign-off", "sign off", "signs off",
+		"how do i handle", "how should i handle", "how to handle", "how do we handle", "what do i do when", "what should i do when", "what to do when",
+		"规则", "流程", "规定", "审批", "批准", "谁批", "允许", "制度", "规章", "怎么处理", "如何处理", "该怎么办", "怎么算", "如何计算", "收费标准",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
 		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty",
@@ -137,17 +160,77 @@ var rules = []rule{
 func Detect(text string) Ask {
 	lower := " " + normalise(text) + " "
 	var a Ask
+	topical, rest := true, lower
 	for _, r := range rules {
 		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(lower, c) }) {
 			continue
 		}
+		for _, c := range r.cues {
+			rest = cut(rest, c)
+		}
+		topical = topical && r.topical
 		a.Names = append(a.Names, r.name)
 		a.Keys = union(a.Keys, r.keys)
 		a.Kinds = union(a.Kinds, r.kinds)
 		a.Types = union(a.Types, r.types)
 	}
+	a.Topical = topical && len(a.Names) > 0 && namesSubject(rest)
 	return a
 }
+
+// cut blanks out every occurrence of cue in the padded question, as has
+// matches it.
+func cut(padded, cue string) string {
+	if !isASCII(cue) {
+		return strings.ReplaceAll(padded, cue, " ")
+	}
+	stem, wild := strings.CutSuffix(cue, "*")
+	if !wild {
+		return strings.ReplaceAll(padded, " "+cue+" ", "  ")
+	}
+	for {
+		i := strings.Index(padded, " "+stem)
+		if i < 0 {
+			return padded
+		}
+		from := i + 1 + len(stem)
+		end := from + strings.IndexByte(padded[from:], ' ')
+		padded = padded[:i] + " " + padded[end:]
+	}
+}
+
+// namesSubject reports whether what is left of a question once its cues are
+// cut out names something: "which rules apply to big orders?" does, "what
+// are our rules?" and "有哪些规定？" do not.
+func namesSubject(rest string) bool {
+	for _, w := range strings.Fields(rest) {
+		if isASCII(w) {
+			if len(w) > 2 && !emptyWords[w] {
+				return true
+			}
+			continue
+		}
+		for _, r := range w {
+			if unicode.Is(unicode.Han, r) && !strings.ContainsRune(emptyHan, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// emptyWords and emptyHan are what a question says around a cue without
+// naming a subject: question words, pronouns, auxiliaries, "tell me", "all".
+var emptyWords = map[string]bool{
+	"what": true, "what's": true, "whats": true, "which": true, "who": true, "how": true, "are": true, "was": true, "were": true,
+	"the": true, "our": true, "your": true, "their": true, "you": true, "does": true, "did": true, "have": true, "has": true,
+	"there": true, "any": true, "all": true, "tell": true, "about": true, "list": true, "show": true, "give": true, "for": true,
+	"please": true, "can": true, "could": true, "would": true, "should": true, "know": true, "current": true, "here": true,
+	"these": true, "those": true, "this": true, "that": true, "apply": true, "applies": true, "kind": true, "kinds": true, "some": true,
+	"again": true, "now": true, "today": true, "exist": true, "get": true, "follow": true, "need": true, "remind": true,
+}
+
+const emptyHan = "的是什么哪些有吗呢我们你他她它请问告诉一下都个还能可以要这那么样啥现在目前当前所有全部具体和与跟"
 
 // normalise lower-cases text and turns ASCII punctuation into spaces, so
 // that English cues match as whole words.

@@ -73,3 +73,43 @@ func TestMatchPrefersTheSlot(t *testing.T) {
 		t.Errorf("a question about the user as a whole matches profile memories by type: got %d", got)
 	}
 }
+
+func TestTopical(t *testing.T) {
+	tests := []struct {
+		q       string
+		topical bool
+	}{
+		{"which rules apply to big orders?", true},
+		{"do large orders need sign-off?", true},
+		{"大额订单需要谁审批？", true},
+		{"运费怎么算？", true},
+		{"what should I do when a customer's parcel arrives broken?", true},
+		{"下单流程是什么？", true},
+		{"what's the rule of thumb for cooking rice?", true},
+		{"what are our rules?", false}, // names no subject: every rule answers
+		{"有哪些规定？", false},
+		{"按老规矩处理", false}, // the usual way, not a subject
+		{"按老规矩处理大额订单的审批", false},
+		{"tell me my preferences", false}, // not an intent about a subject
+		{"What is the status of order SO-1001?", false},
+	}
+	for _, tt := range tests {
+		if got := Detect(tt.q).Topical; got != tt.topical {
+			t.Errorf("Detect(%q).Topical = %v, want %v (%v)", tt.q, got, tt.topical, Detect(tt.q).Names)
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	tests := []struct{ padded, cue, want string }{
+		{" which rules apply ", "rules", " which  apply "},
+		{" the rules of the house ", "the rule*", "  of the house "},
+		{" 大额订单需要谁审批 ", "审批", " 大额订单需要谁  "},
+		{" no match here ", "rule", " no match here "},
+	}
+	for _, tt := range tests {
+		if got := cut(tt.padded, tt.cue); got != tt.want {
+			t.Errorf("cut(%q, %q) = %q, want %q", tt.padded, tt.cue, got, tt.want)
+		}
+	}
+}

@@ -535,6 +535,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	f.intent = intentHits(f.ask, f.intent, f.shared)
 	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph), Intent: len(f.intent)}
 	f.question = question(r, terms, f.text, max(info.PartitionSize, len(f.vector)))
+	f.question.Topical = f.ask.Topical
 	f.nearest = nearest(f.vector, r.UserID, s.recall.SubjectTop)
 	return f, nil
 }

@@ -46,6 +46,10 @@ type Question struct {
 	// AboutUser is true when the question asks about the user recall
 	// serves (intent.About).
 	AboutUser bool
+	// Topical is true when the question asks for a kind of memory about a
+	// subject it names (intent.Ask.Topical): a memory of that kind passes
+	// the intent gate only at the subject floor.
+	Topical bool
 	// Identifiers are the codes the question names, lower-cased
 	// (facts.Identifiers): each names one order, invoice or parcel.
 	Identifiers []string
@@ -192,7 +196,9 @@ type Rules struct {
 	// from a memory that passed must exceed.
 	NeighbourFloor float64
 	// SubjectFloor is the similarity one of the user's nearest memories
-	// needs to answer a question about the user; 0 turns that gate off.
+	// needs to answer a question about the user, and a memory of the kind
+	// a topical question asks for needs to pass the intent gate; 0 turns
+	// the subject gate off.
 	// It lies below VectorFloor: such a question often shares neither
 	// words nor much similarity with the memory it means ("which firm am I
 	// with?" against "works at Acme").
@@ -234,7 +240,7 @@ func (r Rules) First(q Question, e Evidence) string {
 		return ""
 	}
 	switch {
-	case e.Intent:
+	case e.Intent && (!q.Topical || e.Similarity >= r.SubjectFloor):
 		return GateIntent
 	case e.Named:
 		return GateEntity

@@ -95,6 +95,7 @@ func TestGates(t *testing.T) {
 	foreign := Question{Terms: []Term{term("xyz", 3, false), term("123", 3, false), term("订单", 1, true)}}
 	social := Question{Social: true, Terms: []Term{term("day", 1, true)}}
 	aboutUser := Question{AboutUser: true, Terms: []Term{term("firm", 3, false)}}
+	topical := Question{Topical: true, Terms: []Term{term("big", 1, false), term("orders", 1, true)}}
 	tests := []struct {
 		name string
 		q    Question
@@ -112,6 +113,8 @@ func TestGates(t *testing.T) {
 		{"full text with the vector side not agreeing", known, Evidence{Text: true, Coverage: 1.0 / 3, Vector: true, Similarity: 0.1}, ""},
 		{"entity named", foreign, Evidence{Named: true}, GateEntity},
 		{"asked for by intent", known, Evidence{Intent: true}, GateIntent},
+		{"asked for by intent about a subject, near the question", topical, Evidence{Intent: true, Similarity: 0.12}, GateIntent},
+		{"asked for by intent about a subject, far from the question", topical, Evidence{Intent: true, Similarity: 0.05}, ""},
 		{"pleasantries pass nothing", social, Evidence{Vector: true, Similarity: 0.9, Text: true, Coverage: 1, Named: true}, ""},
 		{"a neighbour does not pass alone", known, Evidence{Neighbour: true, NeighbourSimilarity: 0.5}, ""},
 		{"holds an identifier the question names", foreign, Evidence{Text: true, Coverage: 0.2, Identifier: true}, GateText},

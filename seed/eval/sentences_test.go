@@ -12,7 +12,8 @@ import (
 
 // sentences are what a new user tries first on the demo: the seeds' own
 // examples, generic questions about the user, two paraphrases sharing no
-// word with their memory, and chit-chat that must recall nothing.
+// word with their memory, questions about the rules of a case, and
+// chit-chat or unrelated questions that must recall nothing.
 var sentences = []Question{
 	{ID: "membership-zh", As: "user", User: "alice", Lang: "zh", Query: "我的会员什么时候到期", Expect: []string{"alice-membership"}},
 	{ID: "membership-en", As: "user", User: "alice", Lang: "en", Query: "when does my membership run out", Expect: []string{"alice-membership"}},
@@ -24,6 +25,12 @@ var sentences = []Question{
 	{ID: "budget-zh", As: "order-bot", User: "alice", Lang: "zh", Query: "她的预算是多少", Expect: []string{"alice-budget-150k"}},
 	{ID: "ship-goods", As: "order-bot", User: "alice", Lang: "en", Query: "where should we ship the goods", Expect: []string{"alice-delivery-window"}},
 	{ID: "spend", As: "order-bot", User: "alice", Lang: "en", Query: "how much can she spend", Expect: []string{"alice-budget-150k"}},
+	{ID: "rules-big-orders", As: "order-bot", User: "alice", Lang: "en", Query: "which rules apply to big orders?", Expect: []string{"rule-approval"}},
+	{ID: "approval-zh", As: "order-bot", User: "alice", Lang: "zh", Query: "大额订单需要谁审批？", Expect: []string{"rule-approval"}},
+	{ID: "sign-off", As: "order-bot", User: "alice", Lang: "en", Query: "do large orders need sign-off?", Expect: []string{"rule-approval"}},
+	{ID: "broken-parcel", As: "support-bot", User: "bob", Lang: "en", Query: "what should I do when a customer's parcel arrives broken?", Expect: []string{"howto-damaged"}},
+	{ID: "our-rules", As: "support-bot", User: "alice", Lang: "en", Query: "what are our rules?", Expect: []string{"rule-approval", "rule-free-shipping"}},
+	{ID: "smoking", As: "support-bot", User: "alice", Lang: "en", Query: "is smoking allowed in the office?", Unrelated: true},
 	{ID: "thanks", As: "user", User: "alice", Lang: "en", Query: "thank you so much, have a nice day", Unrelated: true},
 	{ID: "xyz-order", As: "user", User: "alice", Lang: "zh", Query: "xyz 123 订单", Unrelated: true},
 	{ID: "ok", As: "user", User: "alice", Lang: "zh", Query: "好的", Unrelated: true},
