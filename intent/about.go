@@ -103,3 +103,40 @@ var (
 	// zhRecipient holds longer phrases first, so that 给我们 goes whole.
 	zhRecipient = []string{"给我们", "帮我们", "告诉我们", "给我", "帮我", "告诉我", "为我", "替我", "让我", "陪我"}
 )
+
+// Unnamed returns question without the user's id where it names the user as
+// a word, possessive included ("did Alice have a problem with her chairs?"
+// for user alice). Recall searches one user's memories, most of which name
+// that user, so the name says nothing about which of them is meant; left
+// in, it pulls the question towards the user's shortest memories.
+func Unnamed(question, user string) string {
+	user = strings.ToLower(strings.TrimSpace(user))
+	lower := strings.ToLower(question)
+	if user == "" || len(lower) != len(question) {
+		return question
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; ; {
+		j := strings.Index(lower[i:], user)
+		if j < 0 {
+			break
+		}
+		at, end := i+j, i+j+len(user)
+		if (at == 0 || !ascii(lower[at-1])) && (end == len(lower) || !ascii(lower[end])) {
+			for _, s := range []string{"'s", "’s"} {
+				if strings.HasPrefix(lower[end:], s) {
+					end += len(s)
+				}
+			}
+			b.WriteString(question[last:at])
+			last = end
+		}
+		i = end
+	}
+	if last == 0 {
+		return question
+	}
+	b.WriteString(question[last:])
+	return strings.Join(strings.Fields(b.String()), " ")
+}

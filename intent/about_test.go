@@ -62,3 +62,22 @@ func TestAbout(t *testing.T) {
 		})
 	}
 }
+
+func TestUnnamed(t *testing.T) {
+	tests := []struct{ q, user, want string }{
+		{"did Alice have a problem with her chairs?", "alice", "did have a problem with her chairs?"},
+		{"When does Alice's membership expire?", "alice", "When does membership expire?"},
+		{"What answer style do Alice and Bob like?", "alice", "What answer style do and Bob like?"},
+		{"Alice 的椅子有什么问题？", "alice", "的椅子有什么问题？"},
+		{"Alicetown deliveries", "alice", "Alicetown deliveries"}, // not the word
+		{"what about malice?", "alice", "what about malice?"},
+		{"tell me my preferences", "alice", "tell me my preferences"},
+		{"how is u07 doing", "u07", "how is doing"},
+		{"anything", "", "anything"},
+	}
+	for _, tt := range tests {
+		if got := intent.Unnamed(tt.q, tt.user); got != tt.want {
+			t.Errorf("Unnamed(%q, %q) = %q, want %q", tt.q, tt.user, got, tt.want)
+		}
+	}
+}

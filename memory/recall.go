@@ -352,7 +352,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		result.Context = contextBlock(nil)
 		return result, nil
 	}
-	query, err := s.embed.EmbedQuery(ctx, r.Query)
+	query, err := s.embed.EmbedQuery(ctx, intent.Unnamed(r.Query, r.UserID))
 	if err == nil && len(query) != s.embed.Dimension() {
 		err = fmt.Errorf("a query vector of dimension %d from model %s of dimension %d", len(query), s.embed.Model(), s.embed.Dimension())
 	}

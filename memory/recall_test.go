@@ -383,6 +383,7 @@ func TestRecallSearches(t *testing.T) {
 		return out
 	}
 	const query = "what does alice drink"
+	embedded := vectorOf("what does drink") // without the user's name
 	tests := []struct {
 		name         string
 		keywords     func(string) []string
@@ -393,17 +394,17 @@ func TestRecallSearches(t *testing.T) {
 	}{
 		{
 			name: "both sources", keywords: dropStop, types: []string{TypeProfile},
-			wantVector:   []SearchQuery{{UserID: "alice", Embedding: vectorOf(query), Types: []string{TypeProfile}, Limit: 7}},
+			wantVector:   []SearchQuery{{UserID: "alice", Embedding: embedded, Types: []string{TypeProfile}, Limit: 7}},
 			wantFullText: []SearchQuery{{UserID: "alice", Text: "alice drink", Types: []string{TypeProfile}, Limit: 7}},
 		},
 		{
 			name:         "default keywords drop function words",
-			wantVector:   []SearchQuery{{UserID: "alice", Embedding: vectorOf(query), Limit: 7}},
+			wantVector:   []SearchQuery{{UserID: "alice", Embedding: embedded, Limit: 7}},
 			wantFullText: []SearchQuery{{UserID: "alice", Text: "alice drink", Limit: 7}},
 		},
 		{
 			name: "no keywords: no full-text search", keywords: func(string) []string { return nil },
-			wantVector: []SearchQuery{{UserID: "alice", Embedding: vectorOf(query), Limit: 7}},
+			wantVector: []SearchQuery{{UserID: "alice", Embedding: embedded, Limit: 7}},
 		},
 		{
 			name: "zero embedding: no vector search", zeroVector: true,
@@ -434,7 +435,7 @@ func TestRecallSearches(t *testing.T) {
 					t.Errorf("search scope (-want +got):\n%s", diff)
 				}
 			}
-			if diff := cmp.Diff([][]string{{query}}, f.embed.calls); diff != "" {
+			if diff := cmp.Diff([][]string{{"what does drink"}}, f.embed.calls); diff != "" {
 				t.Errorf("embedded (-want +got):\n%s", diff)
 			}
 			if got.Memories == nil || len(got.Memories) != 0 || got.Truncated {
