@@ -479,7 +479,7 @@ func relatedToQuery(xs []Expansion, near map[string]float64) []Expansion {
 // candidates runs the sources in parallel inside scope.
 func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, query []float32, filters SearchQuery, info *SearchInfo) (found, error) {
 	f := found{near: map[string]float64{}, ask: intent.Detect(r.Query)}
-	terms := s.recall.Keywords(r.Query)
+	terms := s.recall.Keywords(intent.Unnamed(r.Query, r.UserID))
 	g, gctx := errgroup.WithContext(ctx)
 	if !f.ask.Empty() {
 		g.Go(func() error {

@@ -383,7 +383,7 @@ func TestRecallSearches(t *testing.T) {
 		return out
 	}
 	const query = "what does alice drink"
-	embedded := vectorOf("what does drink") // without the user's name
+	embedded := vectorOf("what does drink") // the user's name says nothing: searched without it
 	tests := []struct {
 		name         string
 		keywords     func(string) []string
@@ -395,12 +395,12 @@ func TestRecallSearches(t *testing.T) {
 		{
 			name: "both sources", keywords: dropStop, types: []string{TypeProfile},
 			wantVector:   []SearchQuery{{UserID: "alice", Embedding: embedded, Types: []string{TypeProfile}, Limit: 7}},
-			wantFullText: []SearchQuery{{UserID: "alice", Text: "alice drink", Types: []string{TypeProfile}, Limit: 7}},
+			wantFullText: []SearchQuery{{UserID: "alice", Text: "drink", Types: []string{TypeProfile}, Limit: 7}},
 		},
 		{
 			name:         "default keywords drop function words",
 			wantVector:   []SearchQuery{{UserID: "alice", Embedding: embedded, Limit: 7}},
-			wantFullText: []SearchQuery{{UserID: "alice", Text: "alice drink", Limit: 7}},
+			wantFullText: []SearchQuery{{UserID: "alice", Text: "drink", Limit: 7}},
 		},
 		{
 			name: "no keywords: no full-text search", keywords: func(string) []string { return nil },
@@ -408,7 +408,7 @@ func TestRecallSearches(t *testing.T) {
 		},
 		{
 			name: "zero embedding: no vector search", zeroVector: true,
-			wantFullText: []SearchQuery{{UserID: "alice", Text: "alice drink", Limit: 7}},
+			wantFullText: []SearchQuery{{UserID: "alice", Text: "drink", Limit: 7}},
 		},
 	}
 	for _, tt := range tests {
