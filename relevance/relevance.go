@@ -198,7 +198,7 @@ type Rules struct {
 	// SubjectFloor is the similarity one of the user's nearest memories
 	// needs to answer a question about the user, and a memory of the kind
 	// a topical question asks for needs to pass the intent gate; 0 turns
-	// the subject gate off.
+	// the subject gate off and leaves such memories the vector floor.
 	// It lies below VectorFloor: such a question often shares neither
 	// words nor much similarity with the memory it means ("which firm am I
 	// with?" against "works at Acme").
@@ -240,7 +240,7 @@ func (r Rules) First(q Question, e Evidence) string {
 		return ""
 	}
 	switch {
-	case e.Intent && (!q.Topical || e.Similarity >= r.SubjectFloor):
+	case e.Intent && (!q.Topical || e.Similarity >= r.topicalFloor()):
 		return GateIntent
 	case e.Named:
 		return GateEntity
@@ -258,6 +258,16 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateSubject
 	}
 	return ""
+}
+
+// topicalFloor is the similarity a memory of the kind a topical question
+// asks for needs: the subject floor, or with the subject gate off the
+// vector floor, since no weaker evidence then counts.
+func (r Rules) topicalFloor() float64 {
+	if r.SubjectFloor > 0 {
+		return r.SubjectFloor
+	}
+	return r.VectorFloor
 }
 
 // Own reports whether gate is passed on a memory's own, firm evidence, so

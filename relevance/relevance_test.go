@@ -136,6 +136,12 @@ func TestGates(t *testing.T) {
 	if got := off.First(aboutUser, Evidence{Vector: true, Similarity: 0.2, Nearest: true}); got != "" {
 		t.Errorf("with no subject floor, First = %q, want nothing", got)
 	}
+	if got := off.First(topical, Evidence{Intent: true, Similarity: 0.2}); got != "" {
+		t.Errorf("with no subject floor, a topical intent below the vector floor: First = %q, want nothing", got)
+	}
+	if got := off.First(topical, Evidence{Intent: true, Similarity: 0.3}); got != GateIntent {
+		t.Errorf("with no subject floor, a topical intent at the vector floor: First = %q, want %q", got, GateIntent)
+	}
 	rides := []struct {
 		name string
 		e    Evidence

@@ -179,9 +179,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func print(w io.Writer, model string, dim int, rep eval.Report, outcomes []eval.Outcome, verbose bool) {
 	fmt.Fprintf(w, "embedder %s, dimension %d, k=%d\n\n", model, dim, eval.K)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "group\tquestions\tanswerable\trecall@5\tMRR\tforbidden\tunrelated\tunrelated empty\t")
+	fmt.Fprintln(tw, "group\tquestions\tanswerable\trecall@5\tMRR\tunexpected\tforbidden\tunrelated\tunrelated empty\t")
 	row := func(name string, s eval.Scores) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%d\t%d\t%.3f\t\n", name, s.Questions, s.Answerable, s.RecallAt5, s.MRR, s.Forbidden, s.Unrelated, s.UnrelatedEmpty)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%.2f\t%d\t%d\t%.3f\t\n", name, s.Questions, s.Answerable, s.RecallAt5, s.MRR, s.Unexpected, s.Forbidden, s.Unrelated, s.UnrelatedEmpty)
 	}
 	row("all", rep.Overall)
 	names := make([]string, 0, len(rep.Groups))
@@ -241,8 +241,8 @@ func tune(ctx context.Context, a *app.App, prepared []eval.Prepared, dir string,
 	}
 	score := func(ctx context.Context, c calibration.Calibration) (calibration.GateScores, error) {
 		s, err := scores(ctx, c, tuning)
-		fmt.Fprintf(stderr, "  strong %.4f unseen %.2f subject %.4f fusion %+v: recall@5 %.3f MRR %.3f unrelated-empty %.3f forbidden %d\n",
-			c.Gate.StrongFloor, c.Gate.UnseenMax, c.Gate.SubjectFloor, c.Fusion, s.RecallAt5, s.MRR, s.UnrelatedEmpty, s.Forbidden)
+		fmt.Fprintf(stderr, "  strong %.4f unseen %.2f subject %.4f fusion %+v: recall@5 %.3f MRR %.3f unexpected %.2f unrelated-empty %.3f forbidden %d\n",
+			c.Gate.StrongFloor, c.Gate.UnseenMax, c.Gate.SubjectFloor, c.Fusion, s.RecallAt5, s.MRR, s.Unexpected, s.UnrelatedEmpty, s.Forbidden)
 		return calibration.GateScores{Recall: s.RecallAt5, MRR: s.MRR, UnrelatedEmpty: s.UnrelatedEmpty, Forbidden: s.Forbidden}, err
 	}
 	fmt.Fprintf(stderr, "tuning the gate of %s on %d tuning questions\n", a.Calibration.Model, len(tuning))

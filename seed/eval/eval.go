@@ -444,11 +444,15 @@ type Scores struct {
 	// UnrelatedEmpty is the share of unrelated questions that recalled
 	// nothing.
 	UnrelatedEmpty float64 `json:"unrelated_empty"`
+	// Unexpected is the mean number of memories an answerable question
+	// recalled that it does not expect: what an agent reads for nothing.
+	Unexpected float64 `json:"unexpected"`
 }
 
 // Score computes the scores of outcomes. Recall@5 is the mean, over
 // answerable questions, of the share of expected memories among the first 5;
-// MRR the mean reciprocal rank of the first expected memory.
+// MRR the mean reciprocal rank of the first expected memory; Unexpected the
+// mean count of memories recalled that were not expected.
 func Score(os []Outcome) Scores {
 	var s Scores
 	var empty int
@@ -465,11 +469,17 @@ func Score(os []Outcome) Scores {
 			s.Answerable++
 			s.RecallAt5 += float64(o.Hits) / float64(min(n, K))
 			s.MRR += o.RR
+			for _, g := range o.Got {
+				if !slices.Contains(o.Question.Expect, g) {
+					s.Unexpected++
+				}
+			}
 		}
 	}
 	if s.Answerable > 0 {
 		s.RecallAt5 /= float64(s.Answerable)
 		s.MRR /= float64(s.Answerable)
+		s.Unexpected /= float64(s.Answerable)
 	}
 	if s.Unrelated > 0 {
 		s.UnrelatedEmpty = float64(empty) / float64(s.Unrelated)
