@@ -108,7 +108,7 @@ var rules = []rule{
 		"rule", "rules", "the rule*", "our rule*", "my rule*", "policy", "policies", "procedure*", "process",
 		"regulation*", "guideline*", "requirement*", "allowed", "permitted", "approv*", "sign-off", "sign off", "signs off",
 		"how do i handle", "how should i handle", "how to handle", "how do we handle", "what do i do when", "what should i do when", "what to do when",
-		"规则", "流程", "规定", "审批", "批准", "谁批", "允许", "制度", "规章", "怎么处理", "如何处理", "该怎么办", "怎么算", "如何计算", "收费标准",
+		"规矩", "规则", "流程", "规定", "审批", "批准", "谁批", "允许", "制度", "规章", "怎么处理", "如何处理", "该怎么办", "怎么算", "如何计算", "收费标准",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
 		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty",
@@ -160,9 +160,11 @@ var rules = []rule{
 func Detect(text string) Ask {
 	lower := " " + normalise(text) + " "
 	var a Ask
+	// Each rule reads what the rules before it left: "按老规矩处理" is the
+	// usual way, not a lookup of 规矩.
 	topical, rest := true, lower
 	for _, r := range rules {
-		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(lower, c) }) {
+		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(rest, c) }) {
 			continue
 		}
 		for _, c := range r.cues {

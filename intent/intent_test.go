@@ -88,6 +88,8 @@ func TestTopical(t *testing.T) {
 		{"what's the rule of thumb for cooking rice?", true},
 		{"what are our rules?", false}, // names no subject: every rule answers
 		{"有哪些规定？", false},
+		{"有什么规矩？", false},
+		{"退货有什么规矩？", true},
 		{"按老规矩处理", false}, // the usual way, not a subject
 		{"按老规矩处理大额订单的审批", false},
 		{"tell me my preferences", false}, // not an intent about a subject
