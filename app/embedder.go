@@ -87,5 +87,6 @@ func TuneGate(cal calibration.Calibration, rc memory.RecallConfig) memory.Recall
 	rc.IntentWeight = cal.Fusion.Intent
 	rc.StrongFloor, rc.UnseenMax = cal.Gate.StrongFloor, cal.Gate.UnseenMax
 	rc.SubjectFloor = cal.Gate.SubjectFloor
+	rc.LeadFloor, rc.LeadMargin = cal.Gate.LeadFloor, cal.Gate.LeadMargin
 	return rc
 }

@@ -61,11 +61,14 @@ type Fusion struct {
 // floor and StrongFloor: it passes only when less than UnseenMax of the
 // question's weighted words are unknown to the user's memories. Below the
 // vector floor, one of the user's nearest memories passes a question about
-// the user at SubjectFloor (0: never).
+// the user at SubjectFloor (0: never), and the user's nearest passes any
+// question at LeadFloor when it leads the next by LeadMargin (0: never).
 type Gate struct {
 	StrongFloor  float64 `json:"strong_floor,omitempty"`
 	UnseenMax    float64 `json:"unseen_max,omitempty"`
 	SubjectFloor float64 `json:"subject_floor,omitempty"`
+	LeadFloor    float64 `json:"lead_floor,omitempty"`
+	LeadMargin   float64 `json:"lead_margin,omitempty"`
 }
 
 // DefaultFusion is the weighting recall has used with every model: the
@@ -178,6 +181,10 @@ func (c Calibration) Check() error {
 		return fmt.Errorf("unseen max %v is outside [0, 1.01]", c.Gate.UnseenMax)
 	case c.Gate.SubjectFloor < 0 || c.Gate.SubjectFloor > c.VectorFloor:
 		return fmt.Errorf("subject floor %v is outside [0, vector floor %v]", c.Gate.SubjectFloor, c.VectorFloor)
+	case c.Gate.LeadFloor < 0 || c.Gate.LeadFloor > c.VectorFloor:
+		return fmt.Errorf("lead floor %v is outside [0, vector floor %v]", c.Gate.LeadFloor, c.VectorFloor)
+	case c.Gate.LeadMargin < 0 || c.Gate.LeadMargin > 1:
+		return fmt.Errorf("lead margin %v is outside [0, 1]", c.Gate.LeadMargin)
 	}
 	return nil
 }

@@ -68,12 +68,16 @@ var (
 	// subjectShares of the vector floor are tried as the subject floor,
 	// after the gate rule; none (0) comes first.
 	subjectShares = []float64{0.8, 0.6, 0.4, 0.3, 0.2}
+	// leadShares of the vector floor are tried as the lead floor with
+	// each of leadMargins, after the subject floor; none (0) comes first.
+	leadShares  = []float64{0.8, 0.7, 0.6, 0.5}
+	leadMargins = []float64{0.12, 0.08, 0.05}
 	// Fusion weights are tried one at a time, the vector one fixed at 1.
 	fusionSteps = []float64{0.5, 1, 1.5}
 )
 
 // TuneGate picks c's gate rule (StrongFloor, UnseenMax), then its subject
-// floor, and then its fusion weights (full text, graph, intent) by running recall with each
+// floor, its lead floor and margin, and then its fusion weights (full text, graph, intent) by running recall with each
 // candidate through score: the candidate with the highest recall whose
 // unrelated questions stay empty (MinUnrelatedEmpty) and that returns
 // nothing forbidden. It starts from c as it is; when nothing tried meets the
@@ -133,6 +137,19 @@ func TuneGate(ctx context.Context, c Calibration, data string, questions int, sc
 		}
 		if s.acceptable() && (!found || s.Recall >= bestScores.Recall-1e-9) {
 			best, bestScores, found = cand, s, true
+		}
+	}
+	// The lead gate must earn its place: a candidate replaces the best so
+	// far only with more recall (or a better first rank), the strictest
+	// first.
+	base = best
+	for _, share := range leadShares {
+		for _, margin := range leadMargins {
+			cand := base
+			cand.Gate.LeadFloor, cand.Gate.LeadMargin = math.Round(c.VectorFloor*share*1e4)/1e4, margin
+			if err := consider(cand); err != nil {
+				return c, trials, err
+			}
 		}
 	}
 	weights := []func(*Fusion) *float64{

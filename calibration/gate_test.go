@@ -93,6 +93,36 @@ func TestTuneGate(t *testing.T) {
 			wantGate: Gate{SubjectFloor: 0.12}, wantFusion: DefaultFusion, measured: true,
 		},
 		{
+			// Recall grows as the lead floor and margin fall; below a
+			// floor of 0.24 (0.4 × 0.6) unrelated questions start to pass.
+			// The lowest safe floor wins, with the lowest margin that
+			// still adds recall.
+			name: "lead floor and margin that add recall and keep unrelated empty",
+			score: func(c Calibration) GateScores {
+				s := GateScores{Recall: 0.5, UnrelatedEmpty: 1}
+				if f := c.Gate.LeadFloor; f > 0 {
+					s.Recall = 1 - f - c.Gate.LeadMargin
+					if f < 0.24 {
+						s.UnrelatedEmpty = 0.9
+					}
+				}
+				return s
+			},
+			wantGate: Gate{SubjectFloor: lowestSubject, LeadFloor: 0.24, LeadMargin: 0.05}, wantFusion: DefaultFusion, measured: true,
+		},
+		{
+			// The lead gate adds nothing: it stays off.
+			name: "a lead gate that adds no recall stays off",
+			score: func(c Calibration) GateScores {
+				s := GateScores{Recall: 0.9, UnrelatedEmpty: 1}
+				if c.Gate.LeadFloor > 0 {
+					s.MRR = -0.1
+				}
+				return s
+			},
+			wantGate: Gate{SubjectFloor: lowestSubject}, wantFusion: DefaultFusion, measured: true,
+		},
+		{
 			name:       "nothing meets the targets: the calibration stays",
 			score:      func(Calibration) GateScores { return GateScores{Recall: 0.9, UnrelatedEmpty: 0.5} },
 			wantFusion: DefaultFusion,

@@ -46,6 +46,12 @@ func About(question, user string) bool {
 	return false
 }
 
+// Asks reports whether text is a question rather than a request, a
+// greeting or a statement ("给我讲个笑话吧", "ok great, talk later").
+func Asks(text string) bool {
+	return asks(strings.ToLower(strings.TrimSpace(text)))
+}
+
 // asks reports whether lower-cased q is a question: it ends with a question
 // mark, starts as English questions do, or holds a Chinese question word.
 func asks(q string) bool {

@@ -81,3 +81,24 @@ func TestUnnamed(t *testing.T) {
 		}
 	}
 }
+
+func TestAsks(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"What happened with the damaged seats?", true},
+		{"will your prices go up next year", true},
+		{"上次那批纸的钱付了没有？", true},
+		{"Bob 为什么不高兴", true},
+		{"tell me a joke", false},
+		{"给我讲个笑话吧", false},
+		{"ok great, talk later", false},
+		{"Alice prefers short answers.", false},
+	}
+	for _, tt := range tests {
+		if got := intent.Asks(tt.text); got != tt.want {
+			t.Errorf("Asks(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}

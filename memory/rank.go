@@ -86,7 +86,7 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 		// Each source a memory is found by adds its weighted reciprocal
 		// rank. A vector hit below the floor does not count as a source
 		// (every memory has some similarity to every question) unless it
-		// passed as one of the user's nearest to a question about the user;
+		// passed as one of the user's nearest (the subject and lead gates);
 		// such a hit weighs by its similarity's share of the floor, so that
 		// memories with stronger evidence rank above it.
 		var fused float64
@@ -96,7 +96,7 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 				fused += weight / (cfg.RRFK + float64(rank))
 			}
 		}
-		add(e.VectorRank > 0 && (e.VectorSimilarity >= cfg.VectorFloor || e.Gate == relevance.GateSubject), SourceVector, cfg.VectorWeight*min(1, e.VectorSimilarity/cfg.VectorFloor), e.VectorRank)
+		add(e.VectorRank > 0 && (e.VectorSimilarity >= cfg.VectorFloor || e.Gate == relevance.GateSubject || e.Gate == relevance.GateLead), SourceVector, cfg.VectorWeight*min(1, e.VectorSimilarity/cfg.VectorFloor), e.VectorRank)
 		add(e.FullTextRank > 0 && (e.TermCoverage >= cfg.AgreedCoverage || e.Gate == relevance.GateText), SourceFullText, cfg.FullTextWeight, e.FullTextRank)
 		add(e.GraphRank > 0, SourceGraph, cfg.GraphWeight, e.GraphRank)
 		add(e.SessionRank > 0, SourceSession, cfg.SessionWeight, e.SessionRank)

@@ -45,6 +45,10 @@ type RecallConfig struct {
 	// (intent.About); 0 turns that gate off (relevance.Rules).
 	SubjectFloor float64
 	SubjectTop   int
+	// LeadFloor is the similarity the user's nearest memory needs to
+	// answer a question when it leads the next by LeadMargin; 0 turns that
+	// gate off (relevance.Rules).
+	LeadFloor, LeadMargin float64
 	// RRFK is the k of reciprocal rank fusion.
 	RRFK float64
 	// Weights per source for fusion. Graph counts memories reached from
@@ -537,6 +541,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	f.question = question(r, terms, f.text, max(info.PartitionSize, len(f.vector)))
 	f.question.Topical = f.ask.Topical
 	f.nearest = nearest(f.vector, r.UserID, s.recall.SubjectTop)
+	f.leader, f.lead = lead(f.vector, r.UserID)
 	return f, nil
 }
 
@@ -550,6 +555,7 @@ func question(r RecallRequest, terms []string, text []Hit, partition int) releva
 	}
 	q := relevance.Analyse(terms, docs, partition)
 	q.AboutUser, q.Identifiers = r.UserID != "" && intent.About(r.Query, r.UserID), facts.Identifiers(r.Query)
+	q.Asks = intent.Asks(r.Query)
 	return q
 }
 

@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strings"
 
@@ -26,6 +27,10 @@ type found struct {
 	near                         map[string]float64
 	// nearest are the user's own nearest memories (function nearest).
 	nearest map[string]bool
+	// leader is the user's nearest memory, nearer than the next by lead
+	// (function lead).
+	leader string
+	lead   float64
 }
 
 // nearest are the ids of the first top of the user's own memories among
@@ -39,6 +44,24 @@ func nearest(vector []Hit, user string, top int) map[string]bool {
 		}
 	}
 	return out
+}
+
+// lead returns the user's own memory nearest to the question among the
+// vector hits (in order of similarity) and how much nearer it is than the
+// user's next; none when the user has fewer than two.
+func lead(vector []Hit, user string) (string, float64) {
+	var first *Hit
+	for i, h := range vector {
+		if user == "" || h.Memory.UserID != user {
+			continue
+		}
+		if first == nil {
+			first = &vector[i]
+			continue
+		}
+		return first.Memory.ID, first.Score - h.Score
+	}
+	return "", 0
 }
 
 // searchIntent returns the memories a question about the user asks for by
@@ -80,34 +103,56 @@ func (s *Service) rules() relevance.Rules {
 		VectorFloor: c.VectorFloor, StrongFloor: c.StrongFloor, UnseenMax: c.UnseenMax,
 		Coverage: c.Coverage, AgreedCoverage: c.AgreedCoverage, AgreeFloor: c.AgreeFloor,
 		NeighbourFloor: c.ExpansionFloor, SubjectFloor: c.SubjectFloor,
+		LeadFloor: c.LeadFloor, LeadMargin: c.LeadMargin,
 	}
+}
+
+// partialWords reports whether every memory of passed passed the full-text
+// gate on some of the question's words only, without an identifier it
+// names, and returns the highest similarity to the question among them.
+func partialWords(passed []*Recalled, q relevance.Question) (bool, float64) {
+	near := math.Inf(-1)
+	for _, c := range passed {
+		if c.Explain.Gate != relevance.GateText || c.Explain.TermCoverage >= 1 || q.HoldsIdentifier(c.Memory.Content) {
+			return false, 0
+		}
+		near = max(near, c.Explain.VectorSimilarity)
+	}
+	return true, near
 }
 
 // gate runs every candidate through the relevance gate and records the
 // gate each passed. When none passes on its own evidence it returns the
-// subject gate's guesses, if any, and nothing else: neighbours and session
-// memories never stand alone.
+// guesses of the subject and lead gates, if any, and nothing else:
+// neighbours and session memories never stand alone. Guesses also join
+// memories that passed only by sharing some of the question's words, when
+// they are nearer the question than all of those ("what did he want a
+// price for?" shares "want" with a memory about calls).
 func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool) []*Recalled {
 	rules := s.rules()
 	evidence := func(c *Recalled) relevance.Evidence {
 		e := c.Explain
 		sim, near := f.near[c.Memory.ID]
+		var lead float64
+		if c.Memory.ID == f.leader {
+			lead = f.lead
+		}
 		return relevance.Evidence{
-			Vector: e.VectorRank > 0, Similarity: e.VectorSimilarity,
+			Vector: e.VectorRank > 0, Similarity: e.VectorSimilarity, Lead: lead,
 			Text: e.FullTextRank > 0, Coverage: e.TermCoverage, Identifier: f.question.HoldsIdentifier(c.Memory.Content),
 			Named: named[c.Memory.ID], Intent: e.IntentRank > 0, Nearest: f.nearest[c.Memory.ID],
 			Neighbour: e.GraphRank > 0 && near, NeighbourSimilarity: sim, Session: e.SessionRank > 0,
 		}
 	}
-	// The user's nearest memories (the subject gate) are guesses: they
-	// answer only when nothing passes on stronger evidence.
+	// The user's nearest memories (the subject and lead gates) are
+	// guesses: they answer only when nothing passes on stronger evidence.
 	var passed, guesses, rest []*Recalled
 	for _, c := range byID {
 		c.Explain.TermCoverage = f.question.Coverage(strings.ToLower(c.Memory.Content))
 		switch c.Explain.Gate = rules.First(f.question, evidence(c)); c.Explain.Gate {
 		case "":
 			rest = append(rest, c)
-		case relevance.GateSubject:
+		case relevance.GateSubject, relevance.GateLead:
 			guesses = append(guesses, c)
 		default:
 			passed = append(passed, c)
@@ -115,6 +160,17 @@ func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool
 	}
 	if len(passed) == 0 {
 		return guesses
+	}
+	if words, near := partialWords(passed, f.question); words {
+		var far []*Recalled
+		for _, c := range guesses {
+			if c.Explain.VectorSimilarity > near {
+				passed = append(passed, c)
+			} else {
+				far = append(far, c)
+			}
+		}
+		guesses = far
 	}
 	rest = append(rest, guesses...) // Ride judges them anew
 	for _, c := range rest {

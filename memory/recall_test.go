@@ -355,6 +355,81 @@ func TestRecallSubjectGate(t *testing.T) {
 	}
 }
 
+func TestRecallLeadGate(t *testing.T) {
+	// alice's memories share no word with the questions and lie below the
+	// vector floor (0.3); a shared rule lies among them and is not hers.
+	a, b := stored("mem_a", "the chairs arrived with broken armrests"), stored("mem_b", "lives in Lyon")
+	rule := stored("mem_rule", "refunds within 30 days")
+	rule.UserID = ""
+	const lead = relevance.GateLead
+	tests := []struct {
+		name, query string
+		floor       float64
+		vector      []Hit
+		want        map[string]string // id -> gate
+	}{
+		{"the user's nearest, well ahead of her next, answers a question", "What happened with the damaged seats?", 0.2,
+			[]Hit{{a, 0.23}, {rule, 0.22}, {b, 0.1}}, map[string]string{"mem_a": lead}},
+		{"not far enough ahead", "What happened with the damaged seats?", 0.2,
+			[]Hit{{a, 0.23}, {b, 0.18}}, map[string]string{}},
+		{"below the lead floor", "What happened with the damaged seats?", 0.2,
+			[]Hit{{a, 0.19}, {b, 0.02}}, map[string]string{}},
+		{"her only memory leads nothing", "What happened with the damaged seats?", 0.2,
+			[]Hit{{a, 0.25}}, map[string]string{}},
+		{"a request, not a question", "tell me a joke", 0.2,
+			[]Hit{{a, 0.23}, {b, 0.1}}, map[string]string{}},
+		{"pleasantries", "thanks, have a nice day", 0.2,
+			[]Hit{{a, 0.23}, {b, 0.1}}, map[string]string{}},
+		{"no lead floor", "What happened with the damaged seats?", 0,
+			[]Hit{{a, 0.23}, {b, 0.1}}, map[string]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := recallConfig
+			cfg.LeadFloor, cfg.LeadMargin = tt.floor, 0.08
+			f := newFixture(t, cfg)
+			f.authz.scope = aliceScope
+			f.store.vector = tt.vector
+			gates, _ := recallGates(t, f, tt.query)
+			if diff := cmp.Diff(tt.want, gates); diff != "" {
+				t.Errorf("gates (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRecallGuessesNearerThanAPartialWordMatch(t *testing.T) {
+	// "want" is the only word of the question alice's memories share: the
+	// memory holding it passes the full-text gate at half coverage, but the
+	// nearest memory to the question is another.
+	calls := stored("mem_calls", "does not want calls after 6 pm")
+	quote := stored("mem_quote", "asked for a quotation on printed boxes")
+	city := stored("mem_city", "lives in Lyon")
+	tests := []struct {
+		name   string
+		vector []Hit
+		want   map[string]string // id -> gate
+	}{
+		{"the nearer guesses join", []Hit{{quote, 0.25}, {city, 0.12}, {calls, 0.01}},
+			map[string]string{"mem_calls": relevance.GateText, "mem_quote": relevance.GateSubject, "mem_city": relevance.GateSubject}},
+		{"guesses farther than the match stay out", []Hit{{calls, 0.2}, {quote, 0.15}, {city, 0.12}},
+			map[string]string{"mem_calls": relevance.GateText}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := recallConfig
+			cfg.SubjectFloor, cfg.SubjectTop = 0.1, 3
+			f := newFixture(t, cfg)
+			f.authz.scope = aliceScope
+			f.store.vector, f.store.fullText = tt.vector, []Hit{{calls, 3}}
+			gates, _ := recallGates(t, f, "What did she want a price for?")
+			if diff := cmp.Diff(tt.want, gates); diff != "" {
+				t.Errorf("gates (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestRecallTieBreaksByID(t *testing.T) {
 	x, y := stored("mem_x", "q x"), stored("mem_y", "q y")
 	for range 20 { // the fusion map iterates in random order

@@ -3,9 +3,10 @@
 // similarity, by covering most of the question's informative words, by an
 // entity the question names, by being what a question about the user asks
 // for, by being among the user's nearest memories to a question about the
-// user, or by its link to a memory that earned its place itself; a question
-// made only of pleasantries earns nothing. The rules are pure: recall
-// gathers the evidence, this package decides.
+// user or well ahead of the rest of them, or by its link to a memory that
+// earned its place itself; a question made only of pleasantries earns
+// nothing. The rules are pure: recall gathers the evidence, this package
+// decides.
 package relevance
 
 import (
@@ -23,6 +24,7 @@ const (
 	GateEntity    = "entity"    // mentions an entity the question names
 	GateIntent    = "intent"    // the kind of memory a question about the user asks for
 	GateSubject   = "subject"   // among the user's nearest to a question about the user
+	GateLead      = "lead"      // the user's nearest to a question, well ahead of the next
 	GateNeighbour = "neighbour" // linked to a memory that passed, and near the question
 	GateSession   = "session"   // of the caller's session, beside a memory that passed
 )
@@ -53,6 +55,9 @@ type Question struct {
 	// Identifiers are the codes the question names, lower-cased
 	// (facts.Identifiers): each names one order, invoice or parcel.
 	Identifiers []string
+	// Asks is true when the text is a question (intent.Asks), not a
+	// request, a greeting or a statement.
+	Asks bool
 }
 
 // Analyse weighs the keywords of a question (in any case). docs are the texts of the
@@ -203,6 +208,14 @@ type Rules struct {
 	// words nor much similarity with the memory it means ("which firm am I
 	// with?" against "works at Acme").
 	SubjectFloor float64
+	// LeadFloor is the similarity the user's nearest memory needs to
+	// answer a question when it is nearer than the user's next memory by
+	// LeadMargin or more; 0 turns the lead gate off. A paraphrase far
+	// below the vector floor ("what happened with the damaged seats?"
+	// against "the chairs arrived with broken armrests") often still
+	// stands out from the rest of the user's memories, where the embedder's
+	// noise does not.
+	LeadFloor, LeadMargin float64
 }
 
 // Evidence is what the sources found out about one memory.
@@ -224,6 +237,9 @@ type Evidence struct {
 	// Nearest is true when the memory is the user's own and among the
 	// nearest of them to the question.
 	Nearest bool
+	// Lead is how much nearer to the question the memory is than the
+	// user's next memory, when it is the user's nearest; 0 otherwise.
+	Lead float64
 	// Neighbour is true when the graph reached the memory from one that
 	// passed; NeighbourSimilarity is its cosine to the question.
 	Neighbour           bool
@@ -256,6 +272,8 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateText
 	case q.AboutUser && e.Nearest && e.Vector && r.SubjectFloor > 0 && e.Similarity >= r.SubjectFloor:
 		return GateSubject
+	case q.Asks && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor && e.Lead > 0 && e.Lead >= r.LeadMargin:
+		return GateLead
 	}
 	return ""
 }
@@ -271,8 +289,8 @@ func (r Rules) topicalFloor() float64 {
 }
 
 // Own reports whether gate is passed on a memory's own, firm evidence, so
-// that graph expansion may start from it: not a guess of the subject gate,
-// nor a ride beside another memory.
+// that graph expansion may start from it: not a guess of the subject or
+// lead gate, nor a ride beside another memory.
 func Own(gate string) bool {
 	return gate == GateVector || gate == GateText || gate == GateEntity || gate == GateIntent
 }

@@ -89,13 +89,14 @@ func TestIsSocial(t *testing.T) {
 }
 
 func TestGates(t *testing.T) {
-	rules := Rules{VectorFloor: 0.25, StrongFloor: 0.35, UnseenMax: 0.5, Coverage: 0.5, AgreedCoverage: 0.25, AgreeFloor: 0.15, SubjectFloor: 0.1}
+	rules := Rules{VectorFloor: 0.25, StrongFloor: 0.35, UnseenMax: 0.5, Coverage: 0.5, AgreedCoverage: 0.25, AgreeFloor: 0.15, SubjectFloor: 0.1, LeadFloor: 0.12, LeadMargin: 0.08}
 	term := func(text string, weight float64, seen bool) Term { return Term{Text: text, Weight: weight, Seen: seen} }
 	known := Question{Terms: []Term{term("budget", 2, true), term("q4", 1, true)}}
 	foreign := Question{Terms: []Term{term("xyz", 3, false), term("123", 3, false), term("订单", 1, true)}}
 	social := Question{Social: true, Terms: []Term{term("day", 1, true)}}
 	aboutUser := Question{AboutUser: true, Terms: []Term{term("firm", 3, false)}}
 	topical := Question{Topical: true, Terms: []Term{term("big", 1, false), term("orders", 1, true)}}
+	asking := Question{Asks: true, Terms: []Term{term("damaged", 1, false), term("seats", 1, false)}}
 	tests := []struct {
 		name string
 		q    Question
@@ -122,6 +123,11 @@ func TestGates(t *testing.T) {
 		{"nearest, but below the subject floor", aboutUser, Evidence{Vector: true, Similarity: 0.08, Nearest: true}, ""},
 		{"not among the nearest", aboutUser, Evidence{Vector: true, Similarity: 0.2}, ""},
 		{"nearest to a question about something else", foreign, Evidence{Vector: true, Similarity: 0.2, Nearest: true}, ""},
+		{"the user's nearest, well ahead of the next", asking, Evidence{Vector: true, Similarity: 0.15, Lead: 0.1}, GateLead},
+		{"the user's nearest, not far enough ahead", asking, Evidence{Vector: true, Similarity: 0.15, Lead: 0.05}, ""},
+		{"well ahead, below the lead floor", asking, Evidence{Vector: true, Similarity: 0.1, Lead: 0.1}, ""},
+		{"not the user's nearest", asking, Evidence{Vector: true, Similarity: 0.15}, ""},
+		{"well ahead, in what is not a question", foreign, Evidence{Vector: true, Similarity: 0.15, Lead: 0.1}, ""},
 		{"pleasantries about the user pass nothing", Question{Social: true, AboutUser: true}, Evidence{Vector: true, Similarity: 0.2, Nearest: true}, ""},
 	}
 	for _, tt := range tests {
@@ -132,7 +138,10 @@ func TestGates(t *testing.T) {
 		})
 	}
 	off := rules
-	off.SubjectFloor = 0
+	off.SubjectFloor, off.LeadFloor = 0, 0
+	if got := off.First(asking, Evidence{Vector: true, Similarity: 0.2, Lead: 0.2}); got != "" {
+		t.Errorf("with no lead floor, First = %q, want nothing", got)
+	}
 	if got := off.First(aboutUser, Evidence{Vector: true, Similarity: 0.2, Nearest: true}); got != "" {
 		t.Errorf("with no subject floor, First = %q, want nothing", got)
 	}

@@ -241,8 +241,8 @@ func tune(ctx context.Context, a *app.App, prepared []eval.Prepared, dir string,
 	}
 	score := func(ctx context.Context, c calibration.Calibration) (calibration.GateScores, error) {
 		s, err := scores(ctx, c, tuning)
-		fmt.Fprintf(stderr, "  strong %.4f unseen %.2f subject %.4f fusion %+v: recall@5 %.3f MRR %.3f unexpected %.2f unrelated-empty %.3f forbidden %d\n",
-			c.Gate.StrongFloor, c.Gate.UnseenMax, c.Gate.SubjectFloor, c.Fusion, s.RecallAt5, s.MRR, s.Unexpected, s.UnrelatedEmpty, s.Forbidden)
+		fmt.Fprintf(stderr, "  strong %.4f unseen %.2f subject %.4f lead %.4f/%.2f fusion %+v: recall@5 %.3f MRR %.3f unexpected %.2f unrelated-empty %.3f forbidden %d\n",
+			c.Gate.StrongFloor, c.Gate.UnseenMax, c.Gate.SubjectFloor, c.Gate.LeadFloor, c.Gate.LeadMargin, c.Fusion, s.RecallAt5, s.MRR, s.Unexpected, s.UnrelatedEmpty, s.Forbidden)
 		return calibration.GateScores{Recall: s.RecallAt5, MRR: s.MRR, UnrelatedEmpty: s.UnrelatedEmpty, Forbidden: s.Forbidden}, err
 	}
 	fmt.Fprintf(stderr, "tuning the gate of %s on %d tuning questions\n", a.Calibration.Model, len(tuning))
@@ -254,7 +254,8 @@ func tune(ctx context.Context, a *app.App, prepared []eval.Prepared, dir string,
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stderr, "%d trials; picked strong floor %.4f, unseen max %.2f, subject floor %.4f, fusion %+v; wrote %s\n", len(trials), best.Gate.StrongFloor, best.Gate.UnseenMax, best.Gate.SubjectFloor, best.Fusion, path)
+	fmt.Fprintf(stderr, "%d trials; picked strong floor %.4f, unseen max %.2f, subject floor %.4f, lead floor %.4f and margin %.2f, fusion %+v; wrote %s\n",
+		len(trials), best.Gate.StrongFloor, best.Gate.UnseenMax, best.Gate.SubjectFloor, best.Gate.LeadFloor, best.Gate.LeadMargin, best.Fusion, path)
 	before, err := scores(ctx, a.Calibration, held)
 	if err != nil {
 		return nil, err
