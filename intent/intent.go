@@ -82,7 +82,8 @@ var rules = []rule{
 		"how should i answer", "how to answer", "how to reply", "how should we reply", "the way i like",
 		"风格", "简洁", "简短", "简单点", "重点", "长篇", "啰嗦", "啰唆", "废话", "直接说", "说人话", "详细点", "详细一点",
 		"怎么回复", "怎么回答", "回复方式", "回答方式", "语气", "上次那样", "上次那个", "老样子",
-		"多详细", "详细程度", "写多少",
+		"多详细", "详细程度", "写多少", "答复",
+		"long explanation*", "detailed explanation*", "explanations",
 	}},
 	{name: "preferences", kinds: []string{"preference"}, cues: []string{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
@@ -140,7 +141,8 @@ var rules = []rule{
 	}},
 	{name: "payment", keys: []string{"payment_terms"}, kinds: []string{"payment_terms"}, cues: []string{
 		"payment term*", "pay on", "pay us", "when do i pay", "when do we get paid", "credit term*",
-		"账期", "付款", "结款", "月结",
+		"settle a bill", "settle the bill", "settle bills", "settle invoices", "pay the bill", "pay bills", "pay by",
+		"账期", "付款", "结款", "月结", "结账", "结算",
 	}},
 	// Past conversations: what the user asked or said before, kept as
 	// memories of the conversation.
@@ -149,9 +151,15 @@ var rules = []rule{
 		"did i say", "what did i say", "did i tell you", "we talked about", "we discussed", "did we talk", "did we discuss",
 		"我问过", "我之前问", "我上次问", "问过你", "我提过", "我说过", "聊过", "咨询过", "我们谈过", "我们讨论过",
 	}},
+	// Complaints: what the user was unhappy about, however it is said.
+	{name: "complaints", kinds: []string{"complaint"}, cues: []string{
+		"complain*", "unhappy", "upset", "angry", "annoyed", "dissatisfied", "not happy", "not satisfied", "frustrated",
+		"投诉", "抱怨", "不满", "不高兴", "生气", "不开心", "不满意",
+	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "where do i work", "who do i work for", "which company", "work for",
-		"公司", "单位", "在哪工作", "在哪上班",
+		"what business", "which business", "my business", "organisation", "organization", "my workplace", "where i work",
+		"公司", "单位", "在哪工作", "在哪上班", "哪家厂", "哪个厂", "厂子",
 	}},
 }
 

@@ -40,6 +40,14 @@ func TestDetect(t *testing.T) {
 		{"we talked about a discount last week, right?", []string{"past_conversations"}},
 		{"when will the parcel reach Shanghai", nil}, // "reach" alone is not about contacting
 		{"送货要多长时间", []string{"delivery"}},            // not a question about answer length
+		{"Do I want long explanations from you?", []string{"answer_style"}},
+		{"How many days do we get to settle a bill?", []string{"payment"}},
+		{"我们公司一般多久结账？", []string{"payment", "company"}},
+		{"What business am I part of?", []string{"company"}},
+		{"Bob 在哪家厂子？", []string{"company"}},
+		{"Why is Bob upset?", []string{"complaints"}},
+		{"Bob 为什么不高兴？", []string{"complaints"}},
+		{"can you explain the return rule?", []string{"rule_lookup"}}, // "explain" alone is not about answer style
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
