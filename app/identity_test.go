@@ -126,3 +126,40 @@ func TestKeyChangesReachEveryReplica(t *testing.T) {
 		}
 	})
 }
+
+// TestUserName: a user registered with a name keeps it, spaces tidied, in
+// the registration and where recall reads it; only users have one, of a
+// bounded length; erasing the user forgets it.
+func TestUserName(t *testing.T) {
+	f := apptest.Start(t)
+	r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", identity.NewPrincipal{Kind: memory.KindUser, ID: "u-9f2", Name: "  Ethan   Zhou "})
+	want(t, "create", r, http.StatusCreated)
+	var p identity.Principal
+	r.Decode(t, &p)
+	if p.Name != "Ethan Zhou" {
+		t.Errorf("created %+v, want the name Ethan Zhou", p)
+	}
+	r = f.Do(t, apptest.Admin, http.MethodGet, "/v1/principals/user/u-9f2", nil)
+	want(t, "get", r, http.StatusOK)
+	r.Decode(t, &p)
+	if p.Name != "Ethan Zhou" {
+		t.Errorf("registration %+v, want the name Ethan Zhou", p)
+	}
+	ctx := t.Context()
+	if name, err := f.App.Store.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "Ethan Zhou" {
+		t.Errorf("recall reads %q, %v; want Ethan Zhou", name, err)
+	}
+	for _, bad := range []identity.NewPrincipal{
+		{Kind: memory.KindAgent, ID: "named-bot", Name: "Bot"},
+		{Kind: memory.KindUser, ID: "u-long", Name: strings.Repeat("x", identity.MaxUserName+1)},
+		{Kind: memory.KindUser, ID: "u-ctl", Name: "Ethan\x00Zhou"},
+	} {
+		r = f.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", bad)
+		want(t, "create "+bad.ID, r, http.StatusBadRequest)
+	}
+	r = f.Do(t, apptest.Admin, http.MethodDelete, "/v1/users/u-9f2", nil)
+	want(t, "erase", r, http.StatusOK)
+	if name, err := f.App.Store.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "" {
+		t.Errorf("after the erase recall reads %q, %v; want nothing", name, err)
+	}
+}

@@ -54,8 +54,8 @@ func (s seedSink) EnsureAgent(ctx context.Context, tenant, id, team string) erro
 	return s.a.Store.EnsureAgent(ctx, tenant, id, team)
 }
 
-func (s seedSink) EnsureUser(ctx context.Context, tenant, id string) error {
-	return s.a.Store.EnsureUser(ctx, tenant, id)
+func (s seedSink) EnsureUser(ctx context.Context, tenant, id, name string) error {
+	return s.a.Store.EnsureUser(ctx, tenant, id, name)
 }
 
 func (s seedSink) PutGrant(ctx context.Context, g memory.Grant) error {

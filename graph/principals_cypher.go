@@ -6,5 +6,9 @@ const (
 	cypherEnsureAgent = `MERGE (a:Agent {tenant: $tenant, id: $id})
 SET a.team = coalesce($team, a.team)`
 
-	cypherEnsureUser = `MERGE (u:User {tenant: $tenant, id: $id})`
+	cypherEnsureUser = `MERGE (u:User {tenant: $tenant, id: $id})
+SET u.name = coalesce($name, u.name)`
+
+	cypherUserName = `MATCH (u:User {tenant: $tenant, id: $id})
+RETURN u.name AS name`
 )

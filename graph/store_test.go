@@ -317,8 +317,18 @@ func TestEnsurePrincipals(t *testing.T) {
 		if err := s.EnsureAgent(testCtx(t), tenant, "order-bot", "orders"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.EnsureUser(testCtx(t), tenant, "u1"); err != nil {
+		if err := s.EnsureUser(testCtx(t), tenant, "u1", "Ethan Zhou"); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// An empty name keeps the one set before; a user nobody registered has
+	// none.
+	if err := s.EnsureUser(testCtx(t), tenant, "u1", ""); err != nil {
+		t.Fatal(err)
+	}
+	for user, want := range map[string]string{"u1": "Ethan Zhou", "u2": ""} {
+		if name, err := s.UserName(testCtx(t), tenant, user); err != nil || name != want {
+			t.Errorf("UserName(%s) = %q, %v; want %q", user, name, err, want)
 		}
 	}
 	// An empty team keeps the one set before.

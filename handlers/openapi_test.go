@@ -870,6 +870,12 @@ func exerciseIdentity(t *testing.T, f *apptest.Fixture) {
 	expectResponse(t, "get principal", r, http.StatusOK)
 	r = f.Do(t, admin, "GET", "/v1/principals/agent/nobody", nil)
 	expectResponse(t, "get unknown principal", r, http.StatusNotFound, "not_found")
+	r = f.Do(t, admin, "POST", "/v1/principals", identity.NewPrincipal{Kind: memory.KindUser, ID: "named-user", Name: "Ethan Zhou"})
+	expectResponse(t, "create a user with a name", r, http.StatusCreated)
+	r = f.Do(t, admin, "GET", "/v1/principals/user/named-user", nil)
+	expectResponse(t, "get a user with a name", r, http.StatusOK)
+	r = f.Do(t, admin, "POST", "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "named-bot", Name: "Bot"})
+	expectResponse(t, "create an agent with a name", r, http.StatusBadRequest, "invalid_argument")
 
 	r = f.Do(t, admin, "POST", "/v1/keys", identity.NewKey{OwnerKind: memory.KindAgent, OwnerID: "doc-bot"})
 	expectResponse(t, "create key", r, http.StatusCreated)

@@ -2,12 +2,19 @@ package identity
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"mneme/memory"
 )
+
+// MaxUserName is the longest name a user may be given, in characters.
+const MaxUserName = 100
 
 // DefaultGrace is how long a rotated key keeps working when the admin does
 // not say; MaxGrace is the longest grace an admin may give.
@@ -99,7 +106,8 @@ func containsUnderscore(s string) bool { return slices.Contains([]byte(s), '_') 
 // CreatePrincipal registers an agent (with an optional team), a user, an
 // analyst (with roles) or an admin in the caller's tenant.
 func (s *Service) CreatePrincipal(ctx context.Context, p memory.Principal, n NewPrincipal) (Principal, error) {
-	out := Principal{Kind: n.Kind, ID: n.ID, Team: n.Team, Roles: n.Roles, CreatedAt: s.now().UTC()}
+	n.Name = strings.Join(strings.Fields(n.Name), " ")
+	out := Principal{Kind: n.Kind, ID: n.ID, Team: n.Team, Roles: n.Roles, Name: n.Name, CreatedAt: s.now().UTC()}
 	err := s.act(ctx, p, "principal.create", n.Kind+":"+n.ID, nil, func() error {
 		if err := validPrincipal(n); err != nil {
 			return err
@@ -124,6 +132,10 @@ func validPrincipal(n NewPrincipal) error {
 		return memory.Invalid("team", "must be 1–64 letters, digits or -_.:@")
 	case len(n.Roles) > 16:
 		return memory.Invalid("roles", "at most 16")
+	case n.Name != "" && n.Kind != memory.KindUser:
+		return memory.Invalid("name", "only users have a name")
+	case utf8.RuneCountInString(n.Name) > MaxUserName || !utf8.ValidString(n.Name) || strings.ContainsFunc(n.Name, unicode.IsControl):
+		return memory.Invalid("name", fmt.Sprintf("must be at most %d characters of text", MaxUserName))
 	}
 	for _, r := range n.Roles {
 		if !memory.ValidName(r) {

@@ -15,10 +15,13 @@ type Tenant struct {
 
 // Principal is a registered agent, user, analyst or admin of a tenant.
 type Principal struct {
-	Kind      string    `json:"kind"`
-	ID        string    `json:"id"`
-	Team      string    `json:"team,omitempty"`  // agents only
-	Roles     []string  `json:"roles,omitempty"` // analysts (and admins) only
+	Kind  string   `json:"kind"`
+	ID    string   `json:"id"`
+	Team  string   `json:"team,omitempty"`  // agents only
+	Roles []string `json:"roles,omitempty"` // analysts (and admins) only
+	// Name is what people call a user ("Ethan Zhou"); recall takes it, or
+	// a word of it, in a question as naming the user. Users only.
+	Name      string    `json:"name,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -28,6 +31,7 @@ type NewPrincipal struct {
 	ID    string   `json:"id"`
 	Team  string   `json:"team,omitempty"`
 	Roles []string `json:"roles,omitempty"`
+	Name  string   `json:"name,omitempty"`
 }
 
 // Key statuses, as listings show them.

@@ -288,7 +288,8 @@ type Sink interface {
 	// PutAPIKey stores key (the sink hashes it) for principal p.
 	PutAPIKey(ctx context.Context, key string, p memory.Principal) error
 	EnsureAgent(ctx context.Context, tenant, id, team string) error
-	EnsureUser(ctx context.Context, tenant, id string) error
+	// EnsureUser registers the user with the name the user is known by.
+	EnsureUser(ctx context.Context, tenant, id, name string) error
 	// PutGrant creates or replaces the grant with g.ID.
 	PutGrant(ctx context.Context, g memory.Grant) error
 	// WriteMemory embeds m, assigns its id and supersedes the active memory of
@@ -324,7 +325,7 @@ func Load(ctx context.Context, ds *Dataset, sink Sink) (Report, error) {
 		rep.Agents++
 	}
 	for _, u := range ds.Users {
-		if err := sink.EnsureUser(ctx, ds.Tenant, u.ID); err != nil {
+		if err := sink.EnsureUser(ctx, ds.Tenant, u.ID, u.Name); err != nil {
 			return rep, fmt.Errorf("seed: user %q: %w", u.ID, err)
 		}
 		rep.Users++

@@ -427,8 +427,8 @@ func (s *recordingSink) EnsureAgent(_ context.Context, tenant, id, team string) 
 	return nil
 }
 
-func (s *recordingSink) EnsureUser(_ context.Context, tenant, id string) error {
-	s.record("EnsureUser %s %s", tenant, id)
+func (s *recordingSink) EnsureUser(_ context.Context, tenant, id, name string) error {
+	s.record("EnsureUser %s %s %s", tenant, id, name)
 	return nil
 }
 

@@ -47,8 +47,10 @@ func (c client) principal(ctx context.Context, args []string) error {
 				n.Team = v
 			case ok && k == "roles":
 				n.Roles = strings.Split(v, ",")
+			case ok && k == "name":
+				n.Name = v
 			default:
-				return fmt.Errorf("principal option %q is not team=T or roles=a,b", kv)
+				return fmt.Errorf("principal option %q is not team=T, roles=a,b or name=N", kv)
 			}
 		}
 		return c.call(ctx, http.MethodPost, "/v1/principals", n)

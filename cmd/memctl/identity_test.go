@@ -53,7 +53,9 @@ func onboard(t *testing.T, f *apptest.Fixture, extra string) onboarded {
 	}
 	o := onboarded{Fixture: &apptest.Fixture{URL: f.URL, App: f.App, Tenant: tenant, Keys: map[string]string{"admin": adminKey}}}
 	memctl(adminKey, "principal", "create", "agent", "helper-bot", "team=support")
-	memctl(adminKey, "principal", "create", "user", "dana")
+	if out := memctl(adminKey, "principal", "create", "user", "dana", "name=Dana Li"); !strings.Contains(out, `"name": "Dana Li"`) && !strings.Contains(out, `"name":"Dana Li"`) {
+		t.Errorf("principal create with a name printed %q", out)
+	}
 	memctl(adminKey, "principal", "create", "agent", extra)
 	for _, who := range [][2]string{{"agent", "helper-bot"}, {"user", "dana"}} {
 		// Keys through REST itself, as the README's curl does.

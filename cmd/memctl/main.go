@@ -73,7 +73,7 @@ Commands:
   tenant create NAME           create a tenant and print its first admin key, once (uses NEO4J_URI,
                                REDIS_URL, MNEME_KEY_SECRET)
   principal list               the tenant's agents, users, analysts and admins (admin)
-  principal create KIND ID [team=T] [roles=a,b]
+  principal create KIND ID [team=T] [roles=a,b] [name="N"]
                                register an agent, user, analyst or admin
   principal get|delete KIND ID show one, or remove it with its keys
   key list                     the tenant's API keys, never their secrets (admin)

@@ -84,7 +84,7 @@ func (s *Store) CreateTenant(ctx context.Context, t identity.Tenant, admin ident
 
 func principalParams(tenant string, p identity.Principal) map[string]any {
 	return map[string]any{
-		"tenant": tenant, "kind": p.Kind, "id": p.ID, "team": strOrNil(p.Team), "roles": listOrNil(p.Roles),
+		"tenant": tenant, "kind": p.Kind, "id": p.ID, "team": strOrNil(p.Team), "roles": listOrNil(p.Roles), "name": strOrNil(p.Name),
 		"created_at": p.CreatedAt.UTC(),
 	}
 }
@@ -164,7 +164,7 @@ func (s *Store) DeleteUser(ctx context.Context, tenant, userID string) (int64, e
 func decodePrincipal(v any) identity.Principal {
 	m, _ := v.(map[string]any)
 	return identity.Principal{
-		Kind: str(m["kind"]), ID: str(m["id"]), Team: str(m["team"]), Roles: strs(m["roles"]),
+		Kind: str(m["kind"]), ID: str(m["id"]), Team: str(m["team"]), Roles: strs(m["roles"]), Name: str(m["name"]),
 		CreatedAt: timeOf(m["created_at"]),
 	}
 }

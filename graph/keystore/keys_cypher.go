@@ -10,7 +10,7 @@ const principalSideNodes = `
 FOREACH (_ IN CASE WHEN $kind = 'agent' THEN [1] ELSE [] END |
   MERGE (a:Agent {tenant: $tenant, id: $id}) SET a.team = coalesce($team, a.team))
 FOREACH (_ IN CASE WHEN $kind = 'user' THEN [1] ELSE [] END |
-  MERGE (u:User {tenant: $tenant, id: $id}))`
+  MERGE (u:User {tenant: $tenant, id: $id}) SET u.name = coalesce($name, u.name))`
 
 const (
 	// cypherTenantInUse finds a tenant that exists, or has principals from
@@ -22,11 +22,11 @@ RETURN count(t) + count(p) AS n`
 	cypherCreateTenant = `CREATE (t:Tenant {tenant: $tenant, id: $tenant, created_at: $created_at})`
 
 	cypherCreatePrincipal = `CREATE (p:Principal {tenant: $tenant, kind: $kind, id: $id})
-SET p.team = $team, p.roles = $roles, p.created_at = $created_at` + principalSideNodes
+SET p.team = $team, p.roles = $roles, p.name = $name, p.created_at = $created_at` + principalSideNodes
 
 	cypherEnsurePrincipal = `MERGE (p:Principal {tenant: $tenant, kind: $kind, id: $id})
 ON CREATE SET p.created_at = $created_at
-SET p.team = $team, p.roles = $roles` + principalSideNodes
+SET p.team = $team, p.roles = $roles, p.name = coalesce($name, p.name)` + principalSideNodes
 
 	cypherListPrincipals = `MATCH (p:Principal {tenant: $tenant})
 RETURN p {.*} AS principal ORDER BY p.kind, p.id`

@@ -180,7 +180,7 @@ type Granter interface {
 // Directory registers agents and users: graph.Store.
 type Directory interface {
 	EnsureAgent(ctx context.Context, tenant, id, team string) error
-	EnsureUser(ctx context.Context, tenant, id string) error
+	EnsureUser(ctx context.Context, tenant, id, name string) error
 }
 
 // Loaded is a dataset in a tenant, with the id each ref received.
@@ -256,8 +256,8 @@ func (s *loadSink) EnsureAgent(ctx context.Context, tenant, id, team string) err
 	return s.dir.EnsureAgent(ctx, tenant, id, team)
 }
 
-func (s *loadSink) EnsureUser(ctx context.Context, tenant, id string) error {
-	return s.dir.EnsureUser(ctx, tenant, id)
+func (s *loadSink) EnsureUser(ctx context.Context, tenant, id, name string) error {
+	return s.dir.EnsureUser(ctx, tenant, id, name)
 }
 
 func (s *loadSink) PutGrant(ctx context.Context, g memory.Grant) error {
