@@ -274,6 +274,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Queue:    a.Queue,
 		Audit:    a.Audit,
 		Quota:    quotaPort,
+		Names:    store,
 	}
 	a.Service, err = memory.NewService(a.MemoryOptions)
 	if err != nil {

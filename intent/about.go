@@ -2,7 +2,9 @@ package intent
 
 import (
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // About reports whether question asks about the person recall serves:
@@ -14,9 +16,10 @@ import (
 //
 // It holds when question is a question (not a greeting, thanks or
 // request) that refers to the user: by a first- or third-person word, a
-// word for the customer, or user, the user's id. "me" as the one a request
-// is for ("tell me a joke", "给我讲个笑话吧") does not count.
-func About(question, user string) bool {
+// word for the customer, or one of names, the user's id and the names the
+// user is known by (Words). "me" as the one a request is for ("tell me a
+// joke", "给我讲个笑话吧") does not count.
+func About(question string, names ...string) bool {
 	q := strings.ToLower(strings.TrimSpace(question))
 	if q == "" || !asks(q) {
 		return false
@@ -32,8 +35,10 @@ func About(question, user string) bool {
 	for _, r := range zhRecipient {
 		q = strings.ReplaceAll(q, r, " ")
 	}
-	if user = strings.ToLower(strings.TrimSpace(user)); user != "" && word(q, user) {
-		return true
+	for _, n := range Words(names...) {
+		if word(q, n) {
+			return true
+		}
 	}
 	if person.MatchString(q) {
 		return true
@@ -110,13 +115,48 @@ var (
 	zhRecipient = []string{"给我们", "帮我们", "告诉我们", "给我", "帮我", "告诉我", "为我", "替我", "让我", "陪我"}
 )
 
-// Unnamed returns question without the user's id where it names the user as
-// a word, possessive included ("did Alice have a problem with her chairs?"
-// for user alice). Recall searches one user's memories, most of which name
-// that user, so the name says nothing about which of them is meant; left
-// in, it pulls the question towards the user's shortest memories.
-func Unnamed(question, user string) string {
-	user = strings.ToLower(strings.TrimSpace(user))
+// Words returns the lower-cased words by which names (a user's id and the
+// names the user is known by, "Ethan Zhou") refer to the user: each name
+// whole and, for a name of several words, each word of two letters or more
+// ("ethan", "zhou"), but not an abbreviation such as "Jr.".
+func Words(names ...string) []string {
+	var out []string
+	add := func(w string) {
+		if w != "" && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	for _, n := range names {
+		n = strings.ToLower(strings.Join(strings.Fields(n), " "))
+		add(n)
+		if parts := strings.Fields(n); len(parts) > 1 {
+			for _, w := range parts {
+				if utf8.RuneCountInString(w) >= 2 && !strings.ContainsAny(w, ".'’") {
+					add(w)
+				}
+			}
+		}
+	}
+	// Longer names first, so that "ethan zhou" goes whole before "ethan".
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// Unnamed returns question without the user's names (Words of names) where
+// it names the user, possessive included ("did Alice have a problem with
+// her chairs?" for user alice). Recall searches one user's memories, most
+// of which name that user, so the name says nothing about which of them is
+// meant; left in, it pulls the question towards the user's shortest
+// memories.
+func Unnamed(question string, names ...string) string {
+	for _, n := range Words(names...) {
+		question = unname(question, n)
+	}
+	return question
+}
+
+// unname removes the lower-cased name user from question.
+func unname(question, user string) string {
 	lower := strings.ToLower(question)
 	if user == "" || len(lower) != len(question) {
 		return question

@@ -1,6 +1,7 @@
 package intent_test
 
 import (
+	"slices"
 	"testing"
 
 	"mneme/intent"
@@ -78,6 +79,39 @@ func TestUnnamed(t *testing.T) {
 	for _, tt := range tests {
 		if got := intent.Unnamed(tt.q, tt.user); got != tt.want {
 			t.Errorf("Unnamed(%q, %q) = %q, want %q", tt.q, tt.user, got, tt.want)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	names := []string{"u02", "Ethan Zhou Jr."}
+	if got, want := intent.Words(names...), []string{"ethan zhou jr.", "ethan", "zhou", "u02"}; !slices.Equal(got, want) {
+		t.Errorf("Words = %q, want %q", got, want)
+	}
+	about := []struct {
+		q    string
+		want bool
+	}{
+		{"Did Ethan's first batch leave the warehouse already?", true},
+		{"Ethan 的货现在到哪一步了？", true},
+		{"Zhou 在哪个城市？", true},
+		{"What is the capital of Australia?", false},
+		{"Did Ethanol prices rise?", false},
+	}
+	for _, tt := range about {
+		if got := intent.About(tt.q, names...); got != tt.want {
+			t.Errorf("About(%q, %q) = %v, want %v", tt.q, names, got, tt.want)
+		}
+	}
+	unnamed := []struct{ q, want string }{
+		{"Did Ethan Zhou's first batch leave?", "Did first batch leave?"},
+		{"Did Ethan's first batch leave?", "Did first batch leave?"},
+		{"Ethan 的货现在到哪一步了？", "的货现在到哪一步了？"},
+		{"how is u02 doing", "how is doing"},
+	}
+	for _, tt := range unnamed {
+		if got := intent.Unnamed(tt.q, names...); got != tt.want {
+			t.Errorf("Unnamed(%q, %q) = %q, want %q", tt.q, names, got, tt.want)
 		}
 	}
 }

@@ -356,7 +356,8 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		result.Context = contextBlock(nil)
 		return result, nil
 	}
-	query, err := s.embed.EmbedQuery(ctx, intent.Unnamed(r.Query, r.UserID))
+	names := s.names.of(ctx, p.Tenant, r.UserID)
+	query, err := s.embed.EmbedQuery(ctx, intent.Unnamed(r.Query, names...))
 	if err == nil && len(query) != s.embed.Dimension() {
 		err = fmt.Errorf("a query vector of dimension %d from model %s of dimension %d", len(query), s.embed.Model(), s.embed.Dimension())
 	}
@@ -370,7 +371,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	if r.SessionOnly {
 		filters.SessionID = r.SessionID
 	}
-	found, err := s.candidates(ctx, scope, r, query, filters, &result.Search)
+	found, err := s.candidates(ctx, scope, r, names, query, filters, &result.Search)
 	if err != nil {
 		return RecallResult{}, err
 	}
@@ -480,10 +481,11 @@ func relatedToQuery(xs []Expansion, near map[string]float64) []Expansion {
 	return out
 }
 
-// candidates runs the sources in parallel inside scope.
-func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, query []float32, filters SearchQuery, info *SearchInfo) (found, error) {
+// candidates runs the sources in parallel inside scope. names are those
+// the question may call the user by (nameCache.of).
+func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, names []string, query []float32, filters SearchQuery, info *SearchInfo) (found, error) {
 	f := found{near: map[string]float64{}, ask: intent.Detect(r.Query)}
-	terms := s.recall.Keywords(intent.Unnamed(r.Query, r.UserID))
+	terms := s.recall.Keywords(intent.Unnamed(r.Query, names...))
 	g, gctx := errgroup.WithContext(ctx)
 	if !f.ask.Empty() {
 		g.Go(func() error {
@@ -538,7 +540,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	}
 	f.intent = intentHits(f.ask, f.intent, f.shared)
 	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph), Intent: len(f.intent)}
-	f.question = question(r, terms, f.text, max(info.PartitionSize, len(f.vector)))
+	f.question = question(r, names, terms, f.text, max(info.PartitionSize, len(f.vector)))
 	f.question.Topical = f.ask.Topical
 	f.nearest = nearest(f.vector, r.UserID, s.recall.SubjectTop)
 	f.leader, f.lead = lead(f.vector, r.UserID)
@@ -548,13 +550,13 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 // question weighs the question's keywords by how many of the user's
 // memories contain them, counted among the full-text hits (every memory
 // sharing a keyword, up to the search's limit) against the partition's size.
-func question(r RecallRequest, terms []string, text []Hit, partition int) relevance.Question {
+func question(r RecallRequest, names, terms []string, text []Hit, partition int) relevance.Question {
 	docs := make([]string, len(text))
 	for i, h := range text {
 		docs[i] = h.Memory.Content
 	}
 	q := relevance.Analyse(terms, docs, partition)
-	q.AboutUser, q.Identifiers = r.UserID != "" && intent.About(r.Query, r.UserID), facts.Identifiers(r.Query)
+	q.AboutUser, q.Identifiers = r.UserID != "" && intent.About(r.Query, names...), facts.Identifiers(r.Query)
 	q.Asks = intent.Asks(r.Query)
 	return q
 }

@@ -70,6 +70,9 @@ type Options struct {
 	Audit Auditor
 	// Quota admits writes against the tenant's quotas; nil admits all.
 	Quota Quota
+	// Names tells the names users are known by, which recall takes as
+	// naming the user; nil: users are known by their ids alone.
+	Names UserNames
 }
 
 // Service is the entry point for everything a principal does with memories.
@@ -100,6 +103,7 @@ type Service struct {
 
 	auditor Auditor
 	quota   Quota
+	names   *nameCache
 }
 
 // NewService returns a Service, or an error naming every required
@@ -123,6 +127,7 @@ func NewService(opts Options) (*Service, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.names = newNameCache(opts.Names, s.now, s.log)
 	return s, nil
 }
 
