@@ -83,7 +83,7 @@ var rules = []rule{
 		"风格", "简洁", "简短", "简单点", "重点", "长篇", "啰嗦", "啰唆", "废话", "直接说", "说人话", "详细点", "详细一点",
 		"怎么回复", "怎么回答", "回复方式", "回答方式", "语气", "上次那样", "上次那个", "老样子",
 		"多详细", "详细程度", "写多少", "答复",
-		"long explanation*", "detailed explanation*", "explanations",
+		"long explanation*", "detailed explanation*", "explanations", "chatty", "talkative",
 	}},
 	{name: "preferences", kinds: []string{"preference"}, cues: []string{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
@@ -142,6 +142,7 @@ var rules = []rule{
 	{name: "payment", keys: []string{"payment_terms"}, kinds: []string{"payment_terms"}, cues: []string{
 		"payment term*", "pay on", "pay us", "when do i pay", "when do we get paid", "credit term*",
 		"settle a bill", "settle the bill", "settle bills", "settle invoices", "pay the bill", "pay bills", "pay by",
+		"pays us", "pay you", "pays you",
 		"账期", "付款", "结款", "月结", "结账", "结算",
 	}},
 	// Past conversations: what the user asked or said before, kept as
@@ -159,7 +160,8 @@ var rules = []rule{
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "where do i work", "who do i work for", "which company", "work for",
 		"what business", "which business", "my business", "organisation", "organization", "my workplace", "where i work",
-		"公司", "单位", "在哪工作", "在哪上班", "哪家厂", "哪个厂", "厂子",
+		"which city", "what city", "based in", "where is she based", "where is he based", "where are they based", "where am i based",
+		"公司", "单位", "在哪工作", "在哪上班", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",
 	}},
 }
 

@@ -46,6 +46,9 @@ func TestDetect(t *testing.T) {
 		{"What business am I part of?", []string{"company"}},
 		{"Bob 在哪家厂子？", []string{"company"}},
 		{"Why is Bob upset?", []string{"complaints"}},
+		{"How chatty should I be with Ava?", []string{"answer_style"}},
+		{"How long before Elijah's company pays us?", []string{"payment"}},
+		{"Evelyn 在哪个城市？", []string{"company"}},
 		{"Bob 为什么不高兴？", []string{"complaints"}},
 		{"can you explain the return rule?", []string{"rule_lookup"}}, // "explain" alone is not about answer style
 	}
