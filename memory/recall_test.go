@@ -310,6 +310,16 @@ func recallGates(t *testing.T, f *fixture, query string) (map[string]string, []R
 	return gates, got.Memories
 }
 
+// vectorFixture is a fixture recalling with cfg in alice's scope, whose
+// vector search finds vector.
+func vectorFixture(t *testing.T, cfg RecallConfig, vector []Hit) *fixture {
+	t.Helper()
+	f := newFixture(t, cfg)
+	f.authz.scope = aliceScope
+	f.store.vector = vector
+	return f
+}
+
 func TestRecallSubjectGate(t *testing.T) {
 	// alice's memories share no word with the questions and lie below the
 	// vector floor (0.3); a shared rule lies among them.
@@ -339,10 +349,7 @@ func TestRecallSubjectGate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := recallConfig
 			cfg.SubjectFloor, cfg.SubjectTop = tt.floor, 3
-			f := newFixture(t, cfg)
-			f.authz.scope = aliceScope
-			f.store.vector = tt.vector
-			gates, recalled := recallGates(t, f, tt.query)
+			gates, recalled := recallGates(t, vectorFixture(t, cfg, tt.vector), tt.query)
 			for _, r := range recalled {
 				if !slices.Contains(r.Explain.Sources, SourceVector) {
 					t.Errorf("%s has sources %v, want the vector source", r.Memory.ID, r.Explain.Sources)
@@ -387,10 +394,7 @@ func TestRecallLeadGate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := recallConfig
 			cfg.LeadFloor, cfg.LeadMargin = tt.floor, 0.08
-			f := newFixture(t, cfg)
-			f.authz.scope = aliceScope
-			f.store.vector = tt.vector
-			gates, _ := recallGates(t, f, tt.query)
+			gates, _ := recallGates(t, vectorFixture(t, cfg, tt.vector), tt.query)
 			if diff := cmp.Diff(tt.want, gates); diff != "" {
 				t.Errorf("gates (-want +got):\n%s", diff)
 			}
