@@ -340,6 +340,10 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	result := RecallResult{Memories: []Recalled{}, Search: SearchInfo{VectorPath: VectorNone, VectorComplete: true, Rerank: RerankOff}}
 	st := &result.Search.Stages
 	lap := stopwatch()
+	// The user's name is read while policy decides the scope: the
+	// question's embedding needs it, the scope does not.
+	named := make(chan []string, 1)
+	go func() { named <- s.names.of(ctx, p.Tenant, r.UserID) }()
 	userScope, err := s.authz.ReadScope(ctx, p, r.UserID, now)
 	if err != nil {
 		return RecallResult{}, fmt.Errorf("read scope: %w", err)
@@ -356,7 +360,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		result.Context = contextBlock(nil)
 		return result, nil
 	}
-	names := s.names.of(ctx, p.Tenant, r.UserID)
+	names := <-named
 	query, err := s.embed.EmbedQuery(ctx, intent.Unnamed(r.Query, names...))
 	if err == nil && len(query) != s.embed.Dimension() {
 		err = fmt.Errorf("a query vector of dimension %d from model %s of dimension %d", len(query), s.embed.Model(), s.embed.Dimension())
