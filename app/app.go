@@ -46,6 +46,7 @@ import (
 	"mneme/recalllog"
 	"mneme/session"
 	"mneme/tracing"
+	"mneme/usernames"
 	"mneme/web"
 	"mneme/workingmemory"
 )
@@ -274,7 +275,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Queue:    a.Queue,
 		Audit:    a.Audit,
 		Quota:    quotaPort,
-		Names:    store,
+		Names:    usernames.New(keystore.New(store.Runner()), nil),
 	}
 	a.Service, err = memory.NewService(a.MemoryOptions)
 	if err != nil {

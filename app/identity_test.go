@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"mneme/graph/keystore"
 	"mneme/identity"
 	"mneme/internal/apptest"
 	"mneme/memory"
@@ -146,7 +147,8 @@ func TestUserName(t *testing.T) {
 		t.Errorf("registration %+v, want the name Ethan Zhou", p)
 	}
 	ctx := t.Context()
-	if name, err := f.App.Store.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "Ethan Zhou" {
+	names := keystore.New(f.App.Store.Runner())
+	if name, err := names.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "Ethan Zhou" {
 		t.Errorf("recall reads %q, %v; want Ethan Zhou", name, err)
 	}
 	for _, bad := range []identity.NewPrincipal{
@@ -159,7 +161,7 @@ func TestUserName(t *testing.T) {
 	}
 	r = f.Do(t, apptest.Admin, http.MethodDelete, "/v1/users/u-9f2", nil)
 	want(t, "erase", r, http.StatusOK)
-	if name, err := f.App.Store.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "" {
+	if name, err := names.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "" {
 		t.Errorf("after the erase recall reads %q, %v; want nothing", name, err)
 	}
 }

@@ -29,20 +29,3 @@ func (s *Store) EnsureUser(ctx context.Context, tenant, id, name string) error {
 		return exec(ctx, tx, cypherEnsureUser, map[string]any{"tenant": tenant, "id": id, "name": strOrNil(name)})
 	})
 }
-
-// UserName implements memory.UserNames: the name the user is known by, ""
-// when the user has none or does not exist.
-func (s *Store) UserName(ctx context.Context, tenant, id string) (string, error) {
-	var name string
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		rows, err := readAll(ctx, tx, cypherUserName, map[string]any{"tenant": tenant, "id": id}, func(r *neo4j.Record) (any, error) {
-			v, _ := r.Get("name")
-			return v, nil
-		})
-		if err == nil && len(rows) == 1 {
-			name, _ = rows[0].(string)
-		}
-		return err
-	})
-	return name, err
-}

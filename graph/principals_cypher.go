@@ -8,7 +8,4 @@ SET a.team = coalesce($team, a.team)`
 
 	cypherEnsureUser = `MERGE (u:User {tenant: $tenant, id: $id})
 SET u.name = coalesce($name, u.name)`
-
-	cypherUserName = `MATCH (u:User {tenant: $tenant, id: $id})
-RETURN u.name AS name`
 )

@@ -198,7 +198,9 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (r 
 		return Receipt{}, err
 	}
 	r = Receipt{Tenant: p.Tenant, UserID: userID, ErasedAt: now, Counts: map[string]int64{}}
-	defer s.names.forget(p.Tenant, userID)
+	if s.names != nil {
+		defer s.names.Forget(p.Tenant, userID)
+	}
 	fence, err := s.fence.FenceUser(ctx, p.Tenant, userID)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("erase user: fence queued writes: %w", err)

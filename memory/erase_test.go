@@ -260,3 +260,17 @@ func TestEraseUserFencesQueuedWrites(t *testing.T) {
 		})
 	}
 }
+
+func TestEraseUserForgetsTheName(t *testing.T) {
+	f := newFixture(t, recallConfig)
+	names := &fakeNames{names: map[string]string{"alice": "Alice Wang"}}
+	opts := f.options(t, recallConfig)
+	opts.Names = names
+	f.svc = f.service(t, opts)
+	if _, err := f.svc.EraseUser(context.Background(), adminAcme, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"alice"}, names.forgot); diff != "" {
+		t.Errorf("forgotten (-want +got):\n%s", diff)
+	}
+}

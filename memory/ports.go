@@ -172,3 +172,11 @@ type Eraser interface {
 	// and returns how many items it removed.
 	EraseUser(ctx context.Context, tenant, userID string) (int64, error)
 }
+
+// UserNames tells the name a user is known by besides the id ("Ethan
+// Zhou"), which agents use to speak of the user in questions; "" when the
+// user has none. Forget drops what it may keep of a user who is erased.
+type UserNames interface {
+	UserName(ctx context.Context, tenant, userID string) (string, error)
+	Forget(tenant, userID string)
+}

@@ -712,3 +712,50 @@ func TestRecallNamedCodeDoesNotDecay(t *testing.T) {
 		t.Errorf("the other order decays by %v, want less than 1", d)
 	}
 }
+
+// fakeNames knows users' names and what it was told to forget.
+type fakeNames struct {
+	names  map[string]string // user -> name
+	err    error
+	forgot []string
+}
+
+func (f *fakeNames) UserName(_ context.Context, _, user string) (string, error) {
+	return f.names[user], f.err
+}
+
+func (f *fakeNames) Forget(_, user string) { f.forgot = append(f.forgot, user) }
+
+func TestRecallKnowsTheUserByName(t *testing.T) {
+	// alice's memories share no word with the question and lie below the
+	// vector floor; the question names her only as "Ethan".
+	a, b := stored("mem_a", "works at Acme"), stored("mem_b", "lives in Lyon")
+	tests := []struct {
+		name  string
+		names UserNames
+		want  map[string]string // id -> gate
+		embed string
+	}{
+		{"her name makes the question one about her", &fakeNames{names: map[string]string{"alice": "Ethan Zhou"}},
+			map[string]string{"mem_a": relevance.GateSubject, "mem_b": relevance.GateSubject}, "Where does work these days?"},
+		{"unknown names leave it about someone else", nil, map[string]string{}, "Where does Ethan work these days?"},
+		{"a store that fails costs the name, not the recall", &fakeNames{err: errors.New("down")}, map[string]string{}, "Where does Ethan work these days?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := recallConfig
+			cfg.SubjectFloor, cfg.SubjectTop = 0.1, 3
+			f := vectorFixture(t, cfg, []Hit{{a, 0.2}, {b, 0.18}})
+			opts := f.options(t, cfg)
+			opts.Names = tt.names
+			f.svc = f.service(t, opts)
+			gates, _ := recallGates(t, f, "Where does Ethan work these days?")
+			if diff := cmp.Diff(tt.want, gates); diff != "" {
+				t.Errorf("gates (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([][]string{{tt.embed}}, f.embed.calls); diff != "" {
+				t.Errorf("embedded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

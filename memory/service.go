@@ -70,8 +70,9 @@ type Options struct {
 	Audit Auditor
 	// Quota admits writes against the tenant's quotas; nil admits all.
 	Quota Quota
-	// Names tells the names users are known by, which recall takes as
-	// naming the user; nil: users are known by their ids alone.
+	// Names tells the names users are known by (package usernames), which
+	// recall takes as naming the user; nil: users are known by their ids
+	// alone.
 	Names UserNames
 }
 
@@ -103,7 +104,7 @@ type Service struct {
 
 	auditor Auditor
 	quota   Quota
-	names   *nameCache
+	names   UserNames
 }
 
 // NewService returns a Service, or an error naming every required
@@ -114,12 +115,12 @@ func NewService(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		store: opts.Store, authz: opts.Authz, embed: opts.Embed,
-		log: opts.Logger, now: opts.Now, recall: opts.Recall.withDefaults(),
+		log: opts.Logger, now: opts.Now, recall: opts.Recall.WithDefaults(),
 		guardPolicy: opts.Guard, writes: opts.Writes, warm: opts.Warm, confirm: opts.Confirm,
 		forget: opts.Forget, fence: opts.Fence, erasers: opts.Erasers, memoryErasers: opts.MemoryErasers,
 		janitor: opts.Janitor, sessions: opts.Sessions,
 		write: opts.Write.withDefaults(), queue: opts.Queue, searchStore: opts.Search, recorder: opts.Recorder,
-		auditor: opts.Audit, quota: opts.Quota,
+		auditor: opts.Audit, quota: opts.Quota, names: opts.Names,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -127,7 +128,6 @@ func NewService(opts Options) (*Service, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.names = newNameCache(opts.Names, s.now, s.log)
 	return s, nil
 }
 

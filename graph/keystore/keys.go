@@ -53,6 +53,19 @@ func listOrNil(xs []string) any {
 	return xs
 }
 
+// UserName returns the name the user is known by (usernames.Source), ""
+// when the user has none or does not exist. Principal creation keeps it on
+// the user's node, which memories link to and an erase deletes.
+func (s *Store) UserName(ctx context.Context, tenant, id string) (string, error) {
+	var name string
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		name, _, err = neo.ReadOne(ctx, tx, cypherUserName, map[string]any{"tenant": tenant, "id": id}, neo.Column("name", str))
+		return err
+	})
+	return name, err
+}
+
 // CreateTenant stores a tenant, its first admin and the admin's key in one
 // transaction; a tenant that exists, or has principals, is
 // identity.ErrTenantExists.

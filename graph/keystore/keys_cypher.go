@@ -41,6 +41,9 @@ FOREACH (k IN keys | DELETE k)
 DELETE p
 RETURN size(keys) AS keys`
 
+	cypherUserName = `MATCH (u:User {tenant: $tenant, id: $id})
+RETURN u.name AS name`
+
 	// cypherDeleteUser removes a user's registration and keys; a user who
 	// has neither removes nothing.
 	cypherDeleteUser = `OPTIONAL MATCH (k:APIKey {tenant: $tenant, kind: 'user', principal_id: $id})

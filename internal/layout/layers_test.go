@@ -37,78 +37,81 @@ var layers = map[string]int{
 	"mneme/intent":            0,
 	"mneme/partitions":        0,
 	"mneme/embedding/usem":    0,
+	// Recall's settings, below the service that reads them.
+	"mneme/recallconfig": 1,
 	// The domain.
-	"mneme/memory": 1,
+	"mneme/memory": 2,
 	// Per-model settings, chosen with the facts rules of dedup.
-	"mneme/calibration": 1,
+	"mneme/calibration": 2,
 	// Services beside memory.
-	"mneme/policyadmin": 2,
-	"mneme/identity":    2,
-	"mneme/janitor":     2,
-	"mneme/reembed":     2,
-	"mneme/export":      2,
-	"mneme/quota":       2,
-	"mneme/census":      2,
+	"mneme/policyadmin": 3,
+	"mneme/identity":    3,
+	"mneme/janitor":     3,
+	"mneme/reembed":     3,
+	"mneme/export":      3,
+	"mneme/quota":       3,
+	"mneme/census":      3,
+	"mneme/usernames":   3,
 	// Admins read the recall log.
-	"mneme/recalllog": 2,
+	"mneme/recalllog": 3,
 	// Analysts' graph queries under the compiled policy filter.
-	"mneme/graphquery": 2,
+	"mneme/graphquery": 3,
 	// Knowledge-base documents imported as shared knowledge.
-	"mneme/documents": 2,
+	"mneme/documents": 3,
 	// Working memory: open sessions, closed into memories.
-	"mneme/workingmemory": 2,
+	"mneme/workingmemory": 3,
 
 	// The Neo4j stores' shared plumbing: transactions, error translation
 	// into the domain's errors, record readers. No Cypher of its own.
-	"mneme/graph/neo": 2,
+	"mneme/graph/neo": 3,
 
 	// Adapters: stores, engines, clients, Redis-backed parts.
-	"mneme/graph":      3,
-	"mneme/policy":     3,
-	"mneme/embedding":  3,
-	"mneme/extract":    3,
-	"mneme/rerank":     3,
-	"mneme/session":    3,
-	"mneme/queue":      3,
-	"mneme/journal":    3,
-	"mneme/policysync": 3,
-	"mneme/ratelimit":  3,
-	"mneme/seed":       3,
+	"mneme/graph":      4,
+	"mneme/policy":     4,
+	"mneme/embedding":  4,
+	"mneme/extract":    4,
+	"mneme/rerank":     4,
+	"mneme/session":    4,
+	"mneme/queue":      4,
+	"mneme/journal":    4,
+	"mneme/policysync": 4,
+	"mneme/ratelimit":  4,
+	"mneme/seed":       4,
 	// Counters and decorators over the services' interfaces.
-	"mneme/metrics": 3,
-	"mneme/tracing": 3,
+	"mneme/metrics": 4,
+	"mneme/tracing": 4,
 
 	// Stores beside graph, on its runner: identity records.
-	"mneme/graph/keystore": 3,
+	"mneme/graph/keystore": 4,
 
 	// Stores beside graph that put its scope predicate or its tally
 	// fragments in their queries: the census, the sweeps, documents.
-	"mneme/graph/tally":     4,
-	"mneme/graph/upkeep":    4,
-	"mneme/graph/documents": 4,
+	"mneme/graph/tally":     5,
+	"mneme/graph/upkeep":    5,
+	"mneme/graph/documents": 5,
 
 	// Test suites over an adapter's interface.
-	"mneme/graph/storetest": 4,
-	"mneme/seed/eval":       4,
+	"mneme/graph/storetest": 5,
+	"mneme/seed/eval":       5,
 	// Recall over long conversations from a registry package.
-	"mneme/seed/longconv": 4,
+	"mneme/seed/longconv": 5,
 	// The analysts' query store: graph's scope predicate, its own Cypher.
-	"mneme/graph/analysis": 4,
+	"mneme/graph/analysis": 5,
 	// The HTTP faces.
-	"mneme/handlers": 5,
-	"mneme/mcp":      5,
-	"mneme/web":      5,
+	"mneme/handlers": 6,
+	"mneme/mcp":      6,
+	"mneme/web":      6,
 	// The composition root and what stands on it.
-	"mneme/app":                6,
-	"mneme/internal/apptest":   7,
-	"mneme/internal/pyclient":  7,
-	"mneme/examples/twoagents": 7,
-	"mneme/cmd/memoryd":        7,
-	"mneme/cmd/memctl":         7,
-	"mneme/cmd/memeval":        7,
-	"mneme/bench":              7,
-	"mneme/bench/ingest":       7,
-	"mneme/bench/chaos":        7,
+	"mneme/app":                7,
+	"mneme/internal/apptest":   8,
+	"mneme/internal/pyclient":  8,
+	"mneme/examples/twoagents": 8,
+	"mneme/cmd/memoryd":        8,
+	"mneme/cmd/memctl":         8,
+	"mneme/cmd/memeval":        8,
+	"mneme/bench":              8,
+	"mneme/bench/ingest":       8,
+	"mneme/bench/chaos":        8,
 }
 
 func TestImportsRunDownTheLayers(t *testing.T) {
