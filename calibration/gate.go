@@ -140,15 +140,23 @@ func TuneGate(ctx context.Context, c Calibration, data string, questions int, sc
 		}
 	}
 	// The lead gate must earn its place: a candidate replaces the best so
-	// far only with more recall (or a better first rank), the strictest
-	// first.
-	base = best
+	// far only with more recall (or a better first rank) and without an
+	// unrelated question more answered, the strictest first. It is there
+	// for paraphrases, not to trade chit-chat for them.
+	base, baseScores := best, bestScores
 	for _, share := range leadShares {
 		for _, margin := range leadMargins {
 			cand := base
 			cand.Gate.LeadFloor, cand.Gate.LeadMargin = math.Round(c.VectorFloor*share*1e4)/1e4, margin
-			if err := consider(cand); err != nil {
+			if cand.Check() != nil {
+				continue
+			}
+			s, err := try(cand)
+			if err != nil {
 				return c, trials, err
+			}
+			if s.acceptable() && s.UnrelatedEmpty >= baseScores.UnrelatedEmpty-1e-9 && (!found || s.better(bestScores)) {
+				best, bestScores, found = cand, s, true
 			}
 		}
 	}

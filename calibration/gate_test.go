@@ -111,6 +111,20 @@ func TestTuneGate(t *testing.T) {
 			wantGate: Gate{SubjectFloor: lowestSubject, LeadFloor: 0.24, LeadMargin: 0.05}, wantFusion: DefaultFusion, measured: true,
 		},
 		{
+			// Recall grows with the lead gate, but so do the unrelated
+			// questions answered, though fewer than the targets allow: it
+			// stays off.
+			name: "a lead gate that answers unrelated questions stays off",
+			score: func(c Calibration) GateScores {
+				s := GateScores{Recall: 0.9, UnrelatedEmpty: 1}
+				if c.Gate.LeadFloor > 0 {
+					s.Recall, s.UnrelatedEmpty = 0.95, 0.98
+				}
+				return s
+			},
+			wantGate: Gate{SubjectFloor: lowestSubject}, wantFusion: DefaultFusion, measured: true,
+		},
+		{
 			// The lead gate adds nothing: it stays off.
 			name: "a lead gate that adds no recall stays off",
 			score: func(c Calibration) GateScores {
