@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -16,10 +17,9 @@ import (
 //
 // It holds when question is a question (not a greeting, thanks or
 // request) that refers to the user: by a first- or third-person word, a
-// word for the customer, or one of names, the user's id and the names the
-// user is known by (Words). "me" as the one a request is for ("tell me a
-// joke", "给我讲个笑话吧") does not count.
-func About(question string, names ...string) bool {
+// word for the customer, or the user's id or name (Person). "me" as the one
+// a request is for ("tell me a joke", "给我讲个笑话吧") does not count.
+func About(question string, who Person) bool {
 	q := strings.ToLower(strings.TrimSpace(question))
 	if q == "" || !asks(q) {
 		return false
@@ -35,10 +35,8 @@ func About(question string, names ...string) bool {
 	for _, r := range zhRecipient {
 		q = strings.ReplaceAll(q, r, " ")
 	}
-	for _, n := range Words(names...) {
-		if word(q, n) {
-			return true
-		}
+	if len(who.spans(question)) > 0 {
+		return true
 	}
 	if person.MatchString(q) {
 		return true
@@ -71,22 +69,6 @@ func asks(q string) bool {
 	return false
 }
 
-// word reports whether w occurs in q as a whole word (Chinese text has no
-// word boundaries, so a name next to Han characters counts).
-func word(q, w string) bool {
-	for i := 0; ; {
-		j := strings.Index(q[i:], w)
-		if j < 0 {
-			return false
-		}
-		at, end := i+j, i+j+len(w)
-		if (at == 0 || !ascii(q[at-1])) && (end == len(q) || !ascii(q[end])) {
-			return true
-		}
-		i = at + 1
-	}
-}
-
 func ascii(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' || b == '-' }
 
 var (
@@ -115,73 +97,95 @@ var (
 	zhRecipient = []string{"给我们", "帮我们", "告诉我们", "给我", "帮我", "告诉我", "为我", "替我", "让我", "陪我"}
 )
 
-// Words returns the lower-cased words by which names (a user's id and the
-// names the user is known by, "Ethan Zhou") refer to the user: each name
-// whole and, for a name of several words, each word of two letters or more
-// ("ethan", "zhou"), but not an abbreviation such as "Jr.".
-func Words(names ...string) []string {
-	var out []string
-	add := func(w string) {
-		if w != "" && !slices.Contains(out, w) {
-			out = append(out, w)
+// Person is how a question may name the user recall serves: by the id
+// ("alice", "u07"), in any case, or by the name people call the user
+// ("Ethan Zhou"): the whole name or a word of it of two letters or more,
+// but only where it is written as a name, capitalised, so that "the bill"
+// does not name Bill (Chinese names have no case and count anywhere).
+type Person struct {
+	ID, Name string
+}
+
+// nameWord is one way of naming the user, lower-cased; proper ones count
+// only capitalised.
+type nameWord struct {
+	text   string
+	proper bool
+}
+
+// words returns the ways p may be named, longer ones first, so that "ethan
+// zhou" goes whole before "ethan".
+func (p Person) words() []nameWord {
+	var out []nameWord
+	add := func(w string, proper bool) {
+		if w != "" && !slices.ContainsFunc(out, func(o nameWord) bool { return o.text == w }) {
+			out = append(out, nameWord{w, proper})
 		}
 	}
-	for _, n := range names {
-		n = strings.ToLower(strings.Join(strings.Fields(n), " "))
-		add(n)
-		if parts := strings.Fields(n); len(parts) > 1 {
-			for _, w := range parts {
-				if utf8.RuneCountInString(w) >= 2 && !strings.ContainsAny(w, ".'’") {
-					add(w)
-				}
+	add(strings.ToLower(strings.TrimSpace(p.ID)), false)
+	name := strings.ToLower(strings.Join(strings.Fields(p.Name), " "))
+	add(name, true)
+	if parts := strings.Fields(name); len(parts) > 1 {
+		for _, w := range parts {
+			if utf8.RuneCountInString(w) >= 2 && !strings.ContainsAny(w, ".'’") {
+				add(w, true)
 			}
 		}
 	}
-	// Longer names first, so that "ethan zhou" goes whole before "ethan".
-	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	slices.SortStableFunc(out, func(a, b nameWord) int { return len(b.text) - len(a.text) })
 	return out
 }
 
-// Unnamed returns question without the user's names (Words of names) where
-// it names the user, possessive included ("did Alice have a problem with
-// her chairs?" for user alice). Recall searches one user's memories, most
-// of which name that user, so the name says nothing about which of them is
-// meant; left in, it pulls the question towards the user's shortest
-// memories.
-func Unnamed(question string, names ...string) string {
-	for _, n := range Words(names...) {
-		question = unname(question, n)
-	}
-	return question
-}
-
-// unname removes the lower-cased name user from question.
-func unname(question, user string) string {
+// spans returns where question names p, possessives included, in order
+// and without overlaps.
+func (p Person) spans(question string) [][2]int {
 	lower := strings.ToLower(question)
-	if user == "" || len(lower) != len(question) {
-		return question
+	if len(lower) != len(question) {
+		return nil // a case change altered lengths: offsets would not match
 	}
-	var b strings.Builder
-	last := 0
-	for i := 0; ; {
-		j := strings.Index(lower[i:], user)
-		if j < 0 {
-			break
-		}
-		at, end := i+j, i+j+len(user)
-		if (at == 0 || !ascii(lower[at-1])) && (end == len(lower) || !ascii(lower[end])) {
+	var out [][2]int
+	taken := func(at, end int) bool {
+		return slices.ContainsFunc(out, func(s [2]int) bool { return at < s[1] && s[0] < end })
+	}
+	for _, w := range p.words() {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], w.text)
+			if j < 0 {
+				break
+			}
+			at, end := i+j, i+j+len(w.text)
+			i = end
+			r, _ := utf8.DecodeRuneInString(question[at:])
+			if (at > 0 && ascii(lower[at-1])) || (end < len(lower) && ascii(lower[end])) || (w.proper && unicode.IsLower(r)) || taken(at, end) {
+				continue
+			}
 			for _, s := range []string{"'s", "’s"} {
 				if strings.HasPrefix(lower[end:], s) {
 					end += len(s)
 				}
 			}
-			b.WriteString(question[last:at])
-			last = end
+			out = append(out, [2]int{at, end})
 		}
-		i = end
 	}
-	if last == 0 {
+	slices.SortFunc(out, func(a, b [2]int) int { return a[0] - b[0] })
+	return out
+}
+
+// Unnamed returns question without the words that name the user (Person),
+// possessive included ("did Alice have a problem with her chairs?" for user
+// alice). Recall searches one user's memories, most of which name that
+// user, so the name says nothing about which of them is meant; left in, it
+// pulls the question towards the user's shortest memories.
+func Unnamed(question string, who Person) string {
+	spans := who.spans(question)
+	if len(spans) == 0 {
 		return question
+	}
+	var b strings.Builder
+	last := 0
+	for _, s := range spans {
+		b.WriteString(question[last:s[0]])
+		last = s[1]
 	}
 	b.WriteString(question[last:])
 	return strings.Join(strings.Fields(b.String()), " ")

@@ -1,7 +1,6 @@
 package intent_test
 
 import (
-	"slices"
 	"testing"
 
 	"mneme/intent"
@@ -57,7 +56,7 @@ func TestAbout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.question, func(t *testing.T) {
-			if got := intent.About(tt.question, tt.user); got != tt.want {
+			if got := intent.About(tt.question, intent.Person{ID: tt.user}); got != tt.want {
 				t.Errorf("About(%q, %q) = %v, want %v", tt.question, tt.user, got, tt.want)
 			}
 		})
@@ -77,17 +76,14 @@ func TestUnnamed(t *testing.T) {
 		{"anything", "", "anything"},
 	}
 	for _, tt := range tests {
-		if got := intent.Unnamed(tt.q, tt.user); got != tt.want {
+		if got := intent.Unnamed(tt.q, intent.Person{ID: tt.user}); got != tt.want {
 			t.Errorf("Unnamed(%q, %q) = %q, want %q", tt.q, tt.user, got, tt.want)
 		}
 	}
 }
 
 func TestNames(t *testing.T) {
-	names := []string{"u02", "Ethan Zhou Jr."}
-	if got, want := intent.Words(names...), []string{"ethan zhou jr.", "ethan", "zhou", "u02"}; !slices.Equal(got, want) {
-		t.Errorf("Words = %q, want %q", got, want)
-	}
+	who := intent.Person{ID: "u02", Name: "Ethan  Bill Zhou Jr."}
 	about := []struct {
 		q    string
 		want bool
@@ -95,24 +91,32 @@ func TestNames(t *testing.T) {
 		{"Did Ethan's first batch leave the warehouse already?", true},
 		{"Ethan 的货现在到哪一步了？", true},
 		{"Zhou 在哪个城市？", true},
+		{"how is u02 doing?", true},
 		{"What is the capital of Australia?", false},
 		{"Did Ethanol prices rise?", false},
+		{"was the bill paid?", false}, // not written as a name
+		{"was the Bill paid?", true},
 	}
 	for _, tt := range about {
-		if got := intent.About(tt.q, names...); got != tt.want {
-			t.Errorf("About(%q, %q) = %v, want %v", tt.q, names, got, tt.want)
+		if got := intent.About(tt.q, who); got != tt.want {
+			t.Errorf("About(%q, %+v) = %v, want %v", tt.q, who, got, tt.want)
 		}
 	}
 	unnamed := []struct{ q, want string }{
-		{"Did Ethan Zhou's first batch leave?", "Did first batch leave?"},
+		{"Did Ethan Bill Zhou Jr.'s first batch leave?", "Did first batch leave?"},
 		{"Did Ethan's first batch leave?", "Did first batch leave?"},
+		{"Did Ethan Zhou pay the bill?", "Did pay the bill?"},
 		{"Ethan 的货现在到哪一步了？", "的货现在到哪一步了？"},
-		{"how is u02 doing", "how is doing"},
+		{"how is U02 doing", "how is doing"},
+		{"张伟的订单到了吗", "张伟的订单到了吗"},
 	}
 	for _, tt := range unnamed {
-		if got := intent.Unnamed(tt.q, names...); got != tt.want {
-			t.Errorf("Unnamed(%q, %q) = %q, want %q", tt.q, names, got, tt.want)
+		if got := intent.Unnamed(tt.q, who); got != tt.want {
+			t.Errorf("Unnamed(%q, %+v) = %q, want %q", tt.q, who, got, tt.want)
 		}
+	}
+	if got, want := intent.Unnamed("张伟的订单到了吗", intent.Person{ID: "u9", Name: "张伟"}), "的订单到了吗"; got != want {
+		t.Errorf("a Chinese name: %q, want %q", got, want)
 	}
 }
 

@@ -201,8 +201,8 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	lap := stopwatch()
 	// The user's name is read while policy decides the scope: the
 	// question's embedding needs it, the scope does not.
-	named := make(chan []string, 1)
-	go func() { named <- s.namesOf(ctx, p.Tenant, r.UserID) }()
+	named := make(chan intent.Person, 1)
+	go func() { named <- s.person(ctx, p.Tenant, r.UserID) }()
 	userScope, err := s.authz.ReadScope(ctx, p, r.UserID, now)
 	if err != nil {
 		return RecallResult{}, fmt.Errorf("read scope: %w", err)
@@ -219,8 +219,8 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		result.Context = contextBlock(nil)
 		return result, nil
 	}
-	names := <-named
-	query, err := s.embed.EmbedQuery(ctx, intent.Unnamed(r.Query, names...))
+	who := <-named
+	query, err := s.embed.EmbedQuery(ctx, intent.Unnamed(r.Query, who))
 	if err == nil && len(query) != s.embed.Dimension() {
 		err = fmt.Errorf("a query vector of dimension %d from model %s of dimension %d", len(query), s.embed.Model(), s.embed.Dimension())
 	}
@@ -234,7 +234,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	if r.SessionOnly {
 		filters.SessionID = r.SessionID
 	}
-	found, err := s.candidates(ctx, scope, r, names, query, filters, &result.Search)
+	found, err := s.candidates(ctx, scope, r, who, query, filters, &result.Search)
 	if err != nil {
 		return RecallResult{}, err
 	}
@@ -344,28 +344,27 @@ func relatedToQuery(xs []Expansion, near map[string]float64) []Expansion {
 	return out
 }
 
-// namesOf returns the names a question may call the user by: the id, and
-// the user's name when one is known. A store that fails costs the name,
-// not the recall.
-func (s *Service) namesOf(ctx context.Context, tenant, user string) []string {
+// person returns how a question may name the user: by the id, and by the
+// user's name when one is known. A store that fails costs the name, not
+// the recall.
+func (s *Service) person(ctx context.Context, tenant, user string) intent.Person {
+	who := intent.Person{ID: user}
 	if s.names == nil || user == "" {
-		return []string{user}
+		return who
 	}
 	name, err := s.names.UserName(ctx, tenant, user)
 	if err != nil {
 		s.log.WarnContext(ctx, "recall without the user's name", "user_id", user, "err", err)
 	}
-	if name == "" {
-		return []string{user}
-	}
-	return []string{user, name}
+	who.Name = name
+	return who
 }
 
-// candidates runs the sources in parallel inside scope. names are those
-// the question may call the user by (namesOf).
-func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, names []string, query []float32, filters SearchQuery, info *SearchInfo) (found, error) {
+// candidates runs the sources in parallel inside scope. who is how the
+// question may name the user (person).
+func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, who intent.Person, query []float32, filters SearchQuery, info *SearchInfo) (found, error) {
 	f := found{near: map[string]float64{}, ask: intent.Detect(r.Query)}
-	terms := s.recall.Keywords(intent.Unnamed(r.Query, names...))
+	terms := s.recall.Keywords(intent.Unnamed(r.Query, who))
 	g, gctx := errgroup.WithContext(ctx)
 	if !f.ask.Empty() {
 		g.Go(func() error {
@@ -420,7 +419,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	}
 	f.intent = intentHits(f.ask, f.intent, f.shared)
 	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph), Intent: len(f.intent)}
-	f.question = question(r, names, terms, f.text, max(info.PartitionSize, len(f.vector)))
+	f.question = question(r, who, terms, f.text, max(info.PartitionSize, len(f.vector)))
 	f.question.Topical = f.ask.Topical
 	f.nearest = nearest(f.vector, r.UserID, s.recall.SubjectTop)
 	f.leader, f.lead = lead(f.vector, r.UserID)
@@ -430,13 +429,13 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 // question weighs the question's keywords by how many of the user's
 // memories contain them, counted among the full-text hits (every memory
 // sharing a keyword, up to the search's limit) against the partition's size.
-func question(r RecallRequest, names, terms []string, text []Hit, partition int) relevance.Question {
+func question(r RecallRequest, who intent.Person, terms []string, text []Hit, partition int) relevance.Question {
 	docs := make([]string, len(text))
 	for i, h := range text {
 		docs[i] = h.Memory.Content
 	}
 	q := relevance.Analyse(terms, docs, partition)
-	q.AboutUser, q.Identifiers = r.UserID != "" && intent.About(r.Query, names...), facts.Identifiers(r.Query)
+	q.AboutUser, q.Identifiers = r.UserID != "" && intent.About(r.Query, who), facts.Identifiers(r.Query)
 	q.Asks = intent.Asks(r.Query)
 	return q
 }
