@@ -33,6 +33,8 @@ type Tombstone struct {
 
 // GraphRecords is what the system of record holds about one user.
 type GraphRecords struct {
+	// Name is the name the user is known by, "" when none was given.
+	Name       string
 	Memories   []memory.Memory
 	Tombstones []Tombstone
 }
@@ -106,6 +108,7 @@ func New(opts Options) (*Service, error) {
 type Document struct {
 	Tenant     string    `json:"tenant"`
 	UserID     string    `json:"user_id"`
+	Name       string    `json:"name,omitempty"`
 	ExportedAt time.Time `json:"exported_at"`
 	// Memories are every version in every status, oldest first, without
 	// embeddings (numbers derived from the content).
@@ -142,10 +145,10 @@ func (s *Service) User(ctx context.Context, p memory.Principal, userID string) (
 		return Document{}, fmt.Errorf("export recall log: %w", err)
 	}
 	doc = Document{
-		Tenant: p.Tenant, UserID: userID, ExportedAt: now,
+		Tenant: p.Tenant, UserID: userID, Name: g.Name, ExportedAt: now,
 		Memories: nonNil(g.Memories), Tombstones: nonNil(g.Tombstones), Sessions: nonNil(sessions), Recalls: nonNil(recalls),
 	}
-	if len(doc.Memories)+len(doc.Tombstones)+len(doc.Sessions)+len(doc.Recalls) == 0 {
+	if doc.Name == "" && len(doc.Memories)+len(doc.Tombstones)+len(doc.Sessions)+len(doc.Recalls) == 0 {
 		return Document{}, memory.ErrNotFound
 	}
 	return doc, nil

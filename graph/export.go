@@ -33,7 +33,8 @@ func (s *Store) ExportUser(ctx context.Context, tenant, userID string) (export.G
 		if ts != nil {
 			out.Tombstones = ts
 		}
-		return nil
+		out.Name, _, err = readOne(ctx, tx, cypherExportUserName, map[string]any{"tenant": tenant, "user_id": userID}, column("name", str))
+		return err
 	})
 	return out, err
 }

@@ -13,6 +13,7 @@ import (
 	"mneme/app"
 	"mneme/client"
 	"mneme/export"
+	"mneme/identity"
 	"mneme/internal/apptest"
 	"mneme/internal/testidp"
 	"mneme/memory"
@@ -280,6 +281,30 @@ func TestUserSensitivityCeiling(t *testing.T) {
 		}
 		if !ok || !refused {
 			t.Errorf("audit = %+v, want the export and the refused one", events)
+		}
+	})
+	t.Run("the export holds the user's name, even alone", func(t *testing.T) {
+		admin := f.Client(t, apptest.Admin)
+		if err := admin.Do(t.Context(), http.MethodPost, "/v1/principals", identity.NewPrincipal{Kind: memory.KindUser, ID: "named-only", Name: "Nora Qian"}, nil); err != nil {
+			t.Fatalf("register: %v", err)
+		}
+		var doc export.Document
+		if err := admin.Do(t.Context(), http.MethodGet, "/v1/users/named-only/export", nil, &doc); err != nil {
+			t.Fatalf("export: %v", err)
+		}
+		if doc.Name != "Nora Qian" || len(doc.Memories) != 0 {
+			t.Errorf("export of a user known only by name = %+v", doc)
+		}
+		if err := admin.Do(t.Context(), http.MethodDelete, "/v1/users/named-only", nil, nil); err != nil {
+			t.Fatalf("erase: %v", err)
+		}
+		// The erase leaves a content-free tombstone of the user, and no name.
+		doc = export.Document{}
+		if err := admin.Do(t.Context(), http.MethodGet, "/v1/users/named-only/export", nil, &doc); err != nil {
+			t.Fatalf("export after the erase: %v", err)
+		}
+		if doc.Name != "" || !slices.ContainsFunc(doc.Tombstones, func(ts export.Tombstone) bool { return ts.Kind == export.TombstoneUser }) {
+			t.Errorf("export after the erase = %+v, want the user's tombstone and no name", doc)
 		}
 	})
 	t.Run("another tenant's admin finds nothing", func(t *testing.T) {
