@@ -24,9 +24,14 @@ RETURN count(t) + count(p) AS n`
 	cypherCreatePrincipal = `CREATE (p:Principal {tenant: $tenant, kind: $kind, id: $id})
 SET p.team = $team, p.roles = $roles, p.name = $name, p.created_at = $created_at` + principalSideNodes
 
+	// cypherEnsurePrincipal gives a user registered without a name the one
+	// on the user's node (the seed names users before it stores their keys).
 	cypherEnsurePrincipal = `MERGE (p:Principal {tenant: $tenant, kind: $kind, id: $id})
 ON CREATE SET p.created_at = $created_at
-SET p.team = $team, p.roles = $roles, p.name = coalesce($name, p.name)` + principalSideNodes
+SET p.team = $team, p.roles = $roles, p.name = coalesce($name, p.name)` + principalSideNodes + `
+WITH p
+OPTIONAL MATCH (u:User {tenant: $tenant, id: $id}) WHERE $kind = 'user'
+SET p.name = coalesce(p.name, u.name)`
 
 	cypherListPrincipals = `MATCH (p:Principal {tenant: $tenant})
 RETURN p {.*} AS principal ORDER BY p.kind, p.id`

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/identity"
 	"mneme/internal/testenv"
@@ -106,6 +107,24 @@ func TestIdentityStore(t *testing.T) {
 		keys, err := s.Keys(ctx, tenant)
 		if err != nil || len(keys) != 3 {
 			t.Errorf("Keys = %d keys, %v; want 3", len(keys), err)
+		}
+	})
+	t.Run("a user keeps the name of the user's node", func(t *testing.T) {
+		err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+			return exec(ctx, tx, `MERGE (u:User {tenant: $tenant, id: 'u3'}) SET u.name = 'Ann Li'`, map[string]any{"tenant": tenant})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range []struct{ given, want string }{{"", "Ann Li"}, {"Ann Wang", "Ann Wang"}, {"", "Ann Wang"}} {
+			if err := s.EnsurePrincipal(ctx, tenant, identity.Principal{Kind: "user", ID: "u3", Name: step.given, CreatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.Principal(ctx, tenant, "user", "u3")
+			name, nameErr := s.UserName(ctx, tenant, "u3")
+			if err != nil || nameErr != nil || p.Name != step.want || name != step.want {
+				t.Errorf("given %q: registration %+v (%v), user's node %q (%v); want %q", step.given, p, err, name, nameErr, step.want)
+			}
 		}
 	})
 	t.Run("delete principal and user", func(t *testing.T) {
