@@ -100,7 +100,9 @@ func TuneGate(ctx context.Context, c Calibration, data string, questions int, sc
 		return c, trials, err
 	}
 	best, bestScores, found := c, start, start.acceptable()
-	consider := func(cand Calibration) error {
+	// consider keeps cand when it beats the best so far and leaves at
+	// least minUnrelated of the unrelated questions empty.
+	consider := func(cand Calibration, minUnrelated float64) error {
 		if cand.Check() != nil {
 			return nil
 		}
@@ -108,7 +110,7 @@ func TuneGate(ctx context.Context, c Calibration, data string, questions int, sc
 		if err != nil {
 			return err
 		}
-		if s.acceptable() && (!found || s.better(bestScores)) {
+		if s.acceptable() && s.UnrelatedEmpty >= minUnrelated-1e-9 && (!found || s.better(bestScores)) {
 			best, bestScores, found = cand, s, true
 		}
 		return nil
@@ -117,7 +119,7 @@ func TuneGate(ctx context.Context, c Calibration, data string, questions int, sc
 		for _, um := range unseenMaxes {
 			cand := c
 			cand.Gate = Gate{StrongFloor: min(math.Round((c.VectorFloor+off)*1e4)/1e4, 1.01), UnseenMax: um}
-			if err := consider(cand); err != nil {
+			if err := consider(cand, 0); err != nil {
 				return c, trials, err
 			}
 		}
@@ -148,15 +150,8 @@ func TuneGate(ctx context.Context, c Calibration, data string, questions int, sc
 		for _, margin := range leadMargins {
 			cand := base
 			cand.Gate.LeadFloor, cand.Gate.LeadMargin = math.Round(c.VectorFloor*share*1e4)/1e4, margin
-			if cand.Check() != nil {
-				continue
-			}
-			s, err := try(cand)
-			if err != nil {
+			if err := consider(cand, baseScores.UnrelatedEmpty); err != nil {
 				return c, trials, err
-			}
-			if s.acceptable() && s.UnrelatedEmpty >= baseScores.UnrelatedEmpty-1e-9 && (!found || s.better(bestScores)) {
-				best, bestScores, found = cand, s, true
 			}
 		}
 	}
@@ -173,7 +168,7 @@ func TuneGate(ctx context.Context, c Calibration, data string, questions int, sc
 				continue
 			}
 			*w(&cand.Fusion) = v
-			if err := consider(cand); err != nil {
+			if err := consider(cand, 0); err != nil {
 				return c, trials, err
 			}
 		}
