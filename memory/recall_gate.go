@@ -3,7 +3,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"math"
 	"slices"
 	"strings"
 
@@ -107,20 +106,6 @@ func (s *Service) rules() relevance.Rules {
 	}
 }
 
-// partialWords reports whether every memory of passed passed the full-text
-// gate on some of the question's words only, without an identifier it
-// names, and returns the highest similarity to the question among them.
-func partialWords(passed []*Recalled, q relevance.Question) (bool, float64) {
-	near := math.Inf(-1)
-	for _, c := range passed {
-		if c.Explain.Gate != relevance.GateText || c.Explain.TermCoverage >= 1 || q.HoldsIdentifier(c.Memory.Content) {
-			return false, 0
-		}
-		near = max(near, c.Explain.VectorSimilarity)
-	}
-	return true, near
-}
-
 // gate runs every candidate through the relevance gate and records the
 // gate each passed. When none passes on its own evidence it returns the
 // guesses of the subject and lead gates, if any, and nothing else:
@@ -147,24 +132,27 @@ func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool
 	// The user's nearest memories (the subject and lead gates) are
 	// guesses: they answer only when nothing passes on stronger evidence.
 	var passed, guesses, rest []*Recalled
+	var own []relevance.Passed
 	for _, c := range byID {
 		c.Explain.TermCoverage = f.question.Coverage(strings.ToLower(c.Memory.Content))
-		switch c.Explain.Gate = rules.First(f.question, evidence(c)); c.Explain.Gate {
+		e := evidence(c)
+		switch c.Explain.Gate = rules.First(f.question, e); c.Explain.Gate {
 		case "":
 			rest = append(rest, c)
 		case relevance.GateSubject, relevance.GateLead:
 			guesses = append(guesses, c)
 		default:
 			passed = append(passed, c)
+			own = append(own, relevance.Passed{Gate: c.Explain.Gate, Evidence: e})
 		}
 	}
 	if len(passed) == 0 {
 		return guesses
 	}
-	if words, near := partialWords(passed, f.question); words {
+	if above, join := relevance.JoinAbove(own); join {
 		var far []*Recalled
 		for _, c := range guesses {
-			if c.Explain.VectorSimilarity > near {
+			if c.Explain.VectorSimilarity > above {
 				passed = append(passed, c)
 			} else {
 				far = append(far, c)

@@ -278,6 +278,32 @@ func (r Rules) First(q Question, e Evidence) string {
 	return ""
 }
 
+// Passed is a memory that passed a gate on its own evidence.
+type Passed struct {
+	Gate     string
+	Evidence Evidence
+}
+
+// JoinAbove returns the similarity above which a guess of the subject or
+// lead gate joins the memories that passed, and whether guesses may join
+// at all: only when every one of those passed the full-text gate on part
+// of the question's words, and none for an identifier the question names.
+// A partial word match ("what did he want a price for?" sharing "want"
+// with a note about calls) must not silence a memory nearer the question.
+func JoinAbove(passed []Passed) (float64, bool) {
+	if len(passed) == 0 {
+		return 0, false
+	}
+	above := math.Inf(-1)
+	for _, p := range passed {
+		if p.Gate != GateText || p.Evidence.Coverage >= 1 || p.Evidence.Identifier {
+			return 0, false
+		}
+		above = max(above, p.Evidence.Similarity)
+	}
+	return above, true
+}
+
 // topicalFloor is the similarity a memory of the kind a topical question
 // asks for needs: the subject floor, or with the subject gate off the
 // vector floor, since no weaker evidence then counts.

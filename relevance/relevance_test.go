@@ -169,3 +169,28 @@ func TestGates(t *testing.T) {
 		})
 	}
 }
+
+func TestJoinAbove(t *testing.T) {
+	partial := func(sim float64) Passed {
+		return Passed{Gate: GateText, Evidence: Evidence{Text: true, Coverage: 0.5, Similarity: sim}}
+	}
+	tests := []struct {
+		name   string
+		passed []Passed
+		above  float64
+		join   bool
+	}{
+		{"partial word matches: above the nearest of them", []Passed{partial(0.01), partial(0.12)}, 0.12, true},
+		{"one covers every word", []Passed{partial(0.01), {Gate: GateText, Evidence: Evidence{Text: true, Coverage: 1}}}, 0, false},
+		{"one holds a named identifier", []Passed{partial(0.01), {Gate: GateText, Evidence: Evidence{Coverage: 0.2, Identifier: true}}}, 0, false},
+		{"one passed on its similarity", []Passed{partial(0.01), {Gate: GateVector, Evidence: Evidence{Vector: true, Similarity: 0.5}}}, 0, false},
+		{"one is what the question asks for", []Passed{{Gate: GateIntent, Evidence: Evidence{Intent: true}}}, 0, false},
+		{"nothing passed", nil, 0, false},
+	}
+	for _, tt := range tests {
+		above, join := JoinAbove(tt.passed)
+		if join != tt.join || (join && above != tt.above) {
+			t.Errorf("%s: JoinAbove = %v, %v; want %v, %v", tt.name, above, join, tt.above, tt.join)
+		}
+	}
+}
