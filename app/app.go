@@ -173,6 +173,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{Store: store, cfg: cfg, log: log}
+	// Tenants, principals, keys and users' names, in the graph's database.
+	keys := keystore.New(store.Runner())
 	ok := false
 	defer func() {
 		if !ok {
@@ -232,7 +234,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.Recorder, a.Decisions}
 	// Identity: keys stored under an HMAC, cached per replica behind a
 	// per-tenant epoch in Redis; erasing a user removes their keys.
-	if a.Identity, err = buildIdentity(cfg.Identity, store, a.Redis, a.Policy, a.Audit, log); err != nil {
+	if a.Identity, err = buildIdentity(cfg.Identity, keys, a.Redis, a.Policy, a.Audit, log); err != nil {
 		return nil, err
 	}
 	a.Erasers = append(a.Erasers, a.Identity)
@@ -275,7 +277,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Queue:    a.Queue,
 		Audit:    a.Audit,
 		Quota:    quotaPort,
-		Names:    usernames.New(keystore.New(store.Runner()), nil),
+		Names:    usernames.New(keys, nil),
 	}
 	a.Service, err = memory.NewService(a.MemoryOptions)
 	if err != nil {
@@ -311,7 +313,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// Data-subject exports read the graph, open sessions and the recall log,
 	// and are recorded in the admin audit trail.
 	if a.Export, err = export.New(export.Options{
-		Graph: store, Sessions: a.Sessions, Recalls: a.RecallLog, Authz: a.Policy, Audit: a.Audit, Logger: log,
+		Graph: store, Sessions: a.Sessions, Recalls: a.RecallLog, Names: keys, Authz: a.Policy, Audit: a.Audit, Logger: log,
 	}); err != nil {
 		return nil, err
 	}
@@ -483,13 +485,13 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (redis.Univers
 }
 
 // buildIdentity wires the identity service: tenants, principals and keys.
-func buildIdentity(cfg IdentityConfig, store *graph.Store, rdb redis.UniversalClient, authz identity.Authorizer, audit memory.Auditor, log *slog.Logger) (*identity.Service, error) {
+func buildIdentity(cfg IdentityConfig, keys *keystore.Store, rdb redis.UniversalClient, authz identity.Authorizer, audit memory.Auditor, log *slog.Logger) (*identity.Service, error) {
 	hasher, err := identity.NewHasher(cfg.KeySecret)
 	if err != nil {
 		return nil, err
 	}
 	return identity.New(identity.Options{
-		Store: keystore.New(store.Runner()), Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
+		Store: keys, Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
 		NoCache: cfg.NoCache,
 	})
 }

@@ -33,8 +33,6 @@ type Tombstone struct {
 
 // GraphRecords is what the system of record holds about one user.
 type GraphRecords struct {
-	// Name is the name the user is known by, "" when none was given.
-	Name       string
 	Memories   []memory.Memory
 	Tombstones []Tombstone
 }
@@ -50,6 +48,12 @@ type Sessions interface {
 	UserSessions(ctx context.Context, tenant, userID string) ([]memory.Session, error)
 }
 
+// Names reads the name a user is known by, "" when none was given.
+// graph/keystore.Store implements it.
+type Names interface {
+	UserName(ctx context.Context, tenant, userID string) (string, error)
+}
+
 // MaxRecalls bounds the recall-log entries read; the log keeps fewer per
 // user than this.
 const MaxRecalls = 100_000
@@ -59,6 +63,7 @@ type Options struct {
 	Graph    Graph
 	Sessions Sessions
 	Recalls  memory.RecallLogReader
+	Names    Names
 	// Authz decides whether the caller may manage its tenant.
 	Authz memory.Authorizer
 	// Audit records every export, done or refused.
@@ -72,6 +77,7 @@ type Service struct {
 	graph    Graph
 	sessions Sessions
 	recalls  memory.RecallLogReader
+	names    Names
 	authz    memory.Authorizer
 	audit    memory.Auditor
 	log      *slog.Logger
@@ -82,7 +88,7 @@ type Service struct {
 func New(opts Options) (*Service, error) {
 	var missing []error
 	for name, ok := range map[string]bool{
-		"Graph": opts.Graph != nil, "Sessions": opts.Sessions != nil, "Recalls": opts.Recalls != nil, "Authz": opts.Authz != nil,
+		"Graph": opts.Graph != nil, "Sessions": opts.Sessions != nil, "Recalls": opts.Recalls != nil, "Names": opts.Names != nil, "Authz": opts.Authz != nil,
 	} {
 		if !ok {
 			missing = append(missing, errors.New("export: "+name+" is required"))
@@ -92,7 +98,7 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{
-		graph: opts.Graph, sessions: opts.Sessions, recalls: opts.Recalls, authz: opts.Authz,
+		graph: opts.Graph, sessions: opts.Sessions, recalls: opts.Recalls, names: opts.Names, authz: opts.Authz,
 		audit: opts.Audit, log: opts.Logger, now: opts.Now,
 	}
 	if s.log == nil {
@@ -144,8 +150,12 @@ func (s *Service) User(ctx context.Context, p memory.Principal, userID string) (
 	if err != nil {
 		return Document{}, fmt.Errorf("export recall log: %w", err)
 	}
+	name, err := s.names.UserName(ctx, p.Tenant, userID)
+	if err != nil {
+		return Document{}, fmt.Errorf("export name: %w", err)
+	}
 	doc = Document{
-		Tenant: p.Tenant, UserID: userID, Name: g.Name, ExportedAt: now,
+		Tenant: p.Tenant, UserID: userID, Name: name, ExportedAt: now,
 		Memories: nonNil(g.Memories), Tombstones: nonNil(g.Tombstones), Sessions: nonNil(sessions), Recalls: nonNil(recalls),
 	}
 	if doc.Name == "" && len(doc.Memories)+len(doc.Tombstones)+len(doc.Sessions)+len(doc.Recalls) == 0 {

@@ -33,8 +33,7 @@ func (s *Store) ExportUser(ctx context.Context, tenant, userID string) (export.G
 		if ts != nil {
 			out.Tombstones = ts
 		}
-		out.Name, _, err = readOne(ctx, tx, cypherExportUserName, map[string]any{"tenant": tenant, "user_id": userID}, column("name", str))
-		return err
+		return nil
 	})
 	return out, err
 }

@@ -10,8 +10,6 @@ WHERE ` + cypherNotErasing + `
 RETURN ` + memoryProjectionLean + `
 ORDER BY m.created_at, m.id`
 
-	cypherExportUserName = `MATCH (u:User {tenant: $tenant, id: $user_id}) RETURN u.name AS name`
-
 	// cypherExportTombstones lists the tombstones about a user: those of
 	// their erased memories (user_ref) and the user's own (id), both under
 	// memory.UserTombstoneID.
