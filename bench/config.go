@@ -34,9 +34,12 @@ type Config struct {
 	Breakdown  bool   `json:"breakdown"`  // also time the parts of a recall
 	Throughput bool   `json:"throughput"` // also measure throughput at each of Levels
 	// Modes are the modes the runs measure, in report order; all by default.
-	Modes  []string `json:"modes"`
-	JSON   string   `json:"-"`      // file to write the results to
-	Tenant string   `json:"tenant"` // reuse this tenant, loaded by an earlier run with -keep, instead of loading
+	Modes []string `json:"modes"`
+	JSON  string   `json:"-"` // file to write the results to
+	// CPUProfile is a file for the CPU profile of this process during the
+	// runs (not the load): where recall spends its client-side time.
+	CPUProfile string `json:"-"`
+	Tenant     string `json:"tenant"` // reuse this tenant, loaded by an earlier run with -keep, instead of loading
 	// Shared is how many memories of shared knowledge to write after the
 	// runs without it, before the same runs again with it; 0 writes none.
 	Shared int `json:"shared"`
@@ -84,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.BoolVar(&c.Breakdown, "breakdown", c.Breakdown, "also time the parts of a recall after the runs")
 	fs.BoolVar(&c.Throughput, "throughput", c.Throughput, "also measure recall and the bare vector query alone at each -concurrency level after the runs")
 	fs.StringVar(&c.JSON, "json", c.JSON, "write the results as JSON to this file")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a CPU profile of the runs (go tool pprof) to this file")
 	fs.StringVar(&c.Tenant, "tenant", c.Tenant, "skip loading and query this tenant, loaded by an earlier run with -keep and the same -memories, -users, -agents and -seed")
 	fs.IntVar(&c.Shared, "shared", c.Shared, "after the runs, write this many memories of shared knowledge (tenant rules, team and agent procedures) and run the same queries again; 0 skips")
 	fs.StringVar(&c.SharedPath, "shared-path", c.SharedPath, "how to write the shared knowledge: store (graph.Store.CreateMemories, as the user memories) or service (memory.Service.Write, as POST /v1/memories: policy, guard and dedup per memory)")

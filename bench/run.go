@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -130,7 +132,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	modes := pickModes(queryModes(a, open, clauses, agent, cfg, stages), cfg.Modes)
 
 	measured := queries[cfg.Warmup:]
-	if rep.Runs, err = runPhase(ctx, modes, queries, cfg, stages, "", stdout, stderr); err != nil {
+	stopProfile, err := startProfile(cfg.CPUProfile)
+	if err != nil {
+		return err
+	}
+	rep.Runs, err = runPhase(ctx, modes, queries, cfg, stages, "", stdout, stderr)
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
+	if err != nil {
 		return err
 	}
 	rep.Median = medianRun(rep.Runs)
@@ -409,7 +419,9 @@ func (c clauseAuthorizer) ReadScope(ctx context.Context, p memory.Principal, use
 
 // breakdownModes times the parts a policy recall is made of, each on its own:
 // embedding the question, the policy scope, k policy decisions, the vector
-// search under the policy's scope, and the full-text search.
+// search under the policy's scope, the full-text search, the partition count
+// that picks the vector path, and graph expansion from the entities the
+// question names and from the session.
 func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg Config, users []*user) ([]mode, error) {
 	tenant, now := agent.Tenant, time.Now()
 	scopes := map[string]memory.Scope{}
@@ -470,6 +482,24 @@ func breakdownModes(ctx context.Context, a *app.App, agent memory.Principal, cfg
 			})
 			return counted(len(hits), err)
 		}},
+		{"partition size", func(ctx context.Context, q query) (answer, error) {
+			n, err := a.Store.PartitionSize(ctx, tenant, q.user)
+			return counted(n, err)
+		}},
+		{"graph, named entities", func(ctx context.Context, q query) (answer, error) {
+			xs, err := a.Store.Expand(ctx, scopes[q.user], memory.ExpandQuery{
+				UserID: q.user, Text: q.text, Hops: 2, Limit: cfg.Candidates,
+				Filters: memory.SearchQuery{UserID: q.user, Embedding: q.vec, Limit: cfg.Candidates},
+			})
+			return counted(len(xs), err)
+		}},
+		{"graph, session", func(ctx context.Context, q query) (answer, error) {
+			xs, err := a.Store.Expand(ctx, scopes[q.user], memory.ExpandQuery{
+				UserID: q.user, SessionID: q.session, Limit: cfg.Candidates,
+				Filters: memory.SearchQuery{UserID: q.user, Embedding: q.vec, Limit: cfg.Candidates},
+			})
+			return counted(len(xs), err)
+		}},
 	}, nil
 }
 
@@ -486,3 +516,23 @@ func serviceOptions(a *app.App, log *slog.Logger) memory.Options {
 type unrecorded struct{}
 
 func (unrecorded) Record(memory.RecallRecord) {}
+
+// startProfile starts a CPU profile into path ("" profiles nothing) and
+// returns what stops it and closes the file.
+func startProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
