@@ -86,6 +86,9 @@ type App struct {
 	// around the service (the recall benchmark) forgets what it grew, or
 	// recall picks its path by the old size for up to partitions.DefaultTTL.
 	Partitions *partitions.Sizes
+	// Names are users' names as recall reads them, kept a while per
+	// replica; an erase or a rename through this App forgets one at once.
+	Names *usernames.Cache
 	// Recorder writes access counts and the recall log off the request
 	// path while Run runs; until then recalls only queue. It is the
 	// memory.Eraser of the "recall_log" place: it writes its queue before
@@ -234,7 +237,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.Erasers = []memory.Eraser{a.Sessions, a.Queue, a.Recorder, a.Decisions}
 	// Identity: keys stored under an HMAC, cached per replica behind a
 	// per-tenant epoch in Redis; erasing a user removes their keys.
-	if a.Identity, err = buildIdentity(cfg.Identity, keys, a.Redis, a.Policy, a.Audit, log); err != nil {
+	// Users' names, kept a while per replica for recall; a rename here
+	// forgets the old one at once.
+	a.Names = usernames.New(keys, nil)
+	if a.Identity, err = buildIdentity(cfg.Identity, keys, a.Redis, a.Policy, a.Audit, a.Names, log); err != nil {
 		return nil, err
 	}
 	a.Erasers = append(a.Erasers, a.Identity)
@@ -277,7 +283,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Queue:    a.Queue,
 		Audit:    a.Audit,
 		Quota:    quotaPort,
-		Names:    usernames.New(keys, nil),
+		Names:    a.Names,
 	}
 	a.Service, err = memory.NewService(a.MemoryOptions)
 	if err != nil {
@@ -485,14 +491,14 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (redis.Univers
 }
 
 // buildIdentity wires the identity service: tenants, principals and keys.
-func buildIdentity(cfg IdentityConfig, keys *keystore.Store, rdb redis.UniversalClient, authz identity.Authorizer, audit memory.Auditor, log *slog.Logger) (*identity.Service, error) {
+func buildIdentity(cfg IdentityConfig, keys *keystore.Store, rdb redis.UniversalClient, authz identity.Authorizer, audit memory.Auditor, names identity.NameCache, log *slog.Logger) (*identity.Service, error) {
 	hasher, err := identity.NewHasher(cfg.KeySecret)
 	if err != nil {
 		return nil, err
 	}
 	return identity.New(identity.Options{
 		Store: keys, Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
-		NoCache: cfg.NoCache,
+		NoCache: cfg.NoCache, Names: names,
 	})
 }
 

@@ -159,9 +159,53 @@ func TestUserName(t *testing.T) {
 		r = f.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", bad)
 		want(t, "create "+bad.ID, r, http.StatusBadRequest)
 	}
+	// A rename reaches recall on this replica at once, though recall has
+	// just read and kept the old name.
+	if name, err := f.App.Names.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "Ethan Zhou" {
+		t.Errorf("recall's cache reads %q, %v; want Ethan Zhou", name, err)
+	}
+	r = f.Do(t, apptest.Admin, http.MethodPatch, "/v1/principals/user/u-9f2", map[string]string{"name": "Ethan Chow"})
+	want(t, "rename", r, http.StatusOK)
+	r.Decode(t, &p)
+	if p.Name != "Ethan Chow" || p.Kind != memory.KindUser || p.ID != "u-9f2" {
+		t.Errorf("renamed %+v, want user u-9f2 called Ethan Chow", p)
+	}
+	if name, err := f.App.Names.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "Ethan Chow" {
+		t.Errorf("after the rename recall reads %q, %v; want Ethan Chow", name, err)
+	}
 	r = f.Do(t, apptest.Admin, http.MethodDelete, "/v1/users/u-9f2", nil)
 	want(t, "erase", r, http.StatusOK)
 	if name, err := names.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "" {
 		t.Errorf("after the erase recall reads %q, %v; want nothing", name, err)
 	}
+}
+
+// TestPrincipalChangeReachesKeys: an agent's new team counts from its next
+// request, though its key was authenticated, and cached, before the change.
+func TestPrincipalChangeReachesKeys(t *testing.T) {
+	f := apptest.Start(t)
+	r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "mover-bot", Team: "support"})
+	want(t, "create", r, http.StatusCreated)
+	r = f.Do(t, apptest.Admin, http.MethodPost, "/v1/keys", identity.NewKey{OwnerKind: memory.KindAgent, OwnerID: "mover-bot"})
+	want(t, "key", r, http.StatusCreated)
+	var issued identity.IssuedKey
+	r.Decode(t, &issued)
+	f.Keys["mover-bot"] = issued.Secret
+	team := func() string {
+		r := f.Do(t, "mover-bot", http.MethodGet, "/v1/whoami", nil)
+		want(t, "whoami", r, http.StatusOK)
+		var p memory.Principal
+		r.Decode(t, &p)
+		return p.Team
+	}
+	if got := team(); got != "support" {
+		t.Fatalf("team before the change = %q, want support", got)
+	}
+	r = f.Do(t, apptest.Admin, http.MethodPatch, "/v1/principals/agent/mover-bot", map[string]string{"team": "billing"})
+	want(t, "change", r, http.StatusOK)
+	if got := team(); got != "billing" {
+		t.Errorf("team after the change = %q, want billing", got)
+	}
+	r = f.Do(t, "mover-bot", http.MethodPatch, "/v1/principals/agent/mover-bot", map[string]string{"team": "admins"})
+	want(t, "an agent changing itself", r, http.StatusForbidden)
 }

@@ -50,6 +50,19 @@ func (a *api) getPrincipal(c *gin.Context) error {
 	return nil
 }
 
+func (a *api) changePrincipal(c *gin.Context) error {
+	var req identity.PrincipalChange
+	if err := a.bind(c, &req); err != nil {
+		return err
+	}
+	p, err := a.ident.ChangePrincipal(c.Request.Context(), principalOf(c), c.Param("kind"), c.Param("id"), req)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, p)
+	return nil
+}
+
 func (a *api) deletePrincipal(c *gin.Context) error {
 	if err := a.ident.DeletePrincipal(c.Request.Context(), principalOf(c), c.Param("kind"), c.Param("id")); err != nil {
 		return err

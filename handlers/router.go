@@ -213,6 +213,7 @@ func New(opts Options) (http.Handler, error) {
 	v1.POST("/principals", a.handle(a.createPrincipal))
 	v1.GET("/principals", a.handle(a.listPrincipals))
 	v1.GET("/principals/:kind/:id", a.handle(a.getPrincipal))
+	v1.PATCH("/principals/:kind/:id", a.handle(a.changePrincipal))
 	v1.DELETE("/principals/:kind/:id", a.handle(a.deletePrincipal))
 	v1.POST("/keys", a.handle(a.createKey))
 	v1.GET("/keys", a.handle(a.listKeys))

@@ -161,6 +161,67 @@ func (s *Service) Principal(ctx context.Context, p memory.Principal, kind, id st
 	return s.store.Principal(ctx, p.Tenant, kind, id)
 }
 
+// ChangePrincipal changes a user's name, an agent's team or a principal's
+// roles, with the rules of CreatePrincipal. Every replica authenticates the
+// principal's keys afresh; this replica's recall forgets the user's old
+// name at once, the others within usernames.TTL.
+func (s *Service) ChangePrincipal(ctx context.Context, p memory.Principal, kind, id string, c PrincipalChange) (Principal, error) {
+	if c.Name != nil {
+		tidy := strings.Join(strings.Fields(*c.Name), " ")
+		c.Name = &tidy
+	}
+	var out Principal
+	err := s.act(ctx, p, "principal.change", kind+":"+id, changedFields(c), func() error {
+		if err := validChange(kind, c); err != nil {
+			return err
+		}
+		var err error
+		if out, err = s.store.ChangePrincipal(ctx, p.Tenant, kind, id, c); err != nil {
+			return err
+		}
+		if c.Name != nil && s.names != nil {
+			s.names.Forget(p.Tenant, id)
+		}
+		return s.changed(ctx, p.Tenant)
+	})
+	if err != nil {
+		return Principal{}, err
+	}
+	return out, nil
+}
+
+// validChange checks a change of a principal of kind by the rules of a
+// registration: a change with no field, or a field the kind does not have,
+// is invalid.
+func validChange(kind string, c PrincipalChange) error {
+	if c.Name == nil && c.Team == nil && c.Roles == nil {
+		return memory.Invalid("body", "nothing to change: give name, team or roles")
+	}
+	n := NewPrincipal{Kind: kind, ID: "x"}
+	if c.Name != nil {
+		n.Name = *c.Name
+	}
+	if c.Team != nil {
+		n.Team = *c.Team
+	}
+	if c.Roles != nil {
+		n.Roles = *c.Roles
+	}
+	return validPrincipal(n)
+}
+
+// changedFields names the fields a change sets, for the audit trail.
+func changedFields(c PrincipalChange) map[string]string {
+	var fields []string
+	for name, set := range map[string]bool{"name": c.Name != nil, "team": c.Team != nil, "roles": c.Roles != nil} {
+		if set {
+			fields = append(fields, name)
+		}
+	}
+	slices.Sort(fields)
+	return map[string]string{"fields": strings.Join(fields, ",")}
+}
+
 // DeletePrincipal removes a principal and its keys; its memories stay (DELETE
 // /v1/users/{id} erases a user's data). An admin cannot delete themself, so
 // that a tenant is never left without the admin who was acting.

@@ -27,6 +27,14 @@ type Options struct {
 	Now    func() time.Time
 	// NoCache looks every key up in the store; for measuring the cache.
 	NoCache bool
+	// Names, when set, is told of a user whose name changed: recall's
+	// cache of users' names on this replica.
+	Names NameCache
+}
+
+// NameCache forgets a user's name, which it reads again when next asked.
+type NameCache interface {
+	Forget(tenant, userID string)
 }
 
 // Service authenticates callers and administers tenants, principals and
@@ -41,6 +49,7 @@ type Service struct {
 	now     func() time.Time
 	cache   *keyCache
 	touches *toucher
+	names   NameCache
 }
 
 // New returns a Service, or an error naming each required part opts lacks.
@@ -60,7 +69,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		store: opts.Store, epochs: opts.Epochs, hash: opts.Hasher, authz: opts.Authz, audit: opts.Audit,
-		log: opts.Logger, now: opts.Now, touches: newToucher(),
+		log: opts.Logger, now: opts.Now, touches: newToucher(), names: opts.Names,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

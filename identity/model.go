@@ -34,6 +34,15 @@ type NewPrincipal struct {
 	Name  string   `json:"name,omitempty"`
 }
 
+// PrincipalChange is what an admin sends to change a principal: each field
+// present replaces the stored one, and "" or [] clears it. A principal's
+// kind and id never change.
+type PrincipalChange struct {
+	Name  *string   `json:"name,omitempty"`
+	Team  *string   `json:"team,omitempty"`
+	Roles *[]string `json:"roles,omitempty"`
+}
+
 // Key statuses, as listings show them.
 const (
 	StatusActive   = "active"
@@ -135,6 +144,10 @@ type Store interface {
 	Principals(ctx context.Context, tenant string) ([]Principal, error)
 	// Principal returns one principal or memory.ErrNotFound.
 	Principal(ctx context.Context, tenant, kind, id string) (Principal, error)
+	// ChangePrincipal applies c to a principal (a user's name to the user's
+	// node too, an agent's team to the agent's node) and returns it as it
+	// now is, or memory.ErrNotFound.
+	ChangePrincipal(ctx context.Context, tenant, kind, id string, c PrincipalChange) (Principal, error)
 	// DeletePrincipal removes a principal with its keys and says how many
 	// keys went; memory.ErrNotFound when there is no such principal.
 	DeletePrincipal(ctx context.Context, tenant, kind, id string) (int64, error)

@@ -54,6 +54,26 @@ func (c client) principal(ctx context.Context, args []string) error {
 			}
 		}
 		return c.call(ctx, http.MethodPost, "/v1/principals", n)
+	case len(args) >= 4 && args[0] == "change":
+		var ch identity.PrincipalChange
+		for _, kv := range args[3:] {
+			k, v, ok := strings.Cut(kv, "=")
+			switch {
+			case ok && k == "team":
+				ch.Team = &v
+			case ok && k == "roles":
+				roles := []string{}
+				if v != "" {
+					roles = strings.Split(v, ",")
+				}
+				ch.Roles = &roles
+			case ok && k == "name":
+				ch.Name = &v
+			default:
+				return fmt.Errorf("principal option %q is not team=T, roles=a,b or name=N", kv)
+			}
+		}
+		return c.call(ctx, http.MethodPatch, principalPath(args[1], args[2]), ch)
 	case len(args) == 3 && args[0] == "get":
 		return c.call(ctx, http.MethodGet, principalPath(args[1], args[2]), nil)
 	case len(args) == 3 && args[0] == "delete":

@@ -56,6 +56,9 @@ func onboard(t *testing.T, f *apptest.Fixture, extra string) onboarded {
 	if out := memctl(adminKey, "principal", "create", "user", "dana", "name=Dana Li"); !strings.Contains(out, `"name": "Dana Li"`) && !strings.Contains(out, `"name":"Dana Li"`) {
 		t.Errorf("principal create with a name printed %q", out)
 	}
+	if out := memctl(adminKey, "principal", "change", "user", "dana", "name=Dana Wu"); !strings.Contains(out, `"name": "Dana Wu"`) && !strings.Contains(out, `"name":"Dana Wu"`) {
+		t.Errorf("principal change of a name printed %q", out)
+	}
 	memctl(adminKey, "principal", "create", "agent", extra)
 	for _, who := range [][2]string{{"agent", "helper-bot"}, {"user", "dana"}} {
 		// Keys through REST itself, as the README's curl does.

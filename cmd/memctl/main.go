@@ -75,6 +75,8 @@ Commands:
   principal list               the tenant's agents, users, analysts and admins (admin)
   principal create KIND ID [team=T] [roles=a,b] [name="N"]
                                register an agent, user, analyst or admin
+  principal change KIND ID [team=T] [roles=a,b] [name="N"]
+                               change what create set ("" clears it)
   principal get|delete KIND ID show one, or remove it with its keys
   key list                     the tenant's API keys, never their secrets (admin)
   key create KIND ID [expires=TIME]

@@ -147,6 +147,35 @@ func (s *Store) Principal(ctx context.Context, tenant, kind, id string) (identit
 	return p, err
 }
 
+// ChangePrincipal sets the fields c names on a principal ("" and [] clear
+// them) and returns it as it now is, or memory.ErrNotFound.
+func (s *Store) ChangePrincipal(ctx context.Context, tenant, kind, id string, c identity.PrincipalChange) (identity.Principal, error) {
+	params := map[string]any{
+		"tenant": tenant, "kind": kind, "id": id,
+		"set_name": c.Name != nil, "name": nil, "set_team": c.Team != nil, "team": nil, "set_roles": c.Roles != nil, "roles": nil,
+	}
+	if c.Name != nil {
+		params["name"] = strOrNil(*c.Name)
+	}
+	if c.Team != nil {
+		params["team"] = strOrNil(*c.Team)
+	}
+	if c.Roles != nil {
+		params["roles"] = listOrNil(*c.Roles)
+	}
+	var p identity.Principal
+	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		var found bool
+		var err error
+		p, found, err = neo.ReadOne(ctx, tx, cypherChangePrincipal, params, neo.Column("principal", decodePrincipal))
+		if err == nil && !found {
+			err = memory.ErrNotFound
+		}
+		return err
+	})
+	return p, err
+}
+
 // DeletePrincipal removes a principal with its keys, or returns
 // memory.ErrNotFound.
 func (s *Store) DeletePrincipal(ctx context.Context, tenant, kind, id string) (int64, error) {

@@ -39,6 +39,21 @@ RETURN p {.*} AS principal ORDER BY p.kind, p.id`
 	cypherGetPrincipal = `MATCH (p:Principal {tenant: $tenant, kind: $kind, id: $id})
 RETURN p {.*} AS principal`
 
+	// cypherChangePrincipal sets the fields a change names ($set_*) and
+	// leaves the others; a user's name goes to the user's node and an
+	// agent's team to the agent's, as at registration.
+	cypherChangePrincipal = `MATCH (p:Principal {tenant: $tenant, kind: $kind, id: $id})
+SET p.name = CASE WHEN $set_name THEN $name ELSE p.name END,
+  p.team = CASE WHEN $set_team THEN $team ELSE p.team END,
+  p.roles = CASE WHEN $set_roles THEN $roles ELSE p.roles END
+WITH p
+OPTIONAL MATCH (u:User {tenant: $tenant, id: $id}) WHERE $kind = 'user' AND $set_name
+SET u.name = $name
+WITH p
+OPTIONAL MATCH (a:Agent {tenant: $tenant, id: $id}) WHERE $kind = 'agent' AND $set_team
+SET a.team = $team
+RETURN p {.*} AS principal`
+
 	cypherDeletePrincipal = `MATCH (p:Principal {tenant: $tenant, kind: $kind, id: $id})
 OPTIONAL MATCH (k:APIKey {tenant: $tenant, kind: $kind, principal_id: $id})
 WITH p, collect(k) AS keys

@@ -2,12 +2,14 @@ package keystore
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/graph/neo"
 	"mneme/identity"
 	"mneme/internal/testenv"
 	"mneme/memory"
@@ -125,6 +127,49 @@ func TestIdentityStore(t *testing.T) {
 			if err != nil || nameErr != nil || p.Name != step.want || name != step.want {
 				t.Errorf("given %q: registration %+v (%v), user's node %q (%v); want %q", step.given, p, err, name, nameErr, step.want)
 			}
+		}
+	})
+	t.Run("a change sets only the fields it names", func(t *testing.T) {
+		text := func(s string) *string { return &s }
+		if err := s.EnsurePrincipal(ctx, tenant, identity.Principal{Kind: "user", ID: "u4", Name: "Ann Li", CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.ChangePrincipal(ctx, tenant, "user", "u4", identity.PrincipalChange{Name: text("Ann Zhao")})
+		name, nameErr := s.UserName(ctx, tenant, "u4")
+		if err != nil || nameErr != nil || p.Name != "Ann Zhao" || p.Kind != "user" || p.ID != "u4" || name != "Ann Zhao" {
+			t.Errorf("rename: %+v (%v), user's node %q (%v); want Ann Zhao on both", p, err, name, nameErr)
+		}
+		if p, err = s.ChangePrincipal(ctx, tenant, "user", "u4", identity.PrincipalChange{Name: text("")}); err != nil || p.Name != "" {
+			t.Errorf("clearing the name: %+v, %v", p, err)
+		}
+		if name, _ := s.UserName(ctx, tenant, "u4"); name != "" {
+			t.Errorf("the user's node kept %q after the name was cleared", name)
+		}
+		roles := []string{"finance"}
+		if err := s.EnsurePrincipal(ctx, tenant, identity.Principal{Kind: "agent", ID: "helper", Team: "support", Roles: roles, CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		p, err = s.ChangePrincipal(ctx, tenant, "agent", "helper", identity.PrincipalChange{Team: text("billing")})
+		if err != nil || p.Team != "billing" || !slices.Equal(p.Roles, roles) {
+			t.Errorf("team change: %+v, %v; want team billing, roles kept", p, err)
+		}
+		var team string
+		err = s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+			var err error
+			team, _, err = neo.ReadOne(ctx, tx, `MATCH (a:Agent {tenant: $tenant, id: 'helper'}) RETURN a.team AS team`, map[string]any{"tenant": tenant}, neo.Column("team", str))
+			return err
+		})
+		if err != nil || team != "billing" {
+			t.Errorf("the agent's node has team %q (%v), want billing", team, err)
+		}
+		if p, err = s.ChangePrincipal(ctx, tenant, "agent", "helper", identity.PrincipalChange{Roles: &[]string{}}); err != nil || p.Roles != nil || p.Team != "billing" {
+			t.Errorf("clearing the roles: %+v, %v", p, err)
+		}
+		if _, err := s.ChangePrincipal(ctx, tenant, "user", "nobody", identity.PrincipalChange{Name: text("X")}); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("changing a principal that does not exist: %v, want not found", err)
+		}
+		if _, err := s.ChangePrincipal(ctx, "another-"+tenant, "user", "u4", identity.PrincipalChange{Name: text("X")}); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("changing another tenant's principal: %v, want not found", err)
 		}
 	})
 	t.Run("delete principal and user", func(t *testing.T) {
