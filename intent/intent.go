@@ -116,7 +116,7 @@ var rules = []rule{
 		"会员", "会籍", "vip", "续费", "续期", "到期", "过期", "订阅", "等级", "有效期",
 	}},
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
-		"contact*", "reach me", "reach her", "reach him", "reach them", "reach you", "get hold of", "call me", "phone me", "email me", "text me", "get in touch",
+		"contact*", "reach me", "reach her", "reach him", "reach them", "reach you", "be reached", "reach out", "way to reach", "get hold of", "call me", "phone me", "email me", "text me", "get in touch",
 		"phone", "call", "email", "wechat",
 		"联系", "联络", "沟通", "电话", "邮件", "微信", "找我",
 	}},

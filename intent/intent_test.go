@@ -34,6 +34,7 @@ func TestDetect(t *testing.T) {
 		{"好的", nil},
 		{"the stylus is broken", nil}, // "style" as a whole word only
 		{"What's the best way to get hold of her?", []string{"contact"}},
+		{"How does Carol want to be reached?", []string{"contact"}},
 		{"回复要多详细？", []string{"answer_style"}},
 		{"Have I asked you about your opening hours before?", []string{"past_conversations"}},
 		{"我之前问过退货的事吗", []string{"past_conversations"}},

@@ -198,7 +198,9 @@ type Rules struct {
 	// user's memories know.
 	Coverage, AgreedCoverage, AgreeFloor float64
 	// NeighbourFloor is the similarity a memory reached through the graph
-	// from a memory that passed must exceed.
+	// from a memory that passed must exceed: what unrelated texts
+	// typically score. A memory below it that holds only part of the
+	// question's words does not pass on them either.
 	NeighbourFloor float64
 	// SubjectFloor is the similarity one of the user's nearest memories
 	// needs to answer a question about the user, and a memory of the kind
@@ -266,7 +268,7 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateVector
 	case e.Vector && e.Similarity >= r.VectorFloor && q.Unseen() < r.UnseenMax:
 		return GateVector
-	case e.Text && e.Coverage >= r.Coverage:
+	case e.Text && e.Coverage >= r.Coverage && !r.unrelatedMeaning(e):
 		return GateText
 	case e.Text && e.Coverage >= r.AgreedCoverage && e.Vector && e.Similarity >= r.AgreeFloor && q.Unseen() < r.UnseenMax:
 		return GateText
@@ -276,6 +278,14 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateLead
 	}
 	return ""
+}
+
+// unrelatedMeaning reports whether a memory that holds only part of the
+// question's words is, by the embedder, no nearer the question than
+// unrelated texts typically are (NeighbourFloor): "did Carol pay on time?"
+// shares "pay" with a note on shipping fees that means something else.
+func (r Rules) unrelatedMeaning(e Evidence) bool {
+	return e.Vector && e.Coverage < 1 && e.Similarity < r.NeighbourFloor
 }
 
 // Passed is a memory that passed a gate on its own evidence.

@@ -89,7 +89,7 @@ func TestIsSocial(t *testing.T) {
 }
 
 func TestGates(t *testing.T) {
-	rules := Rules{VectorFloor: 0.25, StrongFloor: 0.35, UnseenMax: 0.5, Coverage: 0.5, AgreedCoverage: 0.25, AgreeFloor: 0.15, SubjectFloor: 0.1, LeadFloor: 0.12, LeadMargin: 0.08}
+	rules := Rules{VectorFloor: 0.25, StrongFloor: 0.35, UnseenMax: 0.5, Coverage: 0.5, AgreedCoverage: 0.25, AgreeFloor: 0.15, SubjectFloor: 0.1, LeadFloor: 0.12, LeadMargin: 0.08, NeighbourFloor: 0.02}
 	term := func(text string, weight float64, seen bool) Term { return Term{Text: text, Weight: weight, Seen: seen} }
 	known := Question{Terms: []Term{term("budget", 2, true), term("q4", 1, true)}}
 	foreign := Question{Terms: []Term{term("xyz", 3, false), term("123", 3, false), term("订单", 1, true)}}
@@ -109,6 +109,9 @@ func TestGates(t *testing.T) {
 		{"below the floor", known, Evidence{Vector: true, Similarity: 0.2}, ""},
 		{"full text covering most words", known, Evidence{Text: true, Coverage: 2.0 / 3}, GateText},
 		{"full text on one common word", foreign, Evidence{Text: true, Coverage: 1.0 / 7}, ""},
+		{"full text on half the words, the meaning unrelated", known, Evidence{Text: true, Coverage: 0.5, Vector: true, Similarity: -0.002}, ""},
+		{"full text on half the words, the meaning not unrelated", known, Evidence{Text: true, Coverage: 0.5, Vector: true, Similarity: 0.05}, GateText},
+		{"full text on every word, the meaning unrelated", known, Evidence{Text: true, Coverage: 1, Vector: true, Similarity: -0.002}, GateText},
 		{"full text with the vector side agreeing", known, Evidence{Text: true, Coverage: 1.0 / 3, Vector: true, Similarity: 0.2}, GateText},
 		{"full text with the vector side agreeing, on a question about unknown things", foreign, Evidence{Text: true, Coverage: 0.3, Vector: true, Similarity: 0.27}, ""},
 		{"full text with the vector side not agreeing", known, Evidence{Text: true, Coverage: 1.0 / 3, Vector: true, Similarity: 0.1}, ""},
