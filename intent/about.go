@@ -49,6 +49,40 @@ func About(question string, who Person) bool {
 	return false
 }
 
+// Dealing reports whether question asks about one of the user's dealings
+// with us, spoken of as known but without naming the user: "has the big desk
+// order gone through yet?", "这批纸箱什么时候发？". An agent asks so about the
+// user it serves, but the same words ask about the world too ("is the
+// shipment tracking website down?"), so such a question is weaker evidence
+// of being about the user than About.
+func Dealing(question string) bool {
+	q := strings.ToLower(strings.TrimSpace(question))
+	if q == "" || !asks(q) {
+		return false
+	}
+	if dealsWith(q) {
+		return true
+	}
+	for _, w := range zhDealing {
+		if strings.Contains(q, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// dealsWith reports whether lower-cased q speaks of one of the user's
+// dealings (dealing), not of an order of things or a payment for anything
+// ("the order of the planets", "the payment for Olympics tickets").
+func dealsWith(q string) bool {
+	for _, m := range dealing.FindAllStringIndex(q, -1) {
+		if rest := q[m[1]:]; !strings.HasPrefix(rest, " of ") && !strings.HasPrefix(rest, " for ") {
+			return true
+		}
+	}
+	return false
+}
+
 // Asks reports whether text is a question rather than a request, a
 // greeting or a statement ("给我讲个笑话吧", "ok great, talk later").
 func Asks(text string) bool {
@@ -77,6 +111,10 @@ var (
 	// person is a word for the user: the speaker, the person an agent
 	// speaks of, or the customer.
 	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|the (customer|client|user)|this (customer|client|user))\b`)
+	// dealing is one of the user's dealings with us spoken of as known:
+	// "has the big desk order gone through?", "when is that shipment
+	// leaving?". An agent asks it about the user it serves.
+	dealing = regexp.MustCompile(`\b(the|this|that|these|those)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
 	// howTo starts a question that asks for instructions ("how do I bake
 	// bread?"), whose "I" is anyone; only the verbs of a person's ways
 	// ("how do I like to be reached?") keep it about the speaker.
@@ -91,6 +129,8 @@ var (
 var (
 	zhQuestion = []string{"吗", "什么", "哪", "怎么", "怎样", "多少", "几", "谁", "是否", "有没有", "呢", "如何", "多久", "为什么", "多长", "是不是"}
 	zhPerson   = []string{"我", "她", "他", "客户", "用户", "顾客"}
+	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
+	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回"}
 	// zhHowTo are the openings of a Chinese how-to question.
 	zhHowTo = []string{"我们该怎么", "我们怎么", "我应该怎么", "我该怎么", "我要怎么", "我怎么", "我如何"}
 	// zhRecipient holds longer phrases first, so that 给我们 goes whole.

@@ -6,6 +6,29 @@ import (
 	"mneme/intent"
 )
 
+func TestDealing(t *testing.T) {
+	tests := []struct {
+		question string
+		want     bool
+	}{
+		{"Has the big desk order gone through yet?", true},
+		{"When is the carton shipment leaving?", true},
+		{"Was that refund ever paid out?", true},
+		{"上次那批纸的钱付了没有？", true},
+		{"这批纸箱什么时候发？", true},
+		{"What is the order of the planets from the sun?", false},
+		{"Is the payment for the Olympics tickets refundable?", false},
+		{"How long does a parcel take from China to Germany?", false},
+		{"the carton shipment is late", false}, // not a question
+		{"xyz 123 订单", false},
+	}
+	for _, tt := range tests {
+		if got := intent.Dealing(tt.question); got != tt.want {
+			t.Errorf("Dealing(%q) = %v, want %v", tt.question, got, tt.want)
+		}
+	}
+}
+
 func TestAbout(t *testing.T) {
 	tests := []struct {
 		question, user string
@@ -24,6 +47,7 @@ func TestAbout(t *testing.T) {
 		{"客户的预算是多少", "", true},
 		{"告诉我我的会员等级是什么", "", true},
 		{"u07 的地址是哪里？", "u07", true},
+		{"Has the big desk order gone through yet?", "", false}, // Dealing, not About
 		// Not about the user: world knowledge, requests, pleasantries.
 		{"What is the capital of Australia?", "alice", false},
 		{"Who won the football match last night?", "", false},
@@ -51,7 +75,7 @@ func TestAbout(t *testing.T) {
 		{"I want the same style as last time", "", false},
 		{"按老规矩处理", "", false},
 		// A user id inside another word names nobody.
-		{"What is the status of order u011?", "u01", false},
+		{"What is the status of ticket u011?", "u01", false},
 		{"", "", false},
 	}
 	for _, tt := range tests {

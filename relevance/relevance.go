@@ -48,6 +48,11 @@ type Question struct {
 	// AboutUser is true when the question asks about the user recall
 	// serves (intent.About).
 	AboutUser bool
+	// AboutDealing is true when the question speaks of one of the user's
+	// dealings (an order, a shipment, an invoice) without naming the user:
+	// the user's nearest memories answer it only at the lead floor, since
+	// the same words ask about the world too.
+	AboutDealing bool
 	// Topical is true when the question asks for a kind of memory about a
 	// subject it names (intent.Ask.Topical): a memory of that kind passes
 	// the intent gate only at the subject floor.
@@ -273,6 +278,8 @@ func (r Rules) First(q Question, e Evidence) string {
 	case e.Text && e.Coverage >= r.AgreedCoverage && e.Vector && e.Similarity >= r.AgreeFloor && q.Unseen() < r.UnseenMax:
 		return GateText
 	case q.AboutUser && e.Nearest && e.Vector && r.SubjectFloor > 0 && e.Similarity >= r.SubjectFloor:
+		return GateSubject
+	case q.AboutDealing && e.Nearest && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor:
 		return GateSubject
 	case q.Asks && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor && e.Lead > 0 && e.Lead >= r.LeadMargin:
 		return GateLead

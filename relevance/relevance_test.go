@@ -97,6 +97,7 @@ func TestGates(t *testing.T) {
 	aboutUser := Question{AboutUser: true, Terms: []Term{term("firm", 3, false)}}
 	topical := Question{Topical: true, Terms: []Term{term("big", 1, false), term("orders", 1, true)}}
 	asking := Question{Asks: true, Terms: []Term{term("damaged", 1, false), term("seats", 1, false)}}
+	dealing := Question{AboutDealing: true, Terms: []Term{term("desk", 1, false), term("order", 5, true)}}
 	tests := []struct {
 		name string
 		q    Question
@@ -124,6 +125,8 @@ func TestGates(t *testing.T) {
 		{"holds an identifier the question names", foreign, Evidence{Text: true, Coverage: 0.2, Identifier: true}, GateText},
 		{"nearest to a question about the user", aboutUser, Evidence{Vector: true, Similarity: 0.12, Nearest: true}, GateSubject},
 		{"nearest, but below the subject floor", aboutUser, Evidence{Vector: true, Similarity: 0.08, Nearest: true}, ""},
+		{"a dealing of the user's, nearest at the lead floor", dealing, Evidence{Vector: true, Similarity: 0.13, Nearest: true}, GateSubject},
+		{"a dealing of the user's, nearest above the subject floor but below the lead floor", dealing, Evidence{Vector: true, Similarity: 0.11, Nearest: true}, ""},
 		{"not among the nearest", aboutUser, Evidence{Vector: true, Similarity: 0.2}, ""},
 		{"nearest to a question about something else", foreign, Evidence{Vector: true, Similarity: 0.2, Nearest: true}, ""},
 		{"the user's nearest, well ahead of the next", asking, Evidence{Vector: true, Similarity: 0.15, Lead: 0.1}, GateLead},
