@@ -38,15 +38,7 @@ func About(question string, who Person) bool {
 	if len(who.spans(question)) > 0 {
 		return true
 	}
-	if person.MatchString(q) {
-		return true
-	}
-	for _, w := range zhPerson {
-		if strings.Contains(q, w) {
-			return true
-		}
-	}
-	return false
+	return person.MatchString(q) || containsAny(q, zhPerson)
 }
 
 // Dealing reports whether question asks about one of the user's dealings
@@ -60,15 +52,12 @@ func Dealing(question string) bool {
 	if q == "" || !asks(q) {
 		return false
 	}
-	if dealsWith(q) {
-		return true
-	}
-	for _, w := range zhDealing {
-		if strings.Contains(q, w) {
-			return true
-		}
-	}
-	return false
+	return dealsWith(q) || containsAny(q, zhDealing)
+}
+
+// containsAny reports whether q holds any of words.
+func containsAny(q string, words []string) bool {
+	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(q, w) })
 }
 
 // dealsWith reports whether lower-cased q speaks of one of the user's
@@ -92,15 +81,7 @@ func Asks(text string) bool {
 // asks reports whether lower-cased q is a question: it ends with a question
 // mark, starts as English questions do, or holds a Chinese question word.
 func asks(q string) bool {
-	if strings.HasSuffix(q, "?") || strings.HasSuffix(q, "？") || opening.MatchString(q) {
-		return true
-	}
-	for _, w := range zhQuestion {
-		if strings.Contains(q, w) {
-			return true
-		}
-	}
-	return false
+	return strings.HasSuffix(q, "?") || strings.HasSuffix(q, "？") || opening.MatchString(q) || containsAny(q, zhQuestion)
 }
 
 func ascii(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' || b == '-' }
