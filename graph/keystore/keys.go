@@ -134,17 +134,7 @@ func (s *Store) Principals(ctx context.Context, tenant string) ([]identity.Princ
 
 // Principal returns one principal, or memory.ErrNotFound.
 func (s *Store) Principal(ctx context.Context, tenant, kind, id string) (identity.Principal, error) {
-	var p identity.Principal
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var found bool
-		var err error
-		p, found, err = neo.ReadOne(ctx, tx, cypherGetPrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, neo.Column("principal", decodePrincipal))
-		if err == nil && !found {
-			err = memory.ErrNotFound
-		}
-		return err
-	})
-	return p, err
+	return one(ctx, s.read, cypherGetPrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, neo.Column("principal", decodePrincipal))
 }
 
 // ChangePrincipal sets the fields c names on a principal ("" and [] clear
@@ -163,33 +153,13 @@ func (s *Store) ChangePrincipal(ctx context.Context, tenant, kind, id string, c 
 	if c.Roles != nil {
 		params["roles"] = listOrNil(*c.Roles)
 	}
-	var p identity.Principal
-	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		var found bool
-		var err error
-		p, found, err = neo.ReadOne(ctx, tx, cypherChangePrincipal, params, neo.Column("principal", decodePrincipal))
-		if err == nil && !found {
-			err = memory.ErrNotFound
-		}
-		return err
-	})
-	return p, err
+	return one(ctx, s.write, cypherChangePrincipal, params, neo.Column("principal", decodePrincipal))
 }
 
 // DeletePrincipal removes a principal with its keys, or returns
 // memory.ErrNotFound.
 func (s *Store) DeletePrincipal(ctx context.Context, tenant, kind, id string) (int64, error) {
-	var n int64
-	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		var found bool
-		var err error
-		n, found, err = neo.ReadOne(ctx, tx, cypherDeletePrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, neo.Column("keys", integer))
-		if err == nil && !found {
-			err = memory.ErrNotFound
-		}
-		return err
-	})
-	return n, err
+	return one(ctx, s.write, cypherDeletePrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, neo.Column("keys", integer))
 }
 
 // DeleteUser removes a user's registration and keys.
@@ -272,25 +242,15 @@ func (s *Store) PutKey(ctx context.Context, tenant string, k identity.Key) error
 // KeyByHash returns the key stored under hash with the principal it stands
 // for, or memory.ErrNotFound.
 func (s *Store) KeyByHash(ctx context.Context, tenant, hash string) (identity.Credential, error) {
-	var c identity.Credential
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var found bool
-		var err error
-		c, found, err = neo.ReadOne(ctx, tx, cypherKeyByHash, map[string]any{"tenant": tenant, "hash": hash}, func(r *neo4j.Record) (identity.Credential, error) {
-			k, _ := r.Get("key")
-			roles, _ := r.Get("roles")
-			team, _ := r.Get("team")
-			key := decodeKey(k)
-			return identity.Credential{Key: key, Principal: memory.Principal{
-				Tenant: tenant, Kind: key.OwnerKind, ID: key.OwnerID, Roles: strs(roles), Team: str(team),
-			}}, nil
-		})
-		if err == nil && !found {
-			err = memory.ErrNotFound
-		}
-		return err
+	return one(ctx, s.read, cypherKeyByHash, map[string]any{"tenant": tenant, "hash": hash}, func(r *neo4j.Record) (identity.Credential, error) {
+		k, _ := r.Get("key")
+		roles, _ := r.Get("roles")
+		team, _ := r.Get("team")
+		key := decodeKey(k)
+		return identity.Credential{Key: key, Principal: memory.Principal{
+			Tenant: tenant, Kind: key.OwnerKind, ID: key.OwnerID, Roles: strs(roles), Team: str(team),
+		}}, nil
 	})
-	return c, err
 }
 
 // Keys returns the tenant's keys, oldest first, without their hashes.
@@ -306,31 +266,33 @@ func (s *Store) Keys(ctx context.Context, tenant string) ([]identity.Key, error)
 
 // Key returns one key, or memory.ErrNotFound.
 func (s *Store) Key(ctx context.Context, tenant, id string) (identity.Key, error) {
-	return s.oneKey(ctx, s.read, cypherGetKey, map[string]any{"tenant": tenant, "id": id})
+	return one(ctx, s.read, cypherGetKey, map[string]any{"tenant": tenant, "id": id}, neo.Column("key", decodeKey))
 }
 
 // SetKeyExpiry sets a key's expiry; nil clears it.
 func (s *Store) SetKeyExpiry(ctx context.Context, tenant, id string, at *time.Time) (identity.Key, error) {
-	return s.oneKey(ctx, s.write, cypherSetKeyExpiry, map[string]any{"tenant": tenant, "id": id, "at": timePtrOrNil(at)})
+	return one(ctx, s.write, cypherSetKeyExpiry, map[string]any{"tenant": tenant, "id": id, "at": timePtrOrNil(at)}, neo.Column("key", decodeKey))
 }
 
 // RevokeKey marks a key revoked; a second revoke keeps the first time.
 func (s *Store) RevokeKey(ctx context.Context, tenant, id string, at time.Time) (identity.Key, error) {
-	return s.oneKey(ctx, s.write, cypherRevokeKey, map[string]any{"tenant": tenant, "id": id, "at": at.UTC()})
+	return one(ctx, s.write, cypherRevokeKey, map[string]any{"tenant": tenant, "id": id, "at": at.UTC()}, neo.Column("key", decodeKey))
 }
 
-func (s *Store) oneKey(ctx context.Context, run func(context.Context, func(neo4j.ManagedTransaction) error) error, cypher string, params map[string]any) (identity.Key, error) {
-	var k identity.Key
+// one runs cypher in a transaction of run (s.read or s.write) and decodes
+// its one row, or returns memory.ErrNotFound when there is none.
+func one[T any](ctx context.Context, run func(context.Context, func(neo4j.ManagedTransaction) error) error, cypher string, params map[string]any, decode func(*neo4j.Record) (T, error)) (T, error) {
+	var v T
 	err := run(ctx, func(tx neo4j.ManagedTransaction) error {
 		var found bool
 		var err error
-		k, found, err = neo.ReadOne(ctx, tx, cypher, params, neo.Column("key", decodeKey))
+		v, found, err = neo.ReadOne(ctx, tx, cypher, params, decode)
 		if err == nil && !found {
 			err = memory.ErrNotFound
 		}
 		return err
 	})
-	return k, err
+	return v, err
 }
 
 // RotateKey stores next and ends key id's life at graceUntil, in one
