@@ -127,6 +127,7 @@ func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool
 			Text: e.FullTextRank > 0, Coverage: e.TermCoverage, Identifier: f.question.HoldsIdentifier(c.Memory.Content),
 			Named: named[c.Memory.ID], Intent: e.IntentRank > 0, Nearest: f.nearest[c.Memory.ID],
 			Neighbour: e.GraphRank > 0 && near, NeighbourSimilarity: sim, Session: e.SessionRank > 0,
+			Shared: c.Memory.UserID == "",
 		}
 	}
 	// The user's nearest memories (the subject and lead gates) are

@@ -253,6 +253,9 @@ type Evidence struct {
 	NeighbourSimilarity float64
 	// Session is true when the memory belongs to the caller's session.
 	Session bool
+	// Shared is true for shared knowledge (the tenant's, a team's or an
+	// agent's), false for the user's own memories.
+	Shared bool
 }
 
 // First is the gate a memory passes on its own evidence, or "" when it
@@ -263,7 +266,7 @@ func (r Rules) First(q Question, e Evidence) string {
 		return ""
 	}
 	switch {
-	case e.Intent && (!q.Topical || e.Similarity >= r.topicalFloor()):
+	case e.Intent && (!q.Topical || e.Similarity >= r.topicalFloor()) && r.intentReaches(q, e):
 		return GateIntent
 	case e.Named:
 		return GateEntity
@@ -319,6 +322,16 @@ func JoinAbove(passed []Passed) (float64, bool) {
 		above = max(above, p.Evidence.Similarity)
 	}
 	return above, true
+}
+
+// intentReaches reports whether a memory of the kind a question names may
+// answer it by intent. A question that asks without referring to the user
+// or to one of the user's dealings ("when is the delivery of the new Tesla
+// model?") reaches the user's own memories only at the lead floor; requests
+// ("按老规矩处理") and shared knowledge (the tenant's rules) are not held
+// back, nor is anything when the lead gate is off.
+func (r Rules) intentReaches(q Question, e Evidence) bool {
+	return !q.Asks || q.AboutUser || q.AboutDealing || e.Shared || r.LeadFloor == 0 || e.Similarity >= r.LeadFloor
 }
 
 // topicalFloor is the similarity a memory of the kind a topical question
