@@ -213,12 +213,15 @@ func validChange(kind string, c PrincipalChange) error {
 // changedFields names the fields a change sets, for the audit trail.
 func changedFields(c PrincipalChange) map[string]string {
 	var fields []string
-	for name, set := range map[string]bool{"name": c.Name != nil, "team": c.Team != nil, "roles": c.Roles != nil} {
-		if set {
-			fields = append(fields, name)
-		}
+	if c.Name != nil {
+		fields = append(fields, "name")
 	}
-	slices.Sort(fields)
+	if c.Team != nil {
+		fields = append(fields, "team")
+	}
+	if c.Roles != nil {
+		fields = append(fields, "roles")
+	}
 	return map[string]string{"fields": strings.Join(fields, ",")}
 }
 
