@@ -402,6 +402,66 @@ func TestRecallLeadGate(t *testing.T) {
 	}
 }
 
+func TestRecallDealingGate(t *testing.T) {
+	// alice's orders share no word with the questions and lie below the
+	// vector floor (0.3); the questions speak of an order without naming her.
+	desks, chairs := stored("mem_desks", "SO-1007 for 120 office desks is on hold"), stored("mem_chairs", "SO-1004 of 50 chairs shipped")
+	vector := []Hit{{desks, 0.24}, {chairs, 0.23}}
+	const subject = relevance.GateSubject
+	tests := []struct {
+		name, query string
+		lead        float64
+		want        map[string]string // id -> gate
+	}{
+		{"her nearest at the lead floor answer a question about one of her dealings", "Has the big furniture order gone through yet?", 0.235,
+			map[string]string{"mem_desks": subject}},
+		{"not below the lead floor, though above the subject floor", "Has the big furniture order gone through yet?", 0.25,
+			map[string]string{}},
+		{"a world question with the same words", "What is the order of the planets?", 0.2, map[string]string{}},
+		{"not a question", "the big furniture order", 0.2, map[string]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := recallConfig
+			cfg.SubjectFloor, cfg.SubjectTop, cfg.LeadFloor, cfg.LeadMargin = 0.1, 3, tt.lead, 0.5
+			gates, _ := recallGates(t, vectorFixture(t, cfg, vector), tt.query)
+			if diff := cmp.Diff(tt.want, gates); diff != "" {
+				t.Errorf("gates (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRecallIntentOfAQuestionAboutNobody(t *testing.T) {
+	// A delivery window of alice's and a shared delivery rule, both far
+	// from the questions (below the lead floor, 0.2).
+	window := stored("mem_window", "deliveries on weekday mornings only")
+	window.Key = "delivery_window"
+	rule := stored("mem_rule", "free shipping above 5k")
+	rule.UserID, rule.Type, rule.Kind = "", TypeProcedural, "rule"
+	vector := []Hit{{window, 0.09}, {rule, 0.05}}
+	const byIntent = relevance.GateIntent
+	tests := []struct {
+		name, query string
+		want        map[string]string // id -> gate
+	}{
+		{"a question about the user reaches her slot", "When can we deliver to her?", map[string]string{"mem_window": byIntent}},
+		{"a question about nobody does not, below the lead floor", "When is the delivery of the new Tesla model?", map[string]string{}},
+		{"a request reaches the rules", "按老规矩处理", map[string]string{"mem_rule": byIntent}},
+		{"a question about nobody still reaches shared rules", "what are the rules?", map[string]string{"mem_rule": byIntent}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := recallConfig
+			cfg.LeadFloor, cfg.LeadMargin = 0.2, 0.5
+			gates, _ := recallGates(t, vectorFixture(t, cfg, vector), tt.query)
+			if diff := cmp.Diff(tt.want, gates); diff != "" {
+				t.Errorf("gates (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestRecallGuessesNearerThanAPartialWordMatch(t *testing.T) {
 	// "want" is the only word of the question alice's memories share: the
 	// memory holding it passes the full-text gate at half coverage, but the
