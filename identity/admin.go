@@ -106,7 +106,7 @@ func containsUnderscore(s string) bool { return slices.Contains([]byte(s), '_') 
 // CreatePrincipal registers an agent (with an optional team), a user, an
 // analyst (with roles) or an admin in the caller's tenant.
 func (s *Service) CreatePrincipal(ctx context.Context, p memory.Principal, n NewPrincipal) (Principal, error) {
-	n.Name = strings.Join(strings.Fields(n.Name), " ")
+	n.Name = tidyName(n.Name)
 	out := Principal{Kind: n.Kind, ID: n.ID, Team: n.Team, Roles: n.Roles, Name: n.Name, CreatedAt: s.now().UTC()}
 	err := s.act(ctx, p, "principal.create", n.Kind+":"+n.ID, nil, func() error {
 		if err := validPrincipal(n); err != nil {
@@ -120,24 +120,35 @@ func (s *Service) CreatePrincipal(ctx context.Context, p memory.Principal, n New
 	return out, nil
 }
 
+// tidyName keeps a name's words with one space between them.
+func tidyName(name string) string { return strings.Join(strings.Fields(name), " ") }
+
 func validPrincipal(n NewPrincipal) error {
 	switch {
 	case !validKind(n.Kind):
 		return memory.Invalid("kind", "must be agent, user, analyst or admin")
 	case !memory.ValidName(n.ID):
 		return memory.Invalid("id", "must be 1–64 letters, digits or -_.:@")
-	case n.Team != "" && n.Kind != memory.KindAgent:
+	}
+	return validFields(n.Kind, n.Team, n.Roles, n.Name)
+}
+
+// validFields checks what a principal of kind may have: a team (agents), a
+// name (users), roles.
+func validFields(kind, team string, roles []string, name string) error {
+	switch {
+	case team != "" && kind != memory.KindAgent:
 		return memory.Invalid("team", "only agents have a team")
-	case n.Team != "" && !memory.ValidName(n.Team):
+	case team != "" && !memory.ValidName(team):
 		return memory.Invalid("team", "must be 1–64 letters, digits or -_.:@")
-	case len(n.Roles) > 16:
+	case len(roles) > 16:
 		return memory.Invalid("roles", "at most 16")
-	case n.Name != "" && n.Kind != memory.KindUser:
+	case name != "" && kind != memory.KindUser:
 		return memory.Invalid("name", "only users have a name")
-	case utf8.RuneCountInString(n.Name) > MaxUserName || !utf8.ValidString(n.Name) || strings.ContainsFunc(n.Name, unicode.IsControl):
+	case utf8.RuneCountInString(name) > MaxUserName || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
 		return memory.Invalid("name", fmt.Sprintf("must be at most %d characters of text", MaxUserName))
 	}
-	for _, r := range n.Roles {
+	for _, r := range roles {
 		if !memory.ValidName(r) {
 			return memory.Invalid("roles", "each must be 1–64 letters, digits or -_.:@")
 		}
@@ -167,7 +178,7 @@ func (s *Service) Principal(ctx context.Context, p memory.Principal, kind, id st
 // name at once, the others within usernames.TTL.
 func (s *Service) ChangePrincipal(ctx context.Context, p memory.Principal, kind, id string, c PrincipalChange) (Principal, error) {
 	if c.Name != nil {
-		tidy := strings.Join(strings.Fields(*c.Name), " ")
+		tidy := tidyName(*c.Name)
 		c.Name = &tidy
 	}
 	var out Principal
@@ -194,20 +205,22 @@ func (s *Service) ChangePrincipal(ctx context.Context, p memory.Principal, kind,
 // registration: a change with no field, or a field the kind does not have,
 // is invalid.
 func validChange(kind string, c PrincipalChange) error {
-	if c.Name == nil && c.Team == nil && c.Roles == nil {
+	switch {
+	case c.Name == nil && c.Team == nil && c.Roles == nil:
 		return memory.Invalid("body", "nothing to change: give name, team or roles")
+	case !validKind(kind):
+		return memory.Invalid("kind", "must be agent, user, analyst or admin")
 	}
-	n := NewPrincipal{Kind: kind, ID: "x"}
-	if c.Name != nil {
-		n.Name = *c.Name
+	return validFields(kind, deref(c.Team), deref(c.Roles), deref(c.Name))
+}
+
+// deref is what p points to, or the zero value.
+func deref[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
 	}
-	if c.Team != nil {
-		n.Team = *c.Team
-	}
-	if c.Roles != nil {
-		n.Roles = *c.Roles
-	}
-	return validPrincipal(n)
+	return v
 }
 
 // changedFields names the fields a change sets, for the audit trail.
