@@ -39,39 +39,25 @@ func (c client) principal(ctx context.Context, args []string) error {
 	case len(args) == 1 && args[0] == "list":
 		return c.call(ctx, http.MethodGet, "/v1/principals", nil)
 	case len(args) >= 3 && args[0] == "create":
+		o, err := principalOptions(args[3:])
+		if err != nil {
+			return err
+		}
 		n := identity.NewPrincipal{Kind: args[1], ID: args[2]}
-		for _, kv := range args[3:] {
-			k, v, ok := strings.Cut(kv, "=")
-			switch {
-			case ok && k == "team":
-				n.Team = v
-			case ok && k == "roles":
-				n.Roles = strings.Split(v, ",")
-			case ok && k == "name":
-				n.Name = v
-			default:
-				return fmt.Errorf("principal option %q is not team=T, roles=a,b or name=N", kv)
-			}
+		if o.Team != nil {
+			n.Team = *o.Team
+		}
+		if o.Roles != nil {
+			n.Roles = *o.Roles
+		}
+		if o.Name != nil {
+			n.Name = *o.Name
 		}
 		return c.call(ctx, http.MethodPost, "/v1/principals", n)
 	case len(args) >= 4 && args[0] == "change":
-		var ch identity.PrincipalChange
-		for _, kv := range args[3:] {
-			k, v, ok := strings.Cut(kv, "=")
-			switch {
-			case ok && k == "team":
-				ch.Team = &v
-			case ok && k == "roles":
-				roles := []string{}
-				if v != "" {
-					roles = strings.Split(v, ",")
-				}
-				ch.Roles = &roles
-			case ok && k == "name":
-				ch.Name = &v
-			default:
-				return fmt.Errorf("principal option %q is not team=T, roles=a,b or name=N", kv)
-			}
+		ch, err := principalOptions(args[3:])
+		if err != nil {
+			return err
 		}
 		return c.call(ctx, http.MethodPatch, principalPath(args[1], args[2]), ch)
 	case len(args) == 3 && args[0] == "get":
@@ -80,6 +66,30 @@ func (c client) principal(ctx context.Context, args []string) error {
 		return c.call(ctx, http.MethodDelete, principalPath(args[1], args[2]), nil)
 	}
 	return errUsage
+}
+
+// principalOptions reads team=T, roles=a,b and name=N, each only when given
+// ("roles=" is no roles).
+func principalOptions(kvs []string) (identity.PrincipalChange, error) {
+	var o identity.PrincipalChange
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		switch {
+		case ok && k == "team":
+			o.Team = &v
+		case ok && k == "roles":
+			roles := []string{}
+			if v != "" {
+				roles = strings.Split(v, ",")
+			}
+			o.Roles = &roles
+		case ok && k == "name":
+			o.Name = &v
+		default:
+			return o, fmt.Errorf("principal option %q is not team=T, roles=a,b or name=N", kv)
+		}
+	}
+	return o, nil
 }
 
 func principalPath(kind, id string) string {
