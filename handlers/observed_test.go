@@ -38,8 +38,8 @@ func TestObservedAtDatesTheFact(t *testing.T) {
 	if len(got.Memories) != 1 || got.Memories[0].Memory.ID != m.ID {
 		t.Fatalf("recall = %v, want %s", recalledIDs(got), m.ID)
 	}
-	if e := got.Memories[0].Explain; math.Abs(e.AgeDays-400) > 1 || e.DecayFactor > 0.001 {
-		t.Errorf("age %v days, decay %v; want 400 days and an episode decayed to almost nothing", e.AgeDays, e.DecayFactor)
+	if e := got.Memories[0].Explain; math.Abs(e.AgeDays-400) > 1 || math.Abs(e.DecayFactor-0.5) > 0.001 {
+		t.Errorf("age %v days, decay %v; want 400 days and an episode decayed to its floor, 0.5", e.AgeDays, e.DecayFactor)
 	}
 	then := long.Add(24 * time.Hour)
 	past := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "How many ergonomic desks did Alice order for Ningbo?", AsOf: &then})

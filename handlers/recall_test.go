@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -167,7 +168,9 @@ func TestRecallDecayPrefersRecentEpisodes(t *testing.T) {
 		t.Fatalf("order = %v, want recent %s before old %s", ids, recent.ID, old.ID)
 	}
 	o, r := got.Memories[1].Explain, got.Memories[0].Explain
-	if o.AgeDays < 119 || o.DecayFactor > 0.1 || r.DecayFactor < 0.99 {
+	// 120 days are four episodic half-lives: 1/16 of what lies above the
+	// floor of 0.5 is left.
+	if o.AgeDays < 119 || math.Abs(o.DecayFactor-(0.5+0.5/16)) > 0.005 || r.DecayFactor < 0.99 {
 		t.Errorf("decay: old %v days → %v, recent → %v", o.AgeDays, o.DecayFactor, r.DecayFactor)
 	}
 	if o.Fused*o.ImportanceFactor <= r.Fused*r.ImportanceFactor {

@@ -128,7 +128,8 @@ func (s *Service) weigh(c *Recalled, now time.Time, named bool) {
 	e.AgeDays = max(0, now.Sub(at).Hours()/24)
 	e.DecayFactor = 1
 	if !named {
-		e.DecayFactor = math.Exp(-s.recall.DecayPerDay[m.Type] * e.AgeDays)
+		floor := s.recall.DecayFloor
+		e.DecayFactor = floor + (1-floor)*math.Exp(-s.recall.DecayPerDay[m.Type]*e.AgeDays)
 	}
 	e.ImportanceFactor = 0.75 + 0.5*m.Importance
 	e.ProfileFactor = 1

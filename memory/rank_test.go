@@ -315,6 +315,33 @@ func TestRecallVectorPathChoice(t *testing.T) {
 	})
 }
 
+// An episode observed long ago keeps half its score: it still ranks above
+// a fresh memory less than half as relevant, so imported history can be
+// recalled at all.
+func TestRecallDecayFloor(t *testing.T) {
+	fresh := stored("mem_fresh", "fresh q")
+	fresh.Type, fresh.UpdatedAt = TypeEpisodic, testNow
+	old := stored("mem_old", "old q")
+	old.Type, old.UpdatedAt = TypeEpisodic, testNow.Add(-400*24*time.Hour)
+
+	f := newFixture(t, recallConfig)
+	f.authz.scope = aliceScope
+	// The old episode is first by vector and by full text; the fresh one
+	// is second by full text only.
+	f.store.vector = []Hit{{old, 0.9}}
+	f.store.fullText = []Hit{{old, 1}, {fresh, 1}}
+	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := idsOf(got.Memories); !slices.Equal(ids, []string{"mem_old", "mem_fresh"}) {
+		t.Fatalf("order = %v, want the relevant old episode before the fresh one", ids)
+	}
+	if d := got.Memories[0].Explain.DecayFactor; d < 0.5 || d > 0.5001 {
+		t.Errorf("400-day-old episode decays to %v, want its floor, 0.5", d)
+	}
+}
+
 func TestRecallDecayAndProfile(t *testing.T) {
 	fresh := stored("mem_fresh", "fresh q")
 	fresh.Type, fresh.UpdatedAt = TypeEpisodic, testNow
@@ -325,8 +352,9 @@ func TestRecallDecayAndProfile(t *testing.T) {
 
 	f := newFixture(t, recallConfig)
 	f.authz.scope = aliceScope
-	// The old episode ranks first by full text, but half its score decays;
-	// the profile memory ranks last and its priority lifts it to the top.
+	// The old episode ranks first by full text, but a quarter of its score
+	// decays (half of what lies above the floor); the profile memory ranks
+	// last and its priority lifts it to the top.
 	f.store.fullText = []Hit{{old, 1}, {fresh, 1}, {profile, 1}}
 	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: 10})
 	if err != nil {
@@ -336,8 +364,8 @@ func TestRecallDecayAndProfile(t *testing.T) {
 		t.Fatalf("order = %v, want profile, fresh, old", ids)
 	}
 	e := got.Memories[2].Explain
-	if math.Abs(e.AgeDays-30) > 1e-9 || math.Abs(e.DecayFactor-0.5) > 1e-9 {
-		t.Errorf("30-day-old episode: age %v, decay %v; want 30 days, half (episodic half-life 30 days)", e.AgeDays, e.DecayFactor)
+	if math.Abs(e.AgeDays-30) > 1e-9 || math.Abs(e.DecayFactor-0.75) > 1e-9 {
+		t.Errorf("30-day-old episode: age %v, decay %v; want 30 days, 0.75 (half of what lies above the floor of 0.5; episodic half-life 30 days)", e.AgeDays, e.DecayFactor)
 	}
 	if p := got.Memories[0].Explain.ProfileFactor; p != 1.2 {
 		t.Errorf("profile factor = %v, want 1.2", p)

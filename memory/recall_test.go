@@ -137,10 +137,11 @@ func TestRecallRanking(t *testing.T) {
 		Fused: 1.0 / 11, ImportanceFactor: 1, Policy: "allow: test", Scope: "user:alice"}
 	exE := Explain{Gate: "vector", Sources: []string{"vector"}, VectorSimilarity: 0.5, VectorRank: 5,
 		Fused: 1.0 / 15, ImportanceFactor: 0.75, Policy: "allow: test", Scope: "user:alice"}
-	// Every memory is semantic and an hour old: it has decayed by
-	// exp(−λ/24) and gets no profile priority.
+	// Every memory is semantic and an hour old: what lies above the decay
+	// floor (0.5) has decayed by exp(−λ/24), and it gets no profile
+	// priority.
 	aged := func(e Explain) Explain {
-		e.AgeDays, e.DecayFactor, e.ProfileFactor = 1.0/24, math.Exp(-math.Ln2/365/24), 1
+		e.AgeDays, e.DecayFactor, e.ProfileFactor = 1.0/24, 0.5+0.5*math.Exp(-math.Ln2/365/24), 1
 		return e
 	}
 	exA, exB, exC, exE = aged(exA), aged(exB), aged(exC), aged(exE)

@@ -74,11 +74,18 @@ type Config struct {
 	GraphHops, GraphSeeds int
 	NoGraph               bool
 
-	// DecayPerDay is λ per memory type in score·exp(−λ·days since the
-	// memory was last updated). Missing types take the defaults: episodic
-	// events fade in weeks, semantic and procedural knowledge in years,
-	// profile traits barely.
+	// DecayPerDay is λ per memory type in the decay factor
+	// DecayFloor + (1−DecayFloor)·exp(−λ·days since the memory was last
+	// updated). Missing types take the defaults: episodic events fade in
+	// weeks, semantic and procedural knowledge in years, profile traits
+	// barely.
 	DecayPerDay map[string]float64
+	// DecayFloor is the share of its score a memory keeps however old. Age
+	// orders memories of like relevance, but must not outweigh relevance:
+	// without a floor an event a year old keeps 2^-12 of its score at a
+	// 30-day half-life, and any unrelated memory of last week ranks above
+	// it, so imported history could never be recalled.
+	DecayFloor float64
 	// ProfileBoost multiplies the score of profile memories; RuleBoost that
 	// of shared rules and procedures (semantic and procedural knowledge of
 	// the tenant, a team or an agent), which govern how the caller works.
@@ -132,6 +139,7 @@ func (c Config) WithDefaults() Config {
 	def(&c.ProfileBoost, 1.2)
 	def(&c.RuleBoost, 1.2)
 	def(&c.MMRLambda, 0.5)
+	def(&c.DecayFloor, 0.5)
 	defInt(&c.Candidates, 30)
 	defInt(&c.SubjectTop, 3)
 	defInt(&c.ExactMax, 1_000)

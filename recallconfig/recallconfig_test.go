@@ -20,6 +20,7 @@ func TestWithDefaults(t *testing.T) {
 		{"subject top", float64(zero.SubjectTop), 3},
 		{"episodic decay given", set.DecayPerDay["episodic"], 0.5},
 		{"profile decay by default", set.DecayPerDay["profile"], math.Ln2 / 730},
+		{"decay floor by default", set.DecayFloor, 0.5},
 		{"lead gate off by default", zero.LeadFloor, 0},
 	}
 	for _, tt := range tests {
