@@ -169,6 +169,13 @@ ORDER BY hop, m.updated_at DESC, m.id LIMIT $limit`
 	// cypherSearchReturn.
 	cypherSearchReturn = ` RETURN ` + memoryProjectionAsked + `, score ORDER BY score DESC, m.id LIMIT $limit`
 
+	// cypherFullTextReturn also gives each hit's cosine to the question
+	// ($vec, empty when the recall has none), so that the relevance gate
+	// judges a word match by its meaning too, wherever it ranks by vector.
+	cypherFullTextReturn = ` RETURN ` + memoryProjectionAsked + `, score,
+  CASE WHEN size($vec) > 0 AND size(m.embedding) = size($vec) THEN 2 * vector.similarity.cosine(m.embedding, $vec) - 1 END AS similarity
+ORDER BY score DESC, m.id LIMIT $limit`
+
 	// memoryProjectionAsked is memoryProjection with the embedding only
 	// when $embeddings: decoding embeddings is most of a search's client
 	// time, and only MMR and the neighbours of first hits need them.
@@ -295,7 +302,8 @@ func recallFullTextQuery(scope memory.Scope, q memory.SearchQuery, words string)
 	}
 	params["query"] = `+` + partition + `^0 +content:(` + words + identifierPhrases(q.Text) + `)`
 	params["fetch"] = maxSearchLimit
-	return cypherRecallFullText + filters + pred + cypherSearchReturn, params
+	params["vec"] = float64s(q.Embedding)
+	return cypherRecallFullText + filters + pred + cypherFullTextReturn, params
 }
 
 // identifierPhrases are the identifiers text names (facts.Identifiers) as

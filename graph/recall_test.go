@@ -199,6 +199,49 @@ func TestExpandSimilarity(t *testing.T) {
 	}
 }
 
+// A full-text search asked with a query vector brings each hit's
+// similarity to it, so that the relevance gate judges every word match by
+// its meaning too; without a vector, or for a memory without an embedding
+// of its size, there is none.
+func TestSearchFullTextSimilarity(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	near, bare := newMemory(tenant, "u1", "the parcel left Ningbo"), newMemory(tenant, "u1", "a parcel for Wuxi")
+	near.Embedding = unitAt(math.Pi / 3)
+	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{near, bare}); err != nil {
+		t.Fatal(err)
+	}
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	for _, tc := range []struct {
+		name string
+		vec  []float32
+		want map[string]*float64
+	}{
+		{"with a query vector", unitAt(0), map[string]*float64{near.ID: ptr(0.5), bare.ID: nil}},
+		{"without", nil, map[string]*float64{near.ID: nil, bare.ID: nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := memory.SearchQuery{UserID: "u1", Text: "parcel", Embedding: tc.vec, Now: time.Now(), Limit: 10}
+			hits, err := s.SearchFullText(testCtx(t), whole, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hits) != len(tc.want) {
+				t.Fatalf("found %d memories, want %d", len(hits), len(tc.want))
+			}
+			for _, h := range hits {
+				want, got := tc.want[h.Memory.ID], h.Similarity
+				if (got == nil) != (want == nil) || (got != nil && math.Abs(*got-*want) > 1e-5) {
+					t.Errorf("%s: similarity %v, want %v", h.Memory.Content, deref(got), deref(want))
+				}
+				if h.Score <= 0 {
+					t.Errorf("%s: full-text score %v, want the Lucene score", h.Memory.Content, h.Score)
+				}
+			}
+		})
+	}
+}
+
 func ptr(v float64) *float64 { return &v }
 
 func deref(v *float64) any {

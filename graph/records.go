@@ -168,5 +168,10 @@ func hitOf(r *neo4j.Record) (memory.Hit, error) {
 		return memory.Hit{}, err
 	}
 	score, _ := r.Get("score")
-	return memory.Hit{Memory: m, Score: float(score)}, nil
+	h := memory.Hit{Memory: m, Score: float(score)}
+	if v, ok := r.Get("similarity"); ok && v != nil {
+		sim := float(v)
+		h.Similarity = &sim
+	}
+	return h, nil
 }

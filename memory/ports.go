@@ -142,6 +142,10 @@ type Expansion struct {
 type Hit struct {
 	Memory Memory
 	Score  float64
+	// Similarity is the memory's cosine to the query's Embedding, from a
+	// search that ranks by something else (full text); nil without an
+	// embedding, or for a memory without one of its size.
+	Similarity *float64
 }
 
 // Authorizer is the policy engine as the memory services see it.

@@ -49,6 +49,9 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 		c := get(h.Memory)
 		c.Explain.FullTextScore = h.Score
 		c.Explain.FullTextRank = i + 1
+		if c.Explain.VectorRank == 0 && h.Similarity != nil {
+			c.Explain.VectorSimilarity = *h.Similarity
+		}
 	}
 	graphRank, sessionRank := 0, 0
 	named := map[string]bool{}

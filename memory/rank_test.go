@@ -109,7 +109,7 @@ func TestRecallGraphSourcesAndFloor(t *testing.T) {
 	}{
 		{
 			name:       "an unrelated question recalls not even the session",
-			vector:     []Hit{{hit, 0.1}},
+			vector:     []Hit{{Memory: hit, Score: 0.1}},
 			expansions: []Expansion{{Memory: session, Hop: 1, Via: "session"}},
 			want:       []string{},
 		},
@@ -135,7 +135,7 @@ func TestRecallGraphSourcesAndFloor(t *testing.T) {
 		},
 		{
 			name:       "session and first-hit entities ride along with a relevant hit",
-			vector:     []Hit{{hit, 0.9}},
+			vector:     []Hit{{Memory: hit, Score: 0.9}},
 			expansions: []Expansion{{Memory: session, Hop: 1, Via: "session"}},
 			seeded:     []Expansion{{Memory: linked, Hop: 1, Via: "hit", Path: []string{"Memory:mem_hit", "Entity:e", "Memory:mem_linked"}}},
 			want:       []string{"mem_hit", "mem_linked", "mem_session"},
@@ -148,14 +148,14 @@ func TestRecallGraphSourcesAndFloor(t *testing.T) {
 			// terms: a full-text hit that covers too little of the
 			// question passes no gate and lends its entities nothing.
 			name:     "a full-text hit that passes no gate lends its entities nothing",
-			vector:   []Hit{{hit, 0.1}},
-			fullText: []Hit{{hit, 2}},
+			vector:   []Hit{{Memory: hit, Score: 0.1}},
+			fullText: []Hit{{Memory: hit, Score: 2}},
 			seeded:   []Expansion{via(linked)},
 			want:     []string{},
 		},
 		{
 			name:   "a neighbour unrelated to the question is not recalled through expansion",
-			vector: []Hit{{hit, 0.9}},
+			vector: []Hit{{Memory: hit, Score: 0.9}},
 			seeded: []Expansion{via(linked), via(unrelated), via(opposed)},
 			want:   []string{"mem_hit", "mem_linked"},
 		},
@@ -203,16 +203,16 @@ func TestRecallVectorPathChoice(t *testing.T) {
 		{name: "small partition: exact", partition: 5, cfg: RecallConfig{ExactMax: 5},
 			wantPath: VectorExact, wantExact: 1, wantDone: true},
 		{name: "large partition: the index fills the candidates", partition: 100, cfg: RecallConfig{ExactMax: 5},
-			approx:   func(int) []Hit { return slices.Repeat([]Hit{{a, 0.9}}, 7) },
+			approx:   func(int) []Hit { return slices.Repeat([]Hit{{Memory: a, Score: 0.9}}, 7) },
 			wantPath: VectorIndex, wantFetches: []int{70}, wantDone: true},
 		{name: "index short: ask for more, then scan exactly", partition: 100, cfg: RecallConfig{ExactMax: 5, IndexMaxFetch: 500},
-			approx:   func(int) []Hit { return []Hit{{a, 0.9}} },
+			approx:   func(int) []Hit { return []Hit{{Memory: a, Score: 0.9}} },
 			wantPath: VectorIndexExact, wantFetches: []int{70, 280, 500}, wantExact: 1, wantDone: true},
 		{name: "index short without fallback says so", partition: 100, cfg: RecallConfig{ExactMax: 5, IndexMaxFetch: 70, IndexNoFallback: true},
-			approx:   func(int) []Hit { return []Hit{{a, 0.9}} },
+			approx:   func(int) []Hit { return []Hit{{Memory: a, Score: 0.9}} },
 			wantPath: VectorIndex, wantFetches: []int{70}, wantDone: false},
 		{name: "a partition smaller than the candidates is complete when all are found", partition: 10, cfg: RecallConfig{ExactMax: 5, IndexNoFallback: true},
-			approx:   func(int) []Hit { return slices.Repeat([]Hit{{a, 0.9}}, 10) },
+			approx:   func(int) []Hit { return slices.Repeat([]Hit{{Memory: a, Score: 0.9}}, 10) },
 			wantPath: VectorIndex, wantFetches: []int{70}, wantDone: true},
 	}
 	for _, tt := range tests {
@@ -242,10 +242,10 @@ func TestRecallVectorPathChoice(t *testing.T) {
 		// exactly, the shared ones asked of the index, and both recalled.
 		rule := stored("mem_rule", "rule q")
 		rule.UserID = ""
-		fs := &fakeSearch{sizes: map[string]int{"alice": 3, "": 100}, approx: func(int) []Hit { return slices.Repeat([]Hit{{rule, 0.8}}, 7) }}
+		fs := &fakeSearch{sizes: map[string]int{"alice": 3, "": 100}, approx: func(int) []Hit { return slices.Repeat([]Hit{{Memory: rule, Score: 0.8}}, 7) }}
 		f := searchFixture(t, RecallConfig{ExactMax: 5, Candidates: 7, VectorFloor: 0.3, NoGraph: true}, fs)
 		f.authz.scope = Scope{Tenant: "acme", Filter: &Filter{Op: FilterTrue}}
-		f.store.vector = []Hit{{a, 0.9}}
+		f.store.vector = []Hit{{Memory: a, Score: 0.9}}
 		got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q"})
 		if err != nil {
 			t.Fatal(err)
@@ -270,7 +270,7 @@ func TestRecallVectorPathChoice(t *testing.T) {
 		fs := &fakeSearch{sizes: map[string]int{"alice": 3, "": 4}}
 		f := searchFixture(t, RecallConfig{ExactMax: 5, Candidates: 7, VectorFloor: 0.3, NoGraph: true}, fs)
 		f.authz.scope = Scope{Tenant: "acme", Filter: &Filter{Op: FilterTrue}}
-		f.store.vector = []Hit{{a, 0.9}, {rule, 0.8}}
+		f.store.vector = []Hit{{Memory: a, Score: 0.9}, {Memory: rule, Score: 0.8}}
 		got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q"})
 		if err != nil {
 			t.Fatal(err)
@@ -297,10 +297,10 @@ func TestRecallVectorPathChoice(t *testing.T) {
 		sop := stored("mem_sop", "To handle damaged items, photograph them first.")
 		sop.UserID, sop.Type = "", TypeProcedural
 		a2 := stored("mem_a2", "Alice likes tea.")
-		fs := &fakeSearch{sizes: map[string]int{"alice": 3, "": 100}, approx: func(int) []Hit { return []Hit{{rule, 0.05}, {sop, 0.04}} }}
+		fs := &fakeSearch{sizes: map[string]int{"alice": 3, "": 100}, approx: func(int) []Hit { return []Hit{{Memory: rule, Score: 0.05}, {Memory: sop, Score: 0.04}} }}
 		f := searchFixture(t, RecallConfig{ExactMax: 5, Candidates: 2, VectorFloor: 0.3, NoGraph: true}, fs)
 		f.authz.scope = Scope{Tenant: "acme", Filter: &Filter{Op: FilterTrue}}
-		f.store.vector = []Hit{{a, 0.9}, {a2, 0.85}}
+		f.store.vector = []Hit{{Memory: a, Score: 0.9}, {Memory: a2, Score: 0.85}}
 		got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "按老规矩处理"})
 		if err != nil {
 			t.Fatal(err)
@@ -328,8 +328,8 @@ func TestRecallDecayFloor(t *testing.T) {
 	f.authz.scope = aliceScope
 	// The old episode is first by vector and by full text; the fresh one
 	// is second by full text only.
-	f.store.vector = []Hit{{old, 0.9}}
-	f.store.fullText = []Hit{{old, 1}, {fresh, 1}}
+	f.store.vector = []Hit{{Memory: old, Score: 0.9}}
+	f.store.fullText = []Hit{{Memory: old, Score: 1}, {Memory: fresh, Score: 1}}
 	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -355,7 +355,7 @@ func TestRecallDecayAndProfile(t *testing.T) {
 	// The old episode ranks first by full text, but a quarter of its score
 	// decays (half of what lies above the floor); the profile memory ranks
 	// last and its priority lifts it to the top.
-	f.store.fullText = []Hit{{old, 1}, {fresh, 1}, {profile, 1}}
+	f.store.fullText = []Hit{{Memory: old, Score: 1}, {Memory: fresh, Score: 1}, {Memory: profile, Score: 1}}
 	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +391,7 @@ func (f fakeReranker) Rerank(_ context.Context, _ string, docs []string) ([]floa
 func TestRecallRerankAndDiversify(t *testing.T) {
 	x, y, z := stored("mem_x", "q x"), stored("mem_y", "q y"), stored("mem_z", "q z")
 	x.Embedding, y.Embedding, z.Embedding = []float32{1, 0}, []float32{0.99, 0.1}, []float32{0, 1}
-	text := []Hit{{x, 10}, {y, 9}, {z, 8}}
+	text := []Hit{{Memory: x, Score: 10}, {Memory: y, Score: 9}, {Memory: z, Score: 8}}
 	tests := []struct {
 		name       string
 		reranker   Reranker

@@ -394,6 +394,9 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 		t0 := time.Now()
 		q := filters
 		q.Text = strings.Join(terms, " ")
+		if !isZero(query) { // each hit's similarity, for the gate
+			q.Embedding = query
+		}
 		var err error
 		f.text, err = s.store.SearchFullText(gctx, scope, q)
 		info.Stages.FullText = ms(time.Since(t0))

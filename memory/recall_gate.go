@@ -115,6 +115,12 @@ func (s *Service) rules() relevance.Rules {
 // price for?" shares "want" with a memory about calls).
 func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool) []*Recalled {
 	rules := s.rules()
+	// A full-text hit outside the vector search's first candidates still
+	// has its similarity measured: the gate judges it as it would there.
+	measured := map[string]bool{}
+	for _, h := range f.text {
+		measured[h.Memory.ID] = h.Similarity != nil
+	}
 	evidence := func(c *Recalled) relevance.Evidence {
 		e := c.Explain
 		sim, near := f.near[c.Memory.ID]
@@ -123,7 +129,7 @@ func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool
 			lead = f.lead
 		}
 		return relevance.Evidence{
-			Vector: e.VectorRank > 0, Similarity: e.VectorSimilarity, Lead: lead,
+			Vector: e.VectorRank > 0 || measured[c.Memory.ID], Similarity: e.VectorSimilarity, Lead: lead,
 			Text: e.FullTextRank > 0, Coverage: e.TermCoverage, Identifier: f.question.HoldsIdentifier(c.Memory.Content),
 			Named: named[c.Memory.ID], Intent: e.IntentRank > 0, Nearest: f.nearest[c.Memory.ID],
 			Neighbour: e.GraphRank > 0 && near, NeighbourSimilarity: sim, Session: e.SessionRank > 0,

@@ -123,8 +123,8 @@ func TestRecallRanking(t *testing.T) {
 	c := withImportance("mem_c", "ééé", 0.5)                 // vector #3 below the floor, full-text #1
 	d := withImportance("mem_d", "never relevant", 0.5)      // vector #4 below the floor only
 	e := withImportance("mem_e", "eeee", 0)                  // vector #5 only, unimportant
-	vector := []Hit{{a, 0.9}, {b, 0.8}, {c, 0.1}, {d, 0.2}, {e, 0.5}}
-	fullText := []Hit{{c, 5}, {a, 3}}
+	vector := []Hit{{Memory: a, Score: 0.9}, {Memory: b, Score: 0.8}, {Memory: c, Score: 0.1}, {Memory: d, Score: 0.2}, {Memory: e, Score: 0.5}}
+	fullText := []Hit{{Memory: c, Score: 5}, {Memory: a, Score: 3}}
 
 	// Expected explanations with the "test" policy reason of the default fake.
 	// a and c each hold one of the question's two words, as rare as each
@@ -262,7 +262,7 @@ func TestRecallFullTextCoverage(t *testing.T) {
 	z := stored("mem_z", "delivery day moved")
 	w := stored("mem_w", "day off on friday")
 	v := stored("mem_v", "Order SO-3401 left the Kunshan warehouse")
-	fullText := []Hit{{x, 10}, {y, 6}, {z, 4}, {w, 3}, {v, 2}}
+	fullText := []Hit{{Memory: x, Score: 10}, {Memory: y, Score: 6}, {Memory: z, Score: 4}, {Memory: w, Score: 3}, {Memory: v, Score: 2}}
 	tests := []struct {
 		name   string
 		query  string
@@ -274,10 +274,10 @@ func TestRecallFullTextCoverage(t *testing.T) {
 		}},
 		{name: "one common word passes nothing", query: "rainy day", want: map[string]string{}},
 		{name: "less coverage passes where the vector side agrees", query: "invoice terms day",
-			vector: []Hit{{y, 0.2}}, want: map[string]string{"mem_x": "fulltext", "mem_y": "fulltext"}},
-		{name: "a weak full-text hit still counts by vector", query: "rainy day", vector: []Hit{{z, 0.9}},
+			vector: []Hit{{Memory: y, Score: 0.2}}, want: map[string]string{"mem_x": "fulltext", "mem_y": "fulltext"}},
+		{name: "a weak full-text hit still counts by vector", query: "rainy day", vector: []Hit{{Memory: z, Score: 0.9}},
 			want: map[string]string{"mem_z": "vector"}},
-		{name: "pleasantries recall nothing", query: "thanks, have a nice day", vector: []Hit{{z, 0.9}},
+		{name: "pleasantries recall nothing", query: "thanks, have a nice day", vector: []Hit{{Memory: z, Score: 0.9}},
 			want: map[string]string{}},
 		{name: "an identifier the question names passes, whatever else it asks", query: "SO-3401 是从哪个仓库发出的？",
 			want: map[string]string{"mem_v": "fulltext"}},
@@ -327,7 +327,7 @@ func TestRecallSubjectGate(t *testing.T) {
 	a, b, c, d := stored("mem_a", "works at Acme"), stored("mem_b", "lives in Lyon"), stored("mem_c", "likes tea"), stored("mem_d", "owns a cat")
 	rule := stored("mem_rule", "refunds within 30 days")
 	rule.UserID = ""
-	vector := []Hit{{a, 0.2}, {rule, 0.19}, {b, 0.18}, {c, 0.17}, {d, 0.16}}
+	vector := []Hit{{Memory: a, Score: 0.2}, {Memory: rule, Score: 0.19}, {Memory: b, Score: 0.18}, {Memory: c, Score: 0.17}, {Memory: d, Score: 0.16}}
 	const subject = relevance.GateSubject
 	tests := []struct {
 		name, query string
@@ -340,7 +340,7 @@ func TestRecallSubjectGate(t *testing.T) {
 		{"only those at the subject floor", "Which firm am I with?", 0.175, vector,
 			map[string]string{"mem_a": subject, "mem_b": subject}},
 		{"not beside a memory that passed on stronger evidence", "Which firm am I with?", 0.15,
-			append([]Hit{{stored("mem_e", "employed by Acme"), 0.5}}, vector...), map[string]string{"mem_e": relevance.GateVector}},
+			append([]Hit{{Memory: stored("mem_e", "employed by Acme"), Score: 0.5}}, vector...), map[string]string{"mem_e": relevance.GateVector}},
 		{"a question about something else", "Who wrote Pride and Prejudice?", 0.15, vector, map[string]string{}},
 		{"a request for the speaker", "can you tell me a joke?", 0.15, vector, map[string]string{}},
 		{"pleasantries", "thanks, have a nice day", 0.15, vector, map[string]string{}},
@@ -377,19 +377,19 @@ func TestRecallLeadGate(t *testing.T) {
 		want        map[string]string // id -> gate
 	}{
 		{"the user's nearest, well ahead of her next, answers a question", "What happened with the damaged seats?", 0.2,
-			[]Hit{{a, 0.23}, {rule, 0.22}, {b, 0.1}}, map[string]string{"mem_a": lead}},
+			[]Hit{{Memory: a, Score: 0.23}, {Memory: rule, Score: 0.22}, {Memory: b, Score: 0.1}}, map[string]string{"mem_a": lead}},
 		{"not far enough ahead", "What happened with the damaged seats?", 0.2,
-			[]Hit{{a, 0.23}, {b, 0.18}}, map[string]string{}},
+			[]Hit{{Memory: a, Score: 0.23}, {Memory: b, Score: 0.18}}, map[string]string{}},
 		{"below the lead floor", "What happened with the damaged seats?", 0.2,
-			[]Hit{{a, 0.19}, {b, 0.02}}, map[string]string{}},
+			[]Hit{{Memory: a, Score: 0.19}, {Memory: b, Score: 0.02}}, map[string]string{}},
 		{"her only memory leads nothing", "What happened with the damaged seats?", 0.2,
-			[]Hit{{a, 0.25}}, map[string]string{}},
+			[]Hit{{Memory: a, Score: 0.25}}, map[string]string{}},
 		{"a request, not a question", "tell me a joke", 0.2,
-			[]Hit{{a, 0.23}, {b, 0.1}}, map[string]string{}},
+			[]Hit{{Memory: a, Score: 0.23}, {Memory: b, Score: 0.1}}, map[string]string{}},
 		{"pleasantries", "thanks, have a nice day", 0.2,
-			[]Hit{{a, 0.23}, {b, 0.1}}, map[string]string{}},
+			[]Hit{{Memory: a, Score: 0.23}, {Memory: b, Score: 0.1}}, map[string]string{}},
 		{"no lead floor", "What happened with the damaged seats?", 0,
-			[]Hit{{a, 0.23}, {b, 0.1}}, map[string]string{}},
+			[]Hit{{Memory: a, Score: 0.23}, {Memory: b, Score: 0.1}}, map[string]string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -407,7 +407,7 @@ func TestRecallDealingGate(t *testing.T) {
 	// alice's orders share no word with the questions and lie below the
 	// vector floor (0.3); the questions speak of an order without naming her.
 	desks, chairs := stored("mem_desks", "SO-1007 for 120 office desks is on hold"), stored("mem_chairs", "SO-1004 of 50 chairs shipped")
-	vector := []Hit{{desks, 0.24}, {chairs, 0.23}}
+	vector := []Hit{{Memory: desks, Score: 0.24}, {Memory: chairs, Score: 0.23}}
 	const subject = relevance.GateSubject
 	tests := []struct {
 		name, query string
@@ -440,7 +440,7 @@ func TestRecallIntentOfAQuestionAboutNobody(t *testing.T) {
 	window.Key = "delivery_window"
 	rule := stored("mem_rule", "free shipping above 5k")
 	rule.UserID, rule.Type, rule.Kind = "", TypeProcedural, "rule"
-	vector := []Hit{{window, 0.09}, {rule, 0.05}}
+	vector := []Hit{{Memory: window, Score: 0.09}, {Memory: rule, Score: 0.05}}
 	const byIntent = relevance.GateIntent
 	tests := []struct {
 		name, query string
@@ -475,9 +475,9 @@ func TestRecallGuessesNearerThanAPartialWordMatch(t *testing.T) {
 		vector []Hit
 		want   map[string]string // id -> gate
 	}{
-		{"the nearer guesses join", []Hit{{quote, 0.25}, {city, 0.12}, {calls, 0.01}},
+		{"the nearer guesses join", []Hit{{Memory: quote, Score: 0.25}, {Memory: city, Score: 0.12}, {Memory: calls, Score: 0.01}},
 			map[string]string{"mem_calls": relevance.GateText, "mem_quote": relevance.GateSubject, "mem_city": relevance.GateSubject}},
-		{"guesses farther than the match stay out", []Hit{{calls, 0.2}, {quote, 0.15}, {city, 0.12}},
+		{"guesses farther than the match stay out", []Hit{{Memory: calls, Score: 0.2}, {Memory: quote, Score: 0.15}, {Memory: city, Score: 0.12}},
 			map[string]string{"mem_calls": relevance.GateText}},
 	}
 	for _, tt := range tests {
@@ -486,7 +486,7 @@ func TestRecallGuessesNearerThanAPartialWordMatch(t *testing.T) {
 			cfg.SubjectFloor, cfg.SubjectTop = 0.1, 3
 			f := newFixture(t, cfg)
 			f.authz.scope = aliceScope
-			f.store.vector, f.store.fullText = tt.vector, []Hit{{calls, 3}}
+			f.store.vector, f.store.fullText = tt.vector, []Hit{{Memory: calls, Score: 3}}
 			gates, _ := recallGates(t, f, "What did she want a price for?")
 			if diff := cmp.Diff(tt.want, gates); diff != "" {
 				t.Errorf("gates (-want +got):\n%s", diff)
@@ -500,8 +500,8 @@ func TestRecallTieBreaksByID(t *testing.T) {
 	for range 20 { // the fusion map iterates in random order
 		f := newFixture(t, recallConfig)
 		f.authz.scope = aliceScope
-		f.store.vector = []Hit{{y, 0.9}}
-		f.store.fullText = []Hit{{x, 1}}
+		f.store.vector = []Hit{{Memory: y, Score: 0.9}}
+		f.store.fullText = []Hit{{Memory: x, Score: 1}}
 		got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q"})
 		if err != nil {
 			t.Fatal(err)
@@ -535,12 +535,12 @@ func TestRecallSearches(t *testing.T) {
 		{
 			name: "both sources", keywords: dropStop, types: []string{TypeProfile},
 			wantVector:   []SearchQuery{{UserID: "alice", Embedding: embedded, Types: []string{TypeProfile}, Limit: 7}},
-			wantFullText: []SearchQuery{{UserID: "alice", Text: "drink", Types: []string{TypeProfile}, Limit: 7}},
+			wantFullText: []SearchQuery{{UserID: "alice", Text: "drink", Embedding: embedded, Types: []string{TypeProfile}, Limit: 7}},
 		},
 		{
 			name:         "default keywords drop function words",
 			wantVector:   []SearchQuery{{UserID: "alice", Embedding: embedded, Limit: 7}},
-			wantFullText: []SearchQuery{{UserID: "alice", Text: "drink", Limit: 7}},
+			wantFullText: []SearchQuery{{UserID: "alice", Text: "drink", Embedding: embedded, Limit: 7}},
 		},
 		{
 			name: "no keywords: no full-text search", keywords: func(string) []string { return nil },
@@ -600,7 +600,7 @@ func TestRecallErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, recallConfig)
 			f.authz.scope = aliceScope
-			f.store.vector = []Hit{{stored("mem_a", "a"), 0.9}}
+			f.store.vector = []Hit{{Memory: stored("mem_a", "a"), Score: 0.9}}
 			tt.setup(f)
 			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "tea"})
 			if !errors.Is(err, boom) {
@@ -621,7 +621,7 @@ func TestRecallContextBlock(t *testing.T) {
 
 	f := newFixture(t, recallConfig)
 	f.authz.scope = aliceScope
-	f.store.vector = []Hit{{tea, 0.9}, {lines, 0.8}}
+	f.store.vector = []Hit{{Memory: tea, Score: 0.9}, {Memory: lines, Score: 0.8}}
 	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "tea"})
 	if err != nil {
 		t.Fatal(err)
@@ -679,7 +679,7 @@ func TestRecallTruncatedIgnoresHiddenMemories(t *testing.T) {
 			f := newFixture(t, recallConfig)
 			f.authz.scope = aliceScope
 			f.authz.decide = denyIDs("mem_z")
-			f.store.fullText = []Hit{{x, 10}, {y, 9}, {z, 8}}
+			f.store.fullText = []Hit{{Memory: x, Score: 10}, {Memory: y, Score: 9}, {Memory: z, Score: 8}}
 			got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "q", K: tt.k})
 			if err != nil {
 				t.Fatal(err)
@@ -698,7 +698,7 @@ func TestRecallDecidesTheAnswerAtOnce(t *testing.T) {
 	const k = 3
 	var hits []Hit
 	for i := range 6 {
-		hits = append(hits, Hit{stored(fmt.Sprintf("mem_%d", i), "q"), float64(10 - i)})
+		hits = append(hits, Hit{Memory: stored(fmt.Sprintf("mem_%d", i), "q"), Score: float64(10 - i)})
 	}
 	f := newFixture(t, recallConfig)
 	f.authz.scope = aliceScope
@@ -733,7 +733,7 @@ func TestRecallDecidesTheAnswerAtOnce(t *testing.T) {
 func TestRecallDecidesMoreWhenPolicyHides(t *testing.T) {
 	var hits []Hit
 	for i := range 8 {
-		hits = append(hits, Hit{stored(fmt.Sprintf("mem_%d", i), "q"), float64(10 - i)})
+		hits = append(hits, Hit{Memory: stored(fmt.Sprintf("mem_%d", i), "q"), Score: float64(10 - i)})
 	}
 	f := newFixture(t, recallConfig)
 	f.authz.scope = aliceScope
@@ -757,8 +757,8 @@ func TestRecallNamedCodeDoesNotDecay(t *testing.T) {
 	older.CreatedAt, older.UpdatedAt = testNow.Add(-60*24*time.Hour), testNow.Add(-60*24*time.Hour)
 	f := newFixture(t, recallConfig)
 	f.authz.scope = aliceScope
-	f.store.vector = []Hit{{newer, 0.9}, {older, 0.85}}
-	f.store.fullText = []Hit{{older, 3}}
+	f.store.vector = []Hit{{Memory: newer, Score: 0.9}, {Memory: older, Score: 0.85}}
+	f.store.fullText = []Hit{{Memory: older, Score: 3}}
 	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "What is the status of order SO-1001?", K: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -806,7 +806,7 @@ func TestRecallKnowsTheUserByName(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := recallConfig
 			cfg.SubjectFloor, cfg.SubjectTop = 0.1, 3
-			f := vectorFixture(t, cfg, []Hit{{a, 0.2}, {b, 0.18}})
+			f := vectorFixture(t, cfg, []Hit{{Memory: a, Score: 0.2}, {Memory: b, Score: 0.18}})
 			opts := f.options(t, cfg)
 			opts.Names = tt.names
 			f.svc = f.service(t, opts)
