@@ -66,6 +66,11 @@ type rule struct {
 	// topical is true when the question names what it asks about, so that
 	// only memories near it answer (Ask.Topical).
 	topical bool
+	// broad is true for an intent that asks for a whole kind of memory
+	// (every preference): beside an intent for one slot ("contact
+	// preference", "how does she prefer her answers?") it adds nothing, as
+	// the slot says which one is meant.
+	broad bool
 }
 
 // ruleKinds are the kinds of memory that say how things are done.
@@ -85,7 +90,9 @@ var rules = []rule{
 		"多详细", "详细程度", "写多少", "答复",
 		"long explanation*", "detailed explanation*", "explanations", "chatty", "talkative",
 	}},
-	{name: "preferences", kinds: []string{"preference"}, cues: []string{
+	// Preferences: all of them, unless a slot named beside them says which
+	// one ("contact preference").
+	{name: "preferences", kinds: []string{"preference"}, broad: true, cues: []string{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
 		"my taste*", "my habit*", "how i like", "dislike*",
 		"偏好", "喜好", "喜欢什么", "我喜欢", "习惯", "口味", "讨厌",
@@ -172,7 +179,8 @@ func Detect(text string) Ask {
 	var a Ask
 	// Each rule reads what the rules before it left: "按老规矩处理" is the
 	// usual way, not a lookup of 规矩.
-	topical, rest := true, lower
+	rest := lower
+	var fired []rule
 	for _, r := range rules {
 		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(rest, c) }) {
 			continue
@@ -180,14 +188,31 @@ func Detect(text string) Ask {
 		for _, c := range r.cues {
 			rest = cut(rest, c)
 		}
+		fired = append(fired, r)
+	}
+	if slices.ContainsFunc(fired, func(r rule) bool { return len(r.keys) > 0 }) {
+		fired = slices.DeleteFunc(fired, func(r rule) bool { return r.broad })
+	}
+	topical := true
+	for _, r := range fired {
 		topical = topical && r.topical
 		a.Names = append(a.Names, r.name)
 		a.Keys = union(a.Keys, r.keys)
 		a.Kinds = union(a.Kinds, r.kinds)
 		a.Types = union(a.Types, r.types)
 	}
-	a.Topical = topical && len(a.Names) > 0 && namesSubject(rest)
+	a.Topical = topical && len(a.Names) > 0 && namesSubject(withoutPerson(rest))
 	return a
+}
+
+// withoutPerson blanks out the words that refer to the user ("she", "the
+// customer", 客户): the person asked about is no subject of the question.
+func withoutPerson(padded string) string {
+	padded = person.ReplaceAllString(padded, " ")
+	for _, w := range zhPerson {
+		padded = strings.ReplaceAll(padded, w, " ")
+	}
+	return padded
 }
 
 // cut blanks out every occurrence of cue in the padded question, as has
@@ -211,9 +236,10 @@ func cut(padded, cue string) string {
 	}
 }
 
-// namesSubject reports whether what is left of a question once its cues are
-// cut out names something: "which rules apply to big orders?" does, "what
-// are our rules?" and "有哪些规定？" do not.
+// namesSubject reports whether what is left of a question once its cues
+// and the words for the user are cut out names something: "which rules
+// apply to big orders?" does, "what are our rules?" and "有哪些规定？" do
+// not.
 func namesSubject(rest string) bool {
 	for _, w := range strings.Fields(rest) {
 		if isASCII(w) {

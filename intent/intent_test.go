@@ -26,8 +26,12 @@ func TestDetect(t *testing.T) {
 		{"where should we ship the goods", []string{"delivery"}},
 		{"where do I send the goods", []string{"delivery"}},
 		{"货寄到哪里", []string{"delivery"}},
-		{"has the shipment left the warehouse", nil}, // "ship" as a whole word only
-		{"Which language does she prefer?", []string{"preferences", "language"}},
+		{"has the shipment left the warehouse", nil},              // "ship" as a whole word only
+		{"Which language does she prefer?", []string{"language"}}, // the slot says which preference
+		{"contact preference", []string{"contact"}},
+		{"能不能直接说重点，按我的偏好来", []string{"answer_style"}},
+		{"dietary preferences", []string{"preferences"}},
+		{"tell me my preferences and the rules", []string{"preferences", "rule_lookup"}}, // rules are no preference
 		{"What is the status of order SO-1001?", nil},
 		{"xyz 123 订单", nil},
 		{"thank you so much, have a nice day", nil},
@@ -67,13 +71,13 @@ func TestDetect(t *testing.T) {
 }
 
 func TestMatchPrefersTheSlot(t *testing.T) {
-	a := Detect("能不能直接说重点，按我的偏好来")
+	a := Detect("我的会员什么时候到期")
 	tests := []struct {
 		typ, kind, key string
 		want           int
 	}{
-		{"profile", "preference", "answer_style", 3},
-		{"profile", "preference", "contact_channel", 2},
+		{"profile", "membership", "membership_expiry", 3},
+		{"profile", "membership", "membership_tier", 2},
 		{"episodic", "order_status", "", 0},
 	}
 	for _, tt := range tests {
@@ -104,7 +108,9 @@ func TestTopical(t *testing.T) {
 		{"退货有什么规矩？", true},
 		{"按老规矩处理", false}, // the usual way, not a subject
 		{"按老规矩处理大额订单的审批", false},
-		{"tell me my preferences", false}, // not an intent about a subject
+		{"tell me my preferences", false},    // names no subject: every preference answers
+		{"which rules apply to her?", false}, // the customer is no subject
+		{"What rules does the customer follow?", false},
 		{"What is the status of order SO-1001?", false},
 	}
 	for _, tt := range tests {

@@ -363,8 +363,11 @@ func (s *Service) person(ctx context.Context, tenant, user string) intent.Person
 // candidates runs the sources in parallel inside scope. who is how the
 // question may name the user (person).
 func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, who intent.Person, query []float32, filters SearchQuery, info *SearchInfo) (found, error) {
-	f := found{near: map[string]float64{}, ask: intent.Detect(r.Query)}
-	terms := s.recall.Keywords(intent.Unnamed(r.Query, who))
+	// The user's name is no subject: "what does Alice prefer?" asks for
+	// all her preferences.
+	unnamed := intent.Unnamed(r.Query, who)
+	f := found{near: map[string]float64{}, ask: intent.Detect(unnamed)}
+	terms := s.recall.Keywords(unnamed)
 	g, gctx := errgroup.WithContext(ctx)
 	if !f.ask.Empty() {
 		g.Go(func() error {

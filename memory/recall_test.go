@@ -463,6 +463,33 @@ func TestRecallIntentOfAQuestionAboutNobody(t *testing.T) {
 	}
 }
 
+// A slot named beside "preference" says which preference is meant; without
+// one, every preference answers.
+func TestRecallSlotNamesThePreference(t *testing.T) {
+	style := stored("mem_style", "short answers, no long explanations")
+	style.Type, style.Kind, style.Key = TypeProfile, "preference", "answer_style"
+	contact := stored("mem_contact", "email only, never phone")
+	contact.Type, contact.Kind, contact.Key = TypeProfile, "preference", "contact_channel"
+	vector := []Hit{{Memory: style, Score: 0.05}, {Memory: contact, Score: 0.04}}
+	const byIntent = relevance.GateIntent
+	tests := []struct {
+		query string
+		want  map[string]string // id -> gate
+	}{
+		{"contact preference", map[string]string{"mem_contact": byIntent}},
+		{"Which language does she prefer?", map[string]string{}}, // she has no language slot
+		{"tell me her preferences", map[string]string{"mem_style": byIntent, "mem_contact": byIntent}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			gates, _ := recallGates(t, vectorFixture(t, recallConfig, vector), tt.query)
+			if diff := cmp.Diff(tt.want, gates); diff != "" {
+				t.Errorf("gates (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestRecallGuessesNearerThanAPartialWordMatch(t *testing.T) {
 	// "want" is the only word of the question alice's memories share: the
 	// memory holding it passes the full-text gate at half coverage, but the
