@@ -164,8 +164,18 @@ var rules = []rule{
 		"complain*", "unhappy", "upset", "angry", "annoyed", "dissatisfied", "not happy", "not satisfied", "frustrated",
 		"投诉", "抱怨", "不满", "不高兴", "生气", "不开心", "不满意",
 	}},
+	// Orders as a whole: the user's orders, however many; a question about
+	// one order names it, and vector and full-text search serve it. A bare
+	// 订单 asks about none ("xyz 123 订单").
+	{name: "orders", kinds: []string{"order_status"}, cues: []string{
+		"my orders", "her orders", "his orders", "their orders", "our orders", "recent orders", "past orders", "previous orders",
+		"open orders", "order history", "purchase history", "what did i order", "what did she order", "what did he order",
+		"what did they order", "what has she ordered", "what have i ordered", "what has he ordered",
+		"我的订单", "她的订单", "他的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单",
+	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
-		"my company", "my employer", "where do i work", "who do i work for", "which company", "work for",
+		"my company", "my employer", "employer", "occupation", "profession", "where do i work", "who do i work for", "which company", "work for",
+		"works at", "work at", "for a living",
 		"what business", "which business", "my business", "organisation", "organization", "my workplace", "where i work",
 		"which city", "what city", "based in", "where is she based", "where is he based", "where are they based", "where am i based",
 		"公司", "单位", "在哪工作", "在哪上班", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",

@@ -34,6 +34,12 @@ func TestDetect(t *testing.T) {
 		{"tell me my preferences and the rules", []string{"preferences", "rule_lookup"}}, // rules are no preference
 		{"What is the status of order SO-1001?", nil},
 		{"xyz 123 订单", nil},
+		{"recent orders", []string{"orders"}},
+		{"她最近的订单有哪些？", []string{"orders"}},
+		{"What did she order last month?", []string{"orders"}},
+		{"the order of the planets", nil},
+		{"employer", []string{"company"}},
+		{"What does Carol do for a living?", []string{"company"}},
 		{"thank you so much, have a nice day", nil},
 		{"好的", nil},
 		{"the stylus is broken", nil}, // "style" as a whole word only
