@@ -27,7 +27,9 @@ func About(question string, who Person) bool {
 	if m := howTo.FindStringSubmatch(q); m != nil && !ways[m[len(m)-1]] {
 		q = q[len(m[0]):]
 	}
-	q = strings.TrimPrefix(q, whatToDo.FindString(q))
+	if m := whatToDo.FindString(q); !strings.HasPrefix(q[len(m):], " for a living") {
+		q = q[len(m):]
+	}
 	for _, h := range zhHowTo {
 		q = strings.TrimPrefix(q, h)
 	}
@@ -100,7 +102,8 @@ var (
 	// bread?"), whose "I" is anyone; only the verbs of a person's ways
 	// ("how do I like to be reached?") keep it about the speaker.
 	howTo = regexp.MustCompile(`^how (do|can|should|could|would|will|to) (i|we) (\w+)`)
-	// whatToDo asks for instructions too: "what should I do when …".
+	// whatToDo asks for instructions too: "what should I do when …", but
+	// not "what do I do for a living?".
 	whatToDo = regexp.MustCompile(`^what (should|shall|do|can|could|would) (i|we) do\b`)
 	ways     = map[string]bool{"like": true, "prefer": true, "want": true, "usually": true, "normally": true, "typically": true, "tend": true, "feel": true}
 	// recipient is "me" as the one a request is for, not its subject.

@@ -67,6 +67,7 @@ func TestAbout(t *testing.T) {
 		{"how can we return a damaged parcel", "", false},
 		{"我该怎么烤面包？", "", false},
 		{"what should I do when a customer's parcel arrives broken", "", false},
+		{"what do I do for a living?", "", true},
 		{"What do I like to eat?", "", true},
 		{"How do I prefer to be contacted?", "", true},
 		{"How do I pay my invoice?", "", true},
