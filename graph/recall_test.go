@@ -168,14 +168,7 @@ func TestExpandSimilarity(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
-	for _, tc := range []struct {
-		name string
-		vec  []float32
-		want map[string]*float64
-	}{
-		{"with a query vector", unitAt(0), map[string]*float64{near.ID: ptr(0.5), bare.ID: nil}},
-		{"without", nil, map[string]*float64{near.ID: nil, bare.ID: nil}},
-	} {
+	for _, tc := range similarityCases(near.ID, bare.ID) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := memory.SearchQuery{UserID: "u1", Embedding: tc.vec, Now: time.Now()}
 			xs, err := s.Expand(testCtx(t), whole, memory.ExpandQuery{UserID: "u1", Seeds: []string{seed.ID}, Filters: q, Limit: 10})
@@ -186,11 +179,7 @@ func TestExpandSimilarity(t *testing.T) {
 				t.Fatalf("expanded to %d memories, want %d", len(xs), len(tc.want))
 			}
 			for _, x := range xs {
-				want := tc.want[x.Memory.ID]
-				got := x.Similarity
-				if (got == nil) != (want == nil) || (got != nil && math.Abs(*got-*want) > 1e-5) {
-					t.Errorf("%s: similarity %v, want %v", x.Memory.Content, deref(got), deref(want))
-				}
+				checkSimilarity(t, x.Memory.Content, x.Similarity, tc.want[x.Memory.ID])
 				if len(x.Memory.Embedding) != 0 {
 					t.Errorf("%s: the embedding came back unasked", x.Memory.Content)
 				}
@@ -212,14 +201,7 @@ func TestSearchFullTextSimilarity(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
-	for _, tc := range []struct {
-		name string
-		vec  []float32
-		want map[string]*float64
-	}{
-		{"with a query vector", unitAt(0), map[string]*float64{near.ID: ptr(0.5), bare.ID: nil}},
-		{"without", nil, map[string]*float64{near.ID: nil, bare.ID: nil}},
-	} {
+	for _, tc := range similarityCases(near.ID, bare.ID) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := memory.SearchQuery{UserID: "u1", Text: "parcel", Embedding: tc.vec, Now: time.Now(), Limit: 10}
 			hits, err := s.SearchFullText(testCtx(t), whole, q)
@@ -230,15 +212,36 @@ func TestSearchFullTextSimilarity(t *testing.T) {
 				t.Fatalf("found %d memories, want %d", len(hits), len(tc.want))
 			}
 			for _, h := range hits {
-				want, got := tc.want[h.Memory.ID], h.Similarity
-				if (got == nil) != (want == nil) || (got != nil && math.Abs(*got-*want) > 1e-5) {
-					t.Errorf("%s: similarity %v, want %v", h.Memory.Content, deref(got), deref(want))
-				}
+				checkSimilarity(t, h.Memory.Content, h.Similarity, tc.want[h.Memory.ID])
 				if h.Score <= 0 {
 					t.Errorf("%s: full-text score %v, want the Lucene score", h.Memory.Content, h.Score)
 				}
 			}
 		})
+	}
+}
+
+// similarityCase is a search asked with or without a query vector, and the
+// similarity to it each memory should come back with.
+type similarityCase struct {
+	name string
+	vec  []float32
+	want map[string]*float64
+}
+
+// similarityCases: near's embedding lies at 60° from the query vector
+// (cosine 0.5); bare has none.
+func similarityCases(near, bare string) []similarityCase {
+	return []similarityCase{
+		{"with a query vector", unitAt(0), map[string]*float64{near: ptr(0.5), bare: nil}},
+		{"without", nil, map[string]*float64{near: nil, bare: nil}},
+	}
+}
+
+func checkSimilarity(t *testing.T, content string, got, want *float64) {
+	t.Helper()
+	if (got == nil) != (want == nil) || (got != nil && math.Abs(*got-*want) > 1e-5) {
+		t.Errorf("%s: similarity %v, want %v", content, deref(got), deref(want))
 	}
 }
 
