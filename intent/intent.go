@@ -87,7 +87,7 @@ var rules = []rule{
 		"how should i answer", "how to answer", "how to reply", "how should we reply", "the way i like",
 		"风格", "简洁", "简短", "简单点", "重点", "长篇", "啰嗦", "啰唆", "废话", "直接说", "说人话", "详细点", "详细一点",
 		"怎么回复", "怎么回答", "回复方式", "回答方式", "语气", "上次那样", "上次那个", "老样子",
-		"多详细", "详细程度", "写多少", "答复",
+		"多详细", "详细程度", "写多少", "答复", "什么样的回答", "什么样的回复", "怎样的回答", "怎样的回复",
 		"long explanation*", "detailed explanation*", "explanations", "chatty", "talkative",
 	}},
 	// Preferences: all of them, unless a slot named beside them says which

@@ -46,6 +46,7 @@ func TestDetect(t *testing.T) {
 		{"What's the best way to get hold of her?", []string{"contact"}},
 		{"How does Carol want to be reached?", []string{"contact"}},
 		{"回复要多详细？", []string{"answer_style"}},
+		{"我喜欢什么样的回答", []string{"answer_style"}}, // the slot says which preference
 		{"Have I asked you about your opening hours before?", []string{"past_conversations"}},
 		{"我之前问过退货的事吗", []string{"past_conversations"}},
 		{"we talked about a discount last week, right?", []string{"past_conversations"}},
