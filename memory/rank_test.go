@@ -188,6 +188,35 @@ func TestRecallGraphSourcesAndFloor(t *testing.T) {
 	}
 }
 
+// A memory that passed because the question asks for its kind ("tell me my
+// preferences") lends its entities nothing: the question's words did not
+// choose it, so what it links to (the user's company, every order naming
+// it) says nothing about the question.
+func TestRecallIntentLendsNoNeighbours(t *testing.T) {
+	pref := stored("mem_pref", "email only, never phone")
+	pref.Type, pref.Kind, pref.Key = TypeProfile, "preference", "contact_channel"
+	linked := stored("mem_linked", "an order for the same company")
+	linked.Embedding = vectorOf("tell me my preferences")
+	fs := &fakeSearch{partition: 2, seeded: []Expansion{{Memory: linked, Hop: 1, Via: "hit", Path: []string{"Memory:mem_pref", "Entity:e", "Memory:mem_linked"}}}}
+	f := searchFixture(t, recallConfig, fs)
+	f.store.vector = []Hit{{Memory: pref, Score: 0.05}}
+	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "tell me my preferences", K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := idsOf(got.Memories); !slices.Equal(ids, []string{"mem_pref"}) {
+		t.Fatalf("recalled %v, want only the preference", ids)
+	}
+	if g := got.Memories[0].Explain.Gate; g != "intent" {
+		t.Errorf("the preference passed %q, want intent", g)
+	}
+	for _, q := range fs.expandReqs {
+		if len(q.Seeds) > 0 {
+			t.Errorf("expanded from %v", q.Seeds)
+		}
+	}
+}
+
 func TestRecallVectorPathChoice(t *testing.T) {
 	a := stored("mem_a", "a")
 	tests := []struct {

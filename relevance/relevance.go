@@ -344,11 +344,14 @@ func (r Rules) topicalFloor() float64 {
 	return r.VectorFloor
 }
 
-// Own reports whether gate is passed on a memory's own, firm evidence, so
-// that graph expansion may start from it: not a guess of the subject or
-// lead gate, nor a ride beside another memory.
+// Own reports whether gate is passed on a memory's own, firm evidence of
+// what the question is about (its meaning, words or entities), so that
+// graph expansion may start from it: not a memory the question asked for by
+// kind alone (intent), whose links to the user's company or orders say
+// nothing about the question, nor a guess of the subject or lead gate, nor
+// a ride beside another memory.
 func Own(gate string) bool {
-	return gate == GateVector || gate == GateText || gate == GateEntity || gate == GateIntent
+	return gate == GateVector || gate == GateText || gate == GateEntity
 }
 
 // Ride is the gate a memory passes for its link to memories that passed on

@@ -205,3 +205,14 @@ func TestJoinAbove(t *testing.T) {
 		}
 	}
 }
+
+func TestOwn(t *testing.T) {
+	for gate, want := range map[string]bool{
+		GateVector: true, GateText: true, GateEntity: true,
+		GateIntent: false, GateSubject: false, GateLead: false, GateNeighbour: false, GateSession: false,
+	} {
+		if got := Own(gate); got != want {
+			t.Errorf("Own(%s) = %v, want %v", gate, got, want)
+		}
+	}
+}
