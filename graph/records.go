@@ -168,10 +168,6 @@ func hitOf(r *neo4j.Record) (memory.Hit, error) {
 		return memory.Hit{}, err
 	}
 	score, _ := r.Get("score")
-	h := memory.Hit{Memory: m, Score: float(score)}
-	if v, ok := r.Get("similarity"); ok && v != nil {
-		sim := float(v)
-		h.Similarity = &sim
-	}
-	return h, nil
+	sim, _ := r.Get("similarity")
+	return memory.Hit{Memory: m, Score: float(score), Similarity: floatOrNil(sim)}, nil
 }
