@@ -127,10 +127,14 @@ WHERE found <> mid AND found.user_id IN $user_ids
 RETURN found, 2 AS hop, 'entity' AS via,
   ['query', 'Entity:' + e.id, 'Memory:' + mid.id, 'Entity:' + e2.id, 'Memory:' + found.id] AS path`
 
-	// Entities of the first hits, one hop out.
+	// Entities of the first hits, one hop out, but not the user's hubs: an
+	// entity more than $hub_max of the user's memories mention (a quarter of
+	// them, at least 3: the user's company, named by every order) says
+	// nothing about the question. In a small partition an order and its
+	// complaint share an entity that is no hub.
 	cypherExpandSeeds = `UNWIND $seeds AS sid
 MATCH (s:Memory {tenant: $tenant, id: sid})-[:MENTIONS]->(e:Entity {tenant: $tenant})
-WHERE s.user_id IN $user_ids AND COUNT { (e)<-[:MENTIONS]-() } <= $max_degree
+WHERE s.user_id IN $user_ids AND COUNT { (e)<-[:MENTIONS]-() } <= $max_degree AND COUNT { (e)<-[:MENTIONS]-(:Memory {tenant: $tenant, user_id: s.user_id}) } <= $hub_max
 WITH DISTINCT s, e LIMIT $fanout
 MATCH (e)<-[:MENTIONS]-(found:Memory {tenant: $tenant})
 WHERE NOT found.id IN $seeds AND found.user_id IN $user_ids
@@ -374,7 +378,7 @@ func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]a
 	if q.SessionID != "" {
 		params["sessions"] = []string{q.SessionID}
 	}
-	params["fanout"], params["max_degree"] = expandFanout, expandMaxDegree
+	params["fanout"], params["max_degree"], params["hub_max"] = expandFanout, expandMaxDegree, max(3, q.Partition/4)
 	params["resolve"], params["vec"] = q.Filters.AsOf.IsZero(), float64s(q.Filters.Embedding)
 	return cypherExpandNamed + strings.Join([]string{cypherExpandNamedHop1, cypherExpandNamedHop2, cypherExpandSeeds, cypherExpandSession}, "\nUNION\n") +
 		"\n}" + cypherExpandResolve + filters + pred + cypherExpandBest + memoryProjectionAsked + cypherExpandOrder, params

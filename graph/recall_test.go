@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -252,6 +253,51 @@ func deref(v *float64) any {
 		return nil
 	}
 	return *v
+}
+
+// A first hit lends its entities, but not the user's hubs: an entity more
+// than a quarter of the user's memories mention (at least 3) leads nowhere.
+func TestExpandSkipsTheUsersHubs(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	company := memory.Entity{ID: "company:lianhua", Kind: "company", Name: "Lianhua"}
+	product := memory.Entity{ID: "product:chair", Kind: "product", Name: "chair"}
+	seed := newMemory(tenant, "u1", "SO-1 chairs for Lianhua")
+	seed.Entities = []memory.Entity{company, product}
+	complaint := newMemory(tenant, "u1", "a chair arrived broken")
+	complaint.Entities = []memory.Entity{product}
+	ms := []memory.Memory{seed, complaint}
+	for i := range 4 {
+		m := newMemory(tenant, "u1", fmt.Sprintf("order %d for Lianhua", i))
+		m.Entities = []memory.Entity{company}
+		ms = append(ms, m)
+	}
+	if _, err := s.CreateMemories(testCtx(t), ms); err != nil {
+		t.Fatal(err)
+	}
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	for _, tc := range []struct {
+		name      string
+		partition int
+		want      int
+	}{
+		{"six memories: the company, named by five, is a hub", len(ms), 1},
+		{"forty memories: it is not", 40, len(ms) - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := memory.SearchQuery{UserID: "u1", Now: time.Now()}
+			xs, err := s.Expand(testCtx(t), whole, memory.ExpandQuery{UserID: "u1", Seeds: []string{seed.ID}, Partition: tc.partition, Filters: q, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(xs) != tc.want {
+				t.Fatalf("expanded to %d memories, want %d", len(xs), tc.want)
+			}
+			if tc.want == 1 && xs[0].Memory.ID != complaint.ID {
+				t.Errorf("expanded to %q, want the complaint about the product", xs[0].Memory.Content)
+			}
+		})
+	}
 }
 
 // The session part of an expansion returns the user's memories of the

@@ -117,6 +117,9 @@ type ExpandQuery struct {
 	Hops int
 	// Seeds are ids of first hits whose entities are expanded one step.
 	Seeds []string
+	// Partition is the size of the user's partition: an entity a large
+	// share of it mentions (the user's company) lends a first hit nothing.
+	Partition int
 	// SessionID adds the memories of the caller's session.
 	SessionID string
 	// Filters applies the recall filters (types, kinds, window, as_of);

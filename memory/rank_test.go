@@ -176,6 +176,9 @@ func TestRecallGraphSourcesAndFloor(t *testing.T) {
 				if len(q.Seeds) > 0 && len(tt.vector) > 0 && tt.vector[0].Score < recallConfig.VectorFloor {
 					t.Errorf("expanded from seeds %v below the vector floor", q.Seeds)
 				}
+				if len(q.Seeds) > 0 && q.Partition != fs.partition {
+					t.Errorf("expanded from seeds with a partition of %d, want its size, %d (the hub bound)", q.Partition, fs.partition)
+				}
 			}
 			for id, want := range tt.wantSrc {
 				for _, r := range got.Memories {

@@ -249,7 +249,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		// The entities of the first hits lead to memories no source found.
 		q := filters
 		q.Embedding = query
-		more, err := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: r.UserID, Seeds: seeds, Filters: q, Limit: s.recall.Candidates})
+		more, err := s.searchStore.Expand(ctx, scope, ExpandQuery{UserID: r.UserID, Seeds: seeds, Partition: result.Search.PartitionSize, Filters: q, Limit: s.recall.Candidates})
 		if err != nil {
 			return RecallResult{}, fmt.Errorf("graph expansion: %w", err)
 		}
