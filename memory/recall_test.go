@@ -450,6 +450,8 @@ func TestRecallIntentOfAQuestionAboutNobody(t *testing.T) {
 		{"a question about nobody does not, below the lead floor", "When is the delivery of the new Tesla model?", map[string]string{}},
 		{"a request reaches the rules", "按老规矩处理", map[string]string{"mem_rule": byIntent}},
 		{"a question about nobody still reaches shared rules", "what are the rules?", map[string]string{"mem_rule": byIntent}},
+		// The user's name names no subject: all rules answer, not only those near the question.
+		{"the user's name is no subject", "What rules does alice follow?", map[string]string{"mem_rule": byIntent}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
