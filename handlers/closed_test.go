@@ -42,11 +42,12 @@ func TestClientGoneIsNotAnError(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("recall cancelled after %v: %v", d, err)
 		}
-		// The server logs the request once it has given up on it.
-		for deadline := time.Now().Add(30 * time.Second); recalls() < sent; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the server never logged the recall cancelled after %v", d)
-			}
+		// The server logs the request once it has given up on it. A
+		// client that gave up within a millisecond or so may not have
+		// sent it at all: then nothing is logged, and a longer deadline
+		// is tried; the loop ends only on a logged 499.
+		for deadline := time.Now().Add(10 * time.Second); recalls() < sent && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
 		}
 		closed = strings.Contains(logs.String(), "path=/v1/recall status=499")
 	}
