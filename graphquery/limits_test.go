@@ -3,6 +3,7 @@ package graphquery_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,5 +63,27 @@ func TestLimits(t *testing.T) {
 	hasty, _ := graphquery.New(graphquery.Options{Store: store, Authz: engine, Audit: &audits{}, Timeout: time.Millisecond})
 	if _, err := hasty.Aggregate(ctx, p, graphquery.AggregateQuery{By: graphquery.ByMonth}); !errors.Is(err, graphquery.ErrTimeout) {
 		t.Errorf("a query past its time: %v, want ErrTimeout", err)
+	}
+}
+
+// slowScope is a policy engine whose scope lookup outlives any deadline, as
+// a busy store makes it under a tight limit.
+type slowScope struct{ graphquery.Authorizer }
+
+func (slowScope) ReadScope(ctx context.Context, _ memory.Principal, _ string, _ time.Time) (memory.Scope, error) {
+	<-ctx.Done()
+	return memory.Scope{}, fmt.Errorf("store unavailable: %w", ctx.Err())
+}
+
+// TestScopePastItsTime: the scope lookup counts against the query's limit,
+// and running past it is a timeout, not an unavailable store.
+func TestScopePastItsTime(t *testing.T) {
+	svc, err := graphquery.New(graphquery.Options{Store: analysis.New(nil, analysis.Options{}), Authz: slowScope{}, Audit: &audits{}, Timeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := memory.Principal{Tenant: "t-limits", Kind: memory.KindAnalyst, ID: "analyst", Roles: []string{"analyst"}}
+	if _, err := svc.Aggregate(context.Background(), p, graphquery.AggregateQuery{By: graphquery.ByMonth}); !errors.Is(err, graphquery.ErrTimeout) {
+		t.Errorf("scope lookup past the limit: %v, want ErrTimeout", err)
 	}
 }

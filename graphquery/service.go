@@ -143,11 +143,7 @@ func (s *Service) exec(ctx context.Context, r *run, work func(r *run) (int, erro
 	qctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	r.ctx = qctx
-	var err error
-	if r.scope, err = s.authz.ReadScope(qctx, r.p, "", r.now); err != nil {
-		return 0, err
-	}
-	rows, err := work(r)
+	rows, err := s.scopedWork(r, work)
 	if err != nil && ctx.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded) {
 		err = ErrTimeout
 	}
@@ -158,6 +154,16 @@ func (s *Service) exec(ctx context.Context, r *run, work func(r *run) (int, erro
 		}
 	}
 	return rows, err
+}
+
+// scopedWork reads the principal's scope, then runs the query under it;
+// both count against the query's time limit.
+func (s *Service) scopedWork(r *run, work func(r *run) (int, error)) (int, error) {
+	var err error
+	if r.scope, err = s.authz.ReadScope(r.ctx, r.p, "", r.now); err != nil {
+		return 0, err
+	}
+	return work(r)
 }
 
 // record writes the query to the audit trail: who, which shape, its
