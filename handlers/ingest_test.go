@@ -103,6 +103,12 @@ func TestIngestPolicyApplies(t *testing.T) {
 		{Role: memory.RoleUser, Content: "My budget is 5k."},
 	}})
 	wantAPIError(t, "bob ingesting for alice", err, http.StatusForbidden, "forbidden")
+	// Turns that hold nothing worth remembering are refused all the same:
+	// the answer must not depend on what the turns hold.
+	_, err = f.Client(t, "bob").Ingest(t.Context(), client.IngestRequest{UserID: "alice", Turns: []client.Turn{
+		{Role: memory.RoleUser, Content: "hello there"},
+	}})
+	wantAPIError(t, "bob ingesting small talk for alice", err, http.StatusForbidden, "forbidden")
 	res := ingest(t, f, "alice", client.IngestRequest{UserID: "alice", Turns: []client.Turn{{Role: memory.RoleUser, Content: "I prefer WeChat over phone calls."}}})
 	if len(res.Memories) != 1 || res.Memories[0].AgentID != "user:alice" || res.Memories[0].Key != "contact_channel" {
 		t.Errorf("alice's own ingestion = %+v", res.Memories)

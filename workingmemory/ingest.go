@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"mneme/memory"
@@ -36,6 +37,9 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 	if !WritesAsItself(p, r.AgentID) {
 		return memory.IngestResult{}, memory.ErrForbidden
 	}
+	if err := s.mayWriteAbout(ctx, p, r.UserID, s.now().UTC()); err != nil {
+		return memory.IngestResult{}, err
+	}
 	found, err := s.extractFor(ctx, r)
 	if err != nil {
 		return memory.IngestResult{}, err
@@ -64,10 +68,8 @@ func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.
 		return memory.JobStatus{}, memory.ErrForbidden
 	}
 	now := s.now().UTC()
-	// Whether p may write about this user at all is decided now; every
-	// extracted memory is decided again when the job is applied.
-	probe := memory.Resource{Tenant: p.Tenant, UserID: r.UserID, AgentID: AuthorOf(p), Type: memory.TypeEpisodic, Sensitivity: memory.SensitivityInternal}
-	if err := s.require(ctx, p, memory.ActionWrite, probe, now); err != nil {
+	// Every extracted memory is decided again when the job is applied.
+	if err := s.mayWriteAbout(ctx, p, r.UserID, now); err != nil {
 		return memory.JobStatus{}, err
 	}
 	// What the turns hold is known only when a worker extracts it: an
@@ -91,6 +93,14 @@ func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.
 		Kind: JobIngest, Tenant: p.Tenant, UserID: r.UserID, Principal: p,
 		AcceptedAt: now, IdempotencyKey: idemKey, Payload: payload,
 	})
+}
+
+// mayWriteAbout decides whether p may write about the user at all, before
+// the turns are read: what they hold must not change the answer to a
+// principal who may not write there.
+func (s *Service) mayWriteAbout(ctx context.Context, p memory.Principal, userID string, now time.Time) error {
+	probe := memory.Resource{Tenant: p.Tenant, UserID: userID, AgentID: AuthorOf(p), Type: memory.TypeEpisodic, Sensitivity: memory.SensitivityInternal}
+	return s.require(ctx, p, memory.ActionWrite, probe, now)
 }
 
 // ApplyIngestJobs extracts the memories of queued ingestions and writes
