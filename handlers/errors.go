@@ -153,6 +153,8 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusConflict, "session_full", "the session reached its cap of turns or bytes; close it and start a new one"
 	case errors.Is(err, memory.ErrSessionClosing):
 		return http.StatusConflict, "session_closing", "the session is being closed and takes no more turns"
+	case errors.Is(err, memory.ErrIdempotencyKeyReused):
+		return http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key was used before for a different request: send a new key for a new request"
 	case errors.Is(err, memory.ErrConflict):
 		return http.StatusConflict, "conflict", "the memory changed: it is not the current version"
 	case errors.Is(err, memory.ErrUnavailable):

@@ -412,6 +412,10 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice asked for a callback tomorrow morning",
 	}, "Idempotency-Key", "openapi-async-1")
 	expectResponse(t, "create async", r, http.StatusAccepted)
+	reused := f.Do(t, bot, "POST", "/v1/memories?async=true", memory.NewMemory{
+		UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice asked for a callback on Friday",
+	}, "Idempotency-Key", "openapi-async-1")
+	expectResponse(t, "create async, the key again with another body", reused, http.StatusUnprocessableEntity, "idempotency_key_reused")
 	var job memory.JobStatus
 	r.Decode(t, &job)
 	deadline := time.Now().Add(30 * time.Second)

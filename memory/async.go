@@ -38,6 +38,10 @@ type Job struct {
 	// IdempotencyKey makes a resubmission return the first job.
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
 	Payload        json.RawMessage `json:"payload"`
+	// Sent is the request as its sender sent it, before defaults that
+	// differ between attempts: under one IdempotencyKey, a resubmission
+	// is the same kind, sender and Sent.
+	Sent []byte `json:"-"`
 	// Seq orders the job against erasures of its user: the queue sets it
 	// from one sequence with Fencer.FenceUser.
 	Seq int64 `json:"-"`
@@ -74,7 +78,8 @@ type JobMemory struct {
 type JobQueue interface {
 	// Enqueue stores a new job and returns its status. A job whose
 	// IdempotencyKey the queue has seen for the same tenant and user is not
-	// stored again: the first job's status is returned.
+	// stored again: the first job's status is returned, or
+	// ErrIdempotencyKeyReused when the two are not the same request.
 	Enqueue(ctx context.Context, job Job) (JobStatus, error)
 	// Status returns a job of the tenant, or ErrNotFound.
 	Status(ctx context.Context, tenant, id string) (JobStatus, error)
@@ -104,6 +109,9 @@ func (s *Service) CreateAsync(ctx context.Context, p Principal, in []NewMemory, 
 	if idemKey == "" && len(in) == 1 {
 		idemKey = in[0].IdempotencyKey
 	}
+	// As sent: the guard may mask differently once its policy changes, and
+	// a retry must still match. What fails to encode here fails below.
+	sent, _ := json.Marshal(in)
 	now := s.now().UTC()
 	var tenant string
 	in = append([]NewMemory(nil), in...)
@@ -137,7 +145,7 @@ func (s *Service) CreateAsync(ctx context.Context, p Principal, in []NewMemory, 
 	}
 	return s.queue.Enqueue(ctx, Job{
 		Kind: JobMemories, Tenant: tenant, UserID: in[0].UserID, Principal: p,
-		AcceptedAt: now, IdempotencyKey: idemKey, Payload: payload,
+		AcceptedAt: now, IdempotencyKey: idemKey, Payload: payload, Sent: sent,
 	})
 }
 

@@ -28,6 +28,10 @@ var (
 	// ErrSessionClosing means the session is being turned into memories
 	// and takes no more turns.
 	ErrSessionClosing = errors.New("session closing")
+	// ErrIdempotencyKeyReused means a write's idempotency key came before
+	// with another request (another body, kind of job or sender): replaying
+	// the first answer would silently drop this one.
+	ErrIdempotencyKeyReused = errors.New("idempotency key reused for a different request")
 )
 
 // InvalidError is bad input from a client; Field names what was wrong.

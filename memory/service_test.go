@@ -901,3 +901,31 @@ func TestApplyMemoryJobsChecksStaleness(t *testing.T) {
 		t.Errorf("writes = %+v, want one deduplicated write that checks staleness", f.store.writes)
 	}
 }
+
+// TestCreateAsyncSent: what the queue compares under one idempotency key is
+// the request as its sender sent it, so a retry matches even when the guard
+// masks differently by then, and another body does not.
+func TestCreateAsyncSent(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	send := func(p Principal, content, emailAction string) Job {
+		t.Helper()
+		f.guard.actions = map[string]string{"email": emailAction}
+		n := NewMemory{UserID: "alice", Type: TypeSemantic, Content: content}
+		if _, err := f.svc.CreateAsync(context.Background(), p, []NewMemory{n}, "k"); err != nil {
+			t.Fatal(err)
+		}
+		return f.queue.jobs[len(f.queue.jobs)-1]
+	}
+	const mail = "Reach Alice at alice@example.com about the paper order"
+	first := send(agentSupport, mail, GuardRedact)
+	retry := send(agentSupport, mail, GuardAllow)
+	if len(first.Sent) == 0 || string(retry.Sent) != string(first.Sent) {
+		t.Errorf("a retry after the guard changed: sent %s, first %s", retry.Sent, first.Sent)
+	}
+	if string(retry.Payload) == string(first.Payload) {
+		t.Errorf("the guard masked the same both times (%s): the test shows nothing", first.Payload)
+	}
+	if other := send(agentSupport, "Alice orders paper monthly", GuardAllow); string(other.Sent) == string(first.Sent) {
+		t.Error("another body was sent as the first one")
+	}
+}

@@ -48,6 +48,21 @@ func TestAsyncWritesEndToEnd(t *testing.T) {
 	if again := post("Alice's budget is 100k", "budget-1"); again.ID != first.ID {
 		t.Errorf("retried request: job %s, want %s", again.ID, first.ID)
 	}
+	// The same key with another body, or from another sender, is a client's
+	// mistake: answering with the first job would drop this write silently.
+	code := func(r apptest.Response) string {
+		var e struct{ Code string }
+		_ = json.Unmarshal(r.Body, &e)
+		return e.Code
+	}
+	reuse := memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's budget is 999k"}
+	if r := f.Do(t, bot, "POST", "/v1/memories?async=true", reuse, "Idempotency-Key", "budget-1"); r.Status != http.StatusUnprocessableEntity || code(r) != "idempotency_key_reused" {
+		t.Errorf("the key again with another body: %d %s, want 422 idempotency_key_reused", r.Status, r.Body)
+	}
+	reuse.Content = "Alice's budget is 100k"
+	if r := f.Do(t, "support-bot", "POST", "/v1/memories?async=true", reuse, "Idempotency-Key", "budget-1"); r.Status != http.StatusUnprocessableEntity || code(r) != "idempotency_key_reused" {
+		t.Errorf("the key again from another agent: %d %s, want 422 idempotency_key_reused", r.Status, r.Body)
+	}
 	a, b := wait(first.ID), wait(second.ID)
 	for _, st := range []memory.JobStatus{a, b} {
 		if st.Status != memory.JobDone || len(st.Memories) != 1 || st.Memories[0].Outcome != memory.OutcomeCreated {

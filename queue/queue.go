@@ -112,12 +112,17 @@ func (q *Queue) statusKey(shard int, tenant, id string) string {
 // userKey names a per-user key without spelling the user id out, so that
 // Redis holds no readable trace of a user beyond the queued jobs themselves.
 func (q *Queue) userKey(shard int, what, tenant, user string, more ...string) string {
+	return q.tag(shard) + ":" + what + ":" + digest(append([]string{tenant, user}, more...)...)[:32]
+}
+
+// digest is the hex SHA-256 of parts, each ended by a zero byte.
+func digest(parts ...string) string {
 	h := sha256.New()
-	for _, s := range append([]string{tenant, user}, more...) {
+	for _, s := range parts {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
-	return q.tag(shard) + ":" + what + ":" + hex.EncodeToString(h.Sum(nil)[:16])
+	return hex.EncodeToString(h.Sum(nil))
 }
 func (q *Queue) idemKey(shard int, tenant, user, key string) string {
 	return q.userKey(shard, "idem", tenant, user, key)
@@ -180,23 +185,31 @@ local function nextseq(key)
 end
 `
 
-// enqueueScript stores a job atomically: its idempotency key (unless one is
-// there: then it returns the earlier job's id and stores nothing), its
-// status hash, its place in the user's job set and its stream entry, with
-// the next number of the shard's sequence.
+// enqueueScript stores a job atomically: its idempotency key with the
+// job's fingerprint (unless the key is there: then it returns the earlier
+// job's id, or that id after "!" when the fingerprints differ, and stores
+// nothing), its status hash, its place in the user's job set and its stream
+// entry, with the next number of the shard's sequence. A key stored without
+// a fingerprint matches any.
 //
 // KEYS: idem key, status key, user jobs key, stream, sequence.
 // ARGV: job id, ttl ms, job JSON, status fields JSON-free: kind, accepted_at,
-// owner JSON; then "1" when the job has an idempotency key. Without one,
-// KEYS[1] is a name in the shard's slot that is never written: a script's
-// keys must all be in one slot on a Redis Cluster, "" included.
+// owner JSON; then "1" when the job has an idempotency key, and the job's
+// fingerprint. Without a key, KEYS[1] is a name in the shard's slot that is
+// never written: a script's keys must all be in one slot on a Redis
+// Cluster, "" included.
 var enqueueScript = redis.NewScript(nextSeq + `
 local idem = ''
 if ARGV[7] == '1' then
   idem = KEYS[1]
   local prev = redis.call('GET', idem)
-  if prev then return prev end
-  redis.call('SET', idem, ARGV[1], 'PX', ARGV[2])
+  if prev then
+    local id, fp = string.match(prev, '^([^|]*)|(.*)$')
+    if not id then return prev end
+    if fp ~= ARGV[8] then return '!' .. id end
+    return id
+  end
+  redis.call('SET', idem, ARGV[1] .. '|' .. ARGV[8], 'PX', ARGV[2])
 end
 redis.call('HSET', KEYS[2], 'status', 'queued', 'kind', ARGV[4], 'accepted_at', ARGV[5], 'owner', ARGV[6], 'idem', idem)
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
@@ -240,11 +253,15 @@ func (q *Queue) Enqueue(ctx context.Context, job memory.Job) (memory.JobStatus, 
 	if job.IdempotencyKey != "" {
 		idem, idempotent = q.idemKey(shard, job.Tenant, job.UserID, job.IdempotencyKey), "1"
 	}
+	fingerprint := digest(job.Kind, job.Principal.Tenant, job.Principal.Kind, job.Principal.ID, string(job.Sent))
 	keys := []string{idem, q.statusKey(shard, job.Tenant, job.ID), q.userJobsKey(shard, job.Tenant, job.UserID), q.Stream(shard), q.seqKey(shard)}
 	id, err := enqueueScript.Run(ctx, q.rdb, keys,
-		job.ID, q.ttl.Milliseconds(), body, job.Kind, job.AcceptedAt.Format(time.RFC3339Nano), owner, idempotent).Text()
+		job.ID, q.ttl.Milliseconds(), body, job.Kind, job.AcceptedAt.Format(time.RFC3339Nano), owner, idempotent, fingerprint).Text()
 	if err != nil {
 		return memory.JobStatus{}, unavailable("enqueue", err)
+	}
+	if strings.HasPrefix(id, "!") {
+		return memory.JobStatus{}, memory.ErrIdempotencyKeyReused
 	}
 	return q.Status(ctx, job.Tenant, id)
 }

@@ -23,7 +23,12 @@ const kind = "test"
 // removes its keys when the test ends.
 func newQueue(t *testing.T, rdb redis.UniversalClient, shards int) *queue.Queue {
 	t.Helper()
-	prefix := "qtest-" + testenv.Tenant(t)
+	return newQueueAt(t, rdb, "qtest-"+testenv.Tenant(t), shards)
+}
+
+// newQueueAt is newQueue under a key prefix the test knows.
+func newQueueAt(t *testing.T, rdb redis.UniversalClient, prefix string, shards int) *queue.Queue {
+	t.Helper()
 	t.Cleanup(func() {
 		ctx := context.Background()
 		keys, _ := testenv.ScanKeys(ctx, rdb, prefix+":*")
@@ -408,6 +413,49 @@ func TestFenceUser(t *testing.T) {
 		defer mu.Unlock()
 		if seqs[3] <= again {
 			t.Errorf("job accepted after the fence has Seq %d, want above %d", seqs[3], again)
+		}
+	})
+}
+
+// TestIdempotencyKeyFingerprint: under one key the same request is the same
+// job; another request (another body, kind or sender) is refused rather
+// than answered with the first job; a key stored before fingerprints were
+// kept matches any request.
+func TestIdempotencyKeyFingerprint(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		tenant := testenv.Tenant(t)
+		prefix := "qtest-" + tenant
+		q := newQueueAt(t, rdb, prefix, 2)
+		job := func(sent, sender, jobKind string) memory.Job {
+			return memory.Job{
+				Kind: jobKind, Tenant: tenant, UserID: "alice", Payload: json.RawMessage(`1`), IdempotencyKey: "k",
+				Principal: memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: sender}, Sent: []byte(sent),
+			}
+		}
+		first, err := q.Enqueue(t.Context(), job("a", "bot", kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := q.Enqueue(t.Context(), job("a", "bot", kind)); err != nil || again.ID != first.ID {
+			t.Errorf("the same request again: %+v, %v; want job %s", again, err, first.ID)
+		}
+		for name, other := range map[string]memory.Job{
+			"another body": job("b", "bot", kind), "another sender": job("a", "other-bot", kind), "another kind": job("a", "bot", "other"),
+		} {
+			if st, err := q.Enqueue(t.Context(), other); !errors.Is(err, memory.ErrIdempotencyKeyReused) {
+				t.Errorf("%s under the key: %+v, %v; want ErrIdempotencyKeyReused", name, st, err)
+			}
+		}
+
+		keys, err := testenv.ScanKeys(t.Context(), rdb, prefix+":*:idem:*")
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("idempotency keys %v, %v; want one", keys, err)
+		}
+		if err := rdb.Set(t.Context(), keys[0], first.ID, time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if old, err := q.Enqueue(t.Context(), job("b", "bot", kind)); err != nil || old.ID != first.ID {
+			t.Errorf("a key stored without a fingerprint: %+v, %v; want job %s", old, err, first.ID)
 		}
 	})
 }

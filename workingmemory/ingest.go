@@ -79,7 +79,13 @@ func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.
 			return memory.JobStatus{}, err
 		}
 	}
-	// Relative dates must read the same on every attempt.
+	sent, err := json.Marshal(r)
+	if err != nil {
+		return memory.JobStatus{}, fmt.Errorf("encode job: %w", err)
+	}
+	// Relative dates must read the same on every attempt. The turns are
+	// the caller's: fill a copy.
+	r.Turns = slices.Clone(r.Turns)
 	for i := range r.Turns {
 		if r.Turns[i].At.IsZero() {
 			r.Turns[i].At = now
@@ -92,6 +98,7 @@ func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.
 	return s.queue.Enqueue(ctx, memory.Job{
 		Kind: JobIngest, Tenant: p.Tenant, UserID: r.UserID, Principal: p,
 		AcceptedAt: now, IdempotencyKey: idemKey, Payload: payload,
+		Sent: sent,
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -298,5 +299,31 @@ func TestApplyIngestJobs(t *testing.T) {
 	res, err = f.svc.ApplyIngestJobs(ctx, jobs[:1])
 	if err != nil || res[0].Err != nil || res[0].Memories == nil || len(res[0].Memories) != 0 || len(f.created.applied) != 0 {
 		t.Errorf("nothing found: %+v, %v; applied %d", res, err, len(f.created.applied))
+	}
+}
+
+// TestIngestAsyncSent: what the queue compares under one idempotency key is
+// the request as sent, before turns without a time get the time of
+// acceptance, so a retry matches and other turns do not.
+func TestIngestAsyncSent(t *testing.T) {
+	ctx := context.Background()
+	req := memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "my budget is 100k"}}}
+	f := newFixture(t, budget)
+	for i := range 3 {
+		r := req
+		if i == 2 {
+			r.Turns = []memory.Turn{{Role: memory.RoleUser, Content: "my budget is 200k"}}
+		}
+		if _, err := f.svc.IngestAsync(ctx, agentSupport, r, fmt.Sprintf("k-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // a later time of acceptance
+	}
+	j := f.queue.jobs
+	if len(j) != 3 || len(j[0].Sent) == 0 || string(j[0].Sent) != string(j[1].Sent) || string(j[2].Sent) == string(j[0].Sent) {
+		t.Fatalf("sent %d jobs: want the first two alike, the third not", len(j))
+	}
+	if string(j[0].Payload) == string(j[1].Payload) {
+		t.Error("both attempts were accepted at the same time: the test shows nothing")
 	}
 }
