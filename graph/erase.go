@@ -175,15 +175,14 @@ func eraseMemories(ctx context.Context, tx neo4j.ManagedTransaction, tenant, use
 		return out, err
 	}
 	out.Memories = erased.memories
-	entities, sessions := erased.entities, erased.sessions
-	if len(entities) > 0 {
-		if out.Entities, err = count(ctx, tx, cypherEraseOrphanEntities, map[string]any{"tenant": tenant, "ids": entities}); err != nil {
+	if len(erased.entities) > 0 {
+		if out.Entities, err = count(ctx, tx, cypherEraseOrphanEntities, map[string]any{"tenant": tenant, "ids": erased.entities}); err != nil {
 			return out, err
 		}
 	}
-	if len(sessions) > 0 || userID != "" {
+	if len(erased.sessions) > 0 || userID != "" {
 		out.Sessions, err = count(ctx, tx, cypherEraseOrphanSessions, map[string]any{
-			"tenant": tenant, "ids": sessions, "user_id": strOrNil(userID),
+			"tenant": tenant, "ids": erased.sessions, "user_id": strOrNil(userID),
 		})
 	}
 	return out, err

@@ -37,9 +37,13 @@ RETURN u.erasing IS NOT NULL AS erasing`
 	// under the hashed ref of its user when known (for a data-subject
 	// export; see memory.UserTombstoneID), removes
 	// the memories with their edges (embeddings are properties, they go with
-	// the nodes) and returns what they linked to, for orphan cleanup.
-	cypherEraseMemories = `MATCH (m:Memory {tenant: $tenant})
-WHERE m.id IN $ids
+	// the nodes) and returns what they linked to, for orphan cleanup. It
+	// first takes each memory's lock and looks again: of two erases of one
+	// memory at once, the second then finds it gone and counts nothing,
+	// where it counted it out of its tally a second time.
+	cypherEraseMemories = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IN $ids
+WITH m, m.id AS id SET m._erasing = true
+WITH m WHERE EXISTS { MATCH (:Memory {tenant: $tenant, id: id}) }
 CALL (m) { ` + TallyDown + ` }
 MERGE (t:Tombstone {tenant: $tenant, id: m.id})
 SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.user_ref = $user_ref

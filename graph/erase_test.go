@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -269,4 +270,44 @@ RETURN count(*) AS n`, map[string]any{"tenant": tenant})
 		}
 	}
 	t.Fatal("no transaction of the tenant waits for a lock")
+}
+
+// TestConcurrentErasesOfOneMemory: erases of one memory at once (a client
+// retrying, two admins) erase it once: one counts it, the others find it
+// gone, and the user's tallies still hold what is stored.
+func TestConcurrentErasesOfOneMemory(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	a, b := newMemory(tenant, "u1", "order 42 shipped"), newMemory(tenant, "u1", "likes tea")
+	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	ts := memory.Tombstone{At: time.Now(), By: "user:u1", Reason: "deleted through the API"}
+	const erases = 6
+	got := make([]memory.GraphErased, erases)
+	errs := make([]error, erases)
+	var wg sync.WaitGroup
+	for i := range erases {
+		wg.Go(func() { got[i], errs[i] = s.EraseMemories(testCtx(t), tenant, []string{a.ID}, ts) })
+	}
+	wg.Wait()
+	var counted int64
+	for i := range erases {
+		if errs[i] != nil {
+			t.Errorf("erase %d: %v", i, errs[i])
+		}
+		counted += got[i].Memories
+	}
+	if counted != 1 {
+		t.Errorf("%d erases counted %d memories erased, want 1", erases, counted)
+	}
+	res, err := neo4j.ExecuteQuery(testCtx(t), testenv.Neo4j(t),
+		`MATCH (tb:MemoryTally {tenant: $tenant, user_id: 'u1'}) RETURN sum(tb.n) AS n`, map[string]any{"tenant": tenant},
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(testenv.Neo4jDatabase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.Records[0].Get("n"); n != int64(1) {
+		t.Errorf("the user's tallies hold %v memories, want 1 (the other one)", n)
+	}
 }
