@@ -246,7 +246,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.Erasers = append(a.Erasers, a.Identity)
 	// graph.Store is the store of most parts; it is passed for each.
 	if a.Admin, err = policyadmin.New(policyadmin.Options{
-		Policies: store, Grants: store, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
+		Policies: store, Grants: store, Agents: keys, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
 		Audit: a.Audit, AuditLog: a.Audit,
 	}); err != nil {
 		return nil, err

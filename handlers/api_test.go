@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"mneme/client"
+	"mneme/identity"
 	"mneme/internal/apptest"
 	"mneme/memory"
 )
@@ -326,8 +327,20 @@ func TestSharingGrants(t *testing.T) {
 	if canSee("support-bot", order) || canSee("support-bot", cost) {
 		t.Errorf("support-bot still reads after the grants were removed")
 	}
+	// A grant names one of the tenant's agents, not itself as source: a
+	// mistyped id, a user, or another tenant's agent could never use it.
+	other := apptest.Start(t)
+	if r := other.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "globex-bot"}); r.Status != http.StatusCreated {
+		t.Fatalf("agent of another tenant: %d %s", r.Status, r.Body)
+	}
+	for _, grantee := range []string{"suport-bot", "alice", "globex-bot"} {
+		_, err := admin.CreateGrant(t.Context(), client.NewGrant{Grantee: grantee, Source: "*", Types: memory.Types, MaxSensitivity: "internal"})
+		wantAPIError(t, "grant to "+grantee, err, http.StatusUnprocessableEntity, "unknown_principal")
+	}
+	_, err := admin.CreateGrant(t.Context(), client.NewGrant{Grantee: "order-bot", Source: "order-bot", Types: memory.Types, MaxSensitivity: "internal"})
+	wantAPIError(t, "grant of an agent's own memories", err, http.StatusBadRequest, "invalid_argument")
 	// Only admins manage grants.
-	_, err := f.Client(t, "support-bot").CreateGrant(t.Context(), client.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "restricted"})
+	_, err = f.Client(t, "support-bot").CreateGrant(t.Context(), client.NewGrant{Grantee: "support-bot", Source: "*", Types: memory.Types, MaxSensitivity: "restricted"})
 	wantAPIError(t, "agent creating a grant", err, http.StatusForbidden, "forbidden")
 }
 

@@ -101,17 +101,18 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 func routesOnly(t *testing.T) http.Handler {
 	t.Helper()
 	type (
-		store      struct{ memory.Store }
-		authz      struct{ memory.Authorizer }
-		embedder   struct{ memory.Embedder }
-		policies   struct{ policyadmin.PolicyStore }
-		grants     struct{ policyadmin.GrantStore }
-		engine     struct{ policyadmin.PolicyEngine }
-		adminAuthz struct{ policyadmin.Authorizer }
-		bus        struct{ policyadmin.RevisionBus }
-		decisions  struct{ policyadmin.DecisionLog }
-		keys       struct{ identity.Store }
-		epochs     struct{ identity.Epochs }
+		store          struct{ memory.Store }
+		authz          struct{ memory.Authorizer }
+		embedder       struct{ memory.Embedder }
+		policies       struct{ policyadmin.PolicyStore }
+		grants         struct{ policyadmin.GrantStore }
+		agentDirectory struct{ policyadmin.AgentDirectory }
+		engine         struct{ policyadmin.PolicyEngine }
+		adminAuthz     struct{ policyadmin.Authorizer }
+		bus            struct{ policyadmin.RevisionBus }
+		decisions      struct{ policyadmin.DecisionLog }
+		keys           struct{ identity.Store }
+		epochs         struct{ identity.Epochs }
 	)
 	type (
 		guard     struct{ memory.GuardPolicy }
@@ -140,7 +141,7 @@ func routesOnly(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	admin, err := policyadmin.New(policyadmin.Options{
-		Policies: policies{}, Grants: grants{}, Engine: engine{}, Authz: adminAuthz{}, Bus: bus{}, Decisions: decisions{},
+		Policies: policies{}, Grants: grants{}, Agents: agentDirectory{}, Engine: engine{}, Authz: adminAuthz{}, Bus: bus{}, Decisions: decisions{},
 		Audit: auditor{}, AuditLog: auditLog{},
 	})
 	if err != nil {

@@ -1,9 +1,15 @@
 package policyadmin
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// ErrUnknownGrantee is a grant for an agent the tenant does not have: only
+// a registered agent can ever use a grant, so one for a mistyped id, a user
+// or an analyst would share nothing, silently.
+var ErrUnknownGrantee = errors.New("the grantee is no agent of this tenant: create it first (POST /v1/principals)")
 
 // Policy administration's own errors. Everything else it returns is one of
 // memory's shared sentinels (ErrNotFound, ErrForbidden, ErrUnavailable) or a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -361,10 +362,18 @@ func fieldOf(t *testing.T, err error) string {
 // fixture bundles a Service with its fakes.
 type fixture struct {
 	svc      *Service
+	agents   fakeAgents
 	grants   *fakeGrants
 	authz    *fakeAuthz
 	policies *fakePolicies
 	audit    *fakeAudit
+}
+
+// fakeAgents are the registered agents of each tenant.
+type fakeAgents map[string][]string
+
+func (f fakeAgents) AgentExists(_ context.Context, tenant, id string) (bool, error) {
+	return slices.Contains(f[tenant], id), nil
 }
 
 // newFixture returns a Service on fresh fakes, with the fixed clock testNow
@@ -373,6 +382,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{
+		agents:   fakeAgents{"acme": {"billing-bot", "support-bot", "order-bot"}},
 		grants:   &fakeGrants{},
 		authz:    &fakeAuthz{},
 		policies: &fakePolicies{revisions: map[int64]PolicyRevision{}, state: PolicyState{Tenant: "acme", History: []int64{}}},
@@ -380,7 +390,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.grants.changed = f.policies.grantChanged
 	svc, err := New(Options{
-		Policies: f.policies, Grants: f.grants, Engine: f.policies, Authz: f.authz,
+		Policies: f.policies, Grants: f.grants, Agents: f.agents, Engine: f.policies, Authz: f.authz,
 		Bus: f.policies, Decisions: f.policies, Audit: f.audit, AuditLog: f.audit,
 		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return testNow },
 	})

@@ -40,6 +40,9 @@ func (s *Service) createGrant(ctx context.Context, p memory.Principal, n NewGran
 	if err != nil {
 		return memory.Grant{}, err
 	}
+	if err := s.knownGrantee(ctx, p.Tenant, g.Grantee); err != nil {
+		return memory.Grant{}, err
+	}
 	if g, err = s.grants.CreateGrant(ctx, g); err != nil {
 		return memory.Grant{}, err
 	}
@@ -127,6 +130,13 @@ func (s *Service) updateGrant(ctx context.Context, p memory.Principal, id string
 	g, err := buildGrant(p.Tenant, n, s.now().UTC())
 	if err != nil {
 		return memory.Grant{}, err
+	}
+	// A grant whose agent was deleted since can still be narrowed or
+	// ended; only a new grantee must exist.
+	if g.Grantee != cur.Grantee {
+		if err := s.knownGrantee(ctx, p.Tenant, g.Grantee); err != nil {
+			return memory.Grant{}, err
+		}
 	}
 	g.ID, g.CreatedAt = cur.ID, cur.CreatedAt
 	if g, err = s.grants.UpdateGrant(ctx, g); err != nil {
@@ -229,12 +239,23 @@ func (s *Service) ReloadGrants(ctx context.Context) error {
 	return s.authz.SetGrants(ctx, all)
 }
 
+// knownGrantee returns ErrUnknownGrantee unless the tenant has the agent.
+func (s *Service) knownGrantee(ctx context.Context, tenant, id string) error {
+	ok, err := s.agents.AgentExists(ctx, tenant, id)
+	if err == nil && !ok {
+		err = ErrUnknownGrantee
+	}
+	return err
+}
+
 func buildGrant(tenant string, n NewGrant, now time.Time) (memory.Grant, error) {
 	switch {
 	case !memory.ValidName(n.Grantee):
 		return memory.Grant{}, memory.Invalid("grantee", "is required: an agent id")
 	case n.Source != "*" && !memory.ValidName(n.Source):
 		return memory.Grant{}, memory.Invalid("source", `is required: an agent id or "*"`)
+	case n.Source == n.Grantee:
+		return memory.Grant{}, memory.Invalid("source", "is the grantee: an agent reads its own memories without a grant")
 	case len(n.Types) == 0:
 		return memory.Grant{}, memory.Invalid("types", "name at least one memory type")
 	case memory.SensitivityRank(n.MaxSensitivity) < 0:

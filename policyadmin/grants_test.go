@@ -31,6 +31,7 @@ func TestCreateGrantValidation(t *testing.T) {
 		{"source missing", func(n *NewGrant) { n.Source = "" }, "source"},
 		{"source bad", func(n *NewGrant) { n.Source = "support/bot" }, "source"},
 		{"source other wildcard", func(n *NewGrant) { n.Source = "**" }, "source"},
+		{"source is the grantee", func(n *NewGrant) { n.Source = n.Grantee }, "source"},
 		{"types nil", func(n *NewGrant) { n.Types = nil }, "types"},
 		{"types empty", func(n *NewGrant) { n.Types = []string{} }, "types"},
 		{"type unknown", func(n *NewGrant) { n.Types = []string{"dream"} }, "types"},
@@ -109,6 +110,39 @@ func TestCreateGrant(t *testing.T) {
 	}
 	if !slices.Equal(f.policies.usedGrant, []int64{1}) || len(f.policies.published) != 1 || f.policies.published[0].Grants != 1 {
 		t.Errorf("loaded grant revisions %v, announced %v; want revision 1 loaded and announced", f.policies.usedGrant, f.policies.published)
+	}
+}
+
+// TestGrantForAnUnknownAgent: a grant names a registered agent of the
+// tenant as grantee; a mistyped id, a user, or another tenant's agent
+// could never use it. An existing grant whose agent was deleted can still
+// be narrowed, but not be given to an unknown agent.
+func TestGrantForAnUnknownAgent(t *testing.T) {
+	for _, grantee := range []string{"biling-bot", "alice", "globex-bot"} {
+		f := newFixture(t)
+		f.agents["globex"] = []string{"globex-bot"}
+		n := validGrant()
+		n.Grantee = grantee
+		if _, err := f.svc.CreateGrant(context.Background(), adminAcme, n); !errors.Is(err, ErrUnknownGrantee) {
+			t.Errorf("grant to %s: %v, want ErrUnknownGrantee", grantee, err)
+		}
+		if len(f.grants.grants) != 0 {
+			t.Errorf("grant to %s was stored", grantee)
+		}
+	}
+	f := newFixture(t)
+	g, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.agents["acme"] = []string{"support-bot"} // billing-bot deleted since
+	public := memory.SensitivityPublic
+	if _, err := f.svc.UpdateGrant(context.Background(), adminAcme, g.ID, GrantChange{MaxSensitivity: &public}); err != nil {
+		t.Errorf("narrowing a grant whose agent was deleted: %v", err)
+	}
+	ghost := "ghost-bot"
+	if _, err := f.svc.UpdateGrant(context.Background(), adminAcme, g.ID, GrantChange{Grantee: &ghost}); !errors.Is(err, ErrUnknownGrantee) {
+		t.Errorf("giving the grant to an unknown agent: %v, want ErrUnknownGrantee", err)
 	}
 }
 

@@ -86,6 +86,12 @@ type GrantStore interface {
 	PutGrant(ctx context.Context, g memory.Grant) (memory.Grant, error)
 }
 
+// AgentDirectory knows a tenant's registered agents (package keystore).
+type AgentDirectory interface {
+	// AgentExists reports whether the tenant has an agent principal id.
+	AgentExists(ctx context.Context, tenant, id string) (bool, error)
+}
+
 // Authorizer is what administration needs of the engine that decides for
 // memories: the manage decision on a tenant, and every tenant's grants at
 // start-up.

@@ -23,6 +23,8 @@ type Options struct {
 	Policies PolicyStore
 	// Grants keeps sharing grants.
 	Grants GrantStore
+	// Agents tells whether a grant's grantee is a registered agent.
+	Agents AgentDirectory
 	// Engine checks, loads, simulates and replays policies.
 	Engine PolicyEngine
 	// Authz decides whether a principal may manage its tenant, and takes
@@ -49,6 +51,7 @@ type Options struct {
 type Service struct {
 	policies  PolicyStore
 	grants    GrantStore
+	agents    AgentDirectory
 	engine    PolicyEngine
 	authz     Authorizer
 	bus       RevisionBus
@@ -71,6 +74,7 @@ func New(opts Options) (*Service, error) {
 	}{
 		{"Policies", opts.Policies == nil},
 		{"Grants", opts.Grants == nil},
+		{"Agents", opts.Agents == nil},
 		{"Engine", opts.Engine == nil},
 		{"Authz", opts.Authz == nil},
 		{"Bus", opts.Bus == nil},
@@ -86,7 +90,7 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{
-		policies: opts.Policies, grants: opts.Grants, engine: opts.Engine, authz: opts.Authz,
+		policies: opts.Policies, grants: opts.Grants, agents: opts.Agents, engine: opts.Engine, authz: opts.Authz,
 		bus: opts.Bus, decisions: opts.Decisions, log: opts.Logger, now: opts.Now,
 		auditor: opts.Audit, auditLog: opts.AuditLog,
 	}

@@ -137,6 +137,16 @@ func (s *Store) Principal(ctx context.Context, tenant, kind, id string) (identit
 	return one(ctx, s.read, cypherGetPrincipal, map[string]any{"tenant": tenant, "kind": kind, "id": id}, neo.Column("principal", decodePrincipal))
 }
 
+// AgentExists reports whether the tenant has the agent principal id
+// (policyadmin.AgentDirectory: a grant's grantee must be one).
+func (s *Store) AgentExists(ctx context.Context, tenant, id string) (bool, error) {
+	_, err := s.Principal(ctx, tenant, memory.KindAgent, id)
+	if errors.Is(err, memory.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // ChangePrincipal sets the fields c names on a principal ("" and [] clear
 // them) and returns it as it now is, or memory.ErrNotFound.
 func (s *Store) ChangePrincipal(ctx context.Context, tenant, kind, id string, c identity.PrincipalChange) (identity.Principal, error) {

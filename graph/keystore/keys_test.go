@@ -197,3 +197,29 @@ func TestIdentityStore(t *testing.T) {
 		}
 	})
 }
+
+// TestAgentExists: only an agent principal of the tenant counts; a user of
+// that id, or the agent of another tenant, does not.
+func TestAgentExists(t *testing.T) {
+	s := testStore(t)
+	ctx := testCtx(t)
+	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
+	now := time.Now().UTC()
+	for _, p := range []struct {
+		tenant string
+		p      identity.Principal
+	}{
+		{tenant, identity.Principal{Kind: memory.KindAgent, ID: "bot", CreatedAt: now}},
+		{tenant, identity.Principal{Kind: memory.KindUser, ID: "alice", CreatedAt: now}},
+		{other, identity.Principal{Kind: memory.KindAgent, ID: "globex-bot", CreatedAt: now}},
+	} {
+		if err := s.CreatePrincipal(ctx, p.tenant, p.p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, want := range map[string]bool{"bot": true, "alice": false, "globex-bot": false, "ghost": false} {
+		if got, err := s.AgentExists(ctx, tenant, id); err != nil || got != want {
+			t.Errorf("AgentExists(%s) = %v, %v; want %v", id, got, err, want)
+		}
+	}
+}
