@@ -66,6 +66,10 @@ type rule struct {
 	// topical is true when the question names what it asks about, so that
 	// only memories near it answer (Ask.Topical).
 	topical bool
+	// dealing is true for an intent that fires only when the question
+	// speaks of one of the user's dealings (Dealing): "送到了吗" asks about
+	// an order only as "那单手套送到了吗？".
+	dealing bool
 	// broad is true for an intent that asks for a whole kind of memory
 	// (every preference): beside an intent for one slot ("contact
 	// preference", "how does she prefer her answers?") it adds nothing, as
@@ -136,6 +140,16 @@ var rules = []rule{
 		"budget*", "spend", "spending", "spend limit", "spending cap", "spending limit", "afford", "how much money",
 		"预算", "能花", "可以花", "花多少", "经费", "开支", "开销", "采购额",
 	}},
+	// One order on its way: whether or when one of the user's dealings
+	// ships or arrives ("那单手套送到了吗？", "这批纸箱什么时候发？", "did the
+	// paper shipment arrive?"). It asks for the order, not the delivery
+	// preferences, and names which one ("手套"), often in the other
+	// language than the order's memory: the user's orders nearest the
+	// question answer.
+	{name: "order_moves", kinds: []string{"order_status"}, topical: true, dealing: true, cues: []string{
+		"arrive*", "arrival", "shipped", "dispatched", "delivered", "on its way", "on the way", "left the warehouse", "sent out", "gone out",
+		"送到", "送达", "到了", "到货", "到没到", "发货", "出货", "发了", "发出", "寄出", "出库", "什么时候发", "发没发", "在路上",
+	}},
 	// Delivery: where and when goods go, however the sending is named.
 	{name: "delivery", keys: []string{"delivery_window", "delivery_address"}, cues: []string{
 		"deliver*", "ship", "ship to", "shipping address", "ship-to", "address", "when to send", "where to send",
@@ -192,7 +206,7 @@ func Detect(text string) Ask {
 	rest := lower
 	var fired []rule
 	for _, r := range rules {
-		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(rest, c) }) {
+		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(rest, c) }) || r.dealing && !Dealing(text) {
 			continue
 		}
 		for _, c := range r.cues {

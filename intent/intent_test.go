@@ -26,7 +26,13 @@ func TestDetect(t *testing.T) {
 		{"where should we ship the goods", []string{"delivery"}},
 		{"where do I send the goods", []string{"delivery"}},
 		{"货寄到哪里", []string{"delivery"}},
-		{"has the shipment left the warehouse", nil},              // "ship" as a whole word only
+		{"has the shipment left the warehouse", []string{"order_moves"}}, // one of her dealings; "ship" as a whole word only
+		{"那单手套送到了吗？", []string{"order_moves"}},                           // the order's delivery, not her delivery window
+		{"这批纸箱什么时候发？", []string{"order_moves"}},
+		{"Did the paper shipment arrive on time?", []string{"order_moves"}},
+		{"什么时候送到？", []string{"delivery"}},                         // no order spoken of: her delivery window
+		{"the parcel arrived yesterday", nil},                     // told, not asked
+		{"Is the shipment tracking website down today?", nil},     // of the world, and no move of goods
 		{"Which language does she prefer?", []string{"language"}}, // the slot says which preference
 		{"contact preference", []string{"contact"}},
 		{"能不能直接说重点，按我的偏好来", []string{"answer_style"}},
