@@ -157,7 +157,7 @@ var rules = []rule{
 		"送货", "配送", "收货", "地址", "送到哪", "几点送", "寄到", "寄给", "发到哪", "发货到", "送到", "送去", "什么时候送",
 	}},
 	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
-		"invoice*", "billing", "receipt*", "fapiao",
+		"invoice*", "billing", "billed", "be billed", "bill me", "bill us", "bill her", "bill him", "bill them", "receipt*", "fapiao",
 		"发票", "开票", "票据",
 	}},
 	{name: "payment", keys: []string{"payment_terms"}, kinds: []string{"payment_terms"}, cues: []string{

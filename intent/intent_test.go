@@ -40,6 +40,8 @@ func TestDetect(t *testing.T) {
 		{"tell me my preferences and the rules", []string{"preferences", "rule_lookup"}}, // rules are no preference
 		{"What is the status of order SO-1001?", nil},
 		{"xyz 123 订单", nil},
+		{"How does Greenleaf want to be billed?", []string{"invoice"}},
+		{"when do they pay the bill?", []string{"payment"}}, // paying, not being billed
 		{"recent orders", []string{"orders"}},
 		{"她最近的订单有哪些？", []string{"orders"}},
 		{"What did she order last month?", []string{"orders"}},
