@@ -135,7 +135,7 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 	seg := ms[from:]
 	var groups []probeGroup
 	if o.dedup != nil {
-		groups = probeGroups(tenant, seg, o.dedup.Scopes, o.dedup.ScopeOf[from:])
+		groups = probeGroups(tenant, seg, o.dedup.Scopes, o.dedup.ScopeOf[from:], o.dedup.Rules.DuplicateThreshold)
 	}
 	similar := make([][]memory.Hit, len(seg))
 	var first *probeGroup

@@ -54,8 +54,11 @@ func (g probeGroup) query(params map[string]any) (string, map[string]any) {
 
 // probeGroups groups the dedup search of ms by scope, in scope order. A
 // memory without a scope (scopeOf[i] < 0), an empty one, or one of another
-// tenant, is searched for nowhere.
-func probeGroups(tenant string, ms []memory.Memory, scopes []memory.Scope, scopeOf []int) []probeGroup {
+// tenant, is searched for nowhere. Above a threshold of 1 only the same text
+// merges (facts.Same), and the seek on the same numbers is left out: it read
+// every number-free memory of the user (they share the digest of no
+// numbers), so a conversation's turns cost more the longer its history.
+func probeGroups(tenant string, ms []memory.Memory, scopes []memory.Scope, scopeOf []int, threshold float64) []probeGroup {
 	byScope := map[int][]map[string]any{}
 	for i, m := range ms {
 		k := scopeOf[i]
@@ -63,9 +66,11 @@ func probeGroups(tenant string, ms []memory.Memory, scopes []memory.Scope, scope
 			continue
 		}
 		text, numbers := facts.Signature(m.Content)
-		byScope[k] = append(byScope[k], map[string]any{
-			"at": i, "user_id": m.UserID, "type": m.Type, "vec": float64s(m.Embedding), "fact_text": text, "fact_numbers": numbers,
-		})
+		probe := map[string]any{"at": i, "user_id": m.UserID, "type": m.Type, "vec": float64s(m.Embedding), "fact_text": text, "fact_numbers": numbers}
+		if threshold > 1 {
+			probe["fact_numbers"] = nil // matches nothing
+		}
+		byScope[k] = append(byScope[k], probe)
 	}
 	var out []probeGroup
 	for _, k := range slices.Sorted(maps.Keys(byScope)) {

@@ -121,3 +121,25 @@ func TestWarmWriteStoresNothing(t *testing.T) {
 		t.Error("WarmWrite without rules or scopes: no error")
 	}
 }
+
+// TestProbeGroupsSeekNumbersOnlyWhenTheyCanMerge: above a duplicate
+// threshold of 1 only the same text merges, so a probe seeks no memories
+// by their numbers: every number-free memory of a user shares that digest,
+// and the seek read them all on every write.
+func TestProbeGroupsSeekNumbersOnlyWhenTheyCanMerge(t *testing.T) {
+	m := memory.Memory{UserID: "u1", Type: memory.TypeEpisodic, Content: "we talked about the garden", Embedding: []float32{1, 0}}
+	scopes := []memory.Scope{{Tenant: "t1", Clauses: []memory.Clause{{UserID: "u1"}}}}
+	for _, tt := range []struct {
+		threshold float64
+		seek      bool
+	}{{1.01, false}, {1, true}, {0.9, true}} {
+		g := probeGroups("t1", []memory.Memory{m}, scopes, []int{0}, tt.threshold)
+		if len(g) != 1 || len(g[0].probes) != 1 {
+			t.Fatalf("threshold %v: groups %+v", tt.threshold, g)
+		}
+		p := g[0].probes[0]
+		if _, numbers := facts.Signature(m.Content); (p["fact_numbers"] == numbers) != tt.seek || p["fact_text"] == nil {
+			t.Errorf("threshold %v: probe %v, want a seek on the numbers %v", tt.threshold, p, tt.seek)
+		}
+	}
+}

@@ -83,10 +83,7 @@ func (s *Store) EraseUser(ctx context.Context, tenant, userID string, t memory.T
 		}
 		out, done = b, last
 	}
-	if err != nil {
-		return memory.GraphErased{}, err
-	}
-	return out, nil
+	return out, err
 }
 
 // beginUserErase is the first transaction of EraseUser: it marks the user
