@@ -335,6 +335,8 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, c *caller, err erro
 		status, v.Title, v.Message = http.StatusConflict, "Conflict", "It changed meanwhile: reload and try again."
 	case errors.Is(err, memory.ErrUnavailable):
 		status, v.Title, v.Message = http.StatusServiceUnavailable, "Unavailable", "A store does not answer; try again shortly."
+	case errors.Is(err, policyadmin.ErrUnknownGrantee):
+		status, v.Title, v.Message = http.StatusUnprocessableEntity, "Rejected", err.Error()
 	default:
 		var rejected *policyadmin.PolicyRejectedError
 		if errors.As(err, &rejected) {

@@ -307,7 +307,11 @@ func TestPanelGrantsAndReplay(t *testing.T) {
 	b := newBrowser(t, f.URL)
 	b.signIn(f.Keys["admin"])
 	page := b.do(http.MethodGet, "/panel/policy", nil)
-	add := url.Values{"csrf": {csrfOf(t, page)}, "grantee": {"order-bot"}, "source": {"support-bot"}, "types": {"profile"}, "max_sensitivity": {"internal"}}
+	add := url.Values{"csrf": {csrfOf(t, page)}, "grantee": {"ordr-bot"}, "source": {"support-bot"}, "types": {"profile"}, "max_sensitivity": {"internal"}}
+	if p := b.do(http.MethodPost, "/panel/grants", add); p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "no agent of this tenant") {
+		t.Errorf("a grant to a mistyped agent = %d: %s", p.status, p.body)
+	}
+	add.Set("grantee", "order-bot")
 	if p := b.do(http.MethodPost, "/panel/grants", add); p.status != http.StatusSeeOther {
 		t.Fatalf("add grant = %d: %s", p.status, p.body)
 	}
