@@ -42,11 +42,12 @@ func (l *load) adminLoop(ctx context.Context) {
 				break
 			}
 			agents := l.agents[3:] // the run's own agents
-			g := grant{Grantee: agents[r.IntN(len(agents))].id, Types: []string{"episodic"}, MaxSensitivity: "internal"}
-			if r.IntN(3) == 0 {
+			grantee := r.IntN(len(agents))
+			g := grant{Grantee: agents[grantee].id, Types: []string{"episodic"}, MaxSensitivity: "internal"}
+			if r.IntN(3) == 0 || len(agents) < 2 {
 				g.Source = "*"
-			} else {
-				g.Source = agents[r.IntN(len(agents))].id
+			} else { // another agent: a grant of one's own memories is refused
+				g.Source = agents[(grantee+1+r.IntN(len(agents)-1))%len(agents)].id
 			}
 			if r.IntN(2) == 0 {
 				g.Kinds = []string{"note"}
