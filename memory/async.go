@@ -40,7 +40,7 @@ type Job struct {
 	Payload        json.RawMessage `json:"payload"`
 	// Sent is the request as its sender sent it, before defaults that
 	// differ between attempts: under one IdempotencyKey, a resubmission
-	// is the same kind, sender and Sent.
+	// is the same kind, sender and Sent (Payload when Sent is nil).
 	Sent []byte `json:"-"`
 	// Seq orders the job against erasures of its user: the queue sets it
 	// from one sequence with Fencer.FenceUser.

@@ -249,11 +249,15 @@ func (q *Queue) Enqueue(ctx context.Context, job memory.Job) (memory.JobStatus, 
 		return memory.JobStatus{}, fmt.Errorf("queue: encode job: %w", err)
 	}
 	owner, _ := json.Marshal(job.Principal)
-	idem, idempotent := q.tag(shard)+":idem:none", "0"
+	idem, idempotent, fingerprint := q.tag(shard)+":idem:none", "0", ""
 	if job.IdempotencyKey != "" {
 		idem, idempotent = q.idemKey(shard, job.Tenant, job.UserID, job.IdempotencyKey), "1"
+		sent := job.Sent
+		if sent == nil { // a caller with no defaults to keep out
+			sent = job.Payload
+		}
+		fingerprint = digest(job.Kind, job.Principal.Tenant, job.Principal.Kind, job.Principal.ID, string(sent))
 	}
-	fingerprint := digest(job.Kind, job.Principal.Tenant, job.Principal.Kind, job.Principal.ID, string(job.Sent))
 	keys := []string{idem, q.statusKey(shard, job.Tenant, job.ID), q.userJobsKey(shard, job.Tenant, job.UserID), q.Stream(shard), q.seqKey(shard)}
 	id, err := enqueueScript.Run(ctx, q.rdb, keys,
 		job.ID, q.ttl.Milliseconds(), body, job.Kind, job.AcceptedAt.Format(time.RFC3339Nano), owner, idempotent, fingerprint).Text()

@@ -447,12 +447,31 @@ func TestIdempotencyKeyFingerprint(t *testing.T) {
 			}
 		}
 
-		keys, err := testenv.ScanKeys(t.Context(), rdb, prefix+":*:idem:*")
-		if err != nil || len(keys) != 1 {
-			t.Fatalf("idempotency keys %v, %v; want one", keys, err)
+		// A job that says nothing of what was sent is compared by payload.
+		bare := func(payload string) memory.Job {
+			j := job("", "bot", kind)
+			j.IdempotencyKey, j.Sent, j.Payload = "k-bare", nil, json.RawMessage(payload)
+			return j
 		}
-		if err := rdb.Set(t.Context(), keys[0], first.ID, time.Minute).Err(); err != nil {
+		one, err := q.Enqueue(t.Context(), bare(`1`))
+		if err != nil {
 			t.Fatal(err)
+		}
+		if again, err := q.Enqueue(t.Context(), bare(`1`)); err != nil || again.ID != one.ID {
+			t.Errorf("the same payload again: %+v, %v; want job %s", again, err, one.ID)
+		}
+		if _, err := q.Enqueue(t.Context(), bare(`2`)); !errors.Is(err, memory.ErrIdempotencyKeyReused) {
+			t.Errorf("another payload under the key: %v, want ErrIdempotencyKeyReused", err)
+		}
+
+		keys, err := testenv.ScanKeys(t.Context(), rdb, prefix+":*:idem:*")
+		if err != nil || len(keys) != 2 {
+			t.Fatalf("idempotency keys %v, %v; want two", keys, err)
+		}
+		for _, k := range keys { // as stored before fingerprints
+			if err := rdb.Set(t.Context(), k, first.ID, time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if old, err := q.Enqueue(t.Context(), job("b", "bot", kind)); err != nil || old.ID != first.ID {
 			t.Errorf("a key stored without a fingerprint: %+v, %v; want job %s", old, err, first.ID)
