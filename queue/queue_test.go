@@ -270,8 +270,8 @@ func TestIdempotentEnqueue(t *testing.T) {
 		q := newQueue(t, rdb, 2)
 		tenant := testenv.Tenant(t)
 		a := enqueue(t, q, tenant, "alice", 1, "req-1")
-		b := enqueue(t, q, tenant, "alice", 2, "req-1")
-		c := enqueue(t, q, tenant, "bob", 3, "req-1") // keys are per user
+		b := enqueue(t, q, tenant, "alice", 1, "req-1") // a retry
+		c := enqueue(t, q, tenant, "bob", 3, "req-1")   // keys are per user
 		if a.ID != b.ID || a.ID == c.ID {
 			t.Errorf("ids %s %s %s: want the first two equal, the third apart", a.ID, b.ID, c.ID)
 		}
