@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"time"
 
@@ -338,9 +340,16 @@ func partitionsOf(q memory.SearchQuery) []string {
 	return []string{q.UserID}
 }
 
-// partitionOf is the partition property of a memory: its tenant and user
-// ("" for shared knowledge).
-func partitionOf(tenant, userID string) string { return tenant + "/" + userID }
+// partitionOf is the partition property of a memory: a token naming its
+// tenant and user ("" for shared knowledge). It is one word to the
+// full-text analyser, so that the index matches exactly one partition: as
+// the words of "tenant/user", the shared partition's "tenant/" matched
+// every memory of the tenant, and the user's matches went missing behind
+// other users' once the tenant had more than a search fetches.
+func partitionOf(tenant, userID string) string {
+	sum := sha256.Sum256([]byte(tenant + "\x00" + userID))
+	return "p" + hex.EncodeToString(sum[:16])
+}
 
 // escapePhrase escapes what ends or escapes a Lucene phrase.
 func escapePhrase(s string) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -98,6 +99,73 @@ func TestSearchVectorApproxKeepsToThePartition(t *testing.T) {
 				t.Errorf("hits (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// The full-text search reads the user's partition (and the shared one)
+// alone: other users of the tenant whose memories match the question better
+// and outnumber what one search fetches leave the user's own match in the
+// answer, as do users whose ids extend the user's.
+func TestSearchFullTextKeepsToThePartition(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	own := newMemory(tenant, "u1", "a long note that mentions the zebra crossing by the office once")
+	shared := newMemory(tenant, "", "zebra crossings are painted each spring")
+	shared.Scope = memory.ScopeTenant
+	batch := []memory.Memory{own, shared}
+	for i := range maxSearchLimit + 50 {
+		batch = append(batch, newMemory(tenant, "u2", fmt.Sprintf("zebra zebra %d", i)))
+	}
+	for i := range 20 {
+		batch = append(batch, newMemory(tenant, "u1-x", fmt.Sprintf("zebra zebra zebra %d", i)))
+	}
+	for b := range slices.Chunk(batch, 200) {
+		if _, err := s.CreateMemories(testCtx(t), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	for _, tc := range []struct {
+		name   string
+		shared bool
+		want   []string
+	}{
+		{"user", false, []string{own.ID}},
+		{"user and shared", true, []string{own.ID, shared.ID}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := memory.SearchQuery{UserID: "u1", Shared: tc.shared, Text: "zebra", Now: time.Now(), Limit: 10}
+			hits, err := s.SearchFullText(testCtx(t), whole, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := hitIDs(hits)
+			slices.Sort(got)
+			if d := cmp.Diff(slices.Sorted(slices.Values(tc.want)), got); d != "" {
+				t.Errorf("hits (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// A partition is one token to the full-text analyser, the same for the same
+// tenant and user, and another for any other pair, however their ids split.
+func TestPartitionOf(t *testing.T) {
+	token := regexp.MustCompile(`^p[0-9a-f]{32}$`)
+	pairs := [][2]string{{"t", "u"}, {"t", ""}, {"t", "u-1"}, {"t-u", "1"}, {"t-u", ""}, {"T", "u"}, {"t", "用户"}}
+	seen := map[string][2]string{}
+	for _, p := range pairs {
+		got := partitionOf(p[0], p[1])
+		if !token.MatchString(got) {
+			t.Errorf("partitionOf%q = %q, want one token like %s", p, got, token)
+		}
+		if again := partitionOf(p[0], p[1]); again != got {
+			t.Errorf("partitionOf%q gave %q then %q", p, got, again)
+		}
+		if q, ok := seen[got]; ok {
+			t.Errorf("partitionOf%q = partitionOf%q", p, q)
+		}
+		seen[got] = p
 	}
 }
 

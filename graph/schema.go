@@ -81,10 +81,10 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 	if err := s.checkVectorDimension(ctx, vec, dim); err != nil {
 		return err
 	}
-	if err := s.backfillPartitions(ctx); err != nil {
+	if err := s.backfill(ctx, "partitions", cypherOldPartitions, cypherSetPartitions, partitionRow); err != nil {
 		return err
 	}
-	if err := s.backfillFactSignatures(ctx); err != nil {
+	if err := s.backfill(ctx, "fact signatures", cypherMissingFactSignatures, cypherSetFactSignatures, factSignatureRow); err != nil {
 		return err
 	}
 	err = s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
@@ -291,19 +291,24 @@ func firstWords(ddl string) string {
 // backfillBatch is how many memories one backfill transaction updates.
 const backfillBatch = 10_000
 
-// backfillPartitions gives memories written before the partition property
-// existed their partition, batch by batch, so the partitioned full-text
-// and vector indexes cover them. It finds nothing to do after the first run.
-func (s *Store) backfillPartitions(ctx context.Context) error {
+// backfill gives memories stored before a property existed (or with a
+// former value) their value, batch by batch: find returns up to $batch of
+// them, fill computes each one's row for set in Go. It finds nothing to do
+// after the first run.
+func (s *Store) backfill(ctx context.Context, what, find, set string, fill func(map[string]any) map[string]any) error {
 	for {
-		var n int64
+		var n int
 		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
-			var err error
-			n, err = count(ctx, tx, cypherBackfillPartition, map[string]any{"batch": backfillBatch})
-			return err
+			rows, err := readAll(ctx, tx, find, map[string]any{"batch": backfillBatch}, func(r *neo4j.Record) (map[string]any, error) {
+				return fill(r.AsMap()), nil
+			})
+			if n = len(rows); err != nil || n == 0 {
+				return err
+			}
+			return exec(ctx, tx, set, map[string]any{"rows": rows})
 		})
 		if err != nil {
-			return fmt.Errorf("graph: backfill partitions: %w", err)
+			return fmt.Errorf("graph: backfill %s: %w", what, err)
 		}
 		if n < backfillBatch {
 			return nil
@@ -311,33 +316,15 @@ func (s *Store) backfillPartitions(ctx context.Context) error {
 	}
 }
 
-// backfillFactSignatures gives memories written before the digests of
-// facts.Signature existed their digests, batch by batch: the dedup
-// search finds its candidates through them alone. It finds nothing to do
-// after the first run.
-func (s *Store) backfillFactSignatures(ctx context.Context) error {
-	for {
-		var n int
-		err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
-			rows, err := readAll(ctx, tx, cypherMissingFactSignatures, map[string]any{"batch": backfillBatch}, func(r *neo4j.Record) (map[string]any, error) {
-				m := r.AsMap()
-				text, numbers := facts.Signature(str(m["content"]))
-				return map[string]any{"eid": m["eid"], "fact_text": text, "fact_numbers": numbers}, nil
-			})
-			if err != nil {
-				return err
-			}
-			n = len(rows)
-			if n == 0 {
-				return nil
-			}
-			return exec(ctx, tx, cypherSetFactSignatures, map[string]any{"rows": rows})
-		})
-		if err != nil {
-			return fmt.Errorf("graph: backfill fact signatures: %w", err)
-		}
-		if n < backfillBatch {
-			return nil
-		}
-	}
+// partitionRow is the backfill row of a memory's partition token: the
+// partitioned full-text and vector indexes find it by that.
+func partitionRow(m map[string]any) map[string]any {
+	return map[string]any{"eid": m["eid"], "partition": partitionOf(str(m["tenant"]), str(m["user_id"]))}
+}
+
+// factSignatureRow is the backfill row of a memory's facts.Signature
+// digests: the dedup search finds its candidates through them alone.
+func factSignatureRow(m map[string]any) map[string]any {
+	text, numbers := facts.Signature(str(m["content"]))
+	return map[string]any{"eid": m["eid"], "fact_text": text, "fact_numbers": numbers}
 }

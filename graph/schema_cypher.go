@@ -72,14 +72,21 @@ const (
 	indexFullTextPartition = "memory_content_partition"
 )
 
-// cypherBackfillPartition is the one-time migration that sets the
-// partition of memories stored before it existed. It spans every tenant
-// by design and is allowlisted in TestCypherIsTenantScoped.
-const cypherBackfillPartition = `MATCH (m:Memory)
-WHERE m.partition IS NULL
-WITH m LIMIT $batch
-SET m.partition = m.tenant + '/' + m.user_id
-RETURN count(m) AS n`
+// cypherOldPartitions and cypherSetPartitions are the one-time migration
+// that gives memories stored before the partition property, or with its
+// former value (tenant/user, which the full-text analyser split into words),
+// their partition token, computed in Go by partitionOf. They span every
+// tenant by design and are allowlisted in TestCypherIsTenantScoped.
+const (
+	cypherOldPartitions = `MATCH (m:Memory)
+WHERE m.partition IS NULL OR m.partition CONTAINS '/'
+RETURN elementId(m) AS eid, m.tenant AS tenant, m.user_id AS user_id
+LIMIT $batch`
+	cypherSetPartitions = `UNWIND $rows AS row
+MATCH (m:Memory)
+WHERE elementId(m) = row.eid
+SET m.partition = row.partition`
+)
 
 const (
 	// cypherMissingFactSignatures and cypherSetFactSignatures are the

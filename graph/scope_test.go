@@ -154,16 +154,16 @@ func TestQueryBuilders(t *testing.T) {
 		}},
 		{"text search", search.joined(), search.params, map[string]any{
 			"tenant": "t1", "limit": defaultListLimit, "user_id": "u1", "window": listWindow, "text": "hello there, order 42 (urgent",
-			"query": `+partition:"t1/u1" +content:order +content:42 +content:urgent*`, "after_id": "m1",
+			"query": `+partition:"` + partitionOf("t1", "u1") + `" +content:order +content:42 +content:urgent*`, "after_id": "m1",
 		}},
 		{"vector", vector, vectorParams, map[string]any{
 			"tenant": "t1", "user_ids": []string{"u1"}, "limit": defaultSearchLimit, "kinds": []string{"k"}, "in_session": "s1", "as_of": at,
 		}},
 		{"vector index", index, indexParams, map[string]any{
-			"tenant": "t1", "user_ids": []string{"u1", ""}, "partitions": []string{"t1/u1", "t1/"}, "fetch": 100,
+			"tenant": "t1", "user_ids": []string{"u1", ""}, "partitions": []string{partitionOf("t1", "u1"), partitionOf("t1", "")}, "fetch": 100,
 		}},
 		{"whole vector index", whole, wholeParams, map[string]any{"tenant": "t1", "user_ids": []string{"u1"}, "fetch": 100}},
-		{"full text", text, textParams, map[string]any{"tenant": "t1", "user_ids": []string{"u1"}, "query": `+partition:"t1/u1"^0 +content:(hello)`}},
+		{"full text", text, textParams, map[string]any{"tenant": "t1", "user_ids": []string{"u1"}, "query": `+partition:"` + partitionOf("t1", "u1") + `"^0 +content:(hello)`}},
 		{"expand", expand, expandParams, map[string]any{
 			"tenant": "t1", "user_id": "u1", "limit": 20, "seeds": []string{"m1"}, "sessions": []string{"s1"},
 			"padded": " order so-1 for hello ", "resolve": false,

@@ -31,7 +31,8 @@ var crossTenantAllowlist = map[string]string{
 	"cypherTallyPending": "one-time mark of untallied tenants at start-up",
 	// A schema migration run by EnsureSchema: it sets a derived property on
 	// every tenant's memories once. No client input reaches it.
-	"cypherBackfillPartition": "one-time partition backfill at start-up",
+	"cypherOldPartitions": "one-time partition backfill at start-up",
+	"cypherSetPartitions": "one-time partition backfill at start-up",
 	// The same for the dedup digests: read the memories that lack them,
 	// then set them by element id.
 	"cypherMissingFactSignatures": "one-time fact signature backfill at start-up",
