@@ -123,7 +123,18 @@ type RecorderOptions struct {
 	Queue int
 	// Timeout bounds the writes of one batch (default 5s).
 	Timeout time.Duration
+	// TouchDelay is how long access counts wait to be written together
+	// (default DefaultTouchDelay): each write is a Neo4j transaction, which
+	// cost a recall at a time a tenth of the database's work for recall.
+	TouchDelay time.Duration
 }
+
+// DefaultTouchDelay is how long a recall's access counts may trail it.
+const DefaultTouchDelay = time.Second
+
+// maxPendingTouches is how many accesses wait at most before they are
+// written, however young.
+const maxPendingTouches = 5000
 
 // maxRecorderBatch bounds how many queued recalls one pass writes.
 const maxRecorderBatch = 64
@@ -137,6 +148,12 @@ type Recorder struct {
 	logger  *slog.Logger
 	timeout time.Duration
 	queue   chan memory.RecallRecord
+
+	// Accesses waiting to be counted, by tenant, and when they are due;
+	// only Run's goroutine touches them.
+	touchDelay time.Duration
+	pending    map[string]*touches
+	touchDue   <-chan time.Time
 
 	done    chan struct{} // closed when Run returns
 	flush   flushRequests
@@ -160,10 +177,13 @@ func NewRecorder(opts RecorderOptions) *Recorder {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.TouchDelay <= 0 {
+		opts.TouchDelay = DefaultTouchDelay
+	}
 	return &Recorder{
 		log: opts.Log, touch: opts.Touch, logger: opts.Logger, timeout: opts.Timeout,
-		queue: make(chan memory.RecallRecord, opts.Queue),
-		done:  make(chan struct{}), flush: make(flushRequests),
+		queue: make(chan memory.RecallRecord, opts.Queue), touchDelay: opts.TouchDelay, pending: map[string]*touches{},
+		done: make(chan struct{}), flush: make(flushRequests),
 	}
 }
 
@@ -218,6 +238,8 @@ func (r *Recorder) Run(ctx context.Context) error {
 		select {
 		case rec := <-r.queue:
 			r.write(wctx, r.batch(rec))
+		case <-r.touchDue:
+			r.touchPending(wctx)
 		case reply := <-r.flush:
 			r.drain(wctx)
 			close(reply)
@@ -228,13 +250,14 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 }
 
-// drain writes whatever is queued now.
+// drain writes whatever is queued now, and every access waiting.
 func (r *Recorder) drain(ctx context.Context) {
 	for {
 		select {
 		case rec := <-r.queue:
 			r.write(ctx, r.batch(rec))
 		default:
+			r.touchPending(ctx)
 			return
 		}
 	}
@@ -254,25 +277,30 @@ func (r *Recorder) batch(first memory.RecallRecord) []memory.RecallRecord {
 	return recs
 }
 
-// write logs every recall of recs and counts accesses with one update per
-// tenant. Failures are logged: recall has answered long ago.
+// touches are the accesses of one tenant's memories waiting to be counted.
+type touches struct {
+	ids []string
+	at  time.Time
+}
+
+// write logs every recall of recs and adds their accesses to those waiting;
+// the first to wait sets when they are due. Failures are logged: recall has
+// answered long ago.
 func (r *Recorder) write(ctx context.Context, recs []memory.RecallRecord) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	type touch struct {
-		ids []string
-		at  time.Time
-	}
-	byTenant := map[string]*touch{}
 	var errs []error
 	for _, rec := range recs {
 		if r.log != nil {
 			errs = append(errs, r.log.Append(ctx, rec))
 		}
-		t := byTenant[rec.Tenant]
+		if r.touch == nil || len(rec.Memories) == 0 {
+			continue
+		}
+		t := r.pending[rec.Tenant]
 		if t == nil {
-			t = &touch{}
-			byTenant[rec.Tenant] = t
+			t = &touches{}
+			r.pending[rec.Tenant] = t
 		}
 		for _, m := range rec.Memories {
 			t.ids = append(t.ids, m.ID)
@@ -281,12 +309,32 @@ func (r *Recorder) write(ctx context.Context, recs []memory.RecallRecord) {
 			t.at = rec.At
 		}
 	}
-	if r.touch != nil {
-		for tenant, t := range byTenant {
-			errs = append(errs, r.touch.TouchMemories(ctx, tenant, t.ids, t.at))
-		}
-	}
 	if err := errors.Join(errs...); err != nil {
 		r.logger.Warn("recording recalls failed", "recalls", len(recs), "err", err)
 	}
+	waiting := 0
+	for _, t := range r.pending {
+		waiting += len(t.ids)
+	}
+	switch {
+	case waiting >= maxPendingTouches:
+		r.touchPending(ctx)
+	case len(r.pending) > 0 && r.touchDue == nil:
+		r.touchDue = time.After(r.touchDelay)
+	}
+}
+
+// touchPending counts the waiting accesses, with one update per tenant.
+func (r *Recorder) touchPending(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	var errs []error
+	for tenant, t := range r.pending {
+		errs = append(errs, r.touch.TouchMemories(ctx, tenant, t.ids, t.at))
+	}
+	if err := errors.Join(errs...); err != nil {
+		r.logger.Warn("counting recalled memories' accesses failed", "tenants", len(r.pending), "err", err)
+	}
+	clear(r.pending)
+	r.touchDue = nil
 }

@@ -2,9 +2,15 @@ package journal
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/redis/go-redis/v9"
 
 	"mneme/internal/testenv"
@@ -44,5 +50,94 @@ func TestRecallLogCapAndErase(t *testing.T) {
 		if len(keys) != 1 || keys[0] != recallKey(tenant, "bob") {
 			t.Errorf("keys of the tenant after erasing alice: %v, want bob's log only", keys)
 		}
+	})
+}
+
+// touchLog is a Toucher that remembers each update.
+type touchLog struct {
+	mu    sync.Mutex
+	calls map[string][][]string // by tenant, each update's ids
+}
+
+func (l *touchLog) TouchMemories(_ context.Context, tenant string, ids []string, _ time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.calls == nil {
+		l.calls = map[string][][]string{}
+	}
+	l.calls[tenant] = append(l.calls[tenant], slices.Clone(ids))
+	return nil
+}
+
+func (l *touchLog) snapshot() map[string][][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.calls)
+}
+
+// recalled is an answered recall of the given memories.
+func recalled(tenant string, ids ...string) memory.RecallRecord {
+	rec := memory.RecallRecord{At: time.Now(), Tenant: tenant, UserID: "alice"}
+	for _, id := range ids {
+		rec.Memories = append(rec.Memories, memory.RecalledMemory{ID: id})
+	}
+	return rec
+}
+
+// The accesses of recalls close together are counted with one update per
+// tenant once the delay has passed, at once on Flush (as before an erase),
+// and without waiting when very many wait.
+func TestRecorderCountsAccessesTogether(t *testing.T) {
+	start := func(t *testing.T, delay time.Duration) (*Recorder, *touchLog) {
+		touched := &touchLog{}
+		r := NewRecorder(RecorderOptions{Touch: touched, TouchDelay: delay})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- r.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		return r, touched
+	}
+	waitFor := func(t *testing.T, touched *touchLog, want map[string][][]string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			got := touched.snapshot()
+			if cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("updates %v, want %v", got, want)
+			}
+		}
+	}
+
+	t.Run("flush", func(t *testing.T) {
+		r, touched := start(t, time.Hour)
+		r.Record(recalled("t1", "m1", "m2"))
+		r.Record(recalled("t2", "m9"))
+		r.Record(recalled("t1", "m2", "m3"))
+		time.Sleep(200 * time.Millisecond)
+		if got := touched.snapshot(); len(got) != 0 {
+			t.Fatalf("updates before the delay: %v, want none", got)
+		}
+		if err := r.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, touched, map[string][][]string{"t1": {{"m1", "m2", "m2", "m3"}}, "t2": {{"m9"}}})
+	})
+	t.Run("delay", func(t *testing.T) {
+		r, touched := start(t, 50*time.Millisecond)
+		r.Record(recalled("t1", "m1"))
+		waitFor(t, touched, map[string][][]string{"t1": {{"m1"}}})
+		r.Record(recalled("t1", "m2"))
+		waitFor(t, touched, map[string][][]string{"t1": {{"m1"}, {"m2"}}})
+	})
+	t.Run("many waiting", func(t *testing.T) {
+		r, touched := start(t, time.Hour)
+		ids := make([]string, maxPendingTouches)
+		for i := range ids {
+			ids[i] = "m" + strconv.Itoa(i)
+		}
+		r.Record(recalled("t1", ids...))
+		waitFor(t, touched, map[string][][]string{"t1": {ids}})
 	})
 }
