@@ -38,7 +38,7 @@ func TestClassifyAdminErrors(t *testing.T) {
 func TestAuditReasonsAreTheAPICodes(t *testing.T) {
 	for _, err := range []error{
 		memory.ErrNotFound, memory.ErrForbidden, memory.ErrConflict, memory.ErrUnavailable,
-		memory.ErrNotConfigured, memory.ErrSessionFull, memory.ErrSessionClosing, memory.ErrUnauthenticated,
+		memory.ErrNotConfigured, memory.ErrSessionFull, memory.ErrSessionClosing, memory.ErrSessionTaken, memory.ErrIdempotencyKeyReused, memory.ErrUnauthenticated,
 		memory.Invalid("revision", "x"), &memory.GuardError{Field: "content", Kinds: []string{"api_key"}},
 		fmt.Errorf("activate: %w", memory.ErrUnavailable), fmt.Errorf("odd"),
 	} {

@@ -187,6 +187,8 @@ func TestSessionCapsAndErrors(t *testing.T) {
 		code          string
 	}{
 		{"another user in the session", bot, "full-1", client.AppendRequest{UserID: "bob", Turns: userTurns("hi")}, 403, "forbidden"},
+		// Its turns would close into memories written as support-bot.
+		{"another agent in the session", "order-bot", "full-1", client.AppendRequest{UserID: "alice", Turns: userTurns("hi")}, 409, "session_taken"},
 		{"bob writes for alice", "bob", "b-1", client.AppendRequest{UserID: "alice", Turns: userTurns("hi")}, 403, "forbidden"},
 		{"no turns", bot, "e-1", client.AppendRequest{UserID: "alice"}, 400, "invalid_argument"},
 		{"bad role", bot, "e-1", client.AppendRequest{UserID: "alice", Turns: []client.Turn{{Role: "narrator", Content: "x"}}}, 400, "invalid_argument"},

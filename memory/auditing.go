@@ -58,7 +58,7 @@ var auditReasons = []struct {
 }{
 	{ErrNotConfigured, "not_configured"}, {ErrUnauthenticated, "unauthenticated"}, {ErrNotFound, "not_found"},
 	{ErrForbidden, "forbidden"}, {ErrSessionFull, "session_full"}, {ErrSessionClosing, "session_closing"},
-	{ErrConflict, "conflict"}, {ErrUnavailable, "unavailable"},
+	{ErrSessionTaken, "session_taken"}, {ErrIdempotencyKeyReused, "idempotency_key_reused"}, {ErrConflict, "conflict"}, {ErrUnavailable, "unavailable"},
 }
 
 // NewAuditEvent is the event of an act p attempted on target, stamped with

@@ -197,8 +197,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	}
 	now := s.now().UTC()
 	result := RecallResult{Memories: []Recalled{}, Search: SearchInfo{VectorPath: VectorNone, VectorComplete: true, Rerank: RerankOff}}
-	st := &result.Search.Stages
-	lap := stopwatch()
+	st, lap := &result.Search.Stages, stopwatch()
 	// The user's name is read while policy decides the scope: the
 	// question's embedding needs it, the scope does not.
 	named := make(chan intent.Person, 1)

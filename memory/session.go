@@ -27,7 +27,9 @@ type SessionStore interface {
 	// Append adds turns to the session s.ID of s.Tenant, opening it with
 	// s's user and owner if it does not exist, and pushes its expiry ttl
 	// into the future. A session of another user is ErrForbidden; one
-	// past its caps ErrSessionFull; one being closed ErrSessionClosing.
+	// opened by another principal than s.Owner, unless s.Owner is its user,
+	// ErrSessionTaken; one past its caps ErrSessionFull; one being closed
+	// ErrSessionClosing.
 	Append(ctx context.Context, s Session, turns []Turn, ttl time.Duration, now time.Time) (Session, error)
 	// Get returns an open session, or ErrNotFound.
 	Get(ctx context.Context, tenant, id string) (Session, error)

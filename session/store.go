@@ -102,6 +102,7 @@ func userKey(tenant, user string) string {
 // Script errors, mapped to domain errors.
 const (
 	errWrongUser = "WRONGUSER"
+	errTaken     = "TAKEN"
 	errClosing   = "CLOSING"
 	errFull      = "FULL"
 )
@@ -110,6 +111,8 @@ var appendScript = redis.NewScript(`
 local exists = redis.call('EXISTS', KEYS[1]) == 1
 if exists then
   if redis.call('HGET', KEYS[1], 'user') ~= ARGV[1] then return redis.error_reply('WRONGUSER') end
+  local kind, id = redis.call('HGET', KEYS[1], 'owner_kind'), redis.call('HGET', KEYS[1], 'owner_id')
+  if (kind ~= ARGV[3] or id ~= ARGV[4]) and not (ARGV[3] == 'user' and ARGV[4] == ARGV[1]) then return redis.error_reply('TAKEN') end
   if redis.call('HGET', KEYS[1], 'state') ~= 'open' then return redis.error_reply('CLOSING') end
 end
 local now = tonumber(ARGV[5])
@@ -167,6 +170,8 @@ func scriptError(err error) error {
 	switch strings.TrimPrefix(err.Error(), "ERR ") {
 	case errWrongUser:
 		return memory.ErrForbidden
+	case errTaken:
+		return memory.ErrSessionTaken
 	case errClosing:
 		return memory.ErrSessionClosing
 	case errFull:

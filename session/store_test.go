@@ -106,6 +106,58 @@ func TestAppendGetClaimFinish(t *testing.T) {
 	})
 }
 
+// A session takes turns from the principal that opened it and from the
+// user it is about, and from no one else: another agent's turns would
+// become memories written as the opener when it closes.
+func TestAppendByAnotherPrincipal(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb, TTL: time.Hour})
+		as := func(kind, id string) memory.Session {
+			sess := open(tenant, "s-1", "alice")
+			sess.Owner = memory.Principal{Tenant: tenant, Kind: kind, ID: id}
+			return sess
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-1", "alice"), turns("my dock code is 7731"), 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name    string
+			sess    memory.Session
+			wantErr error
+		}{
+			{"another agent", as(memory.KindAgent, "order-bot"), memory.ErrSessionTaken},
+			{"another user", as(memory.KindUser, "bob"), memory.ErrSessionTaken},
+			{"a user of the opener's id", as(memory.KindUser, "support-bot"), memory.ErrSessionTaken},
+			{"the user it is about", as(memory.KindUser, "alice"), nil},
+			{"the opener", open(tenant, "s-1", "alice"), nil},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				before, err := s.Get(ctx, tenant, "s-1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = s.Append(ctx, tc.sess, turns("and more"), 0, t0)
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("append: err = %v, want %v", err, tc.wantErr)
+				}
+				after, err := s.Get(ctx, tenant, "s-1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := len(before.Turns)
+				if tc.wantErr == nil {
+					want++
+				}
+				if len(after.Turns) != want || after.Owner.ID != "support-bot" {
+					t.Errorf("after the append: %d turns, opened by %s; want %d, support-bot", len(after.Turns), after.Owner.ID, want)
+				}
+			})
+		}
+	})
+}
+
 // The caps refuse an append that would pass them, whole: nothing of it is
 // stored and the earlier turns stay.
 func TestCapsRefuseAndKeepWhatWasThere(t *testing.T) {
