@@ -240,6 +240,12 @@ func TestUpdateWithIfMatch(t *testing.T) {
 	wantAPIError(t, "stale update", err, http.StatusConflict, "conflict")
 	_, err = bot.Update(t.Context(), next.ID, 1, client.UpdateRequest{Content: ptrTo("Carol works in Ningbo.")})
 	wantAPIError(t, "update with the old version", err, http.StatusConflict, "conflict")
+	// A version that changes nothing is refused, and none is written.
+	_, err = bot.Update(t.Context(), next.ID, 0, client.UpdateRequest{})
+	wantAPIError(t, "update that changes nothing", err, http.StatusBadRequest, "invalid_argument")
+	if head := getMemory(t, f, "support-bot", next.ID); head.Version != 2 || head.Status != memory.StatusActive {
+		t.Errorf("after an empty update the head is version %d, %s; want 2, active", head.Version, head.Status)
+	}
 	// The new version is embedded afresh: recall finds it by meaning.
 	got := recall(t, f, "support-bot", client.RecallRequest{UserID: "carol", Query: "Which city does Carol work in? Suzhou?"})
 	if len(got.Memories) != 1 || got.Memories[0].Memory.ID != next.ID || got.Memories[0].Explain.VectorSimilarity < 0.25 {

@@ -504,6 +504,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "change grant", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "PATCH", "/v1/grants/"+grant.ID, map[string]any{"max_sensitivity": "secret"})
 	expectResponse(t, "change grant badly", r, http.StatusBadRequest, "invalid_argument")
+	r = f.Do(t, apptest.Admin, "PATCH", "/v1/grants/"+grant.ID, map[string]any{})
+	expectResponse(t, "change nothing of a grant", r, http.StatusBadRequest, "invalid_argument")
 	r = f.Do(t, apptest.Admin, "DELETE", "/v1/grants/"+grant.ID, nil)
 	expectResponse(t, "delete grant", r, http.StatusNoContent)
 	r = f.Do(t, apptest.Admin, "DELETE", "/v1/grants/"+grant.ID, nil)

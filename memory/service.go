@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -498,6 +499,9 @@ type UpdateRequest struct {
 // Update writes a new version of a memory. ifMatch > 0 must equal the
 // current version, else ErrConflict.
 func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch int, u UpdateRequest) (Memory, error) {
+	if u == (UpdateRequest{}) { // a version that changes nothing
+		return Memory{}, Invalid("body", "nothing to change: give content, kind, sensitivity, importance or confidence")
+	}
 	prev, err := s.Get(ctx, p, id)
 	if err != nil {
 		return Memory{}, err
@@ -508,21 +512,9 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 		Importance: &prev.Importance, Confidence: &prev.Confidence, Source: prev.Source, Entities: prev.Entities,
 		Scope: &ScopeRef{Kind: ScopeOf(prev), ID: prev.ScopeID},
 	}
-	if u.Content != nil {
-		n.Content = *u.Content
-	}
-	if u.Kind != nil {
-		n.Kind = *u.Kind
-	}
-	if u.Sensitivity != nil {
-		n.Sensitivity = *u.Sensitivity
-	}
-	if u.Importance != nil {
-		n.Importance = u.Importance
-	}
-	if u.Confidence != nil {
-		n.Confidence = u.Confidence
-	}
+	// What the request leaves out keeps its value.
+	n.Content, n.Kind, n.Sensitivity = *cmp.Or(u.Content, &n.Content), *cmp.Or(u.Kind, &n.Kind), *cmp.Or(u.Sensitivity, &n.Sensitivity)
+	n.Importance, n.Confidence = cmp.Or(u.Importance, n.Importance), cmp.Or(u.Confidence, n.Confidence)
 	now := s.now().UTC()
 	// The new version keeps the original author; the principal needs write
 	// permission on the result, as if it wrote it afresh.

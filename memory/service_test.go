@@ -675,7 +675,6 @@ func TestUpdate(t *testing.T) {
 			with(func(m *Memory) { m.Importance = 0.9 })},
 		{"by an admin keeps the author", adminAcme, 7, UpdateRequest{Kind: ptr("habit"), Sensitivity: ptr(SensitivityConfidential), Confidence: ptr(0.4)},
 			with(func(m *Memory) { m.Kind, m.Sensitivity, m.Confidence = "habit", SensitivityConfidential, 0.4 })},
-		{"empty update rewrites as is", agentSupport, 0, UpdateRequest{}, next},
 	}
 	ignore := cmpopts.IgnoreFields(Memory{}, "ID", "Embedding")
 	for _, tt := range tests {
@@ -740,6 +739,8 @@ func TestUpdateFailures(t *testing.T) {
 		{"importance out of range", nil, nil, UpdateRequest{Importance: ptr(1.5)}, nil, "importance"},
 		{"kind too long", nil, nil, UpdateRequest{Kind: ptr(strings.Repeat("k", 65))}, nil, "kind"},
 		{"embedder down", nil, nil, UpdateRequest{Content: ptr("embed me")}, errEmbedderDown, ""},
+		// A version that changes nothing is refused, not written.
+		{"nothing to change", nil, nil, UpdateRequest{}, nil, "body"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,7 +73,7 @@ func TestGrantAndPolicyChangesAreAudited(t *testing.T) {
 	if _, err := f.svc.UpdateGrant(ctx, adminAcme, g.ID, GrantChange{Kinds: &kinds}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.UpdateGrant(ctx, adminAcme, "grant_nope", GrantChange{}); err == nil {
+	if _, err := f.svc.UpdateGrant(ctx, adminAcme, "grant_nope", GrantChange{Kinds: &kinds}); err == nil {
 		t.Fatal("updated a grant that does not exist")
 	}
 	if err := f.svc.DeleteGrant(ctx, adminAcme, g.ID); err != nil {

@@ -96,7 +96,10 @@ func (s *Service) updateGrant(ctx context.Context, p memory.Principal, id string
 	if err := s.manage(ctx, p); err != nil {
 		return memory.Grant{}, err
 	}
-	if c.NoExpiry && c.ExpiresAt != nil {
+	switch {
+	case c == (GrantChange{}): // a revision that changes nothing
+		return memory.Grant{}, memory.Invalid("body", "nothing to change: give grantee, source, types, kinds, max_sensitivity, expires_at or no_expiry")
+	case c.NoExpiry && c.ExpiresAt != nil:
 		return memory.Grant{}, memory.Invalid("no_expiry", "give expires_at or no_expiry, not both")
 	}
 	cur, err := s.grant(ctx, p.Tenant, id)

@@ -3,6 +3,7 @@ package policyadmin
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -143,6 +144,25 @@ func TestGrantForAnUnknownAgent(t *testing.T) {
 	ghost := "ghost-bot"
 	if _, err := f.svc.UpdateGrant(context.Background(), adminAcme, g.ID, GrantChange{Grantee: &ghost}); !errors.Is(err, ErrUnknownGrantee) {
 		t.Errorf("giving the grant to an unknown agent: %v, want ErrUnknownGrantee", err)
+	}
+}
+
+// A change that changes nothing is refused: it would be a revision of the
+// grants, in force on every replica, for nothing.
+func TestEmptyGrantChange(t *testing.T) {
+	f := newFixture(t)
+	g, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := f.grants.grants[0]
+	_, err = f.svc.UpdateGrant(context.Background(), adminAcme, g.ID, GrantChange{})
+	var inv *memory.InvalidError
+	if !errors.As(err, &inv) || inv.Field != "body" {
+		t.Fatalf("empty change: err = %v, want invalid body", err)
+	}
+	if len(f.grants.grants) != 1 || !reflect.DeepEqual(f.grants.grants[0], before) {
+		t.Errorf("grants after an empty change: %+v, want %+v", f.grants.grants, before)
 	}
 }
 
