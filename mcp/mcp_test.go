@@ -294,3 +294,48 @@ func TestUnauthenticatedCallsAreRefused(t *testing.T) {
 		t.Errorf("tools/list with a key: %d %.300s", r.Status, r.Body)
 	}
 }
+
+// Requests the SDK refuses before any method runs are answered in JSON-RPC,
+// with the HTTP status the refusal calls for and the code that names it.
+func TestRefusedRequestsAreJSONRPCErrors(t *testing.T) {
+	f := apptest.Start(t)
+	accept := []string{"Accept", "application/json, text/event-stream"}
+	tests := []struct {
+		name    string
+		body    string
+		headers []string
+		code    int
+	}{
+		{"malformed JSON", `{"jsonrpc":"2.0",`, accept, -32700},
+		{"an id too large for a number", `{"jsonrpc":"2.0","id":` + strings.Repeat("9", 400) + `,"method":"tools/list"}`, accept, -32700},
+		{"an empty batch", `[]`, accept, -32600},
+		{"another JSON-RPC version", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, accept, -32600},
+		{"an unknown method", `{"jsonrpc":"2.0","id":1,"method":"nope"}`, accept, -32601},
+		{"no Accept header", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, -32600},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.Do(t, "support-bot", "POST", "/mcp", []byte(tc.body), tc.headers...)
+			if r.Status < 400 || r.Status >= 500 {
+				t.Errorf("status %d, want a 4xx", r.Status)
+			}
+			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type %q, want JSON", ct)
+			}
+			var got struct {
+				JSONRPC string `json:"jsonrpc"`
+				ID      any    `json:"id"`
+				Error   struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(r.Body, &got); err != nil {
+				t.Fatalf("body %q is no JSON: %v", r.Body, err)
+			}
+			if got.JSONRPC != "2.0" || got.ID != nil || got.Error.Code != tc.code || got.Error.Message == "" {
+				t.Errorf("answer %s, want a JSON-RPC 2.0 error %d with a message and a null id", r.Body, tc.code)
+			}
+		})
+	}
+}

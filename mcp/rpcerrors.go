@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// JSON-RPC 2.0 error codes for requests the SDK refuses before any method
+// runs.
+const (
+	rpcParseError     = -32700
+	rpcInvalidRequest = -32600
+	rpcMethodNotFound = -32601
+)
+
+// rpcError is a JSON-RPC error response. Its id is null: the request's id
+// could not be read, or the request was refused as a whole.
+type rpcError struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      any    `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// jsonErrors answers, in JSON-RPC, every request that the SDK refuses with a
+// plain-text body (malformed JSON, an empty batch, an unknown method, a
+// wrong Accept header), keeping its HTTP status: a client reads one format
+// whatever went wrong.
+func jsonErrors(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &catcher{ResponseWriter: w}
+		h.ServeHTTP(cw, r)
+		cw.finish()
+	})
+}
+
+// catcher holds back the body of an error answer that is not JSON, to send
+// it as a JSON-RPC error once the handler is done.
+type catcher struct {
+	http.ResponseWriter
+	status int
+	held   *bytes.Buffer
+}
+
+func (c *catcher) WriteHeader(status int) {
+	if c.status != 0 {
+		return
+	}
+	c.status = status
+	if status >= http.StatusBadRequest && !strings.HasPrefix(c.Header().Get("Content-Type"), "application/json") {
+		c.held = &bytes.Buffer{}
+		return
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *catcher) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.held != nil {
+		return c.held.Write(b)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// Flush lets answers streamed by the SDK through.
+func (c *catcher) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok && c.held == nil {
+		f.Flush()
+	}
+}
+
+func (c *catcher) finish() {
+	if c.held == nil {
+		return
+	}
+	msg := strings.TrimSpace(c.held.String())
+	var e rpcError
+	e.JSONRPC, e.Error.Code, e.Error.Message = "2.0", rpcCode(c.status, msg), msg
+	if msg == "" {
+		e.Error.Message = http.StatusText(c.status)
+	}
+	body, _ := json.Marshal(e)
+	h := c.ResponseWriter.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	c.ResponseWriter.WriteHeader(c.status)
+	_, _ = c.ResponseWriter.Write(body)
+}
+
+// rpcCode is the JSON-RPC code of a refusal, from what the SDK said.
+func rpcCode(status int, msg string) int {
+	switch {
+	case status == http.StatusBadRequest && strings.Contains(msg, "unmarshal"):
+		return rpcParseError
+	case strings.Contains(msg, "not handled"), strings.Contains(msg, "unsupported"):
+		return rpcMethodNotFound
+	default:
+		return rpcInvalidRequest
+	}
+}
