@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -71,7 +72,7 @@ func (a *api) removeDocument(c *gin.Context) error {
 	if a.knowledge == nil {
 		return memory.ErrNotConfigured
 	}
-	id := c.Param("id")
+	id := strings.TrimPrefix(c.Param("id"), "/")
 	n, err := a.knowledge.Remove(c.Request.Context(), principalOf(c), id)
 	if err != nil {
 		return err

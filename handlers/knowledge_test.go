@@ -226,3 +226,47 @@ func TestKnowledgeLargeImportIsQueued(t *testing.T) {
 	}
 	checkHistory(t, history(t, f, "big"), n, 0, 0, 0)
 }
+
+// TestKnowledgeIDWithSlashes: a document named as a knowledge base names its
+// pages (guides/returns) is removed whether the client escapes the slash
+// (as package client does) or not.
+func TestKnowledgeIDWithSlashes(t *testing.T) {
+	f := apptest.Start(t)
+	const id = "guides/returns"
+	remove := map[string]func() (int, string){
+		"escaped, by the client": func() (int, string) {
+			n, err := f.Client(t, apptest.Admin).RemoveKnowledge(t.Context(), id)
+			if err != nil {
+				return 0, err.Error()
+			}
+			return n, ""
+		},
+		"raw": func() (int, string) {
+			r := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/knowledge/documents/"+id, nil)
+			var got struct {
+				Document string `json:"document"`
+				Retired  int    `json:"retired"`
+			}
+			r.Decode(t, &got)
+			if r.Status != http.StatusOK || got.Document != id {
+				return 0, fmt.Sprintf("%d %s", r.Status, r.Body)
+			}
+			return got.Retired, ""
+		},
+	}
+	for name, rm := range remove {
+		t.Run(name, func(t *testing.T) {
+			r, _ := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: id, Content: "# Returns\n\nReturns need the receipt.\n"})
+			if r.Status != http.StatusOK {
+				t.Fatalf("import: %d %s", r.Status, r.Body)
+			}
+			if n, problem := rm(); problem != "" || n != 1 {
+				t.Fatalf("remove: retired %d, %s; want 1", n, problem)
+			}
+			list := f.Do(t, apptest.Admin, http.MethodGet, "/v1/knowledge/documents", nil)
+			if !strings.Contains(string(list.Body), `"documents":[]`) {
+				t.Errorf("list after remove: %s, want no document", list.Body)
+			}
+		})
+	}
+}

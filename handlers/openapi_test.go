@@ -683,6 +683,12 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "list documents", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "DELETE", "/v1/knowledge/documents/guide", nil)
 	expectResponse(t, "remove a document", r, http.StatusOK)
+	// An id with slashes, as knowledge bases name their pages, is removed
+	// with each slash escaped (TestKnowledgeIDWithSlashes: or not).
+	r = f.Do(t, apptest.Admin, "POST", "/v1/knowledge/import", map[string]any{"id": "guides/returns", "content": "# Returns\n\nReturns need the receipt.\n"})
+	expectResponse(t, "import a document with a slash in its id", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "DELETE", "/v1/knowledge/documents/guides%2Freturns", nil)
+	expectResponse(t, "remove a document with a slash in its id", r, http.StatusOK)
 	var big strings.Builder
 	for i := range 201 {
 		fmt.Fprintf(&big, "## Rule %d\n\nOrders from district %d need desk %d.\n\n", i, i, 900+i)

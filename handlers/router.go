@@ -206,7 +206,8 @@ func New(opts Options) (http.Handler, error) {
 	// knowledge.go).
 	v1.POST("/knowledge/import", a.handle(a.importDocument))
 	v1.GET("/knowledge/documents", a.handle(a.listDocuments))
-	v1.DELETE("/knowledge/documents/:id", a.handle(a.removeDocument))
+	// A document id may hold slashes (guides/returns), sent raw or as %2F.
+	v1.DELETE("/knowledge/documents/*id", a.handle(a.removeDocument))
 	v1.GET("/whoami", a.handle(a.whoami))
 
 	// Principals and API keys of the caller's tenant (admins; identity.go).
