@@ -62,11 +62,7 @@ func TestSearchVectorApproxKeepsToThePartition(t *testing.T) {
 	add(tenant, "u2", 300, 0.1)
 	add(other, "u1", 300, 0.1)
 	for _, tms := range ms {
-		for batch := range slices.Chunk(tms, 100) {
-			if _, err := s.CreateMemories(testCtx(t), batch); err != nil {
-				t.Fatal(err)
-			}
-		}
+		createInBatches(t, s, tms)
 	}
 
 	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
@@ -119,11 +115,7 @@ func TestSearchFullTextKeepsToThePartition(t *testing.T) {
 	for i := range 20 {
 		batch = append(batch, newMemory(tenant, "u1-x", fmt.Sprintf("zebra zebra zebra %d", i)))
 	}
-	for b := range slices.Chunk(batch, 200) {
-		if _, err := s.CreateMemories(testCtx(t), b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createInBatches(t, s, batch)
 	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
 	for _, tc := range []struct {
 		name   string
@@ -145,6 +137,16 @@ func TestSearchFullTextKeepsToThePartition(t *testing.T) {
 				t.Errorf("hits (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// createInBatches stores ms (all of one tenant) a hundred at a time.
+func createInBatches(t *testing.T, s *Store, ms []memory.Memory) {
+	t.Helper()
+	for batch := range slices.Chunk(ms, 100) {
+		if _, err := s.CreateMemories(testCtx(t), batch); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
