@@ -396,6 +396,8 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{name: "empty content", who: "support-bot", body: []byte(`{"user_id":"alice","type":"semantic","content":"  "}`), status: 400, code: "invalid_argument"},
 		{name: "bad batch item", who: "support-bot", body: []byte(`{"memories":[` + valid + `,{"user_id":"alice","type":"nope","content":"y"}]}`), status: 400, code: "invalid_argument"},
 		{name: "empty batch", who: "support-bot", body: []byte(`{"memories":[]}`), status: 400, code: "invalid_argument"},
+		{name: "one idempotency key on two memories", who: "support-bot", body: []byte(`{"memories":[{"user_id":"alice","type":"semantic","content":"Alice's van is white.","idempotency_key":"k"},` +
+			`{"user_id":"alice","type":"semantic","content":"Alice's van is red.","idempotency_key":"k"}]}`), status: 400, code: "invalid_argument"},
 		{name: "wrong content type", who: "support-bot", body: []byte(valid), headers: []string{"Content-Type", "text/plain"}, status: 415, code: "unsupported_media_type"},
 		{name: "missing key", who: "", body: []byte(valid), status: 401, code: "unauthenticated"},
 		{name: "wrong key", who: "mn_" + f.Tenant + "_0000000000000000", body: []byte(valid), status: 401, code: "unauthenticated"},

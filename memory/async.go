@@ -97,14 +97,11 @@ type JobResult struct {
 // about the same user, whose writes apply in order. idemKey, when given,
 // makes a retried call return the first call's job.
 func (s *Service) CreateAsync(ctx context.Context, p Principal, in []NewMemory, idemKey string) (JobStatus, error) {
-	if len(in) == 0 {
-		return JobStatus{}, Invalid("memories", "at least one memory is required")
-	}
-	if len(in) > MaxBatch {
-		return JobStatus{}, Invalid("memories", fmt.Sprintf("at most %d memories per request", MaxBatch))
-	}
 	if len(idemKey) > 128 {
 		return JobStatus{}, Invalid("idempotency_key", "must be at most 128 bytes")
+	}
+	if err := checkBatch(in); err != nil {
+		return JobStatus{}, err
 	}
 	if idemKey == "" && len(in) == 1 {
 		idemKey = in[0].IdempotencyKey

@@ -245,10 +245,7 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 }
 
 func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error) {
-	tenant := n.Tenant
-	if tenant == "" {
-		tenant = p.Tenant
-	}
+	tenant := cmp.Or(n.Tenant, p.Tenant)
 	agent := n.AgentID
 	if agent == "" && p.Kind == KindAgent {
 		agent = p.ID
@@ -300,10 +297,7 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 	case len(n.IdempotencyKey) > 128:
 		return Memory{}, Invalid("idempotency_key", "must be at most 128 bytes")
 	}
-	sens := n.Sensitivity
-	if sens == "" {
-		sens = SensitivityInternal
-	}
+	sens := cmp.Or(n.Sensitivity, SensitivityInternal)
 	if SensitivityRank(sens) < 0 {
 		return Memory{}, Invalid("sensitivity", "must be one of "+strings.Join(Sensitivities, ", "))
 	}
@@ -456,9 +450,7 @@ func (s *Service) List(ctx context.Context, p Principal, r ListRequest) (Page, e
 	case !r.From.IsZero() && !r.To.IsZero() && !r.From.Before(r.To):
 		return Page{}, Invalid("from", "must be before to")
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultListSize
-	}
+	q.Limit = cmp.Or(q.Limit, DefaultListSize)
 	if r.Cursor != "" {
 		c, err := decodeCursor(r.Cursor)
 		if err != nil {

@@ -883,6 +883,56 @@ func TestWriteOutcomes(t *testing.T) {
 	}
 }
 
+// One idempotency key on two memories of a request that say different
+// things refuses the request (only the first would be stored); on two that
+// say the same it is a repeat.
+func TestWriteOneKeyTwice(t *testing.T) {
+	keyed := func(content string) NewMemory {
+		n := validNew()
+		n.Content, n.IdempotencyKey = content, "k-1"
+		return n
+	}
+	other := keyed("Alice prefers green tea.")
+	other.UserID = "bob"
+	tests := []struct {
+		name      string
+		in        []NewMemory
+		wantField string
+	}{
+		{"the same memory", []NewMemory{keyed("Alice prefers tea."), validNew(), keyed("Alice prefers tea.")}, ""},
+		{"another content", []NewMemory{keyed("Alice prefers tea."), validNew(), keyed("Alice prefers coffee.")}, "memories[2].idempotency_key"},
+		{"another user", []NewMemory{keyed("Alice prefers green tea."), other}, "memories[1].idempotency_key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			_, err := f.svc.Write(context.Background(), agentSupport, tt.in)
+			sameUser := tt.in[0].UserID == tt.in[len(tt.in)-1].UserID
+			var errAsync error
+			if sameUser { // a queued write is about one user
+				_, errAsync = f.svc.CreateAsync(context.Background(), agentSupport, tt.in, "")
+			}
+			if tt.wantField == "" {
+				if err != nil || errAsync != nil {
+					t.Fatalf("Write: %v; CreateAsync: %v", err, errAsync)
+				}
+				return
+			}
+			if field := fieldOf(t, err); field != tt.wantField {
+				t.Errorf("field %q, want %q", field, tt.wantField)
+			}
+			if sameUser {
+				if field := fieldOf(t, errAsync); field != tt.wantField {
+					t.Errorf("queued: field %q, want %q", field, tt.wantField)
+				}
+			}
+			if len(f.store.writes) != 0 || len(f.queue.jobs) != 0 {
+				t.Errorf("%d writes reached the store and %d jobs the queue, want none", len(f.store.writes), len(f.queue.jobs))
+			}
+		})
+	}
+}
+
 // Queued writes are the same deduplicated write, checked for staleness.
 func TestApplyMemoryJobsChecksStaleness(t *testing.T) {
 	f := newFixture(t, RecallConfig{})

@@ -98,11 +98,8 @@ func (c WriteConfig) rules(checkStale bool) WriteRules {
 // memory what became of it. New memories are committed in one transaction:
 // all of them or none; a guard rejection refuses the whole write.
 func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]WriteResult, error) {
-	if len(in) == 0 {
-		return nil, Invalid("memories", "at least one memory is required")
-	}
-	if len(in) > MaxBatch {
-		return nil, Invalid("memories", fmt.Sprintf("at most %d memories per request", MaxBatch))
+	if err := checkBatch(in); err != nil {
+		return nil, err
 	}
 	now := s.now().UTC()
 	results := make([]WriteResult, len(in))
@@ -360,4 +357,25 @@ func prefixGuard(err error, i, n int) error {
 		return &GuardError{Field: fmt.Sprintf("memories[%d].%s", i, ge.Field), Kinds: ge.Kinds}
 	}
 	return err
+}
+
+// checkBatch refuses a request of no memory, of too many, or that gives one
+// idempotency key to two memories that say different things: only the first
+// would be stored, and the other lost without a word.
+func checkBatch(in []NewMemory) error {
+	switch {
+	case len(in) == 0:
+		return Invalid("memories", "at least one memory is required")
+	case len(in) > MaxBatch:
+		return Invalid("memories", fmt.Sprintf("at most %d memories per request", MaxBatch))
+	}
+	byKey := map[string]NewMemory{}
+	for i, n := range in {
+		if first, ok := byKey[n.IdempotencyKey]; !ok {
+			byKey[n.IdempotencyKey] = n
+		} else if n.IdempotencyKey != "" && (first.UserID != n.UserID || first.Type != n.Type || first.Content != n.Content) {
+			return Invalid(fmt.Sprintf("memories[%d].idempotency_key", i), "is that of an earlier memory of the request, which says something else")
+		}
+	}
+	return nil
 }
