@@ -157,6 +157,9 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 		}
 	}
 	plan := memory.PlanBatch(st, seg, similar, o.rules)
+	if plan.Reused != "" {
+		return 0, fmt.Errorf("idempotency key %q: %w", plan.Reused, memory.ErrIdempotencyKeyReused)
+	}
 	reinforce := func(rs []memory.Repeat) error {
 		for _, r := range rs {
 			m, err := reinforceIn(ctx, tx, tenant, r)

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"mneme/client"
@@ -235,4 +236,38 @@ func getMemory(t *testing.T, f *apptest.Fixture, who, id string) client.Memory {
 		t.Fatalf("get %s as %s: %v", id, who, err)
 	}
 	return m
+}
+
+// An idempotency key is the tenant's: a write that reuses another sender's
+// key (or its own with another memory) is refused and shown nothing of the
+// memory stored under it, while a retry of the same write answers as the
+// first did.
+func TestIdempotencyKeyOfAnotherWrite(t *testing.T) {
+	f := apptest.Start(t)
+	const key = "order-7781"
+	secret := create(t, f, "finance-bot", client.NewMemory{UserID: "carol", Type: client.TypeSemantic, Sensitivity: client.SensitivityConfidential,
+		Content: "Internal: Greenleaf runs at a 7% margin.", IdempotencyKey: key})
+	for _, tc := range []struct {
+		name, who string
+		m         client.NewMemory
+	}{
+		{"another agent, another user", "support-bot", client.NewMemory{UserID: "bob", Type: client.TypeSemantic, Content: "Bob likes tea.", IdempotencyKey: key}},
+		{"another agent, the same memory", "support-bot", client.NewMemory{UserID: "carol", Type: client.TypeSemantic, Content: secret.Content, IdempotencyKey: key}},
+		{"the same agent, another memory", "finance-bot", client.NewMemory{UserID: "carol", Type: client.TypeSemantic, Content: "Greenleaf pays in 30 days.", IdempotencyKey: key}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.Do(t, tc.who, http.MethodPost, "/v1/memories", tc.m)
+			if r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), `"idempotency_key_reused"`) || strings.Contains(string(r.Body), "margin") {
+				t.Errorf("%d %s, want 422 idempotency_key_reused and nothing of the stored memory", r.Status, r.Body)
+			}
+		})
+	}
+	again := create(t, f, "finance-bot", client.NewMemory{UserID: "carol", Type: client.TypeSemantic, Sensitivity: client.SensitivityConfidential,
+		Content: "Internal: Greenleaf runs at a 7% margin.", IdempotencyKey: key})
+	if again.ID != secret.ID {
+		t.Errorf("a retry stored %s, want the first write's %s", again.ID, secret.ID)
+	}
+	if got := list(t, f, "admin", "user_id=bob"); len(got) != 0 {
+		t.Errorf("a refused write stored %d memories about bob", len(got))
+	}
 }

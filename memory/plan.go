@@ -112,6 +112,9 @@ type WritePlan struct {
 	// ReinforceStored run before the creations, ReinforceNew (of memories
 	// this segment creates) after them.
 	ReinforceStored, ReinforceNew []Repeat
+	// Reused is an idempotency key a deduplicated write sent with another
+	// memory than the one stored under it; nothing of the write is stored.
+	Reused string
 }
 
 // Supersession is a created memory (ID) displacing an active head (Prev).
@@ -126,7 +129,9 @@ type Repeat struct {
 }
 
 // PlanBatch decides, in write order, what becomes of each memory of ms: a
-// stored or earlier idempotency key makes it a duplicate; with CheckStale, a
+// stored or earlier idempotency key makes it a duplicate (with Dedup, only
+// of the same memory: another user, author, type or content under it makes
+// the plan Reused and nothing else); with CheckStale, a
 // head of its slot valid from later makes it stale; with Dedup, a memory
 // that repeats an earlier memory of the write or one of similar[i] (the
 // stored memories most like it, best first) reinforces it; otherwise it is
@@ -153,6 +158,11 @@ func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) Wr
 	reinforced := map[string]bool{} // ids this segment reinforces
 	for i, m := range ms {
 		if d, ok := dups[m.IdempotencyKey]; ok && m.IdempotencyKey != "" {
+			// Keys are the tenant's: answering another sender's memory
+			// with the stored one would hand out what it may not read.
+			if rules.Dedup && (d.UserID != m.UserID || d.AgentID != m.AgentID || d.Type != m.Type || d.Content != m.Content) {
+				return WritePlan{Reused: m.IdempotencyKey}
+			}
 			p.Written[i] = Written{Memory: d, Outcome: OutcomeDuplicate}
 			continue
 		}

@@ -135,9 +135,27 @@ func TestPlanBatch(t *testing.T) {
 
 		// Duplicates by idempotency key.
 		{
-			name: "a stored idempotency key makes a duplicate",
+			name: "a stored idempotency key of the same memory makes a duplicate",
 			st:   BatchState{Duplicates: map[string]Memory{"k1": storedTea}},
-			ms:   []Memory{planned("m1", "Anything else.", withIdem("k1"))}, rules: dedup,
+			ms:   []Memory{planned("m1", storedTea.Content, withIdem("k1"))}, rules: dedup,
+			want: WritePlan{N: 1, Written: []Written{{Memory: storedTea, Outcome: OutcomeDuplicate}}},
+		},
+		{
+			name: "a stored idempotency key of another memory refuses the write",
+			st:   BatchState{Duplicates: map[string]Memory{"k1": storedTea}},
+			ms:   []Memory{tea, planned("m2", "Anything else.", withIdem("k1"))}, rules: dedup,
+			want: WritePlan{Reused: "k1"},
+		},
+		{
+			name: "so does one of another author",
+			st:   BatchState{Duplicates: map[string]Memory{"k1": storedTea}},
+			ms:   []Memory{planned("m1", storedTea.Content, withIdem("k1"), func(m *Memory) { m.AgentID = "billing-bot" })}, rules: dedup,
+			want: WritePlan{Reused: "k1"},
+		},
+		{
+			name: "an import takes the stored memory of its key, whatever it says",
+			st:   BatchState{Duplicates: map[string]Memory{"k1": storedTea}},
+			ms:   []Memory{planned("m1", "Anything else.", withIdem("k1"))}, rules: WriteRules{},
 			want: WritePlan{N: 1, Written: []Written{{Memory: storedTea, Outcome: OutcomeDuplicate}}},
 		},
 		{
