@@ -504,7 +504,7 @@ func (p *Pool) applyOne(ctx, waitCtx context.Context, shard int, e entry) bool {
 func (p *Pool) retryable(e entry, err error) bool {
 	var inv *memory.InvalidError
 	switch {
-	case errors.As(err, &inv), errors.Is(err, memory.ErrForbidden):
+	case errors.As(err, &inv), errors.Is(err, memory.ErrForbidden), errors.Is(err, memory.ErrIdempotencyKeyReused):
 		return false
 	case errors.Is(err, memory.ErrUnavailable):
 		return true

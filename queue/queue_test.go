@@ -194,7 +194,8 @@ func TestOrderPerUserAcrossPools(t *testing.T) {
 // TestRetryThenDeadLetter: a batch that fails is retried job by job, in
 // order; a job that fails once alone and then succeeds is done after two
 // attempts; one that always fails goes to the dead-letter stream after
-// MaxAttempts and is marked failed; bad input is dead-lettered at once; the
+// MaxAttempts and is marked failed; bad input, or an idempotency key of
+// another write, is dead-lettered at once; the
 // user's later jobs still apply, in order.
 func TestRetryThenDeadLetter(t *testing.T) {
 	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
@@ -216,15 +217,17 @@ func TestRetryThenDeadLetter(t *testing.T) {
 				return errors.New("always broken")
 			case seq == 3:
 				return memory.Invalid("content", "must not be empty")
+			case seq == 5:
+				return fmt.Errorf("idempotency key %q: %w", "k-5", memory.ErrIdempotencyKeyReused)
 			}
 			return nil
 		}
-		jobs := make([]memory.JobStatus, 5)
+		jobs := make([]memory.JobStatus, 6)
 		for seq := range jobs {
 			jobs[seq] = enqueue(t, q, tenant, "alice", seq, "")
 		}
 		p := startPool(t, q, r, queue.PoolOptions{MaxAttempts: 4})
-		waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[4].ID).Status != memory.JobQueued })
+		waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[5].ID).Status != memory.JobQueued })
 
 		tests := []struct {
 			seq      int
@@ -236,6 +239,7 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			{2, memory.JobFailed, 4},
 			{3, memory.JobFailed, 1},
 			{4, memory.JobDone, 1},
+			{5, memory.JobFailed, 1}, // a key of another write: retrying cannot help
 		}
 		for _, tc := range tests {
 			st := status(t, q, tenant, jobs[tc.seq].ID)
@@ -257,8 +261,8 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			}
 			dead += int(n)
 		}
-		if dead != 2 || p.Stats().DeadLettered.Load() != 2 {
-			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 2", dead, p.Stats().DeadLettered.Load())
+		if dead != 3 || p.Stats().DeadLettered.Load() != 3 {
+			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 3", dead, p.Stats().DeadLettered.Load())
 		}
 	})
 }
