@@ -194,7 +194,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if a.Calibration, err = Calibration(cfg, a.Embed); err != nil {
 		return nil, err
 	}
-	if err := store.EnsureSchema(startCtx, a.Embed.Dimension()); err != nil {
+	// Not bounded by the start timeout: on a large database the first start
+	// of a new version may rewrite every memory (a backfill, 10,000 per
+	// transaction), which takes as long as it takes; an interrupt stops it,
+	// and the next start goes on where it stopped.
+	if err := store.EnsureSchema(ctx, a.Embed.Dimension()); err != nil {
 		return nil, fmt.Errorf("neo4j schema: %w", err)
 	}
 	if a.Redis, err = openRedis(startCtx, cfg, log); err != nil {
