@@ -158,7 +158,7 @@ func classify(err error) (status int, code, msg string) {
 	case errors.Is(err, memory.ErrSessionClosing):
 		return http.StatusConflict, "session_closing", "the session is being closed and takes no more turns"
 	case errors.Is(err, memory.ErrIdempotencyKeyReused):
-		return http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key was used before for a different request: send a new key for a new request"
+		return http.StatusUnprocessableEntity, "idempotency_key_reused", "this idempotency key (the Idempotency-Key header, or a memory's idempotency_key) was used before for a different request or memory: send a new key for a new one"
 	case errors.Is(err, memory.ErrConflict):
 		return http.StatusConflict, "conflict", "the memory changed: it is not the current version"
 	case errors.Is(err, memory.ErrUnavailable):
