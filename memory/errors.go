@@ -28,8 +28,9 @@ var (
 	// ErrSessionClosing means the session is being turned into memories
 	// and takes no more turns.
 	ErrSessionClosing = errors.New("session closing")
-	// ErrSessionTaken means another agent opened the session: its turns
-	// become memories written as that agent, so no one else adds to them.
+	// ErrSessionTaken means another principal opened the session: its
+	// turns become memories written as the opener, so only the opener and
+	// the user the session is about add to them.
 	ErrSessionTaken = errors.New("session opened by another principal")
 	// ErrIdempotencyKeyReused means a write's idempotency key came before
 	// with another request (another body, kind of job or sender): replaying
