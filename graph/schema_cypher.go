@@ -35,8 +35,9 @@ const (
 	// store writes all five on every memory, so every memory is in it.
 	ddlMemoryCensusIdx = `CREATE INDEX memory_tenant_census IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.user_id, n.type, n.status, n.sensitivity)`
 	// ddlMemoryFullTextPartition indexes the content together with the
-	// memory's partition (tenant/user), so that recall's Lucene query finds
-	// one user's matches inside the index instead of every tenant's.
+	// memory's partition (one token naming tenant and user), so that
+	// recall's Lucene query finds one user's matches inside the index
+	// instead of every tenant's.
 	ddlMemoryFullTextPartition = "CREATE FULLTEXT INDEX " + indexFullTextPartition + " IF NOT EXISTS FOR (n:Memory) ON EACH [n.content, n.partition] " +
 		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}"
 	// ddlMemoryVector holds each memory's partition beside its embedding,
