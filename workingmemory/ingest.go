@@ -31,7 +31,7 @@ const JobIngest = "ingest"
 // Ingest extracts memories from conversation turns and writes them through
 // Create, so policy and every write rule apply as to any other write.
 func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest) (memory.IngestResult, error) {
-	if err := validateIngest(r); err != nil {
+	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.IngestResult{}, err
 	}
 	if !WritesAsItself(p, r.AgentID) {
@@ -58,7 +58,7 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 // writes its memories (ApplyIngestJobs). idemKey, when given, makes a
 // retried call return the first call's job.
 func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.JobStatus, error) {
-	if err := validateIngest(r); err != nil {
+	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.JobStatus{}, err
 	}
 	if len(idemKey) > 128 {
@@ -121,7 +121,7 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 	var of []int
 	for i, job := range jobs {
 		var r memory.IngestRequest
-		if err := json.Unmarshal(job.Payload, &r); err != nil || validateIngest(r) != nil || r.UserID != job.UserID {
+		if err := json.Unmarshal(job.Payload, &r); err != nil || validateIngest(r, job.AcceptedAt.UTC()) != nil || r.UserID != job.UserID {
 			results[i].Err = memory.Invalid("payload", "is not an ingestion about the job's user")
 			continue
 		}
@@ -199,7 +199,7 @@ func AuthorOf(p memory.Principal) string {
 	return p.ID
 }
 
-func validateIngest(r memory.IngestRequest) error {
+func validateIngest(r memory.IngestRequest, now time.Time) error {
 	switch {
 	case !memory.ValidName(r.UserID):
 		return memory.Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
@@ -210,22 +210,27 @@ func validateIngest(r memory.IngestRequest) error {
 	case len(r.Turns) > MaxIngestTurns:
 		return memory.Invalid("turns", fmt.Sprintf("at most %d turns per request", MaxIngestTurns))
 	}
-	return ValidateTurns(r.Turns)
+	return ValidateTurns(r.Turns, now)
 }
 
 // ValidateTurns checks conversation turns; an error names the first bad
 // one's field as turns[i].field.
-func ValidateTurns(turns []memory.Turn) error {
+func ValidateTurns(turns []memory.Turn, now time.Time) error {
 	for i, t := range turns {
-		if err := validateTurn(t); err != nil {
+		if err := validateTurn(t, now); err != nil {
 			return prefixTurn(err, i)
 		}
 	}
 	return nil
 }
 
-func validateTurn(t memory.Turn) error {
+func validateTurn(t memory.Turn, now time.Time) error {
 	switch {
+	// A turn's time dates what it says ("tomorrow") and the conversation's
+	// record; a clock far ahead would date them in the future. The past is
+	// open: history imported from elsewhere keeps its dates.
+	case t.At.After(now.Add(memory.ObservedSkew)):
+		return memory.Invalid("at", "must not be in the future")
 	case !slices.Contains(memory.Roles, t.Role):
 		return memory.Invalid("role", "must be one of "+strings.Join(memory.Roles, ", "))
 	case strings.TrimSpace(t.Content) == "":

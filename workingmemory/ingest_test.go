@@ -110,6 +110,7 @@ func TestIngestValidates(t *testing.T) {
 		{"bad role", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{turn, {Role: "narrator", Content: "x"}}}, "turns[1].role"},
 		{"empty content", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: " "}}}, "turns[0].content"},
 		{"long content", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: strings.Repeat("x", MaxTurnChars+1)}}}, "turns[0].content"},
+		{"a turn of tomorrow", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{turn, {Role: memory.RoleUser, Content: "hi", At: time.Now().Add(24 * time.Hour)}}}, "turns[1].at"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,6 +126,27 @@ func TestIngestValidates(t *testing.T) {
 	}
 	if len(f.queue.jobs) != 0 || len(f.created.got) != 0 {
 		t.Errorf("invalid ingestions queued %d jobs and wrote %d memories", len(f.queue.jobs), len(f.created.got))
+	}
+}
+
+// A turn may be dated in the past (history imported from elsewhere) or a
+// little ahead (clocks differ), not further.
+func TestIngestTurnTimes(t *testing.T) {
+	for _, at := range []time.Time{time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(memory.ObservedSkew / 2)} {
+		f := newFixture(t, nil)
+		r := memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "my budget is 100k", At: at}}}
+		if _, err := f.svc.Ingest(context.Background(), agentSupport, r); err != nil {
+			t.Errorf("a turn of %s: %v", at, err)
+		}
+		if _, err := f.svc.AppendTurns(context.Background(), agentSupport, "s-1", memory.AppendRequest{UserID: "alice", Turns: r.Turns}); err != nil {
+			t.Errorf("a session turn of %s: %v", at, err)
+		}
+	}
+	f := newFixture(t, nil)
+	_, err := f.svc.AppendTurns(context.Background(), agentSupport, "s-1", memory.AppendRequest{UserID: "alice",
+		Turns: []memory.Turn{{Role: memory.RoleUser, Content: "hi", At: time.Now().Add(time.Hour)}}})
+	if got := fieldOf(t, err); got != "turns[0].at" {
+		t.Errorf("a session turn an hour ahead: field %q, want turns[0].at", got)
 	}
 }
 

@@ -27,10 +27,10 @@ func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string
 	case p.Kind != memory.KindAgent && p.Kind != memory.KindUser, !WritesAsItself(p, r.AgentID):
 		return memory.Session{}, memory.ErrForbidden
 	}
-	if err := ValidateTurns(r.Turns); err != nil {
+	now := s.now().UTC()
+	if err := ValidateTurns(r.Turns, now); err != nil {
 		return memory.Session{}, err
 	}
-	now := s.now().UTC()
 	if err := s.require(ctx, p, memory.ActionWrite, memory.SessionResource(p.Tenant, r.UserID, AuthorOf(p)), now); err != nil {
 		return memory.Session{}, err
 	}
