@@ -144,7 +144,7 @@ func (s *Service) exec(ctx context.Context, r *run, work func(r *run) (int, erro
 	defer cancel()
 	r.ctx = qctx
 	rows, err := s.scopedWork(r, work)
-	if err != nil && ctx.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded) {
+	if err != nil && ctx.Err() == nil && pastDeadline(qctx) {
 		err = ErrTimeout
 	}
 	if r.denied > 0 {
@@ -154,6 +154,17 @@ func (s *Service) exec(ctx context.Context, r *run, work func(r *run) (int, erro
 		}
 	}
 	return rows, err
+}
+
+// pastDeadline is whether ctx ran out of time. The driver may fail on its
+// own reading of the deadline a moment before the context's timer fires, so
+// the clock is asked as well as the context.
+func pastDeadline(ctx context.Context) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // scopedWork reads the principal's scope, then runs the query under it;
