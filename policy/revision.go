@@ -120,10 +120,64 @@ func parse(modules []policyadmin.PolicyModule) (policy, tests map[string]*ast.Mo
 	if len(problems) > 0 {
 		return nil, nil, reject(policyadmin.RejectForbiddenBuiltin, problems...)
 	}
+	for _, name := range sortedKeys(policy) {
+		problems = append(problems, foreignData(policy[name])...)
+	}
+	if len(problems) > 0 {
+		return nil, nil, reject(policyadmin.RejectForeignData, problems...)
+	}
 	if len(policy) == 0 {
 		return nil, nil, reject(policyadmin.RejectInvalid, "no policy module: every module is a _test.rego")
 	}
 	return policy, tests, nil
+}
+
+// tenantDocs are the documents of the engine's store, keyed by tenant.
+var tenantDocs = []string{"grants", "settings"}
+
+// ownTenant is the only key a policy may read tenantDocs by.
+var ownTenant = ast.MustParseTerm("input.principal.tenant")
+
+// foreignData lists the places in m that could read another tenant's data.
+// One store holds every tenant's grants and settings, and a tenant's policy
+// (or an admin's draft, whose reasons the admin reads) runs against it; so
+// a policy reads data.grants and data.settings by its own tenant alone,
+// never the whole of data, never rebinds input.principal, and defines
+// nothing under those documents. Test modules run against an empty store.
+func foreignData(m *ast.Module) []string {
+	var problems []string
+	add := func(l *ast.Location, what string) {
+		problems = append(problems, fmt.Sprintf("%s: %s: a policy reads data.grants and data.settings only as data.grants[input.principal.tenant] and data.settings[input.principal.tenant]", loc(l), what))
+	}
+	if p := m.Package.Path; len(p) > 1 && isTenantDoc(p[1]) {
+		add(m.Package.Location, "package "+p.String()+" lies under another tenant's data")
+	}
+	ast.WalkRefs(m, func(ref ast.Ref) bool {
+		if !ref[0].Equal(ast.DefaultRootDocument) {
+			return false
+		}
+		if len(ref) == 1 {
+			add(ref[0].Location, "data reads the whole data document")
+		} else if _, ok := ref[1].Value.(ast.String); !ok {
+			add(ref[0].Location, ref.String()+" reads the whole data document")
+		} else if isTenantDoc(ref[1]) && (len(ref) < 3 || !ref[2].Equal(ownTenant)) {
+			add(ref[0].Location, ref.String()+" reads data of every tenant")
+		}
+		return false
+	})
+	ast.WalkExprs(m, func(x *ast.Expr) bool {
+		for _, w := range x.With {
+			if t, ok := w.Target.Value.(ast.Ref); ok && t.HasPrefix(ast.InputRootRef) && len(t) <= 3 && ownTenant.Value.(ast.Ref).HasPrefix(t) {
+				add(w.Location, "with "+t.String()+" replaces the principal's tenant")
+			}
+		}
+		return false
+	})
+	return problems
+}
+
+func isTenantDoc(t *ast.Term) bool {
+	return slices.ContainsFunc(tenantDocs, func(d string) bool { return t.Equal(ast.StringTerm(d)) })
 }
 
 func loc(l *ast.Location) string {

@@ -119,6 +119,45 @@ test_secret_plans_are_never_read if {
 			code:    policyadmin.RejectForbiddenBuiltin, contains: "time.now_ns",
 		},
 		{
+			name: "every tenant's grants in a reason",
+			modules: withModule(t, e, "authz.rego", func(s string) string {
+				return s + "\npermits contains sprintf(\"%v %v\", [data.grants, data.settings]) if true\n"
+			}),
+			code: policyadmin.RejectForeignData, contains: "data.grants reads data of every tenant",
+		},
+		{
+			name:    "another tenant's settings",
+			modules: withModule(t, e, "x.rego", func(string) string { return "package mneme.x\n\ns := data.settings.globex\n" }),
+			code:    policyadmin.RejectForeignData, contains: "x.rego:3: data.settings.globex reads data of every tenant",
+		},
+		{
+			name:    "the whole data document",
+			modules: withModule(t, e, "x.rego", func(string) string { return "package mneme.x\n\nall := json.marshal(data)\n" }),
+			code:    policyadmin.RejectForeignData, contains: "data reads the whole data document",
+		},
+		{
+			name:    "data by a variable",
+			modules: withModule(t, e, "x.rego", func(string) string { return "package mneme.x\n\nroots contains k if data[k]\n" }),
+			code:    policyadmin.RejectForeignData, contains: "reads the whole data document",
+		},
+		{
+			name:    "an import of every tenant's grants",
+			modules: withModule(t, e, "x.rego", func(string) string { return "package mneme.x\n\nimport data.grants\n\nn := count(grants)\n" }),
+			code:    policyadmin.RejectForeignData, contains: "data.grants reads data of every tenant",
+		},
+		{
+			name: "another tenant by rebinding the principal",
+			modules: withModule(t, e, "x.rego", func(string) string {
+				return "package mneme.x\n\ngs contains g if {\n\tg := data.grants[input.principal.tenant] with input.principal.tenant as \"globex\"\n}\n"
+			}),
+			code: policyadmin.RejectForeignData, contains: "replaces the principal's tenant",
+		},
+		{
+			name:    "a package under the grants",
+			modules: withModule(t, e, "x.rego", func(string) string { return "package grants.globex\n\nx := 1\n" }),
+			code:    policyadmin.RejectForeignData, contains: "lies under another tenant's data",
+		},
+		{
 			name: "syntax error",
 			modules: withModule(t, e, "authz.rego", func(s string) string {
 				return strings.Replace(s, "default allow := false", "default allow := ", 1)

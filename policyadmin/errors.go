@@ -20,6 +20,7 @@ const (
 	RejectInvalid          = "policy_invalid"
 	RejectParse            = "policy_parse_error"
 	RejectForbiddenBuiltin = "policy_forbidden_builtin"
+	RejectForeignData      = "policy_foreign_data"
 	RejectCompile          = "policy_compile_error"
 	RejectTestFailed       = "policy_test_failed"
 )
