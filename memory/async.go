@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -237,9 +238,7 @@ func (s *Service) buildJob(job Job) ([]Memory, error) {
 	}
 	ms := make([]Memory, len(in))
 	for i, n := range in {
-		if n.IdempotencyKey == "" {
-			n.IdempotencyKey = "job:" + job.ID + ":" + strconv.Itoa(i)
-		}
+		n.IdempotencyKey = cmp.Or(n.IdempotencyKey, "job:"+job.ID+":"+strconv.Itoa(i))
 		m, err := s.build(job.Principal, n, job.AcceptedAt.UTC())
 		if err != nil {
 			return nil, prefixField(err, i, len(in))

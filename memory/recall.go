@@ -570,9 +570,7 @@ func validateRecall(r *RecallRequest, now time.Time) error {
 	case slices.ContainsFunc(r.Kinds, func(k string) bool { return k == "" || len(k) > 64 }):
 		return Invalid("kinds", "each kind is 1–64 bytes")
 	}
-	if r.K == 0 {
-		r.K = DefaultRecallK
-	}
+	r.K = cmp.Or(r.K, DefaultRecallK)
 	return nil
 }
 

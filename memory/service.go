@@ -123,9 +123,7 @@ func NewService(opts Options) (*Service, error) {
 		write: opts.Write.withDefaults(), queue: opts.Queue, searchStore: opts.Search, recorder: opts.Recorder,
 		auditor: opts.Audit, quota: opts.Quota, names: opts.Names,
 	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s.log = cmp.Or(s.log, slog.Default())
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -516,8 +514,12 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 		return Memory{}, err
 	}
 	// A new version of a temporary memory ends when it did; the store
-	// refuses one of a version no longer current.
+	// refuses one of a version no longer current. One of a candidate is
+	// still a guess: only the user's confirmation makes it active.
 	next.ValidTo = prev.ValidTo
+	if prev.Status == StatusCandidate {
+		next.Status = StatusCandidate
+	}
 	if err := s.require(ctx, p, ActionWrite, ResourceOf(next), now); err != nil {
 		return Memory{}, err
 	}

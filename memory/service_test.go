@@ -675,11 +675,18 @@ func TestUpdate(t *testing.T) {
 			with(func(m *Memory) { m.Importance = 0.9 })},
 		{"by an admin keeps the author", adminAcme, 7, UpdateRequest{Kind: ptr("habit"), Sensitivity: ptr(SensitivityConfidential), Confidence: ptr(0.4)},
 			with(func(m *Memory) { m.Kind, m.Sensitivity, m.Confidence = "habit", SensitivityConfidential, 0.4 })},
+		// Only the user's confirmation makes a guess active.
+		{"of a candidate stays a candidate", agentSupport, 0, UpdateRequest{Importance: ptr(0.6)},
+			with(func(m *Memory) { m.Status, m.Importance = StatusCandidate, 0.6 })},
 	}
 	ignore := cmpopts.IgnoreFields(Memory{}, "ID", "Embedding")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
+			prev := prev
+			if tt.want.Status == StatusCandidate {
+				prev.Status = StatusCandidate
+			}
 			f.store.memories[prev.ID] = prev
 			got, err := f.svc.Update(context.Background(), tt.p, prev.ID, tt.ifMatch, tt.u)
 			if err != nil {

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -83,9 +84,7 @@ func (c WriteConfig) withDefaults() WriteConfig {
 	if c.Thresholds == nil {
 		c.Thresholds = DefaultThresholds
 	}
-	if c.DuplicateThreshold == 0 {
-		c.DuplicateThreshold = DefaultDuplicateThreshold
-	}
+	c.DuplicateThreshold = cmp.Or(c.DuplicateThreshold, DefaultDuplicateThreshold)
 	return c
 }
 
