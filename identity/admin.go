@@ -129,8 +129,17 @@ func validPrincipal(n NewPrincipal) error {
 		return memory.Invalid("kind", "must be agent, user, analyst or admin")
 	case !memory.ValidName(n.ID):
 		return memory.Invalid("id", "must be 1–64 letters, digits or -_.:@")
+	case !validID(n.Kind, n.ID):
+		return memory.Invalid("id", "an agent's id may not start with user:, which marks what users write themselves")
 	}
 	return validFields(n.Kind, n.Team, n.Roles, n.Name)
+}
+
+// validID reports whether id can name a principal of kind. "user:" and a
+// user id is the author of what users write themselves: an agent by that
+// name would write as the user.
+func validID(kind, id string) bool {
+	return memory.ValidName(id) && !(kind == memory.KindAgent && strings.HasPrefix(id, "user:"))
 }
 
 // validFields checks what a principal of kind may have: a team (agents), a

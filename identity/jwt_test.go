@@ -218,6 +218,7 @@ func TestClaimMapping(t *testing.T) {
 		{"bad fixed kind", identity.ClaimMapping{Tenant: "tenant", FixedKind: "root"}, base, memory.Principal{}},
 		{"id too long", identity.ClaimMapping{Tenant: "tenant", Kind: "kind"}, with("sub", string(make([]byte, 65))), memory.Principal{}},
 		{"id with slash", identity.ClaimMapping{Tenant: "tenant", Kind: "kind"}, with("sub", "a/b"), memory.Principal{}},
+		{"an agent named as a user's own writing", identity.ClaimMapping{Tenant: "tenant", Kind: "kind"}, with("kind", "agent", "sub", "user:bob"), memory.Principal{}},
 		{"role not a string", identity.ClaimMapping{Tenant: "tenant", Kind: "kind", Roles: "roles"}, with("roles", []any{"a", 1.0}), memory.Principal{}},
 		{"role invalid", identity.ClaimMapping{Tenant: "tenant", Kind: "kind", Roles: "roles"}, with("roles", []any{"a b"}), memory.Principal{}},
 		{"roles an object", identity.ClaimMapping{Tenant: "tenant", Kind: "kind", Roles: "roles"}, with("roles", map[string]any{}), memory.Principal{}},

@@ -1,0 +1,38 @@
+package identity
+
+import (
+	"errors"
+	"testing"
+
+	"mneme/memory"
+)
+
+func TestValidPrincipal(t *testing.T) {
+	tests := []struct {
+		name  string
+		n     NewPrincipal
+		field string // "" = valid
+	}{
+		{"an agent", NewPrincipal{Kind: memory.KindAgent, ID: "help-bot", Team: "support"}, ""},
+		{"a user", NewPrincipal{Kind: memory.KindUser, ID: "dana", Name: "Dana Li"}, ""},
+		{"an agent with a colon", NewPrincipal{Kind: memory.KindAgent, ID: "acme:help-bot"}, ""},
+		// An agent by that name would write as the user.
+		{"an agent named as a user's own writing", NewPrincipal{Kind: memory.KindAgent, ID: "user:alice"}, "id"},
+		{"a user whose id starts with user:", NewPrincipal{Kind: memory.KindUser, ID: "user:x"}, ""},
+		{"an unknown kind", NewPrincipal{Kind: "robot", ID: "r2"}, "kind"},
+		{"an id with a slash", NewPrincipal{Kind: memory.KindAgent, ID: "a/b"}, "id"},
+		{"a team for a user", NewPrincipal{Kind: memory.KindUser, ID: "dana", Team: "support"}, "team"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := validPrincipal(tt.n)
+			var inv *memory.InvalidError
+			switch {
+			case tt.field == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.field != "" && (!errors.As(err, &inv) || inv.Field != tt.field):
+				t.Errorf("err = %v, want invalid %s", err, tt.field)
+			}
+		})
+	}
+}
