@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -207,5 +208,18 @@ func TestValidateRejects(t *testing.T) {
 	want := []memory.Entity{{ID: "SO-1001", Kind: "order", Name: "so-1001"}, {ID: "shanghai", Kind: "place", Name: "上海"}}
 	if diff := cmp.Diff(want, m.Entities); !ok || diff != "" {
 		t.Errorf("entities (-want +got):\n%s", diff)
+	}
+}
+
+// TestValidateCapsEntities: an extracted memory keeps at most the entities
+// a write accepts, the first ones.
+func TestValidateCapsEntities(t *testing.T) {
+	var ents []memory.Entity
+	for i := range memory.MaxEntities + 6 {
+		ents = append(ents, memory.Entity{Kind: "product", Name: fmt.Sprintf("Part %d", i)})
+	}
+	got, ok := validate(memory.NewMemory{Type: memory.TypeSemantic, Kind: "note", Content: "A long list of parts.", Entities: ents})
+	if !ok || len(got.Entities) != memory.MaxEntities || got.Entities[0].Name != "Part 0" {
+		t.Errorf("kept %v with %d entities, want %d from the first", ok, len(got.Entities), memory.MaxEntities)
 	}
 }

@@ -51,7 +51,7 @@ func validate(m memory.NewMemory) (memory.NewMemory, bool) {
 		}
 		ents = append(ents, e)
 	}
-	m.Entities = ents
+	m.Entities = ents[:min(len(ents), memory.MaxEntities)]
 	if m.Source == "" {
 		m.Source = sourceConversation
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -21,6 +22,9 @@ const (
 	MaxListSize     = 500
 	// MaxEntityAliases caps the other names one entity may carry.
 	MaxEntityAliases = 16
+	// MaxEntities caps the entities one memory mentions: each pair of them
+	// is a co-mention the graph queries walk.
+	MaxEntities = 64
 )
 
 // Options configures a Service. Every dependency is required unless its
@@ -300,16 +304,16 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("sensitivity", "must be one of "+strings.Join(Sensitivities, ", "))
 	}
 	importance, err := unit("importance", n.Importance, 0.5)
-	if err != nil {
+	confidence, cerr := unit("confidence", n.Confidence, 1)
+	if err = cmp.Or(err, cerr); err != nil {
 		return Memory{}, err
 	}
-	confidence, err := unit("confidence", n.Confidence, 1)
-	if err != nil {
-		return Memory{}, err
+	if len(n.Entities) > MaxEntities {
+		return Memory{}, Invalid("entities", fmt.Sprintf("a memory mentions at most %d entities", MaxEntities))
 	}
 	for _, e := range n.Entities {
-		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 {
-			return Memory{}, Invalid("entities", "each entity needs an id (≤ 128 bytes), kind ≤ 64, name ≤ 256")
+		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 || strings.ContainsFunc(e.ID+e.Kind+e.Name, unicode.IsControl) {
+			return Memory{}, Invalid("entities", "each entity needs an id (≤ 128 bytes), kind ≤ 64, name ≤ 256, none with control characters")
 		}
 		if len(e.Aliases) > MaxEntityAliases {
 			return Memory{}, Invalid("entities", fmt.Sprintf("an entity has at most %d aliases", MaxEntityAliases))

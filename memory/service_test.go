@@ -140,6 +140,9 @@ func TestCreateValidation(t *testing.T) {
 		{"entity name too long", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{ID: "o1", Name: long(257)}} }, "entities"},
 		{"entity kind too long", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{ID: "o1", Kind: long(65)}} }, "entities"},
 		{"second entity bad", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{ID: "o1"}, {ID: ""}} }, "entities"},
+		{"entity id with a NUL", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{ID: "../../x\x00"}} }, "entities"},
+		{"entity name with an escape", agentSupport, func(n *NewMemory) { n.Entities = []Entity{{ID: "o1", Name: "\x1b[31mred"}} }, "entities"},
+		{"too many entities", agentSupport, func(n *NewMemory) { n.Entities = entities(MaxEntities + 1) }, "entities"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,6 +163,15 @@ func TestCreateValidation(t *testing.T) {
 	}
 }
 
+// entities returns n distinct entities.
+func entities(n int) []Entity {
+	out := make([]Entity, n)
+	for i := range out {
+		out[i] = Entity{ID: fmt.Sprintf("product:p%d", i), Kind: "product", Name: fmt.Sprintf("P%d", i)}
+	}
+	return out
+}
+
 func TestCreateAcceptsLimits(t *testing.T) {
 	tests := []struct {
 		name string
@@ -170,6 +182,7 @@ func TestCreateAcceptsLimits(t *testing.T) {
 		{"importance and confidence 1", func(n *NewMemory) { n.Importance, n.Confidence = ptr(1.0), ptr(1.0) }},
 		{"every sensitivity: restricted", func(n *NewMemory) { n.Sensitivity = SensitivityRestricted }},
 		{"names with -_.:@", func(n *NewMemory) { n.UserID, n.SessionID = "alice@example.com", "s-1_a.b:c" }},
+		{"MaxEntities entities", func(n *NewMemory) { n.Entities = entities(MaxEntities) }},
 		{"field lengths at their limits", func(n *NewMemory) {
 			n.Kind, n.Key, n.Source, n.IdempotencyKey = strings.Repeat("k", 64), strings.Repeat("k", 128), strings.Repeat("s", 64), strings.Repeat("i", 128)
 		}},

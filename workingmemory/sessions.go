@@ -144,6 +144,7 @@ func sessionRecord(sess memory.Session, found []memory.NewMemory) memory.NewMemo
 		}
 	}
 	sort.Strings(topics)
+	ents = ents[:min(len(ents), memory.MaxEntities)]
 	first, last := sess.CreatedAt, sess.UpdatedAt
 	if len(sess.Turns) > 0 {
 		first, last = sess.Turns[0].At, sess.Turns[len(sess.Turns)-1].At

@@ -3,6 +3,7 @@ package workingmemory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +243,18 @@ func TestAppendTurnsValidates(t *testing.T) {
 				t.Errorf("err = %v, want an invalid %q", err, tt.field)
 			}
 		})
+	}
+}
+
+// TestSessionRecordCapsEntities: the record of a long conversation names at
+// most the entities one memory may mention.
+func TestSessionRecordCapsEntities(t *testing.T) {
+	var found []memory.NewMemory
+	for i := range memory.MaxEntities + 10 {
+		found = append(found, memory.NewMemory{Kind: "order", Entities: []memory.Entity{{ID: fmt.Sprintf("order:so-%d", i), Kind: "order", Name: fmt.Sprintf("SO-%d", i)}}})
+	}
+	rec := sessionRecord(memory.Session{ID: "s1"}, found)
+	if len(rec.Entities) != memory.MaxEntities {
+		t.Errorf("the record names %d entities, want %d", len(rec.Entities), memory.MaxEntities)
 	}
 }
