@@ -331,15 +331,16 @@ type Session struct {
 
 // CloseResult says what closing a session stored.
 type CloseResult struct {
-	SessionID string   `json:"session_id"`
-	Memories  []Memory `json:"memories"`
-	Reason    string   `json:"reason,omitempty"`
+	SessionID string `json:"session_id"`
+	IngestResult
 }
 
 // IngestResult says what a synchronous ingestion stored.
 type IngestResult struct {
 	Memories []Memory `json:"memories"`
 	Reason   string   `json:"reason,omitempty"`
+	// Refused counts what policy does not let the caller write, left out.
+	Refused int `json:"refused,omitempty"`
 }
 
 // Job is a queued write or ingestion.

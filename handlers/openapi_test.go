@@ -846,7 +846,8 @@ func TestClientTypesMatchSchemas(t *testing.T) {
 	}
 }
 
-// jsonFields lists the JSON names encoding/json gives the fields of t.
+// jsonFields lists the JSON names encoding/json gives the fields of t,
+// those of an untagged embedded struct among them.
 func jsonFields(t reflect.Type) []string {
 	var out []string
 	for f := range t.Fields() {
@@ -854,6 +855,10 @@ func jsonFields(t reflect.Type) []string {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			out = append(out, jsonFields(f.Type)...)
+			continue
+		}
 		switch name {
 		case "-":
 			continue

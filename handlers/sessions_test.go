@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,30 @@ func TestSessionOfChitChatLeavesNothing(t *testing.T) {
 	}
 	if ms := list(t, f, "support-bot", "user_id=carol"); len(ms) != 0 {
 		t.Errorf("carol has %d memories", len(ms))
+	}
+}
+
+// An end user's own conversation may hold a note, which users may not
+// write: closing keeps the rest and counts the note, where it used to refuse
+// the whole session (which the expiry worker then dropped, turns and all).
+func TestUserSessionKeepsWhatTheUserMayWrite(t *testing.T) {
+	f := apptest.Start(t)
+	appendTurns(t, f, "bob", "own-1", client.AppendRequest{UserID: "bob", Turns: userTurns(
+		"Remember that my company is Walrus Logistics in Dalian. I prefer email.",
+	)})
+	closed, err := f.Client(t, "bob").CloseSession(t.Context(), "own-1")
+	if err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	var kinds []string
+	for _, m := range closed.Memories {
+		kinds = append(kinds, m.Type+"/"+m.Kind)
+		if m.Type == memory.TypeSemantic || m.AgentID != "user:bob" {
+			t.Errorf("stored %s by %s: a user writes profile and episodic memories as themselves", m.Type, m.AgentID)
+		}
+	}
+	if closed.Refused == 0 || !slices.Contains(kinds, "episodic/session") || len(kinds) < 2 {
+		t.Errorf("close kept %v, refused %d: want the preference and the record kept, the note refused", kinds, closed.Refused)
 	}
 }
 

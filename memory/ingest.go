@@ -42,9 +42,13 @@ type IngestRequest struct {
 	Turns   []Turn `json:"turns"`
 }
 
-// IngestResult says what an ingestion stored.
+// IngestResult says what an ingestion (or a session's close) stored.
 type IngestResult struct {
 	Memories []Memory `json:"memories"`
 	// Reason explains an empty result.
 	Reason string `json:"reason,omitempty"`
+	// Refused counts what the conversation held that policy does not let
+	// the writer write (an end user writes profile and episodic memories,
+	// not notes): left out, rather than losing the rest.
+	Refused int `json:"refused,omitempty"`
 }

@@ -64,9 +64,8 @@ type AppendRequest struct {
 
 // CloseResult is what closing a session stored.
 type CloseResult struct {
-	SessionID string   `json:"session_id"`
-	Memories  []Memory `json:"memories"`
-	Reason    string   `json:"reason,omitempty"`
+	SessionID string `json:"session_id"`
+	IngestResult
 }
 
 // KindSession is the kind of the episodic memory that records a session.

@@ -24,6 +24,10 @@ const (
 // no fact, preference or event the extractor recognises.
 const ReasonNothingWorthRemembering = "nothing worth remembering: no preference, fact, amount, order, date, company or place found"
 
+// ReasonRefused is IngestResult.Reason when policy lets the writer write
+// none of what the conversation held.
+const ReasonRefused = "policy lets you write none of what the conversation held"
+
 // JobIngest is the kind of a queued ingestion: conversation turns whose
 // memories a worker extracts and writes.
 const JobIngest = "ingest"
@@ -45,13 +49,9 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 		return memory.IngestResult{}, err
 	}
 	if len(found) == 0 {
-		return memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonNothingWorthRemembering}, nil
+		return nothing, nil
 	}
-	ms, err := s.memories.Create(ctx, p, found)
-	if err != nil {
-		return memory.IngestResult{}, err
-	}
-	return memory.IngestResult{Memories: ms}, nil
+	return s.createAllowed(ctx, p, found)
 }
 
 // IngestAsync validates an ingestion and queues it; a worker extracts and
@@ -141,7 +141,7 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 		}
 		// Applying a memory job does not ask policy again; what an ingestion
 		// writes is known only now, so it is decided now, as of acceptance.
-		if err := s.memories.AuthorizeWrites(ctx, job.Principal, found, job.AcceptedAt.UTC()); err != nil {
+		if found, err = s.authorized(ctx, job.Principal, found, job.AcceptedAt.UTC()); err != nil {
 			results[i].Err = err
 			continue
 		}
@@ -165,6 +165,29 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 		results[of[k]] = res
 	}
 	return results, nil
+}
+
+// authorized keeps what policy lets p write of found as of at, as
+// createAllowed does for a synchronous write; when it allows none, the error
+// is ErrForbidden.
+func (s *Service) authorized(ctx context.Context, p memory.Principal, found []memory.NewMemory, at time.Time) ([]memory.NewMemory, error) {
+	err := s.memories.AuthorizeWrites(ctx, p, found, at)
+	if !errors.Is(err, memory.ErrForbidden) {
+		return found, err
+	}
+	var kept []memory.NewMemory
+	for _, n := range found {
+		switch err := s.memories.AuthorizeWrites(ctx, p, []memory.NewMemory{n}, at); {
+		case err == nil:
+			kept = append(kept, n)
+		case !errors.Is(err, memory.ErrForbidden):
+			return nil, err
+		}
+	}
+	if len(kept) == 0 {
+		return nil, memory.ErrForbidden
+	}
+	return kept, nil
 }
 
 // extractFor runs the extractor over an ingestion's turns and makes what it

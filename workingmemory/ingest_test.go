@@ -324,6 +324,50 @@ func TestApplyIngestJobs(t *testing.T) {
 	}
 }
 
+// TestIngestKeepsWhatPolicyAllows: an end user's turns held a note, which
+// users may not write: the rest is written, synchronously or queued, and the
+// note left out (counted in the synchronous answer), not the whole
+// ingestion refused.
+func TestIngestKeepsWhatPolicyAllows(t *testing.T) {
+	ctx := context.Background()
+	alice := memory.Principal{Tenant: "acme", Kind: memory.KindUser, ID: "alice"}
+	found := []memory.NewMemory{
+		{Type: memory.TypeSemantic, Kind: "note", Content: "Walrus Logistics is in Dalian"},
+		{Type: memory.TypeProfile, Kind: "preference", Key: "contact_channel", Content: "I prefer email"},
+	}
+	noNotes := func(_ memory.Principal, n memory.NewMemory) bool { return n.Type == memory.TypeSemantic }
+	req := memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "My company is Walrus Logistics in Dalian. I prefer email."}}}
+
+	f := newFixture(t, found)
+	f.created.deny = noNotes
+	res, err := f.svc.Ingest(ctx, alice, req)
+	if err != nil || len(res.Memories) != 1 || res.Memories[0].Type != memory.TypeProfile || res.Refused != 1 || res.Reason != "" {
+		t.Errorf("sync = %+v, %v; want the preference written and the note refused", res, err)
+	}
+
+	f = newFixture(t, found)
+	f.created.deny = noNotes
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := memory.Job{ID: "j1", Kind: JobIngest, Tenant: "acme", UserID: "alice", Principal: alice, AcceptedAt: time.Now(), Payload: body}
+	results, err := f.svc.ApplyIngestJobs(ctx, []memory.Job{queued})
+	if err != nil || results[0].Err != nil || len(f.created.applied) != 1 {
+		t.Fatalf("queued = %+v, %v; applied %d", results, err, len(f.created.applied))
+	}
+	var written []memory.NewMemory
+	if err := json.Unmarshal(f.created.applied[0].Payload, &written); err != nil || len(written) != 1 || written[0].Type != memory.TypeProfile {
+		t.Errorf("queued job wrote %+v (%v), want the preference alone", written, err)
+	}
+
+	f = newFixture(t, found)
+	f.created.deny = func(memory.Principal, memory.NewMemory) bool { return true }
+	if results, err := f.svc.ApplyIngestJobs(ctx, []memory.Job{queued}); err != nil || !errors.Is(results[0].Err, memory.ErrForbidden) {
+		t.Errorf("queued, nothing allowed = %+v, %v; want ErrForbidden", results, err)
+	}
+}
+
 // TestIngestAsyncSent: what the queue compares under one idempotency key is
 // the request as sent, before turns without a time get the time of
 // acceptance, so a retry matches and other turns do not.

@@ -2,6 +2,7 @@ package workingmemory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -74,17 +75,13 @@ func (s *Service) CloseSession(ctx context.Context, p memory.Principal, id strin
 	if sess, err = s.sessions.Claim(ctx, p.Tenant, id, s.now().UTC()); err != nil {
 		return memory.CloseResult{}, err
 	}
-	ms, err := s.EndSession(ctx, sess)
+	res, err := s.EndSession(ctx, sess)
 	if err != nil {
 		// The claim lapses and the expiry worker tries again.
 		return memory.CloseResult{}, err
 	}
 	if err := s.sessions.Finish(ctx, sess.Tenant, sess.ID); err != nil {
 		return memory.CloseResult{}, err
-	}
-	res := memory.CloseResult{SessionID: id, Memories: ms}
-	if len(ms) == 0 {
-		res.Reason = ReasonNothingWorthRemembering
 	}
 	return res, nil
 }
@@ -93,18 +90,19 @@ func (s *Service) CloseSession(ctx context.Context, p memory.Principal, id strin
 // its owner: what the extractor finds in its turns, and one episodic memory
 // that records the conversation — when, how long, what it was about —
 // without repeating values a later conversation may supersede. A session
-// with nothing worth remembering leaves nothing. Retrying is safe: every
+// with nothing worth remembering leaves nothing; what policy does not let
+// the owner write is left out and counted. Retrying is safe: every
 // memory carries an idempotency key derived from the session. The caller
 // makes sure this replica decides with the tenant's current policy and
 // grants: a request has synced its tenant already; the expiry worker, which
 // runs outside a request, syncs it first (see app).
-func (s *Service) EndSession(ctx context.Context, sess memory.Session) ([]memory.Memory, error) {
+func (s *Service) EndSession(ctx context.Context, sess memory.Session) (memory.CloseResult, error) {
 	found, err := s.extract.Extract(ctx, sess.Turns)
 	if err != nil {
-		return nil, fmt.Errorf("extract: %w", err)
+		return memory.CloseResult{}, fmt.Errorf("extract: %w", err)
 	}
 	if len(found) == 0 {
-		return []memory.Memory{}, nil
+		return memory.CloseResult{SessionID: sess.ID, IngestResult: nothing}, nil
 	}
 	if len(found) > MaxExtractedPerRun-1 {
 		found = found[:MaxExtractedPerRun-1]
@@ -116,7 +114,38 @@ func (s *Service) EndSession(ctx context.Context, sess memory.Session) ([]memory
 		found[i].UserID, found[i].SessionID = sess.UserID, sess.ID
 		found[i].IdempotencyKey = fmt.Sprintf("%s:%d", idem, i)
 	}
-	return s.memories.Create(ctx, sess.Owner, found)
+	res, err := s.createAllowed(ctx, sess.Owner, found)
+	return memory.CloseResult{SessionID: sess.ID, IngestResult: res}, err
+}
+
+// nothing is the result of turns with nothing worth remembering.
+var nothing = memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonNothingWorthRemembering}
+
+// createAllowed writes what the extractor found as p, all at once. When
+// policy lets p write some of it and not the rest (an end user writes
+// profile and episodic memories, not notes), it writes each on its own and
+// keeps what policy allows rather than lose the conversation; the result
+// counts what it left out.
+func (s *Service) createAllowed(ctx context.Context, p memory.Principal, found []memory.NewMemory) (memory.IngestResult, error) {
+	ms, err := s.memories.Create(ctx, p, found)
+	if !errors.Is(err, memory.ErrForbidden) {
+		return memory.IngestResult{Memories: ms}, err
+	}
+	res := memory.IngestResult{Memories: []memory.Memory{}}
+	for _, n := range found {
+		m, err := s.memories.Create(ctx, p, []memory.NewMemory{n})
+		if errors.Is(err, memory.ErrForbidden) {
+			res.Refused++
+			continue
+		} else if err != nil {
+			return memory.IngestResult{}, err
+		}
+		res.Memories = append(res.Memories, m...)
+	}
+	if len(res.Memories) == 0 {
+		res.Reason = ReasonRefused
+	}
+	return res, nil
 }
 
 // sessionRecord is the episodic memory of a conversation: its time, its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,11 @@ type authorized struct {
 }
 
 func (c *creator) Create(_ context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.Memory, error) {
+	for _, n := range in {
+		if c.deny != nil && c.deny(p, n) {
+			return nil, memory.ErrForbidden // the batch is all or nothing
+		}
+	}
 	c.as = append(c.as, p)
 	c.got = append(c.got, in...)
 	out := make([]memory.Memory, len(in))
@@ -176,6 +182,51 @@ func TestCloseSessionWritesFindingsAndARecord(t *testing.T) {
 	}
 	if _, err := f.svc.CloseSession(ctx, agentSupport, "s-1"); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("closing again: err = %v, want ErrNotFound", err)
+	}
+}
+
+// TestCloseSessionKeepsWhatPolicyAllows: an end user's conversation held a
+// note, which users may not write; the rest is kept and the note counted,
+// rather than the whole session refused (and lost when it expires).
+func TestCloseSessionKeepsWhatPolicyAllows(t *testing.T) {
+	alice := memory.Principal{Tenant: "acme", Kind: memory.KindUser, ID: "alice"}
+	tests := []struct {
+		name    string
+		deny    func(memory.Principal, memory.NewMemory) bool
+		kept    []string // types written, in order
+		refused int
+		reason  string
+	}{
+		{"a note among them", func(_ memory.Principal, n memory.NewMemory) bool { return n.Type == memory.TypeSemantic },
+			[]string{memory.TypeProfile, memory.TypeEpisodic}, 1, ""},
+		{"nothing allowed", func(memory.Principal, memory.NewMemory) bool { return true }, nil, 3, ReasonRefused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, []memory.NewMemory{
+				{Type: memory.TypeSemantic, Kind: "note", Content: "Walrus Logistics is in Dalian"},
+				{Type: memory.TypeProfile, Kind: "preference", Key: "contact_channel", Content: "I prefer email"},
+			})
+			f.created.deny = tt.deny
+			ctx := context.Background()
+			if _, err := f.svc.AppendTurns(ctx, alice, "s-1", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+				{Role: memory.RoleUser, Content: "Remember that my company is Walrus Logistics in Dalian. I prefer email."},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := f.svc.CloseSession(ctx, alice, "s-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kept []string
+			for _, m := range res.Memories {
+				kept = append(kept, m.Type)
+			}
+			if !slices.Equal(kept, tt.kept) || res.Refused != tt.refused || res.Reason != tt.reason || len(f.sessions.finished) != 1 {
+				t.Errorf("close kept %v, refused %d, reason %q, finished %v; want %v, %d, %q and the session finished",
+					kept, res.Refused, res.Reason, f.sessions.finished, tt.kept, tt.refused, tt.reason)
+			}
+		})
 	}
 }
 
