@@ -325,15 +325,20 @@ func (s *Service) Key(ctx context.Context, p memory.Principal, id string) (Key, 
 // ChangeKey sets or clears a key's expiry, in force on every replica at once.
 func (s *Service) ChangeKey(ctx context.Context, p memory.Principal, id string, c KeyChange) (Key, error) {
 	var k Key
+	now := s.now().UTC()
 	err := s.act(ctx, p, "key.expiry", "key:"+id, nil, func() error {
-		if c.NoExpiry == (c.ExpiresAt != nil) {
+		switch {
+		case c.NoExpiry == (c.ExpiresAt != nil):
 			return memory.Invalid("expires_at", "give expires_at or no_expiry: true")
+		case c.ExpiresAt != nil && !c.ExpiresAt.After(now):
+			return memory.Invalid("expires_at", "must be in the future: revoke the key to stop it now")
 		}
 		cur, err := s.store.Key(ctx, p.Tenant, id)
 		if err != nil {
 			return err
 		}
-		if cur.RevokedAt != nil {
+		if !cur.worksAt(now) {
+			// A key that stopped stays stopped: issue a new one.
 			return ErrKeyInactive
 		}
 		if k, err = s.store.SetKeyExpiry(ctx, p.Tenant, id, utc(c.ExpiresAt)); err != nil {
