@@ -95,7 +95,7 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusConflict, "principal_exists", "a principal of that kind and id exists"
 	case errors.Is(err, identity.ErrKeyInactive):
 		return http.StatusConflict, "key_inactive", "the key is revoked, expired or rotated already"
-	case errors.Is(err, policyadmin.ErrUnknownGrantee):
+	case errors.Is(err, policyadmin.ErrUnknownGrantee), errors.Is(err, policyadmin.ErrUnknownSource):
 		return http.StatusUnprocessableEntity, "unknown_principal", err.Error()
 	case errors.Is(err, identity.ErrNoOwner):
 		return http.StatusUnprocessableEntity, "unknown_principal", "no principal of that kind and id: create it first (POST /v1/principals)"

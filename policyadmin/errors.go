@@ -11,6 +11,11 @@ import (
 // or an analyst would share nothing, silently.
 var ErrUnknownGrantee = errors.New("the grantee is no agent of this tenant: create it first (POST /v1/principals)")
 
+// ErrUnknownSource is a grant that shares the memories of an agent the
+// tenant does not have: a mistyped id would share nothing today, and the
+// memories of whoever registers that id later.
+var ErrUnknownSource = errors.New(`the source is no agent of this tenant: name an agent, or "*" for every author`)
+
 // Policy administration's own errors. Everything else it returns is one of
 // memory's shared sentinels (ErrNotFound, ErrForbidden, ErrUnavailable) or a
 // *memory.InvalidError, which the handlers already map.

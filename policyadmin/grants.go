@@ -40,7 +40,7 @@ func (s *Service) createGrant(ctx context.Context, p memory.Principal, n NewGran
 	if err != nil {
 		return memory.Grant{}, err
 	}
-	if err := s.knownGrantee(ctx, p.Tenant, g.Grantee); err != nil {
+	if err := s.knownAgents(ctx, p.Tenant, g, memory.Grant{}); err != nil {
 		return memory.Grant{}, err
 	}
 	if g, err = s.grants.CreateGrant(ctx, g); err != nil {
@@ -134,12 +134,8 @@ func (s *Service) updateGrant(ctx context.Context, p memory.Principal, id string
 	if err != nil {
 		return memory.Grant{}, err
 	}
-	// A grant whose agent was deleted since can still be narrowed or
-	// ended; only a new grantee must exist.
-	if g.Grantee != cur.Grantee {
-		if err := s.knownGrantee(ctx, p.Tenant, g.Grantee); err != nil {
-			return memory.Grant{}, err
-		}
+	if err := s.knownAgents(ctx, p.Tenant, g, cur); err != nil {
+		return memory.Grant{}, err
 	}
 	g.ID, g.CreatedAt = cur.ID, cur.CreatedAt
 	if g, err = s.grants.UpdateGrant(ctx, g); err != nil {
@@ -242,13 +238,44 @@ func (s *Service) ReloadGrants(ctx context.Context) error {
 	return s.authz.SetGrants(ctx, all)
 }
 
-// knownGrantee returns ErrUnknownGrantee unless the tenant has the agent.
-func (s *Service) knownGrantee(ctx context.Context, tenant, id string) error {
-	ok, err := s.agents.AgentExists(ctx, tenant, id)
-	if err == nil && !ok {
-		err = ErrUnknownGrantee
+// knownAgents returns ErrUnknownGrantee or ErrUnknownSource unless the
+// tenant has the agents g names ("*" aside). A grant whose agent was deleted
+// since can still be narrowed or ended: only what changes from cur must
+// exist.
+func (s *Service) knownAgents(ctx context.Context, tenant string, g, cur memory.Grant) error {
+	for _, c := range []struct {
+		id, was string
+		unknown error
+	}{{g.Grantee, cur.Grantee, ErrUnknownGrantee}, {g.Source, cur.Source, ErrUnknownSource}} {
+		if c.id == "*" || c.id == c.was {
+			continue
+		}
+		ok, err := s.agents.AgentExists(ctx, tenant, c.id)
+		if err == nil && !ok {
+			err = c.unknown
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return err
+	return nil
+}
+
+// MaxGrantKinds caps the kinds one grant names: every decision reads them.
+const MaxGrantKinds = 64
+
+// distinct returns xs without repeats, in order; nil stays nil.
+func distinct(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	if xs != nil && out == nil {
+		return []string{}
+	}
+	return out
 }
 
 func buildGrant(tenant string, n NewGrant, now time.Time) (memory.Grant, error) {
@@ -271,13 +298,16 @@ func buildGrant(tenant string, n NewGrant, now time.Time) (memory.Grant, error) 
 			return memory.Grant{}, memory.Invalid("types", "each must be one of "+strings.Join(memory.Types, ", "))
 		}
 	}
+	if len(n.Kinds) > MaxGrantKinds {
+		return memory.Grant{}, memory.Invalid("kinds", fmt.Sprintf("at most %d kinds", MaxGrantKinds))
+	}
 	for _, k := range n.Kinds {
 		if k == "" || len(k) > 64 {
 			return memory.Grant{}, memory.Invalid("kinds", "each kind is 1–64 bytes")
 		}
 	}
 	return memory.Grant{
-		ID: memory.NewID("grant"), Tenant: tenant, Grantee: n.Grantee, Source: n.Source, Types: n.Types,
-		Kinds: n.Kinds, MaxSensitivity: n.MaxSensitivity, ExpiresAt: n.ExpiresAt, CreatedAt: now,
+		ID: memory.NewID("grant"), Tenant: tenant, Grantee: n.Grantee, Source: n.Source, Types: distinct(n.Types),
+		Kinds: distinct(n.Kinds), MaxSensitivity: n.MaxSensitivity, ExpiresAt: n.ExpiresAt, CreatedAt: now,
 	}, nil
 }

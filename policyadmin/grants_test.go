@@ -3,6 +3,7 @@ package policyadmin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -43,6 +44,11 @@ func TestCreateGrantValidation(t *testing.T) {
 		{"expires now", func(n *NewGrant) { n.ExpiresAt = &now }, "expires_at"},
 		{"kind empty", func(n *NewGrant) { n.Kinds = []string{"order", ""} }, "kinds"},
 		{"kind too long", func(n *NewGrant) { n.Kinds = []string{strings.Repeat("k", 65)} }, "kinds"},
+		{"too many kinds", func(n *NewGrant) {
+			for i := range MaxGrantKinds + 1 {
+				n.Kinds = append(n.Kinds, fmt.Sprintf("k%d", i))
+			}
+		}, "kinds"},
 		{"source wildcard", func(n *NewGrant) { n.Source = "*" }, ""},
 		{"every type", func(n *NewGrant) { n.Types = memory.Types }, ""},
 		{"restricted", func(n *NewGrant) { n.MaxSensitivity = memory.SensitivityRestricted }, ""},
@@ -80,7 +86,8 @@ func TestCreateGrant(t *testing.T) {
 	f.grants.grants = []memory.Grant{existing}
 	expires := testNow.Add(24 * time.Hour)
 	n := validGrant()
-	n.Kinds, n.ExpiresAt = []string{"order"}, &expires
+	// Repeats say nothing more: the grant keeps each once.
+	n.Types, n.Kinds, n.ExpiresAt = []string{memory.TypeSemantic, memory.TypeSemantic}, []string{"order", "order"}, &expires
 
 	g, err := f.svc.CreateGrant(context.Background(), adminAcme, n)
 	if err != nil {
@@ -144,6 +151,27 @@ func TestGrantForAnUnknownAgent(t *testing.T) {
 	ghost := "ghost-bot"
 	if _, err := f.svc.UpdateGrant(context.Background(), adminAcme, g.ID, GrantChange{Grantee: &ghost}); !errors.Is(err, ErrUnknownGrantee) {
 		t.Errorf("giving the grant to an unknown agent: %v, want ErrUnknownGrantee", err)
+	}
+	if _, err := f.svc.UpdateGrant(context.Background(), adminAcme, g.ID, GrantChange{Source: &ghost}); !errors.Is(err, ErrUnknownSource) {
+		t.Errorf("sharing an unknown agent's memories: %v, want ErrUnknownSource", err)
+	}
+}
+
+// TestGrantOfAnUnknownSource: a grant shares the memories of a registered
+// agent or of every author ("*"); a mistyped id shares nothing today and
+// the memories of whoever registers it later, and a user's id is no agent.
+func TestGrantOfAnUnknownSource(t *testing.T) {
+	for _, source := range []string{"suport-bot", "alice", "user:alice", "globex-bot"} {
+		f := newFixture(t)
+		f.agents["globex"] = []string{"globex-bot"}
+		n := validGrant()
+		n.Source = source
+		if _, err := f.svc.CreateGrant(context.Background(), adminAcme, n); !errors.Is(err, ErrUnknownSource) {
+			t.Errorf("grant of %s: %v, want ErrUnknownSource", source, err)
+		}
+		if len(f.grants.grants) != 0 {
+			t.Errorf("grant of %s was stored", source)
+		}
 	}
 }
 

@@ -335,7 +335,7 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, c *caller, err erro
 		status, v.Title, v.Message = http.StatusConflict, "Conflict", "It changed meanwhile: reload and try again."
 	case errors.Is(err, memory.ErrUnavailable):
 		status, v.Title, v.Message = http.StatusServiceUnavailable, "Unavailable", "A store does not answer; try again shortly."
-	case errors.Is(err, policyadmin.ErrUnknownGrantee):
+	case errors.Is(err, policyadmin.ErrUnknownGrantee), errors.Is(err, policyadmin.ErrUnknownSource):
 		status, v.Title, v.Message = http.StatusUnprocessableEntity, "Rejected", err.Error()
 	default:
 		var rejected *policyadmin.PolicyRejectedError
