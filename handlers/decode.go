@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -53,7 +54,54 @@ func decodeStrict(body []byte, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return &badRequest{"bad_json", "unexpected data after the JSON value"}
 	}
+	if k := duplicateKey(body); k != "" {
+		return &badRequest{"bad_json", fmt.Sprintf("field %q appears twice in one object", k)}
+	}
 	return nil
+}
+
+// duplicateKey returns a key that one object of the JSON text names twice,
+// compared without case as encoding/json matches fields, or "". Decoding
+// keeps the last of them silently, so that {"user_id":"bob","user_id":
+// "alice"} would be about alice to Mneme and about bob to whatever read the
+// body before it.
+func duplicateKey(body []byte) string {
+	type level struct {
+		keys    map[string]bool // nil in an array
+		wantKey bool
+	}
+	var stack []*level
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if top != nil && top.keys != nil {
+			if top.wantKey {
+				k, _ := tok.(string)
+				if top.keys[strings.ToLower(k)] {
+					return k
+				}
+				top.keys[strings.ToLower(k)] = true
+			}
+			top.wantKey = !top.wantKey
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &level{keys: map[string]bool{}, wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, &level{})
+		}
+	}
 }
 
 func jsonError(err error) error {

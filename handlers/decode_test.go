@@ -1,0 +1,42 @@
+package handlers
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestDecodeStrictRefusesRepeatedKeys(t *testing.T) {
+	type turn struct {
+		Role string `json:"role"`
+	}
+	type body struct {
+		UserID string            `json:"user_id"`
+		Turns  []turn            `json:"turns"`
+		Labels map[string]string `json:"labels"`
+	}
+	tests := []struct {
+		name, json, dup string // dup "" = accepted
+	}{
+		{"one of each", `{"user_id":"bob","turns":[{"role":"user"},{"role":"user"}],"labels":{"a":"1","b":"2"}}`, ""},
+		{"the same key in sibling objects", `{"turns":[{"role":"user"},{"role":"assistant"}]}`, ""},
+		{"a key inside and outside a nested object", `{"labels":{"user_id":"x"},"user_id":"bob"}`, ""},
+		{"twice at the top", `{"user_id":"bob","user_id":"alice"}`, "user_id"},
+		{"twice in another case", `{"user_id":"bob","USER_ID":"alice"}`, "USER_ID"},
+		{"twice after a nested value", `{"turns":[{"role":"user"}],"labels":{},"turns":[]}`, "turns"},
+		{"twice in an object in an array", `{"turns":[{"role":"user","role":"system"}]}`, "role"},
+		{"twice in a map", `{"labels":{"a":"1","a":"2"}}`, "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v body
+			err := decodeStrict([]byte(tt.json), &v)
+			var bad *badRequest
+			switch {
+			case tt.dup == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.dup != "" && (!errors.As(err, &bad) || bad.code != "bad_json" || duplicateKey([]byte(tt.json)) != tt.dup):
+				t.Errorf("err = %v, repeated key %q; want bad_json on %q", err, duplicateKey([]byte(tt.json)), tt.dup)
+			}
+		})
+	}
+}
