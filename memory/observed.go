@@ -19,11 +19,13 @@ var ErrBackdate = fmt.Errorf("%w: only admins and imports may backdate observed_
 // created and updated then. Never in the future; further back than the
 // skew only for admins.
 func observed(p Principal, at *time.Time, now time.Time, m Memory) (Memory, error) {
-	if at == nil || at.IsZero() {
+	if at == nil {
 		return m, nil
 	}
 	t := at.UTC()
 	switch {
+	case t.Year() < 1970: // the zero time, or a slip of the keyboard
+		return Memory{}, Invalid("observed_at", "must be a time after 1970")
 	case t.After(now.Add(ObservedSkew)):
 		return Memory{}, Invalid("observed_at", "must not be in the future")
 	case t.Before(now.Add(-ObservedSkew)) && p.Kind != KindAdmin:

@@ -24,6 +24,9 @@ func TestObservedAt(t *testing.T) {
 		{name: "an admin may backdate", p: adminAcme, at: at(-400 * 24 * time.Hour), want: testNow.Add(-400 * 24 * time.Hour)},
 		{name: "never in the future", p: adminAcme, at: at(time.Hour),
 			wantErr: func(err error) bool { var inv *InvalidError; return errors.As(err, &inv) && inv.Field == "observed_at" }},
+		// An explicit zero time is no time: not ignored as if absent.
+		{name: "the zero time", p: adminAcme, at: &time.Time{},
+			wantErr: func(err error) bool { var inv *InvalidError; return errors.As(err, &inv) && inv.Field == "observed_at" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

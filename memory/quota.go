@@ -25,24 +25,23 @@ func (e *QuotaError) Error() string {
 
 // admit asks the quota, if any, for room for ms.
 func (s *Service) admit(ctx context.Context, tenant string, ms []Memory) error {
-	if s.quota == nil || len(ms) == 0 {
-		return nil
-	}
-	var chars int64
-	for _, m := range ms {
-		chars += int64(utf8.RuneCountInString(m.Content))
-	}
-	return s.quota.Admit(ctx, tenant, int64(len(ms)), chars)
+	return s.admitContents(ctx, tenant, len(ms), func(i int) string { return ms[i].Content })
 }
 
 // admitNew is admit for memories as a client sent them.
 func (s *Service) admitNew(ctx context.Context, tenant string, in []NewMemory) error {
-	if s.quota == nil || len(in) == 0 {
+	return s.admitContents(ctx, tenant, len(in), func(i int) string { return in[i].Content })
+}
+
+// admitContents asks the quota, if any, for room for n memories whose
+// contents are content(0) … content(n-1).
+func (s *Service) admitContents(ctx context.Context, tenant string, n int, content func(int) string) error {
+	if s.quota == nil || n == 0 {
 		return nil
 	}
 	var chars int64
-	for _, n := range in {
-		chars += int64(utf8.RuneCountInString(n.Content))
+	for i := range n {
+		chars += int64(utf8.RuneCountInString(content(i)))
 	}
-	return s.quota.Admit(ctx, tenant, int64(len(in)), chars)
+	return s.quota.Admit(ctx, tenant, int64(n), chars)
 }
