@@ -43,6 +43,11 @@ func (a *api) readBody(c *gin.Context) ([]byte, error) {
 // decodeStrict decodes exactly one JSON value into v, rejecting unknown
 // fields and trailing data.
 func decodeStrict(body []byte, v any) error {
+	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+		// Decoding null changes nothing: PUT settings would have answered
+		// as if its request had been read.
+		return &badRequest{"bad_json", "the request body is null: send a JSON object"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -26,6 +26,10 @@ func TestDecodeStrictRefusesRepeatedKeys(t *testing.T) {
 		{"twice in an object in an array", `{"turns":[{"role":"user","role":"system"}]}`, "role"},
 		{"twice in a map", `{"labels":{"a":"1","a":"2"}}`, "a"},
 	}
+	var v body
+	if err := decodeStrict([]byte(" null\n"), &v); err == nil {
+		t.Error("a body of null was read as a request")
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var v body

@@ -574,6 +574,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "put settings", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: "secret"})
 	expectResponse(t, "put a bad setting", r, http.StatusBadRequest, "invalid_argument")
+	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy/settings", []byte("null"))
+	expectResponse(t, "put settings of null", r, http.StatusBadRequest, "bad_json")
 	r = f.Do(t, "alice", "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityRestricted})
 	expectResponse(t, "put settings as a user", r, http.StatusForbidden, "forbidden")
 	r = f.Do(t, apptest.Admin, "GET", "/v1/users/alice/export", nil)

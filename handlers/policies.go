@@ -133,6 +133,9 @@ func (a *api) rollbackPolicy(c *gin.Context) error {
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
+	if req.Revision != nil && *req.Revision < 0 {
+		return memory.Invalid("revision", "must be a revision number: 0 or more")
+	}
 	st, err := a.admin.RollbackPolicy(c.Request.Context(), principalOf(c), req.Revision)
 	if err != nil {
 		return err

@@ -83,6 +83,8 @@ func exercisePolicyRoutes(t *testing.T, f *apptest.Fixture) {
 	expectResponse(t, "replay a draft that does not parse", r, http.StatusUnprocessableEntity, policyadmin.RejectParse)
 	r = f.Do(t, apptest.Admin, "POST", "/v1/policy/revisions/"+num(n)+"/activate", nil)
 	expectResponse(t, "activate", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/policy/rollback", map[string]any{"revision": -1})
+	expectResponse(t, "rollback to a negative revision", r, http.StatusBadRequest, "invalid_argument")
 	r = f.Do(t, apptest.Admin, "POST", "/v1/policy/rollback", map[string]any{})
 	expectResponse(t, "rollback", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "GET", "/v1/decisions?result=allow&action=read&limit=5&since="+time.Now().UTC().Add(-time.Hour).Format(time.RFC3339), nil)
