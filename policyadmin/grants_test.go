@@ -121,21 +121,34 @@ func TestCreateGrant(t *testing.T) {
 	}
 }
 
-// TestGrantForAnUnknownAgent: a grant names a registered agent of the
-// tenant as grantee; a mistyped id, a user, or another tenant's agent
-// could never use it. An existing grant whose agent was deleted can still
-// be narrowed, but not be given to an unknown agent.
+// TestGrantForAnUnknownAgent: a grant names registered agents of the
+// tenant as grantee and source (or "*" as source); a mistyped id, a user,
+// or another tenant's agent could never use it, and as a source would share
+// the memories of whoever registers that id later. An existing grant whose
+// agent was deleted can still be narrowed, but not be given to, or share
+// the memories of, an unknown agent.
 func TestGrantForAnUnknownAgent(t *testing.T) {
-	for _, grantee := range []string{"biling-bot", "alice", "globex-bot"} {
+	for _, tt := range []struct {
+		grantee, source string
+		want            error
+	}{
+		{"biling-bot", "support-bot", ErrUnknownGrantee},
+		{"alice", "support-bot", ErrUnknownGrantee},
+		{"globex-bot", "support-bot", ErrUnknownGrantee},
+		{"billing-bot", "suport-bot", ErrUnknownSource},
+		{"billing-bot", "alice", ErrUnknownSource},
+		{"billing-bot", "user:alice", ErrUnknownSource},
+		{"billing-bot", "globex-bot", ErrUnknownSource},
+	} {
 		f := newFixture(t)
 		f.agents["globex"] = []string{"globex-bot"}
 		n := validGrant()
-		n.Grantee = grantee
-		if _, err := f.svc.CreateGrant(context.Background(), adminAcme, n); !errors.Is(err, ErrUnknownGrantee) {
-			t.Errorf("grant to %s: %v, want ErrUnknownGrantee", grantee, err)
+		n.Grantee, n.Source = tt.grantee, tt.source
+		if _, err := f.svc.CreateGrant(context.Background(), adminAcme, n); !errors.Is(err, tt.want) {
+			t.Errorf("grant to %s of %s: %v, want %v", tt.grantee, tt.source, err, tt.want)
 		}
 		if len(f.grants.grants) != 0 {
-			t.Errorf("grant to %s was stored", grantee)
+			t.Errorf("grant to %s of %s was stored", tt.grantee, tt.source)
 		}
 	}
 	f := newFixture(t)
@@ -154,24 +167,6 @@ func TestGrantForAnUnknownAgent(t *testing.T) {
 	}
 	if _, err := f.svc.UpdateGrant(context.Background(), adminAcme, g.ID, GrantChange{Source: &ghost}); !errors.Is(err, ErrUnknownSource) {
 		t.Errorf("sharing an unknown agent's memories: %v, want ErrUnknownSource", err)
-	}
-}
-
-// TestGrantOfAnUnknownSource: a grant shares the memories of a registered
-// agent or of every author ("*"); a mistyped id shares nothing today and
-// the memories of whoever registers it later, and a user's id is no agent.
-func TestGrantOfAnUnknownSource(t *testing.T) {
-	for _, source := range []string{"suport-bot", "alice", "user:alice", "globex-bot"} {
-		f := newFixture(t)
-		f.agents["globex"] = []string{"globex-bot"}
-		n := validGrant()
-		n.Source = source
-		if _, err := f.svc.CreateGrant(context.Background(), adminAcme, n); !errors.Is(err, ErrUnknownSource) {
-			t.Errorf("grant of %s: %v, want ErrUnknownSource", source, err)
-		}
-		if len(f.grants.grants) != 0 {
-			t.Errorf("grant of %s was stored", source)
-		}
 	}
 }
 
