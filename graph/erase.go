@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,21 @@ func (s *Store) EraseMemories(ctx context.Context, tenant string, ids []string, 
 		return out, nil
 	}
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
+		// The nodes the memories link to are locked first, in the order a
+		// write takes them (lockBatch), then the memories. A version
+		// written since the caller read the chain would outlive the erase
+		// of those before it: refuse, so that the caller reads it again.
+		params := map[string]any{"tenant": tenant, "ids": ids}
+		ms, err := readAll(ctx, tx, cypherEraseTargets, params, memoryOf)
+		if err != nil || len(ms) == 0 {
+			return err
+		}
+		if err := lockBatch(ctx, tx, tenant, ms); err != nil {
+			return err
+		}
+		if newer, err := count(ctx, tx, cypherNewerVersions, params); err != nil || newer > 0 {
+			return cmp.Or(err, fmt.Errorf("%w: a new version of the memory was written meanwhile: read it again", memory.ErrConflict))
+		}
 		out, err = eraseMemories(ctx, tx, tenant, "", ids, t)
 		return err
 	})
@@ -232,11 +247,9 @@ func splitFenced(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		fences[users[uf.ref]] = uf.fence
 	}
 	kept := make([]memory.Memory, 0, len(ms))
+	f.refused = map[int]memory.Written{}
 	for i, m := range ms {
 		if fence, ok := fences[m.UserID]; ok && m.QueueSeq > 0 && m.QueueSeq <= fence {
-			if f.refused == nil {
-				f.refused = map[int]memory.Written{}
-			}
 			f.refused[i] = memory.Written{Memory: m, Outcome: memory.OutcomeErased}
 			continue
 		}

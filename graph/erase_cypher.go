@@ -41,6 +41,17 @@ RETURN u.erasing IS NOT NULL AS erasing`
 	// first takes each memory's lock and looks again: of two erases of one
 	// memory at once, the second then finds it gone and counts nothing,
 	// where it counted it out of its tally a second time.
+	// cypherNewerVersions locks the memories an erase was asked for, then
+	// counts the versions that supersede them and are not among them.
+	cypherNewerVersions = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IN $ids
+SET m._lock = true REMOVE m._lock
+WITH collect(m) AS locked
+RETURN COUNT { MATCH (n:Memory {tenant: $tenant})-[:SUPERSEDES]->(o) WHERE o IN locked AND NOT n.id IN $ids } AS n`
+
+	// cypherEraseTargets reads the memories an erase was asked for, with
+	// the nodes they link to, which the erase locks first.
+	cypherEraseTargets = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IN $ids RETURN ` + memoryProjectionLean
+
 	cypherEraseMemories = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IN $ids
 WITH m, m.id AS id SET m._erasing = true
 WITH m WHERE EXISTS { MATCH (:Memory {tenant: $tenant, id: id}) }

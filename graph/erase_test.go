@@ -119,6 +119,64 @@ func TestEraseMemories(t *testing.T) {
 	}
 }
 
+// TestEraseMemoriesAfterANewVersion: an erase asked for the versions the
+// caller read is refused when a version was written since (an update racing
+// the delete), and leaves everything; the new version would otherwise stay,
+// active, with the content the caller meant to erase.
+func TestEraseMemoriesAfterANewVersion(t *testing.T) {
+	s := testStore(t)
+	ctx := testCtx(t)
+	tenant := testenv.Tenant(t)
+	v1 := newMemory(tenant, "u1", "a private note")
+	if _, err := s.CreateMemories(ctx, []memory.Memory{v1}); err != nil {
+		t.Fatal(err)
+	}
+	v2 := newMemory(tenant, "u1", "a private note")
+	if _, err := s.ReplaceMemory(ctx, tenant, v1.ID, 0, v2); err != nil {
+		t.Fatal(err)
+	}
+	ts := memory.Tombstone{At: time.Now(), By: "agent:bot", Reason: "deleted through the API"}
+	if got, err := s.EraseMemories(ctx, tenant, []string{v1.ID}, ts); !errors.Is(err, memory.ErrConflict) || got != (memory.GraphErased{}) {
+		t.Errorf("erasing the old version alone = %+v, %v; want a conflict", got, err)
+	}
+	for _, id := range []string{v1.ID, v2.ID} {
+		if _, err := s.GetMemory(ctx, tenant, id); err != nil {
+			t.Errorf("after the refused erase, %s: %v", id, err)
+		}
+	}
+	if got, err := s.EraseMemories(ctx, tenant, []string{v2.ID, v1.ID}, ts); err != nil || got.Memories != 2 {
+		t.Errorf("erasing the chain = %+v, %v; want both versions", got, err)
+	}
+}
+
+// TestEraseRacingANewVersion: an erase and an update of one memory at
+// once: either the update comes first and the erase is refused, or the
+// erase does and the update finds nothing; never both done, which left the
+// new version behind.
+func TestEraseRacingANewVersion(t *testing.T) {
+	s := testStore(t)
+	ctx := testCtx(t)
+	tenant := testenv.Tenant(t)
+	ts := memory.Tombstone{At: time.Now(), By: "agent:bot", Reason: "deleted through the API"}
+	for round := range 20 {
+		v1 := newMemory(tenant, "u1", fmt.Sprintf("a private note %d", round))
+		if _, err := s.CreateMemories(ctx, []memory.Memory{v1}); err != nil {
+			t.Fatal(err)
+		}
+		var replaceErr, eraseErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { _, replaceErr = s.ReplaceMemory(ctx, tenant, v1.ID, 0, newMemory(tenant, "u1", v1.Content)) })
+		wg.Go(func() { _, eraseErr = s.EraseMemories(ctx, tenant, []string{v1.ID}, ts) })
+		wg.Wait()
+		switch {
+		case replaceErr == nil && eraseErr == nil:
+			t.Fatalf("round %d: the update and the erase both succeeded", round)
+		case replaceErr == nil && !errors.Is(eraseErr, memory.ErrConflict), eraseErr == nil && !errors.Is(replaceErr, memory.ErrNotFound):
+			t.Fatalf("round %d: update %v, erase %v", round, replaceErr, eraseErr)
+		}
+	}
+}
+
 // TestQueuedWritesOfAnErasedUser: after an erase with a fence, a queued
 // memory numbered at or below it is refused and leaves no trace, while one
 // numbered above it (accepted after the erase), a write that was not queued,

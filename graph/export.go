@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -40,10 +41,7 @@ func (s *Store) ExportUser(ctx context.Context, tenant, userID string) (export.G
 
 func decodeTombstone(v any) export.Tombstone {
 	p, _ := v.(map[string]any)
-	kind := str(p["kind"])
-	if kind == "" {
-		kind = export.TombstoneMemory
-	}
+	kind := cmp.Or(str(p["kind"]), export.TombstoneMemory)
 	return export.Tombstone{
 		ID: str(p["id"]), Kind: kind, DeletedAt: timeOf(p["deleted_at"]), By: str(p["by"]), Reason: str(p["reason"]),
 	}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -78,9 +79,7 @@ func (s *Store) ListMemories(ctx context.Context, scope memory.Scope, q memory.L
 // memory.ErrConflict). next keeps prev's user and key, gets version
 // prev.version+1 and a SUPERSEDES edge to prev, which becomes superseded.
 func (s *Store) ReplaceMemory(ctx context.Context, tenant, prevID string, expectVersion int, next memory.Memory) (memory.Memory, error) {
-	if next.Tenant == "" {
-		next.Tenant = tenant
-	}
+	next.Tenant = cmp.Or(next.Tenant, tenant)
 	if next.Tenant != tenant {
 		return memory.Memory{}, memory.Invalid("tenant", "the new version must belong to the tenant of the old one")
 	}

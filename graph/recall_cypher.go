@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
@@ -258,10 +259,7 @@ func recallFilters(scope memory.Scope, q memory.SearchQuery, erasing bool) (stri
 	orNull("to", !q.To.IsZero(), q.To.UTC())
 	orNull("in_session", q.SessionID != "", q.SessionID)
 	list := func(xs []string) []string { return append([]string{}, withoutEmpty(xs)...) }
-	sl := q.Slots
-	if sl == nil {
-		sl = &memory.Slots{}
-	}
+	sl := cmp.Or(q.Slots, &memory.Slots{})
 	orNull("slot_keys", q.Slots != nil, list(sl.Keys))
 	orNull("slot_kinds", q.Slots != nil, list(sl.Kinds))
 	orNull("slot_types", q.Slots != nil, list(sl.Types))

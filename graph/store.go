@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -95,18 +96,12 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 // New returns a Store over an existing driver, which the caller keeps owning:
 // Close does not close it.
 func New(driver neo4j.DriverWithContext, opts Options) *Store {
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
+	// Zero or less is the default.
+	opts.Timeout, opts.EraseBatch = cmp.Or(max(opts.Timeout, 0), DefaultTimeout), cmp.Or(max(opts.EraseBatch, 0), DefaultEraseBatch)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.EraseBatch <= 0 {
-		opts.EraseBatch = DefaultEraseBatch
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	return &Store{
 		driver: driver, db: opts.Database, now: opts.Now, eraseBatch: opts.EraseBatch, log: opts.Logger,
 		tx: neo.NewRunner(driver, opts.Database, opts.Timeout),
