@@ -47,11 +47,14 @@ var detectors = []struct {
 	{KindHealth, findHealthTerms},
 }
 
-// Scan returns the findings of text, without overlaps, in text order.
+// Scan returns the findings of text, without overlaps, in text order. The
+// detectors read text with full-width forms folded and invisible characters
+// dropped (see view); the spans are the text's.
 func Scan(text string) []Finding {
+	v := newView(text)
 	var out []Finding
 	for _, d := range detectors {
-		for _, span := range d.find(text) {
+		for _, span := range d.find(v.text) {
 			f := Finding{Kind: d.kind, Start: span[0], End: span[1]}
 			if !slices.ContainsFunc(out, f.overlaps) {
 				out = append(out, f)
@@ -59,6 +62,9 @@ func Scan(text string) []Finding {
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return a.Start - b.Start })
+	for i, f := range out {
+		out[i].Start, out[i].End = v.span(f.Start, f.End)
+	}
 	return out
 }
 

@@ -77,6 +77,17 @@ func TestScan(t *testing.T) {
 		{"health zh pregnancy", "她怀孕了，下个月休假", []string{"health"}, "怀孕"},
 		{"no health", "Alice prefers short answers and ships to Berlin", nil, ""},
 		{"no health zh", "用户喜欢简短的回答", nil, ""},
+		// Full-width forms (as Chinese input methods type them) and
+		// invisible characters between the characters of a value.
+		{"full-width cn id", "身份证号 １１０１０５１９４９１２３１００２Ｘ 已核验", []string{"cn_id"}, "１１０１０５１９４９１２３１００２Ｘ"},
+		{"cn id with zero-width spaces", "ID 110105\u200b19491231\u200b002X", []string{"cn_id"}, "19491231"},
+		{"full-width mobile", "call １３８１２３４５６７８ after 6pm", []string{"phone"}, "１３８１２３４５６７８"},
+		{"full-width email", "邮箱 ａｌｉｃｅ＠ｅｘａｍｐｌｅ．ｃｏｍ", []string{"email"}, "ａｌｉｃｅ＠ｅｘａｍｐｌｅ"},
+		{"card with zero-width spaces", "card 4111\u200b1111\u200b1111\u200b1111 expires", []string{"bank_card"}, "1111\u200b1111"},
+		{"password with a zero-width joiner", "her wifi pass\u200dword is Tr0ub4dor&3", []string{"password"}, "Tr0ub4dor&3"},
+		{"full-width password", "her ｐａｓｓｗｏｒｄ is Tr0ub4dor&3", []string{"password"}, "Tr0ub4dor&3"},
+		{"aws key with a zero-width space", "AWS key AKIA\u200bIOSFODNN7EXAMPLE in the config", []string{"secret"}, "IOSFODNN7EXAMPLE"},
+		{"full-width prose", "Ａｌｉｃｅ prefers ｓｈｏｒｔ answers", nil, ""},
 		// Several at once.
 		{"mixed", "Alice: 13812345678, alice@example.com, card 4111 1111 1111 1111", []string{"bank_card", "email", "phone"}, "4111 1111 1111 1111"},
 	}
@@ -145,6 +156,17 @@ func TestValidCard(t *testing.T) {
 		if got := guard.ValidCard(tc.digits); got != tc.want {
 			t.Errorf("ValidCard(%q) = %v, want %v", tc.digits, got, tc.want)
 		}
+	}
+}
+
+// TestRedactKeepsTheText: a value found in its full-width form is masked
+// where it stands, and the text around it, full-width or not, stays as
+// written.
+func TestRedactKeepsTheText(t *testing.T) {
+	text := "Ａｌｉｃｅ：call １３８\u200b１２３４５６７８ after ６ｐｍ"
+	got := guard.Redact(text, guard.Scan(text), guard.Kinds)
+	if want := "Ａｌｉｃｅ：call [REDACTED:phone] after ６ｐｍ"; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
 	}
 }
 
