@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -112,7 +113,10 @@ func duplicateKey(body []byte) string {
 func jsonError(err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var when *time.ParseError
 	switch {
+	case errors.As(err, &when):
+		return &badRequest{"bad_json", fmt.Sprintf("%q is no RFC 3339 time such as 2026-03-01T00:00:00Z", when.Value)}
 	case errors.As(err, &syntax):
 		return &badRequest{"bad_json", fmt.Sprintf("malformed JSON at byte %d", syntax.Offset)}
 	case errors.As(err, &typ):

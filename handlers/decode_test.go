@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecodeStrictRefusesRepeatedKeys(t *testing.T) {
@@ -29,6 +31,12 @@ func TestDecodeStrictRefusesRepeatedKeys(t *testing.T) {
 	var v body
 	if err := decodeStrict([]byte(" null\n"), &v); err == nil {
 		t.Error("a body of null was read as a request")
+	}
+	var when struct {
+		At time.Time `json:"at"`
+	}
+	if err := decodeStrict([]byte(`{"at":"tomorrow"}`), &when); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
+		t.Errorf("a time that is none: %v, want it named as no RFC 3339 time", err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

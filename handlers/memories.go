@@ -167,8 +167,9 @@ func timeParam(c *gin.Context, name string) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, memory.Invalid(name, "must be an RFC 3339 time such as 2026-03-01T00:00:00Z")
+	if err != nil || t.Year() < 1970 {
+		// The zero time would read as no bound at all.
+		return time.Time{}, memory.Invalid(name, "must be an RFC 3339 time after 1970, such as 2026-03-01T00:00:00Z")
 	}
 	return t, nil
 }

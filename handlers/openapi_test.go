@@ -454,6 +454,10 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "list page 2", r, http.StatusOK)
 	r = f.Do(t, bot, "GET", "/v1/memories?user_id=alice&type=semantic&kind=preference", nil)
 	expectResponse(t, "list by type and kind", r, http.StatusOK)
+	r = f.Do(t, bot, "GET", "/v1/memories?user_id=alice&to=0001-01-01T00:00:00Z", nil)
+	expectResponse(t, "list up to the year 1, which would read as no bound", r, http.StatusBadRequest, "invalid_argument")
+	r = f.Do(t, apptest.Admin, "GET", "/v1/audit?since=1969-12-31T23:59:59Z", nil)
+	expectResponse(t, "audit since before 1970", r, http.StatusBadRequest, "invalid_argument")
 
 	// Update with the current version, then with a stale one.
 	r = f.Do(t, bot, "PATCH", "/v1/memories/"+first.ID,

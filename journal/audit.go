@@ -103,7 +103,7 @@ func (a *Audit) Events(ctx context.Context, tenant string, q memory.AuditQuery) 
 		limit = memory.DefaultAuditLimit
 	}
 	start := "-"
-	if !q.Since.IsZero() {
+	if q.Since.UnixMilli() > 0 { // a stream id is never before 1970
 		start = strconv.FormatInt(q.Since.UnixMilli(), 10)
 	}
 	out := []memory.AuditEvent{}

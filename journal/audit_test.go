@@ -48,6 +48,8 @@ func TestAuditTrail(t *testing.T) {
 			{"by action", memory.AuditQuery{Action: "user.erase"}, []memory.AuditEvent{all[3]}},
 			{"by action prefix", memory.AuditQuery{Action: "key."}, []memory.AuditEvent{all[1]}},
 			{"limit", memory.AuditQuery{Limit: 2}, []memory.AuditEvent{all[4], all[3]}},
+			// No stream id is older: it was a store error.
+			{"since before 1970", memory.AuditQuery{Since: time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC)}, []memory.AuditEvent{all[4], all[3], all[2], all[1]}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
