@@ -9,18 +9,16 @@ const (
 CREATE (g:Grant {tenant: $tenant, id: $id})
 SET g += $props`
 
-	// The grant is matched first so that a missing one changes nothing.
-	cypherDeleteGrant = `MATCH (g:Grant {tenant: $tenant, id: $id})
-WITH g
-` + mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
-DELETE g
-RETURN count(*) AS changed`
+	// The grant is looked for under the policy state's lock, so that of
+	// concurrent changes the later ones see what the earlier did (a grant
+	// deleted meanwhile is no grant); a missing one changes nothing.
+	cypherDeleteGrant = mergePolicyState + `WITH st OPTIONAL MATCH (g:Grant {tenant: $tenant, id: $id})
+FOREACH (_ IN CASE WHEN g IS NULL THEN [] ELSE [1] END | SET st.grant_revision = st.grant_revision + 1 DELETE g)
+RETURN CASE WHEN g IS NULL THEN 0 ELSE 1 END AS changed`
 
-	cypherUpdateGrant = `MATCH (g:Grant {tenant: $tenant, id: $id})
-WITH g
-` + mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
-SET g = $props
-RETURN count(*) AS changed`
+	cypherUpdateGrant = mergePolicyState + `WITH st OPTIONAL MATCH (g:Grant {tenant: $tenant, id: $id})
+FOREACH (_ IN CASE WHEN g IS NULL THEN [] ELSE [1] END | SET st.grant_revision = st.grant_revision + 1, g = $props)
+RETURN CASE WHEN g IS NULL THEN 0 ELSE 1 END AS changed`
 
 	cypherPutGrant = mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
 MERGE (g:Grant {tenant: $tenant, id: $id})

@@ -139,4 +139,26 @@ func TestGrantChangesBumpRevision(t *testing.T) {
 	if diff := cmp.Diff([]memory.Grant{want}, gs); diff != "" {
 		t.Errorf("grants (-want +got):\n%s", diff)
 	}
+
+	// Of concurrent deletes of one grant, one deletes it and the others
+	// find nothing: each used to answer done, and bump the revision.
+	before := rev()
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.DeleteGrant(ctx, tenant, g.ID) })
+	}
+	wg.Wait()
+	done := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			done++
+		case !errors.Is(err, memory.ErrNotFound):
+			t.Errorf("concurrent delete: %v", err)
+		}
+	}
+	if done != 1 || rev() != before+1 {
+		t.Errorf("concurrent deletes: %d done, revision %d after %d; want one, one revision more", done, rev(), before)
+	}
 }
