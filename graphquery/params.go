@@ -113,8 +113,9 @@ func number(v url.Values, name string) (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, memory.Invalid(name, "must be a whole number")
+	if err != nil || n < 1 {
+		// Given as 0, it would read as not given: the default.
+		return 0, memory.Invalid(name, "must be a positive whole number")
 	}
 	return n, nil
 }

@@ -55,6 +55,7 @@ func exerciseGraph(t *testing.T, f *apptest.Fixture) {
 		expectResponse(t, step.name, f.Do(t, a, "GET", step.path, nil), http.StatusOK)
 	}
 	expectResponse(t, "graph hops past the limit", f.Do(t, a, "GET", "/v1/graph/neighbourhood?from=entity:lianhua-trading&hops=4", nil), http.StatusUnprocessableEntity, "limit_exceeded")
+	expectResponse(t, "graph limit of 0, which would read as the default", f.Do(t, a, "GET", "/v1/graph/neighbourhood?from=entity:lianhua-trading&limit=0", nil), http.StatusBadRequest, "invalid_argument")
 	expectResponse(t, "graph from without a label", f.Do(t, a, "GET", "/v1/graph/neighbourhood?from=lianhua-trading", nil), http.StatusBadRequest, "invalid_argument")
 	expectResponse(t, "graph unknown entity", f.Do(t, a, "GET", "/v1/graph/co-mentions?entity=nobody", nil), http.StatusNotFound, "not_found")
 	expectResponse(t, "graph as an agent", f.Do(t, "order-bot", "GET", "/v1/graph/aggregates?by=type", nil), http.StatusForbidden, "forbidden")
