@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -39,12 +40,12 @@ func (s *Store) ListGrants(ctx context.Context, tenant string) ([]memory.Grant, 
 		cypher, params = cypherListAllGrants, nil
 	}
 	var out []memory.Grant
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) (err error) {
 		out, err = readAll(ctx, tx, cypher, params, column("grant", decodeGrant))
 		return err
 	})
-	return out, err
+	// A grant deleted while it was read comes back with no properties.
+	return slices.DeleteFunc(out, func(g memory.Grant) bool { return g.ID == "" }), err
 }
 
 // DeleteGrant removes a grant, or returns memory.ErrNotFound.
