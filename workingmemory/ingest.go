@@ -167,9 +167,9 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 	return results, nil
 }
 
-// authorized keeps what policy lets p write of found as of at, as
-// createAllowed does for a synchronous write; when it allows none, the error
-// is ErrForbidden.
+// authorized keeps what policy lets p write of found as of at (the whole
+// batch is asked first: usually policy allows it all); when it allows none,
+// the error is ErrForbidden.
 func (s *Service) authorized(ctx context.Context, p memory.Principal, found []memory.NewMemory, at time.Time) ([]memory.NewMemory, error) {
 	err := s.memories.AuthorizeWrites(ctx, p, found, at)
 	if !errors.Is(err, memory.ErrForbidden) {

@@ -121,31 +121,19 @@ func (s *Service) EndSession(ctx context.Context, sess memory.Session) (memory.C
 // nothing is the result of turns with nothing worth remembering.
 var nothing = memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonNothingWorthRemembering}
 
-// createAllowed writes what the extractor found as p, all at once. When
-// policy lets p write some of it and not the rest (an end user writes
-// profile and episodic memories, not notes), it writes each on its own and
-// keeps what policy allows rather than lose the conversation; the result
-// counts what it left out.
+// createAllowed writes what the extractor found as p. When policy lets p
+// write some of it and not the rest (an end user writes profile and
+// episodic memories, not notes), it writes what policy allows rather than
+// lose the conversation, and counts what it left out.
 func (s *Service) createAllowed(ctx context.Context, p memory.Principal, found []memory.NewMemory) (memory.IngestResult, error) {
-	ms, err := s.memories.Create(ctx, p, found)
-	if !errors.Is(err, memory.ErrForbidden) {
-		return memory.IngestResult{Memories: ms}, err
+	kept, err := s.authorized(ctx, p, found, s.now().UTC())
+	if errors.Is(err, memory.ErrForbidden) {
+		return memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonRefused, Refused: len(found)}, nil
+	} else if err != nil {
+		return memory.IngestResult{}, err
 	}
-	res := memory.IngestResult{Memories: []memory.Memory{}}
-	for _, n := range found {
-		m, err := s.memories.Create(ctx, p, []memory.NewMemory{n})
-		if errors.Is(err, memory.ErrForbidden) {
-			res.Refused++
-			continue
-		} else if err != nil {
-			return memory.IngestResult{}, err
-		}
-		res.Memories = append(res.Memories, m...)
-	}
-	if len(res.Memories) == 0 {
-		res.Reason = ReasonRefused
-	}
-	return res, nil
+	ms, err := s.memories.Create(ctx, p, kept)
+	return memory.IngestResult{Memories: ms, Refused: len(found) - len(kept)}, err
 }
 
 // sessionRecord is the episodic memory of a conversation: its time, its
