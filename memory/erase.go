@@ -165,6 +165,9 @@ func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r
 	g, err := s.forget.EraseMemories(ctx, p.Tenant, ids, Tombstone{
 		At: now, By: p.Kind + ":" + p.ID, Reason: reason, UserRef: UserTombstoneID(p.Tenant, m.UserID),
 	})
+	if err == nil && g.Memories == 0 {
+		err = ErrNotFound // a concurrent delete erased it first
+	}
 	if err != nil {
 		return Receipt{}, err
 	}

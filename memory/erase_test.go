@@ -274,3 +274,16 @@ func TestEraseUserForgetsTheName(t *testing.T) {
 		t.Errorf("forgotten (-want +got):\n%s", diff)
 	}
 }
+
+// TestDeleteErasedMeanwhile: of concurrent deletes of one memory, those
+// that find nothing left to erase answer not found, as a delete afterwards
+// does, rather than a receipt of zeros.
+func TestDeleteErasedMeanwhile(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	m := stored("mem_1", "Alice prefers tea.")
+	f.store.memories[m.ID] = m
+	f.store.erasedMeanwhile = true
+	if _, err := f.svc.Delete(context.Background(), agentSupport, m.ID, ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("delete of a memory erased meanwhile: %v, want ErrNotFound", err)
+	}
+}

@@ -43,6 +43,9 @@ type fakeStore struct {
 	deleted     []deleteCall
 	erasedUsers []deleteCall
 	deleteErr   error
+	// erasedMeanwhile makes EraseMemories find nothing left: a concurrent
+	// delete erased it first.
+	erasedMeanwhile bool
 
 	vector, fullText           []Hit
 	vectorErr, fullTextErr     error
@@ -211,6 +214,9 @@ func (f *fakeStore) EraseMemories(_ context.Context, tenant string, ids []string
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deleted = append(f.deleted, deleteCall{Tenant: tenant, IDs: ids, By: t.By, Reason: t.Reason})
+	if f.erasedMeanwhile {
+		return GraphErased{}, f.deleteErr
+	}
 	return GraphErased{Memories: int64(len(ids))}, f.deleteErr
 }
 
