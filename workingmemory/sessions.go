@@ -126,13 +126,18 @@ var nothing = memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonNot
 // episodic memories, not notes), it writes what policy allows rather than
 // lose the conversation, and counts what it left out.
 func (s *Service) createAllowed(ctx context.Context, p memory.Principal, found []memory.NewMemory) (memory.IngestResult, error) {
+	// Usually policy allows it all: one write, decided once.
+	ms, err := s.memories.Create(ctx, p, found)
+	if !errors.Is(err, memory.ErrForbidden) {
+		return memory.IngestResult{Memories: ms}, err
+	}
 	kept, err := s.authorized(ctx, p, found, s.now().UTC())
 	if errors.Is(err, memory.ErrForbidden) {
 		return memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonRefused, Refused: len(found)}, nil
 	} else if err != nil {
 		return memory.IngestResult{}, err
 	}
-	ms, err := s.memories.Create(ctx, p, kept)
+	ms, err = s.memories.Create(ctx, p, kept)
 	return memory.IngestResult{Memories: ms, Refused: len(found) - len(kept)}, err
 }
 
