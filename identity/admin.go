@@ -135,11 +135,11 @@ func validPrincipal(n NewPrincipal) error {
 	return validFields(n.Kind, n.Team, n.Roles, n.Name)
 }
 
-// validID reports whether id can name a principal of kind. "user:" and a
+// validID reports whether a valid name id can name a principal of kind. "user:" and a
 // user id is the author of what users write themselves: an agent by that
 // name would write as the user.
 func validID(kind, id string) bool {
-	return memory.ValidName(id) && !(kind == memory.KindAgent && strings.HasPrefix(id, "user:"))
+	return !(kind == memory.KindAgent && strings.HasPrefix(id, "user:"))
 }
 
 // validFields checks what a principal of kind may have: a team (agents), a

@@ -103,7 +103,7 @@ func (m ClaimMapping) Principal(claim func(name string) (any, bool)) (memory.Pri
 	if p.ID, err = str(idClaim); err != nil {
 		return memory.Principal{}, err
 	}
-	if !validID(p.Kind, p.ID) {
+	if !memory.ValidName(p.ID) || !validID(p.Kind, p.ID) {
 		return memory.Principal{}, fmt.Errorf("%w: token claim %q is not a valid principal id", memory.ErrUnauthenticated, idClaim)
 	}
 	if m.Roles != "" {
