@@ -25,7 +25,12 @@ var filterProperty = map[string]string{
 	"status":      "coalesce(m.status, '')",
 	"scope":       "coalesce(m.scope, 'user')",
 	"scope_id":    "coalesce(m.scope_id, '')",
+	"author":      cypherAuthor,
 }
+
+// cypherAuthor is memory.Resource.Author of the memory bound to m, which
+// follows from its ids and is not stored.
+const cypherAuthor = "CASE WHEN m.user_id <> '' AND m.agent_id = 'user:' + m.user_id THEN 'user' ELSE 'agent' END"
 
 // filterPredicate turns a policy filter into a Cypher predicate over the
 // memory bound to m, with every value a parameter named pN. The text holds

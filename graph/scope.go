@@ -73,6 +73,10 @@ func policyPredicate(s memory.Scope) (string, map[string]any) {
 			ands = append(ands, "coalesce(m.scope_id, '') IN $"+p+"scope_ids")
 			params[p+"scope_ids"] = c.ScopeIDs
 		}
+		if len(c.Authors) > 0 {
+			ands = append(ands, cypherAuthor+" IN $"+p+"authors")
+			params[p+"authors"] = c.Authors
+		}
 		if c.MaxSensitivity != "" {
 			ands = append(ands, "m.sens_rank <= $"+p+"rank")
 			params[p+"rank"] = memory.SensitivityRank(c.MaxSensitivity) // -1 when unknown: matches nothing

@@ -17,9 +17,7 @@ import (
 
 // Config says how to reach Neo4j. An empty User means no authentication.
 type Config struct {
-	URI      string
-	User     string
-	Password string
+	URI, User, Password string
 	// Database is the database name; "" uses the server's default.
 	Database string
 	// Timeout bounds each store call, as Options.Timeout; 0 means

@@ -269,6 +269,9 @@ func classFields(s memory.Scope) []string {
 			if c.MaxSensitivity != "" {
 				set["sensitivity"] = true
 			}
+			if len(c.Authors) > 0 {
+				set["author"] = true
+			}
 		}
 	}
 	out := make([]string, 0, len(set))

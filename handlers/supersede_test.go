@@ -99,3 +99,43 @@ func TestConcurrentWritersOfOneKeyKeepOneChain(t *testing.T) {
 	_, err = admin.Update(t.Context(), head.ID, n-1, client.UpdateRequest{Importance: ptrTo(0.9)})
 	wantAPIError(t, "update with a stale If-Match", err, http.StatusConflict, "conflict")
 }
+
+// TestAgentsKnowWhatTheUserSaid: a user restating what an agent wrote about
+// them supersedes the agent's version, at once (their own word waits for no
+// second observation), and every agent recalls the user's word in its place.
+// Agents read it; they may not change or delete it, and other users never
+// see it.
+func TestAgentsKnowWhatTheUserSaid(t *testing.T) {
+	f := apptest.Start(t)
+	byBot := write(t, f, "support-bot", client.NewMemory{
+		UserID: "bob", Type: client.TypeProfile, Kind: "contact", Key: "contact_channel",
+		Content: "Bob wants to be contacted by email during working hours.",
+	})
+	said := write(t, f, "bob", client.NewMemory{
+		UserID: "bob", Type: client.TypeProfile, Kind: "preference", Key: "contact_channel",
+		Content: "From now on, reach me on WeChat instead of email.",
+	})
+	if said.AgentID != "user:bob" || said.Status != client.StatusActive || said.Supersedes != byBot.ID {
+		t.Fatalf("bob's word stored by %s as %s superseding %q; want user:bob, active, superseding %s", said.AgentID, said.Status, said.Supersedes, byBot.ID)
+	}
+	for _, agent := range []string{"support-bot", "order-bot"} {
+		got := recalledIDs(recall(t, f, agent, client.RecallRequest{UserID: "bob", Query: "How does Bob want to be contacted?"}))
+		if !has(got, said.ID) || has(got, byBot.ID) {
+			t.Errorf("%s recalls %v: want bob's word %s, not the superseded %s", agent, got, said.ID, byBot.ID)
+		}
+		c := f.Client(t, agent)
+		if _, err := c.Get(t.Context(), said.ID); err != nil {
+			t.Errorf("%s reads bob's word: %v", agent, err)
+		}
+		faxes := "Bob wants faxes."
+		if _, err := c.Update(t.Context(), said.ID, 0, client.UpdateRequest{Content: &faxes}); client.Code(err) != "forbidden" {
+			t.Errorf("%s changes bob's word: %v, want forbidden", agent, err)
+		}
+		if _, err := c.Delete(t.Context(), said.ID); client.Code(err) != "forbidden" {
+			t.Errorf("%s deletes bob's word: %v, want forbidden", agent, err)
+		}
+	}
+	if _, err := f.Client(t, "alice").Get(t.Context(), said.ID); client.Code(err) != "not_found" {
+		t.Errorf("alice reads bob's word: %v, want not_found", err)
+	}
+}

@@ -31,9 +31,8 @@ type Forgetter interface {
 // Tombstone is what stays of an erased memory or user: who erased it, when
 // and why, never what it said.
 type Tombstone struct {
-	At     time.Time
-	By     string
-	Reason string
+	At         time.Time
+	By, Reason string
 	// UserRef names an erased user in its tombstone, and the user an erased
 	// memory was about in the memory's; see UserTombstoneID.
 	UserRef string
@@ -65,9 +64,7 @@ const OutcomeErased = "erased"
 
 // GraphErased counts what an erase removed from the graph.
 type GraphErased struct {
-	Memories int64
-	Entities int64
-	Sessions int64
+	Memories, Entities, Sessions int64
 	// Users counts the User node and the Agent node the user wrote their
 	// own memories as, if any.
 	Users int64

@@ -40,8 +40,7 @@ var (
 
 // InvalidError is bad input from a client; Field names what was wrong.
 type InvalidError struct {
-	Field  string
-	Reason string
+	Field, Reason string
 }
 
 func (e *InvalidError) Error() string {

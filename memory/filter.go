@@ -34,7 +34,7 @@ const (
 
 // FilterFields are the Resource fields a Filter may compare, by JSON name.
 // Store and policy engine accept no other.
-var FilterFields = []string{"tenant", "id", "user_id", "agent_id", "type", "kind", "sensitivity", "status", "scope", "scope_id"}
+var FilterFields = []string{"tenant", "id", "user_id", "agent_id", "type", "kind", "sensitivity", "status", "scope", "scope_id", "author"}
 
 // IsFalse reports whether f is the constant false, which matches nothing.
 func (f Filter) IsFalse() bool { return f.Op == FilterFalse }

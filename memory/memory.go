@@ -174,14 +174,28 @@ type Resource struct {
 	Status      string `json:"status,omitempty"`
 	Scope       string `json:"scope,omitempty"` // "" counts as ScopeUser
 	ScopeID     string `json:"scope_id,omitempty"`
+	// Author is AuthorUser when the user the memory is about wrote it
+	// (agent_id "user:" + user_id), else AuthorAgent; it follows from the
+	// two ids, so stores compute it rather than keep it.
+	Author string `json:"author,omitempty"`
 }
+
+// Authors of a memory, as Resource.Author names them.
+const (
+	AuthorUser  = "user"
+	AuthorAgent = "agent"
+)
 
 // ResourceOf returns the policy view of m.
 func ResourceOf(m Memory) Resource {
+	author := AuthorAgent
+	if m.UserID != "" && m.AgentID == "user:"+m.UserID {
+		author = AuthorUser
+	}
 	return Resource{
 		Tenant: m.Tenant, ID: m.ID, UserID: m.UserID, AgentID: m.AgentID,
 		Type: m.Type, Kind: m.Kind, Sensitivity: m.Sensitivity, Status: m.Status,
-		Scope: ScopeOf(m), ScopeID: m.ScopeID,
+		Scope: ScopeOf(m), ScopeID: m.ScopeID, Author: author,
 	}
 }
 
@@ -215,6 +229,7 @@ type Clause struct {
 	// Scopes and ScopeIDs match a memory's scope ("" as ScopeUser) and id.
 	Scopes   []string `json:"scopes,omitempty"`
 	ScopeIDs []string `json:"scope_ids,omitempty"`
+	Authors  []string `json:"authors,omitempty"` // Resource.Author in these
 }
 
 // Empty reports whether the scope can match nothing.

@@ -56,9 +56,10 @@ type WriteRules struct {
 	Thresholds map[string]int
 }
 
-// threshold returns how many distinct sessions must observe m.
+// threshold returns how many distinct sessions must observe m. What users
+// say about themselves needs saying once: they are no guess.
 func (r WriteRules) threshold(m Memory) int {
-	if m.Type != TypeProfile {
+	if m.Type != TypeProfile || ResourceOf(m).Author == AuthorUser {
 		return 1
 	}
 	return max(r.Thresholds[m.Kind], 1)
@@ -75,9 +76,14 @@ func (r WriteRules) asCandidate(m Memory) Memory {
 
 // activateAt returns after how many distinct sessions a candidate target
 // becomes active when m reinforces it; 0 never. Inferences wait for the
-// user whatever the count.
+// user whatever the count; the user saying it themselves activates any.
 func (r WriteRules) activateAt(m, target Memory) int {
-	if target.Status != StatusCandidate || m.Source == SourceInferred || target.Source == SourceInferred {
+	switch {
+	case target.Status != StatusCandidate || m.Source == SourceInferred:
+		return 0
+	case ResourceOf(m).Author == AuthorUser:
+		return 1
+	case target.Source == SourceInferred:
 		return 0
 	}
 	return r.threshold(target)

@@ -34,6 +34,7 @@ func withValidFrom(t time.Time) func(*Memory) {
 }
 func withPreference(m *Memory) { m.Type, m.Kind = TypeProfile, "preference" }
 func inferred(m *Memory)       { m.Source = SourceInferred }
+func saidByUser(m *Memory)     { m.AgentID = "user:" + m.UserID }
 func ofUser(u string) func(*Memory) {
 	return func(m *Memory) { m.UserID = u }
 }
@@ -264,6 +265,24 @@ func TestPlanBatch(t *testing.T) {
 			}(),
 		},
 		{
+			name:  "a preference the user states themselves is active at once",
+			ms:    []Memory{planned("m1", "I like aisle seats.", withPreference, saidByUser)},
+			rules: dedup,
+			want: func() WritePlan {
+				m := planned("m1", "I like aisle seats.", withPreference, saidByUser)
+				return WritePlan{N: 1, Written: []Written{created(m)}, Create: []Memory{m}}
+			}(),
+		},
+		{
+			name:  "an inference stays a candidate whoever sends it",
+			ms:    []Memory{planned("m1", "I may be vegetarian.", inferred, saidByUser)},
+			rules: dedup,
+			want: func() WritePlan {
+				m := planned("m1", "I may be vegetarian.", inferred, saidByUser, withStatus(StatusCandidate))
+				return WritePlan{N: 1, Written: []Written{created(m)}, Create: []Memory{m}}
+			}(),
+		},
+		{
 			name:  "a profile kind without a threshold is active at once",
 			ms:    []Memory{planned("m1", "Alice is left-handed.", func(m *Memory) { m.Type, m.Kind = TypeProfile, "trait" })},
 			rules: dedup,
@@ -304,6 +323,23 @@ func TestPlanBatch(t *testing.T) {
 			rules:   dedup,
 			want: WritePlan{N: 1, Written: []Written{reinforced(as(planned("s1", "Alice likes window seats.", withPreference, inferred), StatusCandidate))},
 				ReinforceStored: []Repeat{repeatOfAt(0, planned("m1", "Alice likes window seats.", withPreference), "s1", 0)}},
+		},
+
+		{
+			name:    "the user repeating a candidate activates it at once",
+			ms:      []Memory{planned("m1", "Alice likes window seats.", withPreference, saidByUser)},
+			similar: [][]Hit{{{Memory: candidatePref, Score: 0.99}}},
+			rules:   dedup,
+			want: WritePlan{N: 1, Written: []Written{reinforced(candidatePref)},
+				ReinforceStored: []Repeat{repeatOfAt(0, planned("m1", "Alice likes window seats.", withPreference, saidByUser), "s1", 1)}},
+		},
+		{
+			name:    "the user repeating an agent's inference activates it too",
+			ms:      []Memory{planned("m1", "Alice likes window seats.", withPreference, saidByUser)},
+			similar: [][]Hit{{{Memory: as(planned("s1", "Alice likes window seats.", withPreference, inferred), StatusCandidate), Score: 0.99}}},
+			rules:   dedup,
+			want: WritePlan{N: 1, Written: []Written{reinforced(as(planned("s1", "Alice likes window seats.", withPreference, inferred), StatusCandidate))},
+				ReinforceStored: []Repeat{repeatOfAt(0, planned("m1", "Alice likes window seats.", withPreference, saidByUser), "s1", 1)}},
 		},
 
 		// Segment boundaries.

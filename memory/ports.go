@@ -33,17 +33,13 @@ type Store interface {
 
 // ListQuery filters a listing. Zero values mean "no filter".
 type ListQuery struct {
-	UserID string
-	Type   string
-	Kind   string
-	Status string
-	From   time.Time // created_at >= From
-	To     time.Time // created_at < To
+	UserID, Type, Kind, Status string
+	From                       time.Time // created_at >= From
+	To                         time.Time // created_at < To
 	// AgentID keeps the memories that agent wrote; Text those whose content
 	// contains it, ignoring case.
-	AgentID string
-	Text    string
-	Shared  bool // only shared knowledge: scope tenant, team or agent
+	AgentID, Text string
+	Shared        bool // only shared knowledge: scope tenant, team or agent
 	// After is a cursor: only memories strictly older than it, by
 	// (created_at, id) descending.
 	After *Cursor
@@ -59,13 +55,12 @@ type Cursor struct {
 // SearchQuery asks for the memories of one user nearest to a query. Zero
 // filters mean "no filter".
 type SearchQuery struct {
-	UserID    string
-	Text      string    // full-text: raw user text, escaped by the store
-	Embedding []float32 // vector
-	Types     []string
-	Kinds     []string
-	From, To  time.Time // created_at in [From, To)
-	SessionID string    // only memories written in this session
+	UserID       string
+	Text         string    // full-text: raw user text, escaped by the store
+	Embedding    []float32 // vector
+	Types, Kinds []string
+	From, To     time.Time // created_at in [From, To)
+	SessionID    string    // only memories written in this session
 	// Slots, when set, keeps only the memories whose key, kind or type it
 	// lists (any of the three): what a question about the user asks for.
 	Slots *Slots

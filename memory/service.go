@@ -413,18 +413,13 @@ func (s *Service) Get(ctx context.Context, p Principal, id string) (Memory, erro
 
 // ListRequest filters a listing; the cursor comes from a previous Page.
 type ListRequest struct {
-	UserID string
-	Type   string
-	Kind   string
-	Status string
-	From   time.Time
-	To     time.Time
+	UserID, Type, Kind, Status string
+	From, To                   time.Time
 	// Agent and Text: see ListQuery's AgentID and Text.
-	Agent  string
-	Text   string
-	Shared bool // see ListQuery's Shared
-	Cursor string
-	Limit  int
+	Agent, Text string
+	Shared      bool // see ListQuery's Shared
+	Cursor      string
+	Limit       int
 }
 
 // Page is one page of a listing.

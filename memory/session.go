@@ -74,5 +74,5 @@ const KindSession = "session"
 // SessionResource is the policy view of a session: an episodic memory of
 // its user written by its owner, as its record will be.
 func SessionResource(tenant, userID, agentID string) Resource {
-	return Resource{Tenant: tenant, UserID: userID, AgentID: agentID, Type: TypeEpisodic, Kind: KindSession, Sensitivity: SensitivityInternal}
+	return ResourceOf(Memory{Tenant: tenant, UserID: userID, AgentID: agentID, Type: TypeEpisodic, Kind: KindSession, Sensitivity: SensitivityInternal})
 }

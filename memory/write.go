@@ -250,11 +250,10 @@ type DedupWrite struct {
 
 // SimilarQuery asks for a user's memories nearest to an embedding.
 type SimilarQuery struct {
-	UserID    string
-	Type      string
-	Embedding []float32
-	Statuses  []string
-	Limit     int
+	UserID, Type string
+	Embedding    []float32
+	Statuses     []string
+	Limit        int
 }
 
 // Reinforcement is one more observation of a stored memory.

@@ -297,7 +297,20 @@ func TestInputShape(t *testing.T) {
 				"action": "read",
 				"resource": {"tenant": "acme", "id": "m1", "user_id": "u1", "agent_id": "order-bot",
 					"type": "episodic", "kind": "order", "sensitivity": "internal", "status": "active",
-					"scope": "user", "scope_id": ""},
+					"scope": "user", "scope_id": "", "author": "agent"},
+				"context": {"now": "2025-06-01T12:00:00Z"}
+			}`,
+		},
+		{
+			name: "what a user said about themselves",
+			p:    memory.Principal{Tenant: "acme", Kind: "agent", ID: "order-bot"},
+			r:    memory.Resource{Tenant: "acme", ID: "m2", UserID: "u1", AgentID: "user:u1", Type: "profile", Sensitivity: "internal", Status: "active"},
+			want: `{
+				"principal": {"tenant": "acme", "kind": "agent", "id": "order-bot", "roles": [], "team": ""},
+				"action": "read",
+				"resource": {"tenant": "acme", "id": "m2", "user_id": "u1", "agent_id": "user:u1",
+					"type": "profile", "kind": "", "sensitivity": "internal", "status": "active",
+					"scope": "user", "scope_id": "", "author": "user"},
 				"context": {"now": "2025-06-01T12:00:00Z"}
 			}`,
 		},
@@ -307,7 +320,7 @@ func TestInputShape(t *testing.T) {
 				"principal": {"tenant": "", "kind": "", "id": "", "roles": [], "team": ""},
 				"action": "read",
 				"resource": {"tenant": "", "id": "", "user_id": "", "agent_id": "",
-					"type": "", "kind": "", "sensitivity": "", "status": "", "scope": "user", "scope_id": ""},
+					"type": "", "kind": "", "sensitivity": "", "status": "", "scope": "user", "scope_id": "", "author": "agent"},
 				"context": {"now": "2025-06-01T12:00:00Z"}
 			}`,
 		},

@@ -62,6 +62,8 @@ func resourceField(r memory.Resource, name string) (string, bool) {
 		return scopeOf(r), true
 	case "scope_id":
 		return r.ScopeID, true
+	case "author":
+		return authorOf(r), true
 	}
 	return "", false
 }
@@ -109,6 +111,8 @@ func resourceWith(field, v string) memory.Resource {
 		r.Scope = v
 	case "scope_id":
 		r.ScopeID = v
+	case "author":
+		r.Author = v
 	}
 	return r
 }

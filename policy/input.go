@@ -52,7 +52,16 @@ func resourceTerm(r memory.Resource) *ast.Term {
 		item("status", ast.StringTerm(r.Status)),
 		item("scope", ast.StringTerm(scopeOf(r))),
 		item("scope_id", ast.StringTerm(r.ScopeID)),
+		item("author", ast.StringTerm(authorOf(r))),
 	)
+}
+
+// authorOf is r's author as policy sees it: when unset, what its ids say.
+func authorOf(r memory.Resource) string {
+	if r.Author == "" {
+		return memory.ResourceOf(memory.Memory{UserID: r.UserID, AgentID: r.AgentID}).Author
+	}
+	return r.Author
 }
 
 // scopeOf is r's scope as policy sees it: a memory about a user when unset.

@@ -45,8 +45,8 @@ func Matches(s memory.Scope, r memory.Resource) bool {
 
 // ClauseMatches reports whether r matches every non-empty field of c: user_id
 // equal, agent_id in agent_ids, type in types, kind in kinds, sensitivity
-// among SensitivitiesUpTo(max_sensitivity), scope in scopes and scope_id in
-// scope_ids. It ignores the tenant.
+// among SensitivitiesUpTo(max_sensitivity), scope in scopes, scope_id in
+// scope_ids and author in authors. It ignores the tenant.
 func ClauseMatches(c memory.Clause, r memory.Resource) bool {
 	switch {
 	case c.UserID != "" && r.UserID != c.UserID:
@@ -62,6 +62,8 @@ func ClauseMatches(c memory.Clause, r memory.Resource) bool {
 	case len(c.Scopes) > 0 && !slices.Contains(c.Scopes, scopeOf(r)):
 		return false
 	case len(c.ScopeIDs) > 0 && !slices.Contains(c.ScopeIDs, r.ScopeID):
+		return false
+	case len(c.Authors) > 0 && !slices.Contains(c.Authors, authorOf(r)):
 		return false
 	}
 	return true

@@ -176,7 +176,9 @@ func genGrants(rng *rand.Rand) []memory.Grant {
 func universe(tenant string, rng *rand.Rand) []memory.Resource {
 	var out []memory.Resource
 	for _, user := range []string{"u1", "u2"} {
-		for _, agent := range []string{"a1", "a2", ""} {
+		// "user:u1" wrote its memories about u1 themselves; about u2 it is
+		// an author id an admin chose.
+		for _, agent := range []string{"a1", "a2", "", "user:u1"} {
 			for _, typ := range append(memory.Types, "weird") {
 				for _, kind := range []string{"", "order", "pref"} {
 					for _, sens := range append(memory.Sensitivities, "secret") {
@@ -217,6 +219,8 @@ func TestMatches(t *testing.T) {
 		{"ceiling equal", memory.Clause{MaxSensitivity: "internal"}, true},
 		{"ceiling below", memory.Clause{MaxSensitivity: "public"}, false},
 		{"unknown ceiling", memory.Clause{MaxSensitivity: "secret"}, false},
+		{"author, from the ids", memory.Clause{Authors: []string{memory.AuthorAgent}}, true},
+		{"other author", memory.Clause{Authors: []string{memory.AuthorUser}}, false},
 		{"all fields", memory.Clause{UserID: "u1", AgentIDs: []string{"a1"}, Types: []string{"episodic"}, Kinds: []string{"order"}, MaxSensitivity: "restricted"}, true},
 	}
 	for _, tc := range tests {
@@ -261,6 +265,7 @@ func TestClauseScope(t *testing.T) {
 		{"agent with grants", support, "u1", memory.Scope{Tenant: "acme", Clauses: []memory.Clause{
 			{UserID: "u1", AgentIDs: []string{"order-bot"}, Types: []string{"episodic"}, MaxSensitivity: "internal", Scopes: []string{"agent", "user"}},
 			{UserID: "u1", AgentIDs: []string{"support-bot"}, MaxSensitivity: "restricted"},
+			{UserID: "u1", MaxSensitivity: "restricted", Scopes: []string{"user"}, Authors: []string{"user"}},
 			{UserID: "u1", Types: []string{"episodic"}, Kinds: []string{"order"}, MaxSensitivity: "internal", Scopes: []string{"agent", "user"}},
 			{UserID: "u1", MaxSensitivity: "restricted", Scopes: []string{"agent"}, ScopeIDs: []string{"support-bot"}},
 			{UserID: "u1", MaxSensitivity: "restricted", Scopes: []string{"tenant"}},

@@ -8,7 +8,9 @@
 #   action:    read | write | delete | manage | confirm
 #   resource:  a memory's metadata, never its content:
 #              {tenant, id, user_id, agent_id, type, kind, sensitivity, status,
-#               scope: user|tenant|team|agent, scope_id}
+#               scope: user|tenant|team|agent, scope_id,
+#               author: "user" when the user it is about wrote it themselves
+#               (agent_id "user:" + user_id), else "agent"}
 #              (for manage, only tenant matters). A memory of scope user is
 #              about user_id; the others are knowledge shared in the tenant,
 #              a team (scope_id) or one agent (scope_id), about no user.
@@ -93,6 +95,16 @@ permits contains "agent reads its own memory" if {
 
 # An agent writes memories about any user of its tenant, as itself: the
 # memory's agent_id is the agent's id, never a parameter it may choose.
+# What users tell Mneme about themselves is for every agent that serves
+# them: a preference a user restated supersedes the agent's version of it,
+# and the agent must still know it.
+permits contains "agent reads what the user said about themselves" if {
+	input.principal.kind == "agent"
+	input.action == "read"
+	input.resource.author == "user"
+	object.get(input.resource, "scope", "user") == "user"
+}
+
 permits contains "agent writes its own memory" if {
 	input.principal.kind == "agent"
 	input.action == "write"

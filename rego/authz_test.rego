@@ -111,6 +111,22 @@ test_agent_does_not_read_other_agent_without_grant if {
 
 test_agent_does_not_read_memory_without_agent if not allowed(agent, "read", object.remove(mem({}), ["agent_id"]))
 
+# What u1 said about themselves, as package policy sends it.
+said := mem({"agent_id": "user:u1", "author": "user", "type": "profile", "kind": "preference", "sensitivity": "confidential"})
+
+test_agent_reads_what_the_user_said_about_themselves if {
+	reasons(agent, "read", said) == {"agent reads what the user said about themselves"}
+	not allowed(agent, "write", said)
+	not allowed(agent, "delete", said)
+	not allowed(agent, "confirm", said)
+}
+
+test_agent_does_not_read_an_author_id_of_that_form_alone if {
+	not allowed(agent, "read", object.union(said, {"author": "agent"}))
+	not allowed(agent, "read", object.remove(said, ["author"]))
+	not allowed(agent, "read", object.union(said, {"scope": "agent", "scope_id": "support-bot"}))
+}
+
 test_agent_writes_own_memory if allowed(agent, "write", mem({"user_id": "u9"}))
 
 test_agent_does_not_write_as_another_agent if not allowed(agent, "write", mem({"agent_id": "support-bot"}))

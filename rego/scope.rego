@@ -8,12 +8,12 @@
 # Output: scope, a set of clause objects with optional fields
 #
 #   {user_id, agent_ids: [...], types: [...], kinds: [...], max_sensitivity,
-#    scopes: [...], scope_ids: [...]}
+#    scopes: [...], scope_ids: [...], authors: [...]}
 #
 # A memory of the principal's tenant matches a clause when every present field
 # matches: user_id equal, agent_id in agent_ids, type in types, kind in kinds,
 # sensitivity known and ranked no higher than max_sensitivity, scope in
-# scopes, scope_id in scope_ids. Every clause
+# scopes, scope_id in scope_ids, author in authors. Every clause
 # carries max_sensitivity, so memories of unknown sensitivity match none. An
 # empty set matches nothing.
 #
@@ -51,6 +51,10 @@ clauses contains {"max_sensitivity": top_sensitivity} if {
 }
 
 clauses contains {"agent_ids": [input.principal.id], "max_sensitivity": top_sensitivity} if {
+	input.principal.kind == "agent"
+}
+
+clauses contains {"authors": ["user"], "scopes": ["user"], "max_sensitivity": top_sensitivity} if {
 	input.principal.kind == "agent"
 }
 

@@ -27,9 +27,11 @@ test_scope_admin if {
 	scope_of(admin, "u1", []) == {{"user_id": "u1", "max_sensitivity": "restricted"}}
 }
 
-# shared_clauses are the clauses of an agent without a team for the
-# knowledge shared with it: its own and the tenant's.
+# shared_clauses are the clauses of an agent without a team for what others
+# share with it: what users said about themselves, its own knowledge and the
+# tenant's.
 shared_clauses(id) := {
+	{"authors": ["user"], "scopes": ["user"], "max_sensitivity": "restricted"},
 	{"scopes": ["agent"], "scope_ids": [id], "max_sensitivity": "restricted"},
 	{"scopes": ["tenant"], "max_sensitivity": "restricted"},
 }
@@ -38,6 +40,7 @@ test_scope_agent_own if {
 	scope_of(agent, "", []) == {{"agent_ids": ["order-bot"], "max_sensitivity": "restricted"}} | shared_clauses("order-bot")
 	scope_of(agent, "u2", []) == {
 		{"user_id": "u2", "agent_ids": ["order-bot"], "max_sensitivity": "restricted"},
+		{"user_id": "u2", "authors": ["user"], "scopes": ["user"], "max_sensitivity": "restricted"},
 		{"user_id": "u2", "scopes": ["agent"], "scope_ids": ["order-bot"], "max_sensitivity": "restricted"},
 		{"user_id": "u2", "scopes": ["tenant"], "max_sensitivity": "restricted"},
 	}

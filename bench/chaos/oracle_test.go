@@ -31,6 +31,8 @@ func TestOracleAllowed(t *testing.T) {
 		{"user above the ceiling", user("u"), mem("u", "x", "episodic", "note", "confidential"), 0, 1, false},
 		{"user reads another", user("u"), mem("v", "x", "episodic", "note", "public"), 0, 1, false},
 		{"agent reads own", agent("a1"), mem("u", "a1", "semantic", "note", "restricted"), 0, 1, true},
+		{"agent reads what the user said", agent("a2"), mem("u", "user:u", "profile", "preference", "confidential"), 0, 1, true},
+		{"agent reads another user's word only by grant", agent("a2"), mem("v", "user:u", "profile", "preference", "internal"), 0, 1, false},
 		{"agent reads other's without grant", agent("a2"), mem("u", "a1", "episodic", "note", "internal"), 0, 1, false},
 		{"seed grant covers", agent("support-bot"), mem("u", "order-bot", "episodic", "order_status", "internal"), 0, 1, true},
 		{"seed grant: wrong kind", agent("support-bot"), mem("u", "order-bot", "episodic", "complaint", "internal"), 0, 1, false},

@@ -716,6 +716,10 @@ func testScopeFiltering(t *testing.T, s Store, f *fixture) {
 		{"b-int", "u1", "agent-b", memory.TypeEpisodic, "order_status", memory.SensitivityInternal},
 		{"b-restr", "u1", "agent-b", memory.TypeEpisodic, "budget", memory.SensitivityRestricted},
 		{"c-int", "u2", "agent-c", memory.TypeProfile, "preference", memory.SensitivityInternal},
+		// What u1 said about themselves, and an author id of that form on
+		// another user's memory, which only an admin can write.
+		{"u1-own", "u1", "user:u1", memory.TypeProfile, "stated", memory.SensitivityInternal},
+		{"u2-by-u1", "u2", "user:u1", memory.TypeProfile, "stated", memory.SensitivityInternal},
 	}
 	byName := map[string]string{}
 	var ms []memory.Memory
@@ -734,31 +738,39 @@ func testScopeFiltering(t *testing.T, s Store, f *fixture) {
 		slices.Sort(out)
 		return out
 	}
+	authorIs := func(a string) *memory.Filter {
+		return &memory.Filter{Op: memory.FilterEq, Field: "author", Values: []string{a}}
+	}
 	tests := []struct {
 		name    string
 		clauses []memory.Clause
 		want    []string
+		filter  *memory.Filter // when set, the scope's filter instead of its clauses
 	}{
-		{"empty scope", nil, nil},
-		{"all", []memory.Clause{{}}, names("a-pub", "a-conf", "b-int", "b-restr", "c-int")},
-		{"one agent", []memory.Clause{{AgentIDs: []string{"agent-a"}}}, names("a-pub", "a-conf")},
+		{"empty scope", nil, nil, nil},
+		{"all", []memory.Clause{{}}, names("a-pub", "a-conf", "b-int", "b-restr", "c-int", "u1-own", "u2-by-u1"), nil},
+		{"one agent", []memory.Clause{{AgentIDs: []string{"agent-a"}}}, names("a-pub", "a-conf"), nil},
 		{"a clause per agent", []memory.Clause{
 			{AgentIDs: []string{"agent-a"}, MaxSensitivity: memory.SensitivityPublic},
 			{AgentIDs: []string{"agent-b"}, Types: []string{memory.TypeEpisodic}, Kinds: []string{"order_status"}},
-		}, names("a-pub", "b-int")},
-		{"kinds", []memory.Clause{{Kinds: []string{"budget", "preference"}}}, names("a-pub", "a-conf", "b-restr", "c-int")},
-		{"sensitivity ceiling", []memory.Clause{{MaxSensitivity: memory.SensitivityInternal}}, names("a-pub", "b-int", "c-int")},
-		{"confidential ceiling", []memory.Clause{{MaxSensitivity: memory.SensitivityConfidential}}, names("a-pub", "a-conf", "b-int", "c-int")},
-		{"unknown ceiling admits nothing", []memory.Clause{{MaxSensitivity: "top-secret"}}, nil},
-		{"user", []memory.Clause{{UserID: "u2"}}, names("c-int")},
-		{"types", []memory.Clause{{Types: []string{memory.TypeSemantic, memory.TypeProfile}}}, names("a-pub", "a-conf", "c-int")},
+		}, names("a-pub", "b-int"), nil},
+		{"kinds", []memory.Clause{{Kinds: []string{"budget", "preference"}}}, names("a-pub", "a-conf", "b-restr", "c-int"), nil},
+		{"sensitivity ceiling", []memory.Clause{{MaxSensitivity: memory.SensitivityInternal}}, names("a-pub", "b-int", "c-int", "u1-own", "u2-by-u1"), nil},
+		{"confidential ceiling", []memory.Clause{{MaxSensitivity: memory.SensitivityConfidential}}, names("a-pub", "a-conf", "b-int", "c-int", "u1-own", "u2-by-u1"), nil},
+		{"unknown ceiling admits nothing", []memory.Clause{{MaxSensitivity: "top-secret"}}, nil, nil},
+		{"user", []memory.Clause{{UserID: "u2"}}, names("c-int", "u2-by-u1"), nil},
+		{"types", []memory.Clause{{Types: []string{memory.TypeSemantic, memory.TypeProfile}}}, names("a-pub", "a-conf", "c-int", "u1-own", "u2-by-u1"), nil},
 		{"every field", []memory.Clause{{UserID: "u1", AgentIDs: []string{"agent-b"}, Types: []string{memory.TypeEpisodic},
-			Kinds: []string{"budget"}, MaxSensitivity: memory.SensitivityRestricted}}, names("b-restr")},
-		{"disjoint clauses", []memory.Clause{{UserID: "u2"}, {AgentIDs: []string{"agent-a"}, Kinds: []string{"budget"}}}, names("a-conf", "c-int")},
+			Kinds: []string{"budget"}, MaxSensitivity: memory.SensitivityRestricted}}, names("b-restr"), nil},
+		{"disjoint clauses", []memory.Clause{{UserID: "u2"}, {AgentIDs: []string{"agent-a"}, Kinds: []string{"budget"}}}, names("a-conf", "c-int", "u2-by-u1"), nil},
+		{"the user's own word", []memory.Clause{{Authors: []string{memory.AuthorUser}}}, names("u1-own"), nil},
+		{"agents' memories", []memory.Clause{{Authors: []string{memory.AuthorAgent}}}, names("a-pub", "a-conf", "b-int", "b-restr", "c-int", "u2-by-u1"), nil},
+		{"the user's own word, filtered", nil, names("u1-own"), authorIs(memory.AuthorUser)},
+		{"agents' memories, filtered", nil, names("a-pub", "a-conf", "b-int", "b-restr", "c-int", "u2-by-u1"), authorIs(memory.AuthorAgent)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			scope := memory.Scope{Tenant: f.tenant, Clauses: tc.clauses}
+			scope := memory.Scope{Tenant: f.tenant, Clauses: tc.clauses, Filter: tc.filter}
 			got, err := s.ListMemories(ctx(t), scope, memory.ListQuery{})
 			if err != nil {
 				t.Fatalf("ListMemories: %v", err)

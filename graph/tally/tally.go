@@ -231,7 +231,7 @@ func scopeFields(s memory.Scope) []string {
 			for field, used := range map[string]bool{
 				"user_id": c.UserID != "", "agent_id": len(c.AgentIDs) > 0, "type": len(c.Types) > 0,
 				"kind": len(c.Kinds) > 0, "scope": len(c.Scopes) > 0, "scope_id": len(c.ScopeIDs) > 0,
-				"sensitivity": c.MaxSensitivity != "",
+				"sensitivity": c.MaxSensitivity != "", "author": len(c.Authors) > 0,
 			} {
 				if used {
 					seen[field] = true
