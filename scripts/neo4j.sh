@@ -172,6 +172,12 @@ start() {
   local dir="$1" pid port
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"
+  # A stop under way (another run's Ctrl-C, still writing its start-up
+  # cache) would hand this run a server about to go: wait for it to end.
+  local stopper
+  while stopper="$(cat "$dir/neo4j.stopping" 2>/dev/null)" && [[ "$stopper" =~ ^[0-9]+$ ]] && alive "$stopper"; do
+    sleep 0.2
+  done
   if pid="$(running_pid "$dir")"; then
     log "already running (pid $pid)"
     echo "bolt://127.0.0.1:$(cat "$dir/neo4j.port")"
@@ -269,6 +275,7 @@ stop() {
     log "$dir does not exist; nothing to stop"
     return 0
   fi
+  echo "$$" >"$dir/neo4j.stopping"
   if pid="$(running_pid "$dir")"; then
     kill_and_wait "$pid" "${NEO4J_STOP_TIMEOUT:-60}"
     log "stopped (pid $pid)"
@@ -276,7 +283,7 @@ stop() {
     log "not running"
   fi
   aot_keep "$dir"
-  rm -f "$dir/neo4j.pid" "$dir/neo4j.port"
+  rm -f "$dir/neo4j.pid" "$dir/neo4j.port" "$dir/neo4j.stopping"
 }
 
 usage() { die "usage: $0 start DIR | stop DIR | build"; }
