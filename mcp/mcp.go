@@ -79,7 +79,7 @@ func New(opts Options) (http.Handler, error) {
 	if err := t.register(server); err != nil {
 		return nil, err
 	}
-	return jsonErrors(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
+	return jsonErrors(noBatches(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: opts.MaxBody,
 		// The SDK refuses loopback requests with a foreign Host header, a
 		// guard for unauthenticated local servers against DNS rebinding.
@@ -87,7 +87,7 @@ func New(opts Options) (http.Handler, error) {
 		// not have, and a reverse proxy on the same host sends its public
 		// Host: it must not be refused.
 		DisableLocalhostProtection: true,
-	})), nil
+	}))), nil
 }
 
 // instructions tell a model what the tools are for and how recalled text is

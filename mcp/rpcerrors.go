@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,6 +27,36 @@ type rpcError struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// noBatches refuses JSON-RPC batches. MCP dropped them in 2025-06-18, and
+// the SDK still serves them to a client that names an older version: one
+// HTTP request, one take from the caller's rate limit, would carry any
+// number of tool calls.
+func noBatches(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		br := bufio.NewReader(r.Body)
+		for {
+			b, err := br.ReadByte()
+			if err != nil {
+				break
+			}
+			if b == ' ' || b == '\t' || b == '\n' || b == '\r' {
+				continue // JSON's own whitespace, which the SDK would skip too
+			}
+			if b == '[' {
+				http.Error(w, "batch requests are not supported: send one JSON-RPC message per request", http.StatusBadRequest)
+				return
+			}
+			_ = br.UnreadByte()
+			break
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{br, r.Body}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // jsonErrors answers, in JSON-RPC, every request that the SDK refuses with a
