@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -114,12 +115,24 @@ func (panicError) Error() string { return "handler panicked" }
 
 var errPanic error = panicError{}
 
+// strictQuery refuses a query string that does not parse. Go drops a pair
+// holding ';' or a bad escape, and every pair past the 10,000th, without a
+// word: a flag such as dry_run=true would read as not given.
+func (a *api) strictQuery(c *gin.Context) {
+	if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
+		a.fail(c, memory.Invalid("query", "is malformed: separate parameters with &, escape reserved characters as %XX, send at most 10,000"))
+		return
+	}
+	c.Next()
+}
+
 // authenticate resolves the API key to a principal. The key is the only
 // source of identity: tenant and ids in the request are parameters.
 func (a *api) authenticate(c *gin.Context) {
-	key, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
-	if !ok {
-		key = c.GetHeader("X-API-Key")
+	key := c.GetHeader("X-API-Key")
+	// The scheme's name is case-insensitive (RFC 9110).
+	if scheme, token, ok := strings.Cut(c.GetHeader("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		key = token
 	}
 	if key == "" {
 		a.fail(c, memory.ErrUnauthenticated)

@@ -147,7 +147,7 @@ func New(opts Options) (http.Handler, error) {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(a.requestID, a.traceRequest, a.observeRequest, a.accessLog, a.recoverPanic)
+	r.Use(a.requestID, a.traceRequest, a.observeRequest, a.accessLog, a.recoverPanic, a.strictQuery)
 	r.NoRoute(func(c *gin.Context) { a.fail(c, errRoute) })
 	r.NoMethod(func(c *gin.Context) { a.fail(c, errMethod) })
 
