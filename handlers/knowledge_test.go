@@ -270,3 +270,31 @@ func TestKnowledgeIDWithSlashes(t *testing.T) {
 		})
 	}
 }
+
+// TestKnowledgeImportRefusals: what the import cannot take is a 4xx with the
+// code that names it, never a 500 or a write that fails halfway: an id one
+// byte too long for its sections' source, HTML nested deeper than the
+// parser goes (as old word-processor HTML with unclosed tags is).
+func TestKnowledgeImportRefusals(t *testing.T) {
+	f := apptest.Start(t)
+	longest := strings.Repeat("d", 61)
+	if r, _ := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: longest, Content: "Shipping to Lhasa takes nine days."}); r.Status != http.StatusOK {
+		t.Errorf("the longest id: %d %s", r.Status, r.Body)
+	}
+	for _, tc := range []struct {
+		name, code string
+		r          documents.ImportRequest
+	}{
+		{"an id too long", "document_id", documents.ImportRequest{ID: longest + "d", Content: "Shipping to Lhasa takes nine days."}},
+		{"HTML nested too deep", "document_format", documents.ImportRequest{ID: "deep", Format: "html", Content: "<p>Rule B.</p>" + strings.Repeat("<font>x ", 520)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := importDoc(t, f, apptest.Admin, tc.r)
+			var e struct{ Code string }
+			r.Decode(t, &e)
+			if r.Status != http.StatusBadRequest || e.Code != tc.code {
+				t.Errorf("%d %s, want 400 %s", r.Status, r.Body, tc.code)
+			}
+		})
+	}
+}

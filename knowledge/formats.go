@@ -1,7 +1,6 @@
 package knowledge
 
 import (
-	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -114,7 +113,7 @@ func textBlocks(src string) []block {
 func htmlBlocks(src string) ([]block, error) {
 	root, err := html.Parse(strings.NewReader(src))
 	if err != nil {
-		return nil, errors.New("knowledge: the HTML does not parse")
+		return nil, formatError("knowledge: the HTML does not parse: " + err.Error())
 	}
 	var out []block
 	var para strings.Builder

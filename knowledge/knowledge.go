@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -40,8 +41,9 @@ const (
 	// characters, before it is split at paragraphs: a recalled part should
 	// fit in a context block beside others.
 	DefaultPartChars = 1200
-	// MaxIDLen bounds a document id, so that section keys stay short.
-	MaxIDLen = 64
+	// MaxIDLen bounds a document id, so that section keys stay short and
+	// "kb:" and the id, its sections' source, is at most 64 bytes.
+	MaxIDLen = 61
 )
 
 // Errors Split returns.
@@ -52,6 +54,13 @@ var (
 	ErrID       = fmt.Errorf("knowledge: a document id is 1–%d letters, digits or -_.:/@", MaxIDLen)
 	ErrSections = fmt.Errorf("knowledge: a document splits into at most %d sections", MaxSections)
 )
+
+// formatError is content its format cannot read; it is an ErrFormat with
+// its own message.
+type formatError string
+
+func (e formatError) Error() string      { return string(e) }
+func (formatError) Is(target error) bool { return target == ErrFormat }
 
 // Document is one document split into its sections, in document order.
 type Document struct {
@@ -109,7 +118,7 @@ func FormatOf(name string) (Format, bool) {
 	return "", false
 }
 
-var validID = regexp.MustCompile(`^[A-Za-z0-9_.:/@-]{1,64}$`)
+var validID = regexp.MustCompile(`^[A-Za-z0-9_.:/@-]{1,` + strconv.Itoa(MaxIDLen) + `}$`)
 
 // ValidID reports whether id can name a document.
 func ValidID(id string) bool { return validID.MatchString(id) }
