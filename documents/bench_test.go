@@ -31,7 +31,7 @@ func BenchmarkImport1000Sections(b *testing.B) {
 		r := documents.ImportRequest{ID: fmt.Sprintf("bench-%d", i), Content: body.String()}
 		payload, _ := json.Marshal(r)
 		res, err := f.App.Documents.ApplyJobs(b.Context(), []memory.Job{{
-			Kind: documents.JobImport, Tenant: f.Tenant, UserID: "kb:" + r.ID, Principal: admin, Payload: payload,
+			Kind: documents.JobImport, Tenant: f.Tenant, UserID: documents.JobSubject(r.ID), Principal: admin, Payload: payload,
 		}})
 		if err != nil || res[0].Err != nil || len(res[0].Memories) != n {
 			b.Fatalf("import: %v %+v", err, res)

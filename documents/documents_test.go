@@ -272,3 +272,14 @@ func TestFailedBatchLeavesItsPredecessorsLinked(t *testing.T) {
 		t.Fatalf("Import again: %+v %v, want 30 created", res.Counts, err)
 	}
 }
+
+// TestJobSubjectIsNoUser: the queue files a document's imports under a
+// subject no user id can be, so that erasing a user ("kb:returns", say)
+// never cancels or counts a document's queued imports.
+func TestJobSubjectIsNoUser(t *testing.T) {
+	for _, id := range []string{"returns", "guides/returns", "kb:returns", strings.Repeat("d", 61)} {
+		if s := JobSubject(id); memory.ValidName(s) {
+			t.Errorf("JobSubject(%q) = %q, a valid user id", id, s)
+		}
+	}
+}

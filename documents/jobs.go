@@ -9,17 +9,21 @@ import (
 )
 
 // enqueue queues an import. The queue keeps one document's jobs in order:
-// it shards by tenant and the job's user, here the document.
+// it shards by tenant and the job's user, here JobSubject of the document.
 func (s *Service) enqueue(ctx context.Context, p memory.Principal, r ImportRequest) (memory.JobStatus, error) {
 	payload, err := json.Marshal(r)
 	if err != nil {
 		return memory.JobStatus{}, fmt.Errorf("encode import: %w", err)
 	}
 	return s.queue.Enqueue(ctx, memory.Job{
-		Kind: JobImport, Tenant: p.Tenant, UserID: "kb:" + r.ID, Principal: p,
+		Kind: JobImport, Tenant: p.Tenant, UserID: JobSubject(r.ID), Principal: p,
 		AcceptedAt: s.now().UTC(), Payload: payload,
 	})
 }
+
+// JobSubject is the queue's user of a document's imports. The '/' keeps it
+// out of the user ids: erasing a user never touches a document's jobs.
+func JobSubject(docID string) string { return "kb/" + docID }
 
 // ApplyJobs imports the documents of queued imports, one after the other.
 // Applying a job twice writes nothing new the second time: the plan then
@@ -28,7 +32,7 @@ func (s *Service) ApplyJobs(ctx context.Context, jobs []memory.Job) ([]memory.Jo
 	results := make([]memory.JobResult, len(jobs))
 	for i, job := range jobs {
 		var r ImportRequest
-		if err := json.Unmarshal(job.Payload, &r); err != nil || "kb:"+r.ID != job.UserID {
+		if err := json.Unmarshal(job.Payload, &r); err != nil || JobSubject(r.ID) != job.UserID {
 			results[i].Err = memory.Invalid("payload", "is not an import of the job's document")
 			continue
 		}
