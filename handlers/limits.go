@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -54,11 +53,7 @@ func (a *api) rateLimit(c *gin.Context) {
 // itself), a token by its principal, so that a refreshed token keeps the
 // bucket of the one it replaces.
 func callerOf(c *gin.Context, p memory.Principal) string {
-	credential, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
-	if !ok {
-		credential = c.GetHeader("X-API-Key")
-	}
-	credential = strings.TrimSpace(credential)
+	credential := credentialOf(c)
 	if identity.LooksLikeJWT(credential) {
 		return "sub:" + p.Kind + ":" + p.ID
 	}

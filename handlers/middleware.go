@@ -129,16 +129,12 @@ func (a *api) strictQuery(c *gin.Context) {
 // authenticate resolves the API key to a principal. The key is the only
 // source of identity: tenant and ids in the request are parameters.
 func (a *api) authenticate(c *gin.Context) {
-	key := c.GetHeader("X-API-Key")
-	// The scheme's name is case-insensitive (RFC 9110).
-	if scheme, token, ok := strings.Cut(c.GetHeader("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		key = token
-	}
+	key := credentialOf(c)
 	if key == "" {
 		a.fail(c, memory.ErrUnauthenticated)
 		return
 	}
-	p, err := a.principalFor(c.Request.Context(), strings.TrimSpace(key))
+	p, err := a.principalFor(c.Request.Context(), key)
 	if err != nil {
 		a.fail(c, err)
 		return
@@ -151,6 +147,16 @@ func (a *api) authenticate(c *gin.Context) {
 	}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), principalKey, p))
 	c.Next()
+}
+
+// credentialOf is the request's bearer credential (the scheme's name is
+// case-insensitive, RFC 9110), else its X-API-Key header, trimmed.
+func credentialOf(c *gin.Context) string {
+	key := c.GetHeader("X-API-Key")
+	if scheme, token, ok := strings.Cut(c.GetHeader("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		key = token
+	}
+	return strings.TrimSpace(key)
 }
 
 // PrincipalFrom returns the principal the API-key middleware put on a
