@@ -365,7 +365,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	if hopts.Panel, err = web.New(web.Options{
 		Service: a.Service, Census: panelCounts{a.Census}, Recalls: recalls, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
-		Secret: []byte(cfg.Identity.KeySecret), Logger: log,
+		Secret: []byte(cfg.Identity.KeySecret), Logger: log, Limiter: panelLimiter(a.Limiter),
 	}); err != nil {
 		return nil, err
 	}
@@ -563,4 +563,13 @@ type sizedSearch struct {
 
 func (s sizedSearch) PartitionSize(ctx context.Context, tenant, userID string) (int, error) {
 	return s.sizes.PartitionSize(ctx, tenant, userID)
+}
+
+// panelLimiter is the API's rate limiter for the panel, or none: a nil
+// *ratelimit.Limiter must not become a non-nil interface.
+func panelLimiter(l *ratelimit.Limiter) web.Limiter {
+	if l == nil {
+		return nil
+	}
+	return l
 }

@@ -2,8 +2,6 @@ package handlers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 
 	"github.com/gin-gonic/gin"
 
@@ -49,14 +47,7 @@ func (a *api) rateLimit(c *gin.Context) {
 	c.Next()
 }
 
-// callerOf names a request's bucket: an API key by a digest (never the key
-// itself), a token by its principal, so that a refreshed token keeps the
-// bucket of the one it replaces.
+// callerOf names a request's bucket (identity.Bucket).
 func callerOf(c *gin.Context, p memory.Principal) string {
-	credential := credentialOf(c)
-	if identity.LooksLikeJWT(credential) {
-		return "sub:" + p.Kind + ":" + p.ID
-	}
-	sum := sha256.Sum256([]byte(credential))
-	return "key:" + hex.EncodeToString(sum[:16])
+	return identity.Bucket(credentialOf(c), p)
 }

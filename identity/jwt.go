@@ -6,6 +6,8 @@ package identity
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -163,6 +165,17 @@ func KnownKind(kind string) bool {
 // API keys start with "mn_" and so never pass.
 func LooksLikeJWT(token string) bool {
 	return strings.HasPrefix(token, "eyJ") && strings.Count(token, ".") == 2
+}
+
+// Bucket names a caller's rate-limit bucket: an API key by a digest (never
+// the key itself), a token by its principal, so that a refreshed token keeps
+// the bucket of the one it replaces. The API and the panel share buckets.
+func Bucket(credential string, p memory.Principal) string {
+	if LooksLikeJWT(credential) {
+		return "sub:" + p.Kind + ":" + p.ID
+	}
+	sum := sha256.Sum256([]byte(credential))
+	return "key:" + hex.EncodeToString(sum[:16])
 }
 
 // JWTConfig configures a JWTVerifier.

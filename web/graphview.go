@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"mneme/graphquery"
 	"mneme/memory"
@@ -104,6 +105,10 @@ func (p *Panel) graphJSON(h func(ctx context.Context, c caller, v url.Values) (a
 		w.Header().Set("Content-Type", "application/json")
 		if err != nil {
 			status, code, msg := jsonError(err)
+			var limited retryLater
+			if errors.As(err, &limited) {
+				w.Header().Set("Retry-After", strconv.Itoa(limited.RetryAfterSeconds()))
+			}
 			if status >= 500 {
 				p.log.ErrorContext(r.Context(), "panel graph", "path", r.URL.Path, "err", err)
 			}
@@ -136,6 +141,8 @@ func jsonError(err error) (int, string, string) {
 		return http.StatusNotImplemented, "not_configured", "graph queries are off"
 	case errors.Is(err, memory.ErrUnavailable):
 		return http.StatusServiceUnavailable, "unavailable", "a store does not answer; try again shortly"
+	case errors.As(err, new(retryLater)):
+		return http.StatusTooManyRequests, "rate_limited", "your key is over its rate limit; try again in a moment"
 	}
 	return http.StatusInternalServerError, "internal", "internal error"
 }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,9 +74,21 @@ type Options struct {
 	Secret []byte
 	// SessionTTL is how long a sign-in lasts (default DefaultSessionTTL).
 	SessionTTL time.Duration
+	// Limiter takes each page and panel query from the caller's rate
+	// limit, the bucket its key has in the API; nil limits nothing.
+	Limiter Limiter
 	Logger     *slog.Logger
 	Now        func() time.Time
 }
+
+// Limiter takes one request from a caller's allowance; a refusal carries
+// RetryAfterSeconds. ratelimit.Limiter implements it.
+type Limiter interface {
+	Allow(ctx context.Context, tenant, kind, caller string) error
+}
+
+// retryLater is a refusal by the Limiter.
+type retryLater interface{ RetryAfterSeconds() int }
 
 // Panel serves the memory panel.
 type Panel struct {
@@ -86,6 +99,7 @@ type Panel struct {
 	ident     *identity.Service
 	metrics   *metrics.Metrics
 	graph     *graphquery.Service
+	limiter   Limiter
 	seal      sealer
 	ttl       time.Duration
 	log       *slog.Logger
@@ -120,7 +134,7 @@ func New(opts Options) (*Panel, error) {
 		return nil, err
 	}
 	p := &Panel{
-		svc: opts.Service, census: opts.Census, recallLog: opts.Recalls, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics, graph: opts.Graph,
+		svc: opts.Service, census: opts.Census, recallLog: opts.Recalls, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics, graph: opts.Graph, limiter: opts.Limiter,
 		seal: seal, ttl: opts.SessionTTL, log: opts.Logger, now: opts.Now,
 	}
 	if p.ttl <= 0 {
@@ -257,6 +271,11 @@ func (p *Panel) who(r *http.Request) (caller, error) {
 	if !mayUsePanel(pr) {
 		return caller{}, memory.ErrForbidden
 	}
+	if p.limiter != nil {
+		if err := p.limiter.Allow(r.Context(), pr.Tenant, pr.Kind, identity.Bucket(s.Key, pr)); err != nil {
+			return caller{}, err
+		}
+	}
 	t0 := time.Now()
 	err = p.admin.Sync(r.Context(), pr.Tenant)
 	record(r.Context(), "sync", time.Since(t0))
@@ -308,7 +327,8 @@ func (p *Panel) form(h pageFunc) http.HandlerFunc {
 }
 
 func (p *Panel) noSession(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, memory.ErrUnavailable) {
+	var limited retryLater
+	if errors.Is(err, memory.ErrUnavailable) || errors.As(err, &limited) {
 		p.fail(w, r, nil, err)
 		return
 	}
@@ -324,6 +344,7 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, c *caller, err erro
 	}
 	status := http.StatusInternalServerError
 	var invalid *memory.InvalidError
+	var limited retryLater
 	switch {
 	case errors.Is(err, memory.ErrNotFound):
 		status, v.Title, v.Message = http.StatusNotFound, "Not found", "Nothing here, or nothing you may see."
@@ -335,6 +356,9 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, c *caller, err erro
 		status, v.Title, v.Message = http.StatusConflict, "Conflict", "It changed meanwhile: reload and try again."
 	case errors.Is(err, memory.ErrUnavailable):
 		status, v.Title, v.Message = http.StatusServiceUnavailable, "Unavailable", "A store does not answer; try again shortly."
+	case errors.As(err, &limited):
+		w.Header().Set("Retry-After", strconv.Itoa(limited.RetryAfterSeconds()))
+		status, v.Title, v.Message = http.StatusTooManyRequests, "Too many requests", "Your key is over its rate limit; try again in a moment."
 	case errors.Is(err, policyadmin.ErrUnknownGrantee), errors.Is(err, policyadmin.ErrUnknownSource):
 		status, v.Title, v.Message = http.StatusUnprocessableEntity, "Rejected", err.Error()
 	default:
