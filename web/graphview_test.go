@@ -94,6 +94,10 @@ func TestGraphViewInTheBrowser(t *testing.T) {
 	if !strings.HasPrefix(csv, "key,label,id,") || !strings.Contains(csv, "150k CNY") || strings.Contains(csv, "82%") {
 		t.Errorf("CSV export: %.300s", csv)
 	}
+	cells := b.eval(`["=HYPERLINK(\"http://x\")", "=cmd|' /C calc'!A0", "+1", "@SUM(A1)", "plain, text"].map(graphView.csvCell).join(" ")`)
+	if want := `"'=HYPERLINK(""http://x"")" '=cmd|' /C calc'!A0 '+1 '@SUM(A1) "plain, text"`; cells != want {
+		t.Errorf("CSV cells %s, want %s: formulas neutralised, text quoted", cells, want)
+	}
 	if !strings.Contains(js, `"entity:lianhua-trading"`) || strings.Contains(js, "82%") {
 		t.Errorf("JSON export: %.300s", js)
 	}

@@ -190,8 +190,12 @@
     return { nodes: Object.keys(shown).map(function (k) { return shown[k]; }), edges: Object.keys(edges).map(function (k) { return edges[k]; }) };
   }
 
+  // A cell a spreadsheet would read as a formula (=, +, -, @, tab or CR
+  // first) starts with an apostrophe instead: memories are text, and text
+  // someone wrote must not run when the export is opened.
   function csvCell(v) {
     var s = v == null ? "" : String(v);
+    if (/^[=+\-@\t\r]/.test(s)) s = "'" + s;
     return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
   }
 
@@ -212,5 +216,5 @@
   });
 
   // For scripted use and tests: the Cytoscape instance and the exports.
-  window.graphView = { cy: cy, json: exported, csv: csv, expand: expand, open: open };
+  window.graphView = { cy: cy, json: exported, csv: csv, csvCell: csvCell, expand: expand, open: open };
 })();
