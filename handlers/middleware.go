@@ -37,6 +37,8 @@ func (a *api) requestID(c *gin.Context) {
 		id = hex.EncodeToString(b[:])
 	}
 	c.Header("X-Request-ID", id)
+	// Answers are JSON whatever they hold: no browser may guess otherwise.
+	c.Header("X-Content-Type-Options", "nosniff")
 	c.Request = c.Request.WithContext(memory.WithRequestID(c.Request.Context(), id))
 	c.Next()
 }

@@ -667,6 +667,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"readyz", "", "GET", "/readyz", nil, nil, 200, ""},
 		{"openapi.json", "", "GET", "/openapi.json", nil, nil, 200, ""},
 		{"unknown route", bot, "GET", "/v1/nowhere", nil, nil, 404, "route_not_found"},
+		{"a trailing slash", bot, "GET", "/v1/memories/", nil, nil, 404, "route_not_found"},
 		{"wrong method", bot, "PUT", "/v1/memories", valid, nil, 405, "method_not_allowed"},
 		{"mcp tools/list", bot, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), mcpAccept, 200, ""},
 		{"mcp notification", bot, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), mcpAccept, 202, ""},
@@ -677,6 +678,9 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := f.Do(t, tc.who, tc.method, tc.path, tc.body, tc.headers...)
 			expectResponse(t, tc.name, r, tc.status, tc.code)
+			if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+				t.Errorf("X-Content-Type-Options %q, want nosniff", got)
+			}
 		})
 	}
 

@@ -147,6 +147,8 @@ func New(opts Options) (http.Handler, error) {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// A path with a stray slash is a JSON 404, not an HTML redirect.
+	r.RedirectTrailingSlash = false
 	r.Use(a.requestID, a.traceRequest, a.observeRequest, a.accessLog, a.recoverPanic, a.strictQuery)
 	r.NoRoute(func(c *gin.Context) { a.fail(c, errRoute) })
 	r.NoMethod(func(c *gin.Context) { a.fail(c, errMethod) })

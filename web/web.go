@@ -186,7 +186,14 @@ var funcs = template.FuncMap{
 func (p *Panel) routes() {
 	m := http.NewServeMux()
 	static, _ := fs.Sub(staticFiles, "static")
-	m.Handle("GET /panel/static/", http.StripPrefix("/panel/static/", http.FileServerFS(static)))
+	files := http.StripPrefix("/panel/static/", http.FileServerFS(static))
+	m.HandleFunc("GET /panel/static/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // files, not listings of them
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	m.HandleFunc("GET /panel", p.home)
 	m.HandleFunc("GET /panel/{$}", p.home)
 	m.HandleFunc("GET /panel/signin", p.signinPage)

@@ -103,6 +103,13 @@ func TestPanelSignInSessionsAndCSRF(t *testing.T) {
 	if p := b.do(http.MethodGet, "/panel/overview", nil); p.status != http.StatusSeeOther || p.location != "/panel/signin" {
 		t.Fatalf("overview without a session = %d → %q, want 303 → /panel/signin", p.status, p.location)
 	}
+	// The static files are served, never a listing of them.
+	if p := b.do(http.MethodGet, "/panel/static/graphview.js", nil); p.status != http.StatusOK {
+		t.Errorf("a static file = %d", p.status)
+	}
+	if p := b.do(http.MethodGet, "/panel/static/", nil); p.status != http.StatusNotFound {
+		t.Errorf("the static folder = %d %.100s, want 404", p.status, p.body)
+	}
 	// Agents and bad keys cannot sign in.
 	for _, key := range []string{f.Keys["support-bot"], "mn_nobody_0000"} {
 		if p := b.signIn(key); p.status != http.StatusOK || !strings.Contains(p.body, `id="signin"`) {
