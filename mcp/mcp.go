@@ -38,11 +38,15 @@ type Options struct {
 	// API would.
 	Classify func(err error) (status int, code, message string)
 	Logger   *slog.Logger
-	// MaxBody caps a request body in bytes (0: the SDK's default).
+	// MaxBody caps a request body in bytes (0: DefaultMaxBody).
 	MaxBody int64
 	// Version is the server version announced to clients.
 	Version string
 }
+
+// DefaultMaxBody is the request body cap when Options.MaxBody is 0, as the
+// REST API's.
+const DefaultMaxBody = 1 << 20
 
 // New returns the HTTP handler of the endpoint, or an error naming each
 // required option opts lacks.
@@ -73,13 +77,16 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
 	t := &tools{svc: opts.Service, ingester: opts.Ingest, principal: opts.Principal, classify: opts.Classify, log: opts.Logger}
 	server := sdk.NewServer(&sdk.Implementation{Name: "mneme", Title: "Mneme memory", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
 	if err := t.register(server); err != nil {
 		return nil, err
 	}
-	return jsonErrors(noBatches(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
+	return jsonErrors(screen(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: opts.MaxBody,
 		// The SDK refuses loopback requests with a foreign Host header, a
 		// guard for unauthenticated local servers against DNS rebinding.
@@ -87,7 +94,7 @@ func New(opts Options) (http.Handler, error) {
 		// not have, and a reverse proxy on the same host sends its public
 		// Host: it must not be refused.
 		DisableLocalhostProtection: true,
-	}))), nil
+	}), opts.MaxBody)), nil
 }
 
 // instructions tell a model what the tools are for and how recalled text is

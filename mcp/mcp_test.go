@@ -309,6 +309,8 @@ func TestRefusedRequestsAreJSONRPCErrors(t *testing.T) {
 		{"malformed JSON", `{"jsonrpc":"2.0",`, accept, -32700},
 		{"an id too large for a number", `{"jsonrpc":"2.0","id":` + strings.Repeat("9", 400) + `,"method":"tools/list"}`, accept, -32700},
 		{"an empty batch", `[]`, accept, -32600},
+		{"bytes that are not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"remember\",\"arguments\":" +
+			"{\"memories\":[{\"user_id\":\"alice\",\"type\":\"semantic\",\"content\":\"caf\xe9 au lait\"}]}}}", accept, -32700},
 		{"a batch", " \n[" + `{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`, accept, -32600},
 		{"a batch in a protocol version that had them", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, append([]string{"Mcp-Protocol-Version", "2025-03-26"}, accept...), -32600},
 		{"another JSON-RPC version", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, accept, -32600},

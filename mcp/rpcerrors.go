@@ -1,13 +1,13 @@
 package mcp
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // JSON-RPC 2.0 error codes for requests the SDK refuses before any method
@@ -29,32 +29,32 @@ type rpcError struct {
 	} `json:"error"`
 }
 
-// noBatches refuses JSON-RPC batches. MCP dropped them in 2025-06-18, and
-// the SDK still serves them to a client that names an older version: one
-// HTTP request, one take from the caller's rate limit, would carry any
-// number of tool calls.
-func noBatches(h http.Handler) http.Handler {
+// screen refuses, before the SDK reads it, a body the REST API would
+// refuse too: bytes that are not UTF-8 (the SDK would store them as U+FFFD),
+// and JSON-RPC batches. MCP dropped batches in 2025-06-18 and the SDK still
+// serves them to a client that names an older version: one HTTP request,
+// one take from the caller's rate limit, would carry any number of tool
+// calls. A body over limit goes to the SDK as it is, to be refused there.
+func screen(h http.Handler, limit int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		br := bufio.NewReader(r.Body)
-		for {
-			b, err := br.ReadByte()
-			if err != nil {
-				break
-			}
-			if b == ' ' || b == '\t' || b == '\n' || b == '\r' {
-				continue // JSON's own whitespace, which the SDK would skip too
-			}
-			if b == '[' {
-				http.Error(w, "batch requests are not supported: send one JSON-RPC message per request", http.StatusBadRequest)
-				return
-			}
-			_ = br.UnreadByte()
-			break
+		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if err != nil || int64(len(body)) > limit {
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			h.ServeHTTP(w, r)
+			return
 		}
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{br, r.Body}
+		switch {
+		case !utf8.Valid(body):
+			http.Error(w, "unmarshal: the body is not valid UTF-8", http.StatusBadRequest)
+			return
+		case bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")):
+			http.Error(w, "batch requests are not supported: send one JSON-RPC message per request", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	})
 }
