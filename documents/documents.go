@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"mneme/knowledge"
 	"mneme/memory"
@@ -132,7 +133,10 @@ type Options struct {
 	// Sync brings a tenant's policy up to date before a queued import is
 	// applied outside a request.
 	Sync func(ctx context.Context, tenant string) error
-	Now  func() time.Time
+	// Quota admits a queued import's new sections when it is accepted, as
+	// a write is admitted; nil admits everything.
+	Quota memory.Quota
+	Now   func() time.Time
 }
 
 // Service imports, lists and removes documents.
@@ -141,6 +145,7 @@ type Service struct {
 	writer Writer
 	queue  memory.JobQueue
 	sync   func(ctx context.Context, tenant string) error
+	quota  memory.Quota
 	now    func() time.Time
 }
 
@@ -159,7 +164,7 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{store: o.Store, writer: o.Writer, queue: o.Queue, sync: o.Sync, now: o.Now}, nil
+	return &Service{store: o.Store, writer: o.Writer, queue: o.Queue, sync: o.Sync, quota: o.Quota, now: o.Now}, nil
 }
 
 // scopeOf validates the scope an import names.
@@ -212,6 +217,9 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 	}
 	res := Result{Document: doc.ID, Sections: len(doc.Sections)}
 	if len(doc.Sections) > QueueAbove && s.queue != nil {
+		if err := s.admit(ctx, p.Tenant, doc); err != nil {
+			return Result{}, err
+		}
 		job, err := s.enqueue(ctx, p, r)
 		if err != nil {
 			return Result{}, err
@@ -225,6 +233,28 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 	}
 	res.Counts = &counts
 	return res, nil
+}
+
+// admit asks the quota for room for what importing doc would write now:
+// its new and changed sections.
+func (s *Service) admit(ctx context.Context, tenant string, doc knowledge.Document) error {
+	if s.quota == nil {
+		return nil
+	}
+	stored, err := s.store.Sections(ctx, tenant, doc.ID)
+	if err != nil {
+		return err
+	}
+	plan := knowledge.PlanImport(stored, doc)
+	secs := plan.Create
+	for _, rep := range plan.Supersede {
+		secs = append(secs, rep.New)
+	}
+	var chars int64
+	for _, sec := range secs {
+		chars += int64(utf8.RuneCountInString(sec.Content()))
+	}
+	return s.quota.Admit(ctx, tenant, int64(len(secs)), chars)
 }
 
 // apply plans the import of doc against what is stored and writes it.

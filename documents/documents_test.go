@@ -283,3 +283,50 @@ func TestJobSubjectIsNoUser(t *testing.T) {
 		}
 	}
 }
+
+// roomFor is a quota with room for at most n more memories.
+type roomFor struct {
+	n     int64
+	asked []int64
+}
+
+func (q *roomFor) Admit(_ context.Context, _ string, memories, _ int64) error {
+	q.asked = append(q.asked, memories)
+	if memories > q.n {
+		return &memory.QuotaError{Quota: "memories", Limit: q.n}
+	}
+	return nil
+}
+
+// TestQueuedImportIsAdmitted: a queued import is admitted against the
+// tenant's quota when it is accepted, for the sections it would write now,
+// so that a job past the quota is refused at once rather than failing in
+// the queue.
+func TestQueuedImportIsAdmitted(t *testing.T) {
+	ctx := context.Background()
+	q := &fakeQueue{}
+	st := newFakeStore()
+	quota := &roomFor{n: QueueAbove + 5}
+	s, err := New(Options{Store: st, Writer: &fakeWriter{store: st, heads: map[string]string{}}, Queue: q, Quota: quota})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+10, nil, -1)}); !errors.As(err, new(*memory.QuotaError)) || len(q.jobs) != 0 {
+		t.Fatalf("an import past the quota: %v, %d jobs; want a quota error and no job", err, len(q.jobs))
+	}
+	res, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, nil, -1)})
+	if err != nil || res.Job == nil {
+		t.Fatalf("an import within the quota: %+v %v", res, err)
+	}
+	if out, err := s.ApplyJobs(ctx, q.jobs); err != nil || out[0].Err != nil {
+		t.Fatalf("ApplyJobs: %v %v", err, out[0].Err)
+	}
+	// Importing it again with two sections changed asks room for those two.
+	quota.asked = nil
+	if _, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, map[int]bool{3: true, 7: true}, -1)}); err != nil {
+		t.Fatalf("a re-import: %v", err)
+	}
+	if len(quota.asked) != 1 || quota.asked[0] != 2 {
+		t.Errorf("the re-import asked for room for %v memories, want [2]", quota.asked)
+	}
+}

@@ -500,11 +500,15 @@ func (p *Pool) applyOne(ctx, waitCtx context.Context, shard int, e entry) bool {
 }
 
 // retryable says whether a job that failed with err gets another attempt.
-// Bad input and refusals never heal; an unavailable store always may.
+// Bad input and refusals (policy, guard, quota) never heal within a
+// retry's backoff; an unavailable store always may.
 func (p *Pool) retryable(e entry, err error) bool {
 	var inv *memory.InvalidError
+	var guarded *memory.GuardError
+	var quota *memory.QuotaError
 	switch {
-	case errors.As(err, &inv), errors.Is(err, memory.ErrForbidden), errors.Is(err, memory.ErrIdempotencyKeyReused):
+	case errors.As(err, &inv), errors.As(err, &guarded), errors.As(err, &quota),
+		errors.Is(err, memory.ErrForbidden), errors.Is(err, memory.ErrIdempotencyKeyReused):
 		return false
 	case errors.Is(err, memory.ErrUnavailable):
 		return true

@@ -194,8 +194,8 @@ func TestOrderPerUserAcrossPools(t *testing.T) {
 // TestRetryThenDeadLetter: a batch that fails is retried job by job, in
 // order; a job that fails once alone and then succeeds is done after two
 // attempts; one that always fails goes to the dead-letter stream after
-// MaxAttempts and is marked failed; bad input, or an idempotency key of
-// another write, is dead-lettered at once; the
+// MaxAttempts and is marked failed; bad input, an idempotency key of
+// another write, a guard's or a quota's refusal is dead-lettered at once; the
 // user's later jobs still apply, in order.
 func TestRetryThenDeadLetter(t *testing.T) {
 	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
@@ -219,15 +219,19 @@ func TestRetryThenDeadLetter(t *testing.T) {
 				return memory.Invalid("content", "must not be empty")
 			case seq == 5:
 				return fmt.Errorf("idempotency key %q: %w", "k-5", memory.ErrIdempotencyKeyReused)
+			case seq == 6:
+				return &memory.QuotaError{Quota: "memories", Limit: 60}
+			case seq == 7:
+				return &memory.GuardError{Field: "content", Kinds: []string{"password"}}
 			}
 			return nil
 		}
-		jobs := make([]memory.JobStatus, 6)
+		jobs := make([]memory.JobStatus, 8)
 		for seq := range jobs {
 			jobs[seq] = enqueue(t, q, tenant, "alice", seq, "")
 		}
 		p := startPool(t, q, r, queue.PoolOptions{MaxAttempts: 4})
-		waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[5].ID).Status != memory.JobQueued })
+		waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[7].ID).Status != memory.JobQueued })
 
 		tests := []struct {
 			seq      int
@@ -240,6 +244,8 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			{3, memory.JobFailed, 1},
 			{4, memory.JobDone, 1},
 			{5, memory.JobFailed, 1}, // a key of another write: retrying cannot help
+			{6, memory.JobFailed, 1}, // nor a quota, nor the guard
+			{7, memory.JobFailed, 1},
 		}
 		for _, tc := range tests {
 			st := status(t, q, tenant, jobs[tc.seq].ID)
@@ -261,8 +267,8 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			}
 			dead += int(n)
 		}
-		if dead != 3 || p.Stats().DeadLettered.Load() != 3 {
-			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 3", dead, p.Stats().DeadLettered.Load())
+		if dead != 5 || p.Stats().DeadLettered.Load() != 5 {
+			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 5", dead, p.Stats().DeadLettered.Load())
 		}
 	})
 }
