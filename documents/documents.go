@@ -355,7 +355,7 @@ func (s *Service) write(ctx context.Context, p memory.Principal, kind, scopeID, 
 		}
 		results, err := s.writer.Write(ctx, p, in)
 		if err != nil {
-			return nil, 0, fmt.Errorf("write sections %d–%d: %w", start, start+len(batch)-1, err)
+			return nil, 0, fmt.Errorf("write sections %d–%d: %w", start, start+len(batch)-1, sectionNamed(err, batch))
 		}
 		for i, r := range results {
 			if r.ID == "" {
@@ -374,6 +374,24 @@ func (s *Service) write(ctx context.Context, p memory.Principal, kind, scopeID, 
 		done = len(placed)
 	}
 	return placed, skipped, nil
+}
+
+// sectionNamed makes a guard's refusal of memories[i] of a batch name the
+// section as the document has it: its number and heading.
+func sectionNamed(err error, batch []knowledge.Section) error {
+	var ge *memory.GuardError
+	var i int
+	if !errors.As(err, &ge) {
+		return err
+	}
+	if _, scanErr := fmt.Sscanf(ge.Field, "memories[%d]", &i); scanErr != nil || i < 0 || i >= len(batch) {
+		return err
+	}
+	field := fmt.Sprintf("section %d", batch[i].Position+1)
+	if h := batch[i].Headings; len(h) > 0 {
+		field += fmt.Sprintf(" (%q)", h[len(h)-1])
+	}
+	return &memory.GuardError{Field: field, Kinds: ge.Kinds}
 }
 
 // sectionMemory is the memory a section becomes.

@@ -132,6 +132,14 @@ func TestKnowledgeImportIsGuarded(t *testing.T) {
 	}
 	checkHistory(t, history(t, f, "it-guide"), 0, 0, 0, 0)
 
+	// Past the first batch, the refusal names the section as the document
+	// has it, not its place in a batch.
+	long := handbook(150, nil, -1) + "## Wifi\n\nThe office wifi password: Hx7!pQ29zLm\n"
+	r, _ = importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "long-guide", Content: long})
+	if r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), `section 151 (\"Wifi\")`) {
+		t.Errorf("import with a password in section 151: %d %s, want 422 naming section 151", r.Status, r.Body)
+	}
+
 	const card = "6222 0212 3456 7890 128"
 	r, res := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "billing", Content: "# Billing\n\n## Refunds\n\nRefunds of order 5531 go back to card " + card + " within 7 days.\n"})
 	if r.Status != http.StatusOK || res.Counts == nil || res.Counts.Created != 1 {
