@@ -45,6 +45,7 @@ import (
 	"mneme/ratelimit"
 	"mneme/recalllog"
 	"mneme/session"
+	"mneme/signouts"
 	"mneme/tracing"
 	"mneme/usernames"
 	"mneme/web"
@@ -365,7 +366,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	if hopts.Panel, err = web.New(web.Options{
 		Service: a.Service, Census: panelCounts{a.Census}, Recalls: recalls, Admin: a.Admin, Identity: a.Identity, Metrics: a.Metrics, Graph: a.Graph,
-		Secret: []byte(cfg.Identity.KeySecret), Logger: log, Limiter: panelLimiter(a.Limiter),
+		Secret: []byte(cfg.Identity.KeySecret), Logger: log, Limiter: panelLimiter(a.Limiter), SignOuts: signouts.New(a.Redis, ""),
 	}); err != nil {
 		return nil, err
 	}

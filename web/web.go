@@ -6,6 +6,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -77,6 +78,9 @@ type Options struct {
 	// Limiter takes each page and panel query from the caller's rate
 	// limit, the bucket its key has in the API; nil limits nothing.
 	Limiter Limiter
+	// SignOuts remembers signed-out sessions, so that their cookies open
+	// nothing afterwards; nil leaves a cookie valid until it expires.
+	SignOuts SignOuts
 	Logger     *slog.Logger
 	Now        func() time.Time
 }
@@ -85,6 +89,13 @@ type Options struct {
 // RetryAfterSeconds. ratelimit.Limiter implements it.
 type Limiter interface {
 	Allow(ctx context.Context, tenant, kind, caller string) error
+}
+
+// SignOuts remembers signed-out sessions by id until they expire;
+// signouts.Store implements it.
+type SignOuts interface {
+	SignOut(ctx context.Context, id string, expires time.Time) error
+	SignedOut(ctx context.Context, id string) (bool, error)
 }
 
 // retryLater is a refusal by the Limiter.
@@ -100,6 +111,7 @@ type Panel struct {
 	metrics   *metrics.Metrics
 	graph     *graphquery.Service
 	limiter   Limiter
+	signouts  SignOuts
 	seal      sealer
 	ttl       time.Duration
 	log       *slog.Logger
@@ -134,7 +146,7 @@ func New(opts Options) (*Panel, error) {
 		return nil, err
 	}
 	p := &Panel{
-		svc: opts.Service, census: opts.Census, recallLog: opts.Recalls, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics, graph: opts.Graph, limiter: opts.Limiter,
+		svc: opts.Service, census: opts.Census, recallLog: opts.Recalls, admin: opts.Admin, ident: opts.Identity, metrics: opts.Metrics, graph: opts.Graph, limiter: opts.Limiter, signouts: opts.SignOuts,
 		seal: seal, ttl: opts.SessionTTL, log: opts.Logger, now: opts.Now,
 	}
 	if p.ttl <= 0 {
@@ -243,7 +255,8 @@ func (p *Panel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // caller is the signed-in principal of a request with its session.
 type caller struct {
 	memory.Principal
-	csrf string
+	csrf    string
+	expires time.Time // when the session ends by itself
 }
 
 func (c caller) Admin() bool { return c.Kind == memory.KindAdmin }
@@ -271,6 +284,12 @@ func (p *Panel) who(r *http.Request) (caller, error) {
 	if err != nil {
 		return caller{}, err
 	}
+	if p.signouts != nil {
+		// The CSRF token is the session's own random id.
+		if out, err := p.signouts.SignedOut(r.Context(), s.CSRF); err != nil || out {
+			return caller{}, cmp.Or(err, errNoSession)
+		}
+	}
 	pr, err := timed(r.Context(), "key", func() (memory.Principal, error) { return p.ident.Authenticate(r.Context(), s.Key) })
 	if err != nil {
 		return caller{}, err
@@ -289,7 +308,7 @@ func (p *Panel) who(r *http.Request) (caller, error) {
 	if err != nil {
 		return caller{}, err
 	}
-	return caller{Principal: pr, csrf: s.CSRF}, nil
+	return caller{Principal: pr, csrf: s.CSRF, expires: s.Expires}, nil
 }
 
 // mayUsePanel: admins, analysts (the graph view) and end users sign in;
@@ -479,7 +498,12 @@ func (p *Panel) signin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-func (p *Panel) signout(w http.ResponseWriter, r *http.Request, _ caller) error {
+func (p *Panel) signout(w http.ResponseWriter, r *http.Request, c caller) error {
+	if p.signouts != nil {
+		if err := p.signouts.SignOut(r.Context(), c.csrf, c.expires); err != nil {
+			return err
+		}
+	}
 	http.SetCookie(w, cookie(r, sessionCookie, "", 0))
 	http.Redirect(w, r, "/panel/signin", http.StatusSeeOther)
 	return nil

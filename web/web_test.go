@@ -170,12 +170,22 @@ func TestPanelSignInSessionsAndCSRF(t *testing.T) {
 	if r := f.Do(t, "admin", http.MethodGet, "/v1/memories/"+id, nil); r.Status != http.StatusNotFound {
 		t.Errorf("the memory is still there after the panel deleted it: %d", r.Status)
 	}
-	// Sign-out ends the session.
+	// Sign-out ends the session, on this browser and for a copy of its
+	// cookie kept from before.
+	kept := b.c.Jar.Cookies(mustURL(t, f.URL+"/panel/"))
 	if p := b.do(http.MethodPost, "/panel/signout", url.Values{"csrf": {csrfOf(t, ov)}}); p.status != http.StatusSeeOther {
 		t.Errorf("sign-out = %d", p.status)
 	}
 	if p := b.do(http.MethodGet, "/panel/overview", nil); p.status != http.StatusSeeOther {
 		t.Errorf("overview after sign-out = %d, want 303", p.status)
+	}
+	copied := newBrowser(t, f.URL)
+	copied.c.Jar.SetCookies(mustURL(t, f.URL+"/panel/"), kept)
+	if len(kept) == 0 {
+		t.Fatal("no session cookie before sign-out")
+	}
+	if p := copied.do(http.MethodGet, "/panel/overview", nil); p.status != http.StatusSeeOther || p.location != "/panel/signin" {
+		t.Errorf("the session's cookie kept from before sign-out = %d → %q, want 303 → /panel/signin", p.status, p.location)
 	}
 }
 

@@ -76,6 +76,7 @@ var layers = map[string]int{
 	"mneme/journal":    4,
 	"mneme/policysync": 4,
 	"mneme/ratelimit":  4,
+	"mneme/signouts":   4,
 	"mneme/seed":       4,
 	// Counters and decorators over the services' interfaces.
 	"mneme/metrics": 4,
