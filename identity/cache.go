@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 )
@@ -65,9 +66,15 @@ func (c *keyCache) put(hash string, e cacheEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= c.max {
-		// Crude but bounded: a full cache starts over, and the next
-		// requests refill it with the keys in use.
-		clear(c.entries)
+		// Unknown keys go first: a flood of made-up keys must not push out
+		// the keys in use. A cache full of known keys starts over, and the
+		// next requests refill it with those in use.
+		maps.DeleteFunc(c.entries, func(_ string, old cacheEntry) bool {
+			return !old.found || e.loaded.Sub(old.loaded) >= c.maxAge
+		})
+		if len(c.entries) >= c.max {
+			clear(c.entries)
+		}
 	}
 	c.entries[hash] = e
 }

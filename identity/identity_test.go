@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -222,6 +223,30 @@ func TestCacheFresh(t *testing.T) {
 				t.Errorf("fresh = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFullCacheKeepsKnownKeys: a flood of made-up keys fills the cache
+// with unknown ones; when it is full they go, and the keys in use stay.
+func TestFullCacheKeepsKnownKeys(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	c := newKeyCache(100, time.Minute)
+	c.put("known", cacheEntry{found: true, epoch: 1, loaded: now})
+	for i := range 250 {
+		c.put(fmt.Sprintf("made-up-%d", i), cacheEntry{found: false, epoch: 1, loaded: now})
+	}
+	if _, ok := c.get("known", 1, now); !ok {
+		t.Error("a flood of unknown keys evicted a known one")
+	}
+	if len(c.entries) > 100 {
+		t.Errorf("%d entries, more than the cache's 100", len(c.entries))
+	}
+	// Full of known keys, it starts over rather than grow.
+	for i := range 150 {
+		c.put(fmt.Sprintf("known-%d", i), cacheEntry{found: true, epoch: 1, loaded: now})
+	}
+	if len(c.entries) > 100 {
+		t.Errorf("%d entries, more than the cache's 100", len(c.entries))
 	}
 }
 
