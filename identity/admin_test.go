@@ -21,6 +21,8 @@ func TestValidPrincipal(t *testing.T) {
 		{"a user whose id starts with user:", NewPrincipal{Kind: memory.KindUser, ID: "user:x"}, ""},
 		{"an unknown kind", NewPrincipal{Kind: "robot", ID: "r2"}, "kind"},
 		{"an id with a slash", NewPrincipal{Kind: memory.KindAgent, ID: "a/b"}, "id"},
+		{"an id of dots alone", NewPrincipal{Kind: memory.KindUser, ID: ".."}, "id"},
+		{"an id with dots and more", NewPrincipal{Kind: memory.KindUser, ID: "j.doe"}, ""},
 		{"a team for a user", NewPrincipal{Kind: memory.KindUser, ID: "dana", Team: "support"}, "team"},
 	}
 	for _, tt := range tests {

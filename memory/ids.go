@@ -43,9 +43,10 @@ func validAuthor(s string) bool {
 }
 
 // validName reports whether s is a usable user, agent or session id: 1–64
-// characters of letters, digits, '-', '_', '.', ':' or '@'.
+// characters of letters, digits, '-', '_', '.', ':' or '@', not dots alone
+// ("." and ".." in a path are not names).
 func validName(s string) bool {
-	if s == "" || len(s) > 64 {
+	if len(s) > 64 || strings.Trim(s, ".") == "" {
 		return false
 	}
 	for _, r := range s {

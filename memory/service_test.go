@@ -115,6 +115,8 @@ func TestCreateValidation(t *testing.T) {
 		{"user_id missing", agentSupport, func(n *NewMemory) { n.UserID = "" }, "user_id"},
 		{"user_id bad character", agentSupport, func(n *NewMemory) { n.UserID = "al/ice" }, "user_id"},
 		{"user_id too long", agentSupport, func(n *NewMemory) { n.UserID = long(65) }, "user_id"},
+		{"user_id of dots alone", agentSupport, func(n *NewMemory) { n.UserID = ".." }, "user_id"},
+		{"session_id of a dot", agentSupport, func(n *NewMemory) { n.SessionID = "." }, "session_id"},
 		{"admin without agent_id", adminAcme, func(*NewMemory) {}, "agent_id"},
 		{"admin with bad agent_id", adminAcme, func(n *NewMemory) { n.AgentID = "bad agent" }, "agent_id"},
 		{"session_id bad", agentSupport, func(n *NewMemory) { n.SessionID = "s 1" }, "session_id"},
