@@ -171,8 +171,8 @@ func (s *Service) JobStatus(ctx context.Context, p Principal, id string) (JobSta
 // job's AcceptedAt, and carries an idempotency key (the client's, or one
 // derived from the job), so a job applied twice — after a crash between
 // commit and acknowledgement — writes nothing new. Jobs of one tenant are
-// written in one transaction; when that fails the error is returned for the
-// caller to retry the jobs one by one. A job that cannot be valid or
+// written in one transaction, at most MaxApplyGroup memories each; when one
+// fails the error is returned for the caller to retry the jobs one by one. A job that cannot be valid or
 // allowed gets its own Err and writes nothing.
 func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult, error) {
 	results := make([]JobResult, len(jobs))
@@ -206,7 +206,7 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 	now := s.now().UTC()
 	for from := 0; from < len(ms); {
 		to := from + 1
-		for to < len(ms) && ms[to].Tenant == ms[from].Tenant {
+		for to < len(ms) && ms[to].Tenant == ms[from].Tenant && to-from < MaxApplyGroup {
 			to++
 		}
 		group, at := ms[from:to], places[from:to]
@@ -229,6 +229,11 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 	}
 	return results, nil
 }
+
+// MaxApplyGroup bounds the memories ApplyMemoryJobs writes in one
+// transaction: a queue batch of full jobs (256 of 100) would outlive the
+// store's deadline and be redone job by job.
+const MaxApplyGroup = 1000
 
 // buildJob turns one queued job into the memories it writes.
 func (s *Service) buildJob(job Job) ([]Memory, error) {

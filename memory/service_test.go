@@ -975,6 +975,43 @@ func TestApplyMemoryJobsChecksStaleness(t *testing.T) {
 	}
 }
 
+// TestApplyMemoryJobsBoundsATransaction: a batch of full jobs is written in
+// transactions of at most MaxApplyGroup memories, every memory once.
+func TestApplyMemoryJobsBoundsATransaction(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	var jobs []Job
+	for j := range 25 {
+		in := make([]NewMemory, MaxBatch)
+		for i := range in {
+			in[i] = NewMemory{UserID: "alice", Type: TypeSemantic, Content: fmt.Sprintf("Crate %d of shipment %d holds %d office chairs.", i, j, 2+i%7)}
+		}
+		payload, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, Job{ID: fmt.Sprintf("job-%d", j), Kind: JobMemories, Tenant: "acme", UserID: "alice", Principal: agentSupport, AcceptedAt: testNow, Payload: payload})
+	}
+	res, err := f.svc.ApplyMemoryJobs(context.Background(), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, w := range f.store.writes {
+		if len(w.Memories) > MaxApplyGroup {
+			t.Errorf("one transaction of %d memories, more than %d", len(w.Memories), MaxApplyGroup)
+		}
+		total += len(w.Memories)
+	}
+	if want := 25 * MaxBatch; total != want || len(f.store.writes) != (want+MaxApplyGroup-1)/MaxApplyGroup {
+		t.Errorf("%d memories in %d transactions, want %d in %d", total, len(f.store.writes), want, (want+MaxApplyGroup-1)/MaxApplyGroup)
+	}
+	for j, r := range res {
+		if r.Err != nil || len(r.Memories) != MaxBatch || r.Memories[MaxBatch-1].ID == "" {
+			t.Fatalf("job %d: %v, %d memories", j, r.Err, len(r.Memories))
+		}
+	}
+}
+
 // TestCreateAsyncSent: what the queue compares under one idempotency key is
 // the request as its sender sent it, so a retry matches even when the guard
 // masks differently by then, and another body does not.
