@@ -40,6 +40,10 @@ var (
 	ErrSections = knowledge.ErrSections
 )
 
+// ClaimFor bounds how long an import that never ends (its replica gone)
+// keeps other scopes from its document.
+const ClaimFor = 15 * time.Minute
+
 // ErrOtherScope: a document is imported into one scope; moving it to
 // another is a removal and a new import.
 var ErrOtherScope = errors.New("documents: the document was imported into another scope: remove it first")
@@ -107,7 +111,14 @@ type Store interface {
 	Document(ctx context.Context, tenant, id string) (Info, error)
 	// Sections returns the active memories of the document's sections.
 	Sections(ctx context.Context, tenant, id string) ([]knowledge.Stored, error)
-	// Record stores the document and links the written memories to it.
+	// Claim takes the document for an import into scope (kind, scopeID)
+	// until until, atomically. It reports false, taking nothing, when the
+	// document holds sections in force of another scope or an import into
+	// another scope holds it; imports into the same scope never wait for
+	// one another (they converge).
+	Claim(ctx context.Context, tenant, id, kind, scopeID string, now, until time.Time) (bool, error)
+	// Record stores the document and links the written memories to it;
+	// with placed nil it is an import's last call and lets its claim go.
 	Record(ctx context.Context, tenant string, d Info, placed []Placed) error
 	// Retire archives the document's active memories ids (all of them
 	// when ids is nil), valid until at, and returns how many it archived.
@@ -263,17 +274,11 @@ func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest
 	if err != nil {
 		return Counts{}, nil, err
 	}
-	prev, err := s.store.Document(ctx, p.Tenant, doc.ID)
-	switch {
-	case errors.Is(err, memory.ErrNotFound):
-	case err != nil:
+	now := s.now().UTC()
+	if ok, err := s.store.Claim(ctx, p.Tenant, doc.ID, kind, scopeID, now, now.Add(ClaimFor)); err != nil {
 		return Counts{}, nil, err
-	case prev.Scope != kind || prev.ScopeID != scopeID:
-		if stored, err := s.store.Sections(ctx, p.Tenant, doc.ID); err != nil {
-			return Counts{}, nil, err
-		} else if len(stored) > 0 {
-			return Counts{}, nil, ErrOtherScope
-		}
+	} else if !ok {
+		return Counts{}, nil, ErrOtherScope
 	}
 	stored, err := s.store.Sections(ctx, p.Tenant, doc.ID)
 	if err != nil {
@@ -286,12 +291,16 @@ func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest
 	for _, rep := range plan.Supersede {
 		write = append(write, rep.New)
 	}
-	now := s.now().UTC()
 	info := Info{ID: doc.ID, Title: doc.Title, Format: string(formatOf(r)), Sections: len(doc.Sections), ImportedAt: now, Scope: kind, ScopeID: scopeID}
 	// Each batch is linked to the document as soon as it is written, so a
 	// later batch's failure leaves nothing written outside the document:
 	// the next import finds it and goes on from there.
-	record := func(batch []Placed) error { return s.store.Record(ctx, p.Tenant, info, batch) }
+	record := func(batch []Placed) error {
+		if batch == nil {
+			batch = []Placed{} // nil is the last call, which lets the claim go
+		}
+		return s.store.Record(ctx, p.Tenant, info, batch)
+	}
 	placed, skipped, err := s.write(ctx, p, kind, scopeID, doc.ID, write, record)
 	if err != nil {
 		return Counts{}, nil, err

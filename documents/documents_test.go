@@ -18,10 +18,29 @@ type fakeStore struct {
 	docs   map[string]Info
 	links  map[string][]Placed // by document
 	status map[string]string   // by memory id
+	claims map[string]claim    // by document
+}
+
+// claim is a document's claimed scope and until when.
+type claim struct {
+	scope string
+	until time.Time
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{docs: map[string]Info{}, links: map[string][]Placed{}, status: map[string]string{}}
+	return &fakeStore{docs: map[string]Info{}, links: map[string][]Placed{}, status: map[string]string{}, claims: map[string]claim{}}
+}
+
+func (s *fakeStore) Claim(ctx context.Context, tenant, id, kind, scopeID string, now, until time.Time) (bool, error) {
+	held, ok := s.claims[id]
+	if ok && held.scope != kind+":"+scopeID {
+		active, _ := s.Sections(ctx, tenant, id)
+		if len(active) > 0 || held.until.After(now) {
+			return false, nil
+		}
+	}
+	s.claims[id] = claim{scope: kind + ":" + scopeID, until: until}
+	return true, nil
 }
 
 func (s *fakeStore) Document(_ context.Context, _, id string) (Info, error) {
@@ -44,6 +63,10 @@ func (s *fakeStore) Sections(_ context.Context, _, id string) ([]knowledge.Store
 
 func (s *fakeStore) Record(_ context.Context, _ string, d Info, placed []Placed) error {
 	s.docs[d.ID] = d
+	if placed == nil {
+		c := s.claims[d.ID]
+		s.claims[d.ID] = claim{scope: c.scope}
+	}
 	for _, p := range placed {
 		s.links[d.ID] = slices.DeleteFunc(s.links[d.ID], func(q Placed) bool { return q.MemoryID == p.MemoryID })
 		s.links[d.ID] = append(s.links[d.ID], p)

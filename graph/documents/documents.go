@@ -69,8 +69,26 @@ func (s *Store) Sections(ctx context.Context, tenant, id string) ([]knowledge.St
 	return out, err
 }
 
+// Claim takes the document for an import into a scope (documents.Store),
+// under the document node's lock so that claims of two scopes serialise.
+func (s *Store) Claim(ctx context.Context, tenant, id, kind, scopeID string, now, until time.Time) (bool, error) {
+	var free bool
+	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		rec, ok, err := neo.ReadOne(ctx, tx, cypherClaim, map[string]any{
+			"tenant": tenant, "id": id, "scope": kind, "scope_id": scopeID, "now": now.UTC(), "until": until.UTC(),
+		}, func(r *neo4j.Record) (bool, error) {
+			v, _ := r.Get("free")
+			b, _ := v.(bool)
+			return b, nil
+		})
+		free = ok && rec
+		return err
+	})
+	return free, err
+}
+
 // Record stores the document and links the written memories to it, in one
-// transaction.
+// transaction; with placed nil it lets the import's claim go.
 func (s *Store) Record(ctx context.Context, tenant string, d documents.Info, placed []documents.Placed) error {
 	rows := make([]map[string]any, len(placed))
 	for i, p := range placed {
@@ -82,7 +100,7 @@ func (s *Store) Record(ctx context.Context, tenant string, d documents.Info, pla
 	return s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
 		err := neo.Exec(ctx, tx, cypherRecordDocument, map[string]any{
 			"tenant": tenant, "id": d.ID, "title": d.Title, "format": d.Format, "sections": d.Sections,
-			"imported_at": d.ImportedAt.UTC(), "scope": d.Scope, "scope_id": neo.StrOrNil(d.ScopeID),
+			"imported_at": d.ImportedAt.UTC(), "scope": d.Scope, "scope_id": neo.StrOrNil(d.ScopeID), "last": placed == nil,
 		})
 		if err != nil || len(rows) == 0 {
 			return err

@@ -16,7 +16,24 @@ ORDER BY r.position, r.part, m.created_at`
 
 	cypherRecordDocument = `MERGE (d:Document {tenant: $tenant, id: $id})
 SET d.title = $title, d.format = $format, d.sections = $sections, d.imported_at = $imported_at,
-    d.scope = $scope, d.scope_id = $scope_id, d.removed_at = null`
+    d.scope = $scope, d.scope_id = $scope_id, d.removed_at = null,
+    d.claimed_until = CASE WHEN $last THEN null ELSE d.claimed_until END`
+
+	// cypherClaim takes the node's write lock first (claimed_at), so that
+	// what it reads next is what the claim before it committed. A new
+	// document stays out of listings (removed_at) until Record.
+	cypherClaim = `MERGE (d:Document {tenant: $tenant, id: $id})
+ON CREATE SET d.removed_at = $now, d.sections = 0
+SET d.claimed_at = $now
+WITH d
+OPTIONAL MATCH (m:Memory {tenant: $tenant, status: 'active'})-[:SECTION_OF]->(d)
+WITH d, count(m) AS active
+WITH d, (coalesce(d.scope, '') = $scope AND coalesce(d.scope_id, '') = $scope_id)
+        OR (active = 0 AND coalesce(d.claimed_until, $now) <= $now) AS free
+SET d.scope = CASE WHEN free THEN $scope ELSE d.scope END,
+    d.scope_id = CASE WHEN free AND $scope_id <> '' THEN $scope_id WHEN free THEN null ELSE d.scope_id END,
+    d.claimed_until = CASE WHEN free THEN $until ELSE d.claimed_until END
+RETURN free`
 
 	cypherLinkSections = `MATCH (d:Document {tenant: $tenant, id: $id})
 UNWIND $rows AS row

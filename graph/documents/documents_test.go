@@ -160,3 +160,75 @@ func TestDocumentRoundTrip(t *testing.T) {
 		t.Errorf("List after re-import = %v, %v; want the guide", ds, err)
 	}
 }
+
+// TestClaimSerialisesScopes: of two imports of a document (new, or one
+// imported before and now empty) into two scopes at once, exactly one
+// takes it; imports into one scope both go on;
+// once the first import has let go and holds no section in force, another
+// scope may take the document; a document with sections in force of one
+// scope never goes to another.
+func TestClaimSerialisesScopes(t *testing.T) {
+	g, s := testStores(t)
+	ctx := testCtx(t)
+	tenant := testenv.Tenant(t)
+	now := time.Now().UTC()
+	later := now.Add(documents.ClaimFor)
+	for round := range 24 {
+		id := fmt.Sprintf("race-%d", round)
+		if round%2 == 1 {
+			// A document imported before, let go and empty.
+			if ok, err := s.Claim(ctx, tenant, id, memory.ScopeTenant, "", now, later); err != nil || !ok {
+				t.Fatalf("first claim: %v %v", ok, err)
+			}
+			if err := s.Record(ctx, tenant, documents.Info{ID: id, Scope: memory.ScopeTenant, ImportedAt: now}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wins [2]bool
+		var wg sync.WaitGroup
+		for i, team := range []string{"sales", "support"} {
+			wg.Go(func() {
+				ok, err := s.Claim(ctx, tenant, id, memory.ScopeTeam, team, now, later)
+				if err != nil {
+					t.Errorf("claim: %v", err)
+				}
+				wins[i] = ok
+			})
+		}
+		wg.Wait()
+		if wins[0] == wins[1] {
+			t.Fatalf("round %d: claims of two scopes took %v, want exactly one", round, wins)
+		}
+	}
+	// One scope: both go on.
+	for range 2 {
+		if ok, err := s.Claim(ctx, tenant, "shared", memory.ScopeTenant, "", now, later); err != nil || !ok {
+			t.Fatalf("a claim of the same scope: %v %v", ok, err)
+		}
+	}
+	if ok, _ := s.Claim(ctx, tenant, "shared", memory.ScopeTeam, "sales", now, later); ok {
+		t.Error("another scope took a document under a live claim")
+	}
+	// Let go, nothing in force: another scope may take it.
+	info := documents.Info{ID: "shared", Scope: memory.ScopeTenant, ImportedAt: now}
+	if err := s.Record(ctx, tenant, info, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Claim(ctx, tenant, "shared", memory.ScopeTeam, "sales", now, later); err != nil || !ok {
+		t.Errorf("a claim after the import let go of an empty document: %v %v", ok, err)
+	}
+	// Sections in force keep the document in its scope, claimed or not.
+	placed := sectionMemories(t, g, tenant, "held", 2)
+	if ok, err := s.Claim(ctx, tenant, "held", memory.ScopeTenant, "", now, later); err != nil || !ok {
+		t.Fatalf("first claim: %v %v", ok, err)
+	}
+	if err := s.Record(ctx, tenant, documents.Info{ID: "held", Scope: memory.ScopeTenant, ImportedAt: now, Sections: 2}, placed); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Record(ctx, tenant, documents.Info{ID: "held", Scope: memory.ScopeTenant, ImportedAt: now, Sections: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.Claim(ctx, tenant, "held", memory.ScopeTeam, "sales", now.Add(time.Hour), now.Add(2*time.Hour)); ok {
+		t.Error("another scope took a document whose sections are in force")
+	}
+}
