@@ -81,8 +81,8 @@ type Options struct {
 	// SignOuts remembers signed-out sessions, so that their cookies open
 	// nothing afterwards; nil leaves a cookie valid until it expires.
 	SignOuts SignOuts
-	Logger     *slog.Logger
-	Now        func() time.Time
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Limiter takes one request from a caller's allowance; a refusal carries
