@@ -3,7 +3,8 @@
 // numbers (GB 11643 checksum and birth date), bank card numbers (Luhn),
 // phone numbers, e-mail addresses and health terms, in Chinese and English.
 // It only detects and masks; what to do with a finding (reject, redact or
-// allow) is policy, decided elsewhere.
+// allow) is policy, decided elsewhere. On the way out, QuoteLine keeps what
+// was remembered inside the block a model reads it in.
 package guard
 
 import (

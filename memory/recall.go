@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"mneme/facts"
+	"mneme/guard"
 	"mneme/intent"
 	"mneme/recallconfig"
 	"mneme/relevance"
@@ -587,7 +588,8 @@ func contextBlock(ms []Recalled) string {
 		if ScopeOf(m) != ScopeUser {
 			w, label = &rules, m.Type+", "+scopeLabel(m)+", valid from "+m.ValidFrom.Format(time.DateOnly)
 		}
-		fmt.Fprintf(w, "- [%s] %s\n", label, strings.ReplaceAll(m.Content, "\n", " "))
+		// What someone wrote stays on its line and cannot close the block.
+		fmt.Fprintf(w, "- [%s] %s\n", label, guard.QuoteLine(m.Content, "memories", "rules"))
 	}
 	b.WriteString("</memories>")
 	if rules.Len() > 0 {

@@ -28,6 +28,7 @@ targets=(
   "./policy FuzzCheckPolicy"
   "./policyadmin FuzzValidModules"
   "./guard FuzzScan"
+  "./guard FuzzQuoteLine"
   "./extract FuzzRules"
   "./extract FuzzLLMAnswer"
   "./memory FuzzDecodeCursor"
