@@ -65,6 +65,14 @@ func Start(t testing.TB) *Fixture {
 			// The shared service outlives every test, so nothing stops
 			// its workers: the process's exit does.
 			_ = instance.StartWorkers(context.Background())
+			// As memoryd does at start: an analyst's first query must not
+			// wait for Neo4j to plan its statements (a test may meet a
+			// Neo4j nothing has queried yet).
+			if instance.Graph != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				_ = instance.Graph.WarmUp(ctx)
+				cancel()
+			}
 			server = httptest.NewServer(instance.Handler)
 		}
 	})
