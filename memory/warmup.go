@@ -27,9 +27,10 @@ var (
 var warmQueries = []string{"warm up: order SO-100001 预热 Shanghai", "What is my budget for warm-up?", "预热订单SO-100002发到哪里了？", "预热的采购预算是多少？"}
 
 // warmCallers are the kinds of caller whose read filters differ most in
-// shape, and so in the text of the queries Neo4j plans.
+// shape, and so in the text of the queries Neo4j plans: an agent in a team
+// reads its team's knowledge too, which one without a team does not.
 var warmCallers = []Principal{
-	{Kind: KindAgent, ID: "warm-a", Roles: []string{"agent"}},
+	{Kind: KindAgent, ID: "warm-a", Roles: []string{"agent"}}, {Kind: KindAgent, ID: "warm-t", Roles: []string{"agent"}, Team: "warm-team"},
 	{Kind: KindUser, ID: "warm-u"},
 	{Kind: KindAdmin, ID: "warmup-admin", Roles: []string{"admin"}},
 }
