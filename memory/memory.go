@@ -186,16 +186,18 @@ const (
 	AuthorAgent = "agent"
 )
 
+// SaidByUser reports whether the user m is about wrote it themselves.
+func (m Memory) SaidByUser() bool { return m.UserID != "" && m.AgentID == "user:"+m.UserID }
+
+// authors names Resource.Author by SaidByUser.
+var authors = map[bool]string{true: AuthorUser, false: AuthorAgent}
+
 // ResourceOf returns the policy view of m.
 func ResourceOf(m Memory) Resource {
-	author := AuthorAgent
-	if m.UserID != "" && m.AgentID == "user:"+m.UserID {
-		author = AuthorUser
-	}
 	return Resource{
 		Tenant: m.Tenant, ID: m.ID, UserID: m.UserID, AgentID: m.AgentID,
 		Type: m.Type, Kind: m.Kind, Sensitivity: m.Sensitivity, Status: m.Status,
-		Scope: ScopeOf(m), ScopeID: m.ScopeID, Author: author,
+		Scope: ScopeOf(m), ScopeID: m.ScopeID, Author: authors[m.SaidByUser()],
 	}
 }
 

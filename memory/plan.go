@@ -59,7 +59,7 @@ type WriteRules struct {
 // threshold returns how many distinct sessions must observe m. What users
 // say about themselves needs saying once: they are no guess.
 func (r WriteRules) threshold(m Memory) int {
-	if m.Type != TypeProfile || ResourceOf(m).Author == AuthorUser {
+	if m.Type != TypeProfile || m.SaidByUser() {
 		return 1
 	}
 	return max(r.Thresholds[m.Kind], 1)
@@ -81,7 +81,7 @@ func (r WriteRules) activateAt(m, target Memory) int {
 	switch {
 	case target.Status != StatusCandidate || m.Source == SourceInferred:
 		return 0
-	case ResourceOf(m).Author == AuthorUser:
+	case m.SaidByUser():
 		return 1
 	case target.Source == SourceInferred:
 		return 0

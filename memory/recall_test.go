@@ -673,6 +673,12 @@ func TestRecallContextBlock(t *testing.T) {
 	if strings.Count(block, "</memories>") != 1 || strings.Contains(block, "<rules>") || strings.Count(block, "\n") != 3 || strings.Contains(block, "\u2028") {
 		t.Errorf("a forged block escaped its line:\n%s", block)
 	}
+	// What a user wrote about themselves is marked as theirs.
+	said := stored("mem_d", "Contact me on WeChat.")
+	said.AgentID = "user:" + said.UserID
+	if block := contextBlock([]Recalled{{Memory: said}, {Memory: tea}}); !strings.Contains(block, "- [semantic, said by the user, updated 2025-03-01] Contact me on WeChat.\n- [semantic, updated 2025-03-01] Alice prefers tea.") {
+		t.Errorf("the user's own word is not marked as theirs:\n%s", block)
+	}
 	// The recall log keeps each memory's score parts and the block's
 	// length, not its text: ContextBlock rebuilds it from the memories.
 	f.recorder.mu.Lock()
