@@ -98,7 +98,7 @@ CALL {
 	// every create before the first supersession reads.
 	cypherWriteBatch = `UNWIND $rows AS row
 CREATE (m:Memory {tenant: $tenant, id: row.props.id})
-SET m += row.props
+SET m += row.props, m.written_at = datetime()
 WITH m, row
 FOREACH (uid IN CASE WHEN row.scope IS NULL THEN [row.user_id] ELSE [] END |
   MERGE (u:User {tenant: $tenant, id: uid})

@@ -14,7 +14,7 @@ import (
 // Replacing a version (ReplaceMemory), after cypherLockBatch.
 const (
 	cypherCreateMemory = `CREATE (m:Memory {tenant: $tenant, id: $props.id})
-SET m += $props
+SET m += $props, m.written_at = datetime()
 WITH m
 CALL (m) { ` + TallyUp + ` }
 RETURN m.id AS id`

@@ -83,7 +83,11 @@ type Usage struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	LastAccessedAt time.Time // zero: never recalled
-	AccessCount    int64
+	// WrittenAt is when the store took the memory in (zero: before it kept
+	// the time); CreatedAt and UpdatedAt are the fact's own time, which an
+	// import or a backdated write sets in the past.
+	WrittenAt   time.Time
+	AccessCount int64
 	// Shared marks knowledge shared in the tenant (about no user); ValidTo
 	// ends a temporary memory (zero: no end).
 	Shared  bool
@@ -96,6 +100,15 @@ func (u Usage) lastUse() time.Time {
 		return u.LastAccessedAt
 	}
 	return u.UpdatedAt
+}
+
+// idleSince is when the memory was last recalled, changed or written into
+// the store: history imported today is not unused, however old its facts.
+func (u Usage) idleSince() time.Time {
+	if u.WrittenAt.After(u.lastUse()) {
+		return u.WrittenAt
+	}
+	return u.lastUse()
 }
 
 // Value ranks memories for the cap: 0.5·importance + 0.3·recency +
@@ -129,7 +142,7 @@ func Plan(cfg Config, tenant string, now time.Time, live []Usage) []memory.Chang
 			// under no user's cap.
 		case ttl > 0 && !u.CreatedAt.IsZero() && now.Sub(u.CreatedAt) >= ttl:
 			change(memory.StatusExpired, memory.ReasonTTL)
-		case cfg.ArchiveAfter > 0 && now.Sub(u.lastUse()) >= cfg.ArchiveAfter:
+		case cfg.ArchiveAfter > 0 && now.Sub(u.idleSince()) >= cfg.ArchiveAfter:
 			change(memory.StatusArchived, memory.ReasonUnused)
 		case u.Status == memory.StatusActive:
 			active[u.UserID] = append(active[u.UserID], u)

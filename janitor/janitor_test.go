@@ -47,6 +47,14 @@ func TestPlan(t *testing.T) {
 				use("recalled", "u", memory.TypeProfile, memory.StatusActive, 1, 200*Day, 120*Day, 5*Day, 3),
 				use("updated", "u", memory.TypeProfile, memory.StatusActive, 1, 200*Day, 89*Day, 0, 0),
 			}, []memory.Change{{Tenant: "acme", MemoryID: "old", UserID: "u", Type: memory.TypeProfile, From: memory.StatusCandidate, To: memory.StatusArchived, Reason: memory.ReasonUnused}}},
+		{"history written in lately is not unused, however old its facts",
+			cfg, func() []Usage {
+				imported := use("imported", "u", memory.TypeProfile, memory.StatusActive, 1, 200*Day, 200*Day, 0, 0)
+				imported.WrittenAt = now.Add(-Day)
+				long := use("imported long ago", "u", memory.TypeProfile, memory.StatusActive, 1, 200*Day, 200*Day, 0, 0)
+				long.WrittenAt = now.Add(-100 * Day)
+				return []Usage{imported, long}
+			}(), []memory.Change{{Tenant: "acme", MemoryID: "imported long ago", UserID: "u", Type: memory.TypeProfile, From: memory.StatusActive, To: memory.StatusArchived, Reason: memory.ReasonUnused}}},
 		{"over the cap the lowest value goes; candidates do not count",
 			cfg, []Usage{
 				use("high", "u", memory.TypeSemantic, memory.StatusActive, 0.9, Day, Day, 0, 0),

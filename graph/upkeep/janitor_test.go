@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/graph/neo"
 	"mneme/internal/testenv"
 	"mneme/janitor"
 	"mneme/memory"
@@ -34,8 +36,31 @@ func TestJanitorOnNeo4j(t *testing.T) {
 	for i, imp := range []float64{0.8, 0.2, 0.6, 0.9} {
 		fresh = append(fresh, mem("u2", memory.TypeSemantic, "fact "+string(rune('a'+i)), imp, t0.Add(-time.Duration(i+1)*time.Hour)))
 	}
-	all := append([]memory.Memory{oldEpisode, oldRule, stale}, fresh...)
+	// Imported yesterday, its fact 200 days old: written in lately, so in
+	// use however old the fact.
+	imported := mem("u1", memory.TypeProfile, "prefers rail freight", 0.9, t0.Add(-200*janitor.Day))
+	all := append([]memory.Memory{oldEpisode, oldRule, stale, imported}, fresh...)
 	if _, err := g.CreateMemories(testCtx(t), all); err != nil {
+		t.Fatal(err)
+	}
+	// The store stamps when it took each memory in, by Neo4j's clock.
+	live, err := s.LiveMemories(testCtx(t), tenant)
+	if err != nil || len(live) != len(all) {
+		t.Fatalf("LiveMemories: %d, %v", len(live), err)
+	}
+	for _, u := range live {
+		if time.Since(u.WrittenAt) > time.Hour || time.Since(u.WrittenAt) < -time.Hour {
+			t.Errorf("memory %s written at %v, want about now", u.ID, u.WrittenAt)
+		}
+	}
+	// On this test's clock
+	// the memories were written when their facts were, the import yesterday.
+	err = g.Runner().Write(testCtx(t), func(tx neo4j.ManagedTransaction) error {
+		return neo.Exec(testCtx(t), tx, `MATCH (m:Memory {tenant: $tenant})
+SET m.written_at = CASE WHEN m.id = $imported THEN $yesterday ELSE m.created_at END`,
+			map[string]any{"tenant": tenant, "imported": imported.ID, "yesterday": t0.Add(-janitor.Day)})
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	now := t0
@@ -82,7 +107,7 @@ func TestJanitorOnNeo4j(t *testing.T) {
 		t.Errorf("the dry run promised other changes than the run made (-dry +run):\n%s", d)
 	}
 	want := map[string]string{
-		"visited the Lyon shop": memory.StatusExpired, "prefers invoices by mail": memory.StatusActive,
+		"visited the Lyon shop": memory.StatusExpired, "prefers invoices by mail": memory.StatusActive, "prefers rail freight": memory.StatusActive,
 		"likes jazz": memory.StatusArchived, "fact a": memory.StatusActive, "fact b": memory.StatusArchived,
 		"fact c": memory.StatusActive, "fact d": memory.StatusActive,
 	}
