@@ -58,10 +58,13 @@ func resourceTerm(r memory.Resource) *ast.Term {
 
 // authorOf is r's author as policy sees it: when unset, what its ids say.
 func authorOf(r memory.Resource) string {
-	if r.Author == "" {
-		return memory.ResourceOf(memory.Memory{UserID: r.UserID, AgentID: r.AgentID}).Author
+	switch {
+	case r.Author != "":
+		return r.Author
+	case memory.Memory{UserID: r.UserID, AgentID: r.AgentID}.SaidByUser():
+		return memory.AuthorUser
 	}
-	return r.Author
+	return memory.AuthorAgent
 }
 
 // scopeOf is r's scope as policy sees it: a memory about a user when unset.
