@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"sort"
 	"strings"
 	"testing"
 	"unicode"
@@ -192,19 +193,23 @@ func FuzzFilterPredicate(f *testing.F) {
 	f.Add([]byte{3, 3, 4, 1, 6, 2, 1, 0, 7, 5, 3}, "x' OR 1=1 //|$p0|) MATCH (n) DETACH DELETE n //")
 	f.Add([]byte{4, 1, 8}, "")
 	f.Add([]byte{250, 1}, "and")
+	f.Add([]byte{5, 10, 1}, "user") // author: an expression holding another
 	f.Fuzz(func(t *testing.T, shape []byte, texts string) {
 		g := &filterGen{ops: shape, texts: strings.Split(texts, "|")}
 		filter := g.filter(0)
 		text, params := filterPredicate(filter)
-		props := map[string]bool{}
+		// Longest first: one expression may hold another (the author's
+		// CASE reads m.user_id), and map order would vary the outcome.
+		props := make([]string, 0, len(filterProperty))
 		for _, p := range filterProperty {
-			props[p] = true
+			props = append(props, p)
 		}
+		sort.Slice(props, func(i, j int) bool { return len(props[i]) > len(props[j]) })
 		used := map[string]bool{}
 		// Property expressions hold spaces ("coalesce(m.kind, '')"): take
 		// them out first, then every token must be known.
 		rest := text
-		for p := range props {
+		for _, p := range props {
 			rest = strings.ReplaceAll(rest, p, " PROP ")
 		}
 		rest = strings.NewReplacer("(", " ( ", ")", " ) ").Replace(rest)
