@@ -12,10 +12,11 @@ import (
 )
 
 // TestConcurrentWritersOfOneKeyKeepOneChain has two agents write the same
-// key of one user from many goroutines at once, through the API. Every
-// write must land as one version of a single chain: one active head,
-// versions 1..n without gaps or repeats, each superseding the one before,
-// and the head's history holding them all.
+// key of one user from many goroutines at once, through the API. Neither
+// may read what the other wrote, so each keeps a chain of its own: one
+// active head per agent, versions 1..n without gaps or repeats, each
+// superseding the one before, and the head's history holding them all.
+// An admin, who reads both, then supersedes both heads at once.
 func TestConcurrentWritersOfOneKeyKeepOneChain(t *testing.T) {
 	f := apptest.Start(t)
 	const perAgent = 12
@@ -35,69 +36,118 @@ func TestConcurrentWritersOfOneKeyKeepOneChain(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	n := perAgent * len(agents)
 
 	all := list(t, f, apptest.Admin, "user_id=alice&kind=budget&limit=500")
-	if len(all) != n {
-		t.Fatalf("%d memories stored, want %d", len(all), n)
+	if len(all) != perAgent*len(agents) {
+		t.Fatalf("%d memories stored, want %d", len(all), perAgent*len(agents))
 	}
-	byVersion := map[int]client.Memory{}
-	var head client.Memory
-	for _, m := range all {
-		if _, dup := byVersion[m.Version]; dup {
-			t.Errorf("version %d appears twice", m.Version)
-		}
-		byVersion[m.Version] = m
-		if m.Status == client.StatusActive {
-			if head.ID != "" {
-				t.Errorf("two active heads: %s and %s", head.ID, m.ID)
-			}
-			head = m
-		}
-	}
-	if head.Version != n {
-		t.Fatalf("head %s is version %d, want %d", head.ID, head.Version, n)
-	}
-	for v := 1; v <= n; v++ {
-		m, ok := byVersion[v]
-		switch {
-		case !ok:
-			t.Errorf("version %d is missing", v)
-		case v == 1 && m.Supersedes != "":
-			t.Errorf("version 1 supersedes %s", m.Supersedes)
-		case v > 1 && m.Supersedes != byVersion[v-1].ID:
-			t.Errorf("version %d supersedes %q, want version %d (%s)", v, m.Supersedes, v-1, byVersion[v-1].ID)
-		case v < n && (m.Status != client.StatusSuperseded || m.ValidTo == nil):
-			t.Errorf("version %d is %s with valid_to %v, want superseded with an end", v, m.Status, m.ValidTo)
-		}
-	}
-
 	admin := f.Client(t, apptest.Admin)
-	hist, err := admin.History(t.Context(), head.ID)
-	if err != nil {
-		t.Fatalf("history of the head: %v", err)
-	}
-	versions := make([]int, len(hist))
-	for i, m := range hist {
-		versions[i] = m.Version
-	}
-	if len(versions) != n || !sort.SliceIsSorted(versions, func(i, j int) bool { return versions[i] > versions[j] }) || versions[0] != n {
-		t.Errorf("history of the head = versions %v, want %d..1", versions, n)
-	}
-	// Both agents' writes are in the history.
-	by := map[string]int{}
-	for _, m := range hist {
-		by[m.AgentID]++
-	}
-	for _, a := range agents {
-		if by[a] != perAgent {
-			t.Errorf("history holds %d versions by %s, want %d", by[a], a, perAgent)
+	heads := map[string]string{}
+	for _, agent := range agents {
+		byVersion := map[int]client.Memory{}
+		var head client.Memory
+		for _, m := range all {
+			if m.AgentID != agent {
+				continue
+			}
+			if _, dup := byVersion[m.Version]; dup {
+				t.Errorf("%s: version %d appears twice", agent, m.Version)
+			}
+			byVersion[m.Version] = m
+			if m.Status == client.StatusActive {
+				if head.ID != "" {
+					t.Errorf("%s: two active heads: %s and %s", agent, head.ID, m.ID)
+				}
+				head = m
+			}
 		}
+		if head.Version != perAgent {
+			t.Fatalf("%s: head %s is version %d, want %d", agent, head.ID, head.Version, perAgent)
+		}
+		heads[agent] = head.ID
+		for v := 1; v <= perAgent; v++ {
+			m, ok := byVersion[v]
+			switch {
+			case !ok:
+				t.Errorf("%s: version %d is missing", agent, v)
+			case v == 1 && m.Supersedes != "":
+				t.Errorf("%s: version 1 supersedes %s", agent, m.Supersedes)
+			case v > 1 && m.Supersedes != byVersion[v-1].ID:
+				t.Errorf("%s: version %d supersedes %q, want version %d (%s)", agent, v, m.Supersedes, v-1, byVersion[v-1].ID)
+			case v < perAgent && (m.Status != client.StatusSuperseded || m.ValidTo == nil):
+				t.Errorf("%s: version %d is %s with valid_to %v, want superseded with an end", agent, v, m.Status, m.ValidTo)
+			}
+		}
+		hist, err := admin.History(t.Context(), head.ID)
+		if err != nil {
+			t.Fatalf("history of %s's head: %v", agent, err)
+		}
+		versions := make([]int, len(hist))
+		for i, m := range hist {
+			versions[i] = m.Version
+			if m.AgentID != agent {
+				t.Errorf("%s's history holds %s by %s", agent, m.ID, m.AgentID)
+			}
+		}
+		if len(versions) != perAgent || !sort.SliceIsSorted(versions, func(i, j int) bool { return versions[i] > versions[j] }) || versions[0] != perAgent {
+			t.Errorf("history of %s's head = versions %v, want %d..1", agent, versions, perAgent)
+		}
+		// A writer holding a stale version is refused.
+		_, err = admin.Update(t.Context(), head.ID, perAgent-1, client.UpdateRequest{Importance: ptrTo(0.9)})
+		wantAPIError(t, "update with a stale If-Match", err, http.StatusConflict, "conflict")
 	}
 
-	// A writer holding a stale version is refused.
-	_, err = admin.Update(t.Context(), head.ID, n-1, client.UpdateRequest{Importance: ptrTo(0.9)})
-	wantAPIError(t, "update with a stale If-Match", err, http.StatusConflict, "conflict")
+	final := write(t, f, apptest.Admin, client.NewMemory{
+		UserID: "alice", AgentID: "order-bot", Type: client.TypeSemantic, Kind: "budget", Key: "budget",
+		Content: "Alice's purchasing budget is 300k, agreed with her finance manager.",
+	})
+	if final.Version != perAgent+1 {
+		t.Errorf("the admin's version is %d, want %d", final.Version, perAgent+1)
+	}
+	for _, m := range list(t, f, apptest.Admin, "user_id=alice&kind=budget&status=active&limit=500") {
+		if m.ID != final.ID {
+			t.Errorf("%s by %s is still active beside the admin's %s", m.ID, m.AgentID, final.ID)
+		}
+	}
+}
+
+// TestAWriteLeavesWhatItMayNotRead: writing a key another author holds,
+// out of the writer's sight, neither replaces nor reveals that memory. An
+// end user's profile note, or another agent's, under finance-bot's key for
+// a confidential cost stays beside it; finance-bot still reads its note.
+func TestAWriteLeavesWhatItMayNotRead(t *testing.T) {
+	f := apptest.Start(t)
+	note := write(t, f, "finance-bot", client.NewMemory{
+		UserID: "carol", Type: client.TypeProfile, Kind: "cost", Key: "internal_cost", Sensitivity: "confidential",
+		Content: "Carol's account costs us 4,200 CNY a month to serve, above her margin.",
+	})
+	// support-bot reads none of it: its note starts a chain of its own.
+	bots := write(t, f, "support-bot", client.NewMemory{
+		UserID: "carol", Type: client.TypeProfile, Kind: "billing", Key: "internal_cost",
+		Content: "Carol asked for prices without the cost breakdown.",
+	})
+	if bots.Status != client.StatusActive || bots.Supersedes != "" || bots.Version != 1 {
+		t.Errorf("support-bot's write: %s, version %d superseding %q; want active at version 1 superseding nothing", bots.Status, bots.Version, bots.Supersedes)
+	}
+	// carol reads support-bot's note about her, not finance-bot's: she
+	// supersedes the one.
+	hers := write(t, f, "carol", client.NewMemory{
+		UserID: "carol", Type: client.TypeProfile, Kind: "preference", Key: "internal_cost",
+		Content: "I do not want to hear about costs in replies.",
+	})
+	if hers.Status != client.StatusActive || hers.Supersedes != bots.ID || hers.Version != 2 {
+		t.Errorf("carol's write: %s, version %d superseding %q; want active at version 2 superseding %s", hers.Status, hers.Version, hers.Supersedes, bots.ID)
+	}
+	got, err := f.Client(t, "finance-bot").Get(t.Context(), note.ID)
+	if err != nil || got.Status != client.StatusActive || got.Content != note.Content {
+		t.Fatalf("finance-bot's note after the others wrote its key: %+v, %v; want it active as written", got, err)
+	}
+	if ids := recalledIDs(recall(t, f, "finance-bot", client.RecallRequest{UserID: "carol", Query: "What does Carol's account cost us?"})); !has(ids, note.ID) {
+		t.Errorf("finance-bot recalls %v, not its note %s", ids, note.ID)
+	}
+	if _, err := f.Client(t, "carol").Get(t.Context(), note.ID); client.Code(err) != "not_found" {
+		t.Errorf("carol reads finance-bot's note: %v, want not_found", err)
+	}
 }
 
 // TestAgentsKnowWhatTheUserSaid: a user restating what an agent wrote about

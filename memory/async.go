@@ -134,7 +134,7 @@ func (s *Service) CreateAsync(ctx context.Context, p Principal, in []NewMemory, 
 	}
 	// The quota is asked when the write is accepted, not when a worker
 	// applies it: an accepted job is a promise.
-	if err := s.admitNew(ctx, tenant, in); err != nil {
+	if err := s.admitContents(ctx, tenant, len(in), func(i int) string { return in[i].Content }); err != nil {
 		return JobStatus{}, err
 	}
 	payload, err := json.Marshal(in)

@@ -189,7 +189,7 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (r 
 		by.ID = "self"
 	}
 	defer func() { s.audit(ctx, by, AuditUserErase, ref, err, countDetails(r.Counts, "user erased")) }()
-	if !validName(userID) {
+	if !ValidName(userID) {
 		return Receipt{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
 	}
 	now := s.now().UTC()

@@ -287,6 +287,8 @@ type fakeAuthz struct {
 	scope      Scope
 	scopeErr   error
 	scopeCalls []string // userID of each ReadScope
+	// hidden are the ids of memories no scope covers.
+	hidden map[string]bool
 }
 
 var _ Authorizer = (*fakeAuthz)(nil)
@@ -300,6 +302,12 @@ func (f *fakeAuthz) Decide(_ context.Context, p Principal, action string, r Reso
 		return Decision{Allow: true, Reasons: []string{"test"}}, nil
 	}
 	return decide(p, action, r) // unlocked: decisions may run at once, as the engine's do
+}
+
+func (f *fakeAuthz) Covers(_ Scope, r Resource) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.hidden[r.ID]
 }
 
 func (f *fakeAuthz) ReadScope(_ context.Context, _ Principal, userID string, _ time.Time) (Scope, error) {
@@ -575,3 +583,19 @@ func stored(id, content string) Memory {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// create writes in through svc and returns what it stored or reinforced,
+// skipped memories left out.
+func create(ctx context.Context, svc *Service, p Principal, in []NewMemory) ([]Memory, error) {
+	results, err := svc.Write(ctx, p, in)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]Memory, 0, len(results))
+	for _, r := range results {
+		if r.Memory != nil {
+			ms = append(ms, *r.Memory)
+		}
+	}
+	return ms, nil
+}

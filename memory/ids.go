@@ -17,35 +17,29 @@ func NewID(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b[:])
 }
 
-// validTenant reports whether s is a usable tenant name: a valid name
+// ValidName and ValidTenant are the id rules of the domain, for the
+// services beside memory too: policyadmin names agents in grants, identity
+// reads tenants from API keys.
+
+// ValidTenant reports whether s is a usable tenant name: a valid name
 // without '_', which separates the tenant from the secret in API keys.
-func validTenant(s string) bool {
-	return validName(s) && !strings.Contains(s, "_")
+func ValidTenant(s string) bool {
+	return ValidName(s) && !strings.Contains(s, "_")
 }
-
-// ValidName and ValidTenant are the id rules of the domain for the services
-// beside memory: policyadmin names agents in grants, identity reads tenants
-// from API keys.
-
-// ValidName reports whether s is a usable user, agent or session id.
-func ValidName(s string) bool { return validName(s) }
-
-// ValidTenant reports whether s is a usable tenant name.
-func ValidTenant(s string) bool { return validTenant(s) }
 
 // validAuthor reports whether s can be a memory's author: an agent id, or
 // "user:" and a user id for what users write about themselves.
 func validAuthor(s string) bool {
 	if id, ok := strings.CutPrefix(s, "user:"); ok {
-		return validName(id)
+		return ValidName(id)
 	}
-	return validName(s)
+	return ValidName(s)
 }
 
-// validName reports whether s is a usable user, agent or session id: 1–64
+// ValidName reports whether s is a usable user, agent or session id: 1–64
 // characters of letters, digits, '-', '_', '.', ':' or '@', not dots alone
 // ("." and ".." in a path are not names).
-func validName(s string) bool {
+func ValidName(s string) bool {
 	if len(s) > 64 || strings.Trim(s, ".") == "" {
 		return false
 	}

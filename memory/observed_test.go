@@ -35,7 +35,7 @@ func TestObservedAt(t *testing.T) {
 			if tt.p.Kind == KindAdmin {
 				n.AgentID = "support-bot" // an admin writes on behalf of an agent
 			}
-			got, err := f.svc.Create(context.Background(), tt.p, []NewMemory{n})
+			got, err := create(context.Background(), f.svc, tt.p, []NewMemory{n})
 			if tt.wantErr != nil {
 				if err == nil || !tt.wantErr(err) {
 					t.Fatalf("err = %v", err)

@@ -54,6 +54,24 @@ type WriteRules struct {
 	// Thresholds is, per kind of profile memory, how many distinct sessions
 	// must observe it before it becomes active; kinds not listed need one.
 	Thresholds map[string]int
+	// Displaces, when set, says whether memory w of the write may
+	// supersede h, a head of its slot: only if w's writer may read h. A
+	// head it may not read stays in force beside w, so that writing a key
+	// neither reveals nor replaces another author's hidden fact.
+	Displaces func(w, h Memory) bool
+}
+
+// ownHeads splits the heads hs of w's slot into those w may supersede (or
+// find newer) and the others.
+func (r WriteRules) ownHeads(w Memory, hs []Memory) (own, others []Memory) {
+	for _, h := range hs {
+		if r.Displaces == nil || r.Displaces(w, h) {
+			own = append(own, h)
+		} else {
+			others = append(others, h)
+		}
+	}
+	return own, others
 }
 
 // threshold returns how many distinct sessions must observe m. What users
@@ -176,8 +194,9 @@ func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) Wr
 			m = rules.asCandidate(m)
 		}
 		sl := SlotOf(m)
+		own, others := rules.ownHeads(m, heads[sl])
 		if rules.CheckStale && TakesSlot(m) {
-			if newest, ok := newestHead(heads[sl]); ok && newest.ValidFrom.After(m.ValidFrom) {
+			if newest, ok := newestHead(own); ok && newest.ValidFrom.After(m.ValidFrom) {
 				p.Written[i] = Written{Memory: newest, Outcome: OutcomeStale}
 				continue
 			}
@@ -210,7 +229,7 @@ func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) Wr
 		}
 		m = asStored(m, st.Entities)
 		if TakesSlot(m) {
-			if top := heads[sl]; len(top) > 0 {
+			if top := own; len(top) > 0 {
 				if i > 0 && slices.ContainsFunc(top, func(h Memory) bool { return reinforced[h.ID] }) {
 					p.N = i
 					break
@@ -225,7 +244,7 @@ func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) Wr
 				}
 				m.Version, m.Supersedes = best.Version+1, best.ID
 			}
-			heads[sl] = []Memory{m}
+			heads[sl] = append(others, m)
 		}
 		if m.IdempotencyKey != "" {
 			dups[m.IdempotencyKey] = m

@@ -75,6 +75,14 @@ func TestPlanBatch(t *testing.T) {
 	candidatePref := planned("s1", "Alice likes window seats.", withPreference, withStatus(StatusCandidate), withValidFrom(earlier))
 	slottedCandidate := planned("s1", "Alice's seat is the window.", withPreference, withKey("seat"), withStatus(StatusCandidate))
 
+	// A writer may read its own memories and not finance-bot's.
+	own := dedup
+	own.Displaces = func(w, h Memory) bool { return h.AgentID == w.AgentID }
+	ownEvents := own
+	ownEvents.CheckStale = true
+	hidden := planned("hidden", "The budget is 90k, confidential.", withKey("budget"), withVersion(7), withValidFrom(testNow.Add(time.Hour)),
+		func(m *Memory) { m.AgentID = "finance-bot" })
+
 	tests := []struct {
 		name    string
 		st      BatchState
@@ -112,6 +120,36 @@ func TestPlanBatch(t *testing.T) {
 				return WritePlan{N: 2, Written: []Written{created(newBudget), created(second)},
 					Create: []Memory{newBudget, second}, Supersedes: []Supersession{{"m2", "m1"}}}
 			}(),
+		},
+		{
+			name: "a head its writer may not read stays in force beside the new memory",
+			st:   BatchState{Heads: map[Slot][]Memory{budget: {hidden}}},
+			ms:   []Memory{newBudget}, rules: own,
+			want: WritePlan{N: 1, Written: []Written{created(newBudget)}, Create: []Memory{newBudget}},
+		},
+		{
+			name: "only the heads its writer may read are superseded; the version follows them",
+			st:   BatchState{Heads: map[Slot][]Memory{budget: {hidden, head}}},
+			ms:   []Memory{newBudget}, rules: own,
+			want: WritePlan{N: 1, Written: []Written{created(superseding(newBudget, head))},
+				Create: []Memory{superseding(newBudget, head)}, Supersedes: []Supersession{{"m1", "head"}}},
+		},
+		{
+			name:  "a later memory of the slot in the write leaves the hidden head too",
+			st:    BatchState{Heads: map[Slot][]Memory{budget: {hidden}}},
+			ms:    []Memory{newBudget, planned("m2", "The budget is 180k.", withKey("budget"))},
+			rules: own,
+			want: func() WritePlan {
+				second := superseding(planned("m2", "The budget is 180k.", withKey("budget")), newBudget)
+				return WritePlan{N: 2, Written: []Written{created(newBudget), created(second)},
+					Create: []Memory{newBudget, second}, Supersedes: []Supersession{{"m2", "m1"}}}
+			}(),
+		},
+		{
+			name: "a hidden head valid from later makes no event stale",
+			st:   BatchState{Heads: map[Slot][]Memory{budget: {hidden}}},
+			ms:   []Memory{newBudget}, rules: ownEvents,
+			want: WritePlan{N: 1, Written: []Written{created(newBudget)}, Create: []Memory{newBudget}},
 		},
 		{
 			name: "a memory without a key takes no slot",

@@ -153,6 +153,8 @@ type Authorizer interface {
 	// ReadScope computes what p may read of userID's memories (userID "" = all
 	// users p may read) in p's tenant.
 	ReadScope(ctx context.Context, p Principal, userID string, now time.Time) (Scope, error)
+	// Covers reports whether a scope ReadScope returned covers r.
+	Covers(s Scope, r Resource) bool
 }
 
 // Embedder turns texts into vectors of a fixed dimension. Some models embed

@@ -28,11 +28,6 @@ func (s *Service) admit(ctx context.Context, tenant string, ms []Memory) error {
 	return s.admitContents(ctx, tenant, len(ms), func(i int) string { return ms[i].Content })
 }
 
-// admitNew is admit for memories as a client sent them.
-func (s *Service) admitNew(ctx context.Context, tenant string, in []NewMemory) error {
-	return s.admitContents(ctx, tenant, len(in), func(i int) string { return in[i].Content })
-}
-
 // admitContents asks the quota, if any, for room for n memories whose
 // contents are content(0) … content(n-1).
 func (s *Service) admitContents(ctx context.Context, tenant string, n int, content func(int) string) error {

@@ -48,9 +48,6 @@ const (
 	maxExplainList = 8
 )
 
-// ContextBlock renders memories as recall hands them to a model.
-func ContextBlock(ms []Recalled) string { return contextBlock(ms) }
-
 // maxLoggedQuery caps the question kept in the recall log.
 const maxLoggedQuery = 200
 

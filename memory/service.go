@@ -198,27 +198,11 @@ func sharedScope(n NewMemory, agent *string) (string, string, error) {
 	}
 	kind, id := n.Scope.Kind, n.Scope.ID
 	if n.UserID != "" || n.SessionID != "" ||
-		!(kind == ScopeTenant && id == "" || (kind == ScopeTeam || kind == ScopeAgent) && validName(id)) {
+		!(kind == ScopeTenant && id == "" || (kind == ScopeTeam || kind == ScopeAgent) && ValidName(id)) {
 		return "", "", Invalid("scope", "shared knowledge is of the tenant (no id), a team or an agent (an id), about no user_id and in no session_id")
 	}
 	*agent = map[bool]string{true: id}[kind == ScopeAgent]
 	return kind, id, nil
-}
-
-// Create writes memories through the write pipeline (see Write) and returns
-// the ones stored or reinforced; skipped memories are left out.
-func (s *Service) Create(ctx context.Context, p Principal, in []NewMemory) ([]Memory, error) {
-	results, err := s.Write(ctx, p, in)
-	if err != nil {
-		return nil, err
-	}
-	ms := make([]Memory, 0, len(results))
-	for _, r := range results {
-		if r.Memory != nil {
-			ms = append(ms, *r.Memory)
-		}
-	}
-	return ms, nil
 }
 
 // Import stores a memory on behalf of the system (the seed loader), without
@@ -272,15 +256,15 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, err
 	}
 	switch {
-	case !validTenant(tenant):
+	case !ValidTenant(tenant):
 		return Memory{}, Invalid("tenant", "must be 1–64 letters, digits or -.:@")
-	case scope == "" && !validName(n.UserID):
+	case scope == "" && !ValidName(n.UserID):
 		return Memory{}, Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
 	case n.ValidTo != nil && !n.ValidTo.After(now):
 		return Memory{}, Invalid("valid_to", "must be in the future")
 	case (scope == "" || agent != "") && !validAuthor(agent):
 		return Memory{}, Invalid("agent_id", "is required for this principal: 1–64 letters, digits or -_.:@")
-	case n.SessionID != "" && !validName(n.SessionID):
+	case n.SessionID != "" && !ValidName(n.SessionID):
 		return Memory{}, Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
 	case !slices.Contains(Types, n.Type):
 		return Memory{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
@@ -432,11 +416,11 @@ type Page struct {
 func (s *Service) List(ctx context.Context, p Principal, r ListRequest) (Page, error) {
 	q := ListQuery{UserID: r.UserID, Type: r.Type, Kind: r.Kind, Status: r.Status, From: r.From, To: r.To, AgentID: r.Agent, Text: r.Text, Shared: r.Shared, Limit: r.Limit}
 	switch {
-	case r.UserID != "" && !validName(r.UserID):
+	case r.UserID != "" && !ValidName(r.UserID):
 		return Page{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
 	case r.Type != "" && !slices.Contains(Types, r.Type):
 		return Page{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
-	case r.Agent != "" && !validName(r.Agent):
+	case r.Agent != "" && !ValidName(r.Agent):
 		return Page{}, Invalid("agent", "must be 1–64 letters, digits or -_.:@")
 	case utf8.RuneCountInString(r.Text) > 200:
 		return Page{}, Invalid("text", "must be at most 200 characters")

@@ -151,7 +151,7 @@ func TestCreateValidation(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
 			n := validNew()
 			tt.edit(&n)
-			_, err := f.svc.Create(context.Background(), tt.p, []NewMemory{n})
+			_, err := create(context.Background(), f.svc, tt.p, []NewMemory{n})
 			if got := fieldOf(t, err); got != tt.wantField {
 				t.Errorf("field = %q, want %q (err %v)", got, tt.wantField, err)
 			}
@@ -198,7 +198,7 @@ func TestCreateAcceptsLimits(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
 			n := validNew()
 			tt.edit(&n)
-			if _, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{n}); err != nil {
+			if _, err := create(context.Background(), f.svc, agentSupport, []NewMemory{n}); err != nil {
 				t.Fatalf("Create: %v", err)
 			}
 		})
@@ -235,7 +235,7 @@ func TestCreateBatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
-			got, err := f.svc.Create(context.Background(), agentSupport, tt.in)
+			got, err := create(context.Background(), f.svc, agentSupport, tt.in)
 			if tt.wantField == "" {
 				if err != nil {
 					t.Fatalf("Create: %v", err)
@@ -268,7 +268,7 @@ func TestCreateAgentMayNotNameAnotherAgent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
-			_, err := f.svc.Create(context.Background(), agentSupport, tt.in)
+			_, err := create(context.Background(), f.svc, agentSupport, tt.in)
 			if !errors.Is(err, ErrForbidden) {
 				t.Fatalf("err = %v, want ErrForbidden", err)
 			}
@@ -316,7 +316,7 @@ func TestCreateDefaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
-			got, err := f.svc.Create(context.Background(), tt.p, []NewMemory{tt.in})
+			got, err := create(context.Background(), f.svc, tt.p, []NewMemory{tt.in})
 			if err != nil {
 				t.Fatalf("Create: %v", err)
 			}
@@ -343,7 +343,7 @@ func TestCreateIDsAreUnique(t *testing.T) {
 	// Another content: the same one twice would be one memory, reinforced.
 	other := validNew()
 	other.Content = "Alice prefers green tea."
-	got, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), other})
+	got, err := create(context.Background(), f.svc, agentSupport, []NewMemory{validNew(), other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestCreatePolicy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, RecallConfig{})
 			f.authz.decide = tt.decide
-			_, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), validNew()})
+			_, err := create(context.Background(), f.svc, agentSupport, []NewMemory{validNew(), validNew()})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
@@ -390,7 +390,7 @@ func TestCreatePolicy(t *testing.T) {
 		}
 		second := validNew()
 		second.Sensitivity = SensitivityRestricted
-		_, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew(), second})
+		_, err := create(context.Background(), f.svc, agentSupport, []NewMemory{validNew(), second})
 		if !errors.Is(err, ErrForbidden) {
 			t.Fatalf("err = %v, want ErrForbidden", err)
 		}
@@ -404,7 +404,7 @@ func TestCreateEmbeds(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
 	a, b := validNew(), validNew()
 	a.Content, b.Content = "short", "a longer piece of content"
-	got, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{a, b})
+	got, err := create(context.Background(), f.svc, agentSupport, []NewMemory{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestCreateEmbeds(t *testing.T) {
 func TestCreateKeepsNoZeroVector(t *testing.T) {
 	f := newFixture(t, RecallConfig{})
 	f.embed.zero = true
-	if _, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew()}); err != nil {
+	if _, err := create(context.Background(), f.svc, agentSupport, []NewMemory{validNew()}); err != nil {
 		t.Fatal(err)
 	}
 	m := f.store.created[0][0]
@@ -440,7 +440,7 @@ func TestCreateErrorsPassThrough(t *testing.T) {
 	t.Run("embedder", func(t *testing.T) {
 		f := newFixture(t, RecallConfig{})
 		f.embed.err = embedErr
-		_, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
+		_, err := create(context.Background(), f.svc, agentSupport, []NewMemory{validNew()})
 		if !errors.Is(err, embedErr) {
 			t.Fatalf("err = %v, want the embedder's error wrapped", err)
 		}
@@ -451,7 +451,7 @@ func TestCreateErrorsPassThrough(t *testing.T) {
 	t.Run("store", func(t *testing.T) {
 		f := newFixture(t, RecallConfig{})
 		f.store.createErr = ErrUnavailable
-		_, err := f.svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
+		_, err := create(context.Background(), f.svc, agentSupport, []NewMemory{validNew()})
 		if !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("err = %v, want ErrUnavailable", err)
 		}
@@ -794,7 +794,7 @@ func TestUserWithLongestIDMayWrite(t *testing.T) {
 	p := Principal{Tenant: "acme", Kind: KindUser, ID: id}
 	n := validNew()
 	n.UserID = id
-	got, err := f.svc.Create(context.Background(), p, []NewMemory{n})
+	got, err := create(context.Background(), f.svc, p, []NewMemory{n})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -819,7 +819,7 @@ func TestEmbedderReturningTooFewVectors(t *testing.T) {
 	opts.Embed = &shortEmbedder{}
 	svc := f.service(t, opts)
 	ctx := context.Background()
-	if _, err := svc.Create(ctx, agentSupport, []NewMemory{validNew()}); err == nil || !strings.Contains(err.Error(), "0 vectors for 1 texts") {
+	if _, err := create(ctx, svc, agentSupport, []NewMemory{validNew()}); err == nil || !strings.Contains(err.Error(), "0 vectors for 1 texts") {
 		t.Errorf("Create = %v, want an embed error", err)
 	}
 	f.authz.scope = aliceScope
@@ -852,7 +852,7 @@ func TestEmbedderReturningVectorsOfAnotherSize(t *testing.T) {
 	opts := f.options(t, RecallConfig{})
 	opts.Embed = &wideEmbedder{}
 	svc := f.service(t, opts)
-	_, err := svc.Create(context.Background(), agentSupport, []NewMemory{validNew()})
+	_, err := create(context.Background(), svc, agentSupport, []NewMemory{validNew()})
 	if err == nil || !strings.Contains(err.Error(), "dimension 3 from model fake of dimension 2") {
 		t.Errorf("Create = %v, want a dimension error", err)
 	}
@@ -897,8 +897,13 @@ func TestWriteOutcomes(t *testing.T) {
 	}
 	w := f.store.writes[0]
 	wantRules := WriteRules{Dedup: true, DuplicateThreshold: 1, Thresholds: DefaultThresholds}
-	if diff := cmp.Diff(wantRules, w.Rules); diff != "" {
+	if diff := cmp.Diff(wantRules, w.Rules, cmpopts.IgnoreFields(WriteRules{}, "Displaces")); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	// A write supersedes only heads its writer's scope covers.
+	f.authz.hidden = map[string]bool{"mem_hidden": true}
+	if w.Rules.Displaces == nil || w.Rules.Displaces(w.Memories[0], Memory{ID: "mem_hidden"}) || !w.Rules.Displaces(w.Memories[0], Memory{ID: "mem_seen"}) {
+		t.Error("the write's rules do not ask policy which heads it may supersede")
 	}
 	if len(w.ScopeOf) != len(w.Memories) || len(w.Scopes) != 1 {
 		t.Errorf("scopes %d for %d memories (scope of each %v)", len(w.Scopes), len(w.Memories), w.ScopeOf)

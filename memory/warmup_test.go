@@ -9,7 +9,7 @@ import (
 // name.
 func TestWarmUp(t *testing.T) {
 	for _, tenant := range warmTenants {
-		if validTenant(tenant) {
+		if ValidTenant(tenant) {
 			t.Fatalf("warm-up tenant %q is a valid tenant name: a request could read it", tenant)
 		}
 	}
@@ -70,7 +70,7 @@ func TestWarmUpWrites(t *testing.T) {
 			if m.Key != "" {
 				slots++
 			}
-			if m.QueueSeq == 0 || len(m.Embedding) == 0 || m.Tenant == "" || validTenant(m.Tenant) {
+			if m.QueueSeq == 0 || len(m.Embedding) == 0 || m.Tenant == "" || ValidTenant(m.Tenant) {
 				t.Errorf("warm write %d: memory %+v is not a queued, embedded memory of a warm tenant", k, m)
 			}
 		}

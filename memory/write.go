@@ -204,7 +204,12 @@ func principalKey(p Principal) string {
 // writers' scopes and the service's rules, planned by PlanBatch in the
 // store's transaction. checkStale is for queued events.
 func (s *Service) dedupWrite(ms []Memory, scopes []Scope, scopeOf []int, checkStale bool) DedupWrite {
-	return DedupWrite{Memories: ms, Scopes: scopes, ScopeOf: scopeOf, Rules: s.write.rules(checkStale)}
+	rules, readers := s.write.rules(checkStale), make(map[string]Scope, len(ms))
+	for i, m := range ms {
+		readers[m.ID] = scopes[scopeOf[i]]
+	}
+	rules.Displaces = func(w, h Memory) bool { return s.authz.Covers(readers[w.ID], ResourceOf(h)) }
+	return DedupWrite{Memories: ms, Scopes: scopes, ScopeOf: scopeOf, Rules: rules}
 }
 
 // ImportanceStep is how much a reinforcement raises importance (at most 1).

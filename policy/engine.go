@@ -317,6 +317,9 @@ func (e *Engine) decide(ctx context.Context, rev *Revision, p memory.Principal, 
 	return d, nil
 }
 
+// Covers reports whether the scope s covers r (Matches).
+func (e *Engine) Covers(s memory.Scope, r memory.Resource) bool { return Matches(s, r) }
+
 // ReadScope compiles what p may read of userID's memories ("" = every user)
 // by partial evaluation of the read policy (see pushdown.go) and returns it
 // as a scope of p's tenant with a Filter. A policy it cannot translate gives

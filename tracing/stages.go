@@ -143,6 +143,8 @@ func (a authorizer) Decide(ctx context.Context, p memory.Principal, action strin
 	return a.next.Decide(ctx, p, action, r, now)
 }
 
+func (a authorizer) Covers(s memory.Scope, r memory.Resource) bool { return a.next.Covers(s, r) }
+
 func (a authorizer) ReadScope(ctx context.Context, p memory.Principal, userID string, now time.Time) (sc memory.Scope, err error) {
 	ctx, s := a.t.span(ctx, "policy.scope", attribute.String("mneme.principal_kind", p.Kind))
 	defer func() { done(s, err) }()

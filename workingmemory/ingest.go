@@ -33,7 +33,7 @@ const ReasonRefused = "policy lets you write none of what the conversation held"
 const JobIngest = "ingest"
 
 // Ingest extracts memories from conversation turns and writes them through
-// Create, so policy and every write rule apply as to any other write.
+// Write, so policy and every write rule apply as to any other write.
 func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest) (memory.IngestResult, error) {
 	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.IngestResult{}, err

@@ -150,7 +150,7 @@ func TestIngestTurnTimes(t *testing.T) {
 	}
 }
 
-func TestIngestWritesThroughCreate(t *testing.T) {
+func TestIngestWritesThroughWrite(t *testing.T) {
 	f := newFixture(t, budget)
 	turns := []memory.Turn{{Role: memory.RoleUser, Content: "my budget is 100k"}}
 	res, err := f.svc.Ingest(context.Background(), agentSupport, memory.IngestRequest{UserID: "alice", SessionID: "s-1", Turns: turns})
@@ -176,7 +176,7 @@ func TestIngestNothingFound(t *testing.T) {
 		t.Fatalf("result = %+v, %v", res, err)
 	}
 	if len(f.created.as) != 0 {
-		t.Errorf("Create called %d times for nothing", len(f.created.as))
+		t.Errorf("Write called %d times for nothing", len(f.created.as))
 	}
 }
 

@@ -127,7 +127,7 @@ var nothing = memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonNot
 // lose the conversation, and counts what it left out.
 func (s *Service) createAllowed(ctx context.Context, p memory.Principal, found []memory.NewMemory) (memory.IngestResult, error) {
 	// Usually policy allows it all: one write, decided once.
-	ms, err := s.memories.Create(ctx, p, found)
+	ms, err := stored(s.memories.Write(ctx, p, found))
 	if !errors.Is(err, memory.ErrForbidden) {
 		return memory.IngestResult{Memories: ms}, err
 	}
@@ -137,8 +137,23 @@ func (s *Service) createAllowed(ctx context.Context, p memory.Principal, found [
 	} else if err != nil {
 		return memory.IngestResult{}, err
 	}
-	ms, err = s.memories.Create(ctx, p, kept)
+	ms, err = stored(s.memories.Write(ctx, p, kept))
 	return memory.IngestResult{Memories: ms, Refused: len(found) - len(kept)}, err
+}
+
+// stored is what a write stored or reinforced: a memory left out as not
+// worth keeping is not part of the result.
+func stored(results []memory.WriteResult, err error) ([]memory.Memory, error) {
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]memory.Memory, 0, len(results))
+	for _, r := range results {
+		if r.Memory != nil {
+			ms = append(ms, *r.Memory)
+		}
+	}
+	return ms, nil
 }
 
 // sessionRecord is the episodic memory of a conversation: its time, its

@@ -95,7 +95,7 @@ type authorized struct {
 	at time.Time
 }
 
-func (c *creator) Create(_ context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.Memory, error) {
+func (c *creator) Write(_ context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
 	for _, n := range in {
 		if c.deny != nil && c.deny(p, n) {
 			return nil, memory.ErrForbidden // the batch is all or nothing
@@ -103,10 +103,11 @@ func (c *creator) Create(_ context.Context, p memory.Principal, in []memory.NewM
 	}
 	c.as = append(c.as, p)
 	c.got = append(c.got, in...)
-	out := make([]memory.Memory, len(in))
+	out := make([]memory.WriteResult, len(in))
 	for i, n := range in {
-		out[i] = memory.Memory{ID: memory.NewID("mem"), Tenant: p.Tenant, UserID: n.UserID, AgentID: AuthorOf(p),
+		m := memory.Memory{ID: memory.NewID("mem"), Tenant: p.Tenant, UserID: n.UserID, AgentID: AuthorOf(p),
 			SessionID: n.SessionID, Type: n.Type, Kind: n.Kind, Content: n.Content, IdempotencyKey: n.IdempotencyKey}
+		out[i] = memory.WriteResult{Outcome: memory.OutcomeCreated, ID: m.ID, Memory: &m}
 	}
 	return out, nil
 }

@@ -19,8 +19,8 @@ import (
 
 // Memories writes what conversations leave; memory.Service implements it.
 type Memories interface {
-	// Create writes new memories as a principal.
-	Create(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.Memory, error)
+	// Write writes new memories as a principal and says what became of each.
+	Write(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error)
 	// AuthorizeWrites decides, as of a queued ingestion's acceptance,
 	// whether its principal may write what was extracted.
 	AuthorizeWrites(ctx context.Context, p memory.Principal, in []memory.NewMemory, at time.Time) error
