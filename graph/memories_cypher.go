@@ -110,7 +110,7 @@ RETURN ` + memoryProjection
 	// A user's text search first reads the newest listWindow memories of
 	// the index in order (a common word fills the page there); when they do
 	// not fill it, the full-text index names the memories that may contain
-	// the text (containsTerms) inside the user's partition, and those are
+	// the text (lucene.ContainsTerms) inside the user's partition, and those are
 	// filtered and sorted. The partition and user are checked again on each
 	// node, as recall does.
 	cypherListFullText = `CALL db.index.fulltext.queryNodes('` + indexFullTextPartition + `', $query) YIELD node
@@ -232,7 +232,7 @@ func listQuery(scope memory.Scope, q memory.ListQuery) listing {
 	}
 	window := match + filtered + order + cypherListUserWindowReturn
 	params["window"] = listWindow
-	terms := containsTerms(q.Text)
+	terms := containsTerms("content", q.Text)
 	if len(terms) == 0 {
 		return listing{[]string{window, scan}, params, limit}
 	}

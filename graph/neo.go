@@ -26,6 +26,10 @@ var (
 	float64s   = neo.Float64s
 	floatOrNil = neo.FloatOrNil
 	unsized    = neo.Unsized
+	// The Lucene syntax of the full-text indexes.
+	fullTextQuery = neo.FullTextQuery
+	containsTerms = neo.ContainsTerms
+	escapePhrase  = neo.EscapePhrase
 )
 
 func readAll[T any](ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any, decode func(*neo4j.Record) (T, error)) ([]T, error) {

@@ -349,11 +349,6 @@ func partitionOf(tenant, userID string) string {
 	return "p" + hex.EncodeToString(sum[:16])
 }
 
-// escapePhrase escapes what ends or escapes a Lucene phrase.
-func escapePhrase(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
-}
-
 // Expansion bounds: how many named entities, intermediate paths and hub
 // sizes a graph expansion considers.
 const (

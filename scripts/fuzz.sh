@@ -21,8 +21,8 @@ parallel="${FUZZ_PARALLEL:-1}"
 # Package and target of every fuzz test. TestFuzzTargetsListed (scripts)
 # checks that this list and the code agree.
 targets=(
-  "./graph FuzzFullTextQuery"
-  "./graph FuzzEscapePhrase"
+  "./graph/neo FuzzFullTextQuery"
+  "./graph/neo FuzzEscapePhrase"
   "./graph FuzzFilterPredicate"
   "./policy FuzzTranslate"
   "./policy FuzzCheckPolicy"

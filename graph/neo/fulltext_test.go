@@ -1,4 +1,4 @@
-package graph
+package neo
 
 import (
 	"fmt"
@@ -39,31 +39,31 @@ func TestFullTextQuery(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := fullTextQuery(tc.in); got != tc.want {
-				t.Errorf("fullTextQuery(%q) = %q, want %q", tc.in, got, tc.want)
+			if got := FullTextQuery(tc.in); got != tc.want {
+				t.Errorf("FullTextQuery(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}
 }
 
 func TestFullTextQueryCapsLength(t *testing.T) {
-	in := strings.Repeat("预", maxFullTextRunes+100)
-	if got := []rune(fullTextQuery(in)); len(got) != maxFullTextRunes {
-		t.Errorf("query has %d runes, want %d", len(got), maxFullTextRunes)
+	in := strings.Repeat("预", maxQueryRunes+100)
+	if got := []rune(FullTextQuery(in)); len(got) != maxQueryRunes {
+		t.Errorf("query has %d runes, want %d", len(got), maxQueryRunes)
 	}
 }
 
 // Every character Lucene's parser treats as syntax is escaped.
 func TestFullTextQueryEscapesEverySpecial(t *testing.T) {
-	for _, r := range luceneSpecial {
-		got := fullTextQuery("a" + string(r) + "b")
+	for _, r := range special {
+		got := FullTextQuery("a" + string(r) + "b")
 		if want := `a\` + string(r) + "b"; got != want {
 			t.Errorf("%q: got %q, want %q", r, got, want)
 		}
 	}
 }
 
-// containsTerms names only what the index must hold for content that
+// ContainsTerms names only what the index must hold for content that
 // contains the text: whole words where the text ends them, prefixes where
 // it ends them on the left only, Chinese bigrams, never a stop word.
 func TestContainsTerms(t *testing.T) {
@@ -92,9 +92,9 @@ func TestContainsTerms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := containsTerms(tc.in)
+			got := ContainsTerms("content", tc.in)
 			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-				t.Errorf("containsTerms(%q) = %q, want %q", tc.in, got, tc.want)
+				t.Errorf("ContainsTerms(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -102,20 +102,7 @@ func TestContainsTerms(t *testing.T) {
 	for i := range 40 {
 		long = append(long, fmt.Sprintf("w%d", i))
 	}
-	if got := containsTerms("x " + strings.Join(long, " ")); len(got) != maxContainsTerms {
+	if got := ContainsTerms("content", "x "+strings.Join(long, " ")); len(got) != maxContainsTerms {
 		t.Errorf("%d clauses, want at most %d", len(got), maxContainsTerms)
-	}
-}
-
-func TestIdentifierPhrases(t *testing.T) {
-	for in, want := range map[string]string{
-		"status order SO-1001 INV-2026-0931": ` "so-1001"^4 "inv-2026-0931"^4`,
-		"SO-3401 仓库 发出":                      ` "so-3401"^4`,
-		"xyz 123 订单":                         "",
-		`so-1"001 "a1b2"`:                    ` "so-1"^4 "a1b2"^4`, // quotes never reach the query
-	} {
-		if got := identifierPhrases(in); got != want {
-			t.Errorf("identifierPhrases(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

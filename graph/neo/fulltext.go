@@ -1,27 +1,32 @@
-package graph
+package neo
+
+// Neo4j's full-text indexes read queries in the syntax of Lucene's classic
+// query parser. These write it: user text as plain words, phrases that stay
+// phrases, and the terms a substring must lie in. Nothing a user typed
+// becomes syntax.
 
 import (
 	"strings"
 	"unicode"
 )
 
-// maxFullTextRunes caps the text of a full-text query. Lucene refuses queries
+// maxQueryRunes caps the text of a full-text query. Lucene refuses queries
 // with more than 1024 clauses, and the CJK analyzer makes a clause of every
 // pair of Chinese characters; recall needs only the first words anyway.
-const maxFullTextRunes = 256
+const maxQueryRunes = 256
 
-// luceneSpecial holds every character Lucene's classic query parser treats as
+// special holds every character Lucene's classic query parser treats as
 // syntax: + - && || ! ( ) { } [ ] ^ " ~ * ? : \ /
-const luceneSpecial = `+-&|!(){}[]^"~*?:\/`
+const special = `+-&|!(){}[]^"~*?:\/`
 
-// fullTextQuery turns raw user text into a Lucene query that matches its words
+// FullTextQuery turns raw user text into a Lucene query that matches its words
 // and nothing else: every special character is escaped, the operators AND, OR
 // and NOT are lowercased into plain words, control characters become spaces,
 // and the words are OR-ed by Lucene's default. It returns "" when nothing
 // searchable is left; the caller must then return no hits rather than query.
-func fullTextQuery(text string) string {
-	if r := []rune(text); len(r) > maxFullTextRunes {
-		text = string(r[:maxFullTextRunes])
+func FullTextQuery(text string) string {
+	if r := []rune(text); len(r) > maxQueryRunes {
+		text = string(r[:maxQueryRunes])
 	}
 	var words []string
 	searchable := false
@@ -34,7 +39,7 @@ func fullTextQuery(text string) string {
 		}
 		var b strings.Builder
 		for _, r := range w {
-			if strings.ContainsRune(luceneSpecial, r) {
+			if strings.ContainsRune(special, r) {
 				b.WriteByte('\\')
 			}
 			b.WriteRune(r)
@@ -50,13 +55,12 @@ func fullTextQuery(text string) string {
 	return strings.Join(words, " ")
 }
 
-// The listing's text filter is a case-insensitive substring of the content
-// (toLower(content) CONTAINS text). The full-text index cannot answer that
-// exactly, but it can name a superset: containsTerms lists Lucene clauses
-// on the content that every memory containing text satisfies, from what
-// the index's analyzer (Lucene's CJK analyzer: the standard tokenizer,
+// A case-insensitive substring filter (toLower(content) CONTAINS text)
+// cannot be answered by a full-text index exactly, but the index can name a
+// superset: ContainsTerms lists Lucene clauses on field that every text
+// containing text satisfies, from what the index's analyzer (Lucene's CJK analyzer: the standard tokenizer,
 // width folding, lower case, bigrams of Chinese characters, English stop
-// words) must have made of the same characters in the content.
+// words) must have made of the same characters in the field.
 //
 //   - A run of ASCII letters and digits is never split by the tokenizer,
 //     so it lies inside one indexed term. Where the run meets white space
@@ -74,7 +78,7 @@ func fullTextQuery(text string) string {
 //
 // Every clause left out only widens the superset; none at all means the
 // index cannot help.
-func containsTerms(text string) []string {
+func ContainsTerms(field, text string) []string {
 	var clauses []string
 	seen := map[string]bool{}
 	add := func(c string) {
@@ -96,15 +100,15 @@ func containsTerms(text string) []string {
 				switch {
 				case j < len(rs) && endsWord(rs[j]):
 					if !stopWord(run, func(w, run string) bool { return w == run }) {
-						add("content:" + run)
+						add(field + ":" + run)
 					}
 				case j-i >= minPrefixRunes && !stopWord(run, strings.HasPrefix):
-					add("content:" + run + "*")
+					add(field + ":" + run + "*")
 				}
 			}
 			i = j
 		case unicode.Is(unicode.Han, rs[i]) && i+1 < len(rs) && unicode.Is(unicode.Han, rs[i+1]):
-			add("content:" + string(rs[i:i+2]))
+			add(field + ":" + string(rs[i:i+2]))
 			i++
 		default:
 			i++
@@ -113,7 +117,7 @@ func containsTerms(text string) []string {
 	return clauses
 }
 
-// Bounds of containsTerms: how many clauses, and the shortest run a prefix
+// Bounds of ContainsTerms: how many clauses, and the shortest run a prefix
 // query is made of.
 const (
 	maxContainsTerms = 16
@@ -142,4 +146,10 @@ func isASCIIAlnum(r rune) bool {
 // or digits around it into one word (only ' . : ; , _ and " may).
 func endsWord(r rune) bool {
 	return unicode.IsSpace(r) || r < 0x80 && strings.ContainsRune("!#$%&()*+-/<=>?@[\\]^`{|}~", r)
+}
+
+// EscapePhrase escapes what ends or escapes a Lucene phrase: the result,
+// between double quotes, is one phrase of exactly s.
+func EscapePhrase(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 }
