@@ -162,7 +162,11 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 	}
 	reinforce := func(rs []memory.Repeat) error {
 		for _, r := range rs {
-			m, err := reinforceIn(ctx, tx, tenant, r)
+			var reader *memory.Scope
+			if o.dedup != nil {
+				reader = &o.dedup.Scopes[o.dedup.ScopeOf[from+r.Index]]
+			}
+			m, err := reinforceIn(ctx, tx, tenant, r, reader)
 			if errors.Is(err, memory.ErrNotFound) {
 				return errVanished
 			}

@@ -419,7 +419,7 @@ func checkWritesRefused(t *testing.T, s *Store, tenant, user, head string, fence
 	refused("a new version", err)
 	_, err = s.ReinforceMemory(ctx, tenant, head, memory.Reinforcement{UserID: user, At: time.Now()})
 	refused("a reinforcement", err)
-	_, err = s.ConfirmMemory(ctx, tenant, head, user, time.Now())
+	_, err = s.ConfirmMemory(ctx, tenant, head, user, memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}, time.Now())
 	refused("a confirmation", err)
 	stored := query(t, `MATCH (m:Memory {tenant: $tenant}) WHERE m.content CONTAINS 'erasing' RETURN count(m) AS n`, map[string]any{"tenant": tenant})
 	if n := stored[0]["n"].(int64); n != 0 {

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -53,40 +54,43 @@ func (s *Store) SimilarMemories(ctx context.Context, scope memory.Scope, q memor
 // ReinforceMemory records one more observation of the active or candidate
 // memory id (see memory.Reinforcement) and returns it as stored. A candidate
 // that becomes active takes over its key's slot, superseding the slot's
-// head. memory.ErrNotFound when id is missing or no longer active or a
+// heads. memory.ErrNotFound when id is missing or no longer active or a
 // candidate.
 func (s *Store) ReinforceMemory(ctx context.Context, tenant, id string, r memory.Reinforcement) (memory.Memory, error) {
-	return s.promote(ctx, tenant, id, r.UserID, cypherReinforce, map[string]any{
+	return s.promote(ctx, tenant, id, r.UserID, nil, cypherReinforce, map[string]any{
 		"session": r.SessionID, "step": r.ImportanceStep, "at": r.At.UTC(), "activate_at": r.ActivateAt,
 		"idem": strOrNil(r.IdempotencyKey),
 	})
 }
 
-// ConfirmMemory makes the candidate id active, taking over its key's slot,
-// and returns it. An active memory is returned as it is;
-// memory.ErrConflict for any other status, memory.ErrNotFound when missing.
-func (s *Store) ConfirmMemory(ctx context.Context, tenant, id, userID string, at time.Time) (memory.Memory, error) {
-	return s.promote(ctx, tenant, id, userID, cypherConfirm, map[string]any{"at": at.UTC()})
+// ConfirmMemory makes the candidate id active, taking over its key's slot:
+// it supersedes the heads there that reader covers. It returns the memory;
+// an active one as it is; memory.ErrConflict for any other status,
+// memory.ErrNotFound when missing.
+func (s *Store) ConfirmMemory(ctx context.Context, tenant, id, userID string, reader memory.Scope, at time.Time) (memory.Memory, error) {
+	return s.promote(ctx, tenant, id, userID, &reader, cypherConfirm, map[string]any{"at": at.UTC()})
 }
 
 // promote runs a query that may turn a candidate active, then supersedes the
 // slot's old head when it did. It locks the user first, as every write does,
 // so that promotions and creations of one slot queue in one order.
-func (s *Store) promote(ctx context.Context, tenant, id, userID, cypher string, params map[string]any) (memory.Memory, error) {
+func (s *Store) promote(ctx context.Context, tenant, id, userID string, reader *memory.Scope, cypher string, params map[string]any) (memory.Memory, error) {
 	var out memory.Memory
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
 		if err := lockBatch(ctx, tx, tenant, []memory.Memory{{UserID: userID}}); err != nil {
 			return err
 		}
 		var err error
-		out, err = promoteIn(ctx, tx, tenant, id, cypher, params)
+		out, err = promoteIn(ctx, tx, tenant, id, reader, cypher, params)
 		return err
 	})
 	return out, err
 }
 
-// promoteIn is promote inside a transaction that holds the user's lock.
-func promoteIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id, cypher string, params map[string]any) (memory.Memory, error) {
+// promoteIn is promote inside a transaction that holds the user's lock. A
+// memory made active supersedes the heads of its slot that reader covers
+// (nil: every head, for the system): one the promoter may not read stays.
+func promoteIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id string, reader *memory.Scope, cypher string, params map[string]any) (memory.Memory, error) {
 	params["tenant"], params["id"] = tenant, id
 	p, ok, err := readOne(ctx, tx, cypher, params, promotionOf)
 	if err != nil {
@@ -99,9 +103,12 @@ func promoteIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id, cyp
 		return memory.Memory{}, fmt.Errorf("%w: memory %s is %s", memory.ErrConflict, id, p.status)
 	}
 	if p.before == memory.StatusCandidate && p.status == memory.StatusActive && p.key != "" {
-		err := exec(ctx, tx, cypherSupersedeSlot, map[string]any{
-			"tenant": tenant, "id": id, "user_id": p.userID, "key": p.key, "reason": reasonActivated,
-		})
+		pred, sp := "true", map[string]any{}
+		if reader != nil {
+			pred, sp = policyPredicate(*reader)
+		}
+		maps.Copy(sp, map[string]any{"tenant": tenant, "id": id, "user_id": p.userID, "key": p.key, "reason": reasonActivated})
+		err := exec(ctx, tx, cypherSupersedeSlot+pred+cypherSupersedeSlotTail, sp)
 		if err != nil {
 			return memory.Memory{}, err
 		}
@@ -122,8 +129,8 @@ func promotionOf(r *neo4j.Record) (promotion, error) {
 
 // reinforceIn runs a reinforcement in tx, under the lock of the memory's
 // user, which the batch holds.
-func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, r memory.Repeat) (memory.Memory, error) {
-	return promoteIn(ctx, tx, tenant, r.Target, cypherReinforce, map[string]any{
+func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, r memory.Repeat, reader *memory.Scope) (memory.Memory, error) {
+	return promoteIn(ctx, tx, tenant, r.Target, reader, cypherReinforce, map[string]any{
 		"session": r.SessionID, "step": r.ImportanceStep, "at": r.At.UTC(), "activate_at": r.ActivateAt,
 		"idem": strOrNil(r.IdempotencyKey),
 	})

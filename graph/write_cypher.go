@@ -60,20 +60,22 @@ WITH m, before, activate
 CALL (m, activate) { WITH m, activate WHERE activate ` + TallyUp + ` }
 RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
 
-	// cypherSupersedeSlot makes the new memory the head of its (user, key)
-	// slot: every other active memory in the slot becomes superseded (there is
-	// at most one unless data predates the lock), and the new memory takes the
-	// next version number.
+	// cypherSupersedeSlot, a predicate over m, and cypherSupersedeSlotTail
+	// make the new memory the head of its (user, key) slot: every other
+	// active memory in the slot that the predicate admits becomes superseded,
+	// and the new memory takes the next version number.
 	cypherSupersedeSlot = `MATCH (n:Memory {tenant: $tenant, id: $id})
-MATCH (o:Memory {tenant: $tenant, user_id: $user_id, key: $key})
-WHERE o.status = 'active' AND o.id <> $id
-  AND coalesce(o.scope, 'user') = coalesce(n.scope, 'user') AND coalesce(o.scope_id, '') = coalesce(n.scope_id, '')
-CALL (o) { WITH o AS m ` + TallyDown + ` }
-SET o.status = 'superseded', o.valid_to = n.valid_from, o.updated_at = n.updated_at
-WITH n, o
-CALL (o) { WITH o AS m ` + TallyUp + ` }
-CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(o)
-WITH n, max(o.version) AS top
+MATCH (m:Memory {tenant: $tenant, user_id: $user_id, key: $key})
+WHERE m.status = 'active' AND m.id <> $id
+  AND coalesce(m.scope, 'user') = coalesce(n.scope, 'user') AND coalesce(m.scope_id, '') = coalesce(n.scope_id, '')
+  AND `
+	cypherSupersedeSlotTail = `
+CALL (m) { WITH m ` + TallyDown + ` }
+SET m.status = 'superseded', m.valid_to = n.valid_from, m.updated_at = n.updated_at
+WITH n, m
+CALL (m) { WITH m ` + TallyUp + ` }
+CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(m)
+WITH n, max(m.version) AS top
 SET n.version = top + 1
 RETURN n.version AS version`
 

@@ -138,6 +138,31 @@ func TestAWriteLeavesWhatItMayNotRead(t *testing.T) {
 	if hers.Status != client.StatusActive || hers.Supersedes != bots.ID || hers.Version != 2 {
 		t.Errorf("carol's write: %s, version %d superseding %q; want active at version 2 superseding %s", hers.Status, hers.Version, hers.Supersedes, bots.ID)
 	}
+	// A candidate made active takes over the slot as far as whoever made it
+	// active may read: carol confirming one, support-bot observing another
+	// in a second session.
+	guess := write(t, f, "support-bot", client.NewMemory{
+		UserID: "carol", SessionID: "s-cost-1", Type: client.TypeProfile, Kind: "preference", Key: "internal_cost",
+		Content: "Carol prefers quotes that show one total price.",
+	})
+	if guess.Status != client.StatusCandidate {
+		t.Fatalf("support-bot's preference is %s, want a candidate", guess.Status)
+	}
+	if m, err := f.Client(t, "carol").Confirm(t.Context(), guess.ID); err != nil || m.Status != client.StatusActive {
+		t.Fatalf("carol confirms %s: %+v, %v", guess.ID, m, err)
+	}
+	seen := client.NewMemory{
+		UserID: "carol", SessionID: "s-cost-2", Type: client.TypeProfile, Kind: "preference", Key: "internal_cost",
+		Content: "Carol wants every quote in CNY with tax included.",
+	}
+	if m := write(t, f, "support-bot", seen); m.Status != client.StatusCandidate {
+		t.Fatalf("support-bot's second preference is %s, want a candidate", m.Status)
+	}
+	seen.SessionID = "s-cost-3"
+	if m := write(t, f, "support-bot", seen); m.Status != client.StatusActive {
+		t.Fatalf("support-bot's preference seen in a second session is %s, want active", m.Status)
+	}
+
 	got, err := f.Client(t, "finance-bot").Get(t.Context(), note.ID)
 	if err != nil || got.Status != client.StatusActive || got.Content != note.Content {
 		t.Fatalf("finance-bot's note after the others wrote its key: %+v, %v; want it active as written", got, err)

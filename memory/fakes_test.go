@@ -140,7 +140,7 @@ func (f *fakeStore) WarmWrite(_ context.Context, w DedupWrite) error {
 	return nil
 }
 
-func (f *fakeStore) ConfirmMemory(_ context.Context, tenant, id, _ string, at time.Time) (Memory, error) {
+func (f *fakeStore) ConfirmMemory(_ context.Context, tenant, id, _ string, _ Scope, at time.Time) (Memory, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.confirm = append(f.confirm, id)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 
 // The write pipeline between validation and commit: guard, worth
 // remembering, candidates, dedup and the profile threshold (DESIGN.md,
-// "Writing"). Create and Write run it for every memory a principal sends.
+// "Writing"). Write runs it for every memory a principal sends.
 
 // Guard actions, as rego/guard.rego returns them per finding kind.
 const (
@@ -219,7 +220,7 @@ const ImportanceStep = 0.1
 type Confirmer interface {
 	// ConfirmMemory makes a candidate active (an active one stays so);
 	// ErrConflict for other statuses.
-	ConfirmMemory(ctx context.Context, tenant, id, userID string, at time.Time) (Memory, error)
+	ConfirmMemory(ctx context.Context, tenant, id, userID string, reader Scope, at time.Time) (Memory, error)
 }
 
 // DedupStore commits a write whose memories may repeat stored ones, in one
@@ -292,7 +293,12 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string) (Memory, 
 	if err := s.require(ctx, p, ActionConfirm, ResourceOf(m), now); err != nil {
 		return Memory{}, err
 	}
-	return s.confirm.ConfirmMemory(ctx, p.Tenant, id, m.UserID, now)
+	// The memory supersedes only what the confirming principal may read.
+	reader, err := s.authz.ReadScope(ctx, p, m.UserID, now)
+	if err != nil {
+		return Memory{}, err
+	}
+	return s.confirm.ConfirmMemory(ctx, p.Tenant, id, m.UserID, reader, now)
 }
 
 // guard scans m's content, key and entities and applies the guard policy:
@@ -320,7 +326,7 @@ func (s *Service) guard(ctx context.Context, p Principal, m *Memory, now time.Ti
 	for _, k := range kinds {
 		switch a := actions[k]; {
 		case a == GuardAllow:
-		case a == GuardRedact && !containsKind(fixed, k):
+		case a == GuardRedact && !slices.ContainsFunc(fixed, func(f guard.Finding) bool { return f.Kind == k }):
 			redact = append(redact, k)
 		default:
 			reject = append(reject, k)
@@ -343,15 +349,6 @@ func entityTexts(m Memory) []string {
 		out = append(out, e.ID, e.Name)
 	}
 	return out
-}
-
-func containsKind(fs []guard.Finding, kind string) bool {
-	for _, f := range fs {
-		if f.Kind == kind {
-			return true
-		}
-	}
-	return false
 }
 
 // prefixGuard names the batch item a guard error is about.

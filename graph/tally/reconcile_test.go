@@ -106,7 +106,7 @@ func TestTalliesFollowEveryWrite(t *testing.T) {
 	must("replace", err)
 	f.exact(t, ctx, "a replacement")
 
-	_, err = f.g.ConfirmMemory(ctx, f.tenant, dietNext.ID, "u1", f.at)
+	_, err = f.g.ConfirmMemory(ctx, f.tenant, dietNext.ID, "u1", memory.Scope{Tenant: f.tenant, Clauses: []memory.Clause{{}}}, f.at)
 	must("confirm", err)
 	f.exact(t, ctx, "a confirmation superseding the slot's head")
 
