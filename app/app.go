@@ -392,31 +392,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return a, nil
 }
 
-// warmUpTimeout bounds WarmUp: a store slow enough to exceed it would make
-// the first requests slow anyway, and the server should start regardless.
-const warmUpTimeout = 30 * time.Second
-
-// WarmUp has the service run recall's and the write path's queries once in
-// tenants that hold nothing (memory.Service.WarmUp), and the analysts' graph
-// queries (graphquery.Service.WarmUp), so that the first real recall, queued
-// batch or graph query finds the query plans, connections and policy engine
-// warm. It only logs a failure:
-// a cold start is slower, not wrong.
-func (a *App) WarmUp(ctx context.Context, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(ctx, warmUpTimeout)
-	defer cancel()
-	start := time.Now()
-	var graph error
-	if a.Graph != nil {
-		graph = a.Graph.WarmUp(ctx)
-	}
-	if err := errors.Join(a.Service.WarmUp(ctx), a.Admin.WarmUp(ctx), graph); err != nil {
-		log.WarnContext(ctx, "warm-up failed; the first recalls and writes may be slow", "ms", time.Since(start).Milliseconds(), "err", err)
-		return
-	}
-	log.InfoContext(ctx, "queries warmed up", "ms", time.Since(start).Milliseconds())
-}
-
 // Ready reports whether Neo4j and Redis both answer.
 func (a *App) Ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)

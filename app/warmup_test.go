@@ -1,7 +1,11 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"net/http"
+	"strings"
 	"testing"
 
 	"mneme/internal/apptest"
@@ -37,5 +41,22 @@ func TestWarmUp(t *testing.T) {
 		if n, err := f.App.Store.CountText(ctx, tenant, tenant); err != nil || n != 0 {
 			t.Errorf("warm-up left %d values in tenant %s (err %v)", n, tenant, err)
 		}
+	}
+}
+
+// The whole warm-up, the grantees' recalls included, runs without an error
+// against the real stores while tenants hold grants.
+func TestWarmUpWithGrantees(t *testing.T) {
+	f := apptest.Start(t)
+	r := f.Do(t, apptest.Admin, "POST", "/v1/grants", map[string]any{
+		"grantee": "order-bot", "source": "support-bot", "types": []string{"profile"}, "max_sensitivity": "internal",
+	})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("grant: %d %s", r.Status, r.Body)
+	}
+	var out bytes.Buffer
+	f.App.WarmUp(context.Background(), slog.New(slog.NewTextHandler(&out, nil)))
+	if !strings.Contains(out.String(), "queries warmed up") {
+		t.Fatalf("warm-up log: %s", out.String())
 	}
 }

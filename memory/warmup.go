@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -50,14 +51,28 @@ func (s *Service) WarmUp(ctx context.Context) error {
 	// Recall first, in every warm tenant: when the store is slow enough for
 	// the warm-up to run out of time, the writes, which a queue absorbs,
 	// are the part left cold.
-	for _, warm := range []func(context.Context, string, string) error{s.warmRecall, s.warmGraph, s.warmWrites} {
+	for _, warm := range []func(context.Context, []Principal, string) error{s.warmRecall, s.warmGraph, s.warmWrites} {
 		for _, tenant := range warmTenants {
+			callers := slices.Clone(warmCallers)
+			for i := range callers {
+				callers[i].Tenant = tenant
+			}
 			for _, user := range warmUsers {
-				errs = append(errs, warm(ctx, tenant, user))
+				errs = append(errs, warm(ctx, callers, user))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// WarmRecallAs runs recall's queries, and the graph queries a recall
+// reaches, as each of callers in its own tenant about user, whom none of
+// them should know: a caller's read filter (its grants, its tenant's own
+// policy) is part of the statements' text, and the warm tenants' callers
+// cannot share every one. Nothing is stored, and a recall that finds
+// nothing records nothing.
+func (s *Service) WarmRecallAs(ctx context.Context, callers []Principal, user string) error {
+	return errors.Join(s.warmRecall(ctx, callers, user), s.warmGraph(ctx, callers, user))
 }
 
 // warmBatchSizes are write sizes in each of Neo4j's plan-cache bands of
@@ -73,9 +88,8 @@ type WriteWarmer interface {
 // warmWrites runs the write path's queries for a batch of each warm size,
 // as a queued batch applies them: many users, slots, sessions, entities and
 // erase fences (QueueSeq).
-func (s *Service) warmWrites(ctx context.Context, tenant, user string) error {
-	p := warmCallers[0]
-	p.Tenant = tenant
+func (s *Service) warmWrites(ctx context.Context, callers []Principal, user string) error {
+	p := callers[0]
 	now := s.now().UTC()
 	var errs []error
 	for _, n := range warmBatchSizes {
@@ -101,11 +115,10 @@ func (s *Service) warmWrites(ctx context.Context, tenant, user string) error {
 
 // warmRecall recalls as every kind of caller at once, so that the driver
 // also opens the connections concurrent requests need.
-func (s *Service) warmRecall(ctx context.Context, tenant, user string) error {
-	errs := make([]error, len(warmCallers))
+func (s *Service) warmRecall(ctx context.Context, callers []Principal, user string) error {
+	errs := make([]error, len(callers))
 	var wg sync.WaitGroup
-	for i, p := range warmCallers {
-		p.Tenant = tenant
+	for i, p := range callers {
 		wg.Go(func() {
 			for _, q := range warmQueries {
 				if _, err := s.Recall(ctx, p, RecallRequest{UserID: user, Query: q, SessionID: "warmup-session"}); err != nil {
@@ -123,13 +136,12 @@ func (s *Service) warmRecall(ctx context.Context, tenant, user string) error {
 // kind of caller: each one's read filter is part of the statements' text,
 // and a list of first hits is planned apart from the empty list a recall's
 // first expansion sends.
-func (s *Service) warmGraph(ctx context.Context, tenant, user string) error {
+func (s *Service) warmGraph(ctx context.Context, callers []Principal, user string) error {
 	if !s.graphOn() {
 		return nil
 	}
 	var errs []error
-	for _, p := range warmCallers {
-		p.Tenant = tenant
+	for _, p := range callers {
 		scope, err := s.authz.ReadScope(ctx, p, user, s.now())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("warm-up read scope as %s: %w", p.Kind, err))

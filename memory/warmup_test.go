@@ -84,3 +84,39 @@ func TestWarmUpWrites(t *testing.T) {
 		}
 	}
 }
+
+// WarmRecallAs recalls as each caller given, in its own tenant, about the
+// user given, and runs the graph queries a recall reaches only when it
+// finds something; it stores nothing and decides nothing.
+func TestWarmRecallAs(t *testing.T) {
+	fs := &fakeSearch{}
+	f := searchFixture(t, RecallConfig{}, fs)
+	grantee := Principal{Tenant: "acme", Kind: KindAgent, ID: "support-bot", Roles: []string{"agent"}}
+	if err := f.svc.WarmRecallAs(context.Background(), []Principal{grantee}, "w_3fa9c2"); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range f.authz.scopeCalls {
+		if u != "w_3fa9c2" && u != "" {
+			t.Errorf("a scope asked for user %q, want only the warm user", u)
+		}
+	}
+	seeded := 0
+	for _, q := range fs.expandReqs {
+		if len(q.Seeds) > 0 {
+			seeded++
+		}
+		if q.UserID != "w_3fa9c2" {
+			t.Errorf("an expansion about %q, want the warm user", q.UserID)
+		}
+	}
+	switch {
+	case len(f.authz.scopeCalls) == 0:
+		t.Error("no read scope was computed for the caller")
+	case len(f.store.vectorCalls) == 0 || len(f.store.fullTextCalls) == 0:
+		t.Errorf("searches: %d vector, %d full text; want both", len(f.store.vectorCalls), len(f.store.fullTextCalls))
+	case seeded < 3 || len(fs.fetches) < 3:
+		t.Errorf("first-hit expansions %d, vector index fetches %d; want the graph's queries too", seeded, len(fs.fetches))
+	case len(f.authz.decisions) != 0 || len(f.store.writes) != 0 || len(f.store.created) != 0:
+		t.Errorf("the warm-up decided %d times and wrote %d+%d times", len(f.authz.decisions), len(f.store.writes), len(f.store.created))
+	}
+}
