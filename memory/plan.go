@@ -15,7 +15,9 @@ import (
 // plan says.
 
 // Slot is a (user, key) pair of one tenant, or for shared knowledge a
-// (scope, scope id, key) triple: the place of one fact.
+// (scope, scope id, key) triple: the place of one fact. Its active memories
+// are its heads; writers that cannot read each other's (two agents without
+// a grant, a user and a confidential note) each keep a head there.
 type Slot struct{ UserID, Scope, ScopeID, Key string }
 
 // SlotOf returns the slot m fills when it has a key.
