@@ -51,6 +51,9 @@ const (
 	OutcomeCreated    = "created"
 	OutcomeReinforced = "reinforced"
 	OutcomeSkipped    = "skipped"
+	// OutcomeStale: a fact dated before its key's current one, not stored;
+	// the answer is the current one.
+	OutcomeStale = "stale"
 )
 
 // Memory is one stored memory.

@@ -51,3 +51,35 @@ func TestObservedAtDatesTheFact(t *testing.T) {
 		t.Errorf("as_of before it was observed = %v, want nothing", recalledIDs(none))
 	}
 }
+
+// TestABackdatedFactDoesNotDisplaceANewerOne: an admin importing a fact
+// observed before the head of its key's slot neither replaces the head nor
+// ends it before it began; the synchronous and the queued write both say
+// stale, and the head stays current for recall now and as of its time.
+func TestABackdatedFactDoesNotDisplaceANewerOne(t *testing.T) {
+	f := apptest.Start(t)
+	head := write(t, f, "order-bot", client.NewMemory{UserID: "carol", Type: client.TypeProfile, Kind: "company", Key: "company",
+		Content: "Carol runs Greenleaf Catering in Suzhou."})
+	old := time.Now().UTC().Add(-6 * 365 * 24 * time.Hour).Truncate(time.Second)
+	n := client.NewMemory{UserID: "carol", AgentID: "order-bot", Type: client.TypeProfile, Kind: "company", Key: "company",
+		Content: "Carol ran a noodle stall in Wuxi.", ObservedAt: &old}
+	admin := f.Client(t, "admin")
+	w, err := admin.Add(t.Context(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := written(t, w); got.Outcome != client.OutcomeStale || got.ID != head.ID {
+		t.Errorf("the backdated write: outcome %s answering %s; want stale answering the head %s", got.Outcome, got.ID, head.ID)
+	}
+	job, err := admin.AddAsync(t.Context(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job, err = admin.WaitJob(t.Context(), job.ID, 50*time.Millisecond); err != nil || len(job.Memories) != 1 || job.Memories[0].Outcome != client.OutcomeStale {
+		t.Errorf("the queued backdated write: %+v, %v; want stale", job, err)
+	}
+	all := list(t, f, "admin", "user_id=carol&kind=company&limit=50")
+	if len(all) != 1 || all[0].ID != head.ID || all[0].Status != client.StatusActive || all[0].ValidTo != nil {
+		t.Errorf("carol's company memories: %+v; want only the head, active without an end", all)
+	}
+}

@@ -89,9 +89,11 @@ func (c WriteConfig) withDefaults() WriteConfig {
 	return c
 }
 
-// rules are the write config as a plan applies it (PlanBatch).
-func (c WriteConfig) rules(checkStale bool) WriteRules {
-	return WriteRules{Dedup: true, CheckStale: checkStale, DuplicateThreshold: c.DuplicateThreshold, Thresholds: c.Thresholds}
+// rules are the write config as a plan applies it (PlanBatch). Every
+// write is an event that may be older than its slot's head: queued, or
+// backdated with observed_at; either way it must not displace a newer fact.
+func (c WriteConfig) rules() WriteRules {
+	return WriteRules{Dedup: true, CheckStale: true, DuplicateThreshold: c.DuplicateThreshold, Thresholds: c.Thresholds}
 }
 
 // Write validates, authorises, guards and stores memories, and says per
@@ -141,7 +143,7 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 	if err != nil {
 		return nil, err
 	}
-	written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(keep, scopes, scopeOf, false))
+	written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(keep, scopes, scopeOf))
 	if err != nil {
 		return nil, err
 	}
@@ -203,9 +205,9 @@ func principalKey(p Principal) string {
 
 // dedupWrite is a write of ms as the service commits every write: with its
 // writers' scopes and the service's rules, planned by PlanBatch in the
-// store's transaction. checkStale is for queued events.
-func (s *Service) dedupWrite(ms []Memory, scopes []Scope, scopeOf []int, checkStale bool) DedupWrite {
-	rules, readers := s.write.rules(checkStale), make(map[string]Scope, len(ms))
+// store's transaction.
+func (s *Service) dedupWrite(ms []Memory, scopes []Scope, scopeOf []int) DedupWrite {
+	rules, readers := s.write.rules(), make(map[string]Scope, len(ms))
 	for i, m := range ms {
 		readers[m.ID] = scopes[scopeOf[i]]
 	}
