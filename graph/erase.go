@@ -16,8 +16,9 @@ import (
 // EraseMemories deletes the memories ids of tenant in one transaction: each
 // leaves a content-free tombstone, its edges go with it, and the entities and
 // sessions no remaining memory links to are removed. Ids that do not exist
-// are skipped, so a repeated erase counts zeros.
-func (s *Store) EraseMemories(ctx context.Context, tenant string, ids []string, t memory.Tombstone) (memory.GraphErased, error) {
+// are skipped, so a repeated erase counts zeros. Versions in kept, which
+// the caller leaves in place, stay.
+func (s *Store) EraseMemories(ctx context.Context, tenant string, ids, kept []string, t memory.Tombstone) (memory.GraphErased, error) {
 	var out memory.GraphErased
 	if len(ids) == 0 {
 		return out, nil
@@ -27,7 +28,7 @@ func (s *Store) EraseMemories(ctx context.Context, tenant string, ids []string, 
 		// write takes them (lockBatch), then the memories. A version
 		// written since the caller read the chain would outlive the erase
 		// of those before it: refuse, so that the caller reads it again.
-		params := map[string]any{"tenant": tenant, "ids": ids}
+		params := map[string]any{"tenant": tenant, "ids": ids, "kept": append([]string{}, kept...)}
 		ms, err := readAll(ctx, tx, cypherEraseTargets, params, memoryOf)
 		if err != nil || len(ms) == 0 {
 			return err

@@ -42,11 +42,12 @@ RETURN u.erasing IS NOT NULL AS erasing`
 	// memory at once, the second then finds it gone and counts nothing,
 	// where it counted it out of its tally a second time.
 	// cypherNewerVersions locks the memories an erase was asked for, then
-	// counts the versions that supersede them and are not among them.
+	// counts the versions that supersede them and are neither among them
+	// nor kept.
 	cypherNewerVersions = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IN $ids
 SET m._lock = true REMOVE m._lock
 WITH collect(m) AS locked
-RETURN COUNT { MATCH (n:Memory {tenant: $tenant})-[:SUPERSEDES]->(o) WHERE o IN locked AND NOT n.id IN $ids } AS n`
+RETURN COUNT { MATCH (n:Memory {tenant: $tenant})-[:SUPERSEDES]->(o) WHERE o IN locked AND NOT n.id IN $ids AND NOT n.id IN $kept } AS n`
 
 	// cypherEraseTargets reads the memories an erase was asked for, with
 	// the nodes they link to, which the erase locks first.

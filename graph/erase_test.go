@@ -104,7 +104,7 @@ func TestEraseMemories(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := memory.Tombstone{At: time.Now(), By: "user:u1", Reason: "deleted through the API"}
-	got, err := s.EraseMemories(testCtx(t), tenant, []string{a.ID, "mem_missing"}, ts)
+	got, err := s.EraseMemories(testCtx(t), tenant, []string{a.ID, "mem_missing"}, nil, ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestEraseMemories(t *testing.T) {
 	if _, err := s.GetMemory(testCtx(t), tenant, b.ID); err != nil {
 		t.Errorf("the other memory: %v", err)
 	}
-	if again, err := s.EraseMemories(testCtx(t), tenant, []string{a.ID}, ts); err != nil || again != (memory.GraphErased{}) {
+	if again, err := s.EraseMemories(testCtx(t), tenant, []string{a.ID}, nil, ts); err != nil || again != (memory.GraphErased{}) {
 		t.Errorf("second erase = %+v, %v; want zeros", again, err)
 	}
 }
@@ -136,7 +136,7 @@ func TestEraseMemoriesAfterANewVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := memory.Tombstone{At: time.Now(), By: "agent:bot", Reason: "deleted through the API"}
-	if got, err := s.EraseMemories(ctx, tenant, []string{v1.ID}, ts); !errors.Is(err, memory.ErrConflict) || got != (memory.GraphErased{}) {
+	if got, err := s.EraseMemories(ctx, tenant, []string{v1.ID}, nil, ts); !errors.Is(err, memory.ErrConflict) || got != (memory.GraphErased{}) {
 		t.Errorf("erasing the old version alone = %+v, %v; want a conflict", got, err)
 	}
 	for _, id := range []string{v1.ID, v2.ID} {
@@ -144,7 +144,7 @@ func TestEraseMemoriesAfterANewVersion(t *testing.T) {
 			t.Errorf("after the refused erase, %s: %v", id, err)
 		}
 	}
-	if got, err := s.EraseMemories(ctx, tenant, []string{v2.ID, v1.ID}, ts); err != nil || got.Memories != 2 {
+	if got, err := s.EraseMemories(ctx, tenant, []string{v2.ID, v1.ID}, nil, ts); err != nil || got.Memories != 2 {
 		t.Errorf("erasing the chain = %+v, %v; want both versions", got, err)
 	}
 }
@@ -166,7 +166,7 @@ func TestEraseRacingANewVersion(t *testing.T) {
 		var replaceErr, eraseErr error
 		var wg sync.WaitGroup
 		wg.Go(func() { _, replaceErr = s.ReplaceMemory(ctx, tenant, v1.ID, 0, newMemory(tenant, "u1", v1.Content)) })
-		wg.Go(func() { _, eraseErr = s.EraseMemories(ctx, tenant, []string{v1.ID}, ts) })
+		wg.Go(func() { _, eraseErr = s.EraseMemories(ctx, tenant, []string{v1.ID}, nil, ts) })
 		wg.Wait()
 		switch {
 		case replaceErr == nil && eraseErr == nil:
@@ -346,7 +346,7 @@ func TestConcurrentErasesOfOneMemory(t *testing.T) {
 	errs := make([]error, erases)
 	var wg sync.WaitGroup
 	for i := range erases {
-		wg.Go(func() { got[i], errs[i] = s.EraseMemories(testCtx(t), tenant, []string{a.ID}, ts) })
+		wg.Go(func() { got[i], errs[i] = s.EraseMemories(testCtx(t), tenant, []string{a.ID}, nil, ts) })
 	}
 	wg.Wait()
 	var counted int64

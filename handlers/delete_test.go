@@ -67,6 +67,33 @@ func TestDeleteMemoryErasesItsVersions(t *testing.T) {
 	}
 }
 
+// TestDeleteLeavesVersionsOutOfSight: alice deletes a version of a chain
+// whose newer version is restricted, out of her sight: her delete erases
+// and counts only the version she may read, and finance-bot keeps its flag.
+func TestDeleteLeavesVersionsOutOfSight(t *testing.T) {
+	f := apptest.Start(t)
+	v1 := write(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "risk", Key: "credit_watch",
+		Content: "Credit watch: nothing to report for Alice's company."})
+	v2 := write(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "risk", Key: "credit_watch",
+		Sensitivity: "restricted", Content: "Credit watch: legal hold on Lianhua, stop all shipments."})
+	if v2.Supersedes != v1.ID {
+		t.Fatalf("setup: %s supersedes %q, want %s", v2.ID, v2.Supersedes, v1.ID)
+	}
+	alice := f.Client(t, "alice")
+	_, err := alice.Delete(t.Context(), v2.ID)
+	wantAPIError(t, "alice deletes the restricted version", err, http.StatusNotFound, "not_found")
+	receipt, err := alice.Delete(t.Context(), v1.ID)
+	if err != nil {
+		t.Fatalf("alice deletes the version she reads: %v", err)
+	}
+	if n := receipt.Counts[memory.PlaceGraphMemories]; n != 1 {
+		t.Errorf("the receipt counts %d memories, want the 1 alice could see", n)
+	}
+	if got, err := f.Client(t, "finance-bot").Get(t.Context(), v2.ID); err != nil || got.Status != client.StatusActive {
+		t.Errorf("finance-bot's restricted version after alice's delete: %+v, %v; want it active", got, err)
+	}
+}
+
 // TestDeleteKeepsTheReason: the reason a caller gives a delete reaches the
 // tombstone in Neo4j, the user's export and the audit trail; without one
 // the tombstone says the API deleted it; one past the bound is refused and

@@ -16,8 +16,10 @@ import (
 type Forgetter interface {
 	// EraseMemories deletes the memories ids of tenant with their edges, leaves
 	// a content-free tombstone for each, and removes the entities and
-	// sessions no remaining memory links to. Missing ids are skipped.
-	EraseMemories(ctx context.Context, tenant string, ids []string, t Tombstone) (GraphErased, error)
+	// sessions no remaining memory links to. Missing ids are skipped. A newer
+	// version of one of them that is neither among ids nor kept (written
+	// since the caller read the chain) is ErrConflict.
+	EraseMemories(ctx context.Context, tenant string, ids, kept []string, t Tombstone) (GraphErased, error)
 	// EraseUser deletes every memory about userID (every version and status),
 	// the entities and sessions that only they linked to, and the User node,
 	// and leaves content-free tombstones. It may take several transactions:
@@ -143,10 +145,16 @@ func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r
 	if err != nil {
 		return Receipt{}, err
 	}
-	ids := []string{m.ID}
+	// Only the versions p may see: one out of its sight stays, and the
+	// receipt does not count it.
+	ids, kept := []string{m.ID}, []string{}
 	for _, v := range chain {
-		if v.ID != m.ID && s.require(ctx, p, ActionDelete, ResourceOf(v), now) == nil {
+		switch {
+		case v.ID == m.ID:
+		case s.require(ctx, p, ActionDelete, ResourceOf(v), now) == nil && s.require(ctx, p, ActionRead, ResourceOf(v), now) == nil:
 			ids = append(ids, v.ID)
+		default:
+			kept = append(kept, v.ID)
 		}
 	}
 	r = Receipt{Tenant: p.Tenant, UserID: m.UserID, MemoryID: m.ID, ErasedAt: now, Counts: map[string]int64{}}
@@ -159,7 +167,7 @@ func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r
 		}
 		r.Counts[e.Place()] += n
 	}
-	g, err := s.forget.EraseMemories(ctx, p.Tenant, ids, Tombstone{
+	g, err := s.forget.EraseMemories(ctx, p.Tenant, ids, kept, Tombstone{
 		At: now, By: p.Kind + ":" + p.ID, Reason: reason, UserRef: UserTombstoneID(p.Tenant, m.UserID),
 	})
 	if err == nil && g.Memories == 0 {

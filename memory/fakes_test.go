@@ -210,7 +210,7 @@ func (f *fakeStore) DeleteMemory(_ context.Context, tenant, id, by, reason strin
 	return f.deleteErr
 }
 
-func (f *fakeStore) EraseMemories(_ context.Context, tenant string, ids []string, t Tombstone) (GraphErased, error) {
+func (f *fakeStore) EraseMemories(_ context.Context, tenant string, ids, _ []string, t Tombstone) (GraphErased, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deleted = append(f.deleted, deleteCall{Tenant: tenant, IDs: ids, By: t.By, Reason: t.Reason})
