@@ -198,8 +198,8 @@ func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) Wr
 		sl := SlotOf(m)
 		own, others := rules.ownHeads(m, heads[sl])
 		if rules.CheckStale && TakesSlot(m) {
-			if newest, ok := newestHead(own); ok && newest.ValidFrom.After(m.ValidFrom) {
-				p.Written[i] = Written{Memory: newest, Outcome: OutcomeStale}
+			if newest := newestHead(own); newest != nil && newest.ValidFrom.After(m.ValidFrom) {
+				p.Written[i] = Written{Memory: *newest, Outcome: OutcomeStale}
 				continue
 			}
 		}
@@ -294,18 +294,13 @@ func repeatOf(rules WriteRules, m Memory, earlier []Memory, written []Written, h
 	return Memory{}, false
 }
 
-// newestHead returns the head valid from the latest time.
-func newestHead(hs []Memory) (Memory, bool) {
+// newestHead returns the head valid from the latest time, nil for none.
+func newestHead(hs []Memory) *Memory {
 	if len(hs) == 0 {
-		return Memory{}, false
+		return nil
 	}
-	best := hs[0]
-	for _, h := range hs[1:] {
-		if h.ValidFrom.After(best.ValidFrom) {
-			best = h
-		}
-	}
-	return best, true
+	newest := slices.MaxFunc(hs, func(a, b Memory) int { return a.ValidFrom.Compare(b.ValidFrom) })
+	return &newest
 }
 
 // asStored returns m as reading it back would: times in UTC, entities once
