@@ -50,13 +50,25 @@ SET p._lock = true
 REMOVE p._lock
 RETURN p.status AS status, p.version AS version, p.user_id AS user_id, p.key AS key`
 
+	// cypherSupersedeHead makes n the head in place of p. A version that
+	// raises the sensitivity raises the older versions holding the same
+	// text: reclassified, it must not stay readable through them.
 	cypherSupersedeHead = `MATCH (n:Memory {tenant: $tenant, id: $id})
 MATCH (p:Memory {tenant: $tenant, id: $prev_id})
 CALL (p) { ` + tallyDownP + ` }
 SET p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated_at
 WITH n, p
 CALL (p) { ` + tallyUpP + ` }
-CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)`
+CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)
+WITH n
+CALL (n) {
+  MATCH (n)-[:SUPERSEDES*1..]->(m:Memory {tenant: $tenant})
+  WHERE m.content = n.content AND m.sens_rank < n.sens_rank
+  CALL (m) { ` + TallyDown + ` }
+  SET m.sensitivity = n.sensitivity, m.sens_rank = n.sens_rank
+  WITH m
+  CALL (m) { ` + TallyUp + ` }
+}`
 )
 
 // reasonUpdate is the reason on the SUPERSEDES edge of a replacement.

@@ -157,3 +157,30 @@ func TestDeleteKeepsTheReason(t *testing.T) {
 		t.Errorf("audit trail of deletes: %+v; want the admin's one with its reason", trail.Events)
 	}
 }
+
+// TestReclassifyingHidesTheOlderVersions: finance-bot raises a note about
+// alice from internal to confidential; the older version holding the same
+// text is raised with it, so alice reads it neither directly nor in a
+// listing, and the panel's counts follow (tallies by sensitivity).
+func TestReclassifyingHidesTheOlderVersions(t *testing.T) {
+	f := apptest.Start(t)
+	v1 := write(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "risk",
+		Content: "Lianhua's credit score dropped to C; consider prepayment."})
+	if _, err := f.Client(t, "alice").Get(t.Context(), v1.ID); err != nil {
+		t.Fatalf("setup: alice reads the internal note: %v", err)
+	}
+	v2, err := f.Client(t, "finance-bot").Update(t.Context(), v1.ID, 0, client.UpdateRequest{Sensitivity: ptrTo("confidential")})
+	if err != nil || v2.Sensitivity != "confidential" {
+		t.Fatalf("reclassify: %+v, %v", v2, err)
+	}
+	_, err = f.Client(t, "alice").Get(t.Context(), v1.ID)
+	wantAPIError(t, "alice reads the older version", err, http.StatusNotFound, "not_found")
+	for _, m := range list(t, f, "alice", "user_id=alice&status=superseded&limit=500") {
+		if m.ID == v1.ID {
+			t.Errorf("alice lists the older version %s", v1.ID)
+		}
+	}
+	if got, err := f.Client(t, "finance-bot").Get(t.Context(), v1.ID); err != nil || got.Sensitivity != "confidential" {
+		t.Errorf("finance-bot reads the older version as %+v, %v; want it confidential", got, err)
+	}
+}

@@ -106,6 +106,19 @@ func TestTalliesFollowEveryWrite(t *testing.T) {
 	must("replace", err)
 	f.exact(t, ctx, "a replacement")
 
+	// Raising the sensitivity raises the older versions of the same text,
+	// which move to other buckets.
+	reclassified := f.mem("u1", memory.TypeProfile, memory.StatusActive, "city")
+	reclassified.Version, reclassified.Sensitivity = 0, memory.SensitivityConfidential
+	_, err = f.g.ReplaceMemory(ctx, f.tenant, next.ID, 0, reclassified)
+	must("reclassify", err)
+	f.exact(t, ctx, "a reclassification")
+	for _, id := range []string{city.ID, next.ID} {
+		if m, err := f.g.GetMemory(ctx, f.tenant, id); err != nil || m.Sensitivity != memory.SensitivityConfidential {
+			t.Errorf("older version %s after the reclassification: %s, %v; want confidential", id, m.Sensitivity, err)
+		}
+	}
+
 	_, err = f.g.ConfirmMemory(ctx, f.tenant, dietNext.ID, "u1", memory.Scope{Tenant: f.tenant, Clauses: []memory.Clause{{}}}, f.at)
 	must("confirm", err)
 	f.exact(t, ctx, "a confirmation superseding the slot's head")
@@ -123,7 +136,7 @@ func TestTalliesFollowEveryWrite(t *testing.T) {
 
 	want := map[key]int64{
 		{"u1", memory.TypeProfile, memory.StatusActive}:      2,
-		{"u1", memory.TypeProfile, memory.StatusSuperseded}:  1,
+		{"u1", memory.TypeProfile, memory.StatusSuperseded}:  2,
 		{"u1", memory.TypeSemantic, memory.StatusActive}:     1,
 		{"u1", memory.TypeSemantic, memory.StatusSuperseded}: 1,
 		{"u1", memory.TypeEpisodic, memory.StatusActive}:     1,
