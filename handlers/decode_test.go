@@ -52,3 +52,34 @@ func TestDecodeStrictRefusesRepeatedKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestIfMatchOf(t *testing.T) {
+	for _, tc := range []struct {
+		values []string
+		want   int
+		ok     bool
+	}{
+		{nil, 0, true},
+		{[]string{`"3"`}, 3, true},
+		{[]string{"3"}, 3, true},
+		{[]string{"12"}, 12, true},
+		{[]string{""}, 0, false},
+		{[]string{`""`}, 0, false},
+		{[]string{`"3`}, 0, false},
+		{[]string{`3"`}, 0, false},
+		{[]string{"+1"}, 0, false},
+		{[]string{"01"}, 0, false},
+		{[]string{"1 "}, 0, false},
+		{[]string{" 1"}, 0, false},
+		{[]string{"0"}, 0, false},
+		{[]string{"-2"}, 0, false},
+		{[]string{"*"}, 0, false},
+		{[]string{`W/"3"`}, 0, false},
+		{[]string{"3", "4"}, 0, false},
+	} {
+		got, err := ifMatchOf(tc.values)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("ifMatchOf(%q) = %d, %v; want %d, ok %v", tc.values, got, err, tc.want, tc.ok)
+		}
+	}
+}

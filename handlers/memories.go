@@ -175,13 +175,9 @@ func timeParam(c *gin.Context, name string) (time.Time, error) {
 }
 
 func (a *api) updateMemory(c *gin.Context) error {
-	ifMatch := 0
-	if s := strings.Trim(c.GetHeader("If-Match"), `" `); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			return errPrecondBad
-		}
-		ifMatch = v
+	ifMatch, err := ifMatchOf(c.Request.Header.Values("If-Match"))
+	if err != nil {
+		return err
 	}
 	var req memory.UpdateRequest
 	if err := a.bind(c, &req); err != nil {
@@ -267,6 +263,26 @@ func (a *api) recallLog(c *gin.Context) error {
 func (a *api) whoami(c *gin.Context) error {
 	c.JSON(http.StatusOK, principalOf(c))
 	return nil
+}
+
+// ifMatchOf reads the If-Match header: absent is 0, no precondition; else
+// one version, as etag writes it or bare ("3" or 3), and nothing else. An
+// empty or malformed one must not turn into an unconditional write.
+func ifMatchOf(values []string) (int, error) {
+	if len(values) == 0 {
+		return 0, nil
+	}
+	s := values[0]
+	if unquoted, ok := strings.CutPrefix(s, `"`); ok {
+		if s, ok = strings.CutSuffix(unquoted, `"`); !ok {
+			return 0, errPrecondBad
+		}
+	}
+	v, err := strconv.Atoi(s)
+	if len(values) > 1 || err != nil || v < 1 || strconv.Itoa(v) != s {
+		return 0, errPrecondBad
+	}
+	return v, nil
 }
 
 // etag is a memory's version as an HTTP entity tag; If-Match accepts it
