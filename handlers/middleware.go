@@ -119,11 +119,20 @@ var errPanic error = panicError{}
 
 // strictQuery refuses a query string that does not parse. Go drops a pair
 // holding ';' or a bad escape, and every pair past the 10,000th, without a
-// word: a flag such as dry_run=true would read as not given.
+// word: a flag such as dry_run=true would read as not given. No parameter
+// takes several values, and a handler reads the first: a second user_id
+// would be ignored without a word too.
 func (a *api) strictQuery(c *gin.Context) {
-	if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
+	q, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
 		a.fail(c, memory.Invalid("query", "is malformed: separate parameters with &, escape reserved characters as %XX, send at most 10,000"))
 		return
+	}
+	for name, vs := range q {
+		if len(vs) > 1 {
+			a.fail(c, memory.Invalid(name, "is given more than once; every parameter takes one value"))
+			return
+		}
 	}
 	c.Next()
 }

@@ -30,7 +30,14 @@ func TestMalformedQueryStrings(t *testing.T) {
 			}
 		})
 	}
-	r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/janitor/sweep?dry_run=true", nil)
+	// A parameter given twice: the handler would read the first alone.
+	r := f.Do(t, "support-bot", http.MethodGet, "/v1/memories?user_id=alice&user_id=bob", nil)
+	var e struct{ Code, Message string }
+	r.Decode(t, &e)
+	if r.Status != http.StatusBadRequest || e.Code != "invalid_argument" || !strings.Contains(e.Message, "user_id") {
+		t.Errorf("user_id twice: %d %s, want 400 invalid_argument about user_id", r.Status, r.Body)
+	}
+	r = f.Do(t, apptest.Admin, http.MethodPost, "/v1/janitor/sweep?dry_run=true", nil)
 	var report struct {
 		DryRun bool `json:"dry_run"`
 	}
