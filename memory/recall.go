@@ -564,8 +564,8 @@ func validateRecall(r *RecallRequest, now time.Time) error {
 		return Invalid("budget", fmt.Sprintf("must be between 0 and %d characters", MaxRecallBudget))
 	case r.From != nil && r.To != nil && !r.From.Before(*r.To):
 		return Invalid("from", "must be before to")
-	case r.AsOf != nil && r.AsOf.After(now):
-		return Invalid("as_of", "must not be in the future")
+	case r.AsOf != nil && (r.AsOf.After(now) || r.AsOf.Year() < 1970): // the zero time would read as now
+		return Invalid("as_of", "must be a time after 1970 and not in the future")
 	case slices.ContainsFunc(r.Types, func(t string) bool { return !slices.Contains(Types, t) }):
 		return Invalid("types", "each must be one of "+strings.Join(Types, ", "))
 	case slices.ContainsFunc(r.Kinds, func(k string) bool { return k == "" || len(k) > 64 }):

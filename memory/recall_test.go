@@ -49,6 +49,10 @@ func TestRecallValidation(t *testing.T) {
 		{"budget at max", func(r *RecallRequest) { r.Budget = MaxRecallBudget }, ""},
 		{"every type", func(r *RecallRequest) { r.Types = Types }, ""},
 		{"session_id good", func(r *RecallRequest) { r.SessionID = "sess-1" }, ""},
+		{"as_of the zero time", func(r *RecallRequest) { r.AsOf = &time.Time{} }, "as_of"},
+		{"as_of before 1970", func(r *RecallRequest) { t := time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC); r.AsOf = &t }, "as_of"},
+		{"as_of in the future", func(r *RecallRequest) { t := time.Now().Add(time.Hour); r.AsOf = &t }, "as_of"},
+		{"as_of in 1970", func(r *RecallRequest) { t := time.Date(1970, 1, 2, 0, 0, 0, 0, time.UTC); r.AsOf = &t }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
