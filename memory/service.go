@@ -230,6 +230,11 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 	return out[0], nil
 }
 
+// invisible reports a character that makes keys and ids which look alike
+// but differ: controls (line breaks) and format characters (zero-width
+// spaces, bidi marks).
+func invisible(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
+
 func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error) {
 	tenant := cmp.Or(n.Tenant, p.Tenant)
 	agent := n.AgentID
@@ -276,8 +281,8 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("content", fmt.Sprintf("must be at most %d characters", MaxContentChars))
 	case len(n.Kind) > 64:
 		return Memory{}, Invalid("kind", "must be at most 64 bytes")
-	case len(n.Key) > 128:
-		return Memory{}, Invalid("key", "must be at most 128 bytes")
+	case len(n.Key) > 128 || strings.ContainsFunc(n.Key, invisible) || strings.TrimSpace(n.Key) != n.Key:
+		return Memory{}, Invalid("key", "must be at most 128 bytes, without control or invisible characters or surrounding spaces")
 	case len(n.Source) > 64:
 		return Memory{}, Invalid("source", "must be at most 64 bytes")
 	case len(n.IdempotencyKey) > 128:
@@ -296,8 +301,8 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("entities", fmt.Sprintf("a memory mentions at most %d entities", MaxEntities))
 	}
 	for _, e := range n.Entities {
-		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 || strings.ContainsFunc(e.ID+e.Kind+e.Name, unicode.IsControl) {
-			return Memory{}, Invalid("entities", "each entity needs an id (≤ 128 bytes), kind ≤ 64, name ≤ 256, none with control characters")
+		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 || strings.ContainsFunc(e.ID, invisible) || strings.ContainsFunc(e.Kind+e.Name, unicode.IsControl) {
+			return Memory{}, Invalid("entities", "each entity needs an id (≤ 128 bytes, no invisible characters), kind ≤ 64, name ≤ 256, none with control characters")
 		}
 		if len(e.Aliases) > MaxEntityAliases {
 			return Memory{}, Invalid("entities", fmt.Sprintf("an entity has at most %d aliases", MaxEntityAliases))
