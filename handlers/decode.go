@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -120,7 +121,10 @@ func jsonError(err error) error {
 	case errors.As(err, &syntax):
 		return &badRequest{"bad_json", fmt.Sprintf("malformed JSON at byte %d", syntax.Offset)}
 	case errors.As(err, &typ):
-		return &badRequest{"bad_json", fmt.Sprintf("field %q must be %s", typ.Field, typ.Type)}
+		if typ.Field == "" {
+			return &badRequest{"bad_json", "the body must be " + jsonKind(typ.Type)}
+		}
+		return &badRequest{"bad_json", fmt.Sprintf("field %q must be %s", typ.Field, jsonKind(typ.Type))}
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return &badRequest{"bad_json", "truncated JSON"}
 	default:
@@ -128,6 +132,28 @@ func jsonError(err error) error {
 		// safe to show and there is no typed error for it.
 		return &badRequest{"bad_json", err.Error()}
 	}
+}
+
+// jsonKind names what JSON a Go type decodes from, for a client who never
+// sees the type: "a number", not float64.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another JSON value"
 }
 
 // bind reads, checks and strictly decodes the body into v.

@@ -83,3 +83,29 @@ func TestIfMatchOf(t *testing.T) {
 		}
 	}
 }
+
+// A body of the wrong JSON shape is named in JSON's words, never Go's.
+func TestDecodeNamesJSONKinds(t *testing.T) {
+	type body struct {
+		UserID     string   `json:"user_id"`
+		Importance *float64 `json:"importance"`
+		K          int      `json:"k"`
+		Labels     []string `json:"labels"`
+		Only       bool     `json:"only"`
+	}
+	for in, want := range map[string]string{
+		`[]`:                   "the body must be an object",
+		`"x"`:                  "the body must be an object",
+		`{"importance":"0.5"}`: `field "importance" must be a number`,
+		`{"k":1.5}`:            `field "k" must be a whole number`,
+		`{"user_id":5}`:        `field "user_id" must be a string`,
+		`{"labels":{}}`:        `field "labels" must be an array`,
+		`{"only":"yes"}`:       `field "only" must be true or false`,
+	} {
+		var v body
+		err := decodeStrict([]byte(in), &v)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "handlers.") || strings.Contains(err.Error(), "float64") {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}
