@@ -86,6 +86,7 @@ func New(opts Options) (http.Handler, error) {
 	if err := t.register(server); err != nil {
 		return nil, err
 	}
+	server.AddReceivingMiddleware(argumentErrors)
 	return jsonErrors(screen(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: opts.MaxBody,
 		// The SDK refuses loopback requests with a foreign Host header, a
@@ -118,6 +119,24 @@ type ToolError struct {
 func (e *ToolError) Error() string {
 	b, _ := json.Marshal(e)
 	return string(b)
+}
+
+// argumentErrors gives the SDK's own refusals of a call's arguments (schema
+// validation, decoding) the shape of every other refusal: a ToolError with
+// code invalid_argument. Tool handlers only ever fail with a ToolError, so
+// an error text that is not one came from the SDK.
+func argumentErrors(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*sdk.CallToolResult)
+		if err != nil || !ok || !r.IsError || len(r.Content) != 1 {
+			return res, err
+		}
+		if text, ok := r.Content[0].(*sdk.TextContent); ok && json.Unmarshal([]byte(text.Text), &ToolError{}) != nil {
+			text.Text = (&ToolError{Code: "invalid_argument", Status: http.StatusBadRequest, Message: text.Text}).Error()
+		}
+		return res, err
+	}
 }
 
 // tools holds what the tool handlers share.

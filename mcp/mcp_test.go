@@ -228,6 +228,9 @@ func TestEveryToolAgainstTheRealService(t *testing.T) {
 
 	// Bad input is the API's invalid_argument.
 	refused(t, bot, mcp.ToolRecall, map[string]any{"user_id": "alice", "query": "x", "k": -1}, "invalid_argument")
+	// Arguments the SDK refuses before a tool runs answer in the same shape.
+	refused(t, bot, mcp.ToolRecall, map[string]any{"user_id": "alice", "query": "x", "k": "five"}, "invalid_argument")
+	refused(t, bot, mcp.ToolHistory, map[string]any{"id": head}, "invalid_argument")
 }
 
 func TestPolicyAppliesToEveryCall(t *testing.T) {
