@@ -214,7 +214,7 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 		if err != nil {
 			return nil, err
 		}
-		written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(group, scopes, scopeOf))
+		written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(group, scopes, scopeOf, true))
 		if err != nil {
 			return nil, err
 		}

@@ -901,7 +901,7 @@ func TestWriteOutcomes(t *testing.T) {
 		t.Fatalf("%d deduplicated writes, want 1", len(f.store.writes))
 	}
 	w := f.store.writes[0]
-	wantRules := WriteRules{Dedup: true, CheckStale: true, DuplicateThreshold: 1, Thresholds: DefaultThresholds}
+	wantRules := WriteRules{Dedup: true, DuplicateThreshold: 1, Thresholds: DefaultThresholds}
 	if diff := cmp.Diff(wantRules, w.Rules, cmpopts.IgnoreFields(WriteRules{}, "Displaces")); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
 	}

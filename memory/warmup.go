@@ -106,7 +106,7 @@ func (s *Service) warmWrites(ctx context.Context, callers []Principal, user stri
 			errs = append(errs, fmt.Errorf("warm-up write: %w", err))
 			continue
 		}
-		if err := s.warm.WarmWrite(ctx, s.dedupWrite(ms, scopes, scopeOf)); err != nil {
+		if err := s.warm.WarmWrite(ctx, s.dedupWrite(ms, scopes, scopeOf, true)); err != nil {
 			errs = append(errs, fmt.Errorf("warm-up write of %d: %w", n, err))
 		}
 	}

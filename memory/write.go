@@ -89,11 +89,12 @@ func (c WriteConfig) withDefaults() WriteConfig {
 	return c
 }
 
-// rules are the write config as a plan applies it (PlanBatch). Every
-// write is an event that may be older than its slot's head: queued, or
-// backdated with observed_at; either way it must not displace a newer fact.
-func (c WriteConfig) rules() WriteRules {
-	return WriteRules{Dedup: true, CheckStale: true, DuplicateThreshold: c.DuplicateThreshold, Thresholds: c.Thresholds}
+// rules are the write config as a plan applies it (PlanBatch). checkStale
+// is for writes that may be older than their slot's head: queued, or
+// backdated with observed_at. A live write, dated when it was built, must
+// supersede a head a concurrent writer committed a moment before it.
+func (c WriteConfig) rules(checkStale bool) WriteRules {
+	return WriteRules{Dedup: true, CheckStale: checkStale, DuplicateThreshold: c.DuplicateThreshold, Thresholds: c.Thresholds}
 }
 
 // Write validates, authorises, guards and stores memories, and says per
@@ -143,7 +144,7 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 	if err != nil {
 		return nil, err
 	}
-	written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(keep, scopes, scopeOf))
+	written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(keep, scopes, scopeOf, slices.ContainsFunc(in, func(n NewMemory) bool { return n.ObservedAt != nil })))
 	if err != nil {
 		return nil, err
 	}
@@ -206,8 +207,8 @@ func principalKey(p Principal) string {
 // dedupWrite is a write of ms as the service commits every write: with its
 // writers' scopes and the service's rules, planned by PlanBatch in the
 // store's transaction.
-func (s *Service) dedupWrite(ms []Memory, scopes []Scope, scopeOf []int) DedupWrite {
-	rules, readers := s.write.rules(), make(map[string]Scope, len(ms))
+func (s *Service) dedupWrite(ms []Memory, scopes []Scope, scopeOf []int, checkStale bool) DedupWrite {
+	rules, readers := s.write.rules(checkStale), make(map[string]Scope, len(ms))
 	for i, m := range ms {
 		readers[m.ID] = scopes[scopeOf[i]]
 	}
