@@ -515,10 +515,17 @@ func member(e *ast.Expr, x, coll *ast.Term, sc scope) (memory.Filter, error) {
 		return memory.Filter{}, untranslatable("%v: membership", e)
 	}
 	var values []string
+	opaque := false
 	add := func(v *ast.Term) {
-		// Every field is a string: other members never match.
-		if s, ok := v.Value.(ast.String); ok {
+		switch s := v.Value.(type) {
+		case ast.String:
 			values = append(values, string(s))
+		case ast.Number, ast.Boolean, ast.Null, *ast.Array, ast.Set, ast.Object:
+			// Every field is a string: these members never match.
+		default:
+			// A member that evaluates to a value ($"a", a template string)
+			// may be a string: dropping it would refuse what policy allows.
+			opaque = true
 		}
 	}
 	switch c := coll.Value.(type) {
@@ -529,6 +536,9 @@ func member(e *ast.Expr, x, coll *ast.Term, sc scope) (memory.Filter, error) {
 	case ast.Object:
 		c.Foreach(func(_, v *ast.Term) { add(v) })
 	default:
+		return memory.Filter{}, untranslatable("%v: membership in %v", e, coll)
+	}
+	if opaque {
 		return memory.Filter{}, untranslatable("%v: membership in %v", e, coll)
 	}
 	return memory.Filter{Op: memory.FilterIn, Field: field, Values: values}, nil

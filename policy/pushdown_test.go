@@ -137,6 +137,7 @@ permits contains "grant" if { object.get(input.resource, "agent_id", "", "a2"); 
 		{name: "ordering on a field", queries: []string{`input.resource.sensitivity > "a"`}, wantErr: "comparison"},
 		{name: "one variable bound to two fields", queries: []string{`x = input.resource.type; x = input.resource.kind`}, wantErr: "two fields"},
 		{name: "membership in a collection that is not ground", queries: []string{`x = input.resource.kind; internal.member_2(input.resource.type, [x])`}, wantErr: "membership"},
+		{name: "membership with a template string", queries: []string{`internal.member_2(input.resource.kind, ["b", $"a"])`}, wantErr: "membership"},
 		{name: "a value used outside a comparison", queries: []string{`x = input.resource.kind; count(x, 3)`}, wantErr: "count"},
 		{name: "with modifier", queries: []string{`input.resource.type == "a" with input.x as 1`}, wantErr: "with"},
 		{name: "a binding to a reference that may be undefined", queries: []string{`x = input.r`}, wantErr: "comparison"},
