@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"mneme/internal/apptest"
+	"mneme/memory"
 )
 
 // The warm-up runs every recall query and the write queries against the
@@ -27,7 +28,7 @@ func TestWarmUp(t *testing.T) {
 			t.Fatalf("graph warm-up: %v", err)
 		}
 	}
-	for _, tenant := range []string{"m_warm", "mneme_warmup"} {
+	for _, tenant := range memory.WarmTenants {
 		for _, user := range []string{"warm-u", "warmup-user-0"} {
 			recalls, err := f.App.RecallLog.RecentRecalls(ctx, tenant, user, 10)
 			if err != nil {
@@ -44,8 +45,8 @@ func TestWarmUp(t *testing.T) {
 	}
 }
 
-// The whole warm-up, the grantees' recalls included, runs without an error
-// against the real stores while tenants hold grants.
+// The whole warm-up, the grantees' recalls and the key lookups included,
+// runs without an error against the real stores while tenants hold grants.
 func TestWarmUpWithGrantees(t *testing.T) {
 	f := apptest.Start(t)
 	r := f.Do(t, apptest.Admin, "POST", "/v1/grants", map[string]any{

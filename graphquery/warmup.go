@@ -18,8 +18,8 @@ import (
 func (s *Service) WarmUp(ctx context.Context) error {
 	var errs []error
 	for _, p := range []memory.Principal{
-		{Tenant: "m_warm", Kind: memory.KindAnalyst, ID: "warm-analyst", Roles: []string{"analyst"}},
-		{Tenant: "m_warm", Kind: memory.KindAdmin, ID: "warm-admin"},
+		{Tenant: memory.WarmTenants[0], Kind: memory.KindAnalyst, ID: "warm-analyst", Roles: []string{"analyst"}},
+		{Tenant: memory.WarmTenants[0], Kind: memory.KindAdmin, ID: "warm-admin"},
 	} {
 		scope, err := s.authz.ReadScope(ctx, p, "", s.now())
 		if err != nil {

@@ -15,9 +15,9 @@ import (
 // is planned again for one of 4. WarmUp therefore runs in a short and a
 // long tenant and for a short and a long user id. Tenant names never
 // contain '_' (it separates tenant and secret in API keys), so no request
-// can name these tenants and they never hold data.
+// can name WarmTenants and they never hold data; every warm-up uses them.
 var (
-	warmTenants = []string{"m_warm", "mneme_warmup"}
+	WarmTenants = []string{"m_warm", "mneme_warmup"}
 	warmUsers   = []string{"warm-u", "warmup-user-0"}
 )
 
@@ -52,7 +52,7 @@ func (s *Service) WarmUp(ctx context.Context) error {
 	// the warm-up to run out of time, the writes, which a queue absorbs,
 	// are the part left cold.
 	for _, warm := range []func(context.Context, []Principal, string) error{s.warmRecall, s.warmGraph, s.warmWrites} {
-		for _, tenant := range warmTenants {
+		for _, tenant := range WarmTenants {
 			callers := slices.Clone(warmCallers)
 			for i := range callers {
 				callers[i].Tenant = tenant

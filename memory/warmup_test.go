@@ -8,7 +8,7 @@ import (
 // WarmUp runs every query a recall can reach, in a tenant no request can
 // name.
 func TestWarmUp(t *testing.T) {
-	for _, tenant := range warmTenants {
+	for _, tenant := range WarmTenants {
 		if ValidTenant(tenant) {
 			t.Fatalf("warm-up tenant %q is a valid tenant name: a request could read it", tenant)
 		}
@@ -37,7 +37,7 @@ func TestWarmUp(t *testing.T) {
 		"the vector index ten times for every caller":    len(fs.fetches) >= 10*len(warmCallers),
 		"a query vector for the first-hit expansion":     len(fs.expandReqs) > 0 && len(fs.expandReqs[len(fs.expandReqs)-1].Filters.Embedding) > 0,
 		"session expansion":                              session,
-		"a scope for every caller":                       len(f.authz.scopeCalls) >= len(warmTenants)*len(warmUsers)*(len(warmCallers)+1),
+		"a scope for every caller":                       len(f.authz.scopeCalls) >= len(WarmTenants)*len(warmUsers)*(len(warmCallers)+1),
 		"no policy decision logged":                      len(f.authz.decisions) == 0,
 	}
 	for what, ok := range ran {
@@ -59,7 +59,7 @@ func TestWarmUpWrites(t *testing.T) {
 		t.Fatalf("a warm-up wrote: %d deduplicated writes, %d creations", len(f.store.writes), len(f.store.created))
 	}
 	ws := f.store
-	if want := len(warmTenants) * len(warmUsers) * len(warmBatchSizes); len(ws.warms) != want {
+	if want := len(WarmTenants) * len(warmUsers) * len(warmBatchSizes); len(ws.warms) != want {
 		t.Fatalf("%d warm writes, want %d", len(ws.warms), want)
 	}
 	for k, w := range ws.warms {

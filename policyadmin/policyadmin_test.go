@@ -298,8 +298,8 @@ func TestWarmUpOnlyReads(t *testing.T) {
 	if err := f.svc.WarmUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(f.grants.listCalls, warmTenants) {
-		t.Errorf("grants read for %v, want %v", f.grants.listCalls, warmTenants)
+	if !slices.Equal(f.grants.listCalls, memory.WarmTenants) {
+		t.Errorf("grants read for %v, want %v", f.grants.listCalls, memory.WarmTenants)
 	}
 	fp := f.policies
 	if len(fp.usedEpoch) != 0 || len(fp.usedGrant) != 0 || len(fp.published) != 0 || len(f.authz.decisions) != 0 {

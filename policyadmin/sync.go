@@ -100,11 +100,6 @@ func (s *Service) changed(ctx context.Context, tenant string) error {
 	return nil
 }
 
-// warmTenants are the tenants WarmUp reads. Neo4j caches a plan per size
-// band of a string parameter, so one short and one long name; '_' keeps them
-// apart from every tenant a key can name (see memory's warm-up).
-var warmTenants = []string{"m_warm", "mneme_warmup"}
-
 // WarmUp runs the reads of a tenant's first Sync (its policy state and
 // grants) in tenants that hold nothing, so that the first request after a
 // start does not pay for Neo4j planning them. It loads, announces and
@@ -112,7 +107,7 @@ var warmTenants = []string{"m_warm", "mneme_warmup"}
 // answer.
 func (s *Service) WarmUp(ctx context.Context) error {
 	var errs []error
-	for _, tenant := range warmTenants {
+	for _, tenant := range memory.WarmTenants {
 		if _, err := s.policies.PolicyState(ctx, tenant); err != nil {
 			errs = append(errs, fmt.Errorf("warm-up policy state: %w", err))
 		}
