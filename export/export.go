@@ -132,11 +132,13 @@ type Document struct {
 func (s *Service) User(ctx context.Context, p memory.Principal, userID string) (doc Document, err error) {
 	now := s.now().UTC()
 	defer func() { s.record(ctx, p, userID, now, doc, err) }()
-	if !memory.ValidName(userID) {
-		return Document{}, memory.Invalid("id", "is required: 1–64 letters, digits or -_.:@")
-	}
+	// Who asks first: an id anyone may choose must not reach the audit
+	// trail from a caller who may not export at all.
 	if err := memory.RequireManage(ctx, s.authz, p, now, s.log); err != nil {
 		return Document{}, err
+	}
+	if !memory.ValidName(userID) {
+		return Document{}, memory.Invalid("id", "is required: 1–64 letters, digits or -_.:@")
 	}
 	g, err := s.graph.ExportUser(ctx, p.Tenant, userID)
 	if err != nil {
@@ -165,17 +167,15 @@ func (s *Service) User(ctx context.Context, p memory.Principal, userID string) (
 }
 
 // record puts the export in the audit trail: counts only, never content.
+// A refusal of a non-admin by policy belongs to the decision log instead
+// (memory.Audited).
 func (s *Service) record(ctx context.Context, p memory.Principal, userID string, at time.Time, doc Document, err error) {
-	if s.audit == nil {
+	if s.audit == nil || !memory.Audited(p, err) {
 		return
 	}
-	e := memory.AuditEvent{
-		Time: at, Tenant: p.Tenant, Actor: memory.Actor(p), Action: "user.export", Target: "user:" + userID,
-		Outcome: memory.AuditOK,
-	}
-	if err != nil {
-		e.Outcome, e.Error = memory.AuditFailed, auditError(err)
-	} else {
+	e := memory.NewAuditEvent(ctx, p, "user.export", "user:"+userID, memory.AuditReason(err))
+	e.Time = at
+	if err == nil {
 		e.Details = map[string]string{
 			"memories":   fmt.Sprint(len(doc.Memories)),
 			"tombstones": fmt.Sprint(len(doc.Tombstones)),
@@ -184,21 +184,6 @@ func (s *Service) record(ctx context.Context, p memory.Principal, userID string,
 		}
 	}
 	s.audit.Audit(ctx, e)
-}
-
-// auditError names a failure without its details, which may quote stores.
-func auditError(err error) string {
-	switch {
-	case errors.Is(err, memory.ErrForbidden):
-		return "forbidden"
-	case errors.Is(err, memory.ErrNotFound):
-		return "not found"
-	}
-	var inv *memory.InvalidError
-	if errors.As(err, &inv) {
-		return "invalid " + inv.Field
-	}
-	return "error"
 }
 
 func nonNil[T any](xs []T) []T {

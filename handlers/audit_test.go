@@ -56,9 +56,33 @@ func TestAuditTrail(t *testing.T) {
 	expectResponse(t, "erase a user", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep", nil)
 	expectResponse(t, "sweep", r, http.StatusOK)
-	// Refusals of non-admins are the decision log's, not the trail's.
+	r = f.Do(t, apptest.Admin, "GET", "/v1/users/a%20b/export", nil)
+	expectResponse(t, "export a malformed id", r, http.StatusBadRequest, "invalid_argument")
+	// Refusals of non-admins are the decision log's, not the trail's, even
+	// for ids too malformed to act on: any key could flood the trail.
 	r = f.Do(t, "support-bot", "POST", "/v1/grants", policyadmin.NewGrant{Grantee: "order-bot", Source: "*", Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityPublic})
 	expectResponse(t, "an agent creates a grant", r, http.StatusForbidden, "forbidden")
+	long := strings.Repeat("x", 6000)
+	for _, refused := range []struct{ who, method, path string }{
+		{"support-bot", "GET", "/v1/users/" + long + "%0Aoutcome%3Dok/export"},
+		{"alice", "GET", "/v1/users/alice/export"},
+		{"support-bot", "DELETE", "/v1/users/" + long},
+		{"support-bot", "POST", "/v1/principals"},
+		{"alice", "POST", "/v1/keys"},
+		{"alice", "PATCH", "/v1/principals/user/bob"},
+	} {
+		var body any
+		switch refused.path {
+		case "/v1/principals":
+			body = map[string]any{"kind": memory.KindAgent, "id": long}
+		case "/v1/keys":
+			body = map[string]any{"owner_kind": memory.KindUser, "owner_id": "alice"}
+		case "/v1/principals/user/bob":
+			body = map[string]any{"roles": []string{"admin"}}
+		}
+		r = f.Do(t, refused.who, refused.method, refused.path, body)
+		expectResponse(t, refused.who+" "+refused.method+" "+refused.path[:min(len(refused.path), 40)], r, http.StatusForbidden, "forbidden")
+	}
 
 	events := auditEvents(t, f, apptest.Admin, "")
 	type brief struct{ Actor, Action, Target, Outcome, Error string }
@@ -82,6 +106,7 @@ func TestAuditTrail(t *testing.T) {
 		{admin, memory.AuditMemoryDelete, "memory:" + mem.ID, ok, ""},
 		{admin, memory.AuditUserErase, memory.UserTombstoneID(f.Tenant, gone), ok, ""},
 		{admin, memory.AuditJanitorSweep, "tenant:" + f.Tenant, ok, ""},
+		{admin, "user.export", "user:a b", failed, "invalid_argument"},
 	} {
 		if _, found := got[want]; !found {
 			t.Errorf("no event %+v in\n%+v", want, events)
@@ -93,8 +118,8 @@ func TestAuditTrail(t *testing.T) {
 	if e := got[brief{admin, policyadmin.AuditPolicyActivate, "policy:9999", failed, "not_found"}]; e.RequestID != "audit-missing" {
 		t.Errorf("failed activation's request id = %q, want audit-missing", e.RequestID)
 	}
-	if len(events) != 8 {
-		t.Errorf("%d events, want the 8 acts above", len(events))
+	if len(events) != 9 {
+		t.Errorf("%d events, want the 9 acts above", len(events))
 	}
 
 	t.Run("filters", func(t *testing.T) {
@@ -103,8 +128,8 @@ func TestAuditTrail(t *testing.T) {
 				t.Errorf("action=policy. gave %s", e.Action)
 			}
 		}
-		if es := auditEvents(t, f, apptest.Admin, "?limit=2"); len(es) != 2 || es[0].Action != memory.AuditJanitorSweep {
-			t.Errorf("limit=2 gave %+v, want the sweep first", es)
+		if es := auditEvents(t, f, apptest.Admin, "?limit=2"); len(es) != 2 || es[1].Action != memory.AuditJanitorSweep {
+			t.Errorf("limit=2 gave %+v, want the export, then the sweep", es)
 		}
 		if es := auditEvents(t, f, apptest.Admin, "?actor=system"); len(es) != 0 {
 			t.Errorf("actor=system gave %+v", es)

@@ -79,21 +79,25 @@ func (s *Service) manage(ctx context.Context, p memory.Principal) error {
 func (s *Service) record(ctx context.Context, tenant, actor, action, target string, err error, details map[string]string) {
 	e := memory.AuditEvent{
 		Tenant: tenant, Actor: actor, Action: action, Target: target, Outcome: memory.AuditOK, Details: details,
+		RequestID: memory.RequestIDFrom(ctx),
 	}
-	if err != nil {
-		e.Outcome, e.Error = memory.AuditFailed, err.Error()
+	if err != nil { // the stable code: an error's text may quote what the client sent
+		e.Outcome, e.Error = memory.AuditFailed, memory.AuditReason(err)
 	}
 	s.audit.Audit(ctx, e)
 }
 
 // act runs one administrative act of p: authorization, then do, then the
-// audit record of the outcome.
+// audit record of the outcome, unless policy refused a non-admin, which the
+// decision log keeps (memory.Audited): anyone's key could flood the trail.
 func (s *Service) act(ctx context.Context, p memory.Principal, action, target string, details map[string]string, do func() error) error {
 	err := s.manage(ctx, p)
 	if err == nil {
 		err = do()
 	}
-	s.record(ctx, p.Tenant, memory.Actor(p), action, target, err, details)
+	if memory.Audited(p, err) {
+		s.record(ctx, p.Tenant, memory.Actor(p), action, target, err, details)
+	}
 	return err
 }
 

@@ -197,13 +197,13 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (r 
 		by.ID = "self"
 	}
 	defer func() { s.audit(ctx, by, AuditUserErase, ref, err, countDetails(r.Counts, "user erased")) }()
-	if !ValidName(userID) {
-		return Receipt{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
-	}
 	now := s.now().UTC()
 	whole := Resource{Tenant: p.Tenant, UserID: userID, Sensitivity: SensitivityRestricted}
 	if err := s.require(ctx, p, ActionDelete, whole, now); err != nil {
-		return Receipt{}, err
+		return Receipt{}, err // first: a refused caller's typos stay out of the audit trail
+	}
+	if !ValidName(userID) {
+		return Receipt{}, Invalid("user_id", "must be 1–64 letters, digits or -_.:@")
 	}
 	r = Receipt{Tenant: p.Tenant, UserID: userID, ErasedAt: now, Counts: map[string]int64{}}
 	if s.names != nil {
