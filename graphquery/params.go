@@ -125,11 +125,12 @@ func when(v url.Values, name string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t, err = time.Parse("2006-01-02", s)
 	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
+	if err != nil || t.Year() < 1970 { // the zero time would read as no bound
+		return time.Time{}, memory.Invalid(name, "must be a date after 1970 such as 2026-03-01 or an RFC 3339 time")
 	}
-	return time.Time{}, memory.Invalid(name, "must be a date such as 2026-03-01 or an RFC 3339 time")
+	return t, nil
 }

@@ -56,6 +56,9 @@ func exerciseGraph(t *testing.T, f *apptest.Fixture) {
 	}
 	expectResponse(t, "graph hops past the limit", f.Do(t, a, "GET", "/v1/graph/neighbourhood?from=entity:lianhua-trading&hops=4", nil), http.StatusUnprocessableEntity, "limit_exceeded")
 	expectResponse(t, "graph limit of 0, which would read as the default", f.Do(t, a, "GET", "/v1/graph/neighbourhood?from=entity:lianhua-trading&limit=0", nil), http.StatusBadRequest, "invalid_argument")
+	for _, bound := range []string{"until=0001-01-01T00:00:00Z", "since=0001-01-01", "until=1969-12-31"} {
+		expectResponse(t, "graph "+bound+", which would read as no bound", f.Do(t, a, "GET", "/v1/graph/aggregates?by=type&"+bound, nil), http.StatusBadRequest, "invalid_argument")
+	}
 	expectResponse(t, "graph from without a label", f.Do(t, a, "GET", "/v1/graph/neighbourhood?from=lianhua-trading", nil), http.StatusBadRequest, "invalid_argument")
 	expectResponse(t, "graph unknown entity", f.Do(t, a, "GET", "/v1/graph/co-mentions?entity=nobody", nil), http.StatusNotFound, "not_found")
 	expectResponse(t, "graph as an agent", f.Do(t, "order-bot", "GET", "/v1/graph/aggregates?by=type", nil), http.StatusForbidden, "forbidden")
