@@ -64,3 +64,25 @@ func TestOverviewCountsAreReusedAndSayWhen(t *testing.T) {
 		t.Errorf("after the panel's delete: %d counted at %s, want 2 counted anew", n2, at2)
 	}
 }
+
+// TestOverviewSharedKnowledge: the tenant's shared knowledge, about no
+// user, is counted on a row of its own, last, linking to its page rather
+// than to a user's page without an id.
+func TestOverviewSharedKnowledge(t *testing.T) {
+	f := apptest.Start(t)
+	write(t, f, "support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice's warehouse is in Ningbo."})
+	write(t, f, apptest.Admin, memory.NewMemory{Scope: &memory.ScopeRef{Kind: memory.ScopeTenant}, Type: memory.TypeProcedural, Kind: "rule", Content: "Refunds above 500 euros need a manager's approval."})
+	b := newBrowser(t, f.URL)
+	b.signIn(f.Keys["admin"])
+	p := b.do(http.MethodGet, "/panel/overview", nil)
+	if p.status != http.StatusOK {
+		t.Fatalf("overview = %d: %s", p.status, p.body)
+	}
+	rows := regexp.MustCompile(`<tr data-user="([^"]*)"><td><a href="([^"]+)">`).FindAllStringSubmatch(p.body, -1)
+	if len(rows) != 2 || rows[0][1] != "alice" || rows[1][1] != "" || rows[1][2] != "/panel/knowledge" {
+		t.Errorf("overview rows = %q, want alice, then the shared knowledge linking to /panel/knowledge", rows)
+	}
+	if k := b.do(http.MethodGet, rows[len(rows)-1][2], nil); k.status != http.StatusOK {
+		t.Errorf("the shared knowledge row's link = %d", k.status)
+	}
+}

@@ -102,6 +102,11 @@ func (p *Panel) overview(w http.ResponseWriter, r *http.Request, c caller) error
 		d.Users = append(d.Users, *u)
 	}
 	slices.SortFunc(d.Users, func(a, b userCounts) int { return strings.Compare(a.User, b.User) })
+	// The shared knowledge (no user) goes last, on a row that links to its
+	// own page.
+	if len(d.Users) > 0 && d.Users[0].User == "" {
+		d.Users = append(d.Users[1:], d.Users[0])
+	}
 	return p.page(w, r, c, "overview", "Overview", d)
 }
 
