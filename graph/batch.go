@@ -304,7 +304,7 @@ func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
 	ents, _ := cols["entities"].([]any)
 	for _, v := range ents {
 		em, _ := v.(map[string]any)
-		e := memory.Entity{ID: str(em["id"]), Kind: str(em["kind"]), Name: str(em["name"])}
+		e := memory.Entity{ID: str(em["id"]), Kind: str(em["kind"])}
 		st.Entities[e.ID] = e
 	}
 	return st, nil

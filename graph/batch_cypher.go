@@ -44,7 +44,7 @@ CALL {
 CALL {
   UNWIND $entities AS ent
   MERGE (e:Entity {tenant: $tenant, id: ent.id})
-  ON CREATE SET e.kind = ent.kind, e.name = ent.name, e.aliases = ent.aliases
+  ON CREATE SET e.kind = ent.kind
   SET e._lock = true
   REMOVE e._lock
 }`
@@ -89,7 +89,7 @@ CALL {
 CALL {
   UNWIND $entity_ids AS id
   MATCH (e:Entity {tenant: $tenant, id: id})
-  RETURN collect(e {.id, .kind, .name}) AS entities
+  RETURN collect(e {.id, .kind}) AS entities
 }`
 
 	// cypherWriteBatch creates the memories of $rows ({props, user_id,
@@ -114,8 +114,9 @@ FOREACH (session IN CASE WHEN row.props.session_id IS NULL THEN [] ELSE [row.pro
   CREATE (m)-[:IN_SESSION]->(s))
 FOREACH (ent IN row.entities |
   MERGE (e:Entity {tenant: $tenant, id: ent.id})
-  ON CREATE SET e.kind = ent.kind, e.name = ent.name
-  MERGE (m)-[:MENTIONS]->(e))
+  ON CREATE SET e.kind = ent.kind
+  MERGE (m)-[r:MENTIONS]->(e)
+  SET r.name = ent.name, r.aliases = ent.aliases)
 WITH m ORDER BY m.user_id, m.type, m.status, m.sensitivity
 CALL (m) { ` + TallyUp + ` }
 WITH count(*) AS created
@@ -137,7 +138,7 @@ const reasonSameKey = "same key"
 // without entity aliases: the duplicate or stale memories a batch returns
 // in place of new ones carry none, and neither those nor a dedup search's
 // candidates need their embedding (the search scores in Cypher).
-const memoryMap = `m {` + memoryFields + `, entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], ` +
+const memoryMap = `m {` + memoryFields + `, entities: [(m)-[r:MENTIONS]->(e) | {id: e.id, kind: e.kind, name: coalesce(r.name, e.name)}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]}`
 
 // ddlMemorySlotIdx finds a slot's memories in one seek: stale checks and

@@ -90,17 +90,17 @@ WHERE m.user_id IN $user_ids AND `
 	// $hop2_users, $seeds, $sessions) and costs nothing. Entities named in the question are
 	// looked for among the entities the user's own memories mention, so the
 	// match never scans the tenant's whole entity set; they are found once,
-	// as the list named, before the parts. An entity matches when its name
-	// or an alias appears in the question: ASCII names as whole words of the
+	// as the list named, before the parts. An entity matches when a name or
+	// alias the user's memories give it appears in the question: ASCII names as whole words of the
 	// padded, normalised question, other names anywhere in it.
 	cypherExpandNamed = `CALL {
   UNWIND $named_users AS uid
-  MATCH (um:Memory {tenant: $tenant, user_id: uid})-[:MENTIONS]->(e:Entity {tenant: $tenant})
+  MATCH (um:Memory {tenant: $tenant, user_id: uid})-[r:MENTIONS]->(e:Entity {tenant: $tenant})
   USING INDEX um:Memory(tenant, user_id)
-  WITH DISTINCT e
-  WHERE any(n IN [e.name] + coalesce(e.aliases, []) WHERE size(n) >= 2 AND (
+  WITH e, [coalesce(r.name, e.name)] + coalesce(r.aliases, e.aliases, []) AS names
+  WHERE any(n IN names WHERE size(n) >= 2 AND (
     $padded CONTAINS (' ' + toLower(n) + ' ') OR (NOT n =~ '[ -~]*' AND $text CONTAINS toLower(n))))
-  WITH e LIMIT $named_limit
+  WITH DISTINCT e LIMIT $named_limit
   RETURN collect(e) AS named
 }
 CALL (named) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -85,6 +86,9 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 		return err
 	}
 	if err := s.backfill(ctx, "fact signatures", cypherMissingFactSignatures, cypherSetFactSignatures, factSignatureRow); err != nil {
+		return err
+	}
+	if err := s.backfill(ctx, "entity names", cypherNamedEntities, cypherMoveEntityNames, maps.Clone); err != nil {
 		return err
 	}
 	err = s.run(ctx, neo4j.AccessModeRead, schemaTimeout, func(tx neo4j.ManagedTransaction) error {

@@ -105,6 +105,28 @@ WHERE elementId(m) = row.eid
 SET m.fact_text = row.fact_text, m.fact_numbers = row.fact_numbers`
 )
 
+const (
+	// cypherNamedEntities and cypherMoveEntityNames are the one-time
+	// migration of entity names to the mentions: an entity's name and
+	// aliases were set by the first memory that mentioned it and shown with
+	// every memory that did. They go to that memory's mention (the oldest),
+	// and leave the entity. They span every tenant by design and are
+	// allowlisted in TestCypherIsTenantScoped.
+	cypherNamedEntities = `MATCH (e:Entity)
+WHERE e.name IS NOT NULL OR e.aliases IS NOT NULL
+RETURN elementId(e) AS eid
+LIMIT $batch`
+	cypherMoveEntityNames = `UNWIND $rows AS row
+MATCH (e:Entity)
+WHERE elementId(e) = row.eid
+CALL (e) {
+  MATCH (m:Memory)-[r:MENTIONS]->(e)
+  WITH r ORDER BY m.created_at, m.id LIMIT 1
+  SET r.name = coalesce(r.name, e.name), r.aliases = coalesce(r.aliases, e.aliases)
+}
+REMOVE e.name, e.aliases`
+)
+
 // Schema of the identity records that package keystore reads and writes:
 // tenants, principals and API keys.
 const (

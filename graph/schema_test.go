@@ -1,11 +1,13 @@
 package graph
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/internal/testenv"
@@ -60,5 +62,49 @@ SET m.partition = CASE m.id WHEN $old THEN m.tenant + '/' + m.user_id END`, map[
 	slices.Sort(got)
 	if want := slices.Sorted(slices.Values([]string{old.ID, none.ID})); !slices.Equal(got, want) {
 		t.Errorf("after the backfill the search found %v, want %v", got, want)
+	}
+}
+
+// TestBackfillEntityNames: an entity named before names moved to the
+// mentions gives its name and aliases to the mention of the memory that
+// named it first, and keeps none itself; a later memory's mention, and
+// every reader of it, never sees that name.
+func TestBackfillEntityNames(t *testing.T) {
+	s := testStore(t)
+	ctx := testCtx(t)
+	tenant := testenv.Tenant(t)
+	first, later := newMemory(tenant, "u1", "order 7 is sold below cost"), newMemory(tenant, "u2", "u2 asked about order 7")
+	later.CreatedAt = first.CreatedAt.Add(time.Hour)
+	first.Entities = []memory.Entity{{ID: "order-7", Kind: "order"}}
+	later.Entities = first.Entities
+	if _, err := s.CreateMemories(ctx, []memory.Memory{first, later}); err != nil {
+		t.Fatal(err)
+	}
+	// As the store wrote it before: the name on the entity, none on the mentions.
+	err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
+		return exec(ctx, tx, `MATCH (e:Entity {tenant: $tenant, id: 'order-7'})<-[r:MENTIONS]-()
+SET e.name = 'order 7: CFO exception', e.aliases = ['loss leader'] REMOVE r.name, r.aliases`, map[string]any{"tenant": tenant})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.backfill(ctx, "entity names", cypherNamedEntities, cypherMoveEntityNames, maps.Clone); err != nil {
+		t.Fatal(err)
+	}
+	rows := query(t, `MATCH (e:Entity {tenant: $tenant, id: 'order-7'})<-[r:MENTIONS]-(m:Memory {tenant: $tenant})
+RETURN m.id AS id, r.name AS name, r.aliases AS aliases, e.name AS entity_name, e.aliases AS entity_aliases ORDER BY m.created_at`, map[string]any{"tenant": tenant})
+	want := []map[string]any{
+		{"id": first.ID, "name": "order 7: CFO exception", "aliases": []any{"loss leader"}, "entity_name": nil, "entity_aliases": nil},
+		{"id": later.ID, "name": nil, "aliases": nil, "entity_name": nil, "entity_aliases": nil},
+	}
+	if d := cmp.Diff(want, rows); d != "" {
+		t.Errorf("after the backfill (-want +got):\n%s", d)
+	}
+	got, err := s.GetMemory(ctx, tenant, later.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Entities) != 1 || got.Entities[0].Name != "" || len(got.Entities[0].Aliases) != 0 {
+		t.Errorf("the later memory reads its entity as %+v, want it unnamed", got.Entities)
 	}
 }

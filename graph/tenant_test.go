@@ -33,6 +33,9 @@ var crossTenantAllowlist = map[string]string{
 	// every tenant's memories once. No client input reaches it.
 	"cypherOldPartitions": "one-time partition backfill at start-up",
 	"cypherSetPartitions": "one-time partition backfill at start-up",
+	// Entity names move from the entity to the mention that gave them.
+	"cypherNamedEntities":   "one-time entity name backfill at start-up",
+	"cypherMoveEntityNames": "one-time entity name backfill at start-up",
 	// The same for the dedup digests: read the memories that lack them,
 	// then set them by element id.
 	"cypherMissingFactSignatures": "one-time fact signature backfill at start-up",

@@ -304,7 +304,7 @@ func newestHead(hs []Memory) *Memory {
 }
 
 // asStored returns m as reading it back would: times in UTC, entities once
-// each with the kind and name stored, sorted by id.
+// each with the kind stored (the name is the writer's own), sorted by id.
 func asStored(m Memory, stored map[string]Entity) Memory {
 	m.ValidFrom, m.CreatedAt, m.UpdatedAt = utc(m.ValidFrom), utc(m.CreatedAt), utc(m.UpdatedAt)
 	if m.ValidTo != nil {
@@ -315,7 +315,7 @@ func asStored(m Memory, stored map[string]Entity) Memory {
 		byID := map[string]Entity{}
 		for _, e := range m.Entities {
 			if s, ok := stored[e.ID]; ok {
-				e = s
+				e.Kind = s.Kind
 			}
 			byID[e.ID] = e
 		}

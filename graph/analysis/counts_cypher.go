@@ -39,7 +39,7 @@ const resourceMap = `m {.id, .tenant, .user_id, .agent_id, .type, .kind, .sensit
 func countTail(class string) string {
 	return `
 WITH g, names, kinds, ` + class + ` AS class, m
-WITH g, names, kinds, class, count(m) AS n, head(collect(m)) AS m
+WITH g, class, count(m) AS n, head(collect(names)) AS names, head(collect(kinds)) AS kinds, head(collect(m)) AS m
 LIMIT $most
 RETURN g, names, kinds, class, n, ` + resourceMap + ` AS rep`
 }
@@ -61,9 +61,9 @@ var groupBy = map[string]string{
 // key, or by the entities they mention for "entity".
 func aggregateQuery(by, where, class string) string {
 	if by == "entity" {
-		return `MATCH (m:Memory {tenant: $tenant})-[:MENTIONS]->(e:Entity {tenant: $tenant})
+		return `MATCH (m:Memory {tenant: $tenant})-[r:MENTIONS]->(e:Entity {tenant: $tenant})
 WHERE ` + where + `
-WITH m, [e.id] AS g, [e.name] AS names, [e.kind] AS kinds` + countTail(class)
+WITH m, [e.id] AS g, [coalesce(r.name, e.name)] AS names, [e.kind] AS kinds` + countTail(class)
 	}
 	return `MATCH (m:Memory {tenant: $tenant})
 WHERE ` + where + `
@@ -73,26 +73,26 @@ WITH m, [` + groupBy[by] + `] AS g, [''] AS names, [''] AS kinds` + countTail(cl
 // coMentionsQuery counts the memories in scope that mention entity
 // $entity and another entity, per other entity.
 func coMentionsQuery(where, class string) string {
-	return `MATCH (e:Entity {tenant: $tenant, id: $entity})<-[:MENTIONS]-(m:Memory {tenant: $tenant})-[:MENTIONS]->(o:Entity {tenant: $tenant})
+	return `MATCH (e:Entity {tenant: $tenant, id: $entity})<-[re:MENTIONS]-(m:Memory {tenant: $tenant})-[ro:MENTIONS]->(o:Entity {tenant: $tenant})
 WHERE o <> e AND ` + where + `
-WITH m, [e.id, o.id] AS g, [e.name, o.name] AS names, [e.kind, o.kind] AS kinds` + countTail(class)
+WITH m, [e.id, o.id] AS g, [coalesce(re.name, e.name), coalesce(ro.name, o.name)] AS names, [e.kind, o.kind] AS kinds` + countTail(class)
 }
 
 // pairsQuery counts the memories in scope per pair of entities they both
 // mention.
 func pairsQuery(where, class string) string {
-	return `MATCH (e:Entity {tenant: $tenant})<-[:MENTIONS]-(m:Memory {tenant: $tenant})-[:MENTIONS]->(o:Entity {tenant: $tenant})
+	return `MATCH (e:Entity {tenant: $tenant})<-[re:MENTIONS]-(m:Memory {tenant: $tenant})-[ro:MENTIONS]->(o:Entity {tenant: $tenant})
 WHERE e.id < o.id AND ` + where + `
-WITH m, [e.id, o.id] AS g, [e.name, o.name] AS names, [e.kind, o.kind] AS kinds` + countTail(class)
+WITH m, [e.id, o.id] AS g, [coalesce(re.name, e.name), coalesce(ro.name, o.name)] AS names, [e.kind, o.kind] AS kinds` + countTail(class)
 }
 
-// entitiesQuery counts, per entity whose name or id contains $text, the
-// memories in scope that mention it.
+// entitiesQuery counts, per entity whose id, or name in a memory in scope,
+// contains $text, the memories in scope that mention it.
 func entitiesQuery(where, class string) string {
 	return `MATCH (e:Entity {tenant: $tenant})
 USING INDEX e:Entity(tenant, id)
-WHERE e.id IS NOT NULL AND ($text = '' OR toLower(coalesce(e.name, '')) CONTAINS $text OR toLower(e.id) CONTAINS $text)
-MATCH (e)<-[:MENTIONS]-(m:Memory {tenant: $tenant})
-WHERE ` + where + `
-WITH m, [e.id] AS g, [e.name] AS names, [e.kind] AS kinds` + countTail(class)
+WHERE e.id IS NOT NULL
+MATCH (e)<-[r:MENTIONS]-(m:Memory {tenant: $tenant})
+WHERE ` + where + ` AND ($text = '' OR toLower(e.id) CONTAINS $text OR toLower(coalesce(r.name, e.name, '')) CONTAINS $text)
+WITH m, [e.id] AS g, [coalesce(r.name, e.name)] AS names, [e.kind] AS kinds` + countTail(class)
 }

@@ -10,7 +10,12 @@ import (
 // embedding.
 const memoryMap = `m {.id, .tenant, .user_id, .agent_id, .session_id, .type, .kind, .key, .content, .status, ` +
 	`.sensitivity, .importance, .confidence, .source, .valid_from, .valid_to, .created_at, .updated_at, .version, .scope, .scope_id, ` +
-	`entities: [(m)-[:MENTIONS]->(e) | e {.id, .kind, .name}], supersedes: head([(m)-[:SUPERSEDES]->(o) | o.id])}`
+	`entities: [(m)-[r:MENTIONS]->(e) | {id: e.id, kind: e.kind, name: coalesce(r.name, e.name)}], supersedes: head([(m)-[:SUPERSEDES]->(o) | o.id])}`
+
+// nameOf is the name of node x: a user's or an agent's own, and for an
+// entity the one a memory in scope, among ms, gives it on its mention
+// (graph keeps no entity name of its own: a name is its writer's).
+const nameOf = `coalesce(head([w IN ms WHERE x:Entity | head([(w)-[r:MENTIONS]->(x) WHERE r.name IS NOT NULL | r.name])]), x.name)`
 
 // condMentions holds when the memory bound to m mentions entity $f_entity.
 const condMentions = `EXISTS { MATCH (m)-[:MENTIONS]->(fe:Entity) WHERE fe.tenant = $tenant AND fe.id = $f_entity }`
@@ -33,7 +38,7 @@ func startQuery(label, rel, where string) string {
 WHERE x:` + label + `
 MATCH (m:Memory {tenant: $tenant})-[:` + rel + `]->(x) WHERE ` + where + `
 WITH x, collect(m)[..$witnesses] AS ms
-RETURN x.id AS id, x.name AS name, x.kind AS kind, [m IN ms | ` + resourceMap + `] AS witnesses`
+RETURN x.id AS id, ` + nameOf + ` AS name, x.kind AS kind, [m IN ms | ` + resourceMap + `] AS witnesses`
 }
 
 // startMemoryQuery finds a memory in scope.
@@ -58,7 +63,7 @@ func outQuery(where string) string {
 	return `UNWIND $ids AS mid
 MATCH (m:Memory {tenant: $tenant, id: mid})-[r:ABOUT|WRITTEN_BY|MENTIONS|IN_SESSION]->(x)
 WHERE ` + where + ` AND x.tenant = $tenant
-RETURN m.id AS m_id, type(r) AS rel, labels(x) AS labels, x.id AS id, x.name AS name, x.kind AS kind
+RETURN m.id AS m_id, type(r) AS rel, labels(x) AS labels, x.id AS id, coalesce(r.name, x.name) AS name, x.kind AS kind
 LIMIT $limit`
 }
 
@@ -79,8 +84,9 @@ func pathsQuery(rels []string, maxLen int, pred string) string {
 	return `MATCH (a:Entity {tenant: $tenant, id: $from}), (b:Entity {tenant: $tenant, id: $to})
 MATCH p = allShortestPaths((a)-[:` + strings.Join(rels, "|") + `*..` + strconv.Itoa(maxLen) + `]-(b))
 WHERE all(m IN nodes(p) WHERE m.tenant = $tenant AND (NOT m:Memory OR ` + pred + `))
-RETURN [m IN nodes(p) | {labels: labels(m), id: m.id, name: m.name, kind: m.kind,
-        memory: CASE WHEN m:Memory THEN ` + memoryMap + ` END}] AS nodes,
+WITH p, [m IN nodes(p) WHERE m:Memory] AS ms
+RETURN [x IN nodes(p) | {labels: labels(x), id: x.id, name: ` + nameOf + `, kind: x.kind,
+        memory: CASE WHEN x:Memory THEN head([m IN ms WHERE m = x | ` + memoryMap + `]) END}] AS nodes,
        [r IN relationships(p) | {type: type(r), from: labels(startNode(r)), from_id: startNode(r).id,
         to: labels(endNode(r)), to_id: endNode(r).id}] AS rels
 LIMIT $limit`
