@@ -91,12 +91,17 @@ WHERE m.user_id IN $user_ids AND `
 	// looked for among the entities the user's own memories mention, so the
 	// match never scans the tenant's whole entity set; they are found once,
 	// as the list named, before the parts. An entity matches when a name or
-	// alias the user's memories give it appears in the question: ASCII names as whole words of the
-	// padded, normalised question, other names anywhere in it.
-	cypherExpandNamed = `CALL {
+	// alias that a memory the caller may read gives it appears in the
+	// question (the scope predicate over m follows the head): ASCII names as
+	// whole words of the padded, normalised question, other names anywhere
+	// in it. A name only an unreadable memory gives must not answer.
+	cypherExpandNamedHead = `CALL {
   UNWIND $named_users AS uid
   MATCH (um:Memory {tenant: $tenant, user_id: uid})-[r:MENTIONS]->(e:Entity {tenant: $tenant})
   USING INDEX um:Memory(tenant, user_id)
+  WITH um AS m, r, e
+  WHERE `
+	cypherExpandNamed = `
   WITH e, [coalesce(r.name, e.name)] + coalesce(r.aliases, e.aliases, []) AS names
   WHERE any(n IN names WHERE size(n) >= 2 AND (
     $padded CONTAINS (' ' + toLower(n) + ' ') OR (NOT n =~ '[ -~]*' AND $text CONTAINS toLower(n))))
@@ -117,11 +122,17 @@ WHERE e IN named
 RETURN found, 1 AS hop, 'entity' AS via, ['query', 'Entity:' + e.id, 'Memory:' + found.id] AS path`
 
 	// The second hop skips hub entities (a company every memory of the user
-	// mentions says nothing about the question).
-	cypherExpandNamedHop2 = `UNWIND $hop2_users AS uid
+	// mentions says nothing about the question), and walks only through
+	// memories the caller may read (the scope predicate over m follows the
+	// head): the path names them.
+	cypherExpandNamedHop2Head = `UNWIND $hop2_users AS uid
 MATCH (mid:Memory {tenant: $tenant, user_id: uid})-[:MENTIONS]->(e)
 USING INDEX mid:Memory(tenant, user_id)
 WHERE e IN named
+WITH e, mid AS m
+WHERE `
+	cypherExpandNamedHop2 = `
+WITH e, m AS mid
 MATCH (mid)-[:MENTIONS]->(e2:Entity {tenant: $tenant})
 WHERE e2 <> e AND COUNT { (e2)<-[:MENTIONS]-() } <= $max_degree
 WITH DISTINCT e, mid, e2 LIMIT $fanout
@@ -385,7 +396,7 @@ func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]a
 	}
 	params["fanout"], params["max_degree"], params["hub_max"] = expandFanout, expandMaxDegree, max(3, q.Partition/4)
 	params["resolve"], params["vec"] = q.Filters.AsOf.IsZero(), float64s(q.Filters.Embedding)
-	return cypherExpandNamed + strings.Join([]string{cypherExpandNamedHop1, cypherExpandNamedHop2, cypherExpandSeeds, cypherExpandSession}, "\nUNION\n") +
+	return cypherExpandNamedHead + pred + cypherExpandNamed + strings.Join([]string{cypherExpandNamedHop1, cypherExpandNamedHop2Head + pred + cypherExpandNamedHop2, cypherExpandSeeds, cypherExpandSession}, "\nUNION\n") +
 		"\n}" + cypherExpandResolve + filters + pred + cypherExpandBest + memoryProjectionAsked + cypherExpandOrder, params
 }
 

@@ -411,3 +411,53 @@ func unitAt(angle float64) []float32 {
 	v[0], v[1] = float32(math.Cos(angle)), float32(math.Sin(angle))
 	return v
 }
+
+// The named-entity expansion reads only what the scope may read: a name
+// that only an unreadable memory gives matches nothing, and the second hop
+// neither walks through nor names an unreadable memory.
+func TestExpandNamedWithinScope(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	by := func(agent, content string, ents ...memory.Entity) memory.Memory {
+		m := newMemory(tenant, "u1", content)
+		m.AgentID, m.Entities = agent, ents
+		return m
+	}
+	secret := by("finance", "order 1 has a special discount", memory.Entity{ID: "so-1", Kind: "order", Name: "Nightingale"})
+	known := by("support", "u1 asked when order 1 ships", memory.Entity{ID: "so-1", Kind: "order"})
+	heron := by("support", "u1 mentioned the rollout", memory.Entity{ID: "prj-9", Kind: "project", Name: "Heron"})
+	between := by("finance", "the rollout is billed through order 2", memory.Entity{ID: "prj-9", Kind: "project"}, memory.Entity{ID: "so-2", Kind: "order"})
+	beyond := by("support", "u1's pallets went out on order 2", memory.Entity{ID: "so-2", Kind: "order"})
+	if _, err := s.CreateMemories(testCtx(t), []memory.Memory{secret, known, heron, between, beyond}); err != nil {
+		t.Fatal(err)
+	}
+	support := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{AgentIDs: []string{"support"}}}}
+	expand := func(scope memory.Scope, text string) map[string][]string {
+		t.Helper()
+		xs, err := s.Expand(testCtx(t), scope, memory.ExpandQuery{UserID: "u1", Text: text, Hops: 2, Filters: memory.SearchQuery{Now: time.Now()}, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]string{}
+		for _, x := range xs {
+			out[x.Memory.ID] = x.Path
+		}
+		return out
+	}
+	if got := expand(support, "what about nightingale?"); len(got) != 0 {
+		t.Errorf("a name only an unreadable memory gives expanded to %v", got)
+	}
+	got := expand(support, "how is heron going?")
+	for id, path := range got {
+		if slices.Contains(path, "Memory:"+between.ID) || id == between.ID {
+			t.Errorf("the expansion walked through the unreadable %s: %s %v", between.ID, id, path)
+		}
+	}
+	if _, ok := got[heron.ID]; !ok {
+		t.Errorf("the readable memory naming heron was not found: %v", got)
+	}
+	// The whole tenant's reader walks the second hop through it.
+	if path := expand(memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}, "how is heron going?")[beyond.ID]; !slices.Contains(path, "Memory:"+between.ID) {
+		t.Errorf("a reader of everything reached %s by %v, want through %s", beyond.ID, path, between.ID)
+	}
+}

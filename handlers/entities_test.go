@@ -75,3 +75,40 @@ func TestEntityNamesStayWithTheirMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestRecallNamesOnlyWhatTheCallerMayRead: a name or alias that only an
+// unreadable memory gives an entity does not make recall answer: it would
+// tell whether a guess is right. (graph's TestExpandNamedWithinScope holds
+// the second hop to the same.)
+func TestRecallNamesOnlyWhatTheCallerMayRead(t *testing.T) {
+	f := apptest.Start(t)
+	write := func(who string, m memory.NewMemory) {
+		t.Helper()
+		expectResponse(t, who+" writes "+m.Content, f.Do(t, who, "POST", "/v1/memories", m), http.StatusCreated)
+	}
+	confidential := func(content string, entities ...memory.Entity) memory.NewMemory {
+		return memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Kind: "internal_cost", Sensitivity: memory.SensitivityConfidential, Content: content, Entities: entities}
+	}
+	// An order support-bot knows by id only; finance-bot's note calls it
+	// something else.
+	write("finance-bot", confidential("Order SO-88001 carries a special discount.", memory.Entity{ID: "SO-88001", Kind: "order", Name: "Nightingale", Aliases: []string{"project lark"}}))
+	write("support-bot", memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "Alice asked when order SO-88001 ships.", Entities: []memory.Entity{{ID: "SO-88001", Kind: "order"}}})
+	type answer struct {
+		Search struct {
+			Candidates struct{ Graph int } `json:"candidates"`
+		}
+	}
+	recall := func(q string) (answer, string) {
+		t.Helper()
+		r := f.Do(t, "support-bot", "POST", "/v1/recall", memory.RecallRequest{UserID: "alice", Query: q})
+		expectResponse(t, "recall "+q, r, http.StatusOK)
+		var a answer
+		r.Decode(t, &a)
+		return a, string(r.Body)
+	}
+	for _, guess := range []string{"What about Nightingale?", "Any news on project lark?"} {
+		if a, body := recall(guess); a.Search.Candidates.Graph != 0 || strings.Contains(body, `"gate":"entity"`) {
+			t.Errorf("%q matched a name only finance-bot's note gives: %s", guess, body)
+		}
+	}
+}
