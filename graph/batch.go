@@ -222,7 +222,7 @@ func supersedeRows(ss []memory.Supersession) []map[string]any {
 // probe group, the same query runs its dedup search too, into similar.
 func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (memory.BatchState, error) {
 	params := lockParams(tenant, ms)
-	idems, slots, entityIDs := map[string]bool{}, map[memory.Slot]bool{}, map[string]bool{}
+	idems, slots := map[string]bool{}, map[memory.Slot]bool{}
 	for _, m := range ms {
 		if m.IdempotencyKey != "" {
 			idems[m.IdempotencyKey] = true
@@ -232,9 +232,6 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		if memory.TakesSlot(m) {
 			slots[memory.SlotOf(m)] = true
 		}
-		for _, e := range m.Entities {
-			entityIDs[e.ID] = true
-		}
 	}
 	slotParams := make([]map[string]any, 0, len(slots))
 	for sl := range slots {
@@ -242,7 +239,6 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	}
 	params["idems"] = slices.Collect(maps.Keys(idems))
 	params["slots"] = slotParams
-	params["entity_ids"] = slices.Collect(maps.Keys(entityIDs))
 	cypher := cypherLockAndReadBatch
 	if g != nil {
 		var pred string
@@ -279,11 +275,10 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	return rows[0].state, nil
 }
 
-// batchStateOf reads the dups, heads and entities columns of
-// cypherBatchState.
+// batchStateOf reads the dups and heads columns of cypherBatchState.
 func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
 	cols := r.AsMap()
-	st := memory.BatchState{Duplicates: map[string]memory.Memory{}, Heads: map[memory.Slot][]memory.Memory{}, Entities: map[string]memory.Entity{}}
+	st := memory.BatchState{Duplicates: map[string]memory.Memory{}, Heads: map[memory.Slot][]memory.Memory{}}
 	dups, _ := cols["dups"].([]any)
 	for _, v := range dups {
 		m, err := decodeMemory(v)
@@ -300,12 +295,6 @@ func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
 		}
 		sl := memory.SlotOf(m)
 		st.Heads[sl] = append(st.Heads[sl], m)
-	}
-	ents, _ := cols["entities"].([]any)
-	for _, v := range ents {
-		em, _ := v.(map[string]any)
-		e := memory.Entity{ID: str(em["id"]), Kind: str(em["kind"])}
-		st.Entities[e.ID] = e
 	}
 	return st, nil
 }

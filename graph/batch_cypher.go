@@ -3,7 +3,7 @@ package graph
 // Queries of batch.go. Writing a segment of a batch costs two queries,
 // however long the segment: cypherLockAndReadBatch takes the locks and reads
 // under them what the segment depends on (stored idempotency keys, the active
-// heads of its slots, the entities as stored), and cypherWriteBatch writes
+// heads of its slots), and cypherWriteBatch writes
 // it. In between, memory.PlanBatch, called from writeSegment, works out each
 // memory's fate in batch order: created, duplicate or stale; its version; the
 // heads it supersedes. The locks make that read stable: every writer of a
@@ -44,7 +44,6 @@ CALL {
 CALL {
   UNWIND $entities AS ent
   MERGE (e:Entity {tenant: $tenant, id: ent.id})
-  ON CREATE SET e.kind = ent.kind
   SET e._lock = true
   REMOVE e._lock
 }`
@@ -69,10 +68,9 @@ CALL {
 RETURN erasing`
 
 	// cypherBatchState returns the stored memories holding the batch's
-	// idempotency keys, the active memories of its slots ({user_id, key}),
-	// and its entities.
+	// idempotency keys and the active memories of its slots ({user_id, key}).
 	cypherBatchState = cypherBatchStateCalls + `
-RETURN dups, heads, entities, erasing`
+RETURN dups, heads, erasing`
 
 	cypherBatchStateCalls = cypherErasingUsers + `
 CALL {
@@ -85,11 +83,6 @@ CALL {
   MATCH (m:Memory {tenant: $tenant, user_id: slot.user_id, key: slot.key})
   WHERE m.status = 'active' AND coalesce(m.scope, 'user') = slot.scope AND coalesce(m.scope_id, '') = slot.scope_id
   RETURN collect(` + memoryMap + `) AS heads
-}
-CALL {
-  UNWIND $entity_ids AS id
-  MATCH (e:Entity {tenant: $tenant, id: id})
-  RETURN collect(e {.id, .kind}) AS entities
 }`
 
 	// cypherWriteBatch creates the memories of $rows ({props, user_id,
@@ -114,9 +107,8 @@ FOREACH (session IN CASE WHEN row.props.session_id IS NULL THEN [] ELSE [row.pro
   CREATE (m)-[:IN_SESSION]->(s))
 FOREACH (ent IN row.entities |
   MERGE (e:Entity {tenant: $tenant, id: ent.id})
-  ON CREATE SET e.kind = ent.kind
   MERGE (m)-[r:MENTIONS]->(e)
-  SET r.name = ent.name, r.aliases = ent.aliases)
+  SET r.kind = ent.kind, r.name = ent.name, r.aliases = ent.aliases)
 WITH m ORDER BY m.user_id, m.type, m.status, m.sensitivity
 CALL (m) { ` + TallyUp + ` }
 WITH count(*) AS created
@@ -138,7 +130,7 @@ const reasonSameKey = "same key"
 // without entity aliases: the duplicate or stale memories a batch returns
 // in place of new ones carry none, and neither those nor a dedup search's
 // candidates need their embedding (the search scores in Cypher).
-const memoryMap = `m {` + memoryFields + `, entities: [(m)-[r:MENTIONS]->(e) | {id: e.id, kind: e.kind, name: coalesce(r.name, e.name)}], ` +
+const memoryMap = `m {` + memoryFields + `, entities: [(m)-[r:MENTIONS]->(e) | {id: e.id, kind: coalesce(r.kind, e.kind), name: coalesce(r.name, e.name)}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]}`
 
 // ddlMemorySlotIdx finds a slot's memories in one seek: stale checks and

@@ -32,10 +32,10 @@ const memoryProjectionLean = `m {` + memoryFields + `, ` + memoryProjectionLinks
 const memoryFields = `.id, .tenant, .user_id, .agent_id, .session_id, .type, .kind, .key, .content, .status, .sensitivity, .importance, .confidence, .source, .scope, .scope_id, .valid_from, .valid_to, .created_at, .updated_at, .version, .idem_key, .evidence_count, .embedding_model, .embedding_dim, .access_count, .last_accessed_at`
 
 // memoryProjectionLinks ends the projections: the memory's entities and the
-// versions it supersedes. An entity is the tenant's, but its name and
-// aliases are what the memory's writer called it, kept on the mention: a
-// name given in a confidential memory, or about an erased user, is no one
-// else's to read. (A name on the entity itself predates that; the start-up
-// backfill moves it to the mention that gave it.)
-const memoryProjectionLinks = `entities: [(m)-[r:MENTIONS]->(e) | {id: e.id, kind: e.kind, name: coalesce(r.name, e.name), aliases: coalesce(r.aliases, e.aliases)}], ` +
+// versions it supersedes. An entity is the tenant's id, but its kind, name
+// and aliases are what the memory's writer called it, kept on the mention:
+// words written in a confidential memory, or about an erased user, are no
+// one else's to read. (The start-up backfill removes those that earlier
+// versions kept on the entity; read here only until it has run.)
+const memoryProjectionLinks = `entities: [(m)-[r:MENTIONS]->(e) | {id: e.id, kind: coalesce(r.kind, e.kind), name: coalesce(r.name, e.name), aliases: coalesce(r.aliases, e.aliases)}], ` +
 	`supersedes: [(m)-[:SUPERSEDES]->(p) | p {.id, .version}]} AS memory`

@@ -36,9 +36,8 @@ FOREACH (session IN CASE WHEN $session_id IS NULL THEN [] ELSE [$session_id] END
   CREATE (m)-[:IN_SESSION]->(s))
 FOREACH (ent IN $entities |
   MERGE (e:Entity {tenant: $tenant, id: ent.id})
-  ON CREATE SET e.kind = ent.kind
   MERGE (m)-[r:MENTIONS]->(e)
-  SET r.name = ent.name, r.aliases = ent.aliases)`
+  SET r.kind = ent.kind, r.name = ent.name, r.aliases = ent.aliases)`
 
 	// cypherLockHead locks the memory a replacement supersedes and reads what
 	// the preconditions need. The SET takes the write lock before the read, so

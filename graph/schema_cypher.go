@@ -107,13 +107,16 @@ SET m.fact_text = row.fact_text, m.fact_numbers = row.fact_numbers`
 
 const (
 	// cypherNamedEntities and cypherMoveEntityNames are the one-time
-	// migration of entity names to the mentions: an entity's name and
-	// aliases were set by the first memory that mentioned it and shown with
-	// every memory that did. They go to that memory's mention (the oldest),
-	// and leave the entity. They span every tenant by design and are
-	// allowlisted in TestCypherIsTenantScoped.
+	// migration of entity names to the mentions: an entity's kind and name
+	// were set by the first memory that mentioned it, its aliases were every
+	// writer's, and all were shown with every memory mentioning it. The kind
+	// and name go to the mention of the oldest memory that mentions it, most
+	// likely the one that gave them (fewer readers see them than before
+	// either way); the aliases, which no one memory gave, are dropped. They
+	// span every tenant by design and are allowlisted in
+	// TestCypherIsTenantScoped.
 	cypherNamedEntities = `MATCH (e:Entity)
-WHERE e.name IS NOT NULL OR e.aliases IS NOT NULL
+WHERE e.name IS NOT NULL OR e.aliases IS NOT NULL OR e.kind IS NOT NULL
 RETURN elementId(e) AS eid
 LIMIT $batch`
 	cypherMoveEntityNames = `UNWIND $rows AS row
@@ -122,9 +125,9 @@ WHERE elementId(e) = row.eid
 CALL (e) {
   MATCH (m:Memory)-[r:MENTIONS]->(e)
   WITH r ORDER BY m.created_at, m.id LIMIT 1
-  SET r.name = coalesce(r.name, e.name), r.aliases = coalesce(r.aliases, e.aliases)
+  SET r.kind = coalesce(r.kind, e.kind), r.name = coalesce(r.name, e.name)
 }
-REMOVE e.name, e.aliases`
+REMOVE e.kind, e.name, e.aliases`
 )
 
 // Schema of the identity records that package keystore reads and writes:

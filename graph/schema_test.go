@@ -66,9 +66,9 @@ SET m.partition = CASE m.id WHEN $old THEN m.tenant + '/' + m.user_id END`, map[
 }
 
 // TestBackfillEntityNames: an entity named before names moved to the
-// mentions gives its name and aliases to the mention of the memory that
-// named it first, and keeps none itself; a later memory's mention, and
-// every reader of it, never sees that name.
+// mentions gives its kind and name to the mention of the memory that
+// named it first, drops the aliases no one memory gave, and keeps none
+// itself; a later memory's mention, and every reader of it, never sees them.
 func TestBackfillEntityNames(t *testing.T) {
 	s := testStore(t)
 	ctx := testCtx(t)
@@ -83,7 +83,7 @@ func TestBackfillEntityNames(t *testing.T) {
 	// As the store wrote it before: the name on the entity, none on the mentions.
 	err := s.run(ctx, neo4j.AccessModeWrite, schemaTimeout, func(tx neo4j.ManagedTransaction) error {
 		return exec(ctx, tx, `MATCH (e:Entity {tenant: $tenant, id: 'order-7'})<-[r:MENTIONS]-()
-SET e.name = 'order 7: CFO exception', e.aliases = ['loss leader'] REMOVE r.name, r.aliases`, map[string]any{"tenant": tenant})
+SET e.kind = 'order', e.name = 'order 7: CFO exception', e.aliases = ['loss leader'] REMOVE r.kind, r.name, r.aliases`, map[string]any{"tenant": tenant})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -92,10 +92,10 @@ SET e.name = 'order 7: CFO exception', e.aliases = ['loss leader'] REMOVE r.name
 		t.Fatal(err)
 	}
 	rows := query(t, `MATCH (e:Entity {tenant: $tenant, id: 'order-7'})<-[r:MENTIONS]-(m:Memory {tenant: $tenant})
-RETURN m.id AS id, r.name AS name, r.aliases AS aliases, e.name AS entity_name, e.aliases AS entity_aliases ORDER BY m.created_at`, map[string]any{"tenant": tenant})
+RETURN m.id AS id, r.kind AS kind, r.name AS name, r.aliases AS aliases, [e.kind, e.name, e.aliases] AS entity ORDER BY m.created_at`, map[string]any{"tenant": tenant})
 	want := []map[string]any{
-		{"id": first.ID, "name": "order 7: CFO exception", "aliases": []any{"loss leader"}, "entity_name": nil, "entity_aliases": nil},
-		{"id": later.ID, "name": nil, "aliases": nil, "entity_name": nil, "entity_aliases": nil},
+		{"id": first.ID, "kind": "order", "name": "order 7: CFO exception", "aliases": nil, "entity": []any{nil, nil, nil}},
+		{"id": later.ID, "kind": nil, "name": nil, "aliases": nil, "entity": []any{nil, nil, nil}},
 	}
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("after the backfill (-want +got):\n%s", d)
@@ -104,7 +104,7 @@ RETURN m.id AS id, r.name AS name, r.aliases AS aliases, e.name AS entity_name, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Entities) != 1 || got.Entities[0].Name != "" || len(got.Entities[0].Aliases) != 0 {
+	if len(got.Entities) != 1 || got.Entities[0].Kind != "" || got.Entities[0].Name != "" || len(got.Entities[0].Aliases) != 0 {
 		t.Errorf("the later memory reads its entity as %+v, want it unnamed", got.Entities)
 	}
 }

@@ -208,7 +208,7 @@ RETURN m.sens_rank AS rank, m.user_id AS user, m.agent_id AS agent, m.session_id
   [(m)-[:ABOUT]->(u:User {tenant: $tenant}) | u.id] AS about,
   [(m)-[:WRITTEN_BY]->(a:Agent {tenant: $tenant}) | a.id] AS by,
   [(m)-[:IN_SESSION]->(s:Session {tenant: $tenant}) | s.id] AS sessions,
-  [(m)-[r:MENTIONS]->(e:Entity {tenant: $tenant}) | {id: e.id, kind: e.kind, name: e.name, said: r.name}] AS mentions,
+  [(m)-[r:MENTIONS]->(e:Entity {tenant: $tenant}) | {id: e.id, kind: e.kind, name: e.name, said_kind: r.kind, said: r.name}] AS mentions,
   [(n)-[r:SUPERSEDES]->(m) | {by: n.id, reason: r.reason, at: r.at}] AS superseded_by`, p)
 	if len(rows) != 1 {
 		t.Fatalf("%d rows", len(rows))
@@ -216,8 +216,8 @@ RETURN m.sens_rank AS rank, m.user_id AS user, m.agent_id AS agent, m.session_id
 	want := map[string]any{
 		"rank": int64(2), "user": "u1", "agent": "agent-a", "session": "sess-1", "access_count": int64(0), "idem": nil,
 		"about": []any{"u1"}, "by": []any{"agent-a"}, "sessions": []any{"sess-1"},
-		// The entity is the tenant's; its name is the writer's, on the mention.
-		"mentions":      []any{map[string]any{"id": "amount:100k", "kind": "amount", "name": nil, "said": "100k"}},
+		// The entity is the tenant's id; its kind and name are the writer's, on the mention.
+		"mentions":      []any{map[string]any{"id": "amount:100k", "kind": nil, "name": nil, "said_kind": "amount", "said": "100k"}},
 		"superseded_by": []any{map[string]any{"by": cur.ID, "reason": reasonSameKey, "at": cur.CreatedAt}},
 	}
 	if d := cmp.Diff(want, rows[0], cmpopts.EquateApproxTime(0)); d != "" {

@@ -20,21 +20,24 @@ func TestEntityNamesStayWithTheirMemory(t *testing.T) {
 	const order, secret = "SO-77001", "sold below cost on a CFO exception"
 	r := f.Do(t, "finance-bot", "POST", "/v1/memories", memory.NewMemory{
 		UserID: "alice", Type: memory.TypeSemantic, Kind: "internal_cost", Sensitivity: memory.SensitivityConfidential,
-		Content: "Order SO-77001 is priced for Lianhua.", Entities: []memory.Entity{{ID: order, Kind: "order", Name: order + ": " + secret, Aliases: []string{"the " + secret}}},
+		Content: "Order SO-77001 is priced for Lianhua.", Entities: []memory.Entity{{ID: order, Kind: "CFO-watch", Name: order + ": " + secret, Aliases: []string{"the " + secret}}},
 	})
 	expectResponse(t, "finance-bot's confidential note", r, http.StatusCreated)
-	r = f.Do(t, "support-bot", "POST", "/v1/memories", memory.NewMemory{
-		UserID: "bob", Type: memory.TypeSemantic, Content: "Bob asked where order SO-77001 is.",
-		Entities: []memory.Entity{{ID: order, Kind: "order", Name: order}},
-	})
-	expectResponse(t, "support-bot's note about bob", r, http.StatusCreated)
 	hidden := func(what string, r apptest.Response) {
 		t.Helper()
-		expectResponse(t, what, r, http.StatusOK)
+		if r.Status != http.StatusOK && r.Status != http.StatusCreated {
+			t.Fatalf("%s: status %d: %s", what, r.Status, r.Body)
+		}
 		if strings.Contains(string(r.Body), "CFO") {
-			t.Errorf("%s shows the confidential name: %s", what, r.Body)
+			t.Errorf("%s shows the confidential kind or name: %s", what, r.Body)
 		}
 	}
+	// The write's answer tells nothing of what others call the order, not
+	// even that someone does.
+	hidden("support-bot's note about bob", f.Do(t, "support-bot", "POST", "/v1/memories", memory.NewMemory{
+		UserID: "bob", Type: memory.TypeSemantic, Content: "Bob asked where order SO-77001 is.",
+		Entities: []memory.Entity{{ID: order, Kind: "order", Name: order}},
+	}))
 	hidden("support-bot lists bob's memories", f.Do(t, "support-bot", "GET", "/v1/memories?user_id=bob", nil))
 	hidden("support-bot recalls about the order", f.Do(t, "support-bot", "POST", "/v1/recall", memory.RecallRequest{UserID: "bob", Query: "Where is order SO-77001?"}))
 	hidden("the analyst searches entities", f.Do(t, apptest.Analyst, "GET", "/v1/graph/entities?q=so-77001", nil))

@@ -36,8 +36,6 @@ type BatchState struct {
 	Duplicates map[string]Memory
 	// Heads are the active memories of the write's slots.
 	Heads map[Slot][]Memory
-	// Entities are the write's entities as stored, by id.
-	Entities map[string]Entity
 }
 
 // WriteRules say how a write is planned: the store's part (CheckStale) and
@@ -229,7 +227,7 @@ func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) Wr
 				continue
 			}
 		}
-		m = asStored(m, st.Entities)
+		m = asStored(m)
 		if TakesSlot(m) {
 			if top := own; len(top) > 0 {
 				if i > 0 && slices.ContainsFunc(top, func(h Memory) bool { return reinforced[h.ID] }) {
@@ -304,8 +302,8 @@ func newestHead(hs []Memory) *Memory {
 }
 
 // asStored returns m as reading it back would: times in UTC, entities once
-// each with the kind stored (the name is the writer's own), sorted by id.
-func asStored(m Memory, stored map[string]Entity) Memory {
+// each (the last one the writer gave), sorted by id.
+func asStored(m Memory) Memory {
 	m.ValidFrom, m.CreatedAt, m.UpdatedAt = utc(m.ValidFrom), utc(m.CreatedAt), utc(m.UpdatedAt)
 	if m.ValidTo != nil {
 		t := utc(*m.ValidTo)
@@ -314,9 +312,6 @@ func asStored(m Memory, stored map[string]Entity) Memory {
 	if len(m.Entities) > 0 {
 		byID := map[string]Entity{}
 		for _, e := range m.Entities {
-			if s, ok := stored[e.ID]; ok {
-				e.Kind = s.Kind
-			}
 			byID[e.ID] = e
 		}
 		m.Entities = slices.SortedFunc(maps.Values(byID), func(a, b Entity) int { return strings.Compare(a.ID, b.ID) })

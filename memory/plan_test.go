@@ -158,15 +158,14 @@ func TestPlanBatch(t *testing.T) {
 			want: WritePlan{N: 1, Written: []Written{created(tea)}, Create: []Memory{tea}},
 		},
 		{
-			name: "stored entities give their kind, the writer's name stays, once each, sorted by id",
-			st:   BatchState{Entities: map[string]Entity{"order:2": {ID: "order:2", Kind: "order", Name: "stored"}}},
+			name: "entities once each, the last the writer gave, sorted by id",
 			ms: []Memory{planned("m1", "Order 2 and order 1 shipped.", func(m *Memory) {
 				m.Entities = []Entity{{ID: "order:2", Name: "sent"}, {ID: "order:1", Kind: "order", Name: "1"}, {ID: "order:2", Name: "again"}}
 			})},
 			rules: WriteRules{},
 			want: func() WritePlan {
 				m := planned("m1", "Order 2 and order 1 shipped.", func(m *Memory) {
-					m.Entities = []Entity{{ID: "order:1", Kind: "order", Name: "1"}, {ID: "order:2", Kind: "order", Name: "again"}}
+					m.Entities = []Entity{{ID: "order:1", Kind: "order", Name: "1"}, {ID: "order:2", Name: "again"}}
 				})
 				return WritePlan{N: 1, Written: []Written{created(m)}, Create: []Memory{m}}
 			}(),

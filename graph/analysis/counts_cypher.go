@@ -63,7 +63,7 @@ func aggregateQuery(by, where, class string) string {
 	if by == "entity" {
 		return `MATCH (m:Memory {tenant: $tenant})-[r:MENTIONS]->(e:Entity {tenant: $tenant})
 WHERE ` + where + `
-WITH m, [e.id] AS g, [coalesce(r.name, e.name)] AS names, [e.kind] AS kinds` + countTail(class)
+WITH m, [e.id] AS g, [coalesce(r.name, e.name)] AS names, [coalesce(r.kind, e.kind)] AS kinds` + countTail(class)
 	}
 	return `MATCH (m:Memory {tenant: $tenant})
 WHERE ` + where + `
@@ -75,7 +75,7 @@ WITH m, [` + groupBy[by] + `] AS g, [''] AS names, [''] AS kinds` + countTail(cl
 func coMentionsQuery(where, class string) string {
 	return `MATCH (e:Entity {tenant: $tenant, id: $entity})<-[re:MENTIONS]-(m:Memory {tenant: $tenant})-[ro:MENTIONS]->(o:Entity {tenant: $tenant})
 WHERE o <> e AND ` + where + `
-WITH m, [e.id, o.id] AS g, [coalesce(re.name, e.name), coalesce(ro.name, o.name)] AS names, [e.kind, o.kind] AS kinds` + countTail(class)
+WITH m, [e.id, o.id] AS g, [coalesce(re.name, e.name), coalesce(ro.name, o.name)] AS names, [coalesce(re.kind, e.kind), coalesce(ro.kind, o.kind)] AS kinds` + countTail(class)
 }
 
 // pairsQuery counts the memories in scope per pair of entities they both
@@ -83,7 +83,7 @@ WITH m, [e.id, o.id] AS g, [coalesce(re.name, e.name), coalesce(ro.name, o.name)
 func pairsQuery(where, class string) string {
 	return `MATCH (e:Entity {tenant: $tenant})<-[re:MENTIONS]-(m:Memory {tenant: $tenant})-[ro:MENTIONS]->(o:Entity {tenant: $tenant})
 WHERE e.id < o.id AND ` + where + `
-WITH m, [e.id, o.id] AS g, [coalesce(re.name, e.name), coalesce(ro.name, o.name)] AS names, [e.kind, o.kind] AS kinds` + countTail(class)
+WITH m, [e.id, o.id] AS g, [coalesce(re.name, e.name), coalesce(ro.name, o.name)] AS names, [coalesce(re.kind, e.kind), coalesce(ro.kind, o.kind)] AS kinds` + countTail(class)
 }
 
 // entitiesQuery counts, per entity whose id, or name in a memory in scope,
@@ -94,5 +94,5 @@ USING INDEX e:Entity(tenant, id)
 WHERE e.id IS NOT NULL
 MATCH (e)<-[r:MENTIONS]-(m:Memory {tenant: $tenant})
 WHERE ` + where + ` AND ($text = '' OR toLower(e.id) CONTAINS $text OR toLower(coalesce(r.name, e.name, '')) CONTAINS $text)
-WITH m, [e.id] AS g, [coalesce(r.name, e.name)] AS names, [e.kind] AS kinds` + countTail(class)
+WITH m, [e.id] AS g, [coalesce(r.name, e.name)] AS names, [coalesce(r.kind, e.kind)] AS kinds` + countTail(class)
 }

@@ -10,12 +10,16 @@ import (
 // embedding.
 const memoryMap = `m {.id, .tenant, .user_id, .agent_id, .session_id, .type, .kind, .key, .content, .status, ` +
 	`.sensitivity, .importance, .confidence, .source, .valid_from, .valid_to, .created_at, .updated_at, .version, .scope, .scope_id, ` +
-	`entities: [(m)-[r:MENTIONS]->(e) | {id: e.id, kind: e.kind, name: coalesce(r.name, e.name)}], supersedes: head([(m)-[:SUPERSEDES]->(o) | o.id])}`
+	`entities: [(m)-[r:MENTIONS]->(e) | {id: e.id, kind: coalesce(r.kind, e.kind), name: coalesce(r.name, e.name)}], supersedes: head([(m)-[:SUPERSEDES]->(o) | o.id])}`
 
-// nameOf is the name of node x: a user's or an agent's own, and for an
-// entity the one a memory in scope, among ms, gives it on its mention
-// (graph keeps no entity name of its own: a name is its writer's).
-const nameOf = `coalesce(head([w IN ms WHERE x:Entity | head([(w)-[r:MENTIONS]->(x) WHERE r.name IS NOT NULL | r.name])]), x.name)`
+// nameOf and kindOf are the name and kind of node x: a user's or an
+// agent's own, and for an entity those a memory in scope, among ms, gives
+// it on its mention (an entity keeps none of its own: they are its
+// writers' words).
+const (
+	nameOf = `coalesce(head([w IN ms WHERE x:Entity | head([(w)-[r:MENTIONS]->(x) WHERE r.name IS NOT NULL | r.name])]), x.name)`
+	kindOf = `coalesce(head([w IN ms WHERE x:Entity | head([(w)-[r:MENTIONS]->(x) WHERE r.kind IS NOT NULL | r.kind])]), x.kind)`
+)
 
 // condMentions holds when the memory bound to m mentions entity $f_entity.
 const condMentions = `EXISTS { MATCH (m)-[:MENTIONS]->(fe:Entity) WHERE fe.tenant = $tenant AND fe.id = $f_entity }`
@@ -38,7 +42,7 @@ func startQuery(label, rel, where string) string {
 WHERE x:` + label + `
 MATCH (m:Memory {tenant: $tenant})-[:` + rel + `]->(x) WHERE ` + where + `
 WITH x, collect(m)[..$witnesses] AS ms
-RETURN x.id AS id, ` + nameOf + ` AS name, x.kind AS kind, [m IN ms | ` + resourceMap + `] AS witnesses`
+RETURN x.id AS id, ` + nameOf + ` AS name, ` + kindOf + ` AS kind, [m IN ms | ` + resourceMap + `] AS witnesses`
 }
 
 // startMemoryQuery finds a memory in scope.
@@ -63,7 +67,7 @@ func outQuery(where string) string {
 	return `UNWIND $ids AS mid
 MATCH (m:Memory {tenant: $tenant, id: mid})-[r:ABOUT|WRITTEN_BY|MENTIONS|IN_SESSION]->(x)
 WHERE ` + where + ` AND x.tenant = $tenant
-RETURN m.id AS m_id, type(r) AS rel, labels(x) AS labels, x.id AS id, coalesce(r.name, x.name) AS name, x.kind AS kind
+RETURN m.id AS m_id, type(r) AS rel, labels(x) AS labels, x.id AS id, coalesce(r.name, x.name) AS name, coalesce(r.kind, x.kind) AS kind
 LIMIT $limit`
 }
 
@@ -85,7 +89,7 @@ func pathsQuery(rels []string, maxLen int, pred string) string {
 MATCH p = allShortestPaths((a)-[:` + strings.Join(rels, "|") + `*..` + strconv.Itoa(maxLen) + `]-(b))
 WHERE all(m IN nodes(p) WHERE m.tenant = $tenant AND (NOT m:Memory OR ` + pred + `))
 WITH p, [m IN nodes(p) WHERE m:Memory] AS ms
-RETURN [x IN nodes(p) | {labels: labels(x), id: x.id, name: ` + nameOf + `, kind: x.kind,
+RETURN [x IN nodes(p) | {labels: labels(x), id: x.id, name: ` + nameOf + `, kind: ` + kindOf + `,
         memory: CASE WHEN x:Memory THEN head([m IN ms WHERE m = x | ` + memoryMap + `]) END}] AS nodes,
        [r IN relationships(p) | {type: type(r), from: labels(startNode(r)), from_id: startNode(r).id,
         to: labels(endNode(r)), to_id: endNode(r).id}] AS rels
