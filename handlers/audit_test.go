@@ -54,6 +54,8 @@ func TestAuditTrail(t *testing.T) {
 	expectResponse(t, "admin deletes a memory", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "DELETE", "/v1/users/"+gone, nil)
 	expectResponse(t, "erase a user", r, http.StatusOK)
+	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityInternal})
+	expectResponse(t, "put the settings", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep", nil)
 	expectResponse(t, "sweep", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "GET", "/v1/users/a%20b/export", nil)
@@ -70,6 +72,7 @@ func TestAuditTrail(t *testing.T) {
 		{"support-bot", "POST", "/v1/principals"},
 		{"alice", "POST", "/v1/keys"},
 		{"alice", "PATCH", "/v1/principals/user/bob"},
+		{"alice", "PUT", "/v1/policy/settings"},
 	} {
 		var body any
 		switch refused.path {
@@ -79,10 +82,16 @@ func TestAuditTrail(t *testing.T) {
 			body = map[string]any{"owner_kind": memory.KindUser, "owner_id": "alice"}
 		case "/v1/principals/user/bob":
 			body = map[string]any{"roles": []string{"admin"}}
+		case "/v1/policy/settings":
+			body = map[string]any{"user_max_sensitivity": "restricted"}
 		}
 		r = f.Do(t, refused.who, refused.method, refused.path, body)
 		expectResponse(t, refused.who+" "+refused.method+" "+refused.path[:min(len(refused.path), 40)], r, http.StatusForbidden, "forbidden")
 	}
+	// A user's delete of a memory out of her sight is a refusal too, whatever
+	// the id and reason she makes up.
+	r = f.Do(t, "alice", "DELETE", "/v1/memories/mem_a%0Aoutcome=ok?reason=approved+by+admin", nil)
+	expectResponse(t, "alice deletes what she cannot see", r, http.StatusNotFound, "not_found")
 
 	events := auditEvents(t, f, apptest.Admin, "")
 	type brief struct{ Actor, Action, Target, Outcome, Error string }
@@ -107,6 +116,7 @@ func TestAuditTrail(t *testing.T) {
 		{admin, memory.AuditUserErase, memory.UserTombstoneID(f.Tenant, gone), ok, ""},
 		{admin, memory.AuditJanitorSweep, "tenant:" + f.Tenant, ok, ""},
 		{admin, "user.export", "user:a b", failed, "invalid_argument"},
+		{admin, policyadmin.AuditSettingsPut, "tenant:" + f.Tenant, ok, ""},
 	} {
 		if _, found := got[want]; !found {
 			t.Errorf("no event %+v in\n%+v", want, events)
@@ -118,8 +128,8 @@ func TestAuditTrail(t *testing.T) {
 	if e := got[brief{admin, policyadmin.AuditPolicyActivate, "policy:9999", failed, "not_found"}]; e.RequestID != "audit-missing" {
 		t.Errorf("failed activation's request id = %q, want audit-missing", e.RequestID)
 	}
-	if len(events) != 9 {
-		t.Errorf("%d events, want the 9 acts above", len(events))
+	if len(events) != 10 {
+		t.Errorf("%d events, want the 10 acts above", len(events))
 	}
 
 	t.Run("filters", func(t *testing.T) {

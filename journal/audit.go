@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -74,6 +76,14 @@ func (a *Audit) Audit(ctx context.Context, e memory.AuditEvent) {
 	}
 	if e.Outcome == "" {
 		e.Outcome = memory.AuditOK
+	}
+	e.Target = bounded(e.Target)
+	if len(e.Details) > 0 {
+		details := make(map[string]string, len(e.Details))
+		for k, v := range e.Details {
+			details[k] = bounded(v)
+		}
+		e.Details = details
 	}
 	body, err := json.Marshal(e)
 	if err != nil {
@@ -145,4 +155,25 @@ func auditMatches(e memory.AuditEvent, q memory.AuditQuery) bool {
 		return e.Action == q.Action
 	}
 	return true
+}
+
+// maxAuditText bounds an event's target and each detail, in characters:
+// they hold ids and values from requests, and one request must not write
+// kilobytes to the trail, nor line breaks that a reader may take for
+// another event.
+const maxAuditText = 200
+
+// bounded is s with control characters as spaces, cut to maxAuditText
+// characters and marked so.
+func bounded(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	if utf8.RuneCountInString(s) > maxAuditText {
+		s = string([]rune(s)[:maxAuditText]) + "…"
+	}
+	return s
 }

@@ -2,8 +2,10 @@ package journal
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -96,5 +98,43 @@ func TestAuditRetention(t *testing.T) {
 func delKeys(rdb redis.UniversalClient, keys ...string) {
 	for _, k := range keys {
 		_ = rdb.Del(context.Background(), k).Err()
+	}
+}
+
+// A target or detail from a request is kept short and on one line, however
+// long and whatever it holds.
+func TestAuditBoundsWhatRequestsSay(t *testing.T) {
+	tenant := testenv.Tenant(t)
+	rdb := testenv.Redis(t)
+	t.Cleanup(func() { delKeys(rdb, auditKey(tenant)) })
+	a := NewAudit(rdb, AuditOptions{})
+	long := strings.Repeat("z", 5000) + "\noutcome=ok actor=admin:admin"
+	a.Audit(context.Background(), memory.AuditEvent{Tenant: tenant, Actor: "analyst:a", Action: "graph.neighbourhood", Target: "entity:" + long, Details: map[string]string{"from": long, "hops": "2"}})
+	got, err := a.Events(context.Background(), tenant, memory.AuditQuery{})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("events: %v, %v", got, err)
+	}
+	e := got[0]
+	for what, s := range map[string]string{"target": e.Target, "detail": e.Details["from"]} {
+		if n := utf8.RuneCountInString(s); n > maxAuditText+1 || strings.ContainsAny(s, "\n\r") || !strings.HasSuffix(s, "…") {
+			t.Errorf("%s kept as %d characters: %.80q…", what, n, s)
+		}
+	}
+	if e.Details["hops"] != "2" || e.Target[:8] != "entity:z" {
+		t.Errorf("short values changed: %+v", e)
+	}
+}
+
+func TestBounded(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"user:alice", "user:alice"},
+		{"a\nb\tc\x00d", "a b c d"},
+		{"ok\xffbad", "ok\uFFFDbad"},
+		{strings.Repeat("é", maxAuditText), strings.Repeat("é", maxAuditText)},
+		{strings.Repeat("é", maxAuditText+1), strings.Repeat("é", maxAuditText) + "…"},
+	} {
+		if got := bounded(tc.in); got != tc.want {
+			t.Errorf("bounded(%.20q) = %.20q, want %.20q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -127,16 +127,22 @@ func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r
 		return Receipt{}, Invalid("reason", fmt.Sprintf("must be UTF-8 text of at most %d characters", MaxDeleteReason))
 	}
 	reason = cmp.Or(strings.TrimSpace(reason), "deleted through the API")
+	found := false // a user's guess at a memory out of sight is the decision log's
 	if by := p; p.Kind == KindAdmin || p.Kind == KindUser {
 		if p.Kind == KindUser {
 			by.ID = "self"
 		}
-		defer func() { s.audit(ctx, by, AuditMemoryDelete, "memory:"+id, err, countDetails(r.Counts, reason)) }()
+		defer func() {
+			if found || p.Kind == KindAdmin {
+				s.audit(ctx, by, AuditMemoryDelete, "memory:"+id, err, countDetails(r.Counts, reason))
+			}
+		}()
 	}
 	m, err := s.Get(ctx, p, id)
 	if err != nil {
 		return Receipt{}, err
 	}
+	found = true
 	now := s.now().UTC()
 	if err := s.require(ctx, p, ActionDelete, ResourceOf(m), now); err != nil {
 		return Receipt{}, err
@@ -176,9 +182,7 @@ func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r
 	if err != nil {
 		return Receipt{}, err
 	}
-	r.Counts[PlaceGraphMemories] = g.Memories
-	r.Counts[PlaceGraphEntities] = g.Entities
-	r.Counts[PlaceGraphSessions] = g.Sessions
+	r.Counts[PlaceGraphMemories], r.Counts[PlaceGraphEntities], r.Counts[PlaceGraphSessions] = g.Memories, g.Entities, g.Sessions
 	s.log.InfoContext(ctx, "memory erased", "tenant", p.Tenant, "memory", m.ID, "versions", g.Memories, "by", p.Kind+":"+p.ID)
 	return r, nil
 }
@@ -229,9 +233,7 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (r 
 	if err != nil {
 		return Receipt{}, err
 	}
-	r.Counts[PlaceGraphMemories] = g.Memories
-	r.Counts[PlaceGraphEntities] = g.Entities
-	r.Counts[PlaceGraphSessions] = g.Sessions
+	r.Counts[PlaceGraphMemories], r.Counts[PlaceGraphEntities], r.Counts[PlaceGraphSessions] = g.Memories, g.Entities, g.Sessions
 	r.Counts[PlaceGraphUsers] = g.Users
 	s.log.InfoContext(ctx, "user erased", "tenant", p.Tenant, "by", Actor(by), "counts", r.Counts)
 	return r, nil

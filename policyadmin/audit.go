@@ -18,6 +18,7 @@ const (
 	AuditPolicyPush     = "policy.push"
 	AuditPolicyActivate = "policy.activate"
 	AuditPolicyRollback = "policy.rollback"
+	AuditSettingsPut    = "policy.settings"
 )
 
 // The audit trail is read here, beside the decision log, rather than by a

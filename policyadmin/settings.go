@@ -2,6 +2,7 @@ package policyadmin
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"mneme/memory"
@@ -45,8 +46,14 @@ func (s *Service) TenantSettings(ctx context.Context, p memory.Principal) (Setti
 }
 
 // PutSettings replaces the tenant's settings and puts them in force on
-// every replica at once, as a grant change does.
-func (s *Service) PutSettings(ctx context.Context, p memory.Principal, in Settings) (Settings, error) {
+// every replica at once, as a grant change does. It is audited: the
+// settings decide what every end user may read.
+func (s *Service) PutSettings(ctx context.Context, p memory.Principal, in Settings) (_ Settings, err error) {
+	defer func() {
+		s.audit(ctx, p, AuditSettingsPut, "tenant:"+p.Tenant, err, map[string]string{
+			"user_max_sensitivity": in.UserMaxSensitivity, "users_read_shared": strconv.FormatBool(in.UsersReadShared),
+		})
+	}()
 	if err := s.manage(ctx, p); err != nil {
 		return Settings{}, err
 	}
