@@ -87,11 +87,13 @@ WITH m, [e.id, o.id] AS g, [coalesce(re.name, e.name), coalesce(ro.name, o.name)
 }
 
 // entitiesQuery counts, per entity whose id, or name in a memory in scope,
-// contains $text, the memories in scope that mention it.
+// contains $text, the memories in scope that mention it. Any mention's
+// name narrows the entities first; only a readable one's may match.
 func entitiesQuery(where, class string) string {
 	return `MATCH (e:Entity {tenant: $tenant})
 USING INDEX e:Entity(tenant, id)
-WHERE e.id IS NOT NULL
+WHERE e.id IS NOT NULL AND ($text = '' OR toLower(e.id) CONTAINS $text OR toLower(coalesce(e.name, '')) CONTAINS $text
+  OR EXISTS { MATCH (e)<-[n:MENTIONS]-() WHERE toLower(n.name) CONTAINS $text })
 MATCH (e)<-[r:MENTIONS]-(m:Memory {tenant: $tenant})
 WHERE ` + where + ` AND ($text = '' OR toLower(e.id) CONTAINS $text OR toLower(coalesce(r.name, e.name, '')) CONTAINS $text)
 WITH m, [e.id] AS g, [coalesce(r.name, e.name)] AS names, [coalesce(r.kind, e.kind)] AS kinds` + countTail(class)
