@@ -66,15 +66,16 @@ func memoryProps(m memory.Memory) map[string]any {
 	}
 }
 
-// entityParams returns m's entities as Cypher parameters.
+// entityParams returns m's entities as Cypher parameters. What the writer
+// left out is null, not empty, so that a mention without a name has none.
 func entityParams(es []memory.Entity) []map[string]any {
 	out := make([]map[string]any, len(es))
 	for i, e := range es {
-		aliases := withoutEmpty(e.Aliases)
-		if aliases == nil {
-			aliases = []string{}
+		var aliases any
+		if a := withoutEmpty(e.Aliases); len(a) > 0 {
+			aliases = a
 		}
-		out[i] = map[string]any{"id": e.ID, "kind": e.Kind, "name": e.Name, "aliases": aliases}
+		out[i] = map[string]any{"id": e.ID, "kind": strOrNil(e.Kind), "name": strOrNil(e.Name), "aliases": aliases}
 	}
 	return out
 }

@@ -115,3 +115,28 @@ func TestRecallNamesOnlyWhatTheCallerMayRead(t *testing.T) {
 		}
 	}
 }
+
+// TestEntitySearchCountsEveryReadableMention: an entity found by a name one
+// readable memory gives it counts every readable memory that mentions it,
+// named or not, and goes by that name.
+func TestEntitySearchCountsEveryReadableMention(t *testing.T) {
+	f := apptest.Start(t)
+	for _, e := range []memory.Entity{{ID: "lt-5", Kind: "company", Name: "Lotus Trading"}, {ID: "lt-5"}} {
+		r := f.Do(t, "support-bot", "POST", "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: "Alice buys from " + e.ID + " " + e.Name + ".", Entities: []memory.Entity{e}})
+		expectResponse(t, "a note on "+e.ID, r, http.StatusCreated)
+	}
+	for _, q := range []string{"lotus", "lt-5"} {
+		r := f.Do(t, apptest.Analyst, "GET", "/v1/graph/entities?q="+q, nil)
+		expectResponse(t, "search "+q, r, http.StatusOK)
+		var got struct {
+			Entities []struct {
+				ID, Name, Kind string
+				Count          int64
+			}
+		}
+		r.Decode(t, &got)
+		if len(got.Entities) != 1 || got.Entities[0].Count != 2 || got.Entities[0].Name != "Lotus Trading" || got.Entities[0].Kind != "company" {
+			t.Errorf("q=%s: %+v, want lt-5, Lotus Trading, a company, in 2 memories", q, got.Entities)
+		}
+	}
+}

@@ -86,15 +86,19 @@ WHERE e.id < o.id AND ` + where + `
 WITH m, [e.id, o.id] AS g, [coalesce(re.name, e.name), coalesce(ro.name, o.name)] AS names, [coalesce(re.kind, e.kind), coalesce(ro.kind, o.kind)] AS kinds` + countTail(class)
 }
 
-// entitiesQuery counts, per entity whose id, or name in a memory in scope,
-// contains $text, the memories in scope that mention it. Any mention's
-// name narrows the entities first; only a readable one's may match.
+// entitiesQuery counts, per entity whose id, or a name a memory in scope
+// gives it, contains $text, the memories in scope that mention it. Any
+// mention's name narrows the entities first; only a readable one's may
+// match, and the entity goes by the first name a readable memory gives it.
 func entitiesQuery(where, class string) string {
 	return `MATCH (e:Entity {tenant: $tenant})
 USING INDEX e:Entity(tenant, id)
 WHERE e.id IS NOT NULL AND ($text = '' OR toLower(e.id) CONTAINS $text OR toLower(coalesce(e.name, '')) CONTAINS $text
   OR EXISTS { MATCH (e)<-[n:MENTIONS]-() WHERE toLower(n.name) CONTAINS $text })
 MATCH (e)<-[r:MENTIONS]-(m:Memory {tenant: $tenant})
-WHERE ` + where + ` AND ($text = '' OR toLower(e.id) CONTAINS $text OR toLower(coalesce(r.name, e.name, '')) CONTAINS $text)
-WITH m, [e.id] AS g, [coalesce(r.name, e.name)] AS names, [coalesce(r.kind, e.kind)] AS kinds` + countTail(class)
+WHERE ` + where + `
+WITH e, collect(m) AS ms, collect(r.name) + coalesce(e.name, []) AS said, collect(r.kind) + coalesce(e.kind, []) AS kinds
+WHERE $text = '' OR toLower(e.id) CONTAINS $text OR any(n IN said WHERE toLower(n) CONTAINS $text)
+UNWIND ms AS m
+WITH m, [e.id] AS g, [head(said)] AS names, [head(kinds)] AS kinds` + countTail(class)
 }
