@@ -37,7 +37,7 @@ func (s *Service) CreateTenant(ctx context.Context, name string) (IssuedKey, err
 	admin := Principal{Kind: memory.KindAdmin, ID: FirstAdmin, CreatedAt: now}
 	issued := s.newKey(name, admin.Kind, admin.ID, nil, now)
 	err := s.store.CreateTenant(ctx, Tenant{Name: name, CreatedAt: now}, admin, issued.Key)
-	s.record(ctx, name, "system", "tenant.create", "tenant:"+name, err, map[string]string{"key": issued.Key.ID})
+	s.record(ctx, memory.Principal{Tenant: name}, "tenant.create", "tenant:"+name, err, map[string]string{"key": issued.Key.ID})
 	if err != nil {
 		return IssuedKey{}, err
 	}
@@ -74,16 +74,12 @@ func (s *Service) manage(ctx context.Context, p memory.Principal) error {
 	return memory.RequireManage(ctx, s.authz, p, s.now().UTC(), s.log)
 }
 
-// record adds one act to the audit trail: who, what, on what, and how it
-// ended. Never a secret: details hold ids only.
-func (s *Service) record(ctx context.Context, tenant, actor, action, target string, err error, details map[string]string) {
-	e := memory.AuditEvent{
-		Tenant: tenant, Actor: actor, Action: action, Target: target, Outcome: memory.AuditOK, Details: details,
-		RequestID: memory.RequestIDFrom(ctx),
-	}
-	if err != nil { // the stable code: an error's text may quote what the client sent
-		e.Outcome, e.Error = memory.AuditFailed, memory.AuditReason(err)
-	}
+// record adds one act of p (the system's when p has no kind) to the audit
+// trail: who, what, on what, and how it ended, by the error's stable code.
+// Never a secret: details hold ids only.
+func (s *Service) record(ctx context.Context, p memory.Principal, action, target string, err error, details map[string]string) {
+	e := memory.NewAuditEvent(ctx, p, action, target, memory.AuditReason(err))
+	e.Details = details
 	s.audit.Audit(ctx, e)
 }
 
@@ -96,7 +92,7 @@ func (s *Service) act(ctx context.Context, p memory.Principal, action, target st
 		err = do()
 	}
 	if memory.Audited(p, err) {
-		s.record(ctx, p.Tenant, memory.Actor(p), action, target, err, details)
+		s.record(ctx, p, action, target, err, details)
 	}
 	return err
 }
