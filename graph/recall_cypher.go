@@ -94,17 +94,19 @@ WHERE m.user_id IN $user_ids AND `
 	// alias that a memory the caller may read gives it appears in the
 	// question (the scope predicate over m follows the head): ASCII names as
 	// whole words of the padded, normalised question, other names anywhere
-	// in it. A name only an unreadable memory gives must not answer.
+	// in it. A name only an unreadable memory gives must not answer. The
+	// names are matched first, so that the scope is tested only on the few
+	// mentions whose name the question holds.
 	cypherExpandNamedHead = `CALL {
   UNWIND $named_users AS uid
   MATCH (um:Memory {tenant: $tenant, user_id: uid})-[r:MENTIONS]->(e:Entity {tenant: $tenant})
   USING INDEX um:Memory(tenant, user_id)
-  WITH um AS m, r, e
-  WHERE `
-	cypherExpandNamed = `
-  WITH e, [coalesce(r.name, e.name)] + coalesce(r.aliases, e.aliases, []) AS names
+  WITH um, e, [coalesce(r.name, e.name)] + coalesce(r.aliases, e.aliases, []) AS names
   WHERE any(n IN names WHERE size(n) >= 2 AND (
     $padded CONTAINS (' ' + toLower(n) + ' ') OR (NOT n =~ '[ -~]*' AND $text CONTAINS toLower(n))))
+  WITH um AS m, e
+  WHERE `
+	cypherExpandNamed = `
   WITH DISTINCT e LIMIT $named_limit
   RETURN collect(e) AS named
 }
