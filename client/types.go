@@ -200,7 +200,8 @@ type SearchInfo struct {
 	// VectorPath is exact, index, index+exact or none.
 	VectorPath string `json:"vector_path"`
 	// PartitionSize is the measured size of the user's partition that
-	// chose the path (0 when not measured).
+	// chose the path, every memory about the user counted: the service
+	// reports it to admins only (0 otherwise, and when not measured).
 	PartitionSize int `json:"partition_size"`
 	// VectorComplete is false when the vector index returned fewer
 	// candidates than asked for and no exact scan made up for it.

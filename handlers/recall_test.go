@@ -551,12 +551,15 @@ func TestRecallLogErasedAfterQueuedRecalls(t *testing.T) {
 
 // A user who recalls about another user gets none of their memories and
 // learns nothing of them either: not how many there are, nor the path
-// their number picks. The user's own recall still reports both.
+// their number picks. The user's own recall reports the path but not the
+// partition's size, which counts a note she may not read; an admin's
+// reports both.
 func TestRecallAboutAnotherUserTellsNothing(t *testing.T) {
 	f := apptest.Start(t)
 	for _, c := range []string{"Alice's budget for Q4 is 150k CNY.", "Alice prefers short answers."} {
 		create(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: c})
 	}
+	create(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice's budget was cut after the Q3 audit.", Sensitivity: client.SensitivityConfidential})
 	got, err := f.Client(t, "bob").Recall(t.Context(), client.RecallRequest{UserID: "alice", Query: "budget"})
 	if err != nil {
 		t.Fatal(err)
@@ -568,7 +571,19 @@ func TestRecallAboutAnotherUserTellsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(own.Memories) == 0 || own.Search.PartitionSize != 2 || own.Search.VectorPath != string(memory.VectorExact) {
-		t.Errorf("alice about herself: %d memories, search %+v; want some, partition 2, path exact", len(own.Memories), own.Search)
+	if len(own.Memories) == 0 || own.Search.PartitionSize != 0 || own.Search.VectorPath != string(memory.VectorExact) {
+		t.Errorf("alice about herself: %d memories, search %+v; want some, partition 0, path exact", len(own.Memories), own.Search)
+	}
+	for _, m := range own.Memories {
+		if m.Memory.Sensitivity == client.SensitivityConfidential {
+			t.Errorf("alice recalled the confidential note %q", m.Memory.Content)
+		}
+	}
+	admin, err := f.Client(t, "admin").Recall(t.Context(), client.RecallRequest{UserID: "alice", Query: "budget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if admin.Search.PartitionSize != 3 {
+		t.Errorf("admin about alice: search %+v; want partition 3", admin.Search)
 	}
 }

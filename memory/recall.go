@@ -92,7 +92,8 @@ type SearchInfo struct {
 	// VectorPath is exact, index, index+exact or none.
 	VectorPath string `json:"vector_path"`
 	// PartitionSize is the measured size of the user's partition that chose
-	// the path (0 when not measured).
+	// the path (0 when not measured). It counts memories the caller may not
+	// read: the API shows it to admins only.
 	PartitionSize int `json:"partition_size"`
 	// VectorComplete is false when the vector index returned fewer
 	// candidates than asked for and no exact scan made up for it: more
