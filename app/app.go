@@ -313,6 +313,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	a.QueueWorkers = queue.NewPool(a.Queue, queue.PoolOptions{
 		Batch: cfg.Queue.Batch, MaxAttempts: cfg.Queue.MaxAttempts, LeaseTTL: cfg.Queue.LeaseTTL,
+		Describe: func(err error) (string, string) { _, code, msg := handlers.Classify(err); return code, msg },
 	})
 	a.QueueWorkers.Handle(memory.JobMemories, a.Metrics.Jobs(a.Service.ApplyMemoryJobs))
 	a.QueueWorkers.Handle(workingmemory.JobIngest, a.Metrics.Jobs(a.Working.ApplyIngestJobs))

@@ -356,7 +356,9 @@ type Job struct {
 	FinishedAt *time.Time  `json:"finished_at,omitempty"`
 	Attempts   int         `json:"attempts,omitempty"`
 	Memories   []JobMemory `json:"memories,omitempty"`
-	Error      string      `json:"error,omitempty"`
+	// A failed job's stable error code and message, as the API answers.
+	ErrorCode string `json:"error_code,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // JobMemory is what became of one memory of a job.

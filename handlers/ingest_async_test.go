@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +62,31 @@ func TestIngestAsyncBudgetSupersedes(t *testing.T) {
 	chat := submit("chat", "Thanks, bye!")
 	if st := waitJob(t, f, bot, chat.ID); st.Status != memory.JobDone || len(st.Memories) != 0 {
 		t.Errorf("chit-chat job = %+v", st)
+	}
+}
+
+// A job that fails when applied tells its owner the code and message the
+// API answers the same error with; the cause's own words stay in the
+// dead-letter stream.
+func TestFailedJobSpeaksLikeTheAPI(t *testing.T) {
+	f := apptest.Start(t)
+	agent := agentOf(f, "support-bot")
+	// Accepted jobs are validated first: this one reaches the queue only
+	// because it is put there directly, as a job written by an older
+	// version of the service could be.
+	payload, err := json.Marshal([]memory.NewMemory{{UserID: "alice", Type: memory.TypeSemantic, Content: ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.App.Queue.Enqueue(t.Context(), memory.Job{
+		Kind: memory.JobMemories, Tenant: f.Tenant, UserID: "alice", Principal: agent,
+		AcceptedAt: time.Now().UTC(), Payload: payload, Sent: payload,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitJob(t, f, "support-bot", st.ID)
+	if got.Status != memory.JobFailed || got.ErrorCode != "invalid_argument" || !strings.Contains(got.Error, "content") {
+		t.Errorf("job = %+v; want failed with invalid_argument about the content", got)
 	}
 }

@@ -57,7 +57,9 @@ type JobStatus struct {
 	FinishedAt *time.Time  `json:"finished_at,omitempty"`
 	Attempts   int         `json:"attempts,omitempty"`
 	Memories   []JobMemory `json:"memories,omitempty"`
-	Error      string      `json:"error,omitempty"`
+	// A failed job's stable error code and message, as the API answers.
+	ErrorCode string `json:"error_code,omitempty"`
+	Error     string `json:"error,omitempty"`
 	// Owner submitted the job; only it and admins may see the status.
 	Owner Principal `json:"-"`
 }

@@ -50,6 +50,11 @@ type PoolOptions struct {
 	// Drain is how long Run lets the workers finish their batches once its
 	// context ends. Default 10s.
 	Drain time.Duration
+	// Describe says what a failed job's owner is told: a stable code and a
+	// message, as the API would answer the same error. The cause itself may
+	// name stores and statements; it goes to the dead-letter stream and the
+	// log only. Default: code internal, "the job failed".
+	Describe func(error) (code, message string)
 }
 
 // Pool applies queued jobs: it leases shards (its fair share among the
@@ -107,6 +112,9 @@ func NewPool(q *Queue, opts PoolOptions) *Pool {
 	}
 	if opts.Drain <= 0 {
 		opts.Drain = 10 * time.Second
+	}
+	if opts.Describe == nil {
+		opts.Describe = func(error) (string, string) { return "internal", "the job failed" }
 	}
 	return &Pool{q: q, opts: opts, handlers: map[string]Handler{}, owned: map[int]*shardWorker{}}
 }
@@ -578,8 +586,9 @@ func (p *Pool) deadLetter(ctx context.Context, shard int, e entry, raw map[strin
 	pipe := q.rdb.TxPipeline()
 	pipe.XAdd(ctx, &redis.XAddArgs{Stream: q.DeadStream(shard), Values: values})
 	if e.job.ID != "" {
+		code, message := p.opts.Describe(cause)
 		finishScript.Eval(ctx, pipe, []string{q.statusKey(shard, e.job.Tenant, e.job.ID)},
-			"status", memory.JobFailed, "error", cause.Error(), "finished_at", q.now().UTC().Format(time.RFC3339Nano), "attempts", e.attempts)
+			"status", memory.JobFailed, "error_code", code, "error", message, "finished_at", q.now().UTC().Format(time.RFC3339Nano), "attempts", e.attempts)
 	}
 	pipe.XAck(ctx, q.Stream(shard), q.group(), e.id)
 	pipe.XDel(ctx, q.Stream(shard), e.id)

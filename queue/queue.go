@@ -283,7 +283,7 @@ func (q *Queue) Status(ctx context.Context, tenant, id string) (memory.JobStatus
 	if len(h) == 0 {
 		return memory.JobStatus{}, memory.ErrNotFound
 	}
-	st := memory.JobStatus{ID: id, Kind: h["kind"], Status: h["status"], Error: h["error"]}
+	st := memory.JobStatus{ID: id, Kind: h["kind"], Status: h["status"], ErrorCode: h["error_code"], Error: h["error"]}
 	st.AcceptedAt, _ = time.Parse(time.RFC3339Nano, h["accepted_at"])
 	if t, err := time.Parse(time.RFC3339Nano, h["finished_at"]); err == nil {
 		st.FinishedAt = &t

@@ -230,7 +230,15 @@ func TestRetryThenDeadLetter(t *testing.T) {
 		for seq := range jobs {
 			jobs[seq] = enqueue(t, q, tenant, "alice", seq, "")
 		}
-		p := startPool(t, q, r, queue.PoolOptions{MaxAttempts: 4})
+		describe := func(err error) (string, string) {
+			var inv *memory.InvalidError
+			var guarded *memory.GuardError
+			if errors.As(err, &inv) || errors.As(err, &guarded) {
+				return "described", err.Error()
+			}
+			return "other", "not described"
+		}
+		p := startPool(t, q, r, queue.PoolOptions{MaxAttempts: 4, Describe: describe})
 		waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[7].ID).Status != memory.JobQueued })
 
 		tests := []struct {
@@ -253,8 +261,19 @@ func TestRetryThenDeadLetter(t *testing.T) {
 				t.Errorf("job %d: %s after %d attempts (%s), want %s after %d", tc.seq, st.Status, st.Attempts, st.Error, tc.status, tc.attempts)
 			}
 		}
-		if got := status(t, q, tenant, jobs[2].ID).Error; got != "always broken" {
-			t.Errorf("failed job's error = %q", got)
+		// The owner is told the code and words the API would answer with,
+		// never the cause's own text, which may name stores and statements.
+		for _, tc := range []struct {
+			seq           int
+			code, message string
+		}{
+			{2, "other", "not described"},
+			{3, "described", "content: must not be empty"},
+			{7, "described", "content holds password, which this tenant's guard policy does not let be remembered"},
+		} {
+			if st := status(t, q, tenant, jobs[tc.seq].ID); st.ErrorCode != tc.code || st.Error != tc.message {
+				t.Errorf("job %d failed with %q %q, want %q %q", tc.seq, st.ErrorCode, st.Error, tc.code, tc.message)
+			}
 		}
 		if got := r.applied["alice"]; !slices.Equal(got, []int{0, 1, 4}) {
 			t.Errorf("applied %v, want [0 1 4]", got)
@@ -269,6 +288,22 @@ func TestRetryThenDeadLetter(t *testing.T) {
 		}
 		if dead != 5 || p.Stats().DeadLettered.Load() != 5 {
 			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 5", dead, p.Stats().DeadLettered.Load())
+		}
+		// The operator's dead letter keeps the cause.
+		causes := 0
+		for s := range q.Shards() {
+			es, err := rdb.XRange(t.Context(), q.DeadStream(s), "-", "+").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range es {
+				if e.Values["error"] == "always broken" {
+					causes++
+				}
+			}
+		}
+		if causes != 1 {
+			t.Errorf("%d dead letters hold the cause \"always broken\", want 1", causes)
 		}
 	})
 }
