@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"mneme/graph/keystore"
+	"mneme/graph/upkeep"
+	"mneme/identity"
 	"mneme/memory"
 )
 
@@ -17,7 +21,7 @@ const warmUpTimeout = 30 * time.Second
 
 // WarmUp has the service run recall's and the write path's queries once in
 // tenants that hold nothing (memory.Service.WarmUp), then recall's as the
-// agents that hold grants (warmGrantees), and the analysts' graph queries
+// principals of the tenants that have users (warmCallers), and the analysts' graph queries
 // (graphquery.Service.WarmUp), so that the first real recall, queued batch
 // or graph query finds the query plans, connections and policy engine
 // warm. It only logs a failure: a cold start is slower, not wrong.
@@ -29,47 +33,53 @@ func (a *App) WarmUp(ctx context.Context, log *slog.Logger) {
 	if a.Graph != nil {
 		graph = a.Graph.WarmUp(ctx)
 	}
-	if err := errors.Join(a.Service.WarmUp(ctx), a.Admin.WarmUp(ctx), a.warmGrantees(ctx), graph); err != nil {
+	if err := errors.Join(a.Service.WarmUp(ctx), a.Admin.WarmUp(ctx), a.warmCallers(ctx), graph); err != nil {
 		log.WarnContext(ctx, "warm-up failed; the first recalls and writes may be slow", "ms", time.Since(start).Milliseconds(), "err", err)
 		return
 	}
 	log.InfoContext(ctx, "queries warmed up", "ms", time.Since(start).Milliseconds())
 }
 
-// maxWarmGrantees bounds how many agents warmGrantees recalls as.
-const maxWarmGrantees = 16
+// maxWarmCallers bounds how many principals warmCallers recalls as, and
+// maxWarmTenants how many tenants it reads them from.
+const (
+	maxWarmCallers = 24
+	maxWarmTenants = 8
+)
 
-// warmGrantees recalls as the agents that hold a sharing grant, each in its
-// own tenant (memory.Service.WarmRecallAs): their read filters hold their
-// grants, a shape no caller of the warm tenants has, and a grantee's first
-// question would otherwise wait for Neo4j to plan it. They ask about users
-// no one is, with random ids: four short ones, as most user ids are, so
-// that each statement runs past the tenth time, when Neo4j compiles it, and
-// a long one, as Neo4j plans per size of a parameter.
-func (a *App) warmGrantees(ctx context.Context) error {
+// warmCallers recalls as the principals that will call, each in its own
+// tenant (memory.Service.WarmRecallAs): a caller's read filter (the grants
+// it holds, its tenant's policy and settings) is part of the statements'
+// text, a shape no caller of the warm tenants has, and the first question
+// of each shape would otherwise wait 100–250 ms for Neo4j to plan it. They
+// ask about users no one is, with random ids: four short ones, as most user
+// ids are, so that each statement runs past the tenth time, when Neo4j
+// compiles it, and a long one, as Neo4j plans per size of a parameter.
+func (a *App) warmCallers(ctx context.Context) error {
 	if a.Store == nil {
 		return nil
 	}
 	grants, err := a.Store.ListGrants(ctx, "")
 	if err != nil {
-		return fmt.Errorf("warm-up grantees: %w", err)
+		return fmt.Errorf("warm-up callers: %w", err)
+	}
+	tenants, err := upkeep.New(a.Store.Runner()).Tenants(ctx)
+	if err != nil {
+		return fmt.Errorf("warm-up callers: %w", err)
 	}
 	keys := keystore.New(a.Store.Runner())
-	seen := map[[2]string]bool{}
-	var callers []memory.Principal
-	now := time.Now()
+	byTenant := map[string][]identity.Principal{}
 	for _, g := range grants {
-		k := [2]string{g.Tenant, g.Grantee}
-		if seen[k] || len(callers) == maxWarmGrantees || (g.ExpiresAt != nil && !g.ExpiresAt.After(now)) {
-			continue
+		if !slices.Contains(tenants, g.Tenant) {
+			tenants = append(tenants, g.Tenant)
 		}
-		seen[k] = true
-		p, err := keys.Principal(ctx, g.Tenant, memory.KindAgent, g.Grantee)
-		if err != nil {
-			continue // not registered: the agent cannot call
-		}
-		callers = append(callers, memory.Principal{Tenant: g.Tenant, Kind: p.Kind, ID: p.ID, Roles: p.Roles, Team: p.Team})
 	}
+	for _, t := range tenants[:min(len(tenants), maxWarmTenants)] {
+		if byTenant[t], err = keys.Principals(ctx, t); err != nil {
+			return fmt.Errorf("warm-up callers: %w", err)
+		}
+	}
+	callers := warmCallerSet(grants, byTenant, time.Now(), maxWarmCallers)
 	if len(callers) == 0 {
 		return nil
 	}
@@ -79,4 +89,45 @@ func (a *App) warmGrantees(ctx context.Context) error {
 		errs = append(errs, a.Service.WarmRecallAs(ctx, callers, user))
 	}
 	return errors.Join(errs...)
+}
+
+// warmCallerSet picks at most most callers: the agents that hold a live
+// grant first (their filters are the longest), then every other agent, then
+// one user and one admin of each tenant, whose filters have the same shape
+// as any other user's or admin's of that tenant. Principals are given by
+// tenant; a grantee that is not among them cannot call and is left out.
+func warmCallerSet(grants []memory.Grant, byTenant map[string][]identity.Principal, now time.Time, most int) []memory.Principal {
+	var out []memory.Principal
+	seen := map[[3]string]bool{}
+	add := func(tenant string, p identity.Principal) {
+		k := [3]string{tenant, p.Kind, p.ID}
+		if len(out) < most && !seen[k] {
+			seen[k] = true
+			out = append(out, memory.Principal{Tenant: tenant, Kind: p.Kind, ID: p.ID, Roles: p.Roles, Team: p.Team})
+		}
+	}
+	for _, g := range grants {
+		if g.ExpiresAt != nil && !g.ExpiresAt.After(now) {
+			continue
+		}
+		if i := slices.IndexFunc(byTenant[g.Tenant], func(p identity.Principal) bool { return p.Kind == memory.KindAgent && p.ID == g.Grantee }); i >= 0 {
+			add(g.Tenant, byTenant[g.Tenant][i])
+		}
+	}
+	tenants := slices.Sorted(maps.Keys(byTenant))
+	for _, t := range tenants {
+		for _, p := range byTenant[t] {
+			if p.Kind == memory.KindAgent {
+				add(t, p)
+			}
+		}
+	}
+	for _, t := range tenants {
+		for _, kind := range []string{memory.KindUser, memory.KindAdmin} {
+			if i := slices.IndexFunc(byTenant[t], func(p identity.Principal) bool { return p.Kind == kind }); i >= 0 {
+				add(t, byTenant[t][i])
+			}
+		}
+	}
+	return out
 }
