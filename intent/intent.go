@@ -93,6 +93,8 @@ var rules = []rule{
 		"怎么回复", "怎么回答", "回复方式", "回答方式", "语气", "上次那样", "上次那个", "老样子",
 		"多详细", "详细程度", "写多少", "答复", "什么样的回答", "什么样的回复", "怎样的回答", "怎样的回复",
 		"long explanation*", "detailed explanation*", "explanations", "chatty", "talkative",
+		"keep it short", "keep it brief", "keep it simple", "long essay*", "essays", "long message*", "wall of text",
+		"短一点", "长话短说", "别太长", "太长了",
 	}},
 	// Preferences: all of them, unless a slot named beside them says which
 	// one ("contact preference").
@@ -132,7 +134,9 @@ var rules = []rule{
 		"联系", "联络", "沟通", "电话", "邮件", "微信", "找我",
 	}},
 	{name: "language", keys: []string{"language"}, cues: []string{
-		"language", "in chinese", "in english", "speak", "which tongue",
+		// Not "speak" alone: "speak soon" is a goodbye.
+		"language", "in chinese", "in english", "which tongue", "speak chinese", "speak english", "speak mandarin",
+		"speaks chinese", "speaks english", "speaks mandarin", "does she speak", "does he speak", "do they speak", "do i speak",
 		"语言", "中文", "英文", "说什么话", "用什么话",
 	}},
 	// Budget: how much the user may spend, asked of them or of anyone.
@@ -159,6 +163,11 @@ var rules = []rule{
 	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
 		"invoice*", "billing", "billed", "be billed", "bill me", "bill us", "bill her", "bill him", "bill them", "receipt*", "fapiao",
 		"发票", "开票", "票据",
+	}},
+	// Whether one of the user's dealings was paid ("上次那批纸的钱付了没有？",
+	// "has the desk order been paid?"): the payments near the question.
+	{name: "paid", kinds: []string{"payment"}, topical: true, dealing: true, cues: []string{
+		"paid", "been paid", "paid for", "settled", "付了", "付清", "结清", "钱到了", "到账", "付过",
 	}},
 	{name: "payment", keys: []string{"payment_terms"}, kinds: []string{"payment_terms"}, cues: []string{
 		"payment term*", "pay on", "pay us", "when do i pay", "when do we get paid", "credit term*",
@@ -188,7 +197,9 @@ var rules = []rule{
 		"我的订单", "她的订单", "他的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单",
 	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
-		"my company", "my employer", "employer", "occupation", "profession", "where do i work", "who do i work for", "which company", "work for",
+		"my company", "my employer", "employer", "occupation", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",
+		"what goods", "what products", "usually buy", "usually order", "what do i buy", "what does she buy", "what does he buy", "what do they buy",
+		"采购什么", "买什么东西", "主要买", "平时买", "profession", "where do i work", "who do i work for", "which company", "work for",
 		"works at", "work at", "for a living",
 		"what business", "which business", "my business", "organisation", "organization", "my workplace", "where i work",
 		"which city", "what city", "based in", "where is she based", "where is he based", "where are they based", "where am i based",

@@ -71,6 +71,17 @@ func TestDetect(t *testing.T) {
 		{"Evelyn 在哪个城市？", []string{"company"}},
 		{"Bob 为什么不高兴？", []string{"complaints"}},
 		{"can you explain the return rule?", []string{"rule_lookup"}}, // "explain" alone is not about answer style
+		{"Which firm am I with?", []string{"company"}},
+		{"Is the delivery date firm?", []string{"delivery"}}, // "firm" alone is no company
+		{"What goods do I usually buy from you?", []string{"company"}},
+		{"keep it short for me, like before", []string{"answer_style"}},
+		{"Will she mind a long essay?", []string{"answer_style"}},
+		{"cheers mate, speak soon", nil}, // a goodbye, not a question about language
+		{"Does she speak Chinese?", []string{"language"}},
+		{"What time should the truck arrive at her kitchen?", nil}, // her delivery window, not an order on its way
+		{"上次那批纸的钱付了没有？", []string{"paid"}},
+		{"Has the desk order been paid?", []string{"paid"}},
+		{"paid search ads", nil}, // no dealing and no one spoken of
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
