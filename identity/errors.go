@@ -22,3 +22,19 @@ var (
 	// ErrKeySecret: the server secret keys are hashed with is missing or short.
 	ErrKeySecret = fmt.Errorf("MNEME_KEY_SECRET must be set to at least %d bytes (e.g. `openssl rand -hex 32`)", MinSecretLen)
 )
+
+// auditReason is the code of a failed act in the audit trail: the one the
+// API answers it with, where memory.AuditReason would say only "conflict".
+func auditReason(err error) string {
+	switch {
+	case errors.Is(err, ErrTenantExists):
+		return "tenant_exists"
+	case errors.Is(err, ErrPrincipalExists):
+		return "principal_exists"
+	case errors.Is(err, ErrKeyInactive):
+		return "key_inactive"
+	case errors.Is(err, ErrNoOwner):
+		return "unknown_principal"
+	}
+	return memory.AuditReason(err)
+}

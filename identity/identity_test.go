@@ -399,3 +399,25 @@ func TestLastUsedAtMostOnceAMinute(t *testing.T) {
 		t.Errorf("%d touches queued after a minute, want 2", n)
 	}
 }
+
+// The audit trail names a failed act as the API answers it, not by the
+// domain error identity's errors wrap.
+func TestAuditReasonSpeaksLikeTheAPI(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{ErrTenantExists, "tenant_exists"},
+		{fmt.Errorf("create acme/agent:x: %w", ErrPrincipalExists), "principal_exists"},
+		{ErrKeyInactive, "key_inactive"},
+		{ErrNoOwner, "unknown_principal"},
+		{memory.ErrConflict, "conflict"},
+		{memory.ErrNotFound, "not_found"},
+		{nil, ""},
+	}
+	for _, tt := range tests {
+		if got := auditReason(tt.err); got != tt.want {
+			t.Errorf("auditReason(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}

@@ -56,11 +56,15 @@ func (s *Service) audit(ctx context.Context, p memory.Principal, action, target 
 	s.auditor.Audit(ctx, e)
 }
 
-// auditReason is memory.AuditReason, with a rejected policy's own code.
+// auditReason is memory.AuditReason, with a rejected policy's own code and
+// the code the API answers a grant for an unknown agent with.
 func auditReason(err error) string {
 	var rejected *PolicyRejectedError
-	if errors.As(err, &rejected) {
+	switch {
+	case errors.As(err, &rejected):
 		return rejected.Code
+	case errors.Is(err, ErrUnknownGrantee), errors.Is(err, ErrUnknownSource):
+		return "unknown_principal"
 	}
 	return memory.AuditReason(err)
 }

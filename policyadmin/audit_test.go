@@ -2,6 +2,7 @@ package policyadmin
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -161,6 +162,24 @@ func TestAuditTrailIsForAdmins(t *testing.T) {
 	for _, limit := range []int{-1, memory.MaxAuditLimit + 1} {
 		if _, err := f.svc.AuditTrail(ctx, adminAcme, memory.AuditQuery{Limit: limit}); fieldOf(t, err) != "limit" {
 			t.Errorf("limit %d accepted", limit)
+		}
+	}
+}
+
+// A grant for an agent the tenant does not have is named in the trail as
+// the API answers it.
+func TestAuditReasonOfUnknownAgents(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{ErrUnknownGrantee, "unknown_principal"},
+		{fmt.Errorf("grant: %w", ErrUnknownSource), "unknown_principal"},
+		{&PolicyRejectedError{Code: RejectInvalid}, RejectInvalid},
+		{memory.ErrNotFound, "not_found"},
+	} {
+		if got := auditReason(tt.err); got != tt.want {
+			t.Errorf("auditReason(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
 }
