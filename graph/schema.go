@@ -82,6 +82,9 @@ func (s *Store) EnsureSchema(ctx context.Context, dim int) error {
 	if err := s.checkVectorDimension(ctx, vec, dim); err != nil {
 		return err
 	}
+	if err := s.ensureTokens(ctx); err != nil {
+		return err
+	}
 	if err := s.backfill(ctx, "partitions", cypherOldPartitions, cypherSetPartitions, partitionRow); err != nil {
 		return err
 	}

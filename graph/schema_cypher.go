@@ -56,6 +56,11 @@ const (
 	ddlShowIndexNames      = `SHOW INDEXES YIELD name`
 	ddlShowConstraintNames = `SHOW CONSTRAINTS YIELD name`
 	ddlAwaitIndexes        = `CALL db.awaitIndexes($seconds)`
+	// ddlMakeTokens makes labels, relationship types and property keys
+	// (ensureTokens); each procedure leaves an existing name alone.
+	ddlMakeTokens = `CALL () { UNWIND $labels AS name CALL db.createLabel(name) }
+CALL () { UNWIND $types AS name CALL db.createRelationshipType(name) }
+CALL () { UNWIND $properties AS name CALL db.createProperty(name) }`
 )
 
 // Index names.
