@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,40 @@ func TestFailedJobSpeaksLikeTheAPI(t *testing.T) {
 	got := waitJob(t, f, "support-bot", st.ID)
 	if got.Status != memory.JobFailed || got.ErrorCode != "invalid_argument" || !strings.Contains(got.Error, "content") {
 		t.Errorf("job = %+v; want failed with invalid_argument about the content", got)
+	}
+}
+
+// Queued ingestion passes the write guard as the synchronous one does: a
+// conversation holding a password or an ID number is refused (the job fails
+// with guard_rejected and stores nothing), and a phone number is masked.
+func TestIngestAsyncPassesTheGuard(t *testing.T) {
+	f := apptest.Start(t)
+	const bot = "support-bot"
+	ingest := func(text string) client.Job {
+		t.Helper()
+		st, err := f.Client(t, bot).IngestAsync(t.Context(), client.IngestRequest{UserID: "carol", Turns: []client.Turn{{Role: memory.RoleUser, Content: text}}})
+		if err != nil {
+			t.Fatalf("ingest async: %v", err)
+		}
+		return waitJob(t, f, bot, st.ID)
+	}
+	for _, text := range []string{
+		"Remember that my password is Tr0ub4dor&3x and my card is 4111 1111 1111 1111.",
+		"Remember that my ID number is 11010519491231002X.",
+	} {
+		sync := f.Do(t, bot, "POST", "/v1/ingest?sync=true", client.IngestRequest{UserID: "carol", Turns: []client.Turn{{Role: memory.RoleUser, Content: text}}})
+		wantError(t, "sync ingest of a secret", sync, http.StatusUnprocessableEntity, "guard_rejected")
+		if st := ingest(text); st.Status != memory.JobFailed || st.ErrorCode != "guard_rejected" {
+			t.Errorf("queued ingest of %q = %+v, want failed with guard_rejected", text, st)
+		}
+	}
+	st := ingest("Remember that my phone is 13812345678, call me there.")
+	if st.Status != memory.JobDone || len(st.Memories) == 0 {
+		t.Fatalf("queued ingest of a phone = %+v, want done", st)
+	}
+	for _, m := range list(t, f, bot, "user_id=carol") {
+		if strings.Contains(m.Content, "13812345678") || strings.Contains(m.Content, "Tr0ub4dor") || strings.Contains(m.Content, "11010519491231002X") {
+			t.Errorf("stored %q", m.Content)
+		}
 	}
 }

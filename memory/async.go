@@ -260,14 +260,19 @@ func (s *Service) buildJob(job Job) ([]Memory, error) {
 }
 
 // AuthorizeWrites asks policy whether p may write each memory of in as of
-// at, as the memories a write would store; an error names the first one
-// refused. Queued ingestion decides with it what it extracted, which is
-// known only when its job is applied.
+// at, as the memories a write would store, and runs the guard over each,
+// masking in place what it masks; an error names the first one refused.
+// Queued ingestion decides with it what it extracted, which is known only
+// when its job is applied.
 func (s *Service) AuthorizeWrites(ctx context.Context, p Principal, in []NewMemory, at time.Time) error {
 	for k, n := range in {
 		m, err := s.build(p, n, at)
 		if err == nil {
 			err = s.require(ctx, p, ActionWrite, ResourceOf(m), at)
+		}
+		if err == nil {
+			_, err = s.guard(ctx, p, &m, at)
+			in[k].Content, in[k].Sensitivity = m.Content, m.Sensitivity
 		}
 		if err != nil {
 			return prefixField(err, k, len(in))

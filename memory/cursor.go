@@ -16,16 +16,10 @@ func encodeCursor(c Cursor) string {
 
 func decodeCursor(s string) (Cursor, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return Cursor{}, err
-	}
 	nanos, id, ok := strings.Cut(string(raw), "|")
-	if !ok || id == "" {
+	n, nerr := strconv.ParseInt(nanos, 10, 64)
+	if err != nil || nerr != nil || !ok || id == "" {
 		return Cursor{}, errors.New("malformed cursor")
-	}
-	n, err := strconv.ParseInt(nanos, 10, 64)
-	if err != nil {
-		return Cursor{}, err
 	}
 	return Cursor{CreatedAt: time.Unix(0, n).UTC(), ID: id}, nil
 }
