@@ -32,6 +32,14 @@ func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string
 	if err := ValidateTurns(r.Turns, now); err != nil {
 		return memory.Session{}, err
 	}
+	// A user may speak in an agent's session about them, but only as the
+	// user: an assistant's or system's turn from a user's key would put
+	// words in the agent's mouth.
+	for i, t := range r.Turns {
+		if p.Kind == memory.KindUser && t.Role != memory.RoleUser {
+			return memory.Session{}, prefixTurn(memory.Invalid("role", "an end user's turns are the user's: role must be user"), i)
+		}
+	}
 	if err := s.require(ctx, p, memory.ActionWrite, memory.SessionResource(p.Tenant, r.UserID, AuthorOf(p)), now); err != nil {
 		return memory.Session{}, err
 	}
