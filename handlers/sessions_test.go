@@ -301,3 +301,43 @@ func TestUserSpeaksOnlyAsTheUser(t *testing.T) {
 		t.Errorf("session: %d %s", got.Status, got.Body)
 	}
 }
+
+// A session always ends: what the write guard refuses is left out and
+// counted, the rest is kept, and the session with its turns is gone, when
+// it is closed and when it expires.
+func TestSessionWithASecretStillEnds(t *testing.T) {
+	f := apptest.Start(t)
+	turns := userTurns("Please don't call me after 6 pm, email is better.", "Remember that my password is Stuck123!pw")
+	appendTurns(t, f, "support-bot", "secret-1", client.AppendRequest{UserID: "bob", Turns: turns})
+	bot := f.Client(t, "support-bot")
+	closed, err := bot.CloseSession(t.Context(), "secret-1")
+	if err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if closed.Refused == 0 || len(closed.Memories) == 0 {
+		t.Errorf("close kept %d memories, refused %d: want the contact preference kept and the password left out", len(closed.Memories), closed.Refused)
+	}
+	if _, err := bot.Session(t.Context(), "secret-1"); client.Code(err) != "not_found" {
+		t.Errorf("session after close: %v, want not_found", err)
+	}
+
+	appendTurns(t, f, "support-bot", "secret-2", client.AppendRequest{UserID: "bob", TTLSeconds: 20, Turns: userTurns("My password is Tr0ub4dor&3x")})
+	expirer := session.NewExpirer(f.App.Sessions, session.ExpirerOptions{
+		End: func(ctx context.Context, s memory.Session) error {
+			_, err := f.App.Working.EndSession(ctx, s)
+			return err
+		},
+		Now: func() time.Time { return time.Now().Add(25 * time.Second) },
+	})
+	if _, err := expirer.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bot.Session(t.Context(), "secret-2"); client.Code(err) != "not_found" {
+		t.Errorf("session after its TTL: %v, want not_found", err)
+	}
+	for _, m := range list(t, f, "support-bot", "user_id=bob") {
+		if strings.Contains(m.Content, "Stuck123") || strings.Contains(m.Content, "Tr0ub4dor") {
+			t.Errorf("stored %q", m.Content)
+		}
+	}
+}

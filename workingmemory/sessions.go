@@ -123,7 +123,43 @@ func (s *Service) EndSession(ctx context.Context, sess memory.Session) (memory.C
 		found[i].IdempotencyKey = fmt.Sprintf("%s:%d", idem, i)
 	}
 	res, err := s.createAllowed(ctx, sess.Owner, found)
+	var guarded *memory.GuardError
+	if errors.As(err, &guarded) {
+		// A session must end, or its turns would outlive it: what the guard
+		// refuses (a password, an ID number) is left out and counted, as
+		// what policy refuses is.
+		kept, err := s.unguarded(ctx, sess.Owner, found)
+		if err != nil {
+			return memory.CloseResult{}, err
+		}
+		res = memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonRefused}
+		if len(kept) > 0 {
+			if res, err = s.createAllowed(ctx, sess.Owner, kept); err != nil {
+				return memory.CloseResult{}, err
+			}
+		}
+		res.Refused += len(found) - len(kept)
+		return memory.CloseResult{SessionID: sess.ID, IngestResult: res}, nil
+	}
 	return memory.CloseResult{SessionID: sess.ID, IngestResult: res}, err
+}
+
+// unguarded keeps the memories of found the write guard does not refuse
+// (those it masks are kept masked); policy's refusals are left to
+// createAllowed.
+func (s *Service) unguarded(ctx context.Context, p memory.Principal, found []memory.NewMemory) ([]memory.NewMemory, error) {
+	var kept []memory.NewMemory
+	var guarded *memory.GuardError
+	for _, n := range found {
+		switch err := s.memories.AuthorizeWrites(ctx, p, []memory.NewMemory{n}, s.now().UTC()); {
+		case errors.As(err, &guarded):
+		case err == nil, errors.Is(err, memory.ErrForbidden):
+			kept = append(kept, n)
+		default:
+			return nil, err
+		}
+	}
+	return kept, nil
 }
 
 // nothing is the result of turns with nothing worth remembering.
