@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,37 @@ func TestIngestAsyncPassesTheGuard(t *testing.T) {
 		if strings.Contains(m.Content, "13812345678") || strings.Contains(m.Content, "Tr0ub4dor") || strings.Contains(m.Content, "11010519491231002X") {
 			t.Errorf("stored %q", m.Content)
 		}
+	}
+}
+
+// A user's queued ingestion keeps what policy lets the user write, as the
+// synchronous one does: a conversation of notes alone is done with each
+// note refused, not failed; a mixed one writes the preference and reports
+// the note.
+func TestUserIngestAsyncReportsRefused(t *testing.T) {
+	f := apptest.Start(t)
+	ingest := func(text string) client.Job {
+		t.Helper()
+		st, err := f.Client(t, "alice").IngestAsync(t.Context(), client.IngestRequest{UserID: "alice", Turns: []client.Turn{{Role: memory.RoleUser, Content: text}}})
+		if err != nil {
+			t.Fatalf("ingest async: %v", err)
+		}
+		return waitJob(t, f, "alice", st.ID)
+	}
+	outcomes := func(st client.Job) []string {
+		var out []string
+		for _, m := range st.Memories {
+			out = append(out, m.Outcome)
+		}
+		slices.Sort(out)
+		return out
+	}
+	notes := ingest("Remember that my budget is 90k CNY.")
+	if notes.Status != memory.JobDone || !slices.Equal(outcomes(notes), []string{workingmemory.OutcomeRefused}) || notes.Memories[0].Reason != workingmemory.ReasonPolicy {
+		t.Errorf("notes only: %+v, want done with the note refused", notes)
+	}
+	mixed := ingest("Remember that my budget is 95k CNY. I prefer email.")
+	if got := outcomes(mixed); mixed.Status != memory.JobDone || !slices.Contains(got, workingmemory.OutcomeRefused) || !slices.Contains(got, memory.OutcomeCreated) {
+		t.Errorf("mixed: %+v (outcomes %v), want the preference created and the note refused", mixed, got)
 	}
 }

@@ -28,6 +28,14 @@ const ReasonNothingWorthRemembering = "nothing worth remembering: no preference,
 // none of what the conversation held.
 const ReasonRefused = "policy lets you write none of what the conversation held"
 
+// A queued ingestion reports each memory policy did not let its writer
+// write as a JobMemory of outcome OutcomeRefused and reason ReasonPolicy,
+// as the synchronous one counts them in IngestResult.Refused.
+const (
+	OutcomeRefused = "refused"
+	ReasonPolicy   = "policy"
+)
+
 // JobIngest is the kind of a queued ingestion: conversation turns whose
 // memories a worker extracts and writes.
 const JobIngest = "ingest"
@@ -117,6 +125,7 @@ func (s *Service) mayWriteAbout(ctx context.Context, p memory.Principal, userID 
 // done with no memories.
 func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]memory.JobResult, error) {
 	results := make([]memory.JobResult, len(jobs))
+	refused := make([]int, len(jobs))
 	var writes []memory.Job
 	var of []int
 	for i, job := range jobs {
@@ -141,11 +150,21 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 		}
 		// Applying a memory job does not ask policy again; what an ingestion
 		// writes is known only now, so it is decided now, as of acceptance.
-		if found, err = s.authorized(ctx, job.Principal, found, job.AcceptedAt.UTC()); err != nil {
+		// What policy refuses is left out and reported, as Ingest does.
+		kept, err := s.authorized(ctx, job.Principal, found, job.AcceptedAt.UTC())
+		if errors.Is(err, memory.ErrForbidden) {
+			kept, err = nil, nil
+		}
+		if err != nil {
 			results[i].Err = err
 			continue
 		}
-		payload, err := json.Marshal(found)
+		refused[i] = len(found) - len(kept)
+		if len(kept) == 0 {
+			results[i].Memories = refusedMemories(refused[i])
+			continue
+		}
+		payload, err := json.Marshal(kept)
 		if err != nil {
 			return nil, fmt.Errorf("encode memories: %w", err)
 		}
@@ -162,9 +181,21 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 		return nil, err
 	}
 	for k, res := range written {
+		if res.Err == nil {
+			res.Memories = append(res.Memories, refusedMemories(refused[of[k]])...)
+		}
 		results[of[k]] = res
 	}
 	return results, nil
+}
+
+// refusedMemories reports n memories policy did not let a job write.
+func refusedMemories(n int) []memory.JobMemory {
+	out := make([]memory.JobMemory, n)
+	for i := range out {
+		out[i] = memory.JobMemory{Outcome: OutcomeRefused, Reason: ReasonPolicy}
+	}
+	return out
 }
 
 // authorized keeps what policy lets p write of found as of at (the whole

@@ -292,8 +292,8 @@ func TestApplyIngestJobs(t *testing.T) {
 	if fieldOf(t, res[2].Err) != "payload" || fieldOf(t, res[3].Err) != "payload" {
 		t.Errorf("bad payloads = %v, %v", res[2].Err, res[3].Err)
 	}
-	if !errors.Is(res[4].Err, memory.ErrForbidden) {
-		t.Errorf("denied job = %+v, want ErrForbidden", res[4])
+	if res[4].Err != nil || len(res[4].Memories) == 0 || res[4].Memories[0].Outcome != OutcomeRefused {
+		t.Errorf("denied job = %+v, want done with its memories refused", res[4])
 	}
 	// Only the good job reaches the writer, as a memory job of the same
 	// identity, decided as of its acceptance.
@@ -363,8 +363,14 @@ func TestIngestKeepsWhatPolicyAllows(t *testing.T) {
 
 	f = newFixture(t, found)
 	f.created.deny = func(memory.Principal, memory.NewMemory) bool { return true }
-	if results, err := f.svc.ApplyIngestJobs(ctx, []memory.Job{queued}); err != nil || !errors.Is(results[0].Err, memory.ErrForbidden) {
-		t.Errorf("queued, nothing allowed = %+v, %v; want ErrForbidden", results, err)
+	results, err = f.svc.ApplyIngestJobs(ctx, []memory.Job{queued})
+	if err != nil || results[0].Err != nil || len(results[0].Memories) != len(found) || len(f.created.applied) != 0 {
+		t.Fatalf("queued, nothing allowed = %+v, %v; applied %d", results, err, len(f.created.applied))
+	}
+	for _, m := range results[0].Memories {
+		if m.Outcome != OutcomeRefused || m.Reason != ReasonPolicy {
+			t.Errorf("queued, nothing allowed: %+v, want refused by policy", m)
+		}
 	}
 }
 
