@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -147,8 +148,18 @@ type Options struct {
 	// Quota admits a queued import's new sections when it is accepted, as
 	// a write is admitted; nil admits everything.
 	Quota memory.Quota
+	// Audit records each import and removal in the tenant's audit trail,
+	// done or failed (an admin's act changes what every agent recalls);
+	// nil records nothing.
+	Audit memory.Auditor
 	Now   func() time.Time
 }
+
+// Audit actions of this package.
+const (
+	AuditImport = "knowledge.import"
+	AuditRemove = "knowledge.remove"
+)
 
 // Service imports, lists and removes documents.
 type Service struct {
@@ -157,6 +168,7 @@ type Service struct {
 	queue  memory.JobQueue
 	sync   func(ctx context.Context, tenant string) error
 	quota  memory.Quota
+	audit  memory.Auditor
 	now    func() time.Time
 }
 
@@ -175,7 +187,37 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{store: o.Store, writer: o.Writer, queue: o.Queue, sync: o.Sync, quota: o.Quota, now: o.Now}, nil
+	return &Service{store: o.Store, writer: o.Writer, queue: o.Queue, sync: o.Sync, quota: o.Quota, audit: o.Audit, now: o.Now}, nil
+}
+
+// record puts an act of p in the audit trail, unless policy refused a
+// non-admin (memory.Audited).
+func (s *Service) record(ctx context.Context, p memory.Principal, action, id string, err error, details map[string]string) {
+	if s.audit == nil || !memory.Audited(p, err) {
+		return
+	}
+	e := memory.NewAuditEvent(ctx, p, action, "document:"+id, auditReason(err))
+	e.Time, e.Details = s.now().UTC(), details
+	s.audit.Audit(ctx, e)
+}
+
+// auditReasons are this package's errors by the code the API answers them
+// with, which the trail gives too.
+var auditReasons = []struct {
+	err  error
+	code string
+}{
+	{ErrTooLarge, "document_too_large"}, {ErrSections, "document_too_many_sections"}, {ErrEmpty, "document_empty"},
+	{ErrFormat, "document_format"}, {ErrID, "document_id"}, {ErrOtherScope, "document_scope"},
+}
+
+func auditReason(err error) string {
+	for _, r := range auditReasons {
+		if errors.Is(err, r.err) {
+			return r.code
+		}
+	}
+	return memory.AuditReason(err)
 }
 
 // scopeOf validates the scope an import names.
@@ -215,7 +257,8 @@ func split(r ImportRequest) (knowledge.Document, error) {
 // Import splits a document and writes what changed since its last import.
 // A document of more than QueueAbove sections is queued when a queue is
 // configured: the result then carries the job.
-func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportRequest) (Result, error) {
+func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportRequest) (res Result, err error) {
+	defer func() { s.record(ctx, p, AuditImport, r.ID, err, importDetails(res)) }()
 	if err := admin(p); err != nil {
 		return Result{}, err
 	}
@@ -226,7 +269,7 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Document: doc.ID, Sections: len(doc.Sections)}
+	res = Result{Document: doc.ID, Sections: len(doc.Sections)}
 	if len(doc.Sections) > QueueAbove && s.queue != nil {
 		if err := s.admit(ctx, p.Tenant, doc); err != nil {
 			return Result{}, err
@@ -425,7 +468,8 @@ func (s *Service) List(ctx context.Context, p memory.Principal) ([]Info, error) 
 
 // Remove retires every section of a document and marks it removed; the
 // memories stay in the history, archived with valid_to.
-func (s *Service) Remove(ctx context.Context, p memory.Principal, id string) (int, error) {
+func (s *Service) Remove(ctx context.Context, p memory.Principal, id string) (n int, err error) {
+	defer func() { s.record(ctx, p, AuditRemove, id, err, map[string]string{"retired": strconv.Itoa(n)}) }()
 	if err := admin(p); err != nil {
 		return 0, err
 	}
@@ -436,9 +480,20 @@ func (s *Service) Remove(ctx context.Context, p memory.Principal, id string) (in
 		return 0, err
 	}
 	now := s.now().UTC()
-	n, err := s.store.Retire(ctx, p.Tenant, id, nil, now)
-	if err != nil {
+	if n, err = s.store.Retire(ctx, p.Tenant, id, nil, now); err != nil {
 		return 0, err
 	}
 	return n, s.store.Remove(ctx, p.Tenant, id, now)
+}
+
+// importDetails are the counts of an import, or its job, for the trail.
+func importDetails(r Result) map[string]string {
+	d := map[string]string{"sections": strconv.Itoa(r.Sections)}
+	if c := r.Counts; c != nil {
+		d["created"], d["superseded"], d["retired"] = strconv.Itoa(c.Created), strconv.Itoa(c.Superseded), strconv.Itoa(c.Retired)
+	}
+	if r.Job != nil {
+		d["job"] = r.Job.ID
+	}
+	return d
 }

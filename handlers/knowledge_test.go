@@ -3,9 +3,12 @@ package handlers_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"mneme/documents"
 	graphdocs "mneme/graph/documents"
@@ -304,5 +307,39 @@ func TestKnowledgeImportRefusals(t *testing.T) {
 				t.Errorf("%d %s, want 400 %s", r.Status, r.Body, tc.code)
 			}
 		})
+	}
+}
+
+// Importing and removing a document are admin acts in the audit trail, done
+// or failed, with the codes the API answers; an agent's refused attempt is
+// left to the decision log.
+func TestKnowledgeActsAreAudited(t *testing.T) {
+	f := apptest.Start(t)
+	if r, _ := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "returns", Content: "# Returns\n\nReturns are accepted within 7 days.\n"}); r.Status != http.StatusOK {
+		t.Fatalf("import: %d %s", r.Status, r.Body)
+	}
+	if r, _ := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "empty", Content: "   "}); r.Status != http.StatusBadRequest {
+		t.Fatalf("empty import: %d %s", r.Status, r.Body)
+	}
+	if r, _ := importDoc(t, f, "support-bot", documents.ImportRequest{ID: "agents", Content: "# Rule\n\nAgents may not import."}); r.Status != http.StatusForbidden {
+		t.Fatalf("agent import: %d %s", r.Status, r.Body)
+	}
+	for _, id := range []string{"returns", "nope"} {
+		f.Do(t, apptest.Admin, http.MethodDelete, "/v1/knowledge/documents/"+id, nil)
+	}
+	type brief struct{ Action, Target, Outcome, Error, Created, Retired string }
+	var got []brief
+	for _, e := range auditEvents(t, f, apptest.Admin, "?action=knowledge.") {
+		got = append(got, brief{e.Action, e.Target, e.Outcome, e.Error, e.Details["created"], e.Details["retired"]})
+	}
+	slices.Reverse(got) // the trail reads newest first
+	want := []brief{
+		{documents.AuditImport, "document:returns", memory.AuditOK, "", "1", "0"},
+		{documents.AuditImport, "document:empty", memory.AuditFailed, "document_empty", "", ""},
+		{documents.AuditRemove, "document:returns", memory.AuditOK, "", "", "1"},
+		{documents.AuditRemove, "document:nope", memory.AuditFailed, "not_found", "", "0"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("trail (-want +got):\n%s", d)
 	}
 }
