@@ -11,15 +11,24 @@ import (
 	"sync"
 )
 
-// lineBreaks are every way a text can start a new line.
-var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\v", " ", "\f", " ", "\u0085", " ", "\u2028", " ", "\u2029", " ")
+// oneLine turns every way a text can start a new line into a space: the
+// line breaks, and every other control character but tab, which some
+// readers split lines on too (Python's splitlines takes FS, GS and RS).
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 {
+			return ' '
+		}
+		return r
+	}, strings.ReplaceAll(s, "\r\n", " "))
+}
 
 // QuoteLine returns s as one line of a block whose own tags are named tags: line
 // breaks become spaces, and a '<' that opens or closes one of those tags
 // (any case, with or without spaces) becomes '‹', so that the tag no longer
 // reads as one. The rest of s is kept as written.
 func QuoteLine(s string, tags ...string) string {
-	s = lineBreaks.Replace(s)
+	s = oneLine(s)
 	if len(tags) == 0 {
 		return s
 	}
