@@ -254,20 +254,7 @@ func packageFiles(t *testing.T, dir string) (*token.FileSet, []*ast.File) {
 // the stores beside it (its sub-packages) filters on tenant, except the
 // allowlisted ones.
 func TestCypherIsTenantScoped(t *testing.T) {
-	// The first pass learns each package's constants, which statements of
-	// the others (graph.TallyUp) fold in on the second.
-	qualified := map[string]string{}
-	for _, dir := range storeDirs(t) {
-		fset, files := packageFiles(t, dir)
-		for _, c := range cypherInSource(fset, files, nil) {
-			qualified[files[0].Name.Name+"."+c.name] = c.text
-		}
-	}
-	var texts []cypherText
-	for _, dir := range storeDirs(t) {
-		fset, files := packageFiles(t, dir)
-		texts = append(texts, cypherInSource(fset, files, qualified)...)
-	}
+	texts := statements(t)
 	if len(texts) < 20 {
 		t.Fatalf("found only %d Cypher texts; is the collector broken?", len(texts))
 	}

@@ -50,6 +50,9 @@ func namesIn(cypher string) (labels, types, props []string) {
 	return labels, types, props
 }
 
+// statements are the Cypher texts of the package and of the stores beside
+// it. The first pass learns each package's constants, which statements of
+// the others (graph.TallyUp) fold in on the second.
 func statements(t *testing.T) []cypherText {
 	t.Helper()
 	qualified := map[string]string{}
