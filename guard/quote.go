@@ -13,11 +13,16 @@ import (
 
 // oneLine turns every way a text can start a new line into a space: the
 // line breaks, and every other control character but tab, which some
-// readers split lines on too (Python's splitlines takes FS, GS and RS).
+// readers split lines on too (Python's splitlines takes FS, GS and RS). It
+// drops the invisible marks that reorder or hide what a line shows (bidi
+// overrides and isolates, zero-width characters).
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 && r != '\t' || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 {
+		switch {
+		case r < 0x20 && r != '\t', r >= 0x7f && r <= 0x9f, r == 0x2028, r == 0x2029:
 			return ' '
+		case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0xfeff:
+			return -1
 		}
 		return r
 	}, strings.ReplaceAll(s, "\r\n", " "))

@@ -591,7 +591,7 @@ func ContextBlock(ms []Recalled) string {
 			w, label = &rules, m.Type+", "+scopeLabel(m)+", valid from "+m.ValidFrom.Format(time.DateOnly)
 		}
 		// What someone wrote stays on its line and cannot close the block.
-		fmt.Fprintf(w, "- [%s] %s\n", label, guard.QuoteLine(m.Content, "memories", "rules"))
+		fmt.Fprintf(w, "- [%s] %s\n", label, guard.QuoteLine(m.Content, contextTags...))
 	}
 	b.WriteString("</memories>")
 	if rules.Len() > 0 {
@@ -599,6 +599,10 @@ func ContextBlock(ms []Recalled) string {
 	}
 	return b.String()
 }
+
+// contextTags are the blocks of a recall's context: no text quoted in one
+// may open or close any of them.
+var contextTags = []string{"memories", "rules", "session"}
 
 // saidBy marks in the context block what users wrote about themselves: a
 // model reads their word as theirs, not as what the company knows.
