@@ -11,8 +11,9 @@ import (
 type amount struct {
 	value    float64
 	currency string // ISO code, or "" when the sentence names none
-	start    int    // byte offset in the sentence
-	explicit bool   // a currency or a multiplier (k, 万) marks it as money
+	start    int    // byte offsets in the sentence
+	end      int
+	explicit bool // a currency or a multiplier (k, 万) marks it as money
 }
 
 var (
@@ -44,7 +45,7 @@ func amounts(s string) []amount {
 		if m[4] > 0 && (s[m[4]-1] == '-' || s[m[4]-1] == '/' || isASCIILetter(s[m[4]-1])) {
 			continue
 		}
-		a := amount{value: v, start: m[0]}
+		a := amount{value: v, start: m[0], end: m[1]}
 		if m[6] >= 0 {
 			a.value *= multipliers[strings.ToLower(s[m[6]:m[7]])]
 			a.explicit = true
@@ -62,7 +63,7 @@ func amounts(s string) []amount {
 		if !ok || v < 10 {
 			continue // 一 alone is an article more often than a number
 		}
-		a := amount{value: v, start: m[0], explicit: strings.ContainsAny(s[m[2]:m[3]], "万亿千百")}
+		a := amount{value: v, start: m[0], end: m[1], explicit: strings.ContainsAny(s[m[2]:m[3]], "万亿千百")}
 		if m[4] >= 0 {
 			a.currency = currencies[s[m[4]:m[5]]]
 			a.explicit = true

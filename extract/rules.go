@@ -9,11 +9,13 @@ package extract
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"mneme/guard"
 	"mneme/memory"
 )
 
@@ -200,9 +202,13 @@ func slotAmount(s string, words []string) (amount, bool) {
 			return amount{}, false
 		}
 		var before *amount
+		found := guard.Scan(s)
 		for _, a := range amounts(s) {
 			if a.value < 100 && !a.explicit {
 				continue // "Q4", "2 people": not a sum of money
+			}
+			if slices.ContainsFunc(found, func(f guard.Finding) bool { return f.Start < a.end && a.start < f.End }) {
+				continue // a card or phone number: the guard masks it in the text, so no amount may repeat it
 			}
 			if a.start > i {
 				return a, true

@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,5 +222,21 @@ func TestValidateCapsEntities(t *testing.T) {
 	got, ok := validate(memory.NewMemory{Type: memory.TypeSemantic, Kind: "note", Content: "A long list of parts.", Entities: ents})
 	if !ok || len(got.Entities) != memory.MaxEntities || got.Entities[0].Name != "Part 0" {
 		t.Errorf("kept %v with %d entities, want %d from the first", ok, len(got.Entities), memory.MaxEntities)
+	}
+}
+
+// An amount the write guard would mask in the text (a card or phone
+// number) is not lifted into a slot's value, where it would come back with
+// thousands separators the guard does not read.
+func TestRulesLiftNoCardOrPhoneAsAnAmount(t *testing.T) {
+	for _, text := range []string{"My budget is 4111111111111111 CNY", "My credit limit is 13812345678 yuan"} {
+		for _, m := range extractUser(t, text) {
+			if strings.Contains(m.Content, "4,111") || strings.Contains(m.Content, "13,812") {
+				t.Errorf("extract %q: %q", text, m.Content)
+			}
+		}
+	}
+	if ms := extractUser(t, "My budget is 150,000 CNY"); len(ms) != 1 || !strings.HasPrefix(ms[0].Content, "Budget 150,000 CNY") {
+		t.Errorf("a plain budget: %+v", ms)
 	}
 }
