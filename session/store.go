@@ -109,15 +109,19 @@ const (
 
 var appendScript = redis.NewScript(`
 local exists = redis.call('EXISTS', KEYS[1]) == 1
+local guest = false
 if exists then
   if redis.call('HGET', KEYS[1], 'user') ~= ARGV[1] then return redis.error_reply('WRONGUSER') end
   local kind, id = redis.call('HGET', KEYS[1], 'owner_kind'), redis.call('HGET', KEYS[1], 'owner_id')
-  if (kind ~= ARGV[3] or id ~= ARGV[4]) and not (ARGV[3] == 'user' and ARGV[4] == ARGV[1]) then return redis.error_reply('TAKEN') end
+  guest = kind ~= ARGV[3] or id ~= ARGV[4]
+  if guest and not (ARGV[3] == 'user' and ARGV[4] == ARGV[1]) then return redis.error_reply('TAKEN') end
   if redis.call('HGET', KEYS[1], 'state') ~= 'open' then return redis.error_reply('CLOSING') end
 end
 local now = tonumber(ARGV[5])
 local ttl = tonumber(ARGV[6])
-if ttl == 0 then ttl = tonumber(redis.call('HGET', KEYS[1], 'ttl') or ARGV[7]) end
+-- The user speaking in an agent's session keeps its TTL: a guest may not
+-- end the owner's session early.
+if ttl == 0 or guest then ttl = tonumber(redis.call('HGET', KEYS[1], 'ttl') or ARGV[7]) end
 local n = redis.call('LLEN', KEYS[2])
 local bytes = tonumber(redis.call('HGET', KEYS[1], 'bytes') or '0')
 local add = tonumber(ARGV[13])

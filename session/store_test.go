@@ -383,3 +383,33 @@ func TestExpirerListsTenantsWithSessions(t *testing.T) {
 		_ = rdb.SRem(ctx, tenantsKey, tenant).Err()
 	})
 }
+
+// The user speaking in an agent's session keeps the session's TTL, whatever
+// TTL the user asks for: a guest cannot end the owner's session early. The
+// owner sets it as it likes.
+func TestGuestKeepsTheOwnersTTL(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb, TTL: time.Hour})
+		if _, err := s.Append(ctx, open(tenant, "s-ttl", "alice"), turns("hello"), 10*time.Minute, t0); err != nil {
+			t.Fatal(err)
+		}
+		user := open(tenant, "s-ttl", "alice")
+		user.Owner = memory.Principal{Tenant: tenant, Kind: memory.KindUser, ID: "alice"}
+		got, err := s.Append(ctx, user, turns("end it now"), time.Second, t0.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := t0.Add(11 * time.Minute); !got.ExpiresAt.Equal(want) {
+			t.Errorf("after the user's append: expires %s, want %s", got.ExpiresAt, want)
+		}
+		got, err = s.Append(ctx, open(tenant, "s-ttl", "alice"), turns("short now"), time.Minute, t0.Add(2*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := t0.Add(3 * time.Minute); !got.ExpiresAt.Equal(want) {
+			t.Errorf("after the owner's append: expires %s, want %s", got.ExpiresAt, want)
+		}
+	})
+}
