@@ -240,3 +240,15 @@ func TestRulesLiftNoCardOrPhoneAsAnAmount(t *testing.T) {
 		t.Errorf("a plain budget: %+v", ms)
 	}
 }
+
+// A preference's key made from its object repeats no e-mail, phone or card
+// the guard masks in the content.
+func TestPreferenceKeyHoldsNoPersonalData(t *testing.T) {
+	for _, text := range []string{"I prefer purple umbrellas from carol.x@example.com", "I prefer calls on 13812345678 for urgent orders"} {
+		for _, m := range extractUser(t, text) {
+			if strings.Contains(m.Key, "example") || strings.Contains(m.Key, "carol-x") || strings.Contains(m.Key, "13812345678") {
+				t.Errorf("extract %q: key %q", text, m.Key)
+			}
+		}
+	}
+}
