@@ -144,3 +144,35 @@ func TestGuardNeverStoresOrLogsRawValues(t *testing.T) {
 		t.Errorf("the log never recorded a rejection; is it capturing anything?\n%s", logs.String())
 	}
 }
+
+// Fields that name rather than say (a memory's kind and source, an entity's
+// kind and aliases) cannot be masked in place: what the guard finds in
+// them is refused, as in a key or an entity id.
+func TestGuardRefusesSecretsInNamingFields(t *testing.T) {
+	f := apptest.Start(t)
+	const secret = "password=Hunter2Hunter2"
+	base := func() client.NewMemory {
+		return client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice orders paper monthly."}
+	}
+	cases := map[string]func(*client.NewMemory){
+		"kind":        func(m *client.NewMemory) { m.Kind = secret },
+		"source":      func(m *client.NewMemory) { m.Source = secret },
+		"entity kind": func(m *client.NewMemory) { m.Entities = []client.Entity{{ID: "order:so-1", Kind: secret}} },
+		"entity aliases": func(m *client.NewMemory) {
+			m.Entities = []client.Entity{{ID: "order:so-1", Aliases: []string{"ok", secret}}}
+		},
+	}
+	for name, set := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := base()
+			set(&m)
+			r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", m)
+			wantError(t, name, r, http.StatusUnprocessableEntity, "guard_rejected")
+		})
+	}
+	m := base()
+	m.Kind, m.Source = "order_note", "crm-import"
+	if r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", m); r.Status != http.StatusCreated {
+		t.Errorf("plain naming fields: %d %s", r.Status, r.Body)
+	}
+}

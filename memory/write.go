@@ -347,9 +347,9 @@ func (s *Service) guard(ctx context.Context, p Principal, m *Memory, now time.Ti
 }
 
 func entityTexts(m Memory) []string {
-	out := []string{m.Key}
+	out := []string{m.Key, m.Kind, m.Source}
 	for _, e := range m.Entities {
-		out = append(out, e.ID, e.Name)
+		out = append(append(out, e.ID, e.Name, e.Kind), e.Aliases...)
 	}
 	return out
 }
