@@ -343,3 +343,26 @@ func TestKnowledgeActsAreAudited(t *testing.T) {
 		t.Errorf("trail (-want +got):\n%s", d)
 	}
 }
+
+// What the guard finds in a document's title is masked in the documents'
+// list, as in its sections; a document id holding a secret, which the
+// import refuses, is not repeated by the audit trail.
+func TestKnowledgeTitleAndTrailHoldNoSecrets(t *testing.T) {
+	f := apptest.Start(t)
+	if r, _ := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "hotline", Content: "# Call 13812345678 or ops@example.com\n\nThe hotline answers from 9 to 18.\n"}); r.Status != http.StatusOK {
+		t.Fatalf("import: %d %s", r.Status, r.Body)
+	}
+	list := f.Do(t, apptest.Admin, http.MethodGet, "/v1/knowledge/documents", nil)
+	if list.Status != http.StatusOK || strings.Contains(string(list.Body), "13812345678") || strings.Contains(string(list.Body), "ops@example.com") || !strings.Contains(string(list.Body), "hotline") {
+		t.Errorf("documents: %d %s", list.Status, list.Body)
+	}
+	const secret = "sk-live-4eC39HqLyjWDarjtT1zdp7dc"
+	if r, _ := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: secret, Content: "# Rule\n\nShip on Mondays.\n"}); r.Status == http.StatusOK {
+		t.Fatalf("an id holding a secret was imported")
+	}
+	for _, e := range auditEvents(t, f, apptest.Admin, "?action=knowledge.") {
+		if strings.Contains(e.Target, "sk-live") {
+			t.Errorf("trail target %q", e.Target)
+		}
+	}
+}
