@@ -197,19 +197,12 @@ func (s *Service) record(ctx context.Context, p memory.Principal, action, id str
 	if s.audit == nil || !memory.Audited(p, err) {
 		return
 	}
-	if masked(id) != id {
+	if guard.Masked(id) != id {
 		id = "(refused: it holds what the guard does not keep)"
 	}
 	e := memory.NewAuditEvent(ctx, p, action, "document:"+id, auditReason(err))
 	e.Time, e.Details = s.now().UTC(), details
 	s.audit.Audit(ctx, e)
-}
-
-// masked is s with the cards, phones and e-mails the write guard finds in
-// it replaced by their kind, as the guard masks a section's content.
-func masked(s string) string {
-	found := guard.Scan(s)
-	return guard.Redact(s, found, guard.KindsOf(found))
 }
 
 // auditReasons are this package's errors by the code the API answers them
@@ -345,7 +338,7 @@ func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest
 	for _, rep := range plan.Supersede {
 		write = append(write, rep.New)
 	}
-	info := Info{ID: doc.ID, Title: masked(doc.Title), Format: string(formatOf(r)), Sections: len(doc.Sections), ImportedAt: now, Scope: kind, ScopeID: scopeID}
+	info := Info{ID: doc.ID, Title: guard.Masked(doc.Title), Format: string(formatOf(r)), Sections: len(doc.Sections), ImportedAt: now, Scope: kind, ScopeID: scopeID}
 	// Each batch is linked to the document as soon as it is written, so a
 	// later batch's failure leaves nothing written outside the document:
 	// the next import finds it and goes on from there.

@@ -60,7 +60,7 @@ func preference(s string) (kind, key string, ok bool) {
 		}
 		kind, key = k, topicKey(s)
 		if key == "" {
-			key = "preference:" + slug(masked(object), 48)
+			key = "preference:" + slug(guard.Masked(object), 48)
 		}
 		return true
 	}
@@ -134,14 +134,6 @@ func isHan(s string) bool {
 		}
 	}
 	return false
-}
-
-// masked is s with what the write guard finds in it (a card, a phone, an
-// e-mail) replaced by its kind: a key made from it repeats none of them, as
-// the guard masks them in the content but cannot in a key.
-func masked(s string) string {
-	found := guard.Scan(s)
-	return guard.Redact(s, found, guard.KindsOf(found))
 }
 
 // slug makes a stable id part from a name: lower case, letters and digits

@@ -102,3 +102,11 @@ func Redact(text string, fs []Finding, kinds []string) string {
 	b.WriteString(text[last:])
 	return b.String()
 }
+
+// Masked is text with everything Scan finds in it replaced by its kind
+// ("[REDACTED:email]"), whatever a policy would do with it: for names made
+// from text (a key, a title) that must repeat none of it.
+func Masked(text string) string {
+	found := Scan(text)
+	return Redact(text, found, KindsOf(found))
+}

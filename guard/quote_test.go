@@ -46,3 +46,16 @@ func FuzzQuoteLine(f *testing.F) {
 		}
 	})
 }
+
+func TestMasked(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"purple umbrellas from carol.x@example.com", "purple umbrellas from [REDACTED:email]"},
+		{"Call 13812345678 now", "Call [REDACTED:phone] now"},
+		{"nothing personal here", "nothing personal here"},
+	}
+	for _, tc := range tests {
+		if got := guard.Masked(tc.in); got != tc.want {
+			t.Errorf("Masked(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
