@@ -102,10 +102,14 @@ var rules = []rule{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
 		"my taste*", "my habit*", "how i like", "dislike*",
 		"偏好", "喜好", "喜欢什么", "我喜欢", "习惯", "口味", "讨厌",
+		"keep in mind", "when dealing with", "deal with me", "打交道", "注意什么", "注意些什么", "注意事项",
 	}},
-	{name: "about_me", types: []string{typeProfile}, cues: []string{
+	// The user as a whole: their profile, and what they may spend, which
+	// is as much a part of what is known of them.
+	{name: "about_me", types: []string{typeProfile}, kinds: []string{"budget", "credit_limit"}, cues: []string{
 		"about me", "know me", "my profile", "who am i", "remember about me", "remember me",
 		"关于我", "了解我", "我的资料", "我的信息", "我是谁", "记得我", "我的情况", "我的档案",
+		"about myself", "on file", "know of me", "told you about me", "知道我", "对我了解", "对我的了解", "我的底细",
 	}},
 	// Rules the usual way: "as usual" names no subject, so every current
 	// rule and procedure answers it.
@@ -157,7 +161,7 @@ var rules = []rule{
 	// Delivery: where and when goods go, however the sending is named.
 	{name: "delivery", keys: []string{"delivery_window", "delivery_address"}, cues: []string{
 		"deliver*", "ship", "ship to", "shipping address", "ship-to", "address", "when to send", "where to send",
-		"send the goods", "send the order", "drop off", "dispatch to", "receiving", "receive the goods",
+		"send the goods", "send the order", "drop off", "drop stuff off", "drop things off", "drop it off", "send goods", "sending goods", "sending the goods", "dispatch to", "receiving", "receive the goods",
 		"送货", "配送", "收货", "地址", "送到哪", "几点送", "寄到", "寄给", "发到哪", "发货到", "送到", "送去", "什么时候送",
 	}},
 	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
@@ -180,7 +184,7 @@ var rules = []rule{
 	{name: "past_conversations", kinds: []string{"conversation", "inquiry", "question", "chat"}, cues: []string{
 		"did i ask", "have i asked", "what did i ask", "what i asked", "i asked about", "did i mention", "have i mentioned",
 		"did i say", "what did i say", "did i tell you", "we talked about", "we discussed", "did we talk", "did we discuss",
-		"我问过", "我之前问", "我上次问", "问过你", "我提过", "我说过", "聊过", "咨询过", "我们谈过", "我们讨论过",
+		"我问过", "我之前问", "我上次问", "上次我问", "我上次找", "上次找你们", "what i told you", "what did i tell you", "问过你", "我提过", "我说过", "聊过", "咨询过", "我们谈过", "我们讨论过",
 	}},
 	// Complaints: what the user was unhappy about, however it is said.
 	{name: "complaints", kinds: []string{"complaint"}, cues: []string{
@@ -196,14 +200,20 @@ var rules = []rule{
 		"what did they order", "what has she ordered", "what have i ordered", "what has he ordered",
 		"我的订单", "她的订单", "他的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单",
 	}},
+	// What the user buys as a rule: the firm they buy for says it, and so
+	// do their orders.
+	{name: "purchases", kinds: []string{"company", "order_status"}, cues: []string{
+		"what goods", "what products", "usually buy", "usually order", "what do i buy", "what does she buy", "what does he buy", "what do they buy",
+		"my usual", "normally get", "usually get", "normally buy", "normally order",
+		"采购什么", "买什么东西", "主要买", "平时买", "都买什么", "一般买", "一般订", "订些什么", "买些什么",
+	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "employer", "occupation", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",
-		"what goods", "what products", "usually buy", "usually order", "what do i buy", "what does she buy", "what does he buy", "what do they buy",
-		"采购什么", "买什么东西", "主要买", "平时买", "profession", "where do i work", "who do i work for", "which company", "work for",
-		"works at", "work at", "for a living",
+		"profession", "where do i work", "who do i work for", "which company", "work for",
+		"works at", "work at", "for a living", "which outfit", "what outfit",
 		"what business", "which business", "my business", "organisation", "organization", "my workplace", "where i work",
 		"which city", "what city", "based in", "where is she based", "where is he based", "where are they based", "where am i based",
-		"公司", "单位", "在哪工作", "在哪上班", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",
+		"公司", "单位", "在哪工作", "在哪上班", "高就", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",
 	}},
 }
 

@@ -73,7 +73,12 @@ func TestDetect(t *testing.T) {
 		{"can you explain the return rule?", []string{"rule_lookup"}}, // "explain" alone is not about answer style
 		{"Which firm am I with?", []string{"company"}},
 		{"Is the delivery date firm?", []string{"delivery"}}, // "firm" alone is no company
-		{"What goods do I usually buy from you?", []string{"company"}},
+		{"What goods do I usually buy from you?", []string{"purchases"}},
+		{"我平时都买什么", []string{"purchases"}},
+		{"Which outfit is this person with?", []string{"company"}},
+		{"Anything I should keep in mind when dealing with her?", []string{"preferences"}},
+		{"你们对我了解多少？", []string{"about_me"}},
+		{"上次我问你们的那件事有消息了吗？", []string{"past_conversations"}},
 		{"keep it short for me, like before", []string{"answer_style"}},
 		{"Will she mind a long essay?", []string{"answer_style"}},
 		{"cheers mate, speak soon", nil}, // a goodbye, not a question about language

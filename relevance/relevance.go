@@ -268,7 +268,7 @@ func (r Rules) First(q Question, e Evidence) string {
 	switch {
 	case e.Intent && (!q.Topical || e.Similarity >= r.topicalFloor()) && r.intentReaches(q, e):
 		return GateIntent
-	case e.Named:
+	case e.Named && r.namedReaches(q, e):
 		return GateEntity
 	case e.Identifier:
 		return GateText
@@ -332,6 +332,19 @@ func JoinAbove(passed []Passed) (float64, bool) {
 // back, nor is anything when the lead gate is off.
 func (r Rules) intentReaches(q Question, e Evidence) bool {
 	return !q.Asks || q.AboutUser || q.AboutDealing || e.Shared || r.LeadFloor == 0 || e.Similarity >= r.LeadFloor
+}
+
+// namedReaches reports whether a memory mentioning an entity the question
+// names may answer it by that name: a question that asks about neither the
+// user nor one of their dealings ("合肥到上海的高铁要多久？", "how do I get
+// to Pudong airport?") reaches a memory through a city or company it shares
+// with it only if the memory is also at the lead floor.
+func (r Rules) namedReaches(q Question, e Evidence) bool {
+	sim, known := e.Similarity, e.Vector
+	if !known && e.Neighbour {
+		sim, known = e.NeighbourSimilarity, true
+	}
+	return !known || r.intentReaches(q, Evidence{Similarity: sim, Shared: e.Shared})
 }
 
 // topicalFloor is the similarity a memory of the kind a topical question

@@ -204,7 +204,14 @@ func print(w io.Writer, model string, dim int, rep eval.Report, outcomes []eval.
 		if miss {
 			mark = "MISS"
 		}
-		fmt.Fprintf(w, "\n%s %s [%s as %s, user %s] %s\n     expect %v got %v", mark, q.ID, q.Lang, q.As, q.User, q.Query, q.Expect, o.Got)
+		got := make([]string, len(o.Got))
+		for i, ref := range o.Got {
+			got[i] = ref
+			if i < len(o.Gates) {
+				got[i] += "(" + o.Gates[i] + ")"
+			}
+		}
+		fmt.Fprintf(w, "\n%s %s [%s as %s, user %s] %s\n     expect %v got %v", mark, q.ID, q.Lang, q.As, q.User, q.Query, q.Expect, got)
 		if len(o.Forbidden) > 0 {
 			fmt.Fprintf(w, " FORBIDDEN %v", o.Forbidden)
 		}

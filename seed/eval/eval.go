@@ -284,6 +284,7 @@ func (s *loadSink) WriteMemory(ctx context.Context, m memory.Memory) error {
 type Outcome struct {
 	Question  Question
 	Got       []string // refs returned, in order
+	Gates     []string // the relevance gate each of Got passed
 	Hits      int      // expected refs among the first K
 	RR        float64  // reciprocal rank of the first expected ref, 0 if none
 	Forbidden []string // forbidden refs returned
@@ -353,7 +354,7 @@ func ask(ctx context.Context, svc Service, pq Prepared) (Outcome, error) {
 			ref = "?" + r.Memory.ID // not from the dataset: always wrong
 			o.Forbidden = append(o.Forbidden, ref)
 		}
-		o.Got = append(o.Got, ref)
+		o.Got, o.Gates = append(o.Got, ref), append(o.Gates, r.Explain.Gate)
 		if forbidden[ref] {
 			o.Forbidden = append(o.Forbidden, ref)
 		}
