@@ -93,7 +93,7 @@ var (
 	opening = regexp.MustCompile(`^(what|what's|which|who|whom|whose|when|where|how|why|do|does|did|is|are|am|was|were|can|could|should|would|will|have|has|had)\b`)
 	// person is a word for the user: the speaker, the person an agent
 	// speaks of, or the customer.
-	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|the (customer|client|user)|this (customer|client|user))\b`)
+	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|the (customer|client|user|buyer)|this (customer|client|user|buyer|person|guy))\b`)
 	// dealing is one of the user's dealings with us spoken of as known:
 	// "has the big desk order gone through?", "when is that shipment
 	// leaving?". An agent asks it about the user it serves.

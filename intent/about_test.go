@@ -42,6 +42,7 @@ func TestAbout(t *testing.T) {
 		{"How should we contact Alice?", "alice", true},
 		{"When does Alice's membership expire", "alice", true},
 		{"what did the customer order last time?", "", true},
+		{"Which outfit is this person with?", "", true},
 		{"我的会员什么时候到期", "", true},
 		{"她喜欢怎样的回复？", "", true},
 		{"客户的预算是多少", "", true},
@@ -50,6 +51,7 @@ func TestAbout(t *testing.T) {
 		{"Has the big desk order gone through yet?", "", false}, // Dealing, not About
 		// Not about the user: world knowledge, requests, pleasantries.
 		{"What is the capital of Australia?", "alice", false},
+		{"Who was the person who invented the telephone?", "", false},
 		{"Who won the football match last night?", "", false},
 		{"今天天气怎么样？", "", false},
 		{"世界杯冠军是谁？", "", false},
