@@ -74,6 +74,16 @@ func dealsWith(q string) bool {
 	return false
 }
 
+// Refers reports whether text refers to someone or something as known: a
+// person ("my", "you", 你们), or a thing with a definite word ("the
+// damaged seats", 那批货). A question that refers to neither ("合肥到上海的
+// 高铁要多久？", "浦东机场怎么去最方便？") asks about the world, not about
+// anything the user and we have dealt with.
+func Refers(text string) bool {
+	q := strings.ToLower(text)
+	return person.MatchString(q) || known.MatchString(q) || containsAny(q, zhPerson) || containsAny(q, zhKnown) || containsAny(q, zhDealing)
+}
+
 // Asks reports whether text is a question rather than a request, a
 // greeting or a statement ("给我讲个笑话吧", "ok great, talk later").
 func Asks(text string) bool {
@@ -98,6 +108,8 @@ var (
 	// "has the big desk order gone through?", "when is that shipment
 	// leaving?". An agent asks it about the user it serves.
 	dealing = regexp.MustCompile(`\b(the|this|that|these|those)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
+	// known speaks of us or of a thing as known.
+	known = regexp.MustCompile(`\b(you|your|yours|the|this|that|these|those)\b`)
 	// howTo starts a question that asks for instructions ("how do I bake
 	// bread?"), whose "I" is anyone; only the verbs of a person's ways
 	// ("how do I like to be reached?") keep it about the speaker.
@@ -115,6 +127,8 @@ var (
 	zhPerson   = []string{"我", "她", "他", "客户", "用户", "顾客"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
 	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回"}
+	// zhKnown speaks of us or of a thing as known: 你们, 那个, 这件.
+	zhKnown = []string{"你", "您", "咱", "那个", "这个", "那件", "这件", "那些", "这些", "那次", "这次"}
 	// zhHowTo are the openings of a Chinese how-to question.
 	zhHowTo = []string{"我们该怎么", "我们怎么", "我应该怎么", "我该怎么", "我要怎么", "我怎么", "我如何"}
 	// zhRecipient holds longer phrases first, so that 给我们 goes whole.

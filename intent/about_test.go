@@ -29,6 +29,28 @@ func TestDealing(t *testing.T) {
 	}
 }
 
+func TestRefers(t *testing.T) {
+	tests := []struct {
+		question string
+		want     bool
+	}{
+		{"What happened with the damaged seats?", true},
+		{"Will your prices go up next year?", true},
+		{"你们能供应可降解的外卖餐盒吗？", true},
+		{"那批货怎么样了？", true},
+		{"我的预算是多少", true},
+		{"合肥到上海的高铁要多久？", false},
+		{"浦东机场怎么去最方便？", false},
+		{"订单号一般是怎么编的？有什么规则？", false},
+		{"Why do cats purr?", false},
+	}
+	for _, tt := range tests {
+		if got := intent.Refers(tt.question); got != tt.want {
+			t.Errorf("Refers(%q) = %v, want %v", tt.question, got, tt.want)
+		}
+	}
+}
+
 func TestAbout(t *testing.T) {
 	tests := []struct {
 		question, user string

@@ -63,6 +63,10 @@ type Question struct {
 	// Asks is true when the text is a question (intent.Asks), not a
 	// request, a greeting or a statement.
 	Asks bool
+	// Refers is true when the text refers to a person or to a thing as
+	// known (intent.Refers): a question that does not asks about the world,
+	// and the user's nearest memory does not answer it however far ahead.
+	Refers bool
 }
 
 // Analyse weighs the keywords of a question (in any case). docs are the texts of the
@@ -284,7 +288,7 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateSubject
 	case q.AboutDealing && e.Nearest && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor:
 		return GateSubject
-	case q.Asks && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor && e.Lead > 0 && e.Lead >= r.LeadMargin:
+	case q.Asks && q.Refers && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor && e.Lead > 0 && e.Lead >= r.LeadMargin:
 		return GateLead
 	}
 	return ""

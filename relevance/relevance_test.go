@@ -96,7 +96,7 @@ func TestGates(t *testing.T) {
 	social := Question{Social: true, Terms: []Term{term("day", 1, true)}}
 	aboutUser := Question{AboutUser: true, Terms: []Term{term("firm", 3, false)}}
 	topical := Question{Topical: true, Terms: []Term{term("big", 1, false), term("orders", 1, true)}}
-	asking := Question{Asks: true, Terms: []Term{term("damaged", 1, false), term("seats", 1, false)}}
+	asking := Question{Asks: true, Refers: true, Terms: []Term{term("damaged", 1, false), term("seats", 1, false)}}
 	dealing := Question{AboutDealing: true, Terms: []Term{term("desk", 1, false), term("order", 5, true)}}
 	tests := []struct {
 		name string
@@ -140,6 +140,7 @@ func TestGates(t *testing.T) {
 		{"not among the nearest", aboutUser, Evidence{Vector: true, Similarity: 0.2}, ""},
 		{"nearest to a question about something else", foreign, Evidence{Vector: true, Similarity: 0.2, Nearest: true}, ""},
 		{"the user's nearest, well ahead of the next", asking, Evidence{Vector: true, Similarity: 0.15, Lead: 0.1}, GateLead},
+		{"the user's nearest, well ahead, in a question about the world", Question{Asks: true}, Evidence{Vector: true, Similarity: 0.15, Lead: 0.1}, ""},
 		{"the user's nearest, not far enough ahead", asking, Evidence{Vector: true, Similarity: 0.15, Lead: 0.05}, ""},
 		{"well ahead, below the lead floor", asking, Evidence{Vector: true, Similarity: 0.1, Lead: 0.1}, ""},
 		{"not the user's nearest", asking, Evidence{Vector: true, Similarity: 0.15}, ""},
