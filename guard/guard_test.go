@@ -54,6 +54,12 @@ func TestScan(t *testing.T) {
 		{"card bad luhn", "card 4111111111111112", nil, ""},
 		{"order number", "order 1234567890123456 shipped", nil, ""},
 		{"card inside id", "SKU-A4111111111111111", nil, ""},
+		{"card glued to its name", "Bob pays with VISA4111111111111111 usually", []string{"bank_card"}, "4111111111111111"},
+		{"card in a key", "card_4111111111111111", []string{"bank_card"}, "4111111111111111"},
+		{"cn id glued to its name", "Bob passport file ID110101199003074514 in the folder", []string{"cn_id"}, "110101199003074514"},
+		{"cn id in a key", "id_110101199003074514", []string{"cn_id"}, "110101199003074514"},
+		{"mobile glued to its name", "Bob mobile is cn13812345678 for urgent calls", []string{"phone"}, "13812345678"},
+		{"mobile in a key", "x_13812345678", []string{"phone"}, "13812345678"},
 		// Phones: Chinese mobiles and international numbers.
 		{"cn mobile", "call 13812345678 after 6pm", []string{"phone"}, "13812345678"},
 		{"cn mobile +86 grouped", "电话 +86 138 1234 5678", []string{"phone"}, "138 1234 5678"},
