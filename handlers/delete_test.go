@@ -97,14 +97,16 @@ func TestDeleteLeavesVersionsOutOfSight(t *testing.T) {
 // TestDeleteKeepsTheReason: the reason a caller gives a delete reaches the
 // tombstone in Neo4j, the user's export and the audit trail; without one
 // the tombstone says the API deleted it; one past the bound is refused and
-// erases nothing.
+// erases nothing. A tombstone outlives the user's erase, so what the guard
+// finds in a reason is masked there and the reason is one line.
 func TestDeleteKeepsTheReason(t *testing.T) {
 	f := apptest.Start(t)
 	const bot = "order-bot"
 	asked := create(t, f, bot, client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice's parcel goes to the side door."})
 	plain := create(t, f, bot, client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice asked for a paper invoice."})
 	kept := create(t, f, bot, client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice pays by transfer."})
-	const reason = `Alice asked on the phone <script>alert(1)</script>`
+	const reason = "Alice asked on the phone <script>alert(1)</script>:\ncard 4111111111111111, ID 110101199003074514, password: hunter2hunter2\u202e"
+	const stored = "Alice asked on the phone <script>alert(1)</script>: card [REDACTED:bank_card], ID [REDACTED:cn_id], password: [REDACTED:password]"
 
 	admin := f.Client(t, apptest.Admin)
 	if _, err := admin.DeleteBecause(t.Context(), asked.ID, "  "+reason+" "); err != nil {
@@ -129,7 +131,7 @@ func TestDeleteKeepsTheReason(t *testing.T) {
 			reasons[fmt.Sprint(n.Props["id"])] = n.Props["reason"]
 		}
 	}
-	want := map[string]any{asked.ID: reason, plain.ID: "deleted through the API"}
+	want := map[string]any{asked.ID: stored, plain.ID: "deleted through the API"}
 	if d := cmp.Diff(want, reasons); d != "" {
 		t.Errorf("tombstone reasons in Neo4j (-want +got):\n%s", d)
 	}
@@ -144,7 +146,7 @@ func TestDeleteKeepsTheReason(t *testing.T) {
 	for _, ts := range doc.Tombstones {
 		exported[ts.ID] = ts.By + " / " + ts.Reason
 	}
-	wantExported := map[string]string{asked.ID: "admin:" + apptest.Admin + " / " + reason, plain.ID: "agent:" + bot + " / deleted through the API"}
+	wantExported := map[string]string{asked.ID: "admin:" + apptest.Admin + " / " + stored, plain.ID: "agent:" + bot + " / deleted through the API"}
 	if d := cmp.Diff(wantExported, exported); d != "" {
 		t.Errorf("exported tombstones (-want +got):\n%s", d)
 	}
@@ -153,7 +155,7 @@ func TestDeleteKeepsTheReason(t *testing.T) {
 	expectResponse(t, "audit", r, http.StatusOK)
 	var trail struct{ Events []memory.AuditEvent }
 	r.Decode(t, &trail)
-	if len(trail.Events) != 1 || trail.Events[0].Target != "memory:"+asked.ID || trail.Events[0].Details["reason"] != reason {
+	if len(trail.Events) != 1 || trail.Events[0].Target != "memory:"+asked.ID || trail.Events[0].Details["reason"] != stored {
 		t.Errorf("audit trail of deletes: %+v; want the admin's one with its reason", trail.Events)
 	}
 }

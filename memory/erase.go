@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"mneme/guard"
 )
 
 // Forgetter removes memories and users from the system of record for good.
@@ -121,13 +123,14 @@ func UserTombstoneID(tenant, userID string) string {
 // own memories is everyday work.
 //
 // reason is why, in the caller's words, kept on every tombstone and in the
-// audit entry; empty says only that it went through the API.
+// audit entry, masked as the guard masks and on one line; empty says only
+// that it went through the API.
 func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r Receipt, err error) {
 	if utf8.RuneCountInString(reason) > MaxDeleteReason || !utf8.ValidString(reason) {
 		return Receipt{}, Invalid("reason", fmt.Sprintf("must be UTF-8 text of at most %d characters", MaxDeleteReason))
 	}
-	reason = cmp.Or(strings.TrimSpace(reason), "deleted through the API")
-	found := false // a user's guess at a memory out of sight is the decision log's
+	reason = cmp.Or(strings.TrimSpace(guard.QuoteLine(guard.Masked(reason))), "deleted through the API") // a tombstone outlives an erase: no secret, no line break
+	found := false                                                                                       // a user's guess at a memory out of sight is the decision log's
 	if by := p; p.Kind == KindAdmin || p.Kind == KindUser {
 		if p.Kind == KindUser {
 			by.ID = "self"
