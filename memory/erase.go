@@ -129,8 +129,8 @@ func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r
 	if utf8.RuneCountInString(reason) > MaxDeleteReason || !utf8.ValidString(reason) {
 		return Receipt{}, Invalid("reason", fmt.Sprintf("must be UTF-8 text of at most %d characters", MaxDeleteReason))
 	}
-	reason = cmp.Or(strings.TrimSpace(guard.QuoteLine(guard.Masked(reason))), "deleted through the API") // a tombstone outlives an erase: no secret, no line break
-	found := false                                                                                       // a user's guess at a memory out of sight is the decision log's
+	reason = cmp.Or(strings.TrimSpace(guard.QuoteLine(guard.Masked(reason))), "deleted through the API")
+	found := false // a user's guess at a memory out of sight is the decision log's
 	if by := p; p.Kind == KindAdmin || p.Kind == KindUser {
 		if p.Kind == KindUser {
 			by.ID = "self"
