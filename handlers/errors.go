@@ -161,6 +161,9 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusUnprocessableEntity, "idempotency_key_reused", "this idempotency key (the Idempotency-Key header, or a memory's idempotency_key) was used before for a different request or memory: send a new key for a new one"
 	case errors.Is(err, memory.ErrConflict):
 		return http.StatusConflict, "conflict", "the memory changed: it is not the current version"
+	case errors.Is(err, policyadmin.ErrPolicyUntranslatable):
+		// Before unavailable, which it wraps: retrying cannot help.
+		return http.StatusServiceUnavailable, "policy_untranslatable", policyadmin.ErrPolicyUntranslatable.Error()
 	case errors.Is(err, memory.ErrUnavailable):
 		return http.StatusServiceUnavailable, "unavailable", "a backing store is unavailable; retry later"
 	default:

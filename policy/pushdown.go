@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // Pushdown compiles the read policy into a memory.Filter by partial
@@ -26,8 +28,9 @@ import (
 // memory.FilterFields, and the graph store turns the filter into a Cypher
 // predicate. The translation is exact for what it accepts and refuses
 // everything else: an operator, built-in, property or shape it does not know
-// makes the whole filter false, so reads fail closed, and the reason is
-// logged.
+// fails the read with policyadmin.ErrPolicyUntranslatable (an empty answer
+// would look like no memories, and writes would skip dedup), and checkPolicy
+// refuses such a policy before it can be activated (pushcheck.go).
 
 // pushdownQuery is the query partial evaluation compiles: the same rule
 // Decide evaluates, so that the filter and the per-memory check cannot drift
@@ -76,7 +79,9 @@ type pushdownKey struct {
 // until) in which no grant of its tenant expires, so that it holds for every
 // now in it. A zero until is the end of time.
 type pushdownEntry struct {
-	filter      memory.Filter
+	filter memory.Filter
+	// err is why the policy cannot be translated for this principal.
+	err         error
 	from, until time.Time
 }
 
@@ -155,8 +160,8 @@ func (pd *pushdown) setTenantGrants(tenant string, grants []memory.Grant) {
 }
 
 // filter returns the read filter of p for userID's memories ("" = every
-// user) at now. It errs only when partial evaluation does (a deadline, say);
-// a residual it cannot translate gives the false filter.
+// user) at now. It errs when partial evaluation does (a deadline, say) and
+// when the residual cannot be translated (ErrPolicyUntranslatable).
 //
 // Partial evaluation never sees the user (the resource is what it leaves
 // unknown), so it runs once per principal, for every user, and is cached
@@ -178,11 +183,18 @@ func (pd *pushdown) filter(ctx context.Context, p memory.Principal, userID strin
 	from, until := window(pd.expiries[p.Tenant], now)
 	pd.mu.Unlock()
 	if ok && entry.holdsAt(now) {
+		if entry.err != nil {
+			return memory.Filter{}, entry.err
+		}
 		return forUser(entry.filter, userID), nil
 	}
 
 	all, err := pd.compile(ctx, p, now)
-	if err != nil {
+	if errors.Is(err, ErrUntranslatable) {
+		pd.log.ErrorContext(ctx, "policy pushdown cannot translate the read policy; refusing reads",
+			"tenant", p.Tenant, "principal_kind", p.Kind, "principal", p.ID, "err", err)
+		err = fmt.Errorf("%w: %w: %w", memory.ErrUnavailable, policyadmin.ErrPolicyUntranslatable, err)
+	} else if err != nil {
 		return memory.Filter{}, err
 	}
 	pd.mu.Lock()
@@ -190,9 +202,12 @@ func (pd *pushdown) filter(ctx context.Context, p memory.Principal, userID strin
 		if len(pd.cache) >= maxPushdownCache {
 			pd.cache = map[pushdownKey]pushdownEntry{}
 		}
-		pd.cache[key] = pushdownEntry{filter: all, from: from, until: until}
+		pd.cache[key] = pushdownEntry{filter: all, err: err, from: from, until: until}
 	}
 	pd.mu.Unlock()
+	if err != nil {
+		return memory.Filter{}, err
+	}
 	return forUser(all, userID), nil
 }
 
@@ -254,9 +269,7 @@ func (pd *pushdown) compile(ctx context.Context, p memory.Principal, now time.Ti
 	}
 	f, err := translate(pq)
 	if err != nil {
-		pd.log.WarnContext(ctx, "policy pushdown cannot translate the read policy; denying every read",
-			"tenant", p.Tenant, "principal_kind", p.Kind, "principal", p.ID, "err", err)
-		return memory.Filter{Op: memory.FilterFalse}, nil
+		return memory.Filter{}, err
 	}
 	// The store reads only p's tenant: conditions on it are decided here.
 	return simplify(assume(f, "tenant", p.Tenant)), nil

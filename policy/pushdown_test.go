@@ -16,6 +16,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 func fEq(field, v string) memory.Filter {
@@ -254,9 +255,10 @@ func TestAssume(t *testing.T) {
 	}
 }
 
-// A read policy the translator cannot express denies every read through
-// the filter, says why in the log, and does not stop Decide.
-func TestReadScopeFailsClosed(t *testing.T) {
+// A read policy the translator cannot express fails every read through the
+// filter, visibly (unavailable, untranslatable, the expression named), says
+// why in the log, keeps failing from the cache, and does not stop Decide.
+func TestReadScopeFailsVisibly(t *testing.T) {
 	tests := []struct {
 		name, rule, why string
 	}{
@@ -272,14 +274,13 @@ func TestReadScopeFailsClosed(t *testing.T) {
 				Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
 				Modules: fstest.MapFS{"authz.rego": {Data: []byte(src)}},
 			})
-			s, err := e.ReadScope(context.Background(), support, "u1", testNow)
-			if err != nil {
-				t.Fatalf("ReadScope: %v", err)
+			for i := range 2 { // the second from the cache
+				_, err := e.ReadScope(context.Background(), support, "u1", testNow)
+				if !errors.Is(err, memory.ErrUnavailable) || !errors.Is(err, policyadmin.ErrPolicyUntranslatable) || !strings.Contains(err.Error(), tc.why) {
+					t.Errorf("ReadScope %d: err %v, want unavailable and untranslatable, naming %q", i, err, tc.why)
+				}
 			}
-			if !s.Empty() || s.Filter == nil || !s.Filter.IsFalse() {
-				t.Errorf("scope %+v (filter %s), want the false filter", s, filterText(s.Filter))
-			}
-			if !strings.Contains(logs.String(), "denying every read") || !strings.Contains(logs.String(), tc.why) {
+			if !strings.Contains(logs.String(), "cannot translate") || !strings.Contains(logs.String(), tc.why) {
 				t.Errorf("log does not say why:\n%s", logs.String())
 			}
 			if _, err := e.Decide(context.Background(), support, memory.ActionRead, orderM, testNow); err != nil {

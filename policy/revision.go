@@ -244,7 +244,8 @@ func (e *Engine) compile(ctx context.Context, number int64, modules []policyadmi
 // CheckPolicy is what a policy must pass to become a revision and again to
 // be activated: it parses as Rego v1, calls no built-in outside the sandbox,
 // compiles in strict mode, defines allow, reasons and scope in package
-// mneme.authz, and passes its own tests, the bundled tests and the bundled
+// mneme.authz, has a read policy the pushdown can translate for every kind
+// of principal, and passes its own tests, the bundled tests and the bundled
 // decision table.
 func (e *Engine) CheckPolicy(ctx context.Context, modules []policyadmin.PolicyModule) (policyadmin.PolicyReport, error) {
 	rev, own, err := e.compile(ctx, -1, modules)
@@ -254,6 +255,9 @@ func (e *Engine) CheckPolicy(ctx context.Context, modules []policyadmin.PolicyMo
 	report := policyadmin.PolicyReport{Digest: rev.Digest, Modules: len(modules)}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
+	if err := e.checkPushdown(ctx, rev); err != nil {
+		return policyadmin.PolicyReport{}, err
+	}
 
 	if report.OwnTests, err = runTests(ctx, "", rev.Modules, own); err != nil {
 		return policyadmin.PolicyReport{}, err

@@ -204,6 +204,20 @@ test_secret_plans_are_never_read if {
 			code:    policyadmin.RejectCompile, contains: "must define data.mneme.authz.scope",
 		},
 		{
+			name: "read scope the pushdown cannot translate",
+			modules: withModule(t, e, "authz.rego", func(s string) string {
+				return strings.Replace(s, "\tinput.resource.tenant == input.principal.tenant\n", "\tlower(input.resource.tenant) == lower(input.principal.tenant)\n", 1)
+			}),
+			code: policyadmin.RejectCompile, contains: "user u1, admin root, analyst ana (roles analyst), analyst ana (roles analyst_full), analyst ana): lower(input.resource.tenant",
+		},
+		{
+			name: "untranslatable for an agent in a team only",
+			modules: withModule(t, e, "authz.rego", func(s string) string {
+				return s + "\npermits contains \"team prefix\" if {\n\tinput.principal.team != \"\"\n\tinput.action == \"read\"\n\tstartswith(input.resource.id, \"mem_\")\n}\n"
+			}),
+			code: policyadmin.RejectCompile, contains: "(for agent support-bot (team support)): startswith(input.resource.id",
+		},
+		{
 			name:    "only tests",
 			modules: []policyadmin.PolicyModule{{Name: "p_test.rego", Source: "package p_test\n\ntest_x if true\n"}},
 			code:    policyadmin.RejectInvalid, contains: "no policy module",

@@ -28,7 +28,19 @@ const (
 	RejectForeignData      = "policy_foreign_data"
 	RejectCompile          = "policy_compile_error"
 	RejectTestFailed       = "policy_test_failed"
+	// RejectTooSlow is a draft whose evaluation outlasts the engine's
+	// budget: retrying cannot help, the draft must change.
+	RejectTooSlow = "policy_too_slow"
+	// RejectTooMuchMemory is a check that allocated more than its budget.
+	RejectTooMuchMemory = "policy_memory_exceeded"
 )
+
+// ErrPolicyUntranslatable is an active policy whose read rules cannot be
+// turned into a query filter: every read would come back empty, so reads
+// and the writes that search what they may read (dedup, supersede) fail
+// instead until an admin activates another revision. It comes wrapped
+// with memory.ErrUnavailable.
+var ErrPolicyUntranslatable = errors.New("the active policy's read rules cannot be turned into a query filter: an admin must activate another revision")
 
 // PolicyRejectedError is a policy that may not become a revision or be
 // activated, with a stable Code and what was wrong.
