@@ -364,3 +364,51 @@ func TestSessionTurnsCannotForgeTheContext(t *testing.T) {
 		}
 	}
 }
+
+// An end user reads what was said between them and the agent in a session
+// about them, not the agent's system and tool turns (which may hold what
+// policy keeps from users), in the session and in recall's session block;
+// the agent reads them all. A password, secret, ID number or card said in
+// a turn is masked as the turn is appended: it never sits in Redis nor
+// comes back in the session block.
+func TestSessionTurnsAUserReads(t *testing.T) {
+	f := apptest.Start(t)
+	const id = "s-roles"
+	appendTurns(t, f, "support-bot", id, client.AppendRequest{UserID: "alice", Turns: []client.Turn{
+		{Role: memory.RoleSystem, Content: "INTERNAL: Alice margin is 3%, credit risk HIGH"},
+		{Role: memory.RoleTool, Content: "crm.lookup -> landed cost 41k"},
+		{Role: memory.RoleUser, Content: "Hi, any discount? My password is Hunter2hunter2 and my card 4111 1111 1111 1111, ID 110101199003074514."},
+		{Role: memory.RoleAssistant, Content: "Let me check the discount for you."},
+	}})
+	roles := func(s client.Session) (out []string) {
+		for _, t := range s.Turns {
+			out = append(out, t.Role)
+		}
+		return out
+	}
+	for who, want := range map[string][]string{"alice": {"user", "assistant"}, "support-bot": {"system", "tool", "user", "assistant"}} {
+		s, err := f.Client(t, who).Session(t.Context(), id)
+		if err != nil {
+			t.Fatalf("session as %s: %v", who, err)
+		}
+		if got := roles(s); !slices.Equal(got, want) {
+			t.Errorf("roles %s reads: %v, want %v", who, got, want)
+		}
+		got := recall(t, f, who, client.RecallRequest{UserID: "alice", Query: "discount", SessionID: id})
+		if who == "alice" && (strings.Contains(got.Context, "margin") || strings.Contains(got.Context, "landed cost")) {
+			t.Errorf("alice's session block holds the agent's turns: %q", got.Context)
+		}
+		for _, secret := range []string{"Hunter2hunter2", "4111 1111", "110101199003074514"} {
+			if strings.Contains(got.Context, secret) || strings.Contains(fmt.Sprint(s.Turns), secret) {
+				t.Errorf("%s reads %q in the session", who, secret)
+			}
+		}
+	}
+	raw, err := f.App.Sessions.Get(t.Context(), f.Tenant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(raw.Turns), "[REDACTED:bank_card]") {
+		t.Errorf("stored turns %+v: want the card masked", raw.Turns)
+	}
+}

@@ -205,13 +205,10 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	named := make(chan intent.Person, 1)
 	go func() { named <- s.person(ctx, p.Tenant, r.UserID) }()
 	userScope, err := s.authz.ReadScope(ctx, p, r.UserID, now)
-	if err != nil {
-		return RecallResult{}, fmt.Errorf("read scope: %w", err)
-	}
 	// The knowledge shared in the tenant joins the user's memories: what
 	// the caller may read of it is its scope over every user.
-	all, err := s.authz.ReadScope(ctx, p, "", now)
-	if err != nil {
+	all, allErr := s.authz.ReadScope(ctx, p, "", now)
+	if err = errors.Join(err, allErr); err != nil {
 		return RecallResult{}, fmt.Errorf("read scope: %w", err)
 	}
 	scope, shared := JointScope(userScope, all)
@@ -614,6 +611,13 @@ func scopeLabel(m Memory) string {
 		return strings.TrimSuffix(sc+":"+m.ScopeID, ":")
 	}
 	return "user:" + m.UserID
+}
+
+// TurnsFor returns the turns p may read: an end user reads what was said
+// between them and the agent, not the agent's system and tool turns, which
+// may hold what policy keeps from users.
+func (sess Session) TurnsFor(p Principal) []Turn {
+	return slices.DeleteFunc(slices.Clone(sess.Turns), func(t Turn) bool { return p.Kind == KindUser && t.Role != RoleUser && t.Role != RoleAssistant })
 }
 
 // orZero is *t, or the zero time, which filters read as "no bound".

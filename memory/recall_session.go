@@ -41,7 +41,7 @@ func (s *Service) openSession(ctx context.Context, p Principal, r RecallRequest,
 	if sess.UserID != r.UserID || s.require(ctx, p, ActionRead, SessionResource(sess.Tenant, sess.UserID, sess.AgentID), now) != nil {
 		return nil
 	}
-	out := &RecallSession{ID: sess.ID, Source: SourceSession, Turns: sess.Turns}
+	out := &RecallSession{ID: sess.ID, Source: SourceSession, Turns: sess.TurnsFor(p)}
 	if n := len(out.Turns); n > RecallSessionTurns {
 		out.Turns, out.Truncated = out.Turns[n-RecallSessionTurns:], true
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"mneme/guard"
 	"mneme/memory"
 )
 
@@ -48,7 +49,7 @@ func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string
 		if t.At.IsZero() {
 			t.At = now
 		}
-		t.At = t.At.UTC()
+		t.At, t.Content = t.At.UTC(), maskSecrets(t.Content)
 		turns[i] = t
 	}
 	open := memory.Session{ID: id, Tenant: p.Tenant, UserID: r.UserID, AgentID: AuthorOf(p), Owner: p}
@@ -67,7 +68,19 @@ func (s *Service) GetSession(ctx context.Context, p memory.Principal, id string)
 	if s.require(ctx, p, memory.ActionRead, memory.SessionResource(sess.Tenant, sess.UserID, sess.AgentID), s.now().UTC()) != nil {
 		return memory.Session{}, memory.ErrNotFound
 	}
+	sess.Turns = sess.TurnsFor(p)
 	return sess, nil
+}
+
+// sessionMasked are the findings of the guard that no memory keeps as said
+// by default: masked as a turn is appended, they never sit in Redis for the
+// session's life nor come back in recall's session block. Phones and
+// e-mails wait for the close, where policy may keep them in a contact
+// preference.
+var sessionMasked = []string{guard.KindPassword, guard.KindSecret, guard.KindCNID, guard.KindBankCard}
+
+func maskSecrets(text string) string {
+	return guard.Redact(text, guard.Scan(text), sessionMasked)
 }
 
 // CloseSession ends an open session now and turns it into long-term
