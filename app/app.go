@@ -245,10 +245,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// Users' names, kept a while per replica for recall; a rename here
 	// forgets the old one at once.
 	a.Names = usernames.New(keys, nil)
-	if a.Identity, err = buildIdentity(cfg.Identity, keys, a.Redis, a.Policy, a.Audit, a.Names, log); err != nil {
-		return nil, err
-	}
-	a.Erasers = append(a.Erasers, a.Identity)
 	// graph.Store is the store of most parts; it is passed for each.
 	if a.Admin, err = policyadmin.New(policyadmin.Options{
 		Policies: store, Grants: store, Agents: keys, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
@@ -256,6 +252,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if a.Identity, err = buildIdentity(cfg.Identity, keys, a.Redis, a.Policy, a.Audit, a.Names, a.Admin, log); err != nil {
+		return nil, err
+	}
+	a.Erasers = append(a.Erasers, a.Identity)
 	a.Limiter = cfg.Limits.limiter(a.Redis)
 	a.Tallies = tally.New(store.Runner())
 	a.Quota = cfg.Limits.quota(a.Tallies, log)
@@ -477,14 +477,14 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (redis.Univers
 }
 
 // buildIdentity wires the identity service: tenants, principals and keys.
-func buildIdentity(cfg IdentityConfig, keys *keystore.Store, rdb redis.UniversalClient, authz identity.Authorizer, audit memory.Auditor, names identity.NameCache, log *slog.Logger) (*identity.Service, error) {
+func buildIdentity(cfg IdentityConfig, keys *keystore.Store, rdb redis.UniversalClient, authz identity.Authorizer, audit memory.Auditor, names identity.NameCache, grants identity.GrantRevoker, log *slog.Logger) (*identity.Service, error) {
 	hasher, err := identity.NewHasher(cfg.KeySecret)
 	if err != nil {
 		return nil, err
 	}
 	return identity.New(identity.Options{
 		Store: keys, Epochs: identity.NewRedisEpochs(rdb), Hasher: hasher, Authz: authz, Audit: audit, Logger: log,
-		NoCache: cfg.NoCache, Names: names,
+		NoCache: cfg.NoCache, Names: names, Grants: grants,
 	})
 }
 

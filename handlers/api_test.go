@@ -455,3 +455,58 @@ func TestAnalystReadsWhatTheRoleAllows(t *testing.T) {
 	_, err := f.Client(t, "analyst").Add(t.Context(), client.NewMemory{UserID: "alice", AgentID: "order-bot", Type: client.TypeSemantic, Content: "x"})
 	wantAPIError(t, "analyst write", err, http.StatusForbidden, "forbidden")
 }
+
+// Deleting an agent revokes the grants that name it, as grantee or source:
+// an agent made later under the same id does not inherit them. Each
+// revocation is in the audit trail.
+func TestDeletedAgentsGrantsGo(t *testing.T) {
+	f := apptest.Start(t)
+	order := create(t, f, "order-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "order_status", Content: "Alice's order SO-3001 ships on Friday."})
+	admin := f.Client(t, apptest.Admin)
+	newAgent := func() {
+		r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "temp-bot", Team: "support"})
+		expectResponse(t, "create temp-bot", r, http.StatusCreated)
+		key := identity.NewAPIKey(f.Tenant)
+		if err := f.App.Identity.PutKey(t.Context(), key, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: "temp-bot", Team: "support"}, ""); err != nil {
+			t.Fatal(err)
+		}
+		f.Keys["temp-bot"] = key
+	}
+	newAgent()
+	for _, g := range []client.NewGrant{
+		{Grantee: "temp-bot", Source: "order-bot", Types: []string{"semantic"}, MaxSensitivity: "internal"},
+		{Grantee: "support-bot", Source: "temp-bot", Types: []string{"semantic"}, MaxSensitivity: "internal"},
+	} {
+		if _, err := admin.CreateGrant(t.Context(), g); err != nil {
+			t.Fatalf("grant %+v: %v", g, err)
+		}
+	}
+	keep, err := admin.CreateGrant(t.Context(), client.NewGrant{Grantee: "support-bot", Source: "order-bot", Types: []string{"episodic"}, MaxSensitivity: "internal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Client(t, "temp-bot").Get(t.Context(), order.ID); err != nil {
+		t.Fatalf("temp-bot reads through its grant: %v", err)
+	}
+
+	r := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/principals/agent/temp-bot", nil)
+	expectResponse(t, "delete temp-bot", r, http.StatusNoContent)
+	set, err := admin.ListGrants(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Grants) != 1 || set.Grants[0].ID != keep.ID {
+		t.Errorf("grants after the agent's deletion: %+v; want only %s", set.Grants, keep.ID)
+	}
+	newAgent()
+	if _, err := f.Client(t, "temp-bot").Get(t.Context(), order.ID); client.Code(err) != "not_found" {
+		t.Errorf("an agent made again under the id reads through the old grant: %v", err)
+	}
+	r = f.Do(t, apptest.Admin, http.MethodGet, "/v1/audit?action=grant.delete", nil)
+	expectResponse(t, "audit", r, http.StatusOK)
+	var trail struct{ Events []memory.AuditEvent }
+	r.Decode(t, &trail)
+	if len(trail.Events) != 2 {
+		t.Errorf("audited grant deletions: %+v; want the two revoked", trail.Events)
+	}
+}

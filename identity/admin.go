@@ -137,9 +137,17 @@ func validPrincipal(n NewPrincipal) error {
 
 // validID reports whether a valid name id can name a principal of kind. "user:" and a
 // user id is the author of what users write themselves: an agent by that
-// name would write as the user.
+// name would write as the user, and one named "USER:alice" would read as
+// it in the panel and the audit trail.
 func validID(kind, id string) bool {
-	return !(kind == memory.KindAgent && strings.HasPrefix(id, "user:"))
+	return !(kind == memory.KindAgent && strings.HasPrefix(strings.ToLower(id), "user:"))
+}
+
+// bidi reports whether r changes the direction of the text around it: a
+// name holding one ("Bob\u202eevil") shows as another in the panel and the
+// audit trail.
+func bidi(r rune) bool {
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c'
 }
 
 // validFields checks what a principal of kind may have: a team (agents), a
@@ -154,7 +162,7 @@ func validFields(kind, team string, roles []string, name string) error {
 		return memory.Invalid("roles", "at most 16")
 	case name != "" && kind != memory.KindUser:
 		return memory.Invalid("name", "only users have a name")
-	case utf8.RuneCountInString(name) > MaxUserName || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
+	case utf8.RuneCountInString(name) > MaxUserName || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) || strings.ContainsFunc(name, bidi):
 		return memory.Invalid("name", fmt.Sprintf("must be at most %d characters of text", MaxUserName))
 	}
 	for _, r := range roles {
@@ -248,13 +256,21 @@ func changedFields(c PrincipalChange) map[string]string {
 }
 
 // DeletePrincipal removes a principal and its keys; its memories stay (DELETE
-// /v1/users/{id} erases a user's data). An admin cannot delete themself, so
+// /v1/users/{id} erases a user's data). An agent's sharing grants go
+// first, so that none outlives it. An admin cannot delete themself, so
 // that a tenant is never left without the admin who was acting.
 func (s *Service) DeletePrincipal(ctx context.Context, p memory.Principal, kind, id string) error {
 	details := map[string]string{}
 	return s.act(ctx, p, "principal.delete", kind+":"+id, details, func() error {
 		if kind == p.Kind && id == p.ID {
 			return memory.Invalid("id", "an admin cannot delete themself")
+		}
+		if kind == memory.KindAgent && s.grants != nil {
+			g, err := s.grants.RevokeGrantsOf(ctx, p, id)
+			if err != nil {
+				return fmt.Errorf("revoke the agent's grants: %w", err)
+			}
+			details["grants"] = strconv.Itoa(g)
 		}
 		n, err := s.store.DeletePrincipal(ctx, p.Tenant, kind, id)
 		if err != nil {

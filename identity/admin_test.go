@@ -18,6 +18,10 @@ func TestValidPrincipal(t *testing.T) {
 		{"an agent with a colon", NewPrincipal{Kind: memory.KindAgent, ID: "acme:help-bot"}, ""},
 		// An agent by that name would write as the user.
 		{"an agent named as a user's own writing", NewPrincipal{Kind: memory.KindAgent, ID: "user:alice"}, "id"},
+		{"an agent named as a user's own writing, in capitals", NewPrincipal{Kind: memory.KindAgent, ID: "USER:alice"}, "id"},
+		{"a name that turns the text around", NewPrincipal{Kind: memory.KindUser, ID: "bob", Name: "Bob\u202eevil"}, "name"},
+		{"a name with an isolate", NewPrincipal{Kind: memory.KindUser, ID: "bob", Name: "Bob\u2067x"}, "name"},
+		{"a name in Arabic script", NewPrincipal{Kind: memory.KindUser, ID: "amal", Name: "أمل"}, ""},
 		{"a user whose id starts with user:", NewPrincipal{Kind: memory.KindUser, ID: "user:x"}, ""},
 		{"an unknown kind", NewPrincipal{Kind: "robot", ID: "r2"}, "kind"},
 		{"an id with a slash", NewPrincipal{Kind: memory.KindAgent, ID: "a/b"}, "id"},

@@ -30,6 +30,14 @@ type Options struct {
 	// Names, when set, is told of a user whose name changed: recall's
 	// cache of users' names on this replica.
 	Names NameCache
+	// Grants, when set, revokes the sharing grants of an agent deleted.
+	Grants GrantRevoker
+}
+
+// GrantRevoker deletes the sharing grants that name an agent, as grantee or
+// source; p is the admin deleting it.
+type GrantRevoker interface {
+	RevokeGrantsOf(ctx context.Context, p memory.Principal, agent string) (int, error)
 }
 
 // NameCache forgets a user's name, which it reads again when next asked.
@@ -50,6 +58,7 @@ type Service struct {
 	cache   *keyCache
 	touches *toucher
 	names   NameCache
+	grants  GrantRevoker
 }
 
 // New returns a Service, or an error naming each required part opts lacks.
@@ -69,7 +78,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		store: opts.Store, epochs: opts.Epochs, hash: opts.Hasher, authz: opts.Authz, audit: opts.Audit,
-		log: opts.Logger, now: opts.Now, touches: newToucher(), names: opts.Names,
+		log: opts.Logger, now: opts.Now, touches: newToucher(), names: opts.Names, grants: opts.Grants,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -2,6 +2,7 @@ package policyadmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -217,6 +218,28 @@ func (s *Service) deleteGrant(ctx context.Context, p memory.Principal, id string
 		return err
 	}
 	return s.grantsChanged(ctx, p.Tenant)
+}
+
+// RevokeGrantsOf deletes every grant that names agent, as grantee or as
+// source, as the agent itself is deleted: an agent made later under the
+// same id must not inherit what an admin granted the old one. Each is
+// audited as a grant.delete by p; it returns how many went.
+func (s *Service) RevokeGrantsOf(ctx context.Context, p memory.Principal, agent string) (int, error) {
+	gs, err := s.ListGrants(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, g := range gs {
+		if g.Grantee != agent && g.Source != agent {
+			continue
+		}
+		if err := s.DeleteGrant(ctx, p, g.ID); err != nil && !errors.Is(err, memory.ErrNotFound) {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // grantsChanged puts the tenant's new grants in force on every replica:
