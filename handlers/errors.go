@@ -87,6 +87,7 @@ func classify(err error) (status int, code, msg string) {
 	var limited retryLater
 	var graphLimit *graphquery.LimitError
 	var quota *memory.QuotaError
+	var busy *policyadmin.CheckBusyError
 	switch {
 	// identity's errors, before the domain errors they wrap.
 	case errors.Is(err, identity.ErrTenantExists):
@@ -99,6 +100,8 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusUnprocessableEntity, "unknown_principal", err.Error()
 	case errors.Is(err, identity.ErrNoOwner):
 		return http.StatusUnprocessableEntity, "unknown_principal", "no principal of that kind and id: create it first (POST /v1/principals)"
+	case errors.As(err, &busy):
+		return http.StatusTooManyRequests, "policy_check_busy", busy.Error()
 	case errors.As(err, &limited):
 		return http.StatusTooManyRequests, "rate_limited", "too many requests: retry after the seconds in Retry-After"
 	case errors.As(err, &quota):

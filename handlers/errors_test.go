@@ -22,6 +22,7 @@ func TestClassifyAdminErrors(t *testing.T) {
 		{"policy rejected", fmt.Errorf("push: %w", &policyadmin.PolicyRejectedError{Code: policyadmin.RejectTestFailed, Problems: []string{"x"}}),
 			http.StatusUnprocessableEntity, policyadmin.RejectTestFailed},
 		{"replica behind", fmt.Errorf("%w: policy revisions: down", memory.ErrUnavailable), http.StatusServiceUnavailable, "unavailable"},
+		{"another policy check runs", fmt.Errorf("simulate: %w", &policyadmin.CheckBusyError{}), http.StatusTooManyRequests, "policy_check_busy"},
 		{"policy cannot filter reads", fmt.Errorf("read scope: %w: %w: lower", memory.ErrUnavailable, policyadmin.ErrPolicyUntranslatable),
 			http.StatusServiceUnavailable, "policy_untranslatable"},
 	}

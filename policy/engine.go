@@ -20,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -112,6 +113,8 @@ type Engine struct {
 	// grants are every tenant's grants as loaded, which the pushdown of a
 	// newly compiled revision needs for the expiry of its cached filters.
 	grants map[string][]memory.Grant
+	// checks runs admin-supplied Rego one at a time under a heap budget.
+	checks *checkGate
 }
 
 var _ memory.Authorizer = (*Engine)(nil)
@@ -119,7 +122,7 @@ var _ memory.Authorizer = (*Engine)(nil)
 // New compiles the policy and prepares its queries, once. It starts with no
 // grants.
 func New(ctx context.Context, opts Options) (*Engine, error) {
-	e := &Engine{log: opts.Logger, timeout: opts.Timeout, sink: opts.Decisions, cache: map[string]*Revision{}, grants: map[string][]memory.Grant{}}
+	e := &Engine{log: opts.Logger, timeout: opts.Timeout, sink: opts.Decisions, cache: map[string]*Revision{}, grants: map[string][]memory.Grant{}, checks: newCheckGate()}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -312,7 +315,7 @@ func (e *Engine) decide(ctx context.Context, rev *Revision, p memory.Principal, 
 	if err != nil {
 		return memory.Decision{}, fmt.Errorf("policy: decide %s: reasons: %w", action, err)
 	}
-	d := memory.Decision{Allow: allow, Reasons: reasons}
+	d := memory.Decision{Allow: allow, Reasons: capReasons(reasons)}
 	rev.memo.put(gen, key, d, from, until)
 	return d, nil
 }
@@ -456,6 +459,24 @@ func stringSet(v any) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// capReasons keeps the first policyadmin.MaxReasons-1 reasons and says how
+// many more there were, and cuts each to policyadmin.MaxReasonChars
+// characters: a policy may emit any number of reasons of any length, and
+// every decision is logged with them.
+func capReasons(reasons []string) []string {
+	const most, chars = policyadmin.MaxReasons, policyadmin.MaxReasonChars
+	if len(reasons) > most {
+		more := len(reasons) - (most - 1)
+		reasons = append(reasons[:most-1:most-1], fmt.Sprintf("… and %d more reasons", more))
+	}
+	for i, r := range reasons {
+		if utf8.RuneCountInString(r) > chars {
+			reasons[i] = string([]rune(r)[:chars-1]) + "…"
+		}
+	}
+	return reasons
 }
 
 // toClauses converts the Rego scope set to clauses, strictly: a field the Go

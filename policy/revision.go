@@ -246,8 +246,17 @@ func (e *Engine) compile(ctx context.Context, number int64, modules []policyadmi
 // compiles in strict mode, defines allow, reasons and scope in package
 // mneme.authz, has a read policy the pushdown can translate for every kind
 // of principal, and passes its own tests, the bundled tests and the bundled
-// decision table.
-func (e *Engine) CheckPolicy(ctx context.Context, modules []policyadmin.PolicyModule) (policyadmin.PolicyReport, error) {
+// decision table. Checks run one at a time under a memory budget
+// (checkgate.go).
+func (e *Engine) CheckPolicy(ctx context.Context, modules []policyadmin.PolicyModule) (report policyadmin.PolicyReport, err error) {
+	err = e.checks.run(ctx, func(ctx context.Context) error {
+		report, err = e.checkPolicy(ctx, modules)
+		return err
+	})
+	return report, err
+}
+
+func (e *Engine) checkPolicy(ctx context.Context, modules []policyadmin.PolicyModule) (policyadmin.PolicyReport, error) {
 	rev, own, err := e.compile(ctx, -1, modules)
 	if err != nil {
 		return policyadmin.PolicyReport{}, err
@@ -532,7 +541,15 @@ func (e *Engine) draft(ctx context.Context, modules []policyadmin.PolicyModule) 
 // Simulate decides in against modules with the engine's current grants and
 // nothing recorded. With explain, it lists the rules OPA entered, left and
 // failed on the way.
-func (e *Engine) Simulate(ctx context.Context, modules []policyadmin.PolicyModule, in policyadmin.DecisionInput, explain bool) (policyadmin.Simulation, error) {
+func (e *Engine) Simulate(ctx context.Context, modules []policyadmin.PolicyModule, in policyadmin.DecisionInput, explain bool) (sim policyadmin.Simulation, err error) {
+	err = e.checks.run(ctx, func(ctx context.Context) error {
+		sim, err = e.simulate(ctx, modules, in, explain)
+		return err
+	})
+	return sim, err
+}
+
+func (e *Engine) simulate(ctx context.Context, modules []policyadmin.PolicyModule, in policyadmin.DecisionInput, explain bool) (policyadmin.Simulation, error) {
 	rev, err := e.draft(ctx, modules)
 	if err != nil {
 		return policyadmin.Simulation{}, err
@@ -554,7 +571,8 @@ func (e *Engine) Simulate(ctx context.Context, modules []policyadmin.PolicyModul
 	var sim policyadmin.Simulation
 	if len(rs) == 1 {
 		sim.Allow, _ = rs[0].Bindings["allow"].(bool)
-		sim.Reasons, _ = stringSet(rs[0].Bindings["reasons"])
+		reasons, _ := stringSet(rs[0].Bindings["reasons"])
+		sim.Reasons = capReasons(reasons)
 	}
 	if in.Principal.Tenant == "" || in.Resource.Tenant != in.Principal.Tenant {
 		sim.Allow, sim.Reasons = false, []string{tenantMismatch}
@@ -611,7 +629,15 @@ func nonNil(xs []string) []string {
 
 // Replay decides every record again against modules with the engine's
 // current grants, each at its own time; an evaluation error is a deny.
-func (e *Engine) Replay(ctx context.Context, modules []policyadmin.PolicyModule, records []policyadmin.DecisionRecord) ([]memory.Decision, error) {
+func (e *Engine) Replay(ctx context.Context, modules []policyadmin.PolicyModule, records []policyadmin.DecisionRecord) (out []memory.Decision, err error) {
+	err = e.checks.run(ctx, func(ctx context.Context) error {
+		out, err = e.replay(ctx, modules, records)
+		return err
+	})
+	return out, err
+}
+
+func (e *Engine) replay(ctx context.Context, modules []policyadmin.PolicyModule, records []policyadmin.DecisionRecord) ([]memory.Decision, error) {
 	rev, err := e.draft(ctx, modules)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ErrUnknownGrantee is a grant for an agent the tenant does not have: only
@@ -58,4 +59,20 @@ func (e *PolicyRejectedError) Error() string {
 		ps = ps[:show]
 	}
 	return strings.Join(ps, "; ") + more
+}
+
+// CheckBusyError is a policy check, simulation or replay refused because
+// another one runs in this process and did not end in time: they run one at
+// a time, as each may use much memory.
+type CheckBusyError struct {
+	RetryAfter time.Duration
+}
+
+func (e *CheckBusyError) Error() string {
+	return "another policy check, simulation or replay is running: retry after the seconds in Retry-After"
+}
+
+// RetryAfterSeconds says when to retry, at least a second.
+func (e *CheckBusyError) RetryAfterSeconds() int {
+	return max(1, int(e.RetryAfter.Round(time.Second)/time.Second))
 }

@@ -123,6 +123,11 @@ const (
 	MaxDecisionLimit     = 1000
 	DefaultReplayLimit   = 500
 	MaxReplayLimit       = 5000
+	// MaxReasons and MaxReasonChars bound the reasons a decision keeps
+	// (explain, simulate, replay and the decision log); beyond MaxReasons,
+	// the last says how many more there were.
+	MaxReasons     = 16
+	MaxReasonChars = 200
 )
 
 // DecisionInput is a decision to simulate.

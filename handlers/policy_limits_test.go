@@ -1,0 +1,101 @@
+package handlers_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"mneme/client"
+	"mneme/internal/apptest"
+	"mneme/memory"
+	"mneme/policyadmin"
+)
+
+// bigTest is a test module that builds ten million numbers: about 1.5 GB
+// of heap if nothing stops it.
+var bigTest = policyadmin.PolicyModule{Name: "big_test.rego",
+	Source: "package mneme.authz_test\n\ntest_big if {\n\tcount([x | some x in numbers.range(1, 10000000)]) > 0\n}\n"}
+
+// TestPolicyCheckMemoryBudget shows through the router that a policy check
+// that builds more than its heap budget is stopped and refused, not run to
+// the end.
+func TestPolicyCheckMemoryBudget(t *testing.T) {
+	f := apptest.Start(t)
+	modules := append(bundled(t, f), bigTest)
+	r := f.Do(t, apptest.Admin, "POST", "/v1/policy/test", map[string]any{"modules": modules})
+	expectResponse(t, "test a policy whose test builds 1e7 numbers", r, http.StatusUnprocessableEntity, policyadmin.RejectTooMuchMemory)
+}
+
+// manyReasons is the bundled policy plus 2,000 reasons of 100 characters for
+// finance-bot reading its own memories.
+func manyReasons(base []policyadmin.PolicyModule) []policyadmin.PolicyModule {
+	return append(base, policyadmin.PolicyModule{Name: "pad.rego", Source: "package mneme.authz\n\n" +
+		"permits contains sprintf(\"padding reason %d %s\", [x, \"" + strings.Repeat("x", 300) + "\"]) if {\n" +
+		"\tinput.principal.id == \"finance-bot\"\n\tinput.action == \"read\"\n\tinput.resource.agent_id == \"finance-bot\"\n" +
+		"\tsome x in numbers.range(1, 2000)\n}\n"})
+}
+
+// TestReasonsAreBounded shows through the router that a policy emitting
+// 2,000 long reasons per decision leaves at most policyadmin.MaxReasons reasons
+// of at most policyadmin.MaxReasonChars characters in a simulation, a recall's
+// explain and the decision log.
+func TestReasonsAreBounded(t *testing.T) {
+	f := apptest.Start(t)
+	ctx := t.Context()
+	draft := manyReasons(bundled(t, f))
+	bounded := func(what string, reasons []string) {
+		t.Helper()
+		if len(reasons) == 0 || len(reasons) > policyadmin.MaxReasons {
+			t.Errorf("%s: %d reasons, want 1 to %d", what, len(reasons), policyadmin.MaxReasons)
+		}
+		for _, r := range reasons {
+			if n := utf8.RuneCountInString(r); n > policyadmin.MaxReasonChars {
+				t.Errorf("%s: a reason of %d characters", what, n)
+				return
+			}
+		}
+	}
+
+	in := policyadmin.DecisionInput{Principal: memory.Principal{Kind: memory.KindAgent, ID: "finance-bot"}, Action: memory.ActionRead,
+		Resource: memory.Resource{UserID: "bob", AgentID: "finance-bot", Type: memory.TypeSemantic, Kind: "fact", Sensitivity: memory.SensitivityInternal, Status: memory.StatusActive}}
+	for _, explain := range []bool{false, true} {
+		r := f.Do(t, apptest.Admin, "POST", "/v1/policy/simulate", policyadmin.SimulateRequest{Modules: draft, Input: in, Explain: explain})
+		expectResponse(t, "simulate", r, http.StatusOK)
+		var sim policyadmin.Simulation
+		r.Decode(t, &sim)
+		bounded("simulate", sim.Reasons)
+	}
+
+	r := f.Do(t, apptest.Admin, "PUT", "/v1/policy", policyadmin.NewPolicy{Message: "many reasons", Modules: draft})
+	expectResponse(t, "push", r, http.StatusCreated)
+	var pushed struct{ Revision policyadmin.PolicyRevision }
+	r.Decode(t, &pushed)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/policy/revisions/"+strconv.FormatInt(pushed.Revision.Number, 10)+"/activate", nil)
+	expectResponse(t, "activate", r, http.StatusOK)
+	t.Cleanup(func() { f.Do(t, apptest.Admin, "POST", "/v1/policy/revisions/0/activate", nil) })
+
+	create(t, f, "finance-bot", client.NewMemory{UserID: "bob", Type: client.TypeSemantic, Kind: "fact", Content: "Bob's invoices are on hold for review."})
+	rec, err := f.Client(t, "finance-bot").Recall(ctx, client.RecallRequest{UserID: "bob", Query: "Bob invoices on hold"})
+	if err != nil || len(rec.Memories) == 0 {
+		t.Fatalf("recall: %v, %d memories", err, len(rec.Memories))
+	}
+	if n := len(rec.Memories[0].Explain.Policy); n > policyadmin.MaxReasons*(policyadmin.MaxReasonChars*3+2)+10 {
+		t.Errorf("recall explain holds %d bytes of reasons", n)
+	}
+
+	if err := f.App.Decisions.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r = f.Do(t, apptest.Admin, "GET", "/v1/decisions?principal=agent:finance-bot&action=read&limit=20", nil)
+	expectResponse(t, "decisions", r, http.StatusOK)
+	var log struct{ Decisions []policyadmin.DecisionRecord }
+	r.Decode(t, &log)
+	if len(log.Decisions) == 0 {
+		t.Fatal("no decision logged")
+	}
+	for _, d := range log.Decisions {
+		bounded("decision log", d.Reasons)
+	}
+}
