@@ -62,6 +62,7 @@ func (a *api) createMemories(c *gin.Context) error {
 		c.JSON(http.StatusAccepted, job)
 		return nil
 	}
+	keyed(batch, c.GetHeader("Idempotency-Key"))
 	results, err := a.svc.Write(c.Request.Context(), principalOf(c), batch)
 	a.observe.Wrote(principalOf(c).Tenant, results, err)
 	if err != nil {
@@ -292,3 +293,20 @@ func ifMatchOf(values []string) (int, error) {
 // etag is a memory's version as an HTTP entity tag; If-Match accepts it
 // quoted or bare.
 func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
+
+// keyed gives each memory of a synchronous write that names no
+// idempotency_key the request's Idempotency-Key header: the key itself for
+// one memory, the key and the memory's place (":0", ":1", …) in a batch. A
+// retry then repeats nothing, and another request under the key is
+// refused, as a queued write's is.
+func keyed(batch []memory.NewMemory, key string) {
+	for i := range batch {
+		switch {
+		case key == "" || batch[i].IdempotencyKey != "":
+		case len(batch) == 1:
+			batch[i].IdempotencyKey = key
+		default:
+			batch[i].IdempotencyKey = key + ":" + strconv.Itoa(i)
+		}
+	}
+}

@@ -271,3 +271,44 @@ func TestIdempotencyKeyOfAnotherWrite(t *testing.T) {
 		t.Errorf("a refused write stored %d memories about bob", len(got))
 	}
 }
+
+// A synchronous write honours the Idempotency-Key header as a queued one
+// does: a retry stores and reinforces nothing more, and another write under
+// the key is refused. In a batch each memory is keyed by its place.
+func TestIdempotencyKeyHeaderOnSyncWrites(t *testing.T) {
+	f := apptest.Start(t)
+	pref := client.NewMemory{UserID: "bob", Type: client.TypeProfile, Kind: "preference", Key: "tea", Content: "Bob drinks green tea in the afternoon."}
+	var first client.Memory
+	for i := range 3 {
+		r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", pref, "Idempotency-Key", "sync-k1")
+		if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+			t.Fatalf("write %d: %d %s", i, r.Status, r.Body)
+		}
+		var got client.Memory
+		r.Decode(t, &got)
+		if i == 0 {
+			first = got
+		} else if got.ID != first.ID {
+			t.Errorf("retry %d stored %s, want %s", i, got.ID, first.ID)
+		}
+	}
+	if m := getMemory(t, f, "support-bot", first.ID); m.EvidenceCount != 1 {
+		t.Errorf("evidence count after two retries: %d, want 1", m.EvidenceCount)
+	}
+	other := pref
+	other.Content, other.Key = "Bob takes his coffee black.", "coffee"
+	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", other, "Idempotency-Key", "sync-k1")
+	if r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), `"idempotency_key_reused"`) {
+		t.Errorf("another write under the key: %d %s, want 422 idempotency_key_reused", r.Status, r.Body)
+	}
+	batch := map[string]any{"memories": []client.NewMemory{other, {UserID: "bob", Type: client.TypeEpisodic, Content: "Bob called about the pallet order."}}}
+	for i := range 2 {
+		r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", batch, "Idempotency-Key", "sync-k2")
+		if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+			t.Fatalf("batch %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	if got := list(t, f, "support-bot", "user_id=bob&limit=500"); len(got) != 3 {
+		t.Errorf("bob has %d memories after a batch sent twice, want 3", len(got))
+	}
+}
