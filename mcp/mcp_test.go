@@ -310,7 +310,11 @@ func TestRefusedRequestsAreJSONRPCErrors(t *testing.T) {
 		code    int
 	}{
 		{"malformed JSON", `{"jsonrpc":"2.0",`, accept, -32700},
-		{"an id too large for a number", `{"jsonrpc":"2.0","id":` + strings.Repeat("9", 400) + `,"method":"tools/list"}`, accept, -32700},
+		{"an id too large for a number", `{"jsonrpc":"2.0","id":` + strings.Repeat("9", 400) + `,"method":"tools/list"}`, accept, -32600},
+		{"an id past 64 bits", `{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}`, accept, -32600},
+		{"an id that is no integer", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, accept, -32600},
+		{"an id given twice", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, accept, -32700},
+		{"an argument given twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list","arguments":{"user_id":"alice","user_id":"bob","limit":2}}}`, accept, -32700},
 		{"an empty batch", `[]`, accept, -32600},
 		{"bytes that are not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"remember\",\"arguments\":" +
 			"{\"memories\":[{\"user_id\":\"alice\",\"type\":\"semantic\",\"content\":\"caf\xe9 au lait\"}]}}}", accept, -32700},
