@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"mneme/app"
 	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/memory"
@@ -97,5 +99,60 @@ func TestReasonsAreBounded(t *testing.T) {
 	}
 	for _, d := range log.Decisions {
 		bounded("decision log", d.Reasons)
+	}
+}
+
+// TestPolicyRequestEdges shows through the router the refusals and answers
+// of policy routes at their edges: odd module names, the confirm action in
+// the decision log, unknown fields in an activation, a replay given both a
+// revision and an empty list of modules.
+func TestPolicyRequestEdges(t *testing.T) {
+	f := apptest.Start(t)
+	base := bundled(t, f)
+	named := func(name string) map[string]any {
+		return map[string]any{"modules": append(base[:len(base):len(base)], policyadmin.PolicyModule{Name: name, Source: "package mneme.extra\n\nx := 1\n"})}
+	}
+	tests := []struct {
+		name, method, path string
+		body               any
+		status             int
+		code, says         string
+	}{
+		{"module name with NUL", "POST", "/v1/policy/test", named("a\x00b.rego"), http.StatusUnprocessableEntity, policyadmin.RejectInvalid, "relative file name"},
+		{"module name with a newline", "POST", "/v1/policy/test", named("a\nb.rego"), http.StatusUnprocessableEntity, policyadmin.RejectInvalid, "relative file name"},
+		{"module name with a bidi override", "PUT", "/v1/policy", named("a\u202eb.rego"), http.StatusUnprocessableEntity, policyadmin.RejectInvalid, "relative file name"},
+		{"module name in a subdirectory", "POST", "/v1/policy/test", named("extra/x.rego"), http.StatusOK, "", ""},
+		{"decisions of confirm", "GET", "/v1/decisions?action=confirm", nil, http.StatusOK, "", ""},
+		{"decisions of an unknown action", "GET", "/v1/decisions?action=erase", nil, http.StatusBadRequest, "invalid_argument", "confirm"},
+		{"activation with an unknown field", "POST", "/v1/policy/revisions/0/activate", map[string]any{"x": 1}, http.StatusBadRequest, "bad_json", "unknown field"},
+		{"activation with {}", "POST", "/v1/policy/revisions/0/activate", map[string]any{}, http.StatusOK, "", ""},
+		{"activation without a body", "POST", "/v1/policy/revisions/0/activate", nil, http.StatusOK, "", ""},
+		{"replay of a revision and no modules", "POST", "/v1/policy/replay", map[string]any{"revision": 0, "modules": []any{}}, http.StatusBadRequest, "invalid_argument", "not both"},
+		{"replay of nothing", "POST", "/v1/policy/replay", map[string]any{}, http.StatusUnprocessableEntity, policyadmin.RejectInvalid, "at least one"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.Do(t, apptest.Admin, tc.method, tc.path, tc.body)
+			expectResponse(t, tc.name, r, tc.status, tc.code)
+			if !strings.Contains(string(r.Body), tc.says) {
+				t.Errorf("%s: body %.300s does not say %q", tc.name, r.Body, tc.says)
+			}
+		})
+	}
+}
+
+// TestSimulateTooSlowDraft shows through the router that a draft whose
+// decision outlasts the evaluation budget is refused as too slow (422), not
+// answered "unavailable, retry later".
+func TestSimulateTooSlowDraft(t *testing.T) {
+	f := apptest.StartWith(t, func(c *app.Config) { c.Policy.Timeout = 200 * time.Millisecond })
+	draft := edited(bundled(t, f), "authz.rego", func(s string) string {
+		return s + "\npermits contains \"slow\" if {\n\tinput.principal.id == \"slowpoke\"\n\tcount([x | some x in numbers.range(1, 100000000)]) < 0\n}\n"
+	})
+	in := policyadmin.DecisionInput{Principal: memory.Principal{Kind: memory.KindAgent, ID: "slowpoke"}, Action: memory.ActionRead,
+		Resource: memory.Resource{UserID: "bob", AgentID: "slowpoke", Type: memory.TypeSemantic, Kind: "fact", Sensitivity: memory.SensitivityInternal, Status: memory.StatusActive}}
+	for _, explain := range []bool{false, true} {
+		r := f.Do(t, apptest.Admin, "POST", "/v1/policy/simulate", policyadmin.SimulateRequest{Modules: draft, Input: in, Explain: explain})
+		expectResponse(t, "simulate a slow draft", r, http.StatusUnprocessableEntity, policyadmin.RejectTooSlow)
 	}
 }

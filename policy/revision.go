@@ -557,16 +557,19 @@ func (e *Engine) simulate(ctx context.Context, modules []policyadmin.PolicyModul
 	if !explain {
 		d, err := e.decide(ctx, rev, in.Principal, in.Action, in.Resource, in.Now)
 		if err != nil {
-			return policyadmin.Simulation{}, err
+			return policyadmin.Simulation{}, e.tooSlow(ctx, err)
 		}
 		return policyadmin.Simulation{Allow: d.Allow, Reasons: nonNil(d.Reasons)}, nil
 	}
 	tracer := topdown.NewBufferTracer()
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	evalCtx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	rs, err := rev.decide.Eval(ctx, rego.EvalParsedInput(inputValue(in.Principal, in.Action, in.Resource, in.Now)), rego.EvalQueryTracer(tracer))
+	rs, err := rev.decide.Eval(evalCtx, rego.EvalParsedInput(inputValue(in.Principal, in.Action, in.Resource, in.Now)), rego.EvalQueryTracer(tracer))
+	if err == nil && evalCtx.Err() != nil {
+		err = evalCtx.Err()
+	}
 	if err != nil {
-		return policyadmin.Simulation{}, fmt.Errorf("policy: simulate: %w", err)
+		return policyadmin.Simulation{}, e.tooSlow(ctx, fmt.Errorf("policy: simulate: %w", err))
 	}
 	var sim policyadmin.Simulation
 	if len(rs) == 1 {
@@ -580,6 +583,16 @@ func (e *Engine) simulate(ctx context.Context, modules []policyadmin.PolicyModul
 	sim.Reasons = nonNil(sim.Reasons)
 	sim.Explanation = explainTrace(*tracer)
 	return sim, nil
+}
+
+// tooSlow turns a draft's evaluation cut by the engine's deadline (ctx
+// itself still live) into a RejectTooSlow: unlike a decision of the policy
+// in force, which a busy host may delay, a retry would run the same draft.
+func (e *Engine) tooSlow(ctx context.Context, err error) error {
+	if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || topdown.IsCancel(err)) {
+		return reject(policyadmin.RejectTooSlow, fmt.Sprintf("the draft's decision takes longer than the %v a decision may take", e.timeout))
+	}
+	return err
 }
 
 // maxExplanation caps the lines of an explanation.

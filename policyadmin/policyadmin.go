@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"mneme/memory"
@@ -229,7 +230,8 @@ func validModules(modules []PolicyModule) error {
 	for i, m := range modules {
 		switch {
 		case m.Name == "" || len(m.Name) > 128 || path.Ext(m.Name) != ".rego" || path.Clean(m.Name) != m.Name ||
-			strings.HasPrefix(m.Name, "/") || strings.HasPrefix(m.Name, ".") || strings.Contains(m.Name, ".."):
+			strings.HasPrefix(m.Name, "/") || strings.HasPrefix(m.Name, ".") || strings.Contains(m.Name, "..") ||
+			strings.IndexFunc(m.Name, unprintable) >= 0 || !utf8.ValidString(m.Name):
 			problems = append(problems, fmt.Sprintf("modules[%d].name %q: must be a relative file name ending in .rego", i, m.Name))
 		case seen[m.Name]:
 			problems = append(problems, fmt.Sprintf("modules[%d].name %q: appears twice", i, m.Name))
@@ -244,6 +246,13 @@ func validModules(modules []PolicyModule) error {
 		return &PolicyRejectedError{Code: RejectInvalid, Problems: problems}
 	}
 	return nil
+}
+
+// unprintable reports control characters (NUL, newline) and invisible
+// format characters (bidi overrides, zero-width marks), which a module name
+// shown in a listing, a diff or an error must not hold.
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }
 
 // PolicyStatus returns the tenant's policy state.
@@ -488,7 +497,7 @@ func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequ
 // must be valid modules of at most MaxDraftBytes in all.
 func (s *Service) draft(ctx context.Context, tenant string, number *int64, modules []PolicyModule) ([]PolicyModule, error) {
 	switch {
-	case number != nil && len(modules) > 0:
+	case number != nil && modules != nil: // "modules": [] is given too
 		return nil, memory.Invalid("revision", "give a revision or modules, not both")
 	case number != nil:
 		rev, err := s.revision(ctx, tenant, *number)
@@ -510,6 +519,9 @@ func (s *Service) draft(ctx context.Context, tenant string, number *int64, modul
 	return modules, nil
 }
 
+// loggedActions are the actions decisions are logged for.
+var loggedActions = []string{memory.ActionRead, memory.ActionWrite, memory.ActionDelete, memory.ActionManage, memory.ActionConfirm}
+
 // Decisions returns the tenant's logged decisions, newest first.
 func (s *Service) Decisions(ctx context.Context, p memory.Principal, q DecisionQuery) ([]DecisionRecord, error) {
 	if err := s.manage(ctx, p); err != nil {
@@ -520,8 +532,8 @@ func (s *Service) Decisions(ctx context.Context, p memory.Principal, q DecisionQ
 		return nil, memory.Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxDecisionLimit))
 	case q.Result != "" && q.Result != ResultAllow && q.Result != ResultDeny:
 		return nil, memory.Invalid("result", "must be allow or deny")
-	case q.Action != "" && !slices.Contains([]string{memory.ActionRead, memory.ActionWrite, memory.ActionDelete, memory.ActionManage}, q.Action):
-		return nil, memory.Invalid("action", "must be read, write, delete or manage")
+	case q.Action != "" && !slices.Contains(loggedActions, q.Action):
+		return nil, memory.Invalid("action", "must be one of "+strings.Join(loggedActions, ", "))
 	}
 	if q.Limit == 0 {
 		q.Limit = DefaultDecisionLimit
