@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,9 @@ import (
 const (
 	// DefaultAuditCap is how many events the trail keeps per tenant.
 	DefaultAuditCap = 100000
+	// DefaultAuditSelfCap is how many of end users' own acts (a user's
+	// delete of their memory, as user:self) it keeps per tenant, apart.
+	DefaultAuditSelfCap = 10000
 	// DefaultAuditRetention is how long an event is kept.
 	DefaultAuditRetention = 365 * 24 * time.Hour
 )
@@ -28,6 +32,9 @@ const (
 type AuditOptions struct {
 	// Cap is how many events to keep per tenant; DefaultAuditCap when 0.
 	Cap int64
+	// SelfCap is how many of end users' own acts to keep per tenant;
+	// DefaultAuditSelfCap when 0.
+	SelfCap int64
 	// Retention is how long events are kept; DefaultAuditRetention when 0.
 	Retention time.Duration
 	Logger    *slog.Logger
@@ -37,22 +44,29 @@ type AuditOptions struct {
 // Audit is the admin audit trail: one Redis stream per tenant, apart from
 // the decision log and with its own cap and retention. Administrative acts
 // are rare, so each event is written as it happens; a write that fails is
-// logged and does not fail the act.
+// logged and does not fail the act. End users' own acts go to a second
+// stream with a cap of its own and are read back merged with the first: a
+// user who deletes in a loop must not push the admins' acts out of the
+// trail.
 type Audit struct {
-	rdb  redis.UniversalClient
-	log  *slog.Logger
-	cap  int64
-	keep time.Duration
-	now  func() time.Time
+	rdb     redis.UniversalClient
+	log     *slog.Logger
+	cap     int64
+	selfCap int64
+	keep    time.Duration
+	now     func() time.Time
 }
 
 var _ memory.Auditor = (*Audit)(nil)
 
 // NewAudit returns the audit trail on rdb.
 func NewAudit(rdb redis.UniversalClient, opts AuditOptions) *Audit {
-	a := &Audit{rdb: rdb, log: opts.Logger, cap: opts.Cap, keep: opts.Retention, now: opts.Now}
+	a := &Audit{rdb: rdb, log: opts.Logger, cap: opts.Cap, selfCap: opts.SelfCap, keep: opts.Retention, now: opts.Now}
 	if a.cap <= 0 {
 		a.cap = DefaultAuditCap
+	}
+	if a.selfCap <= 0 {
+		a.selfCap = DefaultAuditSelfCap
 	}
 	if a.keep <= 0 {
 		a.keep = DefaultAuditRetention
@@ -67,6 +81,13 @@ func NewAudit(rdb redis.UniversalClient, opts AuditOptions) *Audit {
 }
 
 func auditKey(tenant string) string { return "mneme:audit:" + tenant }
+
+// selfKey is the stream of the tenant's end users' own acts.
+func selfKey(tenant string) string { return "mneme:audit:" + tenant + ":self" }
+
+// selfActor is how the trail names every end user acting on their own
+// data, never by id.
+const selfActor = "user:self"
 
 // Audit appends e to its tenant's trail, trimming events past the cap and
 // older than the retention.
@@ -94,10 +115,13 @@ func (a *Audit) Audit(ctx context.Context, e memory.AuditEvent) {
 	// age; the write stands even when the caller's request ends meanwhile.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
-	key := auditKey(e.Tenant)
+	key, keep := auditKey(e.Tenant), a.cap
+	if e.Actor == selfActor {
+		key, keep = selfKey(e.Tenant), a.selfCap
+	}
 	oldest := strconv.FormatInt(a.now().Add(-a.keep).UnixMilli(), 10)
 	_, err = a.rdb.TxPipelined(wctx, func(p redis.Pipeliner) error {
-		p.XAdd(wctx, &redis.XAddArgs{Stream: key, MaxLen: a.cap, Values: []any{"e", body}})
+		p.XAdd(wctx, &redis.XAddArgs{Stream: key, MaxLen: keep, Values: []any{"e", body}})
 		p.XTrimMinID(wctx, key, oldest)
 		return nil
 	})
@@ -106,12 +130,30 @@ func (a *Audit) Audit(ctx context.Context, e memory.AuditEvent) {
 	}
 }
 
-// Events returns the tenant's events that match q, newest first.
+// Events returns the tenant's events that match q, newest first: each
+// stream's first matches, merged.
 func (a *Audit) Events(ctx context.Context, tenant string, q memory.AuditQuery) ([]memory.AuditEvent, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = memory.DefaultAuditLimit
+	if q.Limit <= 0 {
+		q.Limit = memory.DefaultAuditLimit
 	}
+	out := []memory.AuditEvent{}
+	for _, key := range []string{auditKey(tenant), selfKey(tenant)} {
+		if q.Actor != "" && (q.Actor == selfActor) != (key == selfKey(tenant)) {
+			continue
+		}
+		evs, err := a.events(ctx, key, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, evs...)
+	}
+	slices.SortStableFunc(out, func(x, y memory.AuditEvent) int { return y.Time.Compare(x.Time) })
+	return out[:min(len(out), q.Limit)], nil
+}
+
+// events returns the first q.Limit events of one stream that match q.
+func (a *Audit) events(ctx context.Context, key string, q memory.AuditQuery) ([]memory.AuditEvent, error) {
+	limit := q.Limit
 	start := "-"
 	if q.Since.UnixMilli() > 0 { // a stream id is never before 1970
 		start = strconv.FormatInt(q.Since.UnixMilli(), 10)
@@ -120,7 +162,7 @@ func (a *Audit) Events(ctx context.Context, tenant string, q memory.AuditQuery) 
 	end := "+"
 	// Read back in pages until the limit is met: filters may skip events.
 	for len(out) < limit {
-		msgs, err := a.rdb.XRevRangeN(ctx, auditKey(tenant), end, start, 512).Result()
+		msgs, err := a.rdb.XRevRangeN(ctx, key, end, start, 512).Result()
 		if err != nil {
 			return nil, fmt.Errorf("%w: audit trail: %w", memory.ErrUnavailable, err)
 		}

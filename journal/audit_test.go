@@ -138,3 +138,49 @@ func TestBounded(t *testing.T) {
 		}
 	}
 }
+
+// End users' own acts (user:self) have a stream and a cap of their own: a
+// user deleting in a loop cannot push the admins' acts out of the trail,
+// and the trail reads back both, merged newest first.
+func TestAuditKeepsUsersApart(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		tenant := testenv.Tenant(t)
+		t.Cleanup(func() { delKeys(rdb, auditKey(tenant), selfKey(tenant)) })
+		ctx := context.Background()
+		a := NewAudit(rdb, AuditOptions{Cap: 3, SelfCap: 2})
+		base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+		ev := func(i int, actor string) memory.AuditEvent {
+			return memory.AuditEvent{Time: base.Add(time.Duration(i) * time.Minute), Tenant: tenant, Actor: actor, Action: "memory.delete", Outcome: memory.AuditOK}
+		}
+		admin := []memory.AuditEvent{ev(0, "admin:root"), ev(2, "admin:root")}
+		a.Audit(ctx, admin[0])
+		var users []memory.AuditEvent
+		for i := 1; i < 50; i += 2 {
+			users = append(users, ev(i+2, selfActor))
+			a.Audit(ctx, users[len(users)-1])
+		}
+		a.Audit(ctx, admin[1])
+		n := len(users)
+		tests := []struct {
+			name string
+			q    memory.AuditQuery
+			want []memory.AuditEvent
+		}{
+			{"both, merged, each capped", memory.AuditQuery{}, []memory.AuditEvent{users[n-1], users[n-2], admin[1], admin[0]}},
+			{"the admins' only", memory.AuditQuery{Actor: "admin:root"}, []memory.AuditEvent{admin[1], admin[0]}},
+			{"the users' only", memory.AuditQuery{Actor: selfActor}, []memory.AuditEvent{users[n-1], users[n-2]}},
+			{"limit", memory.AuditQuery{Limit: 3}, []memory.AuditEvent{users[n-1], users[n-2], admin[1]}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := a.Events(ctx, tenant, tt.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
+			})
+		}
+	})
+}
