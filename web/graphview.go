@@ -113,7 +113,8 @@ func (p *Panel) graphJSON(h func(ctx context.Context, c caller, v url.Values) (a
 				p.log.ErrorContext(r.Context(), "panel graph", "path", r.URL.Path, "err", err)
 			}
 			w.WriteHeader(status)
-			_ = json.NewEncoder(w).Encode(map[string]string{"code": code, "message": msg})
+			// The request id the router gave the request, as every API error carries.
+			_ = json.NewEncoder(w).Encode(map[string]string{"code": code, "message": msg, "request_id": w.Header().Get("X-Request-ID")})
 			return
 		}
 		_ = json.NewEncoder(w).Encode(out)

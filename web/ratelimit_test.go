@@ -26,8 +26,8 @@ func TestPanelSharesTheAPIRateLimit(t *testing.T) {
 		case http.StatusOK:
 		case http.StatusTooManyRequests:
 			refused++
-			if p.header.Get("Retry-After") == "" || !strings.Contains(p.body, `"rate_limited"`) {
-				t.Errorf("refusal without Retry-After or code: %v %s", p.header, p.body)
+			if p.header.Get("Retry-After") == "" || !strings.Contains(p.body, `"rate_limited"`) || p.header.Get("X-Request-ID") == "" || !strings.Contains(p.body, `"request_id":"`+p.header.Get("X-Request-ID")+`"`) {
+				t.Errorf("refusal without Retry-After, code or request id: %v %s", p.header, p.body)
 			}
 		default:
 			t.Fatalf("graph query: %d %s", p.status, p.body)
