@@ -197,7 +197,8 @@ type RecallResult struct {
 
 // SearchInfo says how a recall found and ranked its candidates.
 type SearchInfo struct {
-	// VectorPath is exact, index, index+exact or none.
+	// VectorPath is exact, index, index+exact or none; vector in place of
+	// the first three for callers other than admins.
 	VectorPath string `json:"vector_path"`
 	// PartitionSize is the measured size of the user's partition that
 	// chose the path, every memory about the user counted: the service

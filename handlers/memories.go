@@ -233,12 +233,21 @@ func (a *api) recall(c *gin.Context) error {
 		return err
 	}
 	a.observe.Recalled(p.Tenant, res)
-	if p.Kind != memory.KindAdmin { // the count takes in memories the caller may not read
+	if p.Kind != memory.KindAdmin {
+		// The size, and the vector path it picks (an exact scan up to about
+		// a thousand memories, the index past that), take in memories the
+		// caller may not read: others learn only whether a vector search ran.
 		res.Search.PartitionSize = 0
+		if res.Search.VectorPath != memory.VectorNone {
+			res.Search.VectorPath = vectorSearched
+		}
 	}
 	c.JSON(http.StatusOK, res)
 	return nil
 }
+
+// vectorSearched is the vector path as a caller other than an admin sees it.
+const vectorSearched = "vector"
 
 type recallLogResponse struct {
 	Recalls []memory.RecallRecord `json:"recalls"`

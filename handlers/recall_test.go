@@ -551,9 +551,9 @@ func TestRecallLogErasedAfterQueuedRecalls(t *testing.T) {
 
 // A user who recalls about another user gets none of their memories and
 // learns nothing of them either: not how many there are, nor the path
-// their number picks. The user's own recall reports the path but not the
-// partition's size, which counts a note she may not read; an admin's
-// reports both.
+// their number picks. The user's own recall says that a vector search ran,
+// but neither the partition's size, which counts a note she may not read,
+// nor the path that size picks; an admin's reports both.
 func TestRecallAboutAnotherUserTellsNothing(t *testing.T) {
 	f := apptest.Start(t)
 	for _, c := range []string{"Alice's budget for Q4 is 150k CNY.", "Alice prefers short answers."} {
@@ -571,8 +571,8 @@ func TestRecallAboutAnotherUserTellsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(own.Memories) == 0 || own.Search.PartitionSize != 0 || own.Search.VectorPath != string(memory.VectorExact) {
-		t.Errorf("alice about herself: %d memories, search %+v; want some, partition 0, path exact", len(own.Memories), own.Search)
+	if len(own.Memories) == 0 || own.Search.PartitionSize != 0 || own.Search.VectorPath != "vector" {
+		t.Errorf("alice about herself: %d memories, search %+v; want some, partition 0, path vector", len(own.Memories), own.Search)
 	}
 	for _, m := range own.Memories {
 		if m.Memory.Sensitivity == client.SensitivityConfidential {
@@ -583,7 +583,7 @@ func TestRecallAboutAnotherUserTellsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if admin.Search.PartitionSize != 3 {
-		t.Errorf("admin about alice: search %+v; want partition 3", admin.Search)
+	if admin.Search.PartitionSize != 3 || admin.Search.VectorPath != string(memory.VectorExact) {
+		t.Errorf("admin about alice: search %+v; want partition 3, path exact", admin.Search)
 	}
 }
