@@ -124,7 +124,7 @@ var cnID = regexp.MustCompile(`\d{6} ?\d{8} ?\d{3}[\dXx]`)
 func findCNIDs(text string) [][2]int {
 	var out [][2]int
 	for _, m := range cnID.FindAllStringIndex(text, -1) {
-		if isolated(text, m[0], m[1], idNames) && ValidCNID(strings.ReplaceAll(text[m[0]:m[1]], " ", "")) {
+		if isolated(text, m[0], m[1], nil) && ValidCNID(strings.ReplaceAll(text[m[0]:m[1]], " ", "")) {
 			out = append(out, [2]int{m[0], m[1]})
 		}
 	}
@@ -170,7 +170,7 @@ func findBankCards(text string) [][2]int {
 	var out [][2]int
 	for _, m := range digitRun.FindAllStringIndex(text, -1) {
 		digits := onlyDigits(text[m[0]:m[1]])
-		if isolated(text, m[0], m[1], cardNames) && ValidCard(digits) {
+		if isolated(text, m[0], m[1], nil) && ValidCard(digits) {
 			out = append(out, [2]int{m[0], m[1]})
 		}
 	}
@@ -231,25 +231,26 @@ func findPhones(text string) [][2]int {
 	return out
 }
 
-// isolated reports whether text[start:end] is not part of a longer word or
-// number: an order id "ORD13812345678" holds no phone number, "SKU-A4111…"
-// no card. An underscore separates ("card_4111…" in a key), and so does a
-// word glued before the number that names what the number is
-// ("ID110101…", "VISA4111…", "tel13812…"): names, which holds such words
-// for the detector, says which.
+// isolated reports whether text[start:end] is not part of a longer number
+// or, for a phone, of a longer word: an order id "ORD13812345678" holds no
+// phone number. An underscore separates ("x_13812345678" in a key), and so
+// does a word glued before a phone that names it ("tel13812…", names). An ID
+// number or a card, whose check digits rarely pass by chance, is found
+// whatever letters stand around it ("ID110101…", "VISA4111…EXP1227"): names
+// is nil for them, and only digits join.
 func isolated(text string, start, end int, names map[string]bool) bool {
 	if start > 0 {
 		r, _ := utf8.DecodeLastRuneInString(text[:start])
 		switch {
 		case r >= '0' && r <= '9' || r == '+':
 			return false
-		case r < utf8.RuneSelf && isAlnum(r) && !names[strings.ToLower(wordBefore(text, start))]:
+		case names != nil && r < utf8.RuneSelf && isAlnum(r) && !names[strings.ToLower(wordBefore(text, start))]:
 			return false
 		}
 	}
 	if end < len(text) {
 		r, _ := utf8.DecodeRuneInString(text[end:])
-		if r < utf8.RuneSelf && isAlnum(r) {
+		if r >= '0' && r <= '9' || names != nil && r < utf8.RuneSelf && isAlnum(r) {
 			return false
 		}
 	}
@@ -262,18 +263,17 @@ func wordBefore(text string, end int) string {
 	for start > 0 && (text[start-1] >= 'a' && text[start-1] <= 'z' || text[start-1] >= 'A' && text[start-1] <= 'Z') {
 		start--
 	}
-	if start > 0 && isAlnum(rune(text[start-1])) { // letters after digits: "A4111…" in "SKU-9A4111…"
+	if start > 0 && isAlnum(rune(text[start-1])) { // letters after digits: "9A" in "SO-9A138…"
 		return ""
 	}
 	return text[start:end]
 }
 
-// Words that name a number glued to them.
-var (
-	idNames    = map[string]bool{"id": true, "idno": true, "idcard": true, "sfz": true, "no": true}
-	cardNames  = map[string]bool{"card": true, "cardno": true, "cc": true, "visa": true, "mc": true, "mastercard": true, "amex": true, "unionpay": true, "up": true, "jcb": true}
-	phoneNames = map[string]bool{"tel": true, "phone": true, "mobile": true, "mob": true, "cell": true, "cn": true, "ph": true, "whatsapp": true, "wechat": true, "wx": true}
-)
+// phoneNames are the words that name a phone number glued to them.
+var phoneNames = map[string]bool{
+	"tel": true, "phone": true, "telephone": true, "mobile": true, "mob": true, "cell": true, "cellphone": true, "cn": true,
+	"ph": true, "phoneno": true, "mobileno": true, "telno": true, "whatsapp": true, "wechat": true, "wx": true, "hp": true,
+}
 
 func isAlnum(r rune) bool {
 	return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'

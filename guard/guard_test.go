@@ -53,7 +53,15 @@ func TestScan(t *testing.T) {
 		{"amex", "amex 378282246310005", []string{"bank_card"}, "378282246310005"},
 		{"card bad luhn", "card 4111111111111112", nil, ""},
 		{"order number", "order 1234567890123456 shipped", nil, ""},
-		{"card inside id", "SKU-A4111111111111111", nil, ""},
+		// Check digits make a card or ID number glued to letters a card or
+		// ID still: masking a SKU that happens to pass is the safe mistake.
+		{"card glued to letters", "SKU-A4111111111111111", []string{"bank_card"}, "4111111111111111"},
+		{"card glued to a word before and after", "cardNumber4111111111111111EXP1227", []string{"bank_card"}, "4111111111111111"},
+		{"cn id glued to letters after", "ID110101199003074514x", []string{"cn_id"}, "110101199003074514"},
+		{"cn id after a look-alike letter", "passport \u0406D110101199003074514", []string{"cn_id"}, "110101199003074514"},
+		{"card inside a longer number", "ref 94111111111111111 ok", nil, ""},
+		{"mobile glued to a longer name", "TelePhone13812345678", []string{"phone"}, "13812345678"},
+		{"mobile inside a word", "abc13812345678", nil, ""},
 		{"card glued to its name", "Bob pays with VISA4111111111111111 usually", []string{"bank_card"}, "4111111111111111"},
 		{"card in a key", "card_4111111111111111", []string{"bank_card"}, "4111111111111111"},
 		{"cn id glued to its name", "Bob passport file ID110101199003074514 in the folder", []string{"cn_id"}, "110101199003074514"},
