@@ -31,8 +31,9 @@ type rpcError struct {
 
 // screen refuses, before the SDK reads it, a body the REST API would
 // refuse too: bytes that are not UTF-8 (the SDK would store them as U+FFFD),
-// an id that is a number but no integer of 64 bits (the SDK would answer
-// under another id: 1.5 as 1), and JSON-RPC batches. MCP dropped batches in 2025-06-18 and the SDK still
+// data after the JSON value, an id that is a number but no integer a
+// float64 holds exactly (the SDK would answer under another id: 1.5 as 1,
+// 2^53+1 as 2^53), and JSON-RPC batches. MCP dropped batches in 2025-06-18 and the SDK still
 // serves them to a client that names an older version: one HTTP request,
 // one take from the caller's rate limit, would carry any number of tool
 // calls. A body over limit goes to the SDK as it is, to be refused there.
@@ -54,8 +55,11 @@ func screen(h http.Handler, limit int64) http.Handler {
 		case bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")):
 			http.Error(w, "batch requests are not supported: send one JSON-RPC message per request", http.StatusBadRequest)
 			return
+		case !json.Valid(body):
+			http.Error(w, "unmarshal: the body is not one JSON value", http.StatusBadRequest)
+			return
 		case !integralID(body):
-			http.Error(w, "the id must be a string or an integer", http.StatusBadRequest)
+			http.Error(w, "the id must be a string or an integer of at most 2^53 in size", http.StatusBadRequest)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -64,8 +68,8 @@ func screen(h http.Handler, limit int64) http.Handler {
 }
 
 // integralID reports whether the message's id, when it is a number, is an
-// integer that fits 64 bits. A body that does not parse is the SDK's to
-// refuse.
+// integer of at most 2^53 in size, which the SDK's float64 holds exactly. A
+// body that does not parse is the SDK's to refuse.
 func integralID(body []byte) bool {
 	var m struct {
 		ID json.RawMessage `json:"id"`
@@ -73,8 +77,8 @@ func integralID(body []byte) bool {
 	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 || m.ID[0] == '"' || string(m.ID) == "null" {
 		return true
 	}
-	_, err := strconv.ParseInt(string(m.ID), 10, 64)
-	return err == nil
+	n, err := strconv.ParseInt(string(m.ID), 10, 64)
+	return err == nil && n <= 1<<53 && n >= -(1<<53)
 }
 
 // jsonErrors answers, in JSON-RPC, every request that the SDK refuses with a
