@@ -311,9 +311,17 @@ func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, 
 }
 
 // errUserErasing refuses a write about a user whose erase has begun and not
-// ended (EraseUser). Unavailable, so the queue retries it: once the erase
-// is over, the write is a new start.
-var errUserErasing = fmt.Errorf("%w: graph: a user of the write is being erased", memory.ErrUnavailable)
+// ended (EraseUser): unavailable (503) to a caller, who may try again once
+// the erase is over. To the queue it may last (Lasting): a queued job counts
+// its attempts and goes to the dead-letter stream, which the erase clears,
+// rather than holding its shard and every tenant's jobs behind it.
+var errUserErasing error = erasingError{}
+
+type erasingError struct{}
+
+func (erasingError) Error() string { return "graph: a user of the write is being erased" }
+func (erasingError) Unwrap() error { return memory.ErrUnavailable }
+func (erasingError) Lasting() bool { return true }
 
 // lockParams lists what cypherLockBatch locks, each kind sorted by id.
 func lockParams(tenant string, ms []memory.Memory) map[string]any {

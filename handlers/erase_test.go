@@ -431,3 +431,42 @@ func TestEraseUserWhileAWriteIsApplied(t *testing.T) {
 		t.Errorf("the new job: %+v, %v", st, err)
 	}
 }
+
+// TestEraseRunsToItsEndWhenTheCallerHangsUp: a caller who hangs up while a
+// user is erased does not cut the erase short. It runs to its end: the
+// user's memories are gone, and a write about the user afterwards is a new
+// start, not refused as one about a user being erased.
+func TestEraseRunsToItsEndWhenTheCallerHangsUp(t *testing.T) {
+	f := apptest.Start(t)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	user := "hang-" + hex.EncodeToString(b[:])
+	bot := f.Client(t, "support-bot")
+	for n := range 20 {
+		batch := make([]client.NewMemory, memory.MaxBatch)
+		for i := range batch {
+			batch[i] = client.NewMemory{UserID: user, Type: client.TypeEpisodic, Content: fmt.Sprintf("Note %d-%d: the shelves in aisle %d were restocked.", n, i, i)}
+		}
+		if _, err := bot.Add(t.Context(), batch...); err != nil {
+			t.Fatalf("batch %d: %v", n, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	_, err := f.Client(t, apptest.Admin).DeleteUser(ctx, user)
+	cancel()
+	if err == nil {
+		t.Log("the erase ended before the caller hung up; the test proves less")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		left := list(t, f, apptest.Admin, "user_id="+user+"&limit=500")
+		_, werr := bot.Add(t.Context(), client.NewMemory{UserID: user, Type: client.TypeEpisodic, Content: "A new start after the erase."})
+		if len(left) <= 1 && werr == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the caller hung up: %d memories left, a new write: %v", len(left), werr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -199,7 +199,9 @@ func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r
 // a user who erased themself is "user:self", and the trail's target is
 // the tombstone's UserTombstoneID.
 func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (r Receipt, err error) {
-	by, ref := p, UserTombstoneID(p.Tenant, userID)
+	// The erase runs to its end whatever the caller does: one cut short by a
+	// client that hangs up would leave the user half-erased and fenced.
+	by, ref, ctx := p, UserTombstoneID(p.Tenant, userID), context.WithoutCancel(ctx)
 	if p.Kind == KindUser && p.ID == userID {
 		by.ID = "self"
 	}

@@ -40,8 +40,16 @@ const (
 // turned into a query filter: every read would come back empty, so reads
 // and the writes that search what they may read (dedup, supersede) fail
 // instead until an admin activates another revision. It comes wrapped
-// with memory.ErrUnavailable.
-var ErrPolicyUntranslatable = errors.New("the active policy's read rules cannot be turned into a query filter: an admin must activate another revision")
+// with memory.ErrUnavailable. To the queue it may last (Lasting): a queued
+// job counts its attempts rather than holding its shard until an admin acts.
+var ErrPolicyUntranslatable error = untranslatable{}
+
+type untranslatable struct{}
+
+func (untranslatable) Error() string {
+	return "the active policy's read rules cannot be turned into a query filter: an admin must activate another revision"
+}
+func (untranslatable) Lasting() bool { return true }
 
 // PolicyRejectedError is a policy that may not become a revision or be
 // activated, with a stable Code and what was wrong.

@@ -37,7 +37,7 @@ type PoolOptions struct {
 	Batch int
 	// MaxAttempts is how often a failing job is tried before it goes to the
 	// dead-letter stream. Default 5. An unavailable store does not count:
-	// the job waits for it.
+	// the job waits for it; an error that says it may last does (lasting).
 	MaxAttempts int
 	// Backoff is the first retry's delay; it doubles up to MaxBackoff.
 	// Defaults 100ms and 5s.
@@ -518,10 +518,20 @@ func (p *Pool) retryable(e entry, err error) bool {
 	case errors.As(err, &inv), errors.As(err, &guarded), errors.As(err, &quota),
 		errors.Is(err, memory.ErrForbidden), errors.Is(err, memory.ErrIdempotencyKeyReused):
 		return false
-	case errors.Is(err, memory.ErrUnavailable):
+	case errors.Is(err, memory.ErrUnavailable) && !lasting(err):
 		return true
 	}
 	return e.attempts < p.opts.MaxAttempts
+}
+
+// lasting reports whether err says it may last past any retry's backoff
+// though nothing is down (a user being erased, a policy an admin must
+// replace): such a job counts its attempts like any failure and goes to the
+// dead-letter stream, rather than holding its shard, which jobs of every
+// tenant share, for as long as the condition lasts.
+func lasting(err error) bool {
+	var l interface{ Lasting() bool }
+	return errors.As(err, &l) && l.Lasting()
 }
 
 func (p *Pool) backoff(attempt int) time.Duration {

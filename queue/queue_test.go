@@ -223,10 +223,12 @@ func TestRetryThenDeadLetter(t *testing.T) {
 				return &memory.QuotaError{Quota: "memories", Limit: 60}
 			case seq == 7:
 				return &memory.GuardError{Field: "content", Kinds: []string{"password"}}
+			case seq == 8:
+				return lastingTrouble{}
 			}
 			return nil
 		}
-		jobs := make([]memory.JobStatus, 8)
+		jobs := make([]memory.JobStatus, 9)
 		for seq := range jobs {
 			jobs[seq] = enqueue(t, q, tenant, "alice", seq, "")
 		}
@@ -239,7 +241,7 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			return "other", "not described"
 		}
 		p := startPool(t, q, r, queue.PoolOptions{MaxAttempts: 4, Describe: describe})
-		waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[7].ID).Status != memory.JobQueued })
+		waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[8].ID).Status != memory.JobQueued })
 
 		tests := []struct {
 			seq      int
@@ -254,6 +256,9 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			{5, memory.JobFailed, 1}, // a key of another write: retrying cannot help
 			{6, memory.JobFailed, 1}, // nor a quota, nor the guard
 			{7, memory.JobFailed, 1},
+			// Unavailable, but lasting (a user being erased): counted, so
+			// that it does not hold the shard.
+			{8, memory.JobFailed, 4},
 		}
 		for _, tc := range tests {
 			st := status(t, q, tenant, jobs[tc.seq].ID)
@@ -286,8 +291,8 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			}
 			dead += int(n)
 		}
-		if dead != 5 || p.Stats().DeadLettered.Load() != 5 {
-			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 5", dead, p.Stats().DeadLettered.Load())
+		if dead != 6 || p.Stats().DeadLettered.Load() != 6 {
+			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 6", dead, p.Stats().DeadLettered.Load())
 		}
 		// The operator's dead letter keeps the cause.
 		causes := 0
@@ -307,6 +312,13 @@ func TestRetryThenDeadLetter(t *testing.T) {
 		}
 	})
 }
+
+// lastingTrouble is a store's refusal that may last though nothing is down.
+type lastingTrouble struct{}
+
+func (lastingTrouble) Error() string { return "lasting trouble" }
+func (lastingTrouble) Unwrap() error { return memory.ErrUnavailable }
+func (lastingTrouble) Lasting() bool { return true }
 
 // TestIdempotentEnqueue: a job enqueued again with the same key is the same
 // job, queued once.
