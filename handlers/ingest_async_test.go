@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -93,31 +92,47 @@ func TestFailedJobSpeaksLikeTheAPI(t *testing.T) {
 	}
 }
 
-// Queued ingestion passes the write guard as the synchronous one does: a
-// conversation holding a password or an ID number is refused (the job fails
-// with guard_rejected and stores nothing), and a phone number is masked.
+// Ingestion, queued or not, passes the write guard. What it refuses (a
+// password, an ID number) is left out and counted, not the rest of the
+// conversation lost: the synchronous answer counts it in refused, the job
+// reports it as refused for the guard; a phone number is masked.
 func TestIngestAsyncPassesTheGuard(t *testing.T) {
 	f := apptest.Start(t)
 	const bot = "support-bot"
-	ingest := func(text string) client.Job {
+	turns := func(texts ...string) []client.Turn {
+		out := make([]client.Turn, len(texts))
+		for i, text := range texts {
+			out[i] = client.Turn{Role: memory.RoleUser, Content: text}
+		}
+		return out
+	}
+	ingest := func(ts []client.Turn) client.Job {
 		t.Helper()
-		st, err := f.Client(t, bot).IngestAsync(t.Context(), client.IngestRequest{UserID: "carol", Turns: []client.Turn{{Role: memory.RoleUser, Content: text}}})
+		st, err := f.Client(t, bot).IngestAsync(t.Context(), client.IngestRequest{UserID: "carol", Turns: ts})
 		if err != nil {
 			t.Fatalf("ingest async: %v", err)
 		}
 		return waitJob(t, f, bot, st.ID)
 	}
-	for _, text := range []string{
+	for _, secret := range []string{
 		"Remember that my password is Tr0ub4dor&3x and my card is 4111 1111 1111 1111.",
 		"Remember that my ID number is 11010519491231002X.",
 	} {
-		sync := f.Do(t, bot, "POST", "/v1/ingest?sync=true", client.IngestRequest{UserID: "carol", Turns: []client.Turn{{Role: memory.RoleUser, Content: text}}})
-		wantError(t, "sync ingest of a secret", sync, http.StatusUnprocessableEntity, "guard_rejected")
-		if st := ingest(text); st.Status != memory.JobFailed || st.ErrorCode != "guard_rejected" {
-			t.Errorf("queued ingest of %q = %+v, want failed with guard_rejected", text, st)
+		ts := turns("I prefer to be contacted on WeChat.", secret)
+		got, err := f.Client(t, bot).Ingest(t.Context(), client.IngestRequest{UserID: "carol", Turns: ts})
+		if err != nil || got.Refused != 1 || len(got.Memories) == 0 {
+			t.Errorf("sync ingest with %q: %+v, %v; want the preference written and one memory refused", secret, got, err)
+		}
+		st := ingest(ts)
+		reasons := map[string]int{}
+		for _, m := range st.Memories {
+			reasons[m.Outcome+"/"+m.Reason]++
+		}
+		if st.Status != memory.JobDone || reasons["refused/guard"] != 1 || len(st.Memories) < 2 {
+			t.Errorf("queued ingest with %q = %+v, want done with one memory refused for the guard", secret, st)
 		}
 	}
-	st := ingest("Remember that my phone is 13812345678, call me there.")
+	st := ingest(turns("Remember that my phone is 13812345678, call me there."))
 	if st.Status != memory.JobDone || len(st.Memories) == 0 {
 		t.Fatalf("queued ingest of a phone = %+v, want done", st)
 	}

@@ -24,16 +24,18 @@ const (
 // no fact, preference or event the extractor recognises.
 const ReasonNothingWorthRemembering = "nothing worth remembering: no preference, fact, amount, order, date, company or place found"
 
-// ReasonRefused is IngestResult.Reason when policy lets the writer write
-// none of what the conversation held.
-const ReasonRefused = "policy lets you write none of what the conversation held"
+// ReasonRefused is IngestResult.Reason when policy and the write guard let
+// the writer write none of what the conversation held.
+const ReasonRefused = "policy and the write guard let you write none of what the conversation held"
 
 // A queued ingestion reports each memory policy did not let its writer
 // write as a JobMemory of outcome OutcomeRefused and reason ReasonPolicy,
-// as the synchronous one counts them in IngestResult.Refused.
+// and each the write guard refused (a password, an ID number) with reason
+// ReasonGuard, as the synchronous one counts them in IngestResult.Refused.
 const (
 	OutcomeRefused = "refused"
 	ReasonPolicy   = "policy"
+	ReasonGuard    = "guard"
 )
 
 // JobIngest is the kind of a queued ingestion: conversation turns whose
@@ -59,7 +61,7 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 	if len(found) == 0 {
 		return nothing, nil
 	}
-	return s.createAllowed(ctx, p, found)
+	return s.createUnguarded(ctx, p, found)
 }
 
 // IngestAsync validates an ingestion and queues it; a worker extracts and
@@ -125,7 +127,7 @@ func (s *Service) mayWriteAbout(ctx context.Context, p memory.Principal, userID 
 // done with no memories.
 func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]memory.JobResult, error) {
 	results := make([]memory.JobResult, len(jobs))
-	refused := make([]int, len(jobs))
+	refused, guarded := make([]int, len(jobs)), make([]int, len(jobs))
 	var writes []memory.Job
 	var of []int
 	for i, job := range jobs {
@@ -152,6 +154,14 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 		// writes is known only now, so it is decided now, as of acceptance.
 		// What policy refuses is left out and reported, as Ingest does.
 		kept, err := s.authorized(ctx, job.Principal, found, job.AcceptedAt.UTC())
+		if ge := (*memory.GuardError)(nil); errors.As(err, &ge) {
+			// What the guard refuses is left out and reported too.
+			var clean []memory.NewMemory
+			if clean, err = s.unguarded(ctx, job.Principal, found); err == nil {
+				guarded[i], found = len(found)-len(clean), clean
+				kept, err = s.authorized(ctx, job.Principal, found, job.AcceptedAt.UTC())
+			}
+		}
 		if errors.Is(err, memory.ErrForbidden) {
 			kept, err = nil, nil
 		}
@@ -161,7 +171,7 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 		}
 		refused[i] = len(found) - len(kept)
 		if len(kept) == 0 {
-			results[i].Memories = refusedMemories(refused[i])
+			results[i].Memories = append(refusedMemories(refused[i], ReasonPolicy), refusedMemories(guarded[i], ReasonGuard)...)
 			continue
 		}
 		payload, err := json.Marshal(kept)
@@ -182,18 +192,18 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 	}
 	for k, res := range written {
 		if res.Err == nil {
-			res.Memories = append(res.Memories, refusedMemories(refused[of[k]])...)
+			res.Memories = append(append(res.Memories, refusedMemories(refused[of[k]], ReasonPolicy)...), refusedMemories(guarded[of[k]], ReasonGuard)...)
 		}
 		results[of[k]] = res
 	}
 	return results, nil
 }
 
-// refusedMemories reports n memories policy did not let a job write.
-func refusedMemories(n int) []memory.JobMemory {
+// refusedMemories reports n memories a job was not let write, for reason.
+func refusedMemories(n int, reason string) []memory.JobMemory {
 	out := make([]memory.JobMemory, n)
 	for i := range out {
-		out[i] = memory.JobMemory{Outcome: OutcomeRefused, Reason: ReasonPolicy}
+		out[i] = memory.JobMemory{Outcome: OutcomeRefused, Reason: reason}
 	}
 	return out
 }

@@ -135,25 +135,9 @@ func (s *Service) EndSession(ctx context.Context, sess memory.Session) (memory.C
 		found[i].UserID, found[i].SessionID = sess.UserID, sess.ID
 		found[i].IdempotencyKey = fmt.Sprintf("%s:%d", idem, i)
 	}
-	res, err := s.createAllowed(ctx, sess.Owner, found)
-	var guarded *memory.GuardError
-	if errors.As(err, &guarded) {
-		// A session must end, or its turns would outlive it: what the guard
-		// refuses (a password, an ID number) is left out and counted, as
-		// what policy refuses is.
-		kept, err := s.unguarded(ctx, sess.Owner, found)
-		if err != nil {
-			return memory.CloseResult{}, err
-		}
-		res = memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonRefused}
-		if len(kept) > 0 {
-			if res, err = s.createAllowed(ctx, sess.Owner, kept); err != nil {
-				return memory.CloseResult{}, err
-			}
-		}
-		res.Refused += len(found) - len(kept)
-		return memory.CloseResult{SessionID: sess.ID, IngestResult: res}, nil
-	}
+	// A session must end, or its turns would outlive it: what the guard
+	// refuses is left out and counted (createUnguarded).
+	res, err := s.createUnguarded(ctx, sess.Owner, found)
 	return memory.CloseResult{SessionID: sess.ID, IngestResult: res}, err
 }
 
@@ -173,6 +157,30 @@ func (s *Service) unguarded(ctx context.Context, p memory.Principal, found []mem
 		}
 	}
 	return kept, nil
+}
+
+// createUnguarded writes found as createAllowed does, and leaves out and
+// counts in Refused what the write guard refuses (a password, an ID
+// number), as what policy refuses is: one such turn must not cost the rest
+// of a conversation.
+func (s *Service) createUnguarded(ctx context.Context, p memory.Principal, found []memory.NewMemory) (memory.IngestResult, error) {
+	res, err := s.createAllowed(ctx, p, found)
+	var guarded *memory.GuardError
+	if !errors.As(err, &guarded) {
+		return res, err
+	}
+	kept, err := s.unguarded(ctx, p, found)
+	if err != nil {
+		return memory.IngestResult{}, err
+	}
+	res = memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonRefused}
+	if len(kept) > 0 {
+		if res, err = s.createAllowed(ctx, p, kept); err != nil {
+			return memory.IngestResult{}, err
+		}
+	}
+	res.Refused += len(found) - len(kept)
+	return res, nil
 }
 
 // nothing is the result of turns with nothing worth remembering.
