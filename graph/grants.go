@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -18,15 +19,23 @@ func (s *Store) CreateGrant(ctx context.Context, g memory.Grant) (memory.Grant, 
 	case g.ID == "":
 		return memory.Grant{}, memory.Invalid("id", "is required")
 	}
-	props := grantProps(g)
+	params := map[string]any{"tenant": g.Tenant, "id": g.ID, "grantee": g.Grantee, "source": g.Source, "props": grantProps(g)}
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		return exec(ctx, tx, cypherCreateGrant, map[string]any{"tenant": g.Tenant, "id": g.ID, "props": props})
+		_, found, err := readOne(ctx, tx, cypherCreateGrant, params, column("created", integer))
+		if err == nil && !found {
+			err = errGrantAgentGone
+		}
+		return err
 	})
 	if err != nil {
 		return memory.Grant{}, err
 	}
 	return g, nil
 }
+
+// errGrantAgentGone is a grant whose grantee or source agent does not exist
+// when the grant is stored (deleted since the caller looked): not found.
+var errGrantAgentGone = fmt.Errorf("%w: the grant's agent does not exist", memory.ErrNotFound)
 
 // ListGrants returns the grants of tenant, oldest first, expired ones
 // included (the policy engine judges expiry against its own clock).

@@ -5,9 +5,17 @@ package graph
 // replicas can tell they are behind.
 // Grant writes, each bumping the grant revision.
 const (
-	cypherCreateGrant = mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
+	// The grant is made only if its agents exist, looked for under the
+	// policy state's lock, which an agent's deletion takes too to revoke
+	// its grants: of the two, the later sees what the earlier did.
+	cypherCreateGrant = mergePolicyState + `WITH st
+OPTIONAL MATCH (a:Principal {tenant: $tenant, kind: 'agent', id: $grantee})
+OPTIONAL MATCH (s:Principal {tenant: $tenant, kind: 'agent', id: $source})
+WITH st, a, s WHERE a IS NOT NULL AND ($source = '*' OR s IS NOT NULL)
+SET st.grant_revision = st.grant_revision + 1
 CREATE (g:Grant {tenant: $tenant, id: $id})
-SET g += $props`
+SET g += $props
+RETURN 1 AS created`
 
 	// The grant is looked for under the policy state's lock, so that of
 	// concurrent changes the later ones see what the earlier did (a grant

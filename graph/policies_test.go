@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/internal/testenv"
 	"mneme/memory"
@@ -106,6 +107,11 @@ func TestGrantChangesBumpRevision(t *testing.T) {
 		return st.GrantRevision
 	}
 	g := memory.Grant{ID: "g1", Tenant: tenant, Grantee: "b", Source: "a", Types: []string{"episodic"}, MaxSensitivity: "internal", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	// A grant is made only between agents that exist.
+	if _, err := s.CreateGrant(ctx, g); !errors.Is(err, memory.ErrNotFound) || rev() != 0 {
+		t.Errorf("grant between agents that do not exist: err = %v, revision %d; want not found, revision 0", err, rev())
+	}
+	addAgents(t, tenant, "a", "b")
 	steps := []struct {
 		name    string
 		do      func() error
@@ -160,6 +166,16 @@ func TestGrantChangesBumpRevision(t *testing.T) {
 	}
 	if done != 1 || rev() != before+1 {
 		t.Errorf("concurrent deletes: %d done, revision %d after %d; want one, one revision more", done, rev(), before)
+	}
+}
+
+// addAgents makes agent principals of tenant, as the key store does.
+func addAgents(t *testing.T, tenant string, ids ...string) {
+	t.Helper()
+	_, err := neo4j.ExecuteQuery(testCtx(t), testenv.Neo4j(t), `UNWIND $ids AS id CREATE (:Principal {tenant: $tenant, kind: 'agent', id: id})`,
+		map[string]any{"tenant": tenant, "ids": ids}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(testenv.Neo4jDatabase()))
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

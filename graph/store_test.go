@@ -58,8 +58,9 @@ func testCtx(t *testing.T) context.Context {
 
 func TestStoreContract(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
-		Store: func(t *testing.T) storetest.Store { return testStore(t) },
-		Dim:   testenv.EmbeddingDimension,
+		Store:     func(t *testing.T) storetest.Store { return testStore(t) },
+		Dim:       testenv.EmbeddingDimension,
+		AddAgents: addAgents,
 	})
 }
 

@@ -257,7 +257,8 @@ func changedFields(c PrincipalChange) map[string]string {
 
 // DeletePrincipal removes a principal and its keys; its memories stay (DELETE
 // /v1/users/{id} erases a user's data). An agent's sharing grants go
-// first, so that none outlives it. An admin cannot delete themself, so
+// before and after it, so that none outlives it: a grant is stored only
+// while its agents exist (graph), and one stored meanwhile goes after. An admin cannot delete themself, so
 // that a tenant is never left without the admin who was acting.
 func (s *Service) DeletePrincipal(ctx context.Context, p memory.Principal, kind, id string) error {
 	details := map[string]string{}
@@ -265,20 +266,36 @@ func (s *Service) DeletePrincipal(ctx context.Context, p memory.Principal, kind,
 		if kind == p.Kind && id == p.ID {
 			return memory.Invalid("id", "an admin cannot delete themself")
 		}
-		if kind == memory.KindAgent && s.grants != nil {
+		revoke := func() error { // an agent's grants, before and after: one made meanwhile goes too
+			if kind != memory.KindAgent || s.grants == nil {
+				return nil
+			}
 			g, err := s.grants.RevokeGrantsOf(ctx, p, id)
+			details["grants"] = strconv.Itoa(g + atoi(details["grants"]))
 			if err != nil {
 				return fmt.Errorf("revoke the agent's grants: %w", err)
 			}
-			details["grants"] = strconv.Itoa(g)
+			return nil
+		}
+		if err := revoke(); err != nil {
+			return err
 		}
 		n, err := s.store.DeletePrincipal(ctx, p.Tenant, kind, id)
 		if err != nil {
 			return err
 		}
+		if err := revoke(); err != nil {
+			return err
+		}
 		details["keys"] = strconv.FormatInt(n, 10)
 		return s.changed(ctx, p.Tenant)
 	})
+}
+
+// atoi is the number s says, or 0.
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // newKey makes a key for an owner; the secret is returned once, here.

@@ -1,6 +1,7 @@
 package policyadmin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,7 +45,10 @@ func (s *Service) createGrant(ctx context.Context, p memory.Principal, n NewGran
 	if err := s.knownAgents(ctx, p.Tenant, g, memory.Grant{}); err != nil {
 		return memory.Grant{}, err
 	}
-	if g, err = s.grants.CreateGrant(ctx, g); err != nil {
+	if g, err = s.grants.CreateGrant(ctx, g); errors.Is(err, memory.ErrNotFound) {
+		// An agent of the grant was deleted since knownAgents looked.
+		return memory.Grant{}, cmp.Or(s.knownAgents(ctx, p.Tenant, g, memory.Grant{}), ErrUnknownGrantee)
+	} else if err != nil {
 		return memory.Grant{}, err
 	}
 	return g, s.grantsChanged(ctx, p.Tenant)

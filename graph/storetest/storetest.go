@@ -38,6 +38,9 @@ type Harness struct {
 	// Dim is the embedding dimension to use (the store's vector index
 	// dimension, if it has one). Default 8.
 	Dim int
+	// AddAgents makes agent principals of tenant: a grant is stored only
+	// between agents that exist.
+	AddAgents func(t *testing.T, tenant string, ids ...string)
 }
 
 // Run runs the whole contract suite.
@@ -70,7 +73,7 @@ func Run(t *testing.T, h Harness) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tc.fn(t, h.Store(t), &fixture{t: t, tenant: NewTenant(t), dim: h.Dim})
+			tc.fn(t, h.Store(t), &fixture{t: t, tenant: NewTenant(t), dim: h.Dim, addAgents: h.AddAgents})
 		})
 	}
 }
@@ -86,10 +89,11 @@ func NewTenant(t testing.TB) string {
 
 // fixture builds memories for one subtest's tenant.
 type fixture struct {
-	t      *testing.T
-	tenant string
-	dim    int
-	n      int
+	t         *testing.T
+	tenant    string
+	dim       int
+	n         int
+	addAgents func(t *testing.T, tenant string, ids ...string)
 }
 
 // base is the creation time of the first memory a fixture builds; each next
@@ -1071,6 +1075,11 @@ func testGrants(t *testing.T, s Store, f *fixture) {
 	}
 	other := g1
 	other.Tenant, other.ID = NewTenant(t), memory.NewID("grant")
+	if _, err := s.CreateGrant(ctx(t), g1); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("CreateGrant between agents that do not exist = %v, want ErrNotFound", err)
+	}
+	f.addAgents(t, f.tenant, "agent-a", "agent-b", "agent-c")
+	f.addAgents(t, other.Tenant, "agent-a", "agent-b")
 	for _, g := range []memory.Grant{g1, g2, other} {
 		got, err := s.CreateGrant(ctx(t), g)
 		if err != nil {
