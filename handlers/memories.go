@@ -3,10 +3,12 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -62,7 +64,9 @@ func (a *api) createMemories(c *gin.Context) error {
 		c.JSON(http.StatusAccepted, job)
 		return nil
 	}
-	keyed(batch, c.GetHeader("Idempotency-Key"))
+	if err := keyed(batch, c.GetHeader("Idempotency-Key")); err != nil {
+		return err
+	}
 	results, err := a.svc.Write(c.Request.Context(), principalOf(c), batch)
 	a.observe.Wrote(principalOf(c).Tenant, results, err)
 	if err != nil {
@@ -307,8 +311,13 @@ func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
 // idempotency_key the request's Idempotency-Key header: the key itself for
 // one memory, the key and the memory's place (":0", ":1", …) in a batch. A
 // retry then repeats nothing, and another request under the key is
-// refused, as a queued write's is.
-func keyed(batch []memory.NewMemory, key string) {
+// refused, as a queued write's is. The header is refused when it cannot
+// make such keys (too long for the place's suffix, not UTF-8), rather than
+// a key the client never sent.
+func keyed(batch []memory.NewMemory, key string) error {
+	if most := maxIdempotencyKey - len(":99")*min(len(batch)-1, 1); len(key) > most || !utf8.ValidString(key) {
+		return memory.Invalid("Idempotency-Key", fmt.Sprintf("must be UTF-8 of at most %d bytes", most))
+	}
 	for i := range batch {
 		switch {
 		case key == "" || batch[i].IdempotencyKey != "":
@@ -318,4 +327,8 @@ func keyed(batch []memory.NewMemory, key string) {
 			batch[i].IdempotencyKey = key + ":" + strconv.Itoa(i)
 		}
 	}
+	return nil
 }
+
+// maxIdempotencyKey is the longest idempotency key a memory may have.
+const maxIdempotencyKey = 128

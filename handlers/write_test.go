@@ -311,4 +311,9 @@ func TestIdempotencyKeyHeaderOnSyncWrites(t *testing.T) {
 	if got := list(t, f, "support-bot", "user_id=bob&limit=500"); len(got) != 3 {
 		t.Errorf("bob has %d memories after a batch sent twice, want 3", len(got))
 	}
+	// A header that cannot make a batch's keys is refused as the header.
+	r = f.Do(t, "support-bot", http.MethodPost, "/v1/memories", batch, "Idempotency-Key", strings.Repeat("k", 127))
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "Idempotency-Key") {
+		t.Errorf("a batch under a 127-byte key: %d %s, want 400 naming the header", r.Status, r.Body)
+	}
 }
