@@ -28,6 +28,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/util"
 
+	"mneme/guard"
 	"mneme/memory"
 	"mneme/policyadmin"
 	regofiles "mneme/rego"
@@ -472,9 +473,12 @@ func capReasons(reasons []string) []string {
 		reasons = append(reasons[:most-1:most-1], fmt.Sprintf("… and %d more reasons", more))
 	}
 	for i, r := range reasons {
-		if utf8.RuneCountInString(r) > chars {
-			reasons[i] = string([]rune(r)[:chars-1]) + "…"
+		// One line, no marks that turn the text: a reason is shown in
+		// explain, the decision log and the panel.
+		if r = guard.QuoteLine(r); utf8.RuneCountInString(r) > chars {
+			r = string([]rune(r)[:chars-1]) + "…"
 		}
+		reasons[i] = r
 	}
 	return reasons
 }

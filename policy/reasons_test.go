@@ -29,6 +29,7 @@ func TestCapReasons(t *testing.T) {
 		{"exactly the most", many(policyadmin.MaxReasons), many(policyadmin.MaxReasons)},
 		{"more than the most: how many more", many(2000), append(many(policyadmin.MaxReasons-1), "… and 1985 more reasons")},
 		{"one too long, cut", []string{long}, []string{strings.Repeat("é", policyadmin.MaxReasonChars-1) + "…"}},
+		{"on one line, nothing turned around", []string{"allow\nforged: line \u202eevil"}, []string{"allow forged: line evil"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
