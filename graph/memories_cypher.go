@@ -50,7 +50,9 @@ RETURN p.status AS status, p.version AS version, p.user_id AS user_id, p.key AS 
 
 	// cypherSupersedeHead makes n the head in place of p. A version that
 	// raises the sensitivity raises the older versions holding the same
-	// text: reclassified, it must not stay readable through them.
+	// text, once case, width, spacing, punctuation and invisible marks are
+	// left aside (fact_text, facts.Signature): reclassified, it must not stay
+	// readable through them.
 	cypherSupersedeHead = `MATCH (n:Memory {tenant: $tenant, id: $id})
 MATCH (p:Memory {tenant: $tenant, id: $prev_id})
 CALL (p) { ` + tallyDownP + ` }
@@ -61,7 +63,7 @@ CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)
 WITH n
 CALL (n) {
   MATCH (n)-[:SUPERSEDES*1..]->(m:Memory {tenant: $tenant})
-  WHERE m.content = n.content AND m.sens_rank < n.sens_rank
+  WHERE (m.content = n.content OR m.fact_text = n.fact_text) AND m.sens_rank < n.sens_rank
   CALL (m) { ` + TallyDown + ` }
   SET m.sensitivity = n.sensitivity, m.sens_rank = n.sens_rank
   WITH m

@@ -185,4 +185,16 @@ func TestReclassifyingHidesTheOlderVersions(t *testing.T) {
 	if got, err := f.Client(t, "finance-bot").Get(t.Context(), v1.ID); err != nil || got.Sensitivity != "confidential" {
 		t.Errorf("finance-bot reads the older version as %+v, %v; want it confidential", got, err)
 	}
+
+	// The same text written again otherwise (case, punctuation, a
+	// non-breaking space, a zero-width mark) is the same text.
+	w1 := write(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "risk",
+		Content: "Lianhua is on the late-payment watch list."})
+	w2, err := f.Client(t, "finance-bot").Update(t.Context(), w1.ID, 0, client.UpdateRequest{
+		Content: ptrTo("LIANHUA is on the late payment\u00a0watch\u200b list!"), Sensitivity: ptrTo("confidential")})
+	if err != nil || w2.Sensitivity != "confidential" {
+		t.Fatalf("reclassify with the text rewritten: %+v, %v", w2, err)
+	}
+	_, err = f.Client(t, "alice").Get(t.Context(), w1.ID)
+	wantAPIError(t, "alice reads the older version of a rewritten text", err, http.StatusNotFound, "not_found")
 }
