@@ -143,11 +143,13 @@ func validID(kind, id string) bool {
 	return !(kind == memory.KindAgent && strings.HasPrefix(strings.ToLower(id), "user:"))
 }
 
-// bidi reports whether r changes the direction of the text around it: a
-// name holding one ("Bob\u202eevil") shows as another in the panel and the
-// audit trail.
-func bidi(r rune) bool {
-	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c'
+// hidden reports whether r changes the direction of the text around it or
+// shows as nothing: a name holding one ("Bob\u202eevil", "Bo\u200bb") shows
+// as another in the panel and the audit trail. The joiners (U+200C, U+200D)
+// stay: emoji and some scripts' names need them.
+func hidden(r rune) bool {
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c' ||
+		r == '\u200b' || r == '\u2060' || r == '\ufeff'
 }
 
 // validFields checks what a principal of kind may have: a team (agents), a
@@ -162,8 +164,8 @@ func validFields(kind, team string, roles []string, name string) error {
 		return memory.Invalid("roles", "at most 16")
 	case name != "" && kind != memory.KindUser:
 		return memory.Invalid("name", "only users have a name")
-	case utf8.RuneCountInString(name) > MaxUserName || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) || strings.ContainsFunc(name, bidi):
-		return memory.Invalid("name", fmt.Sprintf("must be at most %d characters of text", MaxUserName))
+	case utf8.RuneCountInString(name) > MaxUserName || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) || strings.ContainsFunc(name, hidden):
+		return memory.Invalid("name", fmt.Sprintf("must be at most %d characters of visible text: no control characters, direction marks or zero-width spaces", MaxUserName))
 	}
 	for _, r := range roles {
 		if !memory.ValidName(r) {

@@ -22,6 +22,8 @@ func TestValidPrincipal(t *testing.T) {
 		{"a name that turns the text around", NewPrincipal{Kind: memory.KindUser, ID: "bob", Name: "Bob\u202eevil"}, "name"},
 		{"a name with an isolate", NewPrincipal{Kind: memory.KindUser, ID: "bob", Name: "Bob\u2067x"}, "name"},
 		{"a name in Arabic script", NewPrincipal{Kind: memory.KindUser, ID: "amal", Name: "أمل"}, ""},
+		{"a name with a zero-width space", NewPrincipal{Kind: memory.KindUser, ID: "bob", Name: "Bo\u200bb"}, "name"},
+		{"a name with a zero-width non-joiner", NewPrincipal{Kind: memory.KindUser, ID: "mina", Name: "می\u200cخواهم"}, ""},
 		{"a user whose id starts with user:", NewPrincipal{Kind: memory.KindUser, ID: "user:x"}, ""},
 		{"an unknown kind", NewPrincipal{Kind: "robot", ID: "r2"}, "kind"},
 		{"an id with a slash", NewPrincipal{Kind: memory.KindAgent, ID: "a/b"}, "id"},
