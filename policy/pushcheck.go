@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 
@@ -22,12 +23,14 @@ import (
 // pushdownProbes returns a case of the bundled decision table for each
 // distinct principal with its grants and settings, and an agent in a team
 // (which the table lacks): every kind of principal a tenant has, with the
-// data and clock its filter is compiled against.
-func pushdownProbes(cases []decisionCase) []decisionCase {
+// data and clock its filter is compiled against. Each is tried at the
+// table's time and at now, so that a rule that turns on at a date already
+// past is tried as it will run.
+func pushdownProbes(cases []decisionCase, now time.Time) []decisionCase {
 	var out []decisionCase
 	seen := map[string]bool{}
 	add := func(tc decisionCase) {
-		key := fmt.Sprintf("%+v|%+v|%+v", tc.Principal, tc.Grants, tc.Settings)
+		key := fmt.Sprintf("%+v|%+v|%+v|%v", tc.Principal, tc.Grants, tc.Settings, tc.Now)
 		if !seen[key] {
 			seen[key] = true
 			out = append(out, tc)
@@ -35,6 +38,9 @@ func pushdownProbes(cases []decisionCase) []decisionCase {
 	}
 	for _, tc := range cases {
 		add(tc)
+		at := tc
+		at.Now = now
+		add(at)
 		if tc.Principal.Kind == memory.KindAgent && len(tc.Grants) > 0 && tc.Principal.Team == "" {
 			teamed := tc
 			teamed.Principal.Team = "support"
@@ -54,7 +60,7 @@ func (e *Engine) checkPushdown(ctx context.Context, rev *Revision) error {
 	}
 	var whys []string
 	whom := map[string][]string{}
-	for _, pr := range pushdownProbes(cases) {
+	for _, pr := range pushdownProbes(cases, time.Now().UTC()) {
 		why, err := untranslatableFor(ctx, rev, pr)
 		if err != nil {
 			return err

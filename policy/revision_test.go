@@ -218,6 +218,15 @@ test_secret_plans_are_never_read if {
 			code: policyadmin.RejectCompile, contains: "(for agent support-bot (team support)): startswith(input.resource.id",
 		},
 		{
+			// The table's clock is 2025-06-01; a rule that turned on since
+			// is tried at now too.
+			name: "untranslatable from a date past the table's",
+			modules: withModule(t, e, "authz.rego", func(s string) string {
+				return s + "\npermits contains \"after the change\" if {\n\tinput.context.now > \"2025-12-01\"\n\tinput.action == \"read\"\n\tstartswith(input.resource.id, \"mem_\")\n}\n"
+			}),
+			code: policyadmin.RejectCompile, contains: "startswith(input.resource.id",
+		},
+		{
 			name:    "only tests",
 			modules: []policyadmin.PolicyModule{{Name: "p_test.rego", Source: "package p_test\n\ntest_x if true\n"}},
 			code:    policyadmin.RejectInvalid, contains: "no policy module",
