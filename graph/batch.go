@@ -313,8 +313,8 @@ func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, 
 // errUserErasing refuses a write about a user whose erase has begun and not
 // ended (EraseUser): unavailable (503) to a caller, who may try again once
 // the erase is over. To the queue it may last (Lasting): a queued job counts
-// its attempts and goes to the dead-letter stream, which the erase clears,
-// rather than holding its shard and every tenant's jobs behind it.
+// its attempts and fails, for its sender to send again, rather than hold its
+// shard and every tenant's jobs behind it.
 var errUserErasing error = erasingError{}
 
 type erasingError struct{}
