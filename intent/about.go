@@ -84,6 +84,15 @@ func Refers(text string) bool {
 	return person.MatchString(q) || known.MatchString(q) || containsAny(q, zhPerson) || containsAny(q, zhKnown) || containsAny(q, zhDealing)
 }
 
+// Requests reports whether text, not a question, asks for something: "tell
+// me my preferences", "keep it short, like before", "按老规矩处理", "我还想要上
+// 次那个风格". A statement that names the same things ("just sent you an
+// email", "谢谢你们，答复很及时", "我今天在公司") asks for nothing.
+func Requests(text string) bool {
+	q := strings.ToLower(strings.TrimSpace(text))
+	return imperative.MatchString(q) || request.MatchString(q) || containsAny(q, zhRequest)
+}
+
 // Asks reports whether text is a question rather than a request, a
 // greeting or a statement ("给我讲个笑话吧", "ok great, talk later").
 func Asks(text string) bool {
@@ -108,6 +117,9 @@ var (
 	// "has the big desk order gone through?", "when is that shipment
 	// leaving?". An agent asks it about the user it serves.
 	dealing = regexp.MustCompile(`\b(the|this|that|these|those)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
+	// imperative opens a request in English; request marks one anywhere.
+	imperative = regexp.MustCompile(`^(please|kindly|tell|show|give|list|remind|keep|use|make|send|write|reply|answer|follow|stick|go|be|stop|don't|do not|same|as usual|like before|like last time|let me know)\b`)
+	request    = regexp.MustCompile(`\b(please|i want|i'd like|i would like|i need|like before|like last time|as usual|same as)\b`)
 	// known speaks of us or of a thing as known.
 	known = regexp.MustCompile(`\b(you|your|yours|the|this|that|these|those)\b`)
 	// howTo starts a question that asks for instructions ("how do I bake
@@ -127,6 +139,9 @@ var (
 	zhPerson   = []string{"我", "她", "他", "客户", "用户", "顾客"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
 	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回"}
+	// zhRequest marks a request in Chinese.
+	zhRequest = []string{"请", "按", "照", "想要", "我要", "给我", "帮我", "告诉我", "别", "不要", "直接", "能不能", "可不可以", "能否", "麻烦",
+		"一点", "点儿", "简单点", "说人话", "长话短说", "老样子"}
 	// zhKnown speaks of us or of a thing as known: 你们, 那个, 这件.
 	zhKnown = []string{"你", "您", "咱", "那个", "这个", "那件", "这件", "那些", "这些", "那次", "这次"}
 	// zhHowTo are the openings of a Chinese how-to question.

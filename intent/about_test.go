@@ -29,6 +29,31 @@ func TestDealing(t *testing.T) {
 	}
 }
 
+func TestRequests(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"tell me my preferences", true},
+		{"keep it short for me, like before", true},
+		{"Same as always, please.", true},
+		{"按老规矩处理", true},
+		{"我还想要上次那个风格", true},
+		{"能不能直接说重点", true},
+		{"Just sent you an email, no rush", false},
+		{"lol that's a long answer", false},
+		{"Thanks! Got the invoice, will check it later", false},
+		{"我今天在公司", false},
+		{"节后再联系吧", false},
+		{"谢谢你们，答复很及时", false},
+	}
+	for _, tt := range tests {
+		if got := intent.Requests(tt.text); got != tt.want {
+			t.Errorf("Requests(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
 func TestRefers(t *testing.T) {
 	tests := []struct {
 		question string

@@ -63,6 +63,10 @@ type Question struct {
 	// Asks is true when the text is a question (intent.Asks), not a
 	// request, a greeting or a statement.
 	Asks bool
+	// Requests is true when the text, not a question, asks for something
+	// (intent.Requests): a statement naming a kind of memory ("just sent
+	// you an email") asks for none.
+	Requests bool
 	// Refers is true when the text refers to a person or to a thing as
 	// known (intent.Refers): a question that does not asks about the world,
 	// and the user's nearest memory does not answer it however far ahead.
@@ -335,7 +339,10 @@ func JoinAbove(passed []Passed) (float64, bool) {
 // ("按老规矩处理") and shared knowledge (the tenant's rules) are not held
 // back, nor is anything when the lead gate is off.
 func (r Rules) intentReaches(q Question, e Evidence) bool {
-	return !q.Asks || q.AboutUser || q.AboutDealing || e.Shared || r.LeadFloor == 0 || e.Similarity >= r.LeadFloor
+	if !q.Asks {
+		return q.Requests
+	}
+	return q.AboutUser || q.AboutDealing || e.Shared || r.LeadFloor == 0 || e.Similarity >= r.LeadFloor
 }
 
 // namedReaches reports whether a memory mentioning an entity the question
@@ -348,7 +355,9 @@ func (r Rules) namedReaches(q Question, e Evidence) bool {
 	if !known && e.Neighbour {
 		sim, known = e.NeighbourSimilarity, true
 	}
-	return !known || r.intentReaches(q, Evidence{Similarity: sim, Shared: e.Shared})
+	// A statement ("客户说收到的货物破损了") is no question about the world:
+	// the entity it names is what an agent relaying it needs.
+	return !known || !q.Asks || r.intentReaches(q, Evidence{Similarity: sim, Shared: e.Shared})
 }
 
 // topicalFloor is the similarity a memory of the kind a topical question

@@ -91,11 +91,11 @@ func TestIsSocial(t *testing.T) {
 func TestGates(t *testing.T) {
 	rules := Rules{VectorFloor: 0.25, StrongFloor: 0.35, UnseenMax: 0.5, Coverage: 0.5, AgreedCoverage: 0.25, AgreeFloor: 0.15, SubjectFloor: 0.1, LeadFloor: 0.12, LeadMargin: 0.08, NeighbourFloor: 0.02}
 	term := func(text string, weight float64, seen bool) Term { return Term{Text: text, Weight: weight, Seen: seen} }
-	known := Question{Terms: []Term{term("budget", 2, true), term("q4", 1, true)}}
+	known := Question{Requests: true, Terms: []Term{term("budget", 2, true), term("q4", 1, true)}}
 	foreign := Question{Terms: []Term{term("xyz", 3, false), term("123", 3, false), term("订单", 1, true)}}
 	social := Question{Social: true, Terms: []Term{term("day", 1, true)}}
 	aboutUser := Question{AboutUser: true, Terms: []Term{term("firm", 3, false)}}
-	topical := Question{Topical: true, Terms: []Term{term("big", 1, false), term("orders", 1, true)}}
+	topical := Question{Topical: true, Requests: true, Terms: []Term{term("big", 1, false), term("orders", 1, true)}}
 	asking := Question{Asks: true, Refers: true, Terms: []Term{term("damaged", 1, false), term("seats", 1, false)}}
 	dealing := Question{AboutDealing: true, Terms: []Term{term("desk", 1, false), term("order", 5, true)}}
 	tests := []struct {
@@ -122,7 +122,9 @@ func TestGates(t *testing.T) {
 		{"entity named in a question that refers to nobody, at the lead floor", asking, Evidence{Named: true, Vector: true, Similarity: 0.13}, GateEntity},
 		{"entity named in a question about the user, far from it", Question{Asks: true, AboutUser: true}, Evidence{Named: true, Vector: true, Similarity: 0.01}, GateEntity},
 		{"entity named in a question that refers to nobody, similarity unknown", asking, Evidence{Named: true}, GateEntity},
+		{"entity named in a statement, far from it", Question{}, Evidence{Named: true, Vector: true, Similarity: 0.01}, GateEntity},
 		{"asked for by intent", known, Evidence{Intent: true}, GateIntent},
+		{"named by intent in a statement that asks for nothing", Question{Terms: known.Terms}, Evidence{Intent: true, Similarity: 0.5}, ""},
 		{"asked for by intent about a subject, near the question", topical, Evidence{Intent: true, Similarity: 0.12}, GateIntent},
 		{"asked for by intent about a subject, far from the question", topical, Evidence{Intent: true, Similarity: 0.05}, ""},
 		{"asked for by intent in a question that refers to nobody, far from it", asking, Evidence{Intent: true, Similarity: 0.09}, ""},
