@@ -86,11 +86,22 @@ func Refers(text string) bool {
 
 // Requests reports whether text, not a question, asks for something: "tell
 // me my preferences", "keep it short, like before", "按老规矩处理", "我还想要上
-// 次那个风格". A statement that names the same things ("just sent you an
-// email", "谢谢你们，答复很及时", "我今天在公司") asks for nothing.
+// 次那个风格", or a few words typed as a search ("contact preference", "送货
+// 地址"). A statement that names the same things ("just sent you an email",
+// "谢谢你们，答复很及时", "我今天在公司", "节后再联系吧") asks for nothing.
 func Requests(text string) bool {
 	q := strings.ToLower(strings.TrimSpace(text))
-	return imperative.MatchString(q) || request.MatchString(q) || containsAny(q, zhRequest)
+	return imperative.MatchString(q) || request.MatchString(q) || containsAny(q, zhRequest) || searchTerms(q)
+}
+
+// searchTerms reports whether lower-cased q is a few words typed as a
+// search: no more than four words or ten characters, no sentence
+// punctuation or closing particle, and nobody speaking or spoken to.
+func searchTerms(q string) bool {
+	words := strings.Fields(q)
+	return len(words) <= 4 && utf8.RuneCountInString(q) <= 40 && (len(words) > 1 || utf8.RuneCountInString(q) <= 10) &&
+		!strings.ContainsAny(q, ",，.。!！;；~…") && !person.MatchString(q) && !known.MatchString(q) &&
+		!containsAny(q, zhPerson) && !containsAny(q, zhKnown) && !containsAny(q, zhClosing)
 }
 
 // Asks reports whether text is a question rather than a request, a
@@ -142,6 +153,8 @@ var (
 	// zhRequest marks a request in Chinese.
 	zhRequest = []string{"请", "按", "照", "想要", "我要", "给我", "帮我", "告诉我", "别", "不要", "直接", "能不能", "可不可以", "能否", "麻烦",
 		"一点", "点儿", "简单点", "说人话", "长话短说", "老样子"}
+	// zhClosing ends a spoken sentence, not a search: 节后再联系吧.
+	zhClosing = []string{"吧", "了", "啊", "呀", "哦", "嘛", "啦", "哈"}
 	// zhKnown speaks of us or of a thing as known: 你们, 那个, 这件.
 	zhKnown = []string{"你", "您", "咱", "那个", "这个", "那件", "这件", "那些", "这些", "那次", "这次"}
 	// zhHowTo are the openings of a Chinese how-to question.

@@ -40,6 +40,8 @@ func TestRequests(t *testing.T) {
 		{"按老规矩处理", true},
 		{"我还想要上次那个风格", true},
 		{"能不能直接说重点", true},
+		{"contact preference", true},
+		{"送货地址", true},
 		{"Just sent you an email, no rush", false},
 		{"lol that's a long answer", false},
 		{"Thanks! Got the invoice, will check it later", false},
