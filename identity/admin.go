@@ -268,12 +268,14 @@ func (s *Service) DeletePrincipal(ctx context.Context, p memory.Principal, kind,
 		if kind == p.Kind && id == p.ID {
 			return memory.Invalid("id", "an admin cannot delete themself")
 		}
+		revoked := 0
 		revoke := func() error { // an agent's grants, before and after: one made meanwhile goes too
 			if kind != memory.KindAgent || s.grants == nil {
 				return nil
 			}
 			g, err := s.grants.RevokeGrantsOf(ctx, p, id)
-			details["grants"] = strconv.Itoa(g + atoi(details["grants"]))
+			revoked += g
+			details["grants"] = strconv.Itoa(revoked)
 			if err != nil {
 				return fmt.Errorf("revoke the agent's grants: %w", err)
 			}
@@ -292,12 +294,6 @@ func (s *Service) DeletePrincipal(ctx context.Context, p memory.Principal, kind,
 		details["keys"] = strconv.FormatInt(n, 10)
 		return s.changed(ctx, p.Tenant)
 	})
-}
-
-// atoi is the number s says, or 0.
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
 }
 
 // newKey makes a key for an owner; the secret is returned once, here.
