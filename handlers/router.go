@@ -5,12 +5,9 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 
@@ -237,36 +234,18 @@ func New(opts Options) (http.Handler, error) {
 	return r, nil
 }
 
-// serveMCP hands the request to the MCP endpoint, but first refuses, as a
-// JSON-RPC parse error, a body that gives one key twice in an object: the
-// REST API refuses it (decodeStrict), and the MCP SDK would keep the last
-// where a proxy or log may read the first. A body past the limit goes on as
-// it is, for the endpoint to refuse.
 func (a *api) serveMCP(c *gin.Context) error {
 	if a.mcp == nil {
 		return memory.ErrNotConfigured
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request.Body, a.maxBody+1))
-	if k := duplicateKey(body); err == nil && k != "" {
-		c.JSON(http.StatusBadRequest, rpcRefusal{JSONRPC: "2.0", Error: rpcErrorBody{Code: -32700, Message: fmt.Sprintf("unmarshal: the key %q is given twice in one object", k)}})
-		return nil
-	}
-	c.Request.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), c.Request.Body))
 	a.mcp.ServeHTTP(c.Writer, c.Request)
 	return nil
 }
 
-// rpcRefusal is a JSON-RPC error answer to a request refused as a whole.
-type rpcRefusal struct {
-	JSONRPC string       `json:"jsonrpc"`
-	ID      any          `json:"id"`
-	Error   rpcErrorBody `json:"error"`
-}
-
-type rpcErrorBody struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
+// RepeatedKey returns a key that one object of the JSON text names twice,
+// or "": the MCP endpoint refuses such a body as the REST API does
+// (decodeStrict).
+func RepeatedKey(body []byte) string { return duplicateKey(body) }
 
 // handle adapts a handler that returns an error to gin: the error, if any,
 // goes through the one error adapter.

@@ -37,7 +37,12 @@ type Options struct {
 	// message (handlers.Classify), so a tool error says what the REST
 	// API would.
 	Classify func(err error) (status int, code, message string)
-	Logger   *slog.Logger
+	// RepeatedKey, when set, returns a key one object of a body names twice
+	// (handlers.RepeatedKey): such a body is refused, as the REST API
+	// refuses it, since the SDK would keep the last where a proxy or log may
+	// read the first.
+	RepeatedKey func(body []byte) string
+	Logger      *slog.Logger
 	// MaxBody caps a request body in bytes (0: DefaultMaxBody).
 	MaxBody int64
 	// Version is the server version announced to clients.
@@ -95,7 +100,7 @@ func New(opts Options) (http.Handler, error) {
 		// not have, and a reverse proxy on the same host sends its public
 		// Host: it must not be refused.
 		DisableLocalhostProtection: true,
-	}), opts.MaxBody)), nil
+	}), opts.MaxBody, opts.RepeatedKey)), nil
 }
 
 // instructions tell a model what the tools are for and how recalled text is
