@@ -75,10 +75,13 @@ func entropy(s string) float64 {
 	return h
 }
 
-// Passwords are recognised by being named: "password: …", "密码是…".
+// Passwords are recognised by being named: "password: …", "密码是…", or
+// "passwd hunter2", "密码 abc12345": named with no verb, the word after
+// must look like a secret (bare).
 var (
-	passwordEN = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passcode|passphrase|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
-	passwordZH = regexp.MustCompile(`(?:密码|口令)\s*(?:是|为|改成|改为|[:：=])\s*["']?([!-~]{4,})`)
+	passwordEN   = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passcode|passphrase|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
+	passwordZH   = regexp.MustCompile(`(?:密码|口令)\s*(?:是|为|改成|改为|[:：=])\s*["']?([!-~]{4,})`)
+	passwordBare = regexp.MustCompile(`(?i)(?:\b(?:password|passwd|pwd|passcode|passphrase)\s+|(?:密码|口令)\s*)["']?([!-~]{6,})`)
 )
 
 func findPasswords(text string) [][2]int {
@@ -95,7 +98,19 @@ func findPasswords(text string) [][2]int {
 	for _, m := range passwordZH.FindAllStringSubmatchIndex(text, -1) {
 		out = append(out, [2]int{m[2], m[3]})
 	}
+	for _, m := range passwordBare.FindAllStringSubmatchIndex(text, -1) {
+		if v := strings.TrimRight(text[m[2]:m[3]], `.!?"',;:`); bare(v) {
+			out = append(out, [2]int{m[2], m[2] + len(v)})
+		}
+	}
 	return out
+}
+
+// bare tells a secret written right after the word password from prose
+// ("password reset", "password 2 times"): six characters or more, a digit
+// among them.
+func bare(v string) bool {
+	return len(v) >= 6 && strings.ContainsAny(v, "0123456789")
 }
 
 func isPlainWord(v string) bool {

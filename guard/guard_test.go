@@ -37,6 +37,9 @@ func TestScan(t *testing.T) {
 		{"password prose", "Alice's password is expired and she wants to reset it", nil, ""},
 		{"password topic", "Alice forgot her password and asked for a reset link", nil, ""},
 		{"chinese password prose", "用户说密码错误，需要重置", nil, ""},
+		{"password with no verb", "my passwd hunter2, don't tell", []string{"password"}, "hunter2"},
+		{"chinese password with no verb", "wifi密码 abc12345 贴在墙上", []string{"password"}, "abc12345"},
+		{"password word then prose", "password reset twice on 2025-03-01, password changed 3 times", nil, ""},
 		// Resident identity numbers: checksum, birth date, province.
 		{"cn id", "身份证号 11010519491231002X 已核验", []string{"cn_id"}, "11010519491231002X"},
 		{"cn id lowercase x", "ID 44030419900307123x", []string{"cn_id"}, "44030419900307123x"},
