@@ -134,6 +134,7 @@ var rules = []rule{
 	}},
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
 		"contact*", "reach me", "reach her", "reach him", "reach them", "reach you", "be reached", "reach out", "way to reach", "get hold of", "call me", "phone me", "email me", "text me", "get in touch",
+		"ring me", "ring her", "ring him", "ring them", "give her a ring", "give him a ring", "give me a ring", "write to her", "write to him", "write to me", "message her", "message him", "message me",
 		"phone", "call", "email", "wechat",
 		"联系", "联络", "沟通", "电话", "邮件", "微信", "找我",
 	}},

@@ -53,6 +53,8 @@ func TestDetect(t *testing.T) {
 		{"the stylus is broken", nil}, // "style" as a whole word only
 		{"What's the best way to get hold of her?", []string{"contact"}},
 		{"How does Carol want to be reached?", []string{"contact"}},
+		{"Is it okay to ring her, or should I write to her instead?", []string{"contact"}},
+		{"Should I message him or give him a ring?", []string{"contact"}},
 		{"回复要多详细？", []string{"answer_style"}},
 		{"我喜欢什么样的回答", []string{"answer_style"}}, // the slot says which preference
 		{"Have I asked you about your opening hours before?", []string{"past_conversations"}},
