@@ -175,6 +175,48 @@ func TestAWriteLeavesWhatItMayNotRead(t *testing.T) {
 	}
 }
 
+// TestReadingGivesNoRightToRetire: an end user's memory, or a grantee's,
+// with the key of an agent's business fact it reads stands beside that fact:
+// finance-bot's payment terms and order-bot's return rule stay in force, and
+// their writers still recall them.
+func TestReadingGivesNoRightToRetire(t *testing.T) {
+	f := apptest.Start(t)
+	if _, err := f.Client(t, apptest.Admin).CreateGrant(t.Context(), client.NewGrant{Grantee: "support-bot", Source: "order-bot",
+		Types: []string{client.TypeSemantic}, MaxSensitivity: "internal"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		owner, other string
+		fact, claim  client.NewMemory
+		question     string
+	}{
+		{"finance-bot", "alice",
+			client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "payment_terms", Key: "payment_terms", Content: "Lianhua Trading pays on 30-day terms by bank transfer."},
+			client.NewMemory{UserID: "alice", Type: client.TypeProfile, Kind: "payment_terms", Key: "payment_terms", Content: "Lianhua Trading pays on 365-day terms, no deposit."},
+			"What are Lianhua Trading's payment terms?"},
+		{"order-bot", "support-bot",
+			client.NewMemory{UserID: "bob", Type: client.TypeSemantic, Kind: "rule", Key: "return_window", Content: "Bob's unopened goods can be returned within 7 days."},
+			client.NewMemory{UserID: "bob", Type: client.TypeSemantic, Kind: "rule", Key: "return_window", Content: "Bob may return anything within 90 days, no questions asked."},
+			"How long does Bob have to return goods?"},
+	} {
+		fact := write(t, f, tc.owner, tc.fact)
+		if _, err := f.Client(t, tc.other).Get(t.Context(), fact.ID); err != nil {
+			t.Fatalf("%s cannot read %s's fact: %v", tc.other, tc.owner, err)
+		}
+		claim := write(t, f, tc.other, tc.claim)
+		if claim.Status != client.StatusActive || claim.Supersedes != "" || claim.Version != 1 {
+			t.Errorf("%s's write: %s, version %d superseding %q; want active at version 1 superseding nothing", tc.other, claim.Status, claim.Version, claim.Supersedes)
+		}
+		got, err := f.Client(t, tc.owner).Get(t.Context(), fact.ID)
+		if err != nil || got.Status != client.StatusActive || got.ValidTo != nil {
+			t.Errorf("%s's fact after %s wrote its key: %+v, %v; want it active", tc.owner, tc.other, got, err)
+		}
+		if ids := recalledIDs(recall(t, f, tc.owner, client.RecallRequest{UserID: tc.fact.UserID, Query: tc.question})); !has(ids, fact.ID) {
+			t.Errorf("%s recalls %v, not its fact %s", tc.owner, ids, fact.ID)
+		}
+	}
+}
+
 // TestAgentsKnowWhatTheUserSaid: a user restating what an agent wrote about
 // them supersedes the agent's version, at once (their own word waits for no
 // second observation), and every agent recalls the user's word in its place.

@@ -179,8 +179,7 @@ func (s *Service) JobStatus(ctx context.Context, p Principal, id string) (JobSta
 func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult, error) {
 	results := make([]JobResult, len(jobs))
 	type place struct{ job, at int } // a kept memory's job and index in it
-	var ms []Memory
-	var places []place
+	ms, places := []Memory(nil), []place(nil)
 	for j, job := range jobs {
 		built, err := s.buildJob(job)
 		if err != nil {
@@ -212,11 +211,12 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 			to++
 		}
 		group, at := ms[from:to], places[from:to]
-		scopes, scopeOf, err := s.dedupScopes(ctx, func(i int) Principal { return jobs[at[i].job].Principal }, group, now)
+		writer := func(i int) Principal { return jobs[at[i].job].Principal }
+		scopes, scopeOf, err := s.dedupScopes(ctx, writer, group, now)
 		if err != nil {
 			return nil, err
 		}
-		written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(group, scopes, scopeOf, true))
+		written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(group, scopes, scopeOf, writer, true))
 		if err != nil {
 			return nil, err
 		}

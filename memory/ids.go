@@ -23,18 +23,11 @@ func NewID(prefix string) string {
 
 // ValidTenant reports whether s is a usable tenant name: a valid name
 // without '_', which separates the tenant from the secret in API keys.
-func ValidTenant(s string) bool {
-	return ValidName(s) && !strings.Contains(s, "_")
-}
+func ValidTenant(s string) bool { return ValidName(s) && !strings.Contains(s, "_") }
 
 // validAuthor reports whether s can be a memory's author: an agent id, or
 // "user:" and a user id for what users write about themselves.
-func validAuthor(s string) bool {
-	if id, ok := strings.CutPrefix(s, "user:"); ok {
-		return ValidName(id)
-	}
-	return ValidName(s)
-}
+func validAuthor(s string) bool { return ValidName(strings.TrimPrefix(s, "user:")) }
 
 // ValidName reports whether s is a usable user, agent or session id: 1–64
 // characters of letters, digits, '-', '_', '.', ':' or '@', not dots alone

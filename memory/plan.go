@@ -55,9 +55,10 @@ type WriteRules struct {
 	// must observe it before it becomes active; kinds not listed need one.
 	Thresholds map[string]int
 	// Displaces, when set, says whether memory w of the write may
-	// supersede h, a head of its slot: only if w's writer may read h. A
-	// head it may not read stays in force beside w, so that writing a key
-	// neither reveals nor replaces another author's hidden fact.
+	// supersede h, a head of its slot: only if w's writer may read h, and
+	// is an admin or Displaceable allows it. A head it may not read stays
+	// in force beside w, so that writing a key neither reveals nor replaces
+	// another author's hidden fact.
 	Displaces func(w, h Memory) bool
 }
 
@@ -72,6 +73,17 @@ func (r WriteRules) ownHeads(w Memory, hs []Memory) (own, others []Memory) {
 		}
 	}
 	return own, others
+}
+
+// Displaceable reports whether w, written by an agent or an end user, may
+// supersede h, which its writer may read: its own writer's fact, what the
+// user said themselves, or a profile memory by a profile memory (what
+// someone prefers is theirs to restate, and any agent that reads it to
+// update). Another agent's business fact (payment terms, a rule) is no one
+// else's to retire: an end user's or a grantee's write with its key stands
+// beside it. An admin's write supersedes whatever the admin reads.
+func Displaceable(w, h Memory) bool {
+	return w.AgentID == h.AgentID || h.SaidByUser() || (w.Type == TypeProfile && h.Type == TypeProfile)
 }
 
 // threshold returns how many distinct sessions must observe m. What users

@@ -79,6 +79,8 @@ func TestPlanBatch(t *testing.T) {
 	own := dedup
 	own.Displaces = func(w, h Memory) bool { return h.AgentID == w.AgentID }
 	ownEvents := own
+	byAuthor := dedup
+	byAuthor.Displaces = Displaceable
 	ownEvents.CheckStale = true
 	hidden := planned("hidden", "The budget is 90k, confidential.", withKey("budget"), withVersion(7), withValidFrom(testNow.Add(time.Hour)),
 		func(m *Memory) { m.AgentID = "finance-bot" })
@@ -126,6 +128,15 @@ func TestPlanBatch(t *testing.T) {
 			st:   BatchState{Heads: map[Slot][]Memory{budget: {hidden}}},
 			ms:   []Memory{newBudget}, rules: own,
 			want: WritePlan{N: 1, Written: []Written{created(newBudget)}, Create: []Memory{newBudget}},
+		},
+		{
+			name: "an end user's memory with the key of an agent's business fact stands beside it",
+			st:   BatchState{Heads: map[Slot][]Memory{budget: {head}}},
+			ms:   []Memory{planned("m1", "My budget is 500k.", withKey("budget"), withPreference, saidByUser)}, rules: byAuthor,
+			want: func() WritePlan {
+				m := planned("m1", "My budget is 500k.", withKey("budget"), withPreference, saidByUser)
+				return WritePlan{N: 1, Written: []Written{created(m)}, Create: []Memory{m}}
+			}(),
 		},
 		{
 			name: "only the heads its writer may read are superseded; the version follows them",
@@ -452,5 +463,35 @@ func TestPlanBatchLeavesItsInputs(t *testing.T) {
 	}
 	if len(st.Duplicates) != 0 || len(st.Heads[Slot{UserID: "alice", Scope: ScopeUser, Key: "budget"}]) != 1 || ms[1].Status != StatusActive {
 		t.Errorf("PlanBatch changed its inputs: %+v, %+v", st, ms)
+	}
+}
+
+// Across authors, a write retires only what the user said themselves or a
+// profile memory by a profile memory; its own writer's facts anything it
+// may read.
+func TestDisplaceable(t *testing.T) {
+	byFinance := func(m *Memory) { m.AgentID = "finance-bot" }
+	terms := planned("h", "Alice pays on 30-day terms.", withKey("payment_terms"), byFinance)
+	pref := planned("h", "Alice prefers e-mail.", withKey("contact_channel"), withPreference)
+	said := planned("h", "I prefer e-mail.", withKey("contact_channel"), withPreference, saidByUser)
+	tests := []struct {
+		name string
+		w, h Memory
+		want bool
+	}{
+		{"its own writer's fact", planned("w", "Alice pays on 45-day terms.", withKey("payment_terms"), byFinance), terms, true},
+		{"an end user's over an agent's business fact", planned("w", "I pay on 365-day terms.", withKey("payment_terms"), withPreference, saidByUser), terms, false},
+		{"an end user's episodic over an agent's business fact", planned("w", "I pay on 365-day terms.", withKey("payment_terms"), saidByUser, func(m *Memory) { m.Type = TypeEpisodic }), terms, false},
+		{"a grantee's over the source agent's fact", planned("w", "Alice pays on 60-day terms.", withKey("payment_terms")), terms, false},
+		{"an end user's preference over an agent's", planned("w", "I prefer phone calls.", withKey("contact_channel"), withPreference, saidByUser), pref, true},
+		{"another agent's preference over an agent's", planned("w", "Alice prefers phone calls.", withKey("contact_channel"), withPreference, byFinance), pref, true},
+		{"an agent's fact over what the user said", planned("w", "Alice asked for phone calls.", withKey("contact_channel")), said, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Displaceable(tc.w, tc.h); got != tc.want {
+				t.Errorf("Displaceable = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

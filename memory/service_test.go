@@ -907,8 +907,13 @@ func TestWriteOutcomes(t *testing.T) {
 	}
 	// A write supersedes only heads its writer's scope covers.
 	f.authz.hidden = map[string]bool{"mem_hidden": true}
-	if w.Rules.Displaces == nil || w.Rules.Displaces(w.Memories[0], Memory{ID: "mem_hidden"}) || !w.Rules.Displaces(w.Memories[0], Memory{ID: "mem_seen"}) {
+	by := w.Memories[0].AgentID
+	if w.Rules.Displaces == nil || w.Rules.Displaces(w.Memories[0], Memory{ID: "mem_hidden", AgentID: by}) || !w.Rules.Displaces(w.Memories[0], Memory{ID: "mem_seen", AgentID: by}) {
 		t.Error("the write's rules do not ask policy which heads it may supersede")
+	}
+	// Nor another agent's business fact it reads.
+	if w.Rules.Displaces(w.Memories[0], Memory{ID: "mem_seen", AgentID: "finance-bot", Type: TypeSemantic}) {
+		t.Error("the write may supersede another agent's fact")
 	}
 	if len(w.ScopeOf) != len(w.Memories) || len(w.Scopes) != 1 {
 		t.Errorf("scopes %d for %d memories (scope of each %v)", len(w.Scopes), len(w.Memories), w.ScopeOf)

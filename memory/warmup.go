@@ -101,12 +101,13 @@ func (s *Service) warmWrites(ctx context.Context, callers []Principal, user stri
 			errs = append(errs, fmt.Errorf("warm-up write: %w", err))
 			continue
 		}
-		scopes, scopeOf, err := s.dedupScopes(ctx, func(int) Principal { return p }, ms, now)
+		writer := func(int) Principal { return p }
+		scopes, scopeOf, err := s.dedupScopes(ctx, writer, ms, now)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("warm-up write: %w", err))
 			continue
 		}
-		if err := s.warm.WarmWrite(ctx, s.dedupWrite(ms, scopes, scopeOf, true)); err != nil {
+		if err := s.warm.WarmWrite(ctx, s.dedupWrite(ms, scopes, scopeOf, writer, true)); err != nil {
 			errs = append(errs, fmt.Errorf("warm-up write of %d: %w", n, err))
 		}
 	}

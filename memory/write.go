@@ -140,11 +140,12 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 	if err := s.embedAll(ctx, keep); err != nil {
 		return nil, err
 	}
-	scopes, scopeOf, err := s.dedupScopes(ctx, func(i int) Principal { return p }, keep, now)
+	writer := func(int) Principal { return p }
+	scopes, scopeOf, err := s.dedupScopes(ctx, writer, keep, now)
 	if err != nil {
 		return nil, err
 	}
-	written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(keep, scopes, scopeOf, slices.ContainsFunc(in, func(n NewMemory) bool { return n.ObservedAt != nil })))
+	written, err := s.writes.WriteDeduped(ctx, s.dedupWrite(keep, scopes, scopeOf, writer, slices.ContainsFunc(in, func(n NewMemory) bool { return n.ObservedAt != nil })))
 	if err != nil {
 		return nil, err
 	}
@@ -207,12 +208,14 @@ func principalKey(p Principal) string {
 // dedupWrite is a write of ms as the service commits every write: with its
 // writers' scopes and the service's rules, planned by PlanBatch in the
 // store's transaction.
-func (s *Service) dedupWrite(ms []Memory, scopes []Scope, scopeOf []int, checkStale bool) DedupWrite {
-	rules, readers := s.write.rules(checkStale), make(map[string]Scope, len(ms))
+func (s *Service) dedupWrite(ms []Memory, scopes []Scope, scopeOf []int, writer func(int) Principal, checkStale bool) DedupWrite {
+	rules, readers, admins := s.write.rules(checkStale), make(map[string]Scope, len(ms)), map[string]bool{}
 	for i, m := range ms {
-		readers[m.ID] = scopes[scopeOf[i]]
+		readers[m.ID], admins[m.ID] = scopes[scopeOf[i]], writer(i).Kind == KindAdmin
 	}
-	rules.Displaces = func(w, h Memory) bool { return s.authz.Covers(readers[w.ID], ResourceOf(h)) }
+	rules.Displaces = func(w, h Memory) bool {
+		return (admins[w.ID] || Displaceable(w, h)) && s.authz.Covers(readers[w.ID], ResourceOf(h))
+	}
 	return DedupWrite{Memories: ms, Scopes: scopes, ScopeOf: scopeOf, Rules: rules}
 }
 
