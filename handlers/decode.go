@@ -42,6 +42,30 @@ func (a *api) readBody(c *gin.Context) ([]byte, error) {
 	return body, nil
 }
 
+// bodyless wraps the handler of a route that reads no body: one must be
+// none or {}, as on every route a field it does not know is refused, so
+// that a client learns that what it sent was not read (and gets a JSON
+// answer, not a connection reset by a server that answered unread).
+func (a *api) bodyless(h func(*gin.Context) error) func(*gin.Context) error {
+	return func(c *gin.Context) error {
+		if c.Request.ContentLength == 0 {
+			return h(c)
+		}
+		body, err := a.readBody(c)
+		var bad *badRequest
+		if errors.As(err, &bad) && bad.code == "bad_json" { // empty
+			return h(c)
+		}
+		if err != nil {
+			return err
+		}
+		if err := decodeStrict(body, &struct{}{}); err != nil {
+			return err
+		}
+		return h(c)
+	}
+}
+
 // decodeStrict decodes exactly one JSON value into v, rejecting unknown
 // fields and trailing data.
 func decodeStrict(body []byte, v any) error {
@@ -64,7 +88,28 @@ func decodeStrict(body []byte, v any) error {
 	if k := duplicateKey(body); k != "" {
 		return &badRequest{"bad_json", fmt.Sprintf("field %q appears twice in one object", k)}
 	}
+	if holdsNUL(body) {
+		return &badRequest{"invalid_argument", `a string of the request holds a NUL character (\u0000)`}
+	}
 	return nil
+}
+
+// holdsNUL reports whether a string of the JSON text, key or value, holds
+// U+0000: stored, it would break every consumer that reads C strings.
+func holdsNUL(body []byte) bool {
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
+			return true
+		}
+	}
 }
 
 // duplicateKey returns a key that one object of the JSON text names twice,

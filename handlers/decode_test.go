@@ -53,6 +53,34 @@ func TestDecodeStrictRefusesRepeatedKeys(t *testing.T) {
 	}
 }
 
+// A NUL in any string, key or value, is refused; the six characters of
+// its escape written as text are not.
+func TestDecodeStrictRefusesNUL(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		refused    bool
+	}{
+		{"in a value", `{"user_id":"bob","labels":{"a":"x\u0000y"}}`, true},
+		{"in a key", `{"labels":{"a\u0000":"1"}}`, true},
+		{"in an array", `{"turns":[{"role":"\u0000"}]}`, true},
+		{"the escape as text", `{"labels":{"a":"C:\\u0000"}}`, false},
+		{"none", `{"labels":{"a":"\u0001"}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v struct {
+				UserID string              `json:"user_id"`
+				Turns  []map[string]string `json:"turns"`
+				Labels map[string]string   `json:"labels"`
+			}
+			err := decodeStrict([]byte(tc.json), &v)
+			var bad *badRequest
+			if got := errors.As(err, &bad) && bad.code == "invalid_argument"; got != tc.refused {
+				t.Errorf("err = %v, refused %v, want %v", err, got, tc.refused)
+			}
+		})
+	}
+}
+
 func TestIfMatchOf(t *testing.T) {
 	for _, tc := range []struct {
 		values []string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,4 +220,45 @@ func TestJWTOff(t *testing.T) {
 	tok := idp.Sign("rsa-1", testidp.Claims{"tenant": f.Tenant})
 	_, err := f.Client(t, tok).WhoAmI(t.Context())
 	wantAPIError(t, "token with OIDC off", err, http.StatusUnauthorized, "unauthenticated")
+}
+
+// TestBodylessRoutes: a route that reads no body takes none or {}; anything
+// else is refused with a JSON error before the route acts. A NUL in any
+// string of a body or the query string is refused, and so are query
+// strings that are no UTF-8, as bodies are.
+func TestBodylessRoutes(t *testing.T) {
+	f := apptest.Start(t)
+	m := create(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice's desk order ships from Lyon."})
+	for _, tc := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		code               string
+	}{
+		{"sweep with garbage", "POST", "/v1/janitor/sweep", []byte("garbage"), http.StatusBadRequest, "bad_json"},
+		{"sweep with a field", "POST", "/v1/janitor/sweep", map[string]any{"dry_run": false}, http.StatusBadRequest, "bad_json"},
+		{"sweep with deep JSON", "POST", "/v1/janitor/sweep", []byte(strings.Repeat("[", 20000) + strings.Repeat("]", 20000)), http.StatusBadRequest, "bad_json"},
+		{"sweep with {}", "POST", "/v1/janitor/sweep?dry_run=true", map[string]any{}, http.StatusOK, ""},
+		{"sweep without a body", "POST", "/v1/janitor/sweep?dry_run=true", nil, http.StatusOK, ""},
+		{"delete with a body", "DELETE", "/v1/memories/" + m.ID, map[string]any{"reason": "x"}, http.StatusBadRequest, "bad_json"},
+		{"erase with a body", "DELETE", "/v1/users/alice", []byte(`{"confirm":"alice"}`), http.StatusBadRequest, "bad_json"},
+		{"a NUL in content", "POST", "/v1/memories", map[string]any{"user_id": "alice", "type": "semantic", "content": "tea \x00 coffee"}, http.StatusBadRequest, "invalid_argument"},
+		{"a query string of bytes that are no UTF-8", "GET", "/v1/graph/entities?q=%ff%fe", nil, http.StatusBadRequest, "invalid_utf8"},
+		{"a query string with a NUL", "GET", "/v1/memories?user_id=al%00ice", nil, http.StatusBadRequest, "invalid_argument"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.Do(t, apptest.Admin, tc.method, tc.path, tc.body)
+			if tc.code == "" {
+				if r.Status != tc.status {
+					t.Fatalf("%d %s, want %d", r.Status, r.Body, tc.status)
+				}
+				return
+			}
+			wantError(t, tc.name, r, tc.status, tc.code)
+		})
+	}
+	// The refused delete and erase acted on nothing.
+	if r := f.Do(t, "support-bot", "GET", "/v1/memories/"+m.ID, nil); r.Status != http.StatusOK {
+		t.Errorf("the memory is gone after refused requests: %d %s", r.Status, r.Body)
+	}
 }

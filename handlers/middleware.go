@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/otel/attribute"
@@ -131,6 +132,15 @@ func (a *api) strictQuery(c *gin.Context) {
 	for name, vs := range q {
 		if len(vs) > 1 {
 			a.fail(c, memory.Invalid(name, "is given more than once; every parameter takes one value"))
+			return
+		}
+		// A body with these bytes is refused: a parameter is no less text.
+		if !utf8.ValidString(name) || !utf8.ValidString(vs[0]) {
+			a.fail(c, &badRequest{"invalid_utf8", "the query string is not valid UTF-8 once unescaped"})
+			return
+		}
+		if strings.ContainsRune(name+vs[0], 0) {
+			a.fail(c, memory.Invalid("query", "holds a NUL character (%00)"))
 			return
 		}
 	}

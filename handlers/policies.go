@@ -115,19 +115,10 @@ func (a *api) diffPolicies(c *gin.Context) error {
 	return nil
 }
 
-// activateRequest is the body activation takes, if any: {} (a field is
-// refused as on every other route).
-type activateRequest struct{}
-
 func (a *api) activatePolicy(c *gin.Context) error {
 	n, err := revisionParam(c.Param("number"), "number")
 	if err != nil {
 		return err
-	}
-	if c.Request.ContentLength != 0 {
-		if err := a.bind(c, &activateRequest{}); err != nil {
-			return err
-		}
 	}
 	st, err := a.admin.ActivatePolicy(c.Request.Context(), principalOf(c), n)
 	if err != nil {

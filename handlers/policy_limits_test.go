@@ -118,7 +118,7 @@ func TestPolicyRequestEdges(t *testing.T) {
 		status             int
 		code, says         string
 	}{
-		{"module name with NUL", "POST", "/v1/policy/test", named("a\x00b.rego"), http.StatusUnprocessableEntity, policyadmin.RejectInvalid, "relative file name"},
+		{"module name with NUL", "POST", "/v1/policy/test", named("a\x00b.rego"), http.StatusBadRequest, "invalid_argument", "NUL"},
 		{"module name with a newline", "POST", "/v1/policy/test", named("a\nb.rego"), http.StatusUnprocessableEntity, policyadmin.RejectInvalid, "relative file name"},
 		{"module name with a bidi override", "PUT", "/v1/policy", named("a\u202eb.rego"), http.StatusUnprocessableEntity, policyadmin.RejectInvalid, "relative file name"},
 		{"module name in a subdirectory", "POST", "/v1/policy/test", named("extra/x.rego"), http.StatusOK, "", ""},

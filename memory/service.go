@@ -275,8 +275,8 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
 	case strings.TrimSpace(n.Content) == "":
 		return Memory{}, Invalid("content", "must not be empty")
-	case !utf8.ValidString(n.Content):
-		return Memory{}, Invalid("content", "must be valid UTF-8")
+	case !utf8.ValidString(n.Content) || strings.ContainsRune(n.Content, 0):
+		return Memory{}, Invalid("content", "must be valid UTF-8 without NUL characters")
 	case utf8.RuneCountInString(n.Content) > MaxContentChars:
 		return Memory{}, Invalid("content", fmt.Sprintf("must be at most %d characters", MaxContentChars))
 	case len(n.Kind) > 64:

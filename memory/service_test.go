@@ -127,6 +127,7 @@ func TestCreateValidation(t *testing.T) {
 		{"content empty", agentSupport, func(n *NewMemory) { n.Content = "" }, "content"},
 		{"content blank", agentSupport, func(n *NewMemory) { n.Content = " \t\n " }, "content"},
 		{"content invalid UTF-8", agentSupport, func(n *NewMemory) { n.Content = "tea \xff\xfe" }, "content"},
+		{"content with a NUL", agentSupport, func(n *NewMemory) { n.Content = "tea \x00 coffee" }, "content"},
 		{"content too long", agentSupport, func(n *NewMemory) { n.Content = strings.Repeat("é", MaxContentChars+1) }, "content"},
 		{"kind too long", agentSupport, func(n *NewMemory) { n.Kind = long(65) }, "kind"},
 		{"key too long", agentSupport, func(n *NewMemory) { n.Key = long(129) }, "key"},

@@ -299,8 +299,8 @@ func validateTurn(t memory.Turn, now time.Time) error {
 		return memory.Invalid("role", "must be one of "+strings.Join(memory.Roles, ", "))
 	case strings.TrimSpace(t.Content) == "":
 		return memory.Invalid("content", "must not be empty")
-	case !utf8.ValidString(t.Content):
-		return memory.Invalid("content", "must be valid UTF-8")
+	case !utf8.ValidString(t.Content) || strings.ContainsRune(t.Content, 0):
+		return memory.Invalid("content", "must be valid UTF-8 without NUL characters")
 	case utf8.RuneCountInString(t.Content) > MaxTurnChars:
 		return memory.Invalid("content", fmt.Sprintf("must be at most %d characters", MaxTurnChars))
 	}

@@ -110,6 +110,7 @@ func TestIngestValidates(t *testing.T) {
 		{"bad role", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{turn, {Role: "narrator", Content: "x"}}}, "turns[1].role"},
 		{"empty content", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: " "}}}, "turns[0].content"},
 		{"long content", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: strings.Repeat("x", MaxTurnChars+1)}}}, "turns[0].content"},
+		{"content with a NUL", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "tea \x00 coffee"}}}, "turns[0].content"},
 		{"a turn of tomorrow", memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{turn, {Role: memory.RoleUser, Content: "hi", At: time.Now().Add(24 * time.Hour)}}}, "turns[1].at"},
 	}
 	for _, tt := range tests {
