@@ -66,6 +66,33 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// TestUnknownFilterValues: a value outside a closed set of a filter is
+// refused, naming the field, rather than matching nothing.
+func TestUnknownFilterValues(t *testing.T) {
+	g := stores(t)
+	engine, err := policy.New(context.Background(), policy.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := newService(t, g, engine, analysis.New(g.Runner(), analysis.Options{}), graphquery.Options{Audit: &audits{}})
+	p := memory.Principal{Tenant: "t-filters", Kind: memory.KindAnalyst, ID: "analyst", Roles: []string{"analyst"}}
+	for _, tc := range []struct {
+		field string
+		f     graphquery.MemoryFilter
+	}{
+		{"type", graphquery.MemoryFilter{Types: []string{"semantic", "secret"}}},
+		{"status", graphquery.MemoryFilter{Statuses: []string{"archive"}}},
+		{"sensitivity", graphquery.MemoryFilter{Sensitivity: []string{"top"}}},
+		{"", graphquery.MemoryFilter{Types: []string{"semantic"}, Statuses: []string{"archived"}, Sensitivity: []string{"internal"}, Kinds: []string{"any-kind"}}},
+	} {
+		_, err := svc.Aggregate(context.Background(), p, graphquery.AggregateQuery{By: graphquery.ByType, Filter: tc.f})
+		var inv *memory.InvalidError
+		if got := errors.As(err, &inv); got != (tc.field != "") || got && inv.Field != tc.field {
+			t.Errorf("filter %+v: %v, want a refusal of %q", tc.f, err, tc.field)
+		}
+	}
+}
+
 // slowScope is a policy engine whose scope lookup outlives any deadline, as
 // a busy store makes it under a tight limit.
 type slowScope struct{ graphquery.Authorizer }

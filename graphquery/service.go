@@ -305,6 +305,17 @@ func checkFilter(f MemoryFilter) error {
 			}
 		}
 	}
+	// A typo among the closed sets (status=archive) would read as a filter
+	// that matches nothing: an empty answer that looks like a true one.
+	for field, c := range map[string]struct{ got, known []string }{
+		"type": {f.Types, memory.Types}, "status": {f.Statuses, memory.Statuses}, "sensitivity": {f.Sensitivity, memory.Sensitivities},
+	} {
+		for _, v := range c.got {
+			if !slices.Contains(c.known, v) {
+				return memory.Invalid(field, "must be one of "+strings.Join(c.known, ", "))
+			}
+		}
+	}
 	if err := checkText("user", f.User, false); err != nil {
 		return err
 	}
