@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -51,7 +52,7 @@ var (
 	ErrEmpty    = errors.New("knowledge: the document holds no text")
 	ErrTooLarge = fmt.Errorf("knowledge: a document is at most %d bytes", MaxDocumentBytes)
 	ErrFormat   = errors.New("knowledge: unknown format: use markdown, html or text")
-	ErrID       = fmt.Errorf("knowledge: a document id is 1–%d letters, digits or -_.:/@", MaxIDLen)
+	ErrID       = fmt.Errorf("knowledge: a document id is 1–%d letters, digits or -_.:/@, with no empty, . or .. part between slashes", MaxIDLen)
 	ErrSections = fmt.Errorf("knowledge: a document splits into at most %d sections", MaxSections)
 )
 
@@ -120,8 +121,14 @@ func FormatOf(name string) (Format, bool) {
 
 var validID = regexp.MustCompile(`^[A-Za-z0-9_.:/@-]{1,` + strconv.Itoa(MaxIDLen) + `}$`)
 
-// ValidID reports whether id can name a document.
-func ValidID(id string) bool { return validID.MatchString(id) }
+// ValidID reports whether id can name a document. Its parts between
+// slashes are no path steps ("..", "a//b"): ids end up as file names in
+// exports and memctl.
+func ValidID(id string) bool {
+	return validID.MatchString(id) && !slices.ContainsFunc(strings.Split(id, "/"), func(part string) bool {
+		return part == "" || part == "." || part == ".."
+	})
+}
 
 // Split parses body as format f and returns document id's sections.
 func Split(id string, f Format, body []byte, opts Options) (Document, error) {

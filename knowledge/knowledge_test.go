@@ -129,6 +129,8 @@ func TestSplitRefuses(t *testing.T) {
 		{"too large", "doc", knowledge.Text, []byte(strings.Repeat("a", knowledge.MaxDocumentBytes+1)), knowledge.ErrTooLarge},
 		{"unknown format", "doc", knowledge.Format("pdf"), []byte("x"), knowledge.ErrFormat},
 		{"bad id", "a b", knowledge.Text, []byte("x"), knowledge.ErrID},
+		{"id of two dots", "..", knowledge.Text, []byte("x"), knowledge.ErrID},
+		{"id ending in a slash", "policies/", knowledge.Text, []byte("x"), knowledge.ErrID},
 		{"long id", strings.Repeat("d", knowledge.MaxIDLen+1), knowledge.Text, []byte("x"), knowledge.ErrID},
 		{"HTML nested past the parser", "doc", knowledge.HTML, []byte(strings.Repeat("<font>x ", 520)), knowledge.ErrFormat},
 		{"too many sections", "doc", knowledge.Markdown, []byte(strings.Repeat("## h\n\nx\n\n", knowledge.MaxSections+1)), knowledge.ErrSections},
