@@ -155,13 +155,18 @@ type userData struct {
 	Back    string
 }
 
+// me is an end user's own page. An analyst or an admin has no memories of
+// its own, and its id may be a user's too: the page would be that user's.
 func (p *Panel) me(w http.ResponseWriter, r *http.Request, c caller) error {
+	if c.Kind != memory.KindUser {
+		return memory.ErrNotFound
+	}
 	return p.userPage(w, r, c, c.ID)
 }
 
 func (p *Panel) user(w http.ResponseWriter, r *http.Request, c caller) error {
 	id := r.PathValue("id")
-	if !c.Admin() && id != c.ID {
+	if !c.Admin() && (c.Kind != memory.KindUser || id != c.ID) {
 		return memory.ErrNotFound
 	}
 	return p.userPage(w, r, c, id)
@@ -195,7 +200,7 @@ func (p *Panel) userPage(w http.ResponseWriter, r *http.Request, c caller, id st
 	}
 	d := userData{
 		User: id, Filter: f, Memories: page.Memories, Types: memory.Types, States: memory.Statuses,
-		Self: id == c.ID, Back: r.URL.RequestURI(), Admin: c.Admin(),
+		Self: id == c.ID && c.Kind == memory.KindUser, Back: r.URL.RequestURI(), Admin: c.Admin(),
 	}
 	if page.NextCursor != "" {
 		next := r.URL.Query()

@@ -248,6 +248,22 @@ func TestPanelEndUserSeesOnlyTheirOwn(t *testing.T) {
 	}
 }
 
+// TestPanelMeIsAUsersOwn: an analyst whose id is also a user's gets no
+// user page and no "Forget me" form, neither at /panel/me nor at its id's.
+func TestPanelMeIsAUsersOwn(t *testing.T) {
+	f := apptest.Start(t)
+	key := f.Keys[apptest.Analyst]
+	f.AddUser(t, apptest.Analyst)
+	write(t, f, "support-bot", memory.NewMemory{UserID: apptest.Analyst, Type: memory.TypeSemantic, Content: "The user named analyst orders blue folders."})
+	b := newBrowser(t, f.URL)
+	b.signIn(key)
+	for _, path := range []string{"/panel/me", "/panel/users/" + apptest.Analyst} {
+		if p := b.do(http.MethodGet, path, nil); p.status != http.StatusNotFound || strings.Contains(p.body, "Forget me") {
+			t.Errorf("the analyst opening %s = %d %.200s", path, p.status, p.body)
+		}
+	}
+}
+
 // TestPanelDeletionsShowEndUsersOwn has bob delete one of his memories in
 // the panel; the admin's Deletions page lists it, by "user:self", without
 // its content.
