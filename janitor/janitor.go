@@ -92,6 +92,8 @@ type Usage struct {
 	// ends a temporary memory (zero: no end).
 	Shared  bool
 	ValidTo time.Time
+	// SaidByUser marks what the user wrote about themselves.
+	SaidByUser bool
 }
 
 // lastUse is when the memory was last recalled or changed.
@@ -125,10 +127,16 @@ func Value(u Usage, now time.Time, halfLife time.Duration) float64 {
 // Plan decides what the janitor does with the live memories of one tenant
 // at now, in order: expire what its valid_to ended; expire by TTL; archive the unused; then, per user,
 // archive the lowest-valued active memories beyond the cap. A memory gets at
-// most one change.
+// most one change. What users wrote about themselves is capped apart from
+// what agents wrote about them: a user who writes a thousand notes pushes
+// out their own, never an agent's (a credit limit, a risk flag).
 func Plan(cfg Config, tenant string, now time.Time, live []Usage) []memory.Change {
 	var out []memory.Change
-	active := map[string][]Usage{} // per user, what the cap counts
+	type pool struct {
+		user string
+		self bool
+	}
+	active := map[pool][]Usage{} // per user and author, what the cap counts
 	for _, u := range live {
 		change := func(to, reason string) {
 			out = append(out, memory.Change{Tenant: tenant, MemoryID: u.ID, UserID: u.UserID, Type: u.Type, From: u.Status, To: to, Reason: reason})
@@ -145,14 +153,18 @@ func Plan(cfg Config, tenant string, now time.Time, live []Usage) []memory.Chang
 		case cfg.ArchiveAfter > 0 && now.Sub(u.idleSince()) >= cfg.ArchiveAfter:
 			change(memory.StatusArchived, memory.ReasonUnused)
 		case u.Status == memory.StatusActive:
-			active[u.UserID] = append(active[u.UserID], u)
+			k := pool{u.UserID, u.SaidByUser}
+			active[k] = append(active[k], u)
 		}
 	}
 	if cfg.Cap <= 0 {
 		return out
 	}
-	for _, user := range slices.Sorted(maps.Keys(active)) {
-		us := active[user]
+	pools := slices.SortedFunc(maps.Keys(active), func(a, b pool) int {
+		return cmp.Or(cmp.Compare(a.user, b.user), cmp.Compare(fmt.Sprint(a.self), fmt.Sprint(b.self)))
+	})
+	for _, k := range pools {
+		us := active[k]
 		if len(us) <= cfg.Cap {
 			continue
 		}

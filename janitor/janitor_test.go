@@ -64,6 +64,18 @@ func TestPlan(t *testing.T) {
 				use("other user", "v", memory.TypeSemantic, memory.StatusActive, 0, Day, Day, 0, 0),
 			}, []memory.Change{{Tenant: "acme", MemoryID: "low", UserID: "u", Type: memory.TypeSemantic, From: memory.StatusActive, To: memory.StatusArchived, Reason: memory.ReasonCap,
 				Value: 0.5*0.1 + 0.3*math.Exp2(-1.0/30)}}},
+		{"what the user wrote is capped apart: their own notes, however valued, push out only their own",
+			cfg, func() []Usage {
+				said := func(u Usage) Usage { u.SaidByUser = true; return u }
+				return []Usage{
+					use("agent low", "u", memory.TypeSemantic, memory.StatusActive, 0.1, Day, Day, 0, 0),
+					use("agent mid", "u", memory.TypeSemantic, memory.StatusActive, 0.5, Day, Day, 0, 0),
+					said(use("own a", "u", memory.TypeProfile, memory.StatusActive, 1, Day, Day, 0, 0)),
+					said(use("own b", "u", memory.TypeProfile, memory.StatusActive, 1, Day, Day, 0, 0)),
+					said(use("own c", "u", memory.TypeProfile, memory.StatusActive, 0.9, Day, Day, 0, 0)),
+				}
+			}(), []memory.Change{{Tenant: "acme", MemoryID: "own c", UserID: "u", Type: memory.TypeProfile, From: memory.StatusActive, To: memory.StatusArchived, Reason: memory.ReasonCap,
+				Value: 0.5*0.9 + 0.3*math.Exp2(-1.0/30)}}},
 		{"shared knowledge ends at its valid_to, never by age, disuse or a cap",
 			cfg, func() []Usage {
 				shared := func(u Usage) Usage { u.Shared = true; return u }

@@ -66,7 +66,7 @@ func usageOf(rec *neo4j.Record) (janitor.Usage, error) {
 		ID: str(r["id"]), UserID: str(r["user_id"]), Type: str(r["type"]), Status: str(r["status"]),
 		Importance: float(r["importance"]), CreatedAt: timeOf(r["created_at"]), UpdatedAt: timeOf(r["updated_at"]),
 		LastAccessedAt: timeOf(r["last_accessed_at"]), WrittenAt: timeOf(r["written_at"]), AccessCount: integer(r["access_count"]),
-		Shared: r["shared"] == true, ValidTo: timeOf(r["valid_to"]),
+		Shared: r["shared"] == true, ValidTo: timeOf(r["valid_to"]), SaidByUser: r["said_by_user"] == true,
 	}, nil
 }
 

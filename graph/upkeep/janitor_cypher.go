@@ -17,7 +17,8 @@ RETURN DISTINCT u.tenant AS tenant ORDER BY tenant`
 WHERE m.id IS NOT NULL AND m.status IN ['active', 'candidate']
 RETURN m.id AS id, m.user_id AS user_id, m.type AS type, m.status AS status, m.importance AS importance,
   m.created_at AS created_at, m.updated_at AS updated_at, m.last_accessed_at AS last_accessed_at, m.written_at AS written_at,
-  coalesce(m.access_count, 0) AS access_count, coalesce(m.scope, 'user') <> 'user' AS shared, m.valid_to AS valid_to`
+  coalesce(m.access_count, 0) AS access_count, coalesce(m.scope, 'user') <> 'user' AS shared, m.valid_to AS valid_to,
+  m.agent_id = 'user:' + m.user_id AS said_by_user`
 
 	// cypherTransition moves memories that are still live; one changed
 	// meanwhile (superseded, erased, already archived) is left alone. An

@@ -39,6 +39,7 @@ func TestJanitorOnNeo4j(t *testing.T) {
 	// Imported yesterday, its fact 200 days old: written in lately, so in
 	// use however old the fact.
 	imported := mem("u1", memory.TypeProfile, "prefers rail freight", 0.9, t0.Add(-200*janitor.Day))
+	imported.AgentID = "user:u1" // said by the user: capped apart
 	all := append([]memory.Memory{oldEpisode, oldRule, stale, imported}, fresh...)
 	if _, err := g.CreateMemories(testCtx(t), all); err != nil {
 		t.Fatal(err)
@@ -51,6 +52,9 @@ func TestJanitorOnNeo4j(t *testing.T) {
 	for _, u := range live {
 		if time.Since(u.WrittenAt) > time.Hour || time.Since(u.WrittenAt) < -time.Hour {
 			t.Errorf("memory %s written at %v, want about now", u.ID, u.WrittenAt)
+		}
+		if u.SaidByUser != (u.ID == imported.ID) {
+			t.Errorf("memory %s said by the user: %v", u.ID, u.SaidByUser)
 		}
 	}
 	// On this test's clock
