@@ -107,7 +107,7 @@ func promoteIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id stri
 		if reader != nil {
 			pred, sp = policyPredicate(*reader)
 		}
-		maps.Copy(sp, map[string]any{"tenant": tenant, "id": id, "user_id": p.userID, "key": p.key, "reason": reasonActivated})
+		maps.Copy(sp, map[string]any{"tenant": tenant, "id": id, "user_id": p.userID, "key": p.key, "reason": reasonActivated, "levels": memory.Sensitivities})
 		err := exec(ctx, tx, cypherSupersedeSlot+pred+cypherSupersedeSlotTail, sp)
 		if err != nil {
 			return memory.Memory{}, err

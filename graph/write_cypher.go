@@ -63,11 +63,17 @@ RETURN before, m.status AS status, m.key AS key, m.user_id AS user_id`
 	// cypherSupersedeSlot, a predicate over m, and cypherSupersedeSlotTail
 	// make the new memory the head of its (user, key) slot: every other
 	// active memory in the slot that the predicate admits becomes superseded,
-	// and the new memory takes the next version number.
+	// and the new memory takes the next version number. A memory made
+	// active supersedes as its writer's write would (memory.Displaceable):
+	// across authors only what the user said or a profile memory by a
+	// profile memory, and nothing less sensitive than itself ($levels are
+	// the sensitivities, lowest first).
 	cypherSupersedeSlot = `MATCH (n:Memory {tenant: $tenant, id: $id})
 MATCH (m:Memory {tenant: $tenant, user_id: $user_id, key: $key})
 WHERE m.status = 'active' AND m.id <> $id
   AND coalesce(m.scope, 'user') = coalesce(n.scope, 'user') AND coalesce(m.scope_id, '') = coalesce(n.scope_id, '')
+  AND (n.agent_id = m.agent_id OR ((m.agent_id = 'user:' + m.user_id OR (n.type = 'profile' AND m.type = 'profile'))
+    AND [i IN range(0, size($levels) - 1) WHERE $levels[i] = n.sensitivity][0] <= [i IN range(0, size($levels) - 1) WHERE $levels[i] = m.sensitivity][0]))
   AND `
 	cypherSupersedeSlotTail = `
 CALL (m) { WITH m ` + TallyDown + ` }

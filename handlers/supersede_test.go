@@ -215,6 +215,31 @@ func TestReadingGivesNoRightToRetire(t *testing.T) {
 			t.Errorf("%s recalls %v, not its fact %s", tc.owner, ids, fact.ID)
 		}
 	}
+	// Nor does a candidate made active: support-bot's guess under
+	// finance-bot's key, confirmed by alice, who reads both.
+	terms := write(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "payment_terms", Key: "credit_terms",
+		Content: "Lianhua Trading's credit line is 50k CNY."})
+	guess := write(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "payment_terms", Key: "credit_terms",
+		Source: "inferred", Content: "Lianhua Trading seems to have no credit limit at all."})
+	if guess.Status != client.StatusCandidate {
+		t.Fatalf("support-bot's guess is %s, want a candidate", guess.Status)
+	}
+	if m, err := f.Client(t, "alice").Confirm(t.Context(), guess.ID); err != nil || m.Status != client.StatusActive {
+		t.Fatalf("alice confirms %s: %+v, %v", guess.ID, m, err)
+	}
+	if got, err := f.Client(t, "finance-bot").Get(t.Context(), terms.ID); err != nil || got.Status != client.StatusActive {
+		t.Errorf("finance-bot's fact after alice confirmed a guess under its key: %+v, %v; want it active", got, err)
+	}
+	// A confidential note under the key of what the user said leaves her
+	// word in force for every agent that cannot read it.
+	said := write(t, f, "alice", client.NewMemory{UserID: "alice", Type: client.TypeProfile, Kind: "preference", Key: "call_time", Content: "Call me after 10 in the morning."})
+	if note := write(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "note", Key: "call_time", Sensitivity: "confidential",
+		Content: "Alice takes calls after 10; collections calls go to her manager."}); note.Status != client.StatusActive {
+		t.Fatalf("finance-bot's note is %s, want active", note.Status)
+	}
+	if got, err := f.Client(t, "support-bot").Get(t.Context(), said.ID); err != nil || got.Status != client.StatusActive {
+		t.Errorf("alice's word after a confidential note took its key: %+v, %v; want it active", got, err)
+	}
 }
 
 // TestAgentsKnowWhatTheUserSaid: a user restating what an agent wrote about

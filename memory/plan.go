@@ -79,11 +79,14 @@ func (r WriteRules) ownHeads(w Memory, hs []Memory) (own, others []Memory) {
 // supersede h, which its writer may read: its own writer's fact, what the
 // user said themselves, or a profile memory by a profile memory (what
 // someone prefers is theirs to restate, and any agent that reads it to
-// update). Another agent's business fact (payment terms, a rule) is no one
-// else's to retire: an end user's or a grantee's write with its key stands
-// beside it. An admin's write supersedes whatever the admin reads.
+// update), and then only by a memory no more sensitive, so that no reader
+// of h loses it to a version they cannot read. Another agent's business
+// fact (payment terms, a rule) is no one else's to retire: an end user's or
+// a grantee's write with its key stands beside it. An admin's write
+// supersedes whatever the admin reads; a candidate made active, as its
+// writer's would (graph's cypherSupersedeSlot).
 func Displaceable(w, h Memory) bool {
-	return w.AgentID == h.AgentID || h.SaidByUser() || (w.Type == TypeProfile && h.Type == TypeProfile)
+	return w.AgentID == h.AgentID || SensitivityRank(w.Sensitivity) <= SensitivityRank(h.Sensitivity) && (h.SaidByUser() || w.Type == TypeProfile && h.Type == TypeProfile)
 }
 
 // threshold returns how many distinct sessions must observe m. What users

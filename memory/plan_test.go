@@ -486,6 +486,8 @@ func TestDisplaceable(t *testing.T) {
 		{"an end user's preference over an agent's", planned("w", "I prefer phone calls.", withKey("contact_channel"), withPreference, saidByUser), pref, true},
 		{"another agent's preference over an agent's", planned("w", "Alice prefers phone calls.", withKey("contact_channel"), withPreference, byFinance), pref, true},
 		{"an agent's fact over what the user said", planned("w", "Alice asked for phone calls.", withKey("contact_channel")), said, true},
+		{"a confidential note over what the user said", planned("w", "Alice asked for phone calls; check her credit first.", withKey("contact_channel"), func(m *Memory) { m.Sensitivity = SensitivityConfidential }), said, false},
+		{"its own writer's more sensitive version", planned("w", "Alice pays on 45-day terms, confidential.", withKey("payment_terms"), byFinance, func(m *Memory) { m.Sensitivity = SensitivityConfidential }), terms, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
