@@ -79,9 +79,9 @@ func entropy(s string) float64 {
 // "passwd hunter2", "密码 abc12345": named with no verb, the word after
 // must look like a secret (bare).
 var (
-	passwordEN   = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passcode|passphrase|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
-	passwordZH   = regexp.MustCompile(`(?:密码|口令)\s*(?:是|为|改成|改为|[:：=])\s*["']?([!-~]{4,})`)
-	passwordBare = regexp.MustCompile(`(?i)(?:\b(?:password|passwd|pwd|passcode|passphrase)\s+|(?:密码|口令)\s*)["']?([!-~]{6,})`)
+	passwordEN   = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passcode|passphrase|passwort|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
+	passwordZH   = regexp.MustCompile(`(?:密码|密碼|口令|パスワード|비밀번호)\s*(?:是|为|為|改成|改为|は|[:：=])\s*["']?([!-~]{4,})`)
+	passwordBare = regexp.MustCompile(`(?i)(?:\b(?:password|passwd|pwd|passcode|passphrase|passwort|contraseña|mot de passe)\s+|(?:密码|密碼|口令|パスワード|비밀번호)\s*)["']?([!-~]{6,})`)
 )
 
 func findPasswords(text string) [][2]int {

@@ -40,6 +40,11 @@ func TestScan(t *testing.T) {
 		{"password with no verb", "my passwd hunter2, don't tell", []string{"password"}, "hunter2"},
 		{"chinese password with no verb", "wifi密码 abc12345 贴在墙上", []string{"password"}, "abc12345"},
 		{"password word then prose", "password reset twice on 2025-03-01, password changed 3 times", nil, ""},
+		{"password after a no-break space", "my passwd\u00a0hunter2 for the portal", []string{"password"}, "hunter2"},
+		{"password after a thin space", "密码\u2009abc12345", []string{"password"}, "abc12345"},
+		{"traditional chinese password", "他的密碼是 abc12345", []string{"password"}, "abc12345"},
+		{"german password", "Passwort: Geheim123", []string{"password"}, "Geheim123"},
+		{"japanese password", "パスワードは abc12345 です", []string{"password"}, "abc12345"},
 		// Resident identity numbers: checksum, birth date, province.
 		{"cn id", "身份证号 11010519491231002X 已核验", []string{"cn_id"}, "11010519491231002X"},
 		{"cn id lowercase x", "ID 44030419900307123x", []string{"cn_id"}, "44030419900307123x"},

@@ -8,7 +8,7 @@ import (
 // view is a text as the detectors read it: full-width ASCII forms folded to
 // ASCII (the digits and letters Chinese input methods often type) and
 // invisible format characters dropped (zero-width spaces and joiners, bidi
-// marks, soft hyphens), so that "１３８１２３４５６７８" or a card number with a
+// marks, soft hyphens) and every other space read as one, so that "１３８１２３４５６７８" or a card number with a
 // zero-width space between its digits is found as its plain form. at maps
 // each byte offset of the view, and its end, back to the text.
 type view struct {
@@ -28,8 +28,8 @@ func newView(text string) view {
 			continue
 		case r >= 0xFF01 && r <= 0xFF5E:
 			r -= 0xFEE0
-		case r == 0x3000:
-			r = ' '
+		case r != ' ' && unicode.Is(unicode.Zs, r):
+			r = ' ' // a no-break, thin or ideographic space is a space
 		}
 		n, _ := b.WriteRune(r)
 		for range n {
@@ -41,7 +41,7 @@ func newView(text string) view {
 
 // changes reports whether the view reads r otherwise than the text has it.
 func changes(r rune) bool {
-	return unicode.Is(unicode.Cf, r) || (r >= 0xFF01 && r <= 0xFF5E) || r == 0x3000
+	return unicode.Is(unicode.Cf, r) || (r >= 0xFF01 && r <= 0xFF5E) || (r != ' ' && unicode.Is(unicode.Zs, r))
 }
 
 // span maps a span of the view back to the text; invisible characters
