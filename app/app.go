@@ -382,7 +382,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// the API's error codes.
 	if hopts.MCP, err = mcp.New(mcp.Options{
 		Service: a.Service, Ingest: a.Working, Principal: handlers.PrincipalFrom, Classify: handlers.Classify,
-		RepeatedKey: handlers.RepeatedKey, Logger: log, MaxBody: cfg.Server.MaxBody,
+		Refusal: handlers.Refusal, Logger: log, MaxBody: cfg.Server.MaxBody,
 	}); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -242,10 +243,18 @@ func (a *api) serveMCP(c *gin.Context) error {
 	return nil
 }
 
-// RepeatedKey returns a key that one object of the JSON text names twice,
-// or "": the MCP endpoint refuses such a body as the REST API does
-// (decodeStrict).
-func RepeatedKey(body []byte) string { return duplicateKey(body) }
+// Refusal says why the REST API would refuse a JSON body that parses (a key
+// one object names twice, a string holding NUL), or "": the MCP endpoint
+// refuses such a body as decodeStrict does.
+func Refusal(body []byte) string {
+	if k := duplicateKey(body); k != "" {
+		return fmt.Sprintf("unmarshal: the key %q is given twice in one object", k)
+	}
+	if holdsNUL(body) {
+		return `a string holds a NUL character (\u0000)`
+	}
+	return ""
+}
 
 // handle adapts a handler that returns an error to gin: the error, if any,
 // goes through the one error adapter.

@@ -37,12 +37,12 @@ type Options struct {
 	// message (handlers.Classify), so a tool error says what the REST
 	// API would.
 	Classify func(err error) (status int, code, message string)
-	// RepeatedKey, when set, returns a key one object of a body names twice
-	// (handlers.RepeatedKey): such a body is refused, as the REST API
-	// refuses it, since the SDK would keep the last where a proxy or log may
-	// read the first.
-	RepeatedKey func(body []byte) string
-	Logger      *slog.Logger
+	// Refusal, when set, says why the REST API would refuse a body that
+	// parses (handlers.Refusal), or "": a key one object names twice, which
+	// the SDK would keep the last of where a proxy or log may read the
+	// first; a string holding NUL. Such a body is refused here too.
+	Refusal func(body []byte) string
+	Logger  *slog.Logger
 	// MaxBody caps a request body in bytes (0: DefaultMaxBody).
 	MaxBody int64
 	// Version is the server version announced to clients.
@@ -100,7 +100,7 @@ func New(opts Options) (http.Handler, error) {
 		// not have, and a reverse proxy on the same host sends its public
 		// Host: it must not be refused.
 		DisableLocalhostProtection: true,
-	}), opts.MaxBody, opts.RepeatedKey)), nil
+	}), opts.MaxBody, opts.Refusal)), nil
 }
 
 // instructions tell a model what the tools are for and how recalled text is

@@ -318,6 +318,8 @@ func TestRefusedRequestsAreJSONRPCErrors(t *testing.T) {
 		{"garbage after the message", `{"jsonrpc":"2.0","id":1,"method":"ping"}garbage`, accept, -32700},
 		{"an id given twice", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, accept, -32700},
 		{"an argument given twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list","arguments":{"user_id":"alice","user_id":"bob","limit":2}}}`, accept, -32700},
+		{"a NUL in an argument", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall","arguments":{"user_id":"alice","query":"tea\u0000"}}}`, accept, -32600},
+		{"a NUL in the id", `{"jsonrpc":"2.0","id":"a\u0000b","method":"ping"}`, accept, -32600},
 		{"an empty batch", `[]`, accept, -32600},
 		{"bytes that are not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"remember\",\"arguments\":" +
 			"{\"memories\":[{\"user_id\":\"alice\",\"type\":\"semantic\",\"content\":\"caf\xe9 au lait\"}]}}}", accept, -32700},

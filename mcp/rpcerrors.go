@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -32,14 +31,14 @@ type rpcError struct {
 
 // screen refuses, before the SDK reads it, a body the REST API would
 // refuse too: bytes that are not UTF-8 (the SDK would store them as U+FFFD),
-// data after the JSON value, a key given twice in one object (repeated,
-// when set), an id that is a number but no integer a
+// data after the JSON value, what refusal (when set) names (a key given
+// twice in one object, a NUL), an id that is a number but no integer a
 // float64 holds exactly (the SDK would answer under another id: 1.5 as 1,
 // 2^53+1 as 2^53), and JSON-RPC batches. MCP dropped batches in 2025-06-18 and the SDK still
 // serves them to a client that names an older version: one HTTP request,
 // one take from the caller's rate limit, would carry any number of tool
 // calls. A body over limit goes to the SDK as it is, to be refused there.
-func screen(h http.Handler, limit int64, repeated func([]byte) string) http.Handler {
+func screen(h http.Handler, limit int64, refusal func([]byte) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err != nil || int64(len(body)) > limit {
@@ -63,8 +62,8 @@ func screen(h http.Handler, limit int64, repeated func([]byte) string) http.Hand
 		case !integralID(body):
 			http.Error(w, "the id must be a string or an integer of at most 2^53 in size", http.StatusBadRequest)
 			return
-		case repeated != nil && repeated(body) != "":
-			http.Error(w, fmt.Sprintf("unmarshal: the key %q is given twice in one object", repeated(body)), http.StatusBadRequest)
+		case refusal != nil && refusal(body) != "":
+			http.Error(w, refusal(body), http.StatusBadRequest)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
