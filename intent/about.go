@@ -156,7 +156,9 @@ var (
 	// zhClosing ends a spoken sentence, not a search: 节后再联系吧.
 	zhClosing = []string{"吧", "了", "啊", "呀", "哦", "嘛", "啦", "哈"}
 	// zhKnown speaks of us or of a thing as known: 你们, 那个, 这件.
-	zhKnown = []string{"你", "您", "咱", "那个", "这个", "那件", "这件", "那些", "这些", "那次", "这次"}
+	// A requirement or a preference is someone's: "送货时间有什么要求？"
+	// asks for the customer's.
+	zhKnown = []string{"你", "您", "咱", "那个", "这个", "那件", "这件", "那些", "这些", "那次", "这次", "要求", "偏好", "喜好", "习惯"}
 	// zhHowTo are the openings of a Chinese how-to question.
 	zhHowTo = []string{"我们该怎么", "我们怎么", "我应该怎么", "我该怎么", "我要怎么", "我怎么", "我如何"}
 	// zhRecipient holds longer phrases first, so that 给我们 goes whole.

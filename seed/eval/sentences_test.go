@@ -24,6 +24,7 @@ var sentences = []Question{
 	{ID: "budget-en", As: "order-bot", User: "alice", Lang: "en", Query: "what is her budget", Expect: []string{"alice-budget-150k"}},
 	{ID: "budget-zh", As: "order-bot", User: "alice", Lang: "zh", Query: "她的预算是多少", Expect: []string{"alice-budget-150k"}},
 	{ID: "ship-goods", As: "order-bot", User: "alice", Lang: "en", Query: "where should we ship the goods", Expect: []string{"alice-delivery-window"}},
+	{ID: "delivery-requirements", As: "support-bot", User: "carol", Lang: "zh", Query: "送货时间有什么要求？", Expect: []string{"carol-delivery-window"}},
 	{ID: "spend", As: "order-bot", User: "alice", Lang: "en", Query: "how much can she spend", Expect: []string{"alice-budget-150k"}},
 	{ID: "rules-big-orders", As: "order-bot", User: "alice", Lang: "en", Query: "which rules apply to big orders?", Expect: []string{"rule-approval"}},
 	{ID: "approval-zh", As: "order-bot", User: "alice", Lang: "zh", Query: "大额订单需要谁审批？", Expect: []string{"rule-approval"}},
