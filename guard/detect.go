@@ -178,8 +178,9 @@ func ValidCNID(id string) bool {
 	return strings.EqualFold(id[17:], string("10X98765432"[sum%11]))
 }
 
-// digitRun is a run of digits with single spaces or dashes between groups.
-var digitRun = regexp.MustCompile(`\d+(?:[ \-]\d+)*`)
+// digitRun is a run of digits with single spaces, dashes or dots between
+// groups ("4111.1111.1111.1111").
+var digitRun = regexp.MustCompile(`\d+(?:[ \-.]\d+)*`)
 
 func findBankCards(text string) [][2]int {
 	var out [][2]int
@@ -224,8 +225,8 @@ func Luhn(digits string) bool {
 
 var (
 	// A Chinese mobile number: 1[3-9] and nine digits, optionally with +86
-	// and grouped 3-4-4.
-	phoneCN = regexp.MustCompile(`(?:\+?86[ \-]?)?1[3-9]\d(?:[ \-]?\d{4}){2}`)
+	// and grouped 3-4-4 by spaces, dashes or dots.
+	phoneCN = regexp.MustCompile(`(?:\+?86[ \-.]?)?1[3-9]\d(?:[ \-.]?\d{4}){2}`)
 	// An international number: '+', a country code and groups, 8–15
 	// digits in all (E.164).
 	phoneIntl = regexp.MustCompile(`\+\d{1,3}(?:[ \-]?\(?\d{1,5}\)?){2,6}`)
