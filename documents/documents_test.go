@@ -189,6 +189,8 @@ func TestImportRefuses(t *testing.T) {
 		{"an id of a dot", root, ImportRequest{ID: ".", Content: "x"}, ErrID},
 		{"an id with an empty part", root, ImportRequest{ID: "a//b", Content: "x"}, ErrID},
 		{"an id that reads as a card number", root, ImportRequest{ID: "s201-1796587892", Content: "x"}, ErrID},
+		{"an id of a card grouped by colons", root, ImportRequest{ID: "4111:1111:1111:1111", Content: "x"}, ErrID},
+		{"an id of a mobile grouped by slashes", root, ImportRequest{ID: "tel/138/1234/5678", Content: "x"}, ErrID},
 		{"a team without a name", root, ImportRequest{ID: "a", Content: "x", Scope: "team"}, nil},
 		{"an unknown scope", root, ImportRequest{ID: "a", Content: "x", Scope: "galaxy"}, nil},
 		{"a team with scope tenant", root, ImportRequest{ID: "a", Content: "x", Team: "sales"}, nil},
@@ -216,6 +218,9 @@ func TestImportKeepsItsScope(t *testing.T) {
 	}
 	if _, err := s.Import(ctx, root, ImportRequest{ID: "rules", Content: doc(3, nil, -1)}); !errors.Is(err, ErrOtherScope) {
 		t.Fatalf("import into another scope: %v, want ErrOtherScope", err)
+	}
+	if _, err := s.Remove(ctx, root, "4111111111111111"); !errors.Is(err, ErrID) {
+		t.Errorf("removing a card-like id: %v, want ErrID", err)
 	}
 	if n, err := s.Remove(ctx, root, "rules"); err != nil || n != 3 {
 		t.Fatalf("Remove = %d, %v; want 3", n, err)
