@@ -84,6 +84,20 @@ func Refers(text string) bool {
 	return person.MatchString(q) || known.MatchString(q) || containsAny(q, zhPerson) || containsAny(q, zhKnown) || containsAny(q, zhDealing)
 }
 
+// Prefers reports whether text asks what is required, preferred or best:
+// "送货时间有什么要求？", "什么时候送货比较好？", "what delivery times does she
+// prefer?". A requirement or a preference is someone's, so a question that
+// also names a kind of memory (delivery) asks for the user's.
+func Prefers(text string) bool {
+	q := strings.ToLower(text)
+	return preference.MatchString(q) || containsAny(q, zhPreference)
+}
+
+var (
+	preference   = regexp.MustCompile(`\b(prefer|prefers|preferred|preference|preferences|requirement|requirements|best time|best way)\b`)
+	zhPreference = []string{"要求", "偏好", "喜好", "习惯", "比较好", "最好", "方便"}
+)
+
 // Requests reports whether text, not a question, asks for something: "tell
 // me my preferences", "keep it short, like before", "按老规矩处理", "我还想要上
 // 次那个风格", or a few words typed as a search ("contact preference", "送货
@@ -156,9 +170,7 @@ var (
 	// zhClosing ends a spoken sentence, not a search: 节后再联系吧.
 	zhClosing = []string{"吧", "了", "啊", "呀", "哦", "嘛", "啦", "哈"}
 	// zhKnown speaks of us or of a thing as known: 你们, 那个, 这件.
-	// A requirement or a preference is someone's: "送货时间有什么要求？"
-	// asks for the customer's.
-	zhKnown = []string{"你", "您", "咱", "那个", "这个", "那件", "这件", "那些", "这些", "那次", "这次", "要求", "偏好", "喜好", "习惯"}
+	zhKnown = []string{"你", "您", "咱", "那个", "这个", "那件", "这件", "那些", "这些", "那次", "这次"}
 	// zhHowTo are the openings of a Chinese how-to question.
 	zhHowTo = []string{"我们该怎么", "我们怎么", "我应该怎么", "我该怎么", "我要怎么", "我怎么", "我如何"}
 	// zhRecipient holds longer phrases first, so that 给我们 goes whole.

@@ -67,6 +67,10 @@ type Question struct {
 	// (intent.Requests): a statement naming a kind of memory ("just sent
 	// you an email") asks for none.
 	Requests bool
+	// Prefers is true when the text asks what is required, preferred or
+	// best (intent.Prefers): asking so for a kind of memory, it asks for
+	// the user's.
+	Prefers bool
 	// Refers is true when the text refers to a person or to a thing as
 	// known (intent.Refers): a question that does not asks about the world,
 	// and the user's nearest memory does not answer it however far ahead.
@@ -342,7 +346,7 @@ func (r Rules) intentReaches(q Question, e Evidence) bool {
 	if !q.Asks {
 		return q.Requests
 	}
-	return q.AboutUser || q.AboutDealing || e.Shared || r.LeadFloor == 0 || e.Similarity >= r.LeadFloor
+	return q.AboutUser || q.AboutDealing || q.Prefers || e.Shared || r.LeadFloor == 0 || e.Similarity >= r.LeadFloor
 }
 
 // namedReaches reports whether a memory mentioning an entity the question

@@ -132,6 +132,7 @@ func TestGates(t *testing.T) {
 		{"asked for by intent in a question that refers to nobody, shared knowledge", asking, Evidence{Intent: true, Similarity: 0.01, Shared: true}, GateIntent},
 		{"asked for by intent in a question about the user, far from it", Question{Asks: true, AboutUser: true}, Evidence{Intent: true, Similarity: 0.01}, GateIntent},
 		{"asked for by intent in a question about a dealing, far from it", Question{Asks: true, AboutDealing: true}, Evidence{Intent: true, Similarity: 0.01}, GateIntent},
+		{"asked for by intent in a question of what is required or preferred, far from it", Question{Asks: true, Prefers: true}, Evidence{Intent: true, Similarity: 0.01}, GateIntent},
 		{"pleasantries pass nothing", social, Evidence{Vector: true, Similarity: 0.9, Text: true, Coverage: 1, Named: true}, ""},
 		{"a neighbour does not pass alone", known, Evidence{Neighbour: true, NeighbourSimilarity: 0.5}, ""},
 		{"holds an identifier the question names", foreign, Evidence{Text: true, Coverage: 0.2, Identifier: true}, GateText},
