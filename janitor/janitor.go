@@ -132,11 +132,8 @@ func Value(u Usage, now time.Time, halfLife time.Duration) float64 {
 // out their own, never an agent's (a credit limit, a risk flag).
 func Plan(cfg Config, tenant string, now time.Time, live []Usage) []memory.Change {
 	var out []memory.Change
-	type pool struct {
-		user string
-		self bool
-	}
-	active := map[pool][]Usage{} // per user and author, what the cap counts
+	// What the cap counts, per user, and apart what the user wrote.
+	active := map[string][]Usage{}
 	for _, u := range live {
 		change := func(to, reason string) {
 			out = append(out, memory.Change{Tenant: tenant, MemoryID: u.ID, UserID: u.UserID, Type: u.Type, From: u.Status, To: to, Reason: reason})
@@ -153,17 +150,17 @@ func Plan(cfg Config, tenant string, now time.Time, live []Usage) []memory.Chang
 		case cfg.ArchiveAfter > 0 && now.Sub(u.idleSince()) >= cfg.ArchiveAfter:
 			change(memory.StatusArchived, memory.ReasonUnused)
 		case u.Status == memory.StatusActive:
-			k := pool{u.UserID, u.SaidByUser}
+			k := u.UserID
+			if u.SaidByUser {
+				k += "\x00self"
+			}
 			active[k] = append(active[k], u)
 		}
 	}
 	if cfg.Cap <= 0 {
 		return out
 	}
-	pools := slices.SortedFunc(maps.Keys(active), func(a, b pool) int {
-		return cmp.Or(cmp.Compare(a.user, b.user), cmp.Compare(fmt.Sprint(a.self), fmt.Sprint(b.self)))
-	})
-	for _, k := range pools {
+	for _, k := range slices.Sorted(maps.Keys(active)) {
 		us := active[k]
 		if len(us) <= cfg.Cap {
 			continue
