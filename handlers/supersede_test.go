@@ -281,3 +281,26 @@ func TestAgentsKnowWhatTheUserSaid(t *testing.T) {
 		t.Errorf("alice reads bob's word: %v, want not_found", err)
 	}
 }
+
+// TestForgettingWhatISaidKeepsTheAgentsFact: a user deleting what she said,
+// which an agent's later fact took the key of, erases her word and not the
+// agent's current fact.
+func TestForgettingWhatISaidKeepsTheAgentsFact(t *testing.T) {
+	f := apptest.Start(t)
+	said := write(t, f, "alice", client.NewMemory{UserID: "alice", Type: client.TypeProfile, Kind: "preference", Key: "pay_day",
+		Content: "I pay invoices on the 25th."})
+	fact := write(t, f, "finance-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Kind: "payment_terms", Key: "pay_day",
+		Content: "Lianhua Trading pays invoices on the 28th, by bank transfer."})
+	if fact.Supersedes != said.ID {
+		t.Fatalf("finance-bot's fact supersedes %q, want alice's word %s", fact.Supersedes, said.ID)
+	}
+	if _, err := f.Client(t, "alice").Delete(t.Context(), said.ID); err != nil {
+		t.Fatalf("alice deletes what she said: %v", err)
+	}
+	if _, err := f.Client(t, "alice").Get(t.Context(), said.ID); client.Code(err) != "not_found" {
+		t.Errorf("alice's word after her delete: %v, want not_found", err)
+	}
+	if got, err := f.Client(t, "finance-bot").Get(t.Context(), fact.ID); err != nil || got.Status != client.StatusActive {
+		t.Errorf("finance-bot's fact after alice deleted her word: %+v, %v; want it active", got, err)
+	}
+}

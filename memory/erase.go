@@ -145,8 +145,7 @@ func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r
 	if err != nil {
 		return Receipt{}, err
 	}
-	found = true
-	now := s.now().UTC()
+	found, now := true, s.now().UTC()
 	if err := s.require(ctx, p, ActionDelete, ResourceOf(m), now); err != nil {
 		return Receipt{}, err
 	}
@@ -155,11 +154,15 @@ func (s *Service) Delete(ctx context.Context, p Principal, id, reason string) (r
 		return Receipt{}, err
 	}
 	// Only the versions p may see: one out of its sight stays, and the
-	// receipt does not count it.
+	// receipt does not count it. Nor does a later version by another author
+	// go with an older one (the user forgetting what they said keeps the
+	// agent's current fact that took its key), unless an admin deletes.
 	ids, kept := []string{m.ID}, []string{}
 	for _, v := range chain {
 		switch {
 		case v.ID == m.ID:
+		case p.Kind != KindAdmin && v.AgentID != m.AgentID && v.Version > m.Version:
+			kept = append(kept, v.ID)
 		case s.require(ctx, p, ActionDelete, ResourceOf(v), now) == nil && s.require(ctx, p, ActionRead, ResourceOf(v), now) == nil:
 			ids = append(ids, v.ID)
 		default:

@@ -89,8 +89,7 @@ type WriteWarmer interface {
 // as a queued batch applies them: many users, slots, sessions, entities and
 // erase fences (QueueSeq).
 func (s *Service) warmWrites(ctx context.Context, callers []Principal, user string) error {
-	p := callers[0]
-	now := s.now().UTC()
+	p, now := callers[0], s.now().UTC()
 	var errs []error
 	for _, n := range warmBatchSizes {
 		ms, err := s.warmBatch(p, user, n, now)
