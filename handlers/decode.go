@@ -37,10 +37,13 @@ func (a *api) readBody(c *gin.Context) ([]byte, error) {
 		return nil, &badRequest{"invalid_utf8", "the request body is not valid UTF-8"}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, &badRequest{"bad_json", "the request body is empty"}
+		return nil, errEmptyBody
 	}
 	return body, nil
 }
+
+// errEmptyBody is a body of nothing but white space.
+var errEmptyBody = &badRequest{"bad_json", "the request body is empty"}
 
 // bodyless wraps the handler of a route that reads no body: one must be
 // none or {}, as on every route a field it does not know is refused, so
@@ -48,19 +51,10 @@ func (a *api) readBody(c *gin.Context) ([]byte, error) {
 // answer, not a connection reset by a server that answered unread).
 func (a *api) bodyless(h func(*gin.Context) error) func(*gin.Context) error {
 	return func(c *gin.Context) error {
-		if c.Request.ContentLength == 0 {
-			return h(c)
-		}
-		body, err := a.readBody(c)
-		var bad *badRequest
-		if errors.As(err, &bad) && bad.code == "bad_json" { // empty
-			return h(c)
-		}
-		if err != nil {
-			return err
-		}
-		if err := decodeStrict(body, &struct{}{}); err != nil {
-			return err
+		if c.Request.ContentLength != 0 {
+			if err := a.bind(c, &struct{}{}); err != nil && err != errEmptyBody {
+				return err
+			}
 		}
 		return h(c)
 	}
