@@ -6,11 +6,12 @@ import (
 )
 
 // view is a text as the detectors read it: full-width ASCII forms folded to
-// ASCII (the digits and letters Chinese input methods often type) and
+// ASCII (the digits and letters Chinese input methods often type),
 // invisible format characters dropped (zero-width spaces and joiners, bidi
-// marks, soft hyphens) and every other space read as one, so that "１３８１２３４５６７８" or a card number with a
-// zero-width space between its digits is found as its plain form. at maps
-// each byte offset of the view, and its end, back to the text.
+// marks, soft hyphens) and every other space read as one, so that
+// "１３８１２３４５６７８" or a card number with a zero-width space between its
+// digits is found as its plain form. at maps each byte offset of the view,
+// and its end, back to the text.
 type view struct {
 	text string
 	at   []int // nil when the view is the text
