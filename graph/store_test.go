@@ -578,3 +578,43 @@ func TestAVersionNeverEndsBeforeItBegins(t *testing.T) {
 		t.Errorf("the new head: %s, valid from %v; want active from the old head's end %v", n.Status, n.ValidFrom, h.ValidTo)
 	}
 }
+
+// TestActivationSupersedesAsDisplaceable: the slot statement a confirmed
+// candidate runs holds memory.Displaceable's rule in Cypher; for each pair
+// of head and candidate it supersedes the head exactly when the rule says.
+func TestActivationSupersedesAsDisplaceable(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	all := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	mem := func(agent, typ, sensitivity string) memory.Memory {
+		m := newMemory(tenant, "u1", "note by "+agent)
+		m.AgentID, m.Type, m.Sensitivity = agent, typ, sensitivity
+		return m
+	}
+	tests := []struct{ head, cand memory.Memory }{
+		{mem("agent-a", memory.TypeSemantic, memory.SensitivityInternal), mem("agent-a", memory.TypeSemantic, memory.SensitivityConfidential)},
+		{mem("agent-a", memory.TypeSemantic, memory.SensitivityInternal), mem("agent-b", memory.TypeSemantic, memory.SensitivityInternal)},
+		{mem("agent-a", memory.TypeProfile, memory.SensitivityInternal), mem("agent-b", memory.TypeProfile, memory.SensitivityInternal)},
+		{mem("agent-a", memory.TypeProfile, memory.SensitivityInternal), mem("agent-b", memory.TypeProfile, memory.SensitivityConfidential)},
+		{mem("user:u1", memory.TypeEpisodic, memory.SensitivityInternal), mem("agent-b", memory.TypeSemantic, memory.SensitivityPublic)},
+		{mem("user:u1", memory.TypeEpisodic, memory.SensitivityInternal), mem("agent-b", memory.TypeSemantic, memory.SensitivityConfidential)},
+	}
+	for i, tc := range tests {
+		key := fmt.Sprintf("slot-%d", i)
+		tc.head.Key, tc.cand.Key, tc.cand.Status = key, key, memory.StatusCandidate
+		if _, err := s.CreateMemories(testCtx(t), []memory.Memory{tc.head, tc.cand}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ConfirmMemory(testCtx(t), tenant, tc.cand.ID, "u1", all, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		h, err := s.GetMemory(testCtx(t), tenant, tc.head.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := memory.Displaceable(tc.cand, tc.head); (h.Status == memory.StatusSuperseded) != want {
+			t.Errorf("%s's %s %s head after %s's %s %s candidate is %s; Displaceable says %v", tc.head.AgentID, tc.head.Sensitivity, tc.head.Type,
+				tc.cand.AgentID, tc.cand.Sensitivity, tc.cand.Type, h.Status, want)
+		}
+	}
+}
