@@ -67,3 +67,24 @@ func TestWarmCallerSet(t *testing.T) {
 		})
 	}
 }
+
+// Each caller asks about a user of its own tenant, the tenant's users in
+// turn; a user asks about themselves; a caller of a tenant with no user
+// who has memories asks nothing.
+func TestWarmRowAsks(t *testing.T) {
+	callers := []memory.Principal{
+		{Tenant: "acme", Kind: memory.KindAgent, ID: "support-bot"}, {Tenant: "acme", Kind: memory.KindAgent, ID: "order-bot"},
+		{Tenant: "acme", Kind: memory.KindAgent, ID: "finance-bot"}, {Tenant: "acme", Kind: memory.KindUser, ID: "carol"},
+		{Tenant: "acme", Kind: memory.KindAdmin, ID: "root"}, {Tenant: "beta", Kind: memory.KindAgent, ID: "helper"},
+		{Tenant: "gamma", Kind: memory.KindAgent, ID: "lonely"},
+	}
+	users := map[string][]string{"acme": {"alice", "bob"}, "beta": {"u1"}, "gamma": nil}
+	var got []string
+	for _, a := range warmRowAsks(callers, users) {
+		got = append(got, a.caller.Tenant+"/"+a.caller.ID+"→"+a.user)
+	}
+	want := []string{"acme/support-bot→alice", "acme/order-bot→bob", "acme/finance-bot→alice", "acme/carol→carol", "acme/root→bob", "beta/helper→u1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("asks (-want +got):\n%s", diff)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"mneme/graph/keystore"
@@ -83,7 +84,8 @@ const (
 // of each shape would otherwise wait 100–250 ms for Neo4j to plan it. They
 // ask about users no one is, with random ids: four short ones, as most user
 // ids are, so that each statement runs past the tenth time, when Neo4j
-// compiles it, and a long one, as Neo4j plans per size of a parameter.
+// compiles it, and a long one, as Neo4j plans per size of a parameter;
+// then about users who have memories (warmRows).
 func (a *App) warmCallers(ctx context.Context) error {
 	if a.Store == nil {
 		return nil
@@ -117,7 +119,70 @@ func (a *App) warmCallers(ctx context.Context) error {
 	for _, user := range []string{short(), short(), short(), short(), memory.NewID("w")} {
 		errs = append(errs, a.Service.WarmRecallAs(ctx, callers, user))
 	}
+	return errors.Join(append(errs, a.warmRows(ctx, callers))...)
+}
+
+// warmRowUsers is how many users of each tenant warmRows asks about.
+const warmRowUsers = 3
+
+// warmRows has each caller ask the warm questions about a real user
+// (warmRowAsks), quietly: nothing is logged or counted. A recall about no
+// one leaves Neo4j's code for index hits, full-text scores and expansions
+// unused, and on a fresh Neo4j the first real questions then took up to
+// 450 ms each where they settle at 10–30.
+func (a *App) warmRows(ctx context.Context, callers []memory.Principal) error {
+	up := upkeep.New(a.Store.Runner())
+	users := map[string][]string{}
+	for _, p := range callers {
+		if _, done := users[p.Tenant]; done {
+			continue
+		}
+		ids, err := up.ActiveUsers(ctx, p.Tenant, warmRowUsers)
+		if err != nil {
+			return fmt.Errorf("warm-up users: %w", err)
+		}
+		users[p.Tenant] = ids
+	}
+	asks := warmRowAsks(callers, users)
+	errs := make([]error, len(asks))
+	var wg sync.WaitGroup
+	for i, ask := range asks {
+		wg.Go(func() {
+			for _, q := range memory.WarmQueries {
+				if _, err := a.Service.Recall(ctx, ask.caller, memory.RecallRequest{UserID: ask.user, Query: q, Quiet: true}); err != nil {
+					errs[i] = fmt.Errorf("warm-up recall as %s about a user: %w", ask.caller.Kind, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// warmRowAsk is one caller asking about one user.
+type warmRowAsk struct {
+	caller memory.Principal
+	user   string
+}
+
+// warmRowAsks pairs each caller with a user of its tenant who has
+// memories, taking the tenant's users in turn; a user asks about
+// themselves, as that is all they may.
+func warmRowAsks(callers []memory.Principal, users map[string][]string) []warmRowAsk {
+	var out []warmRowAsk
+	turn := map[string]int{}
+	for _, p := range callers {
+		ids := users[p.Tenant]
+		switch {
+		case p.Kind == memory.KindUser:
+			out = append(out, warmRowAsk{p, p.ID})
+		case len(ids) > 0:
+			out = append(out, warmRowAsk{p, ids[turn[p.Tenant]%len(ids)]})
+			turn[p.Tenant]++
+		}
+	}
+	return out
 }
 
 // warmCallerSet picks at most most callers: the agents that hold a live

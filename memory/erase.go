@@ -209,8 +209,7 @@ func (s *Service) EraseUser(ctx context.Context, p Principal, userID string) (r 
 		by.ID = "self"
 	}
 	defer func() { s.audit(ctx, by, AuditUserErase, ref, err, countDetails(r.Counts, "user erased")) }()
-	now := s.now().UTC()
-	whole := Resource{Tenant: p.Tenant, UserID: userID, Sensitivity: SensitivityRestricted}
+	now, whole := s.now().UTC(), Resource{Tenant: p.Tenant, UserID: userID, Sensitivity: SensitivityRestricted}
 	if err := s.require(ctx, p, ActionDelete, whole, now); err != nil {
 		return Receipt{}, err // first: a refused caller's typos stay out of the audit trail
 	}

@@ -54,6 +54,9 @@ type RecallRequest struct {
 	// Diversify reorders the candidates by maximal marginal relevance, so
 	// that near-duplicates do not crowd out other memories.
 	Diversify bool `json:"diversify,omitempty"`
+	// Quiet leaves the recall out of the recall log and the access counts:
+	// the warm-up asks about real users for no one. No client can set it.
+	Quiet bool `json:"-"`
 }
 
 // RecallResult is the answer to a recall.

@@ -51,9 +51,9 @@ const (
 // maxLoggedQuery caps the question kept in the recall log.
 const maxLoggedQuery = 200
 
-// record hands an answered recall to the recorder.
+// record hands an answered recall to the recorder, unless it was quiet.
 func (s *Service) record(ctx context.Context, p Principal, r RecallRequest, res RecallResult, now time.Time) {
-	if len(res.Memories) == 0 {
+	if len(res.Memories) == 0 || r.Quiet {
 		return
 	}
 	q := r.Query

@@ -866,3 +866,26 @@ func TestRecallKnowsTheUserByName(t *testing.T) {
 		})
 	}
 }
+
+// A quiet recall answers as any other and leaves no trace in the recall
+// log, which also counts the memories' accesses; no client can ask for
+// one, as the field has no JSON name.
+func TestQuietRecallIsNotRecorded(t *testing.T) {
+	f := newFixture(t, recallConfig)
+	f.authz.scope = aliceScope
+	f.store.vector = []Hit{{Memory: stored("mem_a", "Alice prefers tea."), Score: 0.9}}
+	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "tea", Quiet: true})
+	if err != nil || len(got.Memories) != 1 {
+		t.Fatalf("quiet recall: %v, %v", scoredOf(got.Memories), err)
+	}
+	f.recorder.mu.Lock()
+	n := len(f.recorder.records)
+	f.recorder.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d quiet recalls recorded, want none", n)
+	}
+	var r RecallRequest
+	if err := json.Unmarshal([]byte(`{"user_id":"alice","query":"tea","Quiet":true,"quiet":true}`), &r); err != nil || r.Quiet {
+		t.Errorf("a client set Quiet: %+v, %v", r, err)
+	}
+}

@@ -47,6 +47,21 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 	return out, err
 }
 
+// ActiveUsers names at most most users of tenant who have active memories
+// of their own, for the warm-up to ask about.
+func (s *Store) ActiveUsers(ctx context.Context, tenant string, most int) ([]string, error) {
+	var out []string
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		out, err = neo.ReadAll(ctx, tx, cypherActiveUsers, map[string]any{"tenant": tenant, "most": most}, func(r *neo4j.Record) (string, error) {
+			u, _ := r.Get("user_id")
+			return str(u), nil
+		})
+		return err
+	})
+	return out, err
+}
+
 // LiveMemories returns the metadata of the active and candidate memories of
 // a tenant.
 func (s *Store) LiveMemories(ctx context.Context, tenant string) ([]janitor.Usage, error) {

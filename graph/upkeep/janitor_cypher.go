@@ -11,6 +11,12 @@ const (
 	cypherListTenants = `MATCH (u:User)
 RETURN DISTINCT u.tenant AS tenant ORDER BY tenant`
 
+	// cypherActiveUsers names a few users who have active memories of their
+	// own, for the warm-up to ask about.
+	cypherActiveUsers = `MATCH (m:Memory {tenant: $tenant})
+WHERE m.status = 'active' AND coalesce(m.scope, 'user') = 'user'
+RETURN DISTINCT m.user_id AS user_id LIMIT $most`
+
 	// cypherLiveMemories returns the metadata the janitor decides on, never
 	// content. "m.id IS NOT NULL": see cypherListMatch.
 	cypherLiveMemories = `MATCH (m:Memory {tenant: $tenant})

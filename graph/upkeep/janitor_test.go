@@ -142,3 +142,30 @@ SET m.written_at = CASE WHEN m.id = $imported THEN $yesterday ELSE m.created_at 
 		t.Errorf("Tenants() lacks %s (err %v)", tenant, err)
 	}
 }
+
+// ActiveUsers names users with active memories of their own, in the tenant
+// asked about only: not one whose memories are all archived, nor the
+// holder of shared knowledge, nor a user of another tenant.
+func TestActiveUsers(t *testing.T) {
+	g, s := testStores(t)
+	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
+	archived := newMemory(tenant, "u-archived", "an old note")
+	archived.Status = memory.StatusArchived
+	shared := newMemory(tenant, "", "the returns rule")
+	shared.Scope = memory.ScopeTenant
+	all := []memory.Memory{newMemory(tenant, "u1", "likes tea"), newMemory(tenant, "u1", "lives in Lyon"), newMemory(tenant, "u2", "prefers mail"),
+		archived, shared}
+	for _, batch := range [][]memory.Memory{all, {newMemory(other, "u9", "from elsewhere")}} {
+		if _, err := g.CreateMemories(testCtx(t), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	users, err := s.ActiveUsers(testCtx(t), tenant, 10)
+	slices.Sort(users)
+	if err != nil || !slices.Equal(users, []string{"u1", "u2"}) {
+		t.Errorf("ActiveUsers = %v, %v; want [u1 u2]", users, err)
+	}
+	if users, err := s.ActiveUsers(testCtx(t), tenant, 1); err != nil || len(users) != 1 {
+		t.Errorf("ActiveUsers(most 1) = %v, %v; want one user", users, err)
+	}
+}
