@@ -22,11 +22,10 @@ var (
 )
 
 // WarmQueries are questions as users ask them, English and Chinese, with
-// and without named entities, about the user's own preferences too, so
-// that every part of a recall's queries runs. Each caller asks them in
-// every warm tenant, more than ten recalls: Neo4j compiles a query's
-// expressions on its tenth use.
-var WarmQueries = []string{"warm up: order SO-100001 预热 Shanghai", "What is my budget for warm-up?", "预热订单SO-100002发到哪里了？", "预热的采购预算是多少？", "What do you know about me?", "我有什么偏好？"}
+// and without named entities, so that every part of a recall's queries
+// runs. Each caller asks them in every warm tenant, more than ten recalls:
+// Neo4j compiles a query's expressions on its tenth use.
+var WarmQueries = []string{"warm up: order SO-100001 预热 Shanghai", "What is my budget for warm-up?", "预热订单SO-100002发到哪里了？", "预热的采购预算是多少？"}
 
 // warmCallers are the kinds of caller whose read filters differ most in
 // shape, and so in the text of the queries Neo4j plans: an agent in a team
