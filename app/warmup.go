@@ -125,6 +125,12 @@ func (a *App) warmCallers(ctx context.Context) error {
 // warmRowUsers is how many users of each tenant warmRows asks about.
 const warmRowUsers = 3
 
+// rowQuestions are the warm questions and two that ask for what is known
+// of the user, which find memories wherever the user has any, and so run
+// what only an answer runs: the policy's re-check of each memory, the
+// answer's context block.
+var rowQuestions = append(slices.Clip(memory.WarmQueries), "What do you know about me?", "我有什么偏好？")
+
 // warmRows has each caller ask the warm questions about a real user
 // (warmRowAsks), quietly: nothing is logged or counted. A recall about no
 // one leaves Neo4j's code for index hits, full-text scores and expansions
@@ -148,7 +154,7 @@ func (a *App) warmRows(ctx context.Context, callers []memory.Principal) error {
 	var wg sync.WaitGroup
 	for i, ask := range asks {
 		wg.Go(func() {
-			for _, q := range memory.WarmQueries {
+			for _, q := range rowQuestions {
 				if _, err := a.Service.Recall(ctx, ask.caller, memory.RecallRequest{UserID: ask.user, Query: q, Quiet: true}); err != nil {
 					errs[i] = fmt.Errorf("warm-up recall as %s about a user: %w", ask.caller.Kind, err)
 					return
