@@ -30,6 +30,7 @@ func About(question string, who Person) bool {
 	if m := whatToDo.FindString(q); !strings.HasPrefix(q[len(m):], " for a living") {
 		q = q[len(m):]
 	}
+	q = q[len(whatToMind.FindString(q)):]
 	for _, h := range zhHowTo {
 		q = strings.TrimPrefix(q, h)
 	}
@@ -134,7 +135,7 @@ func ascii(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' ||
 
 var (
 	// opening is how an English question starts.
-	opening = regexp.MustCompile(`^(what|what's|which|who|whom|whose|when|where|how|why|do|does|did|is|are|am|was|were|can|could|should|would|will|have|has|had)\b`)
+	opening = regexp.MustCompile(`^(what|what's|whats|which|who|whom|whose|when|where|how|hows|why|do|does|did|is|are|am|was|were|can|could|should|would|will|have|has|had)\b`)
 	// person is a word for the user: the speaker, the person an agent
 	// speaks of, or the customer.
 	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|the (customer|client|user|buyer)|this (customer|client|user|buyer|person|guy))\b`)
@@ -154,13 +155,17 @@ var (
 	// whatToDo asks for instructions too: "what should I do when …", but
 	// not "what do I do for a living?".
 	whatToDo = regexp.MustCompile(`^what (should|shall|do|can|could|would) (i|we) do\b`)
-	ways     = map[string]bool{"like": true, "prefer": true, "want": true, "usually": true, "normally": true, "typically": true, "tend": true, "feel": true}
+	// whatToMind asks for advice, whose "I" is anyone too: "what should I
+	// know before visiting Beijing?" is not about the asker, "what should I
+	// know about her?" is, by "her".
+	whatToMind = regexp.MustCompile(`^(what|anything|is there anything) (should|shall|do|must|would) (i|we) (need to )?(know|keep in mind|bear in mind|watch out for|look out for|be aware of)\b|^do (i|we) need to know\b`)
+	ways       = map[string]bool{"like": true, "prefer": true, "want": true, "usually": true, "normally": true, "typically": true, "tend": true, "feel": true}
 	// recipient is "me" as the one a request is for, not its subject.
 	recipient = regexp.MustCompile(`\b(tell|give|show|send|teach|recommend|find|get|bring|let|help|write|make|sing|read) (me|us)\b`)
 )
 
 var (
-	zhQuestion = []string{"吗", "什么", "哪", "怎么", "怎样", "多少", "几", "谁", "是否", "有没有", "呢", "如何", "多久", "为什么", "多长", "是不是"}
+	zhQuestion = []string{"吗", "什么", "啥", "哪", "怎么", "咋", "怎样", "多少", "几", "谁", "是否", "有没有", "要不要", "会不会", "呢", "如何", "多久", "为什么", "多长", "是不是"}
 	zhPerson   = []string{"我", "她", "他", "客户", "用户", "顾客"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
 	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回"}

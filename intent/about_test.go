@@ -116,6 +116,16 @@ func TestAbout(t *testing.T) {
 		{"告诉我我的会员等级是什么", "", true},
 		{"u07 的地址是哪里？", "u07", true},
 		{"Has the big desk order gone through yet?", "", false}, // Dealing, not About
+		// Colloquial question words.
+		{"她的账期是啥", "", true},
+		{"跟他咋联系", "", true},
+		{"要不要给她打电话", "", true},
+		{"whats her budget", "", true},
+		// Advice is for anyone, unless it is about someone.
+		{"What should I know before visiting Beijing?", "", false},
+		{"what should we keep in mind when buying a used car", "", false},
+		{"Do I need to know Chinese to work in Shanghai?", "", false},
+		{"What should I know about her before the call?", "", true},
 		// Not about the user: world knowledge, requests, pleasantries.
 		{"What is the capital of Australia?", "alice", false},
 		{"Who was the person who invented the telephone?", "", false},

@@ -95,6 +95,16 @@ var rules = []rule{
 		"long explanation*", "detailed explanation*", "explanations", "chatty", "talkative",
 		"keep it short", "keep it brief", "keep it simple", "long essay*", "essays", "long message*", "wall of text",
 		"短一点", "长话短说", "别太长", "太长了",
+		"cut to the chase", "分条", "分点",
+	}},
+	// What the user buys as a rule: the firm they buy for says it, and so
+	// do their orders. Before the preferences, which would take "习惯" of
+	// "下单习惯" for themselves.
+	{name: "purchases", kinds: []string{"company", "order_status"}, cues: []string{
+		"what goods", "what products", "usually buy", "usually order", "what do i buy", "what does she buy", "what does he buy", "what do they buy",
+		"my usual", "normally get", "usually get", "normally buy", "normally order",
+		"采购什么", "买什么东西", "主要买", "平时买", "都买什么", "一般买", "一般订", "订些什么", "买些什么",
+		"buying habit*", "ordering habit*", "purchasing habit*", "下单习惯", "下单有什么习惯", "下单的习惯", "采购习惯", "订货习惯",
 	}},
 	// Preferences: all of them, unless a slot named beside them says which
 	// one ("contact preference").
@@ -102,7 +112,14 @@ var rules = []rule{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
 		"my taste*", "my habit*", "how i like", "dislike*",
 		"偏好", "喜好", "喜欢什么", "我喜欢", "习惯", "口味", "讨厌",
-		"keep in mind", "when dealing with", "deal with me", "打交道", "注意什么", "注意些什么", "注意事项",
+		"what have i asked you", "what did i ask you to", "asked you to", "my requests", "我的要求", "提过哪些要求", "提过什么要求", "说过哪些要求", "说过什么要求",
+	}},
+	// What to mind with the user: all their preferences, even beside a
+	// slot the question names ("anything to keep in mind before I reach
+	// out to her?" asks for more than the contact channel).
+	{name: "guidance", kinds: []string{"preference"}, cues: []string{
+		"keep in mind", "when dealing with", "deal with me", "heads up", "heads-up", "watch out", "look out for", "be aware", "be careful", "good to know", "should i know", "should we know", "need to know",
+		"打交道", "注意什么", "注意些什么", "注意事项", "注意点", "要注意", "需要注意", "留意", "讲究", "忌讳", "须知",
 	}},
 	// The user as a whole: their profile, and what they may spend, which
 	// is as much a part of what is known of them.
@@ -140,9 +157,9 @@ var rules = []rule{
 	}},
 	{name: "language", keys: []string{"language"}, cues: []string{
 		// Not "speak" alone: "speak soon" is a goodbye.
-		"language", "in chinese", "in english", "which tongue", "speak chinese", "speak english", "speak mandarin",
+		"language", "in chinese", "in english", "in mandarin", "in cantonese", "which tongue", "speak chinese", "speak english", "speak mandarin",
 		"speaks chinese", "speaks english", "speaks mandarin", "does she speak", "does he speak", "do they speak", "do i speak",
-		"语言", "中文", "英文", "说什么话", "用什么话",
+		"语言", "中文", "英文", "普通话", "粤语", "说什么话", "用什么话",
 	}},
 	// Budget: how much the user may spend, asked of them or of anyone.
 	{name: "budget", keys: []string{"budget"}, kinds: []string{"budget"}, cues: []string{
@@ -180,6 +197,11 @@ var rules = []rule{
 		"pays us", "pay you", "pays you",
 		"账期", "付款", "结款", "月结", "结账", "结算",
 	}},
+	// What the business makes on the user: the internal cost note, which
+	// policy shows only to whom may read it.
+	{name: "margin", keys: []string{"internal_cost"}, kinds: []string{"internal_cost"}, cues: []string{
+		"profit*", "margin*", "how profitable", "利润", "毛利", "盈利", "赚",
+	}},
 	// Past conversations: what the user asked or said before, kept as
 	// memories of the conversation.
 	{name: "past_conversations", kinds: []string{"conversation", "inquiry", "question", "chat"}, cues: []string{
@@ -199,14 +221,7 @@ var rules = []rule{
 		"my orders", "her orders", "his orders", "their orders", "our orders", "recent orders", "past orders", "previous orders",
 		"open orders", "order history", "purchase history", "what did i order", "what did she order", "what did he order",
 		"what did they order", "what has she ordered", "what have i ordered", "what has he ordered",
-		"我的订单", "她的订单", "他的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单",
-	}},
-	// What the user buys as a rule: the firm they buy for says it, and so
-	// do their orders.
-	{name: "purchases", kinds: []string{"company", "order_status"}, cues: []string{
-		"what goods", "what products", "usually buy", "usually order", "what do i buy", "what does she buy", "what does he buy", "what do they buy",
-		"my usual", "normally get", "usually get", "normally buy", "normally order",
-		"采购什么", "买什么东西", "主要买", "平时买", "都买什么", "一般买", "一般订", "订些什么", "买些什么",
+		"我的订单", "她的订单", "他的订单", "客户的订单", "顾客的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单",
 	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "employer", "occupation", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",

@@ -78,7 +78,7 @@ func TestDetect(t *testing.T) {
 		{"What goods do I usually buy from you?", []string{"purchases"}},
 		{"我平时都买什么", []string{"purchases"}},
 		{"Which outfit is this person with?", []string{"company"}},
-		{"Anything I should keep in mind when dealing with her?", []string{"preferences"}},
+		{"Anything I should keep in mind when dealing with her?", []string{"guidance"}},
 		{"你们对我了解多少？", []string{"about_me"}},
 		{"上次我问你们的那件事有消息了吗？", []string{"past_conversations"}},
 		{"keep it short for me, like before", []string{"answer_style"}},
@@ -89,6 +89,17 @@ func TestDetect(t *testing.T) {
 		{"上次那批纸的钱付了没有？", []string{"paid"}},
 		{"Has the desk order been paid?", []string{"paid"}},
 		{"paid search ads", nil}, // no dealing and no one spoken of
+		// What to mind with someone is every preference, beside the slot
+		// the question names.
+		{"Any heads-up before I call him back?", []string{"guidance", "contact"}},
+		{"和这位客户打交道有什么讲究？", []string{"guidance"}},
+		{"用普通话回复她可以吗？", []string{"language"}},
+		{"Cut to the chase, please", []string{"answer_style"}},
+		{"what are his buying habits?", []string{"purchases"}},
+		{"这位顾客下单有什么习惯", []string{"purchases"}},
+		{"这位客户的订单都怎么样了", []string{"orders"}},
+		{"How much margin is there on this account?", []string{"margin"}},
+		{"她那边我们利润怎么样", []string{"margin"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
