@@ -75,8 +75,8 @@ func (s *Store) ListMemories(ctx context.Context, scope memory.Scope, q memory.L
 
 // ReplaceMemory writes next as the new version of prevID in one transaction.
 // prevID must exist (else memory.ErrNotFound), be the head of its chain
-// (active or candidate) and, when expectVersion > 0, have that version (else
-// memory.ErrConflict). next keeps prev's user and key, gets version
+// (active or candidate) and, when expectVersion > 0, have that version; a
+// candidate next replaces no active head (else memory.ErrConflict). next keeps prev's user and key, gets version
 // prev.version+1 and a SUPERSEDES edge to prev, which becomes superseded.
 func (s *Store) ReplaceMemory(ctx context.Context, tenant, prevID string, expectVersion int, next memory.Memory) (memory.Memory, error) {
 	next.Tenant = cmp.Or(next.Tenant, tenant)
@@ -105,6 +105,11 @@ func (s *Store) ReplaceMemory(ctx context.Context, tenant, prevID string, expect
 			return fmt.Errorf("%w: memory %s is %s, not the current version", memory.ErrConflict, prevID, prev.status)
 		case expectVersion > 0 && prev.version != expectVersion:
 			return fmt.Errorf("%w: memory %s is at version %d, not %d", memory.ErrConflict, prevID, prev.version, expectVersion)
+		case next.Status == memory.StatusCandidate && prev.status == memory.StatusActive:
+			// A candidate's new version was made as a candidate; the user
+			// confirmed the old one meanwhile, and a candidate in its place
+			// would leave the slot with nothing in force.
+			return fmt.Errorf("%w: memory %s was confirmed meanwhile", memory.ErrConflict, prevID)
 		case next.UserID != prev.userID:
 			return memory.Invalid("user_id", "a new version must be about the same user")
 		case next.Key != prev.key:

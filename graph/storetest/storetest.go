@@ -436,10 +436,14 @@ func testReplaceMemory(t *testing.T, s Store, f *fixture) {
 		{"superseded version", prev.ID, 1, memory.ErrConflict},
 		{"superseded version, any version", prev.ID, 0, memory.ErrConflict},
 		{"missing", "mem_missing", 0, memory.ErrNotFound},
+		{"a candidate in place of an active head", got.ID, 0, memory.ErrConflict},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			n := f.mem("u1", "should not be written", withKey("drink"))
+			if strings.HasPrefix(tc.name, "a candidate") {
+				n.Status = memory.StatusCandidate
+			}
 			_, err := s.ReplaceMemory(ctx(t), f.tenant, tc.prevID, tc.expect, n)
 			wantErr(t, "ReplaceMemory", err, tc.want)
 			if _, err := s.GetMemory(ctx(t), f.tenant, n.ID); !errors.Is(err, memory.ErrNotFound) {
