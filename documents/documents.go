@@ -128,8 +128,13 @@ type Store interface {
 	Retire(ctx context.Context, tenant, id string, ids []string, at time.Time) (int, error)
 	// List returns the tenant's documents not removed, by id.
 	List(ctx context.Context, tenant string) ([]Info, error)
-	// Remove marks a document removed at at.
-	Remove(ctx context.Context, tenant, id string, at time.Time) error
+	// Remove archives the document's active memories, valid until at, and
+	// marks it removed, in one step, returning how many it archived; while
+	// an import holds the document it removes nothing and returns
+	// memory.ErrConflict.
+	Remove(ctx context.Context, tenant, id string, at time.Time) (int, error)
+	// Release lets the claim of an import that failed go.
+	Release(ctx context.Context, tenant, id string) error
 }
 
 // Writer writes memories through the write pipeline; memory.Service
@@ -334,8 +339,9 @@ func (s *Service) admit(ctx context.Context, tenant string, doc knowledge.Docume
 	return s.quota.Admit(ctx, tenant, int64(len(secs)), chars)
 }
 
-// apply plans the import of doc against what is stored and writes it.
-func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest, doc knowledge.Document) (Counts, []Placed, error) {
+// apply plans the import of doc against what is stored and writes it,
+// holding the document's claim until it ends.
+func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest, doc knowledge.Document) (_ Counts, _ []Placed, err error) {
 	kind, scopeID, err := scopeOf(r)
 	if err != nil {
 		return Counts{}, nil, err
@@ -346,6 +352,11 @@ func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest
 	} else if !ok {
 		return Counts{}, nil, ErrOtherScope
 	}
+	defer func() {
+		if err != nil { // a removal need not wait for the claim to run out
+			err = errors.Join(err, s.store.Release(context.WithoutCancel(ctx), p.Tenant, doc.ID))
+		}
+	}()
 	stored, err := s.store.Sections(ctx, p.Tenant, doc.ID)
 	if err != nil {
 		return Counts{}, nil, err
@@ -502,11 +513,10 @@ func (s *Service) Remove(ctx context.Context, p memory.Principal, id string) (n 
 	if _, err := s.store.Document(ctx, p.Tenant, id); err != nil {
 		return 0, err
 	}
-	now := s.now().UTC()
-	if n, err = s.store.Retire(ctx, p.Tenant, id, nil, now); err != nil {
-		return 0, err
-	}
-	return n, s.store.Remove(ctx, p.Tenant, id, now)
+	// One step, refused while an import runs: retired between an import's
+	// writes and its record, a document vanished from the list while the
+	// import's sections stayed in force.
+	return s.store.Remove(ctx, p.Tenant, id, s.now().UTC())
 }
 
 // importDetails are the counts of an import, or its job, for the trail.

@@ -87,8 +87,18 @@ func (s *fakeStore) Retire(_ context.Context, _, id string, ids []string, _ time
 
 func (s *fakeStore) List(context.Context, string) ([]Info, error) { return nil, nil }
 
-func (s *fakeStore) Remove(_ context.Context, _, id string, _ time.Time) error {
+func (s *fakeStore) Remove(ctx context.Context, tenant, id string, at time.Time) (int, error) {
+	if s.claims[id].until.After(at) {
+		return 0, memory.ErrConflict
+	}
+	n, _ := s.Retire(ctx, tenant, id, nil, at)
 	delete(s.docs, id)
+	return n, nil
+}
+
+func (s *fakeStore) Release(_ context.Context, _, id string) error {
+	c := s.claims[id]
+	s.claims[id] = claim{scope: c.scope}
 	return nil
 }
 
@@ -302,6 +312,31 @@ func TestFailedBatchLeavesItsPredecessorsLinked(t *testing.T) {
 	res, err := s.Import(ctx, root, r)
 	if err != nil || *res.Counts != (Counts{Created: 30, Unchanged: memory.MaxBatch}) {
 		t.Fatalf("Import again: %+v %v, want 30 created", res.Counts, err)
+	}
+}
+
+// TestRemoveDuringAnImport: while an import holds the document, removing
+// it is refused and archives nothing; an import that failed lets the
+// document go at once, rather than when its claim would run out.
+func TestRemoveDuringAnImport(t *testing.T) {
+	s, st, _ := newTestService(t, nil)
+	ctx := context.Background()
+	if _, err := s.Import(ctx, root, ImportRequest{ID: "rules", Content: doc(3, nil, -1)}); err != nil {
+		t.Fatal(err)
+	}
+	st.claims["rules"] = claim{scope: "tenant:", until: time.Now().Add(time.Minute)} // an import under way
+	if n, err := s.Remove(ctx, root, "rules"); !errors.Is(err, memory.ErrConflict) || n != 0 {
+		t.Fatalf("Remove during an import = %d, %v; want ErrConflict", n, err)
+	}
+	if got, _ := st.Sections(ctx, "acme", "rules"); len(got) != 3 {
+		t.Fatalf("%d sections in force after a refused removal, want 3", len(got))
+	}
+	s.writer = failingWriter{&fakeWriter{store: st, heads: map[string]string{}, writes: 1}}
+	if _, err := s.Import(ctx, root, ImportRequest{ID: "rules", Content: doc(3, map[int]bool{0: true}, -1)}); !errors.Is(err, memory.ErrUnavailable) {
+		t.Fatalf("failing import: %v, want ErrUnavailable", err)
+	}
+	if n, err := s.Remove(ctx, root, "rules"); err != nil || n != 3 {
+		t.Fatalf("Remove after a failed import = %d, %v; want 3", n, err)
 	}
 }
 

@@ -2,6 +2,7 @@ package documents
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -134,9 +135,39 @@ func (s *Store) List(ctx context.Context, tenant string) ([]documents.Info, erro
 	return out, err
 }
 
-// Remove marks a document removed.
-func (s *Store) Remove(ctx context.Context, tenant, id string, at time.Time) error {
+// Remove archives the document's active memories and marks it removed, in
+// one transaction that takes the document node's lock first, as Claim and
+// Record do; while an import's claim holds, it removes nothing
+// (documents.Store).
+func (s *Store) Remove(ctx context.Context, tenant, id string, at time.Time) (int, error) {
+	var n int64
+	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		args := map[string]any{"tenant": tenant, "id": id, "at": at.UTC()}
+		busy, found, err := neo.ReadOne(ctx, tx, cypherLockForRemoval, args, func(r *neo4j.Record) (bool, error) {
+			v, _ := r.Get("busy")
+			b, _ := v.(bool)
+			return b, nil
+		})
+		switch {
+		case err != nil:
+			return err
+		case !found:
+			return memory.ErrNotFound
+		case busy:
+			return fmt.Errorf("%w: document %s is being imported; remove it once the import has ended", memory.ErrConflict, id)
+		}
+		args["all"], args["ids"] = true, []string{}
+		if n, err = neo.Count(ctx, tx, cypherRetire, args); err != nil {
+			return err
+		}
+		return neo.Exec(ctx, tx, cypherRemove, args)
+	})
+	return int(n), err
+}
+
+// Release lets an import's claim go (documents.Store).
+func (s *Store) Release(ctx context.Context, tenant, id string) error {
 	return s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
-		return neo.Exec(ctx, tx, cypherRemove, map[string]any{"tenant": tenant, "id": id, "at": at.UTC()})
+		return neo.Exec(ctx, tx, cypherRelease, map[string]any{"tenant": tenant, "id": id})
 	})
 }

@@ -61,6 +61,15 @@ ORDER BY d.id`
 
 	cypherRemove = `MATCH (d:Document {tenant: $tenant, id: $id})
 SET d.removed_at = $at, d.sections = 0`
+
+	// cypherLockForRemoval takes the node's write lock (claimed_at), as
+	// cypherClaim does, and says whether an import's claim still holds.
+	cypherLockForRemoval = `MATCH (d:Document {tenant: $tenant, id: $id})
+SET d.claimed_at = $at
+RETURN coalesce(d.claimed_until, $at) > $at AS busy`
+
+	cypherRelease = `MATCH (d:Document {tenant: $tenant, id: $id})
+SET d.claimed_until = null`
 )
 
 // Queries of history.go.

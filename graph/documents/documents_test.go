@@ -128,17 +128,28 @@ func TestDocumentRoundTrip(t *testing.T) {
 	if ds, err := s.List(ctx, tenant); err != nil || len(ds) != 1 || ds[0].ID != "guide" {
 		t.Fatalf("List = %v, %v; want the guide", ds, err)
 	}
+	// While an import holds the document, removing it removes nothing;
+	// once the claim is let go, it does.
+	if ok, err := s.Claim(ctx, tenant, "guide", memory.ScopeTeam, "sales", retireAt, retireAt.Add(documents.ClaimFor)); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	if n, err := s.Remove(ctx, tenant, "guide", retireAt); !errors.Is(err, memory.ErrConflict) || n != 0 {
+		t.Fatalf("Remove during an import = %d, %v; want ErrConflict", n, err)
+	}
+	if stored, _ := s.Sections(ctx, tenant, "guide"); len(stored) != 3 {
+		t.Errorf("Sections after a refused removal: %d, want 3", len(stored))
+	}
+	if err := s.Release(ctx, tenant, "guide"); err != nil {
+		t.Fatal(err)
+	}
 	// Removing: every section archived, the document off the list, its
 	// history still linked.
-	if n, err := s.Retire(ctx, tenant, "guide", nil, retireAt); err != nil || n != 3 {
-		t.Fatalf("Retire all = %d, %v; want 3", n, err)
+	if n, err := s.Remove(ctx, tenant, "guide", retireAt); err != nil || n != 3 {
+		t.Fatalf("Remove = %d, %v; want 3 archived", n, err)
 	}
 	// Archiving kept the tallies exact: a reconciliation mends nothing.
 	if r, err := tally.New(g.Runner()).Reconcile(ctx, tenant); err != nil || r.Mended != 0 {
-		t.Errorf("Reconcile after Retire = %+v, %v; want nothing mended", r, err)
-	}
-	if err := s.Remove(ctx, tenant, "guide", retireAt); err != nil {
-		t.Fatal(err)
+		t.Errorf("Reconcile after Remove = %+v, %v; want nothing mended", r, err)
 	}
 	if ds, err := s.List(ctx, tenant); err != nil || len(ds) != 0 {
 		t.Errorf("List after Remove = %v, %v; want none", ds, err)
