@@ -53,6 +53,11 @@ func (a *api) createMemories(c *gin.Context) error {
 		}
 		batch = []memory.NewMemory{one}
 	}
+	// Queued or not, the memories carry the keys the header makes: a retry
+	// in the other mode then finds them stored and repeats nothing.
+	if err := keyed(batch, c.GetHeader("Idempotency-Key")); err != nil {
+		return err
+	}
 	if async, err := boolParam(c, "async"); err != nil {
 		return err
 	} else if async {
@@ -63,9 +68,6 @@ func (a *api) createMemories(c *gin.Context) error {
 		c.Header("Location", "/v1/jobs/"+job.ID)
 		c.JSON(http.StatusAccepted, job)
 		return nil
-	}
-	if err := keyed(batch, c.GetHeader("Idempotency-Key")); err != nil {
-		return err
 	}
 	results, err := a.svc.Write(c.Request.Context(), principalOf(c), batch)
 	a.observe.Wrote(principalOf(c).Tenant, results, err)

@@ -317,3 +317,70 @@ func TestIdempotencyKeyHeaderOnSyncWrites(t *testing.T) {
 		t.Errorf("a batch under a 127-byte key: %d %s, want 400 naming the header", r.Status, r.Body)
 	}
 }
+
+// An Idempotency-Key holds across modes: a write retried through the queue
+// after a synchronous one, or the other way round, stores nothing more and
+// counts no second sighting; another body under the key is refused or
+// fails, and never becomes a second memory.
+func TestIdempotencyKeyAcrossModes(t *testing.T) {
+	f := apptest.Start(t)
+	mem := func(text string) client.NewMemory {
+		return client.NewMemory{UserID: "carol", Type: client.TypeEpisodic, Content: text}
+	}
+	queued := func(m client.NewMemory, key string) client.Job {
+		t.Helper()
+		r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories?async=true", m, "Idempotency-Key", key)
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("queued write: %d %s", r.Status, r.Body)
+		}
+		var j client.Job
+		r.Decode(t, &j)
+		return waitJob(t, f, "support-bot", j.ID)
+	}
+	count := func(text string) int {
+		n := 0
+		for _, m := range list(t, f, "support-bot", "user_id=carol&limit=500") {
+			if m.Content == text {
+				n++
+			}
+		}
+		return n
+	}
+
+	// Synchronous first, then the same write queued.
+	first := mem("Carol asked for a sample of the bamboo plates.")
+	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", first, "Idempotency-Key", "x-k1")
+	if r.Status != http.StatusCreated {
+		t.Fatalf("write: %d %s", r.Status, r.Body)
+	}
+	var stored client.Memory
+	r.Decode(t, &stored)
+	if j := queued(first, "x-k1"); j.Status != "done" || len(j.Memories) != 1 || j.Memories[0].ID != stored.ID || j.Memories[0].Outcome != "duplicate" {
+		t.Errorf("queued retry of a synchronous write: %+v, want done, a duplicate of %s", j, stored.ID)
+	}
+	if m := getMemory(t, f, "support-bot", stored.ID); m.EvidenceCount != 1 || count(first.Content) != 1 {
+		t.Errorf("after the queued retry: evidence %d, %d copies; want 1 and 1", m.EvidenceCount, count(first.Content))
+	}
+
+	// Queued first, then the same write synchronously, then another body.
+	second := mem("Carol wants the invoice split by store.")
+	j := queued(second, "x-k2")
+	if j.Status != "done" || len(j.Memories) != 1 {
+		t.Fatalf("queued write: %+v", j)
+	}
+	r = f.Do(t, "support-bot", http.MethodPost, "/v1/memories", second, "Idempotency-Key", "x-k2")
+	var again client.Memory
+	r.Decode(t, &again)
+	// A replayed synchronous write answers as a first one would.
+	if r.Status != http.StatusCreated || again.ID != j.Memories[0].ID {
+		t.Errorf("synchronous retry of a queued write: %d %s, want 201 with %s", r.Status, r.Body, j.Memories[0].ID)
+	}
+	other := mem("Carol will visit the Suzhou plant in May.")
+	r = f.Do(t, "support-bot", http.MethodPost, "/v1/memories", other, "Idempotency-Key", "x-k2")
+	if r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), `"idempotency_key_reused"`) {
+		t.Errorf("another body under a queued write's key: %d %s, want 422 idempotency_key_reused", r.Status, r.Body)
+	}
+	if m := getMemory(t, f, "support-bot", j.Memories[0].ID); m.EvidenceCount != 1 || count(second.Content) != 1 || count(other.Content) != 0 {
+		t.Errorf("after the retries: evidence %d, %d and %d copies; want 1, 1 and 0", m.EvidenceCount, count(second.Content), count(other.Content))
+	}
+}
