@@ -109,7 +109,7 @@ func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, o batchOptio
 				}
 				from += n
 			}
-			out = fenced.merge(written)
+			out = fenced.merge(supersededInBatch(written))
 			if o.rollback {
 				return errRollback
 			}
@@ -126,6 +126,27 @@ func (s *Store) writeBatch(ctx context.Context, ms []memory.Memory, o batchOptio
 		}
 		return out, nil
 	}
+}
+
+// supersededInBatch marks the memories of a batch that a later memory of
+// the same request superseded, as they now stand: their results would
+// otherwise say active. Queued jobs applied together are requests of their
+// own (QueueSeq), each answered as if applied alone, as a synchronous
+// write is.
+func supersededInBatch(written []memory.Written) []memory.Written {
+	next := map[string]memory.Memory{}
+	for _, w := range written {
+		if w.Outcome == memory.OutcomeCreated && w.Memory.Supersedes != "" {
+			next[w.Memory.Supersedes] = w.Memory
+		}
+	}
+	for i, w := range written {
+		if n, ok := next[w.Memory.ID]; ok && w.Outcome == memory.OutcomeCreated && n.QueueSeq == w.Memory.QueueSeq {
+			at := n.ValidFrom
+			written[i].Memory.Status, written[i].Memory.ValidTo = memory.StatusSuperseded, &at
+		}
+	}
+	return written
 }
 
 // writeSegment writes a segment of ms that starts at from and records what

@@ -384,3 +384,31 @@ func TestIdempotencyKeyAcrossModes(t *testing.T) {
 		t.Errorf("after the retries: evidence %d, %d and %d copies; want 1, 1 and 0", m.EvidenceCount, count(second.Content), count(other.Content))
 	}
 }
+
+// A batch that writes one slot twice answers the first as superseded, as it
+// stands once the batch is stored, and the second as active.
+func TestBatchReportsWhatItSuperseded(t *testing.T) {
+	f := apptest.Start(t)
+	item := func(text string) client.NewMemory {
+		return client.NewMemory{UserID: "bob", Type: client.TypeSemantic, Kind: "budget", Key: "snack_budget", Content: text}
+	}
+	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", map[string]any{"memories": []client.NewMemory{item("Bob may spend 200 CNY a month on snacks."), item("Bob's snack budget is now 300 CNY a month.")}})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	var resp struct {
+		Results []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"results"`
+	}
+	r.Decode(t, &resp)
+	if len(resp.Results) != 2 || resp.Results[0].Status != "superseded" || resp.Results[1].Status != "active" {
+		t.Fatalf("results: %+v, want superseded then active", resp.Results)
+	}
+	for _, res := range resp.Results {
+		if m := getMemory(t, f, "support-bot", res.ID); m.Status != res.Status {
+			t.Errorf("memory %s is %s, its result said %s", res.ID, m.Status, res.Status)
+		}
+	}
+}
