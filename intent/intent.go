@@ -146,7 +146,7 @@ var rules = []rule{
 		"规矩", "规则", "流程", "规定", "审批", "批准", "谁批", "允许", "制度", "规章", "怎么处理", "如何处理", "该怎么办", "怎么算", "如何计算", "收费标准",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
-		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty",
+		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty", "status level", "my level",
 		"会员", "会籍", "vip", "续费", "续期", "到期", "过期", "订阅", "等级", "有效期",
 	}},
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
@@ -175,12 +175,14 @@ var rules = []rule{
 	{name: "order_moves", kinds: []string{"order_status"}, topical: true, dealing: true, cues: []string{
 		"arrive*", "arrival", "shipped", "dispatched", "delivered", "on its way", "on the way", "left the warehouse", "sent out", "gone out",
 		"送到", "送达", "到了", "到货", "到没到", "发货", "出货", "发了", "发出", "寄出", "出库", "什么时候发", "发没发", "在路上",
+		"送过去", "送过来", "运过去", "运过来",
 	}},
 	// Delivery: where and when goods go, however the sending is named.
 	{name: "delivery", keys: []string{"delivery_window", "delivery_address"}, cues: []string{
 		"deliver*", "ship", "ship to", "shipping address", "ship-to", "address", "when to send", "where to send",
 		"send the goods", "send the order", "drop off", "drop stuff off", "drop things off", "drop it off", "send goods", "sending goods", "sending the goods", "dispatch to", "receiving", "receive the goods",
 		"送货", "配送", "收货", "地址", "送到哪", "几点送", "寄到", "寄给", "发到哪", "发货到", "送到", "送去", "什么时候送",
+		"truck", "lorry", "van arrive", "arrive at her", "arrive at his", "arrive at my", "arrive at their", "几点到",
 	}},
 	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
 		"invoice*", "billing", "billed", "be billed", "bill me", "bill us", "bill her", "bill him", "bill them", "receipt*", "fapiao",

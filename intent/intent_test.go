@@ -85,7 +85,9 @@ func TestDetect(t *testing.T) {
 		{"Will she mind a long essay?", []string{"answer_style"}},
 		{"cheers mate, speak soon", nil}, // a goodbye, not a question about language
 		{"Does she speak Chinese?", []string{"language"}},
-		{"What time should the truck arrive at her kitchen?", nil}, // her delivery window, not an order on its way
+		{"What time should the truck arrive at her kitchen?", []string{"delivery"}}, // her delivery window, not an order on its way
+		{"那批托盘什么时候送过去？", []string{"order_moves"}},
+		{"My status level ends when?", []string{"membership"}},
 		{"上次那批纸的钱付了没有？", []string{"paid"}},
 		{"Has the desk order been paid?", []string{"paid"}},
 		{"paid search ads", nil}, // no dealing and no one spoken of
