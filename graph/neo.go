@@ -11,25 +11,13 @@ import (
 // The store's queries read and write through package neo's plumbing, under
 // short local names.
 var (
-	translate  = neo.Translate
-	count      = neo.Count
-	collect    = neo.Collect
-	exec       = neo.Exec
-	str        = neo.Str
-	strs       = neo.Strs
-	float      = neo.Float
-	integer    = neo.Integer
-	timeOf     = neo.TimeOf
-	strOrNil   = neo.StrOrNil
-	intOrNil   = neo.IntOrNil
-	timeOrNil  = neo.TimeOrNil
-	float64s   = neo.Float64s
-	floatOrNil = neo.FloatOrNil
-	unsized    = neo.Unsized
+	translate, count, collect, exec = neo.Translate, neo.Count, neo.Collect, neo.Exec
+	// Readers of a record's values.
+	str, strs, float, integer, timeOf, float64s = neo.Str, neo.Strs, neo.Float, neo.Integer, neo.TimeOf, neo.Float64s
+	strOrNil, intOrNil, timeOrNil, floatOrNil   = neo.StrOrNil, neo.IntOrNil, neo.TimeOrNil, neo.FloatOrNil
+	unsized                                     = neo.Unsized
 	// The Lucene syntax of the full-text indexes.
-	fullTextQuery = neo.FullTextQuery
-	containsTerms = neo.ContainsTerms
-	escapePhrase  = neo.EscapePhrase
+	fullTextQuery, containsTerms, escapePhrase = neo.FullTextQuery, neo.ContainsTerms, neo.EscapePhrase
 )
 
 func readAll[T any](ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any, decode func(*neo4j.Record) (T, error)) ([]T, error) {
