@@ -94,6 +94,22 @@ func Prefers(text string) bool {
 	return preference.MatchString(q) || containsAny(q, zhPreference)
 }
 
+// General reports whether text asks about things in general rather than
+// about anyone's: a trade, a market, what is typical, the difference
+// between two things ("纺织行业现在利润率大概多少", "what are typical payment
+// terms in the auto parts industry?", "增值税专用发票和普通发票有啥区别"). Such a
+// question names a kind of memory (margins, payment terms, invoices) that
+// every customer's record holds, and is answered by none of them.
+func General(text string) bool {
+	q := strings.ToLower(text)
+	return general.MatchString(q) || containsAny(q, zhGeneral)
+}
+
+var (
+	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|going rate|going price|wholesale price|difference between|differences between)\b`)
+	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别"}
+)
+
 var (
 	preference   = regexp.MustCompile(`\b(prefer|prefers|preferred|preference|preferences|requirement|requirements|best time|best way)\b`)
 	zhPreference = []string{"要求", "偏好", "喜好", "习惯", "比较好", "最好", "方便"}

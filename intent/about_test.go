@@ -74,6 +74,26 @@ func TestPrefers(t *testing.T) {
 	}
 }
 
+func TestGeneral(t *testing.T) {
+	tests := []struct {
+		question string
+		want     bool
+	}{
+		{"纺织行业现在利润率大概多少", true},
+		{"What are typical payment terms in the auto parts industry?", true},
+		{"增值税专用发票和普通发票有啥区别", true},
+		{"whats the going rate for trucking to Chengdu", true},
+		{"她的账期是多少", false},
+		{"What are her payment terms?", false},
+		{"什么时候送货比较好？", false},
+	}
+	for _, tt := range tests {
+		if got := intent.General(tt.question); got != tt.want {
+			t.Errorf("General(%q) = %v, want %v", tt.question, got, tt.want)
+		}
+	}
+}
+
 func TestRefers(t *testing.T) {
 	tests := []struct {
 		question string

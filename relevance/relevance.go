@@ -71,6 +71,12 @@ type Question struct {
 	// best (intent.Prefers): asking so for a kind of memory, it asks for
 	// the user's.
 	Prefers bool
+	// World is true for a question about things in general, not about the
+	// user (intent.General without intent.About): "what are typical
+	// payment terms in the auto parts industry?" names a kind of memory
+	// without asking for the user's, and no guess of the user's nearest
+	// memories answers it.
+	World bool
 	// Refers is true when the text refers to a person or to a thing as
 	// known (intent.Refers): a question that does not asks about the world,
 	// and the user's nearest memory does not answer it however far ahead.
@@ -294,9 +300,9 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateText
 	case q.AboutUser && e.Nearest && e.Vector && r.SubjectFloor > 0 && e.Similarity >= r.SubjectFloor:
 		return GateSubject
-	case q.AboutDealing && e.Nearest && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor:
+	case q.AboutDealing && !q.World && e.Nearest && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor:
 		return GateSubject
-	case q.Asks && q.Refers && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor && e.Lead > 0 && e.Lead >= r.LeadMargin:
+	case q.Asks && q.Refers && !q.World && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor && e.Lead > 0 && e.Lead >= r.LeadMargin:
 		return GateLead
 	}
 	return ""
@@ -345,6 +351,9 @@ func JoinAbove(passed []Passed) (float64, bool) {
 func (r Rules) intentReaches(q Question, e Evidence) bool {
 	if !q.Asks {
 		return q.Requests
+	}
+	if q.World {
+		return e.Shared
 	}
 	return q.AboutUser || q.AboutDealing || q.Prefers || e.Shared || r.LeadFloor == 0 || e.Similarity >= r.LeadFloor
 }
