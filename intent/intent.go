@@ -95,7 +95,7 @@ var rules = []rule{
 		"long explanation*", "detailed explanation*", "explanations", "chatty", "talkative",
 		"keep it short", "keep it brief", "keep it simple", "long essay*", "essays", "long message*", "wall of text",
 		"短一点", "长话短说", "别太长", "太长了",
-		"cut to the chase", "分条", "分点",
+		"cut to the chase", "分条", "分点", "how should i reply", "how do i reply", "how should we answer", "replied to", "reply to her", "reply to him",
 	}},
 	// What the user buys as a rule: the firm they buy for says it, and so
 	// do their orders. Before the preferences, which would take "习惯" of
@@ -112,13 +112,13 @@ var rules = []rule{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
 		"my taste*", "my habit*", "how i like", "dislike*",
 		"偏好", "喜好", "喜欢什么", "我喜欢", "习惯", "口味", "讨厌",
-		"what have i asked you", "what did i ask you to", "asked you to", "my requests", "我的要求", "提过哪些要求", "提过什么要求", "说过哪些要求", "说过什么要求",
+		"what have i asked you", "what did i ask you to", "asked you to", "my requests", "我的要求", "提过哪些要求", "提过什么要求", "提过啥要求", "说过哪些要求", "说过什么要求", "说过啥要求",
 	}},
 	// What to mind with the user: all their preferences, even beside a
 	// slot the question names ("anything to keep in mind before I reach
 	// out to her?" asks for more than the contact channel).
 	{name: "guidance", kinds: []string{"preference"}, cues: []string{
-		"keep in mind", "when dealing with", "deal with me", "heads up", "heads-up", "watch out", "look out for", "be aware", "be careful", "good to know", "should i know", "should we know", "need to know",
+		"keep in mind", "when dealing with", "deal with me", "likes to be handled", "like to be handled", "i should know", "heads up", "heads-up", "watch out", "look out for", "be aware", "be careful", "good to know", "should i know", "should we know", "need to know",
 		"打交道", "注意什么", "注意些什么", "注意事项", "注意点", "要注意", "需要注意", "留意", "讲究", "忌讳", "须知",
 	}},
 	// The user as a whole: their profile, and what they may spend, which
@@ -214,7 +214,7 @@ var rules = []rule{
 	// Complaints: what the user was unhappy about, however it is said.
 	{name: "complaints", kinds: []string{"complaint"}, cues: []string{
 		"complain*", "unhappy", "upset", "angry", "annoyed", "dissatisfied", "not happy", "not satisfied", "frustrated",
-		"投诉", "抱怨", "不满", "不高兴", "生气", "不开心", "不满意",
+		"投诉", "抱怨", "不满", "不高兴", "生气", "不开心", "不满意", "不太高兴", "不太满意", "不爽",
 	}},
 	// Orders as a whole: the user's orders, however many; a question about
 	// one order names it, and vector and full-text search serve it. A bare
@@ -223,7 +223,7 @@ var rules = []rule{
 		"my orders", "her orders", "his orders", "their orders", "our orders", "recent orders", "past orders", "previous orders",
 		"open orders", "order history", "purchase history", "what did i order", "what did she order", "what did he order",
 		"what did they order", "what has she ordered", "what have i ordered", "what has he ordered",
-		"我的订单", "她的订单", "他的订单", "客户的订单", "顾客的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单",
+		"我的订单", "她的订单", "他的订单", "客户的订单", "顾客的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单", "订了些啥", "订了啥", "订了什么", "买了些啥",
 	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "employer", "occupation", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",
@@ -231,7 +231,7 @@ var rules = []rule{
 		"works at", "work at", "for a living", "which outfit", "what outfit",
 		"what business", "which business", "my business", "organisation", "organization", "my workplace", "where i work",
 		"which city", "what city", "based in", "where is she based", "where is he based", "where are they based", "where am i based",
-		"公司", "单位", "在哪工作", "在哪上班", "高就", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",
+		"公司", "单位", "在哪工作", "在哪上班", "高就", "做什么的", "干什么的", "干啥的", "做啥的", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",
 	}},
 }
 
