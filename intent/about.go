@@ -94,6 +94,21 @@ func Prefers(text string) bool {
 	return preference.MatchString(q) || containsAny(q, zhPreference)
 }
 
+// DealsWithSomeone reports whether text speaks of someone other than the
+// speaker (she, the customer, 客户) or of contacting, answering or serving
+// someone: "anything to keep in mind before contacting Sophia?", "跟她沟通要注
+// 意点啥", but not "what should I know before my first day here?".
+func DealsWithSomeone(text string) bool {
+	q := strings.ToLower(text)
+	return otherPerson.MatchString(q) || interaction.MatchString(q) || containsAny(q, zhOther)
+}
+
+var (
+	otherPerson = regexp.MustCompile(`\b(she|she's|her|hers|he|he's|him|his|they|their|them|customer|customers|client|clients|account|buyer)\b`)
+	interaction = regexp.MustCompile(`\b(contact\w*|reach\w*|repl\w*|respond\w*|answer\w*|call\w*|email\w*|writ\w*|talk\w*|deal\w*|handl\w*|serv\w*|bill\w*|ship\w*|deliver\w*|getting back|get back)\b`)
+	zhOther     = []string{"她", "他", "客户", "顾客", "老板", "这位", "那位", "联系", "沟通", "回复", "回消息", "发消息", "回信", "打电话", "打交道", "送货", "对接", "服务", "开票"}
+)
+
 // General reports whether text asks about things in general rather than
 // about anyone's: a trade, a market, what is typical, the difference
 // between two things ("纺织行业现在利润率大概多少", "what are typical payment

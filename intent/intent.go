@@ -70,6 +70,10 @@ type rule struct {
 	// speaks of one of the user's dealings (Dealing): "送到了吗" asks about
 	// an order only as "那单手套送到了吗？".
 	dealing bool
+	// dealsWithSomeone is true for an intent that fires only when the
+	// question speaks of someone else, or of contacting, answering or
+	// serving someone (DealsWithSomeone).
+	dealsWithSomeone bool
 	// broad is true for an intent that asks for a whole kind of memory
 	// (every preference): beside an intent for one slot ("contact
 	// preference", "how does she prefer her answers?") it adds nothing, as
@@ -116,8 +120,10 @@ var rules = []rule{
 	}},
 	// What to mind with the user: all their preferences, even beside a
 	// slot the question names ("anything to keep in mind before I reach
-	// out to her?" asks for more than the contact channel).
-	{name: "guidance", kinds: []string{"preference"}, cues: []string{
+	// out to her?" asks for more than the contact channel), when the
+	// question is about dealing with someone ("any heads up before I go to
+	// the gym?" is not).
+	{name: "guidance", kinds: []string{"preference"}, dealsWithSomeone: true, cues: []string{
 		"keep in mind", "when dealing with", "deal with me", "likes to be handled", "like to be handled", "i should know", "heads up", "heads-up", "watch out", "look out for", "be aware", "be careful", "good to know", "should i know", "should we know", "need to know",
 		"打交道", "注意什么", "注意些什么", "注意事项", "注意点", "要注意", "需要注意", "留意", "讲究", "忌讳", "须知",
 	}},
@@ -245,7 +251,7 @@ func Detect(text string) Ask {
 	rest := lower
 	var fired []rule
 	for _, r := range rules {
-		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(rest, c) }) || r.dealing && !Dealing(text) {
+		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(rest, c) }) || r.dealing && !Dealing(text) || r.dealsWithSomeone && !DealsWithSomeone(text) {
 			continue
 		}
 		for _, c := range r.cues {

@@ -94,6 +94,10 @@ func TestDetect(t *testing.T) {
 		// What to mind with someone is every preference, beside the slot
 		// the question names.
 		{"Any heads-up before I call him back?", []string{"guidance", "contact"}},
+		{"any heads up before I go to the gym?", nil},
+		{"What should I know before my first day here?", nil},
+		{"需要注意啥吗？我明天去健身房", nil},
+		{"anything to keep in mind before contacting?", []string{"guidance", "contact"}},
 		{"和这位客户打交道有什么讲究？", []string{"guidance"}},
 		{"用普通话回复她可以吗？", []string{"language"}},
 		{"Cut to the chase, please", []string{"answer_style"}},
