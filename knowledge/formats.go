@@ -201,40 +201,6 @@ type listState struct {
 	n       int
 }
 
-// skipped reports an element whose content is no text of the page.
-func skipped(n *html.Node) bool {
-	switch n.DataAtom {
-	case atom.Script, atom.Style, atom.Nav, atom.Noscript, atom.Template, atom.Form, atom.Head, atom.Iframe, atom.Object, atom.Svg:
-		return true
-	}
-	return hiddenElement(n)
-}
-
-// hiddenElement reports an element the page does not show its reader: the
-// hidden or aria-hidden attribute, or an inline style that hides it. Text
-// no reader of the page sees would otherwise become knowledge every agent
-// reads, a way to slip instructions past whoever reviewed the page.
-func hiddenElement(n *html.Node) bool {
-	for _, a := range n.Attr {
-		switch strings.ToLower(a.Key) {
-		case "hidden":
-			return true
-		case "aria-hidden":
-			if strings.EqualFold(strings.TrimSpace(a.Val), "true") {
-				return true
-			}
-		case "style":
-			style := strings.Join(strings.Fields(strings.ToLower(a.Val)), "")
-			for _, h := range []string{"display:none", "visibility:hidden", "visibility:collapse", "opacity:0;", "font-size:0;", "font-size:0px"} {
-				if strings.Contains(style+";", h) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 func collectText(n *html.Node, b *strings.Builder) {
 	if n.Type == html.ElementNode && skipped(n) {
 		return
