@@ -302,9 +302,19 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 		if err := s.admit(ctx, p.Tenant, doc); err != nil {
 			return Result{}, err
 		}
+		// The import holds the document from now, not from when a worker
+		// takes it: a removal or an import into another scope meanwhile is
+		// refused as while it runs. The job's own claim renews it.
+		kind, scopeID, _ := scopeOf(r)
+		now := s.now().UTC()
+		if ok, err := s.store.Claim(ctx, p.Tenant, doc.ID, kind, scopeID, now, now.Add(ClaimFor)); err != nil {
+			return Result{}, err
+		} else if !ok {
+			return Result{}, ErrOtherScope
+		}
 		job, err := s.enqueue(ctx, p, r)
 		if err != nil {
-			return Result{}, err
+			return Result{}, errors.Join(err, s.store.Release(context.WithoutCancel(ctx), p.Tenant, doc.ID))
 		}
 		res.Job = &job
 		return res, nil

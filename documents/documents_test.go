@@ -45,6 +45,9 @@ func (s *fakeStore) Claim(ctx context.Context, tenant, id, kind, scopeID string,
 
 func (s *fakeStore) Document(_ context.Context, _, id string) (Info, error) {
 	d, ok := s.docs[id]
+	if _, claimed := s.claims[id]; claimed && !ok {
+		return Info{ID: id}, nil // a claim makes the node, out of the listing
+	}
 	if !ok {
 		return Info{}, memory.ErrNotFound
 	}
@@ -258,6 +261,13 @@ func TestLargeImportIsQueued(t *testing.T) {
 	res, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, nil, -1)})
 	if err != nil || res.Job == nil || res.Counts != nil || len(q.jobs) != 1 || w.writes != 0 {
 		t.Fatalf("Import: %+v %v, %d jobs, %d writes; want one job and no write", res, err, len(q.jobs), w.writes)
+	}
+	// While it waits in the queue, the import holds the document.
+	if _, err := s.Remove(ctx, root, "big"); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("Remove of a document whose import is queued: %v, want ErrConflict", err)
+	}
+	if _, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, nil, -1), Scope: "team", Team: "sales"}); !errors.Is(err, ErrOtherScope) {
+		t.Errorf("import into another scope while one is queued: %v, want ErrOtherScope", err)
 	}
 	out, err := s.ApplyJobs(ctx, q.jobs)
 	if err != nil || out[0].Err != nil || len(out[0].Memories) != QueueAbove+1 {
