@@ -99,7 +99,7 @@ var rules = []rule{
 		"long explanation*", "detailed explanation*", "explanations", "chatty", "talkative",
 		"keep it short", "keep it brief", "keep it simple", "long essay*", "essays", "long message*", "wall of text",
 		"短一点", "长话短说", "别太长", "太长了",
-		"cut to the chase", "分条", "分点", "how should i reply", "how do i reply", "how should we answer", "replied to", "reply to her", "reply to him",
+		"cut to the chase", "分条", "分点", "回邮件", "回消息", "咋回", "how should i reply", "how do i reply", "how should we answer", "replied to", "reply to her", "reply to him",
 	}},
 	// What the user buys as a rule: the firm they buy for says it, and so
 	// do their orders. Before the preferences, which would take "习惯" of
@@ -188,7 +188,7 @@ var rules = []rule{
 		"deliver*", "ship", "ship to", "shipping address", "ship-to", "address", "when to send", "where to send",
 		"send the goods", "send the order", "drop off", "drop stuff off", "drop things off", "drop it off", "send goods", "sending goods", "sending the goods", "dispatch to", "receiving", "receive the goods",
 		"送货", "配送", "收货", "地址", "送到哪", "几点送", "寄到", "寄给", "发到哪", "发货到", "送到", "送去", "什么时候送",
-		"truck", "lorry", "van arrive", "arrive at her", "arrive at his", "arrive at my", "arrive at their", "几点到",
+		"truck", "lorry", "van arrive", "arrive at her", "arrive at his", "arrive at my", "arrive at their", "几点到", "要货",
 	}},
 	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
 		"invoice*", "billing", "billed", "be billed", "bill me", "bill us", "bill her", "bill him", "bill them", "receipt*", "fapiao",

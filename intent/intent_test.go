@@ -88,6 +88,8 @@ func TestDetect(t *testing.T) {
 		{"What time should the truck arrive at her kitchen?", []string{"delivery"}}, // her delivery window, not an order on its way
 		{"那批托盘什么时候送过去？", []string{"order_moves"}},
 		{"My status level ends when?", []string{"membership"}},
+		{"咋给他回邮件？", []string{"answer_style"}},
+		{"我啥时候要货？", []string{"delivery"}},
 		{"上次那批纸的钱付了没有？", []string{"paid"}},
 		{"Has the desk order been paid?", []string{"paid"}},
 		{"paid search ads", nil}, // no dealing and no one spoken of
