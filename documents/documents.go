@@ -319,7 +319,7 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 		res.Job = &job
 		return res, nil
 	}
-	counts, _, err := s.apply(ctx, p, r, doc)
+	counts, _, err := s.apply(ctx, p, r, doc, s.now().UTC())
 	if err != nil {
 		return Result{}, err
 	}
@@ -350,8 +350,10 @@ func (s *Service) admit(ctx context.Context, tenant string, doc knowledge.Docume
 }
 
 // apply plans the import of doc against what is stored and writes it,
-// holding the document's claim until it ends.
-func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest, doc knowledge.Document) (_ Counts, _ []Placed, err error) {
+// holding the document's claim until it ends. asked is when the import was
+// asked for (now, or when its job was accepted): the document records it as
+// its import time, which a queued import older than it yields to.
+func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest, doc knowledge.Document, asked time.Time) (_ Counts, _ []Placed, err error) {
 	kind, scopeID, err := scopeOf(r)
 	if err != nil {
 		return Counts{}, nil, err
@@ -378,7 +380,7 @@ func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest
 	for _, rep := range plan.Supersede {
 		write = append(write, rep.New)
 	}
-	info := Info{ID: doc.ID, Title: guard.Masked(doc.Title), Format: string(formatOf(r)), Sections: len(doc.Sections), ImportedAt: now, Scope: kind, ScopeID: scopeID}
+	info := Info{ID: doc.ID, Title: guard.Masked(doc.Title), Format: string(formatOf(r)), Sections: len(doc.Sections), ImportedAt: asked, Scope: kind, ScopeID: scopeID}
 	// Each batch is linked to the document as soon as it is written, so a
 	// later batch's failure leaves nothing written outside the document:
 	// the next import finds it and goes on from there.

@@ -289,6 +289,31 @@ func TestLargeImportIsQueued(t *testing.T) {
 	}
 }
 
+// A queued import yields to an import of the same document asked for after
+// it was accepted: applied later, its older text would undo the newer.
+func TestQueuedImportYieldsToALaterOne(t *testing.T) {
+	q := &fakeQueue{}
+	s, st, w := newTestService(t, q)
+	ctx := context.Background()
+	if _, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, nil, -1)}); err != nil || len(q.jobs) != 1 {
+		t.Fatalf("queued import: %v, %d jobs", err, len(q.jobs))
+	}
+	if res, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(3, nil, -1)}); err != nil || res.Counts == nil {
+		t.Fatalf("later import: %+v, %v", res, err)
+	}
+	writes := w.writes
+	out, err := s.ApplyJobs(ctx, q.jobs)
+	if err != nil || out[0].Err != nil || len(out[0].Memories) != 1 || out[0].Memories[0].Outcome != memory.OutcomeStale {
+		t.Fatalf("the queued job: %d results, error %v; want one stale result", len(out[0].Memories), errors.Join(err, out[0].Err))
+	}
+	if w.writes != writes {
+		t.Errorf("the stale job wrote %d batches", w.writes-writes)
+	}
+	if got, _ := st.Sections(ctx, "acme", "big"); len(got) != 3 {
+		t.Errorf("%d sections in force, want the later import's 3", len(got))
+	}
+}
+
 // failingWriter refuses every write after the first.
 type failingWriter struct{ *fakeWriter }
 

@@ -3,6 +3,7 @@ package documents
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"mneme/memory"
@@ -20,6 +21,10 @@ func (s *Service) enqueue(ctx context.Context, p memory.Principal, r ImportReque
 		AcceptedAt: s.now().UTC(), Payload: payload,
 	})
 }
+
+// ReasonLaterImport is why a queued import wrote nothing: the document was
+// imported again after the job was accepted.
+const ReasonLaterImport = "a later import of the document came first"
 
 // JobSubject is the queue's user of a document's imports. The '/' keeps it
 // out of the user ids: erasing a user never touches a document's jobs.
@@ -51,7 +56,16 @@ func (s *Service) ApplyJobs(ctx context.Context, jobs []memory.Job) ([]memory.Jo
 			results[i].Err = err
 			continue
 		}
-		_, placed, err := s.apply(ctx, job.Principal, r, doc)
+		// An import asked for after this one was accepted has the last word:
+		// applied now, the older text would undo it.
+		if d, err := s.store.Document(ctx, job.Tenant, r.ID); err == nil && d.ImportedAt.After(job.AcceptedAt) {
+			results[i].Memories = []memory.JobMemory{{Outcome: memory.OutcomeStale, Reason: ReasonLaterImport}}
+			continue
+		} else if err != nil && !errors.Is(err, memory.ErrNotFound) {
+			results[i].Err = err
+			continue
+		}
+		_, placed, err := s.apply(ctx, job.Principal, r, doc, job.AcceptedAt.UTC())
 		if err != nil {
 			results[i].Err = err
 			continue
