@@ -109,13 +109,14 @@ func textBlocks(src string) []block {
 
 // htmlBlocks reads h1–h6 as headings and the text of block elements as
 // paragraphs; scripts, styles, navigation, forms and what the page hides
-// from its reader (hiddenElement) are not text. List items keep their
+// from its reader (look) are not text. List items keep their
 // number or bullet.
 func htmlBlocks(src string) ([]block, error) {
 	root, err := html.Parse(strings.NewReader(src))
 	if err != nil {
 		return nil, formatError("knowledge: the HTML does not parse: " + err.Error())
 	}
+	seen := look(root)
 	var out []block
 	var para strings.Builder
 	// Source line breaks are spaces; only <li> and <br> break lines.
@@ -135,17 +136,19 @@ func htmlBlocks(src string) ([]block, error) {
 	walk = func(n *html.Node, list *listState) {
 		switch n.Type {
 		case html.TextNode:
-			para.WriteString(whitespace.ReplaceAllString(n.Data, " "))
+			if !seen.muted[n] {
+				para.WriteString(whitespace.ReplaceAllString(n.Data, " "))
+			}
 			return
 		case html.ElementNode:
-			if skipped(n) {
+			if seen.gone[n] {
 				return
 			}
 			switch n.DataAtom {
 			case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 				flush()
 				var h strings.Builder
-				collectText(n, &h)
+				collectText(n, &h, seen)
 				if text := strings.Join(strings.Fields(h.String()), " "); text != "" {
 					out = append(out, block{level: int(n.Data[1] - '0'), text: text})
 				}
@@ -201,15 +204,15 @@ type listState struct {
 	n       int
 }
 
-func collectText(n *html.Node, b *strings.Builder) {
-	if n.Type == html.ElementNode && skipped(n) {
+func collectText(n *html.Node, b *strings.Builder, seen sight) {
+	if seen.gone[n] {
 		return
 	}
-	if n.Type == html.TextNode {
+	if n.Type == html.TextNode && !seen.muted[n] {
 		b.WriteString(n.Data)
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		collectText(c, b)
+		collectText(c, b, seen)
 	}
 }
 

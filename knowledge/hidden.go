@@ -12,17 +12,68 @@ import (
 // Text no reader of a page sees would otherwise become knowledge every
 // agent reads: a way to slip instructions past whoever reviewed the page.
 
-// skipped reports an element whose content is no text of the page: what
-// runs or styles it, what navigates, what is hidden.
-func skipped(n *html.Node) bool {
+// sight says what of a parsed page its reader does not see: elements gone
+// with all they hold, and text an inherited style hides (a size of zero,
+// no visibility, a transparent colour), which an element inside may undo.
+type sight struct {
+	gone  map[*html.Node]bool
+	muted map[*html.Node]bool
+}
+
+// look reads a page's inline styles and the simple rules of its <style>
+// elements (rules of a tag, classes and an id; others are ignored) as a
+// browser applies them: the rules in order, then the inline style, the last
+// declaration of a property winning unless an earlier one is !important.
+func look(root *html.Node) sight {
+	s := sight{gone: map[*html.Node]bool{}, muted: map[*html.Node]bool{}}
+	rules := styleRules(root)
+	var visit func(n *html.Node, inherited textStyle)
+	visit = func(n *html.Node, inherited textStyle) {
+		switch n.Type {
+		case html.TextNode:
+			if inherited.hidden() {
+				s.muted[n] = true
+			}
+			return
+		case html.ElementNode:
+			if skippedElement(n) {
+				s.gone[n] = true
+				return
+			}
+			var style strings.Builder
+			for _, r := range rules {
+				if r.matches(n) {
+					style.WriteString(r.decls + ";")
+				}
+			}
+			style.WriteString(attr(n, "style"))
+			decl := declarations(style.String())
+			if hidesAll(decl) {
+				s.gone[n] = true
+				return
+			}
+			inherited = inherited.with(decl)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			visit(c, inherited)
+		}
+	}
+	visit(root, textStyle{})
+	return s
+}
+
+// skippedElement reports an element whose content is no text of the page:
+// what runs or styles it, what navigates, what the page keeps closed or
+// marks hidden.
+func skippedElement(n *html.Node) bool {
 	switch n.DataAtom {
 	case atom.Script, atom.Style, atom.Nav, atom.Noscript, atom.Noembed, atom.Noframes, atom.Template, atom.Form, atom.Head,
-		atom.Iframe, atom.Object, atom.Svg:
+		atom.Iframe, atom.Object, atom.Svg, atom.Math:
 		return true
 	case atom.Dialog:
 		return !hasAttr(n, "open")
 	}
-	return hiddenElement(n)
+	return hasAttr(n, "hidden") || hasAttr(n, "popover") || strings.EqualFold(strings.TrimSpace(attr(n, "aria-hidden")), "true")
 }
 
 func hasAttr(n *html.Node, key string) bool {
@@ -34,60 +85,76 @@ func hasAttr(n *html.Node, key string) bool {
 	return false
 }
 
-// hiddenElement reports an element the page does not show its reader: the
-// hidden or aria-hidden attribute, or an inline style that hides it
-// (hiddenByStyle).
-func hiddenElement(n *html.Node) bool {
+func attr(n *html.Node, key string) string {
 	for _, a := range n.Attr {
-		switch strings.ToLower(a.Key) {
-		case "hidden":
-			return true
-		case "aria-hidden":
-			if strings.EqualFold(strings.TrimSpace(a.Val), "true") {
-				return true
-			}
-		case "style":
-			if hiddenByStyle(a.Val) {
-				return true
-			}
+		if strings.EqualFold(a.Key, key) {
+			return a.Val
 		}
 	}
-	return false
+	return ""
 }
 
-// hiddenByStyle reports an inline style that hides what it styles, read
-// as a browser reads it: comments and escapes undone, the last declaration
-// of a property winning unless an earlier one is !important. Hidden is
-// display none, visibility hidden, no opacity, no font size, a transparent
-// colour, text indented or placed far off the page, a box clipped away or
-// shrunk to a pixel with its overflow hidden, a scale of zero.
-func hiddenByStyle(style string) bool {
-	decl := declarations(style)
+// textStyle is what an element passes on to the text inside it.
+type textStyle struct{ invisible, sizeless, clear bool }
+
+func (t textStyle) hidden() bool { return t.invisible || t.sizeless || t.clear }
+
+// with is the style an element with declarations decl passes on: its own
+// visibility, size and colour where it sets them. A size relative to a
+// size of zero (em, %) stays zero.
+func (t textStyle) with(decl map[string]string) textStyle {
+	if v, ok := decl["visibility"]; ok {
+		t.invisible = v == "hidden" || v == "collapse"
+	}
+	for _, size := range []string{fontSize(decl["font"]), decl["font-size"]} {
+		if size != "" {
+			t.sizeless = tinyFont(size) || t.sizeless && relative(size)
+		}
+	}
+	if v, ok := decl["color"]; ok {
+		t.clear = v == "transparent" || transparent.MatchString(v)
+	}
+	return t
+}
+
+// hidesAll reports declarations that hide an element with all it holds:
+// no display, next to no opacity, hidden content, text indented or placed
+// far off the page, a box clipped away or shrunk to a pixel with its
+// overflow hidden, a scale of zero.
+func hidesAll(decl map[string]string) bool {
 	pixel := func(p string) bool { v, ok := length(decl[p]); return ok && v <= 1 }
 	far := func(p string) bool { v, ok := length(decl[p]); return ok && v <= -500 }
+	opacity, ok := length(decl["opacity"])
 	switch {
-	case decl["display"] == "none", decl["visibility"] == "hidden", decl["visibility"] == "collapse":
+	case decl["display"] == "none", decl["content-visibility"] == "hidden":
 		return true
-	case zeroOrLess(decl["opacity"]), zeroOrLess(decl["font-size"]), zeroOrLess(fontSize(decl["font"])):
+	case ok && (opacity <= 0.05 || strings.HasSuffix(decl["opacity"], "%") && opacity <= 5):
 		return true
-	case decl["color"] == "transparent", transparent.MatchString(decl["color"]):
-		return true
-	case far("text-indent"):
+	case far("text-indent"), far("margin-left"), far("margin-top"):
 		return true
 	case (decl["position"] == "absolute" || decl["position"] == "fixed") && (far("left") || far("top") || far("right") || far("bottom")):
 		return true
-	case clippedAway.MatchString(decl["clip"]), clippedAway.MatchString(decl["clip-path"]):
+	case clippedAway.MatchString(decl["clip"]), clippedAway.MatchString(decl["clip-path"]), insetAway(decl["clip-path"]):
 		return true
 	case decl["overflow"] == "hidden" && (pixel("width") || pixel("height") || pixel("max-height") || pixel("max-width")):
 		return true
-	case zeroScale.MatchString(decl["transform"]):
+	case zeroScale.MatchString(decl["transform"]), zeroOrLess(decl["scale"]), farTranslate.MatchString(decl["transform"]), far("translate"):
+		return true
+	case noOpacity.MatchString(decl["filter"]):
 		return true
 	}
 	return false
 }
 
-// declarations reads an inline style into its properties' values, lower
-// case, the winning declaration of each.
+// hiddenByStyle reports an inline style that hides what it styles and all
+// it holds, or its text.
+func hiddenByStyle(style string) bool {
+	decl := declarations(style)
+	return hidesAll(decl) || textStyle{}.with(decl).hidden()
+}
+
+// declarations reads a style into its properties' values, lower case, the
+// winning declaration of each.
 func declarations(style string) map[string]string {
 	out, important := map[string]string{}, map[string]bool{}
 	for _, d := range strings.Split(cssText(style), ";") {
@@ -105,15 +172,98 @@ func declarations(style string) map[string]string {
 	return out
 }
 
+// styleRule is one rule of a <style> element with a simple selector.
+type styleRule struct {
+	tag, id string
+	classes []string
+	decls   string
+}
+
+func (r styleRule) matches(n *html.Node) bool {
+	if r.tag != "" && r.tag != strings.ToLower(n.Data) || r.id != "" && r.id != strings.ToLower(attr(n, "id")) {
+		return false
+	}
+	classes := strings.Fields(strings.ToLower(attr(n, "class")))
+	for _, c := range r.classes {
+		if !containsWord(classes, c) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsWord(words []string, w string) bool {
+	for _, x := range words {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// styleRules reads the rules of a page's <style> elements whose selectors
+// are a tag, classes and an id; a rule inside a media query counts as if
+// it always applied.
+func styleRules(root *html.Node) []styleRule {
+	var out []styleRule
+	var visit func(n *html.Node)
+	visit = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Style {
+			var b strings.Builder
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				b.WriteString(c.Data)
+			}
+			for _, m := range cssRule.FindAllStringSubmatch(cssText(b.String()), -1) {
+				for _, sel := range strings.Split(m[1], ",") {
+					if p := simpleSelector.FindStringSubmatch(strings.TrimSpace(sel)); p != nil {
+						r := styleRule{tag: p[1], decls: m[2]}
+						for _, part := range classOrID.FindAllString(p[2], -1) {
+							if part[0] == '#' {
+								r.id = part[1:]
+							} else {
+								r.classes = append(r.classes, part[1:])
+							}
+						}
+						out = append(out, r)
+					}
+				}
+			}
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			visit(c)
+		}
+	}
+	visit(root)
+	return out
+}
+
 var (
-	cssComment = regexp.MustCompile(`(?s)/\*.*?(\*/|$)`)
-	cssEscape  = regexp.MustCompile(`\\([0-9a-fA-F]{1,6}[ \t\n\r\f]?|[^\n0-9a-fA-F])`)
-	number     = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?`)
-	// transparent is a colour of no alpha: rgba(…, 0), hsla(…, 0), #rgb0.
-	transparent = regexp.MustCompile(`^(rgba?|hsla?)\(([^,/]*,){3}\s*0*\.?0*%?\s*\)$|^(rgba?|hsla?)\([^/]*/\s*0*\.?0*%?\s*\)$|^#[0-9a-f]{3}0$|^#[0-9a-f]{6}00$`)
-	clippedAway = regexp.MustCompile(`^(rect\(\s*0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?\s*\)|inset\(\s*50%|circle\(\s*0)`)
-	zeroScale   = regexp.MustCompile(`scale[xy]?\(\s*0*\.?0*\s*[,)]`)
+	cssComment     = regexp.MustCompile(`(?s)/\*.*?(\*/|$)`)
+	cssEscape      = regexp.MustCompile(`\\([0-9a-fA-F]{1,6}[ \t\n\r\f]?|[^\n0-9a-fA-F])`)
+	cssRule        = regexp.MustCompile(`([^{}]+)\{([^{}]*)\}`)
+	simpleSelector = regexp.MustCompile(`^([a-z][a-z0-9]*)?((?:[.#][\w-]+)*)$`)
+	classOrID      = regexp.MustCompile(`[.#][\w-]+`)
+	number         = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?`)
+	// transparent is a colour of no alpha: rgba(…, 0), rgb(… / 0), #rgb0.
+	transparent  = regexp.MustCompile(`^(rgba?|hsla?)\(([^,/]*,){3}\s*0*\.?0*%?\s*\)$|^(rgba?|hsla?)\([^/]*/\s*0*\.?0*%?\s*\)$|^#[0-9a-f]{3}0$|^#[0-9a-f]{6}00$`)
+	clippedAway  = regexp.MustCompile(`^(rect\(\s*0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?\s*\)|circle\(\s*0)`)
+	inset        = regexp.MustCompile(`^inset\(\s*([\d.]+)%`)
+	zeroScale    = regexp.MustCompile(`scale[xy3d]*\(\s*0*\.?0*\s*[,)]`)
+	farTranslate = regexp.MustCompile(`translate[xy3d]*\(\s*-(\d{3,}|[5-9]\d{2})(px|%|vw|vh)?|translate[xy3d]*\(\s*-\d+(\.\d+)?(vw|vh)`)
+	noOpacity    = regexp.MustCompile(`opacity\(\s*0*\.?0*%?\s*\)`)
 )
+
+// insetAway reports a clip-path inset of half the box or more from every
+// side, which leaves nothing.
+func insetAway(v string) bool {
+	m := inset.FindStringSubmatch(v)
+	if m == nil {
+		return false
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	return err == nil && f >= 50
+}
 
 // cssText undoes the comments and escapes of a style and lowers its case.
 func cssText(style string) string {
@@ -141,6 +291,25 @@ func length(v string) (float64, bool) {
 func zeroOrLess(v string) bool {
 	f, ok := length(v)
 	return ok && f <= 0
+}
+
+// tinyFont reports a font size no one reads: a pixel or less, a tenth of
+// the size around it or less.
+func tinyFont(v string) bool {
+	f, ok := length(v)
+	switch {
+	case !ok:
+		return false
+	case relative(v):
+		return f <= 0.1 || strings.HasSuffix(v, "%") && f <= 10
+	default:
+		return f <= 1
+	}
+}
+
+// relative reports a size relative to the size around it.
+func relative(v string) bool {
+	return strings.HasSuffix(v, "em") && !strings.HasSuffix(v, "rem") || strings.HasSuffix(v, "%")
 }
 
 // fontSize is the size in a font shorthand ("0/0 a", "italic 0px serif"):

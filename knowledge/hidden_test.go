@@ -28,12 +28,17 @@ func TestHiddenByStyle(t *testing.T) {
 		{"height:0;overflow:hidden", true},
 		{"transform:scale(0)", true},
 		{"display:none !important; display:block", true},
+		{"content-visibility:hidden", true}, {"clip-path:inset(100%)", true}, {"filter:opacity(0)", true}, {"scale:0", true},
+		{"transform:translateX(-9999px)", true}, {"transform: translate(-100vw, 0)", true}, {"margin-left:-10000px", true},
+		{"opacity:0.01", true}, {"font-size:0.5px", true}, {"font-size:0.05em", true},
 		// In sight.
 		{"display:none;display:block", false},
 		{"opacity:0.5", false}, {"font-size:12px", false}, {"font:12px/1.4 serif", false},
 		{"color:#333", false}, {"color:rgba(0,0,0,0.8)", false}, {"color:rgb(0,0,0)", false}, {"color:rgb(0 0 0)", false}, {"color:#0000", true},
 		{"text-indent:2em", false}, {"position:absolute;left:10px", false}, {"position:relative;left:-10000px", false},
 		{"width:1px", false}, {"overflow:hidden;width:300px", false}, {"transform:scale(1.2)", false},
+		{"opacity:0.9", false}, {"font-size:0.9em", false}, {"position:absolute;left:0", false}, {"transform:translateX(-10px)", false},
+		{"clip-path:inset(10%)", false}, {"filter:blur(1px)", false},
 		{"", false}, {"garbage;;:;", false},
 	}
 	for _, tt := range tests {
