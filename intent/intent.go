@@ -235,6 +235,9 @@ var rules = []rule{
 		"my company", "my employer", "employer", "occupation", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",
 		"profession", "where do i work", "who do i work for", "which company", "work for",
 		"works at", "work at", "for a living", "which outfit", "what outfit",
+		// The user's name is cut out before Detect: "where does Alice work?"
+		// reads "where does work?".
+		"where does she work", "where does he work", "where do they work", "where does work",
 		"what business", "which business", "my business", "organisation", "organization", "my workplace", "where i work",
 		"which city", "what city", "based in", "where is she based", "where is he based", "where are they based", "where am i based",
 		"公司", "单位", "在哪工作", "在哪上班", "高就", "做什么的", "干什么的", "干啥的", "做啥的", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",

@@ -89,6 +89,7 @@ func TestDetect(t *testing.T) {
 		{"那批托盘什么时候送过去？", []string{"order_moves"}},
 		{"My status level ends when?", []string{"membership"}},
 		{"咋给他回邮件？", []string{"answer_style"}},
+		{Unnamed("Where does Alice work?", Person{ID: "alice"}), []string{"company"}},
 		{"我啥时候要货？", []string{"delivery"}},
 		{"上次那批纸的钱付了没有？", []string{"paid"}},
 		{"Has the desk order been paid?", []string{"paid"}},
