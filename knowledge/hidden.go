@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -185,20 +186,11 @@ func (r styleRule) matches(n *html.Node) bool {
 	}
 	classes := strings.Fields(strings.ToLower(attr(n, "class")))
 	for _, c := range r.classes {
-		if !containsWord(classes, c) {
+		if !slices.Contains(classes, c) {
 			return false
 		}
 	}
 	return true
-}
-
-func containsWord(words []string, w string) bool {
-	for _, x := range words {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }
 
 // styleRules reads the rules of a page's <style> elements whose selectors
