@@ -147,13 +147,6 @@ func hidesAll(decl map[string]string) bool {
 	return false
 }
 
-// hiddenByStyle reports an inline style that hides what it styles and all
-// it holds, or its text.
-func hiddenByStyle(style string) bool {
-	decl := declarations(style)
-	return hidesAll(decl) || textStyle{}.with(decl).hidden()
-}
-
 // declarations reads a style into its properties' values, lower case, the
 // winning declaration of each.
 func declarations(style string) map[string]string {

@@ -2,6 +2,13 @@ package knowledge
 
 import "testing"
 
+// hiddenByStyle reports an inline style that hides what it styles and all
+// it holds, or its text, as look reads it.
+func hiddenByStyle(style string) bool {
+	decl := declarations(style)
+	return hidesAll(decl) || textStyle{}.with(decl).hidden()
+}
+
 // Inline styles as pages hide text with them, spelled every way a browser
 // accepts, and styles that leave the text in sight.
 func TestHiddenByStyle(t *testing.T) {
