@@ -290,7 +290,8 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 	if err := admin(p); err != nil {
 		return Result{}, err
 	}
-	if _, _, err := scopeOf(r); err != nil {
+	kind, scopeID, err := scopeOf(r)
+	if err != nil {
 		return Result{}, err
 	}
 	doc, err := split(r)
@@ -305,7 +306,6 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 		// The import holds the document from now, not from when a worker
 		// takes it: a removal or an import into another scope meanwhile is
 		// refused as while it runs. The job's own claim renews it.
-		kind, scopeID, _ := scopeOf(r)
 		now := s.now().UTC()
 		if ok, err := s.store.Claim(ctx, p.Tenant, doc.ID, kind, scopeID, now, now.Add(ClaimFor)); err != nil {
 			return Result{}, err
