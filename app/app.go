@@ -26,6 +26,7 @@ import (
 	"mneme/graph/analysis"
 	graphdocs "mneme/graph/documents"
 	"mneme/graph/keystore"
+	"mneme/graph/policystore"
 	"mneme/graph/tally"
 	"mneme/graphquery"
 	"mneme/handlers"
@@ -245,9 +246,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// Users' names, kept a while per replica for recall; a rename here
 	// forgets the old one at once.
 	a.Names = usernames.New(keys, nil)
-	// graph.Store is the store of most parts; it is passed for each.
+	// graph.Store is the store of most parts; it is passed for each. Policy
+	// revisions and settings live beside it, on its runner.
 	if a.Admin, err = policyadmin.New(policyadmin.Options{
-		Policies: store, Grants: store, Agents: keys, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
+		Policies: policystore.New(store.Runner()), Grants: store, Agents: keys, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
 		Audit: a.Audit, AuditLog: a.Audit,
 	}); err != nil {
 		return nil, err

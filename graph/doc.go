@@ -1,11 +1,11 @@
 // Package graph is Mneme's system of record on Neo4j and, with the stores
 // beside it (its sub-packages), the only code that speaks Cypher. Store, a concrete type, implements the store
 // interfaces the memory package declares (memories, search, grants,
-// policies, erasure, the vector index), and bootstraps the schema:
+// erasure, the vector index), and bootstraps the schema:
 // constraints and range, vector and full-text indexes. The stores beside it
 // run on the same transaction runner (Store.Runner): keystore keeps tenants,
-// principals and API keys, upkeep serves the janitor and the re-embedder;
-// package neo holds the plumbing they share.
+// principals and API keys, policystore a tenant's policy revisions and
+// settings, upkeep serves the janitor and the re-embedder; package neo holds the plumbing they share.
 //
 // # Files
 //
@@ -17,8 +17,8 @@
 // the content audit), recall.go (partition size, approximate vector search,
 // graph expansion, access counts), erase.go, embeddings.go (the vector
 // index), principals.go (agents, users), schema.go (with the one-time
-// migrations), grants.go and policies.go (grant writes take the lock of the
-// tenant's policy state declared in policies_cypher.go). cypher.go states
+// migrations), grants.go (grant writes take the lock of the tenant's
+// policy state, MergePolicyState, as policystore's changes do). cypher.go states
 // the rules every query follows and holds the memory projection they share.
 // scope.go and filter.go turn a policy scope into a Cypher predicate;
 // fulltext.go turns user text into a Lucene query. store.go opens the driver

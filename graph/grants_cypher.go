@@ -1,14 +1,30 @@
 package graph
 
 // Queries of grants.go. Every grant write bumps the tenant's grant revision
-// under the lock of its policy state (mergePolicyState), so changes queue and
+// under the lock of its policy state (MergePolicyState), so changes queue and
 // replicas can tell they are behind.
+
+// Schema of the policy nodes (package policystore keeps them).
+const (
+	ddlPolicyStateTenant = `CREATE CONSTRAINT policystate_tenant IF NOT EXISTS FOR (n:PolicyState) REQUIRE n.tenant IS UNIQUE`
+	ddlPolicyRevisionID  = `CREATE CONSTRAINT policyrevision_tenant_number IF NOT EXISTS FOR (n:PolicyRevision) REQUIRE (n.tenant, n.number) IS UNIQUE`
+)
+
+// MergePolicyState finds or creates the tenant's state as st and locks it:
+// every change of policy, settings or grants of a tenant passes here, so
+// they queue (package policystore keeps the policy and the settings).
+const MergePolicyState = `MERGE (st:PolicyState {tenant: $tenant})
+ON CREATE SET st.active = 0, st.epoch = 0, st.grant_revision = 0, st.history = [], st.last_revision = 0
+SET st._lock = true
+REMOVE st._lock
+`
+
 // Grant writes, each bumping the grant revision.
 const (
 	// The grant is made only if its agents exist, looked for under the
 	// policy state's lock, which an agent's deletion takes too to revoke
 	// its grants: of the two, the later sees what the earlier did.
-	cypherCreateGrant = mergePolicyState + `WITH st
+	cypherCreateGrant = MergePolicyState + `WITH st
 OPTIONAL MATCH (a:Principal {tenant: $tenant, kind: 'agent', id: $grantee})
 OPTIONAL MATCH (s:Principal {tenant: $tenant, kind: 'agent', id: $source})
 WITH st, a, s WHERE a IS NOT NULL AND ($source = '*' OR s IS NOT NULL)
@@ -20,15 +36,15 @@ RETURN 1 AS created`
 	// The grant is looked for under the policy state's lock, so that of
 	// concurrent changes the later ones see what the earlier did (a grant
 	// deleted meanwhile is no grant); a missing one changes nothing.
-	cypherDeleteGrant = mergePolicyState + `WITH st OPTIONAL MATCH (g:Grant {tenant: $tenant, id: $id})
+	cypherDeleteGrant = MergePolicyState + `WITH st OPTIONAL MATCH (g:Grant {tenant: $tenant, id: $id})
 FOREACH (_ IN CASE WHEN g IS NULL THEN [] ELSE [1] END | SET st.grant_revision = st.grant_revision + 1 DELETE g)
 RETURN CASE WHEN g IS NULL THEN 0 ELSE 1 END AS changed`
 
-	cypherUpdateGrant = mergePolicyState + `WITH st OPTIONAL MATCH (g:Grant {tenant: $tenant, id: $id})
+	cypherUpdateGrant = MergePolicyState + `WITH st OPTIONAL MATCH (g:Grant {tenant: $tenant, id: $id})
 FOREACH (_ IN CASE WHEN g IS NULL THEN [] ELSE [1] END | SET st.grant_revision = st.grant_revision + 1, g = $props)
 RETURN CASE WHEN g IS NULL THEN 0 ELSE 1 END AS changed`
 
-	cypherPutGrant = mergePolicyState + `SET st.grant_revision = st.grant_revision + 1
+	cypherPutGrant = MergePolicyState + `SET st.grant_revision = st.grant_revision + 1
 MERGE (g:Grant {tenant: $tenant, id: $id})
 SET g = $props`
 )

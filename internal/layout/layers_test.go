@@ -90,6 +90,9 @@ var layers = map[string]int{
 	"mneme/graph/tally":     5,
 	"mneme/graph/upkeep":    5,
 	"mneme/graph/documents": 5,
+	// Stores beside graph that take its policy state's lock: policy
+	// revisions and settings.
+	"mneme/graph/policystore": 5,
 
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 5,
@@ -169,7 +172,7 @@ func TestNoPackageTooLarge(t *testing.T) {
 var owners = map[string][]string{
 	"github.com/gin-gonic/gin":            {"mneme/handlers"},
 	"github.com/open-policy-agent/opa":    {"mneme/policy"},
-	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/graph/tally", "mneme/graph/documents", "mneme/internal/testenv"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/graph/tally", "mneme/graph/documents", "mneme/graph/policystore", "mneme/internal/testenv"},
 	"github.com/modelcontextprotocol":     {"mneme/mcp"},
 	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
 }

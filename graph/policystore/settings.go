@@ -1,10 +1,11 @@
-package graph
+package policystore
 
 import (
 	"context"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/graph/neo"
 	"mneme/policyadmin"
 )
 
@@ -15,8 +16,8 @@ func (s *Store) PutSettings(ctx context.Context, tenant string, st policyadmin.S
 	if st.UserMaxSensitivity != "" {
 		ceiling = st.UserMaxSensitivity
 	}
-	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		return exec(ctx, tx, cypherPutSettings, map[string]any{
+	return s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		return neo.Exec(ctx, tx, cypherPutSettings, map[string]any{
 			"tenant": tenant, "user_max_sensitivity": ceiling, "users_read_shared": st.UsersReadShared,
 		})
 	})
@@ -24,5 +25,5 @@ func (s *Store) PutSettings(ctx context.Context, tenant string, st policyadmin.S
 
 func decodeSettings(p map[string]any) policyadmin.Settings {
 	shared, _ := p["users_read_shared"].(bool)
-	return policyadmin.Settings{UserMaxSensitivity: str(p["user_max_sensitivity"]), UsersReadShared: shared}
+	return policyadmin.Settings{UserMaxSensitivity: neo.Str(p["user_max_sensitivity"]), UsersReadShared: shared}
 }

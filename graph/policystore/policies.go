@@ -1,4 +1,4 @@
-package graph
+package policystore
 
 import (
 	"context"
@@ -6,11 +6,24 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/graph/neo"
 	"mneme/memory"
 	"mneme/policyadmin"
 )
 
 var _ policyadmin.PolicyStore = (*Store)(nil)
+
+// Store keeps the tenants' policy revisions, policy state and settings in
+// Neo4j. It is safe for concurrent use.
+type Store struct {
+	tx *neo.Runner
+}
+
+// New returns a Store that runs its queries through tx, usually the graph
+// store's (graph.Store.Runner).
+func New(tx *neo.Runner) *Store {
+	return &Store{tx: tx}
+}
 
 // CreatePolicyRevision stores r under the tenant's next revision number,
 // from 1, and returns it with its number.
@@ -24,11 +37,11 @@ func (s *Store) CreatePolicyRevision(ctx context.Context, r policyadmin.PolicyRe
 		names[i], sources[i] = m.Name, m.Source
 	}
 	props := map[string]any{
-		"author": r.Author, "message": r.Message, "created_at": timeOrNil(r.CreatedAt), "digest": r.Digest,
+		"author": r.Author, "message": r.Message, "created_at": neo.TimeOrNil(r.CreatedAt), "digest": r.Digest,
 		"module_names": names, "module_sources": sources,
 	}
-	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		n, _, err := readOne(ctx, tx, cypherCreatePolicyRevision, map[string]any{"tenant": r.Tenant, "props": props}, column("number", integer))
+	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		n, _, err := neo.ReadOne(ctx, tx, cypherCreatePolicyRevision, map[string]any{"tenant": r.Tenant, "props": props}, neo.Column("number", neo.Integer))
 		r.Number = n
 		return err
 	})
@@ -42,10 +55,10 @@ func (s *Store) CreatePolicyRevision(ctx context.Context, r policyadmin.PolicyRe
 // memory.ErrNotFound.
 func (s *Store) PolicyRevision(ctx context.Context, tenant string, number int64) (policyadmin.PolicyRevision, error) {
 	var out policyadmin.PolicyRevision
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var found bool
 		var err error
-		out, found, err = readOne(ctx, tx, cypherPolicyRevision, map[string]any{"tenant": tenant, "number": number}, column("rev", decodePolicyRevision))
+		out, found, err = neo.ReadOne(ctx, tx, cypherPolicyRevision, map[string]any{"tenant": tenant, "number": number}, neo.Column("rev", decodePolicyRevision))
 		if err == nil && !found {
 			err = memory.ErrNotFound
 		}
@@ -58,9 +71,9 @@ func (s *Store) PolicyRevision(ctx context.Context, tenant string, number int64)
 // first.
 func (s *Store) ListPolicyRevisions(ctx context.Context, tenant string) ([]policyadmin.PolicyRevision, error) {
 	var out []policyadmin.PolicyRevision
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
 		var err error
-		out, err = readAll(ctx, tx, cypherListPolicyRevisions, map[string]any{"tenant": tenant}, column("rev", decodePolicyRevision))
+		out, err = neo.ReadAll(ctx, tx, cypherListPolicyRevisions, map[string]any{"tenant": tenant}, neo.Column("rev", decodePolicyRevision))
 		return err
 	})
 	return out, err
@@ -71,12 +84,12 @@ func (s *Store) ListPolicyRevisions(ctx context.Context, tenant string) ([]polic
 // Revision 0, the bundled policy, always exists.
 func (s *Store) ActivatePolicy(ctx context.Context, tenant string, number int64, by string, at time.Time) (policyadmin.PolicyState, error) {
 	var out policyadmin.PolicyState
-	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
 		var found bool
 		var err error
-		out, found, err = readOne(ctx, tx, cypherActivatePolicy, map[string]any{
-			"tenant": tenant, "number": number, "by": by, "at": timeOrNil(at),
-		}, column("state", decodePolicyState))
+		out, found, err = neo.ReadOne(ctx, tx, cypherActivatePolicy, map[string]any{
+			"tenant": tenant, "number": number, "by": by, "at": neo.TimeOrNil(at),
+		}, neo.Column("state", decodePolicyState))
 		if err == nil && !found {
 			err = memory.ErrNotFound
 		}
@@ -89,8 +102,8 @@ func (s *Store) ActivatePolicy(ctx context.Context, tenant string, number int64,
 // ever changed.
 func (s *Store) PolicyState(ctx context.Context, tenant string) (policyadmin.PolicyState, error) {
 	out := policyadmin.PolicyState{Tenant: tenant, History: []int64{}}
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		st, found, err := readOne(ctx, tx, cypherPolicyState, map[string]any{"tenant": tenant}, column("state", decodePolicyState))
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
+		st, found, err := neo.ReadOne(ctx, tx, cypherPolicyState, map[string]any{"tenant": tenant}, neo.Column("state", decodePolicyState))
 		if found {
 			out = st
 		}
@@ -102,10 +115,10 @@ func (s *Store) PolicyState(ctx context.Context, tenant string) (policyadmin.Pol
 func decodePolicyRevision(v any) policyadmin.PolicyRevision {
 	p, _ := v.(map[string]any)
 	r := policyadmin.PolicyRevision{
-		Tenant: str(p["tenant"]), Number: integer(p["number"]), Author: str(p["author"]),
-		Message: str(p["message"]), CreatedAt: timeOf(p["created_at"]), Digest: str(p["digest"]),
+		Tenant: neo.Str(p["tenant"]), Number: neo.Integer(p["number"]), Author: neo.Str(p["author"]),
+		Message: neo.Str(p["message"]), CreatedAt: neo.TimeOf(p["created_at"]), Digest: neo.Str(p["digest"]),
 	}
-	names, sources := strs(p["module_names"]), strs(p["module_sources"])
+	names, sources := neo.Strs(p["module_names"]), neo.Strs(p["module_sources"])
 	for i := range min(len(names), len(sources)) {
 		r.Modules = append(r.Modules, policyadmin.PolicyModule{Name: names[i], Source: sources[i]})
 	}
@@ -115,16 +128,16 @@ func decodePolicyRevision(v any) policyadmin.PolicyRevision {
 func decodePolicyState(v any) policyadmin.PolicyState {
 	p, _ := v.(map[string]any)
 	st := policyadmin.PolicyState{
-		Tenant: str(p["tenant"]), Active: integer(p["active"]), Epoch: integer(p["epoch"]),
-		GrantRevision: integer(p["grant_revision"]), ActivatedBy: str(p["activated_by"]), History: []int64{},
+		Tenant: neo.Str(p["tenant"]), Active: neo.Integer(p["active"]), Epoch: neo.Integer(p["epoch"]),
+		GrantRevision: neo.Integer(p["grant_revision"]), ActivatedBy: neo.Str(p["activated_by"]), History: []int64{},
 		Settings: decodeSettings(p),
 	}
 	if hs, ok := p["history"].([]any); ok {
 		for _, h := range hs {
-			st.History = append(st.History, integer(h))
+			st.History = append(st.History, neo.Integer(h))
 		}
 	}
-	if t := timeOf(p["activated_at"]); !t.IsZero() {
+	if t := neo.TimeOf(p["activated_at"]); !t.IsZero() {
 		st.ActivatedAt = &t
 	}
 	return st
