@@ -54,6 +54,9 @@ const (
 	// OutcomeStale: a fact dated before its key's current one, not stored;
 	// the answer is the current one.
 	OutcomeStale = "stale"
+	// OutcomeDeleted: a retry of a write whose memory was deleted since;
+	// nothing was written again.
+	OutcomeDeleted = "deleted"
 )
 
 // Memory is one stored memory.

@@ -259,6 +259,11 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		slotParams = append(slotParams, map[string]any{"user_id": sl.UserID, "scope": sl.Scope, "scope_id": sl.ScopeID, "key": sl.Key})
 	}
 	params["idems"] = slices.Collect(maps.Keys(idems))
+	keyOf := map[string]string{} // hash → key
+	for k := range idems {
+		keyOf[DeletedKeyHash(k)] = k
+	}
+	params["deleted_keys"] = slices.Collect(maps.Keys(keyOf))
 	params["slots"] = slotParams
 	cypher := cypherLockAndReadBatch
 	if g != nil {
@@ -277,6 +282,10 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		st, err := batchStateOf(r)
 		similar, _ := r.Get("similar")
 		erasing, _ := r.Get("erasing")
+		deleted, _ := r.Get("deleted")
+		for _, h := range strs(deleted) {
+			st.Deleted[keyOf[h]] = true
+		}
 		return row{st, similar, strs(erasing)}, err
 	})
 	if err != nil {
@@ -299,7 +308,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 // batchStateOf reads the dups and heads columns of cypherBatchState.
 func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
 	cols := r.AsMap()
-	st := memory.BatchState{Duplicates: map[string]memory.Memory{}, Heads: map[memory.Slot][]memory.Memory{}}
+	st := memory.BatchState{Duplicates: map[string]memory.Memory{}, Deleted: map[string]bool{}, Heads: map[memory.Slot][]memory.Memory{}}
 	dups, _ := cols["dups"].([]any)
 	for _, v := range dups {
 		m, err := decodeMemory(v)

@@ -68,15 +68,22 @@ CALL {
 RETURN erasing`
 
 	// cypherBatchState returns the stored memories holding the batch's
-	// idempotency keys and the active memories of its slots ({user_id, key}).
+	// idempotency keys, the hashes of those keys whose memory was deleted
+	// (see DeletedKeyHash) and the active memories of its slots
+	// ({user_id, key}).
 	cypherBatchState = cypherBatchStateCalls + `
-RETURN dups, heads, erasing`
+RETURN dups, deleted, heads, erasing`
 
 	cypherBatchStateCalls = cypherErasingUsers + `
 CALL {
   UNWIND $idems AS k
   MATCH (m:Memory {tenant: $tenant, idem_key: k})
   RETURN collect(` + memoryMap + `) AS dups
+}
+CALL {
+  UNWIND $deleted_keys AS h
+  MATCH (d:DeletedKey {tenant: $tenant, hash: h})
+  RETURN collect(h) AS deleted
 }
 CALL {
   UNWIND $slots AS slot

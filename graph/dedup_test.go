@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"mneme/embedding"
 	"mneme/facts"
@@ -141,5 +142,53 @@ func TestProbeGroupsSeekNumbersOnlyWhenTheyCanMerge(t *testing.T) {
 		if _, numbers := facts.Signature(m.Content); (p["fact_numbers"] == numbers) != tt.seek || p["fact_text"] == nil {
 			t.Errorf("threshold %v: probe %v, want a seek on the numbers %v", tt.threshold, p, tt.seek)
 		}
+	}
+}
+
+// TestRetryAfterDeleteWritesNothing: a principal's retry of a write whose
+// memory was deleted since, or erased, writes nothing (outcome deleted),
+// whether the key created the memory or repeated it; the key's hash is all
+// that is kept of it.
+func TestRetryAfterDeleteWritesNothing(t *testing.T) {
+	s := testStore(t)
+	ctx := testCtx(t)
+	tenant := testenv.Tenant(t)
+	write := func(content, key string) memory.Written {
+		t.Helper()
+		m := embedded(t, newMemory(tenant, "u1", content))
+		m.IdempotencyKey = key
+		written, err := s.WriteDeduped(ctx, dedupWrite(tenant, m))
+		if err != nil || len(written) != 1 {
+			t.Fatalf("write %q: %v, %d results", content, err, len(written))
+		}
+		return written[0]
+	}
+	created := write("Carol asked for 12 crates of napkins.", "key-create")
+	if again := write("Carol asked for 12 crates of napkins.", "key-repeat"); again.Outcome != memory.OutcomeReinforced {
+		t.Fatalf("second write: %s, want reinforced", again.Outcome)
+	}
+	if err := s.DeleteMemory(ctx, tenant, created.Memory.ID, "user:u1", "forget"); err != nil {
+		t.Fatal(err)
+	}
+	erased := write("Bob's pallets go to dock 4.", "key-erase")
+	if _, err := s.EraseMemories(ctx, tenant, []string{erased.Memory.ID}, nil, memory.Tombstone{At: time.Now(), By: "user:u1", Reason: "forget"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ content, key, want string }{
+		{"Carol asked for 12 crates of napkins.", "key-create", memory.OutcomeDeleted},
+		{"Carol asked for 12 crates of napkins.", "key-repeat", memory.OutcomeDeleted},
+		{"Bob's pallets go to dock 4.", "key-erase", memory.OutcomeDeleted},
+		{"Carol asked for 12 crates of napkins.", "key-new", memory.OutcomeCreated},
+	} {
+		if got := write(tc.content, tc.key); got.Outcome != tc.want {
+			t.Errorf("retry with %s: %s, want %s", tc.key, got.Outcome, tc.want)
+		}
+	}
+	rows := query(t, `MATCH (m:Memory {tenant: $tenant}) RETURN count(m) AS n`, map[string]any{"tenant": tenant})
+	if n := rows[0]["n"].(int64); n != 1 {
+		t.Errorf("%d memories stored, want 1 (the write with a new key)", n)
+	}
+	if n, err := s.CountText(ctx, tenant, "key-"); err != nil || n != 1 {
+		t.Errorf("the keys' text is stored %d times (%v), want once (the live memory's)", n, err)
 	}
 }

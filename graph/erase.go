@@ -182,8 +182,11 @@ func eraseMemories(ctx context.Context, tx neo4j.ManagedTransaction, tenant, use
 		"user_ref": strOrNil(t.UserRef),
 	}, func(rec *neo4j.Record) (erasedRow, error) {
 		r := rec.AsMap()
-		return erasedRow{memories: integer(r["memories"]), entities: strs(r["entity_ids"]), sessions: strs(r["session_ids"])}, nil
+		return erasedRow{memories: integer(r["memories"]), entities: strs(r["entity_ids"]), sessions: strs(r["session_ids"]), keys: strs(r["keys"])}, nil
 	})
+	if err == nil {
+		err = rememberDeletedKeys(ctx, tx, tenant, erased.keys)
+	}
 	if err != nil {
 		return out, err
 	}
@@ -204,8 +207,8 @@ func eraseMemories(ctx context.Context, tx neo4j.ManagedTransaction, tenant, use
 // erasedRow is the row of cypherEraseMemories: how many memories went, and
 // what they linked to.
 type erasedRow struct {
-	memories           int64
-	entities, sessions []string
+	memories                 int64
+	entities, sessions, keys []string
 }
 
 // fenced is what a batch of writes must leave out because the memories'

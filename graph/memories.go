@@ -3,6 +3,8 @@ package graph
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 
@@ -174,10 +176,13 @@ func (s *Store) History(ctx context.Context, tenant, id string) ([]memory.Memory
 func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string) error {
 	at := s.now().UTC()
 	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
+		var keys []string
 		entities, ok, err := readOne(ctx, tx, cypherDeleteMemory, map[string]any{
 			"tenant": tenant, "id": id, "deleted_at": at, "by": by, "reason": reason,
 		}, func(r *neo4j.Record) ([]string, error) {
 			ids, _ := r.Get("entity_ids")
+			ks, _ := r.Get("keys")
+			keys = strs(ks)
 			return strs(ids), nil
 		})
 		if err != nil {
@@ -186,11 +191,32 @@ func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string)
 		if !ok {
 			return memory.ErrNotFound
 		}
+		if err := rememberDeletedKeys(ctx, tx, tenant, keys); err != nil {
+			return err
+		}
 		if len(entities) > 0 {
 			return exec(ctx, tx, cypherDeleteOrphanEntities, map[string]any{"tenant": tenant, "ids": entities})
 		}
 		return nil
 	})
+}
+
+// DeletedKeyHash is what the store keeps of an idempotency key whose memory
+// was deleted: enough to know a retry, nothing of what a client put in it.
+func DeletedKeyHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+func rememberDeletedKeys(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	hashes := make([]string, len(keys))
+	for i, k := range keys {
+		hashes[i] = DeletedKeyHash(k)
+	}
+	return exec(ctx, tx, cypherRememberDeletedKeys, map[string]any{"tenant": tenant, "hashes": hashes})
 }
 
 // SearchVector returns the memories of q.UserID in scope that pass q's

@@ -152,14 +152,25 @@ RETURN ` + memoryProjection + `, score ORDER BY score DESC`
 const (
 	// cypherDeleteMemory leaves a content-free tombstone, removes the memory
 	// with its edges (a supersession chain through it is cut, not relinked),
-	// and returns the ids of the entities it mentioned for orphan cleanup.
+	// and returns the ids of the entities it mentioned for orphan cleanup
+	// and the idempotency keys that wrote it (see DeletedKeyHash).
 	cypherDeleteMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
+WITH m, ` + writtenKeys + ` AS keys
 CALL (m) { ` + TallyDown + ` }
 MERGE (t:Tombstone {tenant: $tenant, id: $id})
 SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason
-WITH m, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids
+WITH m, keys, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids
 DETACH DELETE m
-RETURN entity_ids`
+RETURN entity_ids, keys`
+
+	// writtenKeys are the idempotency keys of m: the one that created it and
+	// those of the writes that repeated it.
+	writtenKeys = `[k IN [m.idem_key] + coalesce(m.evidence_keys, []) WHERE k IS NOT NULL]`
+
+	// cypherRememberDeletedKeys records the hashes of deleted memories'
+	// idempotency keys, so that a retried write does not bring one back.
+	cypherRememberDeletedKeys = `UNWIND $hashes AS h
+MERGE (:DeletedKey {tenant: $tenant, hash: h})`
 
 	cypherDeleteOrphanEntities = `MATCH (e:Entity {tenant: $tenant})
 WHERE e.id IN $ids AND NOT EXISTS { (e)<-[:MENTIONS]-() }

@@ -14,7 +14,7 @@ import (
 // 100–250 ms each, in front of users. EnsureSchema makes them all at once;
 // a test fails on a name a statement uses and these lack.
 var (
-	tokenLabels = []string{"APIKey", "Agent", "Document", "Entity", "Grant", "Memory", "MemoryTally", "PolicyRevision",
+	tokenLabels = []string{"APIKey", "Agent", "DeletedKey", "Document", "Entity", "Grant", "Memory", "MemoryTally", "PolicyRevision",
 		"PolicyState", "Principal", "Scope", "Session", "TallyAnchor", "TallyPending", "Tenant", "Tombstone", "User"}
 	tokenTypes      = []string{"ABOUT", "IN_SESSION", "MENTIONS", "SECTION_OF", "SHARED_IN", "SUPERSEDES", "WRITTEN_BY"}
 	tokenProperties = []string{"_erased_entities", "_erased_memories", "_erased_sessions", "_erasing", "_lock", "_unseen",

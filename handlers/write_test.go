@@ -412,3 +412,44 @@ func TestBatchReportsWhatItSuperseded(t *testing.T) {
 		}
 	}
 }
+
+// A retry of a write whose memory was deleted since writes nothing: the
+// user's "forget that" outlives a client's automatic retry, by the header
+// or by the memory's own key.
+func TestRetryAfterDeleteIsNotWrittenAgain(t *testing.T) {
+	f := apptest.Start(t)
+	note := client.NewMemory{UserID: "carol", Type: client.TypeEpisodic, Content: "Carol asked for 12 crates of napkins for the spring fair."}
+	keyed := note
+	keyed.Content, keyed.IdempotencyKey = "Carol wants the invoice sent to her assistant this month.", "retry-own-key"
+	for _, tc := range []struct {
+		name   string
+		body   client.NewMemory
+		header []string
+	}{
+		{"header", note, []string{"Idempotency-Key", "retry-header"}},
+		{"memory's key", keyed, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", tc.body, tc.header...)
+			if r.Status != http.StatusCreated {
+				t.Fatalf("write: %d %s", r.Status, r.Body)
+			}
+			var first client.Memory
+			r.Decode(t, &first)
+			if r := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/memories/"+first.ID, nil); r.Status != http.StatusOK {
+				t.Fatalf("delete: %d %s", r.Status, r.Body)
+			}
+			r = f.Do(t, "support-bot", http.MethodPost, "/v1/memories", tc.body, tc.header...)
+			var got client.WriteResult
+			r.Decode(t, &got)
+			if r.Status != http.StatusOK || got.Outcome != client.OutcomeDeleted || got.ID != "" {
+				t.Errorf("retry after the delete: %d %s, want 200 outcome deleted without an id", r.Status, r.Body)
+			}
+			for _, m := range list(t, f, apptest.Admin, "user_id=carol&limit=500") {
+				if m.Content == tc.body.Content {
+					t.Errorf("the deleted text is stored again as %s", m.ID)
+				}
+			}
+		})
+	}
+}

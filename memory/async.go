@@ -222,7 +222,7 @@ func (s *Service) ApplyMemoryJobs(ctx context.Context, jobs []Job) ([]JobResult,
 		}
 		for k, w := range written {
 			jm := JobMemory{ID: w.Memory.ID, Outcome: w.Outcome}
-			if w.Outcome != OutcomeErased {
+			if w.Outcome != OutcomeErased && w.Outcome != OutcomeDeleted {
 				jm.Status, jm.Reason = w.Memory.Status, candidateReason(group[k], w.Memory)
 			}
 			results[at[k].job].Memories[at[k].at] = jm

@@ -6,6 +6,7 @@ package memory
 
 import (
 	"cmp"
+	"slices"
 	"time"
 )
 
@@ -44,14 +45,7 @@ const (
 var Sensitivities = []string{SensitivityPublic, SensitivityInternal, SensitivityConfidential, SensitivityRestricted}
 
 // SensitivityRank returns the position of s in Sensitivities, or -1.
-func SensitivityRank(s string) int {
-	for i, v := range Sensitivities {
-		if v == s {
-			return i
-		}
-	}
-	return -1
-}
+func SensitivityRank(s string) int { return slices.Index(Sensitivities, s) }
 
 // Memory is one remembered fact, event, procedure or trait.
 type Memory struct {

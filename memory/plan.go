@@ -34,6 +34,9 @@ type BatchState struct {
 	// Duplicates are the stored memories holding the write's idempotency
 	// keys, by key.
 	Duplicates map[string]Memory
+	// Deleted are the write's idempotency keys whose memory was deleted:
+	// with Dedup, a principal's retry of the write does not bring it back.
+	Deleted map[string]bool
 	// Heads are the active memories of the write's slots.
 	Heads map[Slot][]Memory
 }
@@ -203,6 +206,10 @@ func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) Wr
 				return WritePlan{Reused: m.IdempotencyKey}
 			}
 			p.Written[i] = Written{Memory: d, Outcome: OutcomeDuplicate}
+			continue
+		}
+		if rules.Dedup && m.IdempotencyKey != "" && st.Deleted[m.IdempotencyKey] {
+			p.Written[i] = Written{Outcome: OutcomeDeleted}
 			continue
 		}
 		if rules.Dedup {

@@ -208,6 +208,18 @@ func TestPlanBatch(t *testing.T) {
 			want: WritePlan{N: 1, Written: []Written{{Memory: storedTea, Outcome: OutcomeDuplicate}}},
 		},
 		{
+			name: "a retry whose memory was deleted writes nothing, and the rest of the write goes on",
+			st:   BatchState{Deleted: map[string]bool{"k1": true}},
+			ms:   []Memory{planned("m2", "Retried.", withIdem("k1")), tea}, rules: dedup,
+			want: WritePlan{N: 2, Written: []Written{{Outcome: OutcomeDeleted}, created(tea)}, Create: []Memory{tea}},
+		},
+		{
+			name: "an import of a deleted key is created again (the seed is the system's)",
+			st:   BatchState{Deleted: map[string]bool{"k1": true}},
+			ms:   []Memory{planned("m1", "First.", withIdem("k1"))}, rules: WriteRules{},
+			want: WritePlan{N: 1, Written: []Written{created(planned("m1", "First.", withIdem("k1")))}, Create: []Memory{planned("m1", "First.", withIdem("k1"))}},
+		},
+		{
 			name:  "an idempotency key earlier in the write makes a duplicate of that memory",
 			ms:    []Memory{planned("m1", "First.", withIdem("k1")), planned("m2", "Second.", withIdem("k1"))},
 			rules: WriteRules{},

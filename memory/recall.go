@@ -631,9 +631,7 @@ func orZero(t *time.Time) time.Time {
 	return *t
 }
 
-func isZero(v []float32) bool {
-	return !slices.ContainsFunc(v, func(x float32) bool { return x != 0 })
-}
+func isZero(v []float32) bool { return !slices.ContainsFunc(v, func(x float32) bool { return x != 0 }) }
 
 // stopwatch returns a function that reports the milliseconds since its
 // previous call (or since stopwatch).

@@ -152,12 +152,14 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 	for k, w := range written {
 		r := &results[keepAt[k]]
 		r.Outcome, r.ID, r.Status = w.Outcome, w.Memory.ID, w.Memory.Status
+		if w.Outcome == OutcomeDeleted {
+			continue
+		}
 		if w.Outcome == OutcomeDuplicate {
 			// A replayed synchronous write answers as the first one did.
 			r.Outcome = OutcomeCreated
 		}
-		m := w.Memory
-		r.Memory = &m
+		r.Memory = &w.Memory // w is this iteration's own
 		r.Reason = candidateReason(keep[k], w.Memory)
 	}
 	return results, nil

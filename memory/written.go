@@ -8,6 +8,10 @@ const (
 	// OutcomeStale: its slot's head is newer (a later valid_from), so the
 	// older event did not overwrite it; the head stands in for it.
 	OutcomeStale = "stale"
+	// OutcomeDeleted: the memory its idempotency key wrote was deleted
+	// since, so a retry of the write does not bring it back; nothing was
+	// written and nothing stands in for it.
+	OutcomeDeleted = "deleted"
 )
 
 // Written is what became of one memory of a write.

@@ -22,7 +22,7 @@ const (
 
 var writeOutcomes = []string{
 	memory.OutcomeCreated, memory.OutcomeReinforced, memory.OutcomeSkipped, OutcomeCandidate,
-	OutcomeSuperseded, memory.OutcomeDuplicate, memory.OutcomeStale, OutcomeRejectedGuard,
+	OutcomeSuperseded, memory.OutcomeDuplicate, memory.OutcomeStale, memory.OutcomeDeleted, OutcomeRejectedGuard,
 }
 
 // Recalled counts one answered recall in tenant: its stages, the memories
