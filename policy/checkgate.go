@@ -16,11 +16,17 @@ import (
 // gigabyte. OPA bounds time but not memory, so checks run one at a time per
 // process, and a watchdog stops the one running when the heap grows past a
 // budget: with one at a time, that growth is its own.
+//
+// So that one tenant's admin cannot keep the others out, a tenant has at
+// most one check running or waiting (another is refused at once), the
+// waiting checks take their turns in arrival order, and a check waits
+// longer than the longest check runs (checkTimeout): another tenant's
+// check is delayed by at most one of each other tenant's.
 
 // Defaults of the check gate.
 const (
-	// checkWait is how long a check waits for the one running to end.
-	checkWait = 5 * time.Second
+	// checkWait is how long a check waits for its turn.
+	checkWait = checkTimeout + 5*time.Second
 	// checkHeapBudget is how much the live heap may grow during a check.
 	checkHeapBudget = 256 << 20
 	// checkSampleEvery is how often the watchdog reads the heap.
@@ -38,15 +44,20 @@ var errOverBudget = errors.New("policy check over its memory budget")
 // checkGate runs admin-supplied evaluations one at a time under a heap
 // budget.
 type checkGate struct {
-	slot   chan struct{}
-	wait   time.Duration
-	budget uint64
+	// slot is held by the check running; a channel's waiting senders are
+	// served in the order they came.
+	slot chan struct{}
+	mu   sync.Mutex
+	// tenants have a check running or waiting.
+	tenants map[string]bool
+	wait    time.Duration
+	budget  uint64
 	// heap reads the live heap; a field so that tests can stage growth.
 	heap func() uint64
 }
 
 func newCheckGate() *checkGate {
-	return &checkGate{slot: make(chan struct{}, 1), wait: checkWait, budget: checkHeapBudget, heap: liveHeap}
+	return &checkGate{slot: make(chan struct{}, 1), tenants: map[string]bool{}, wait: checkWait, budget: checkHeapBudget, heap: liveHeap}
 }
 
 func liveHeap() uint64 {
@@ -58,11 +69,24 @@ func liveHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// run waits for the slot (at most g.wait, or until ctx ends) and runs f
-// with a context the watchdog cancels when the heap grows past the budget;
-// f's error is then a RejectTooMuchMemory. A wait in vain is a
+// run waits for the slot (at most g.wait, or until ctx ends) and runs f for
+// tenant with a context the watchdog cancels when the heap grows past the
+// budget; f's error is then a RejectTooMuchMemory. A wait in vain, or a
+// check of a tenant that has one running or waiting, is a
 // *policyadmin.CheckBusyError.
-func (g *checkGate) run(ctx context.Context, f func(context.Context) error) error {
+func (g *checkGate) run(ctx context.Context, tenant string, f func(context.Context) error) error {
+	g.mu.Lock()
+	own := g.tenants[tenant]
+	g.tenants[tenant] = true
+	g.mu.Unlock()
+	if own {
+		return &policyadmin.CheckBusyError{RetryAfter: g.wait, Own: true}
+	}
+	defer func() {
+		g.mu.Lock()
+		delete(g.tenants, tenant)
+		g.mu.Unlock()
+	}()
 	timer := time.NewTimer(g.wait)
 	defer timer.Stop()
 	select {

@@ -248,8 +248,8 @@ func (e *Engine) compile(ctx context.Context, number int64, modules []policyadmi
 // of principal, and passes its own tests, the bundled tests and the bundled
 // decision table. Checks run one at a time under a memory budget
 // (checkgate.go).
-func (e *Engine) CheckPolicy(ctx context.Context, modules []policyadmin.PolicyModule) (report policyadmin.PolicyReport, err error) {
-	err = e.checks.run(ctx, func(ctx context.Context) error {
+func (e *Engine) CheckPolicy(ctx context.Context, tenant string, modules []policyadmin.PolicyModule) (report policyadmin.PolicyReport, err error) {
+	err = e.checks.run(ctx, tenant, func(ctx context.Context) error {
 		report, err = e.checkPolicy(ctx, modules)
 		return err
 	})
@@ -542,7 +542,7 @@ func (e *Engine) draft(ctx context.Context, modules []policyadmin.PolicyModule) 
 // nothing recorded. With explain, it lists the rules OPA entered, left and
 // failed on the way.
 func (e *Engine) Simulate(ctx context.Context, modules []policyadmin.PolicyModule, in policyadmin.DecisionInput, explain bool) (sim policyadmin.Simulation, err error) {
-	err = e.checks.run(ctx, func(ctx context.Context) error {
+	err = e.checks.run(ctx, in.Principal.Tenant, func(ctx context.Context) error {
 		sim, err = e.simulate(ctx, modules, in, explain)
 		return err
 	})
@@ -642,8 +642,8 @@ func nonNil(xs []string) []string {
 
 // Replay decides every record again against modules with the engine's
 // current grants, each at its own time; an evaluation error is a deny.
-func (e *Engine) Replay(ctx context.Context, modules []policyadmin.PolicyModule, records []policyadmin.DecisionRecord) (out []memory.Decision, err error) {
-	err = e.checks.run(ctx, func(ctx context.Context) error {
+func (e *Engine) Replay(ctx context.Context, tenant string, modules []policyadmin.PolicyModule, records []policyadmin.DecisionRecord) (out []memory.Decision, err error) {
+	err = e.checks.run(ctx, tenant, func(ctx context.Context) error {
 		out, err = e.replay(ctx, modules, records)
 		return err
 	})

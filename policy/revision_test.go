@@ -59,7 +59,7 @@ func TestCheckPolicy(t *testing.T) {
 	e := newEngine(t, Options{})
 
 	t.Run("bundled policy passes its own admission", func(t *testing.T) {
-		report, err := e.CheckPolicy(ctx, e.BundledPolicy())
+		report, err := e.CheckPolicy(ctx, "t1", e.BundledPolicy())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ test_secret_plans_are_never_read if {
 	not allowed(admin, "read", mem({"kind": "secret-plan"}))
 }
 `})
-		report, err := e.CheckPolicy(ctx, modules)
+		report, err := e.CheckPolicy(ctx, "t1", modules)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ test_secret_plans_are_never_read if {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.CheckPolicy(ctx, tc.modules)
+			_, err := e.CheckPolicy(ctx, "t1", tc.modules)
 			var rej *policyadmin.PolicyRejectedError
 			if !errors.As(err, &rej) {
 				t.Fatalf("err = %v, want a rejection", err)

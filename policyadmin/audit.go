@@ -57,12 +57,16 @@ func (s *Service) audit(ctx context.Context, p memory.Principal, action, target 
 }
 
 // auditReason is memory.AuditReason, with a rejected policy's own code and
-// the code the API answers a grant for an unknown agent with.
+// the codes the API answers a grant for an unknown agent and a busy check
+// with.
 func auditReason(err error) string {
 	var rejected *PolicyRejectedError
+	var busy *CheckBusyError
 	switch {
 	case errors.As(err, &rejected):
 		return rejected.Code
+	case errors.As(err, &busy):
+		return "policy_check_busy"
 	case errors.Is(err, ErrUnknownGrantee), errors.Is(err, ErrUnknownSource):
 		return "unknown_principal"
 	}

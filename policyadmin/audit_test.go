@@ -166,8 +166,8 @@ func TestAuditTrailIsForAdmins(t *testing.T) {
 	}
 }
 
-// A grant for an agent the tenant does not have is named in the trail as
-// the API answers it.
+// A grant for an agent the tenant does not have, and a check refused as
+// busy, are named in the trail as the API answers them.
 func TestAuditReasonOfUnknownAgents(t *testing.T) {
 	for _, tt := range []struct {
 		err  error
@@ -177,6 +177,7 @@ func TestAuditReasonOfUnknownAgents(t *testing.T) {
 		{fmt.Errorf("grant: %w", ErrUnknownSource), "unknown_principal"},
 		{&PolicyRejectedError{Code: RejectInvalid}, RejectInvalid},
 		{memory.ErrNotFound, "not_found"},
+		{fmt.Errorf("activate: %w", &CheckBusyError{}), "policy_check_busy"},
 	} {
 		if got := auditReason(tt.err); got != tt.want {
 			t.Errorf("auditReason(%v) = %q, want %q", tt.err, got, tt.want)

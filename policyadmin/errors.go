@@ -70,14 +70,19 @@ func (e *PolicyRejectedError) Error() string {
 }
 
 // CheckBusyError is a policy check, simulation or replay refused because
-// another one runs in this process and did not end in time: they run one at
-// a time, as each may use much memory.
+// others ran in this process and did not end in time: they run one at a
+// time, as each may use much memory. Own: the tenant's previous one is
+// still running or waiting (a tenant has one at a time).
 type CheckBusyError struct {
 	RetryAfter time.Duration
+	Own        bool
 }
 
 func (e *CheckBusyError) Error() string {
-	return "another policy check, simulation or replay is running: retry after the seconds in Retry-After"
+	if e.Own {
+		return "this tenant's previous policy check, simulation or replay is still running: retry after the seconds in Retry-After"
+	}
+	return "other policy checks, simulations or replays are running: retry after the seconds in Retry-After"
 }
 
 // RetryAfterSeconds says when to retry, at least a second.

@@ -85,7 +85,7 @@ func (f *fakePolicies) PolicyState(context.Context, string) (PolicyState, error)
 	return f.state, f.stateErr
 }
 
-func (f *fakePolicies) CheckPolicy(_ context.Context, modules []PolicyModule) (PolicyReport, error) {
+func (f *fakePolicies) CheckPolicy(_ context.Context, _ string, modules []PolicyModule) (PolicyReport, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.checked = append(f.checked, modules)
@@ -150,7 +150,7 @@ func (f *fakePolicies) Simulate(context.Context, []PolicyModule, DecisionInput, 
 	return Simulation{}, nil
 }
 
-func (f *fakePolicies) Replay(_ context.Context, modules []PolicyModule, records []DecisionRecord) ([]memory.Decision, error) {
+func (f *fakePolicies) Replay(_ context.Context, _ string, modules []PolicyModule, records []DecisionRecord) ([]memory.Decision, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.replayed = append(f.replayed, modules)

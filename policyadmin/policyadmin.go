@@ -215,7 +215,7 @@ func (s *Service) CheckPolicy(ctx context.Context, p memory.Principal, modules [
 	if err := validModules(modules); err != nil {
 		return PolicyReport{}, err
 	}
-	return s.engine.CheckPolicy(ctx, modules)
+	return s.engine.CheckPolicy(ctx, p.Tenant, modules)
 }
 
 func validModules(modules []PolicyModule) error {
@@ -341,7 +341,7 @@ func (s *Service) activate(ctx context.Context, p memory.Principal, number int64
 		return PolicyState{}, err
 	}
 	if number != 0 {
-		if _, err := s.engine.CheckPolicy(ctx, rev.Modules); err != nil {
+		if _, err := s.engine.CheckPolicy(ctx, p.Tenant, rev.Modules); err != nil {
 			return PolicyState{}, err
 		}
 	}
@@ -460,7 +460,7 @@ func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequ
 	}
 	var check *PolicyReport
 	if req.Revision == nil {
-		report, err := s.engine.CheckPolicy(ctx, modules)
+		report, err := s.engine.CheckPolicy(ctx, p.Tenant, modules)
 		if err != nil {
 			return ReplayReport{}, err
 		}
@@ -470,7 +470,7 @@ func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequ
 	if err != nil {
 		return ReplayReport{}, err
 	}
-	decisions, err := s.engine.Replay(ctx, modules, records)
+	decisions, err := s.engine.Replay(ctx, p.Tenant, modules, records)
 	if err != nil {
 		return ReplayReport{}, err
 	}

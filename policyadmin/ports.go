@@ -34,9 +34,9 @@ type PolicyStore interface {
 // PolicyEngine is what administration needs from the policy engine beyond
 // deciding.
 type PolicyEngine interface {
-	// CheckPolicy parses, compiles and tests modules, or returns a
-	// *PolicyRejectedError.
-	CheckPolicy(ctx context.Context, modules []PolicyModule) (PolicyReport, error)
+	// CheckPolicy parses, compiles and tests modules of tenant, or returns
+	// a *PolicyRejectedError.
+	CheckPolicy(ctx context.Context, tenant string, modules []PolicyModule) (PolicyReport, error)
 	// BundledPolicy returns revision 0's modules, tests included.
 	BundledPolicy() []PolicyModule
 	// UsePolicy makes modules (revision number) the tenant's policy as of
@@ -53,9 +53,9 @@ type PolicyEngine interface {
 	Loaded(tenant string) (Revisions, bool)
 	// Simulate decides in against modules with the tenant's current grants.
 	Simulate(ctx context.Context, modules []PolicyModule, in DecisionInput, explain bool) (Simulation, error)
-	// Replay decides each record again against modules with the tenant's
-	// current grants and returns the draft's decisions in order.
-	Replay(ctx context.Context, modules []PolicyModule, records []DecisionRecord) ([]memory.Decision, error)
+	// Replay decides each record of tenant again against modules with the
+	// tenant's current grants and returns the draft's decisions in order.
+	Replay(ctx context.Context, tenant string, modules []PolicyModule, records []DecisionRecord) ([]memory.Decision, error)
 }
 
 // RevisionBus tells every replica about policy and grant changes.
