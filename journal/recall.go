@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"mneme/guard"
 	"mneme/memory"
 )
 
@@ -50,8 +51,11 @@ func NewRecallLog(rdb redis.Cmdable, capPerUser int, ttl time.Duration) *RecallL
 func recallKey(tenant, userID string) string { return "mneme:recall:" + tenant + "/" + userID }
 
 // Append adds one recall to the front of its user's list and trims the list
-// to the cap, in one transaction.
+// to the cap, in one transaction. The question is kept masked as a memory's
+// content is (guard.Masked): agents pass users' own words, and a password or
+// a card number typed there must not sit in the log admins read.
 func (l *RecallLog) Append(ctx context.Context, rec memory.RecallRecord) error {
+	rec.Query = guard.Masked(rec.Query)
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("journal: encode recall: %w", err)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +50,32 @@ func TestRecallLogCapAndErase(t *testing.T) {
 		}
 		if len(keys) != 1 || keys[0] != recallKey(tenant, "bob") {
 			t.Errorf("keys of the tenant after erasing alice: %v, want bob's log only", keys)
+		}
+	})
+}
+
+// The log keeps a question with what the guard finds in it masked.
+func TestRecallLogMasksTheQuestion(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		t.Cleanup(func() { delKeys(rdb, recallKey(tenant, "bob")) })
+		l := NewRecallLog(rdb, 10, time.Hour)
+		q := "How does Bob want to be contacted? his card is 5500005555555559, password=Hunter2!xyz, ID 110101199003074514"
+		if err := l.Append(ctx, memory.RecallRecord{At: time.Now(), Tenant: tenant, UserID: "bob", Query: q}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.RecentRecalls(ctx, tenant, "bob", 1)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("RecentRecalls: %v, %d", err, len(got))
+		}
+		for _, secret := range []string{"5500005555555559", "Hunter2!xyz", "110101199003074514"} {
+			if strings.Contains(got[0].Query, secret) {
+				t.Errorf("the logged question keeps %q: %s", secret, got[0].Query)
+			}
+		}
+		if !strings.HasPrefix(got[0].Query, "How does Bob want to be contacted?") || !strings.Contains(got[0].Query, "[REDACTED:") {
+			t.Errorf("logged question %q, want the words kept and the findings masked", got[0].Query)
 		}
 	})
 }
