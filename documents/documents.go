@@ -51,6 +51,10 @@ const ClaimFor = 15 * time.Minute
 // another is a removal and a new import.
 var ErrOtherScope = errors.New("documents: the document was imported into another scope: remove it first")
 
+// ErrImportRunning: imports of one document run one at a time; each plans
+// against what the one before it left, so that the later has the last word.
+var ErrImportRunning = errors.New("documents: an import of the document is under way: retry when it ends")
+
 // ImportRequest is one document to import.
 type ImportRequest struct {
 	// ID names the document: a re-import with the same id replaces it.
@@ -117,9 +121,12 @@ type Store interface {
 	// Claim takes the document for an import into scope (kind, scopeID)
 	// until until, atomically. It reports false, taking nothing, when the
 	// document holds sections in force of another scope or an import into
-	// another scope holds it; imports into the same scope never wait for
-	// one another (they converge).
-	Claim(ctx context.Context, tenant, id, kind, scopeID string, now, until time.Time) (bool, error)
+	// another scope holds it. With run, the import is about to write: it
+	// returns ErrImportRunning, taking nothing, while another import of the
+	// document runs, and holds the document from others until the import's
+	// last Record or its Release. A queued import claims without run when
+	// it is accepted.
+	Claim(ctx context.Context, tenant, id, kind, scopeID string, run bool, now, until time.Time) (bool, error)
 	// Record stores the document and links the written memories to it;
 	// with placed nil it is an import's last call and lets its claim go.
 	Record(ctx context.Context, tenant string, d Info, placed []Placed) error
@@ -219,6 +226,7 @@ var auditReasons = []struct {
 }{
 	{ErrTooLarge, "document_too_large"}, {ErrSections, "document_too_many_sections"}, {ErrEmpty, "document_empty"},
 	{ErrFormat, "document_format"}, {ErrID, "document_id"}, {ErrOtherScope, "document_scope"},
+	{ErrImportRunning, "document_busy"},
 }
 
 func auditReason(err error) string {
@@ -307,7 +315,7 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 		// takes it: a removal or an import into another scope meanwhile is
 		// refused as while it runs. The job's own claim renews it.
 		now := s.now().UTC()
-		if ok, err := s.store.Claim(ctx, p.Tenant, doc.ID, kind, scopeID, now, now.Add(ClaimFor)); err != nil {
+		if ok, err := s.store.Claim(ctx, p.Tenant, doc.ID, kind, scopeID, false, now, now.Add(ClaimFor)); err != nil {
 			return Result{}, err
 		} else if !ok {
 			return Result{}, ErrOtherScope
@@ -319,7 +327,7 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 		res.Job = &job
 		return res, nil
 	}
-	counts, _, err := s.apply(ctx, p, r, doc, s.now().UTC())
+	counts, _, err := s.apply(ctx, p, r, doc, s.now().UTC(), false)
 	if err != nil {
 		return Result{}, err
 	}
@@ -352,14 +360,15 @@ func (s *Service) admit(ctx context.Context, tenant string, doc knowledge.Docume
 // apply plans the import of doc against what is stored and writes it,
 // holding the document's claim until it ends. asked is when the import was
 // asked for (now, or when its job was accepted): the document records it as
-// its import time, which a queued import older than it yields to.
-func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest, doc knowledge.Document, asked time.Time) (_ Counts, _ []Placed, err error) {
+// its import time, which a queued import older than it yields to
+// (errLaterImport), once it holds the document.
+func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest, doc knowledge.Document, asked time.Time, queued bool) (_ Counts, _ []Placed, err error) {
 	kind, scopeID, err := scopeOf(r)
 	if err != nil {
 		return Counts{}, nil, err
 	}
 	now := s.now().UTC()
-	if ok, err := s.store.Claim(ctx, p.Tenant, doc.ID, kind, scopeID, now, now.Add(ClaimFor)); err != nil {
+	if ok, err := s.store.Claim(ctx, p.Tenant, doc.ID, kind, scopeID, true, now, now.Add(ClaimFor)); err != nil {
 		return Counts{}, nil, err
 	} else if !ok {
 		return Counts{}, nil, ErrOtherScope
@@ -369,6 +378,13 @@ func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest
 			err = errors.Join(err, s.store.Release(context.WithoutCancel(ctx), p.Tenant, doc.ID))
 		}
 	}()
+	if queued {
+		if d, err := s.store.Document(ctx, p.Tenant, doc.ID); err != nil && !errors.Is(err, memory.ErrNotFound) {
+			return Counts{}, nil, err
+		} else if err == nil && d.ImportedAt.After(asked) {
+			return Counts{}, nil, errLaterImport
+		}
+	}
 	stored, err := s.store.Sections(ctx, p.Tenant, doc.ID)
 	if err != nil {
 		return Counts{}, nil, err

@@ -21,17 +21,18 @@ type fakeStore struct {
 	claims map[string]claim    // by document
 }
 
-// claim is a document's claimed scope and until when.
+// claim is a document's claimed scope and until when, and until when an
+// import runs.
 type claim struct {
-	scope string
-	until time.Time
+	scope          string
+	until, running time.Time
 }
 
 func newFakeStore() *fakeStore {
 	return &fakeStore{docs: map[string]Info{}, links: map[string][]Placed{}, status: map[string]string{}, claims: map[string]claim{}}
 }
 
-func (s *fakeStore) Claim(ctx context.Context, tenant, id, kind, scopeID string, now, until time.Time) (bool, error) {
+func (s *fakeStore) Claim(ctx context.Context, tenant, id, kind, scopeID string, run bool, now, until time.Time) (bool, error) {
 	held, ok := s.claims[id]
 	if ok && held.scope != kind+":"+scopeID {
 		active, _ := s.Sections(ctx, tenant, id)
@@ -39,7 +40,14 @@ func (s *fakeStore) Claim(ctx context.Context, tenant, id, kind, scopeID string,
 			return false, nil
 		}
 	}
-	s.claims[id] = claim{scope: kind + ":" + scopeID, until: until}
+	if run && held.running.After(now) {
+		return true, ErrImportRunning
+	}
+	c := claim{scope: kind + ":" + scopeID, until: until, running: held.running}
+	if run {
+		c.running = until
+	}
+	s.claims[id] = c
 	return true, nil
 }
 
@@ -286,6 +294,27 @@ func TestLargeImportIsQueued(t *testing.T) {
 	s, _, _ = newTestService(t, nil)
 	if res, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, nil, -1)}); err != nil || res.Counts == nil || res.Counts.Created != QueueAbove+1 {
 		t.Fatalf("Import without a queue: %+v %v", res, err)
+	}
+}
+
+// Imports of one document run one at a time: another asked for while one
+// writes is refused (the admin retries once it ends), so that two plans
+// made against the same stored sections never both apply.
+func TestImportWaitsForTheOneRunning(t *testing.T) {
+	s, st, _ := newTestService(t, nil)
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := st.Claim(ctx, "acme", "big", memory.ScopeTenant, "", true, now, now.Add(ClaimFor)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(3, nil, -1)}); !errors.Is(err, ErrImportRunning) {
+		t.Fatalf("an import while another runs: %v, want ErrImportRunning", err)
+	}
+	if err := st.Release(ctx, "acme", "big"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(3, nil, -1)}); err != nil || res.Counts.Created != 3 {
+		t.Fatalf("the import once the other ended: %+v, %v", res, err)
 	}
 }
 

@@ -26,6 +26,9 @@ func (s *Service) enqueue(ctx context.Context, p memory.Principal, r ImportReque
 // imported again after the job was accepted.
 const ReasonLaterImport = "a later import of the document came first"
 
+// errLaterImport is apply's answer to a queued import that yields.
+var errLaterImport = errors.New("documents: " + ReasonLaterImport)
+
 // JobSubject is the queue's user of a document's imports. The '/' keeps it
 // out of the user ids: erasing a user never touches a document's jobs.
 func JobSubject(docID string) string { return "kb/" + docID }
@@ -58,14 +61,11 @@ func (s *Service) ApplyJobs(ctx context.Context, jobs []memory.Job) ([]memory.Jo
 		}
 		// An import asked for after this one was accepted has the last word:
 		// applied now, the older text would undo it.
-		if d, err := s.store.Document(ctx, job.Tenant, r.ID); err == nil && d.ImportedAt.After(job.AcceptedAt) {
+		_, placed, err := s.apply(ctx, job.Principal, r, doc, job.AcceptedAt.UTC(), true)
+		if errors.Is(err, errLaterImport) {
 			results[i].Memories = []memory.JobMemory{{Outcome: memory.OutcomeStale, Reason: ReasonLaterImport}}
 			continue
-		} else if err != nil && !errors.Is(err, memory.ErrNotFound) {
-			results[i].Err = err
-			continue
 		}
-		_, placed, err := s.apply(ctx, job.Principal, r, doc, job.AcceptedAt.UTC())
 		if err != nil {
 			results[i].Err = err
 			continue

@@ -72,19 +72,23 @@ func (s *Store) Sections(ctx context.Context, tenant, id string) ([]knowledge.St
 
 // Claim takes the document for an import into a scope (documents.Store),
 // under the document node's lock so that claims of two scopes serialise.
-func (s *Store) Claim(ctx context.Context, tenant, id, kind, scopeID string, now, until time.Time) (bool, error) {
-	var free bool
+func (s *Store) Claim(ctx context.Context, tenant, id, kind, scopeID string, run bool, now, until time.Time) (bool, error) {
+	var free, running bool
 	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
-		rec, ok, err := neo.ReadOne(ctx, tx, cypherClaim, map[string]any{
-			"tenant": tenant, "id": id, "scope": kind, "scope_id": scopeID, "now": now.UTC(), "until": until.UTC(),
+		_, _, err := neo.ReadOne(ctx, tx, cypherClaim, map[string]any{
+			"tenant": tenant, "id": id, "scope": kind, "scope_id": scopeID, "run": run, "now": now.UTC(), "until": until.UTC(),
 		}, func(r *neo4j.Record) (bool, error) {
-			v, _ := r.Get("free")
-			b, _ := v.(bool)
-			return b, nil
+			f, _ := r.Get("free")
+			rn, _ := r.Get("running")
+			free, _ = f.(bool)
+			running, _ = rn.(bool)
+			return free, nil
 		})
-		free = ok && rec
 		return err
 	})
+	if err == nil && free && running {
+		err = documents.ErrImportRunning
+	}
 	return free, err
 }
 

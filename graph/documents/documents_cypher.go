@@ -17,11 +17,14 @@ ORDER BY r.position, r.part, m.created_at`
 	cypherRecordDocument = `MERGE (d:Document {tenant: $tenant, id: $id})
 SET d.title = $title, d.format = $format, d.sections = $sections, d.imported_at = $imported_at,
     d.scope = $scope, d.scope_id = $scope_id, d.removed_at = null,
-    d.claimed_until = CASE WHEN $last THEN null ELSE d.claimed_until END`
+    d.claimed_until = CASE WHEN $last THEN null ELSE d.claimed_until END,
+    d.running_until = CASE WHEN $last THEN null ELSE d.running_until END`
 
 	// cypherClaim takes the node's write lock first (claimed_at), so that
 	// what it reads next is what the claim before it committed. A new
-	// document stays out of listings (removed_at) until Record.
+	// document stays out of listings (removed_at) until Record. An import
+	// about to write ($run) also needs no other to be running
+	// (running_until), and marks itself so.
 	cypherClaim = `MERGE (d:Document {tenant: $tenant, id: $id})
 ON CREATE SET d.removed_at = $now, d.sections = 0
 SET d.claimed_at = $now
@@ -29,11 +32,14 @@ WITH d
 OPTIONAL MATCH (m:Memory {tenant: $tenant, status: 'active'})-[:SECTION_OF]->(d)
 WITH d, count(m) AS active
 WITH d, (coalesce(d.scope, '') = $scope AND coalesce(d.scope_id, '') = $scope_id)
-        OR (active = 0 AND coalesce(d.claimed_until, $now) <= $now) AS free
-SET d.scope = CASE WHEN free THEN $scope ELSE d.scope END,
-    d.scope_id = CASE WHEN free AND $scope_id <> '' THEN $scope_id WHEN free THEN null ELSE d.scope_id END,
-    d.claimed_until = CASE WHEN free THEN $until ELSE d.claimed_until END
-RETURN free`
+        OR (active = 0 AND coalesce(d.claimed_until, $now) <= $now) AS free,
+     $run AND coalesce(d.running_until, $now) > $now AS running
+WITH d, free, running, free AND NOT running AS took
+SET d.scope = CASE WHEN took THEN $scope ELSE d.scope END,
+    d.scope_id = CASE WHEN took AND $scope_id <> '' THEN $scope_id WHEN took THEN null ELSE d.scope_id END,
+    d.claimed_until = CASE WHEN took THEN $until ELSE d.claimed_until END,
+    d.running_until = CASE WHEN took AND $run THEN $until ELSE d.running_until END
+RETURN free, running`
 
 	cypherLinkSections = `MATCH (d:Document {tenant: $tenant, id: $id})
 UNWIND $rows AS row
@@ -69,7 +75,7 @@ SET d.claimed_at = $at
 RETURN coalesce(d.claimed_until, $at) > $at AS busy`
 
 	cypherRelease = `MATCH (d:Document {tenant: $tenant, id: $id})
-SET d.claimed_until = null`
+SET d.claimed_until = null, d.running_until = null`
 )
 
 // Queries of history.go.

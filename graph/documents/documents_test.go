@@ -130,7 +130,7 @@ func TestDocumentRoundTrip(t *testing.T) {
 	}
 	// While an import holds the document, removing it removes nothing;
 	// once the claim is let go, it does.
-	if ok, err := s.Claim(ctx, tenant, "guide", memory.ScopeTeam, "sales", retireAt, retireAt.Add(documents.ClaimFor)); err != nil || !ok {
+	if ok, err := s.Claim(ctx, tenant, "guide", memory.ScopeTeam, "sales", false, retireAt, retireAt.Add(documents.ClaimFor)); err != nil || !ok {
 		t.Fatalf("Claim = %v, %v", ok, err)
 	}
 	if n, err := s.Remove(ctx, tenant, "guide", retireAt); !errors.Is(err, memory.ErrConflict) || n != 0 {
@@ -188,7 +188,7 @@ func TestClaimSerialisesScopes(t *testing.T) {
 		id := fmt.Sprintf("race-%d", round)
 		if round%2 == 1 {
 			// A document imported before, let go and empty.
-			if ok, err := s.Claim(ctx, tenant, id, memory.ScopeTenant, "", now, later); err != nil || !ok {
+			if ok, err := s.Claim(ctx, tenant, id, memory.ScopeTenant, "", false, now, later); err != nil || !ok {
 				t.Fatalf("first claim: %v %v", ok, err)
 			}
 			if err := s.Record(ctx, tenant, documents.Info{ID: id, Scope: memory.ScopeTenant, ImportedAt: now}, nil); err != nil {
@@ -199,7 +199,7 @@ func TestClaimSerialisesScopes(t *testing.T) {
 		var wg sync.WaitGroup
 		for i, team := range []string{"sales", "support"} {
 			wg.Go(func() {
-				ok, err := s.Claim(ctx, tenant, id, memory.ScopeTeam, team, now, later)
+				ok, err := s.Claim(ctx, tenant, id, memory.ScopeTeam, team, false, now, later)
 				if err != nil {
 					t.Errorf("claim: %v", err)
 				}
@@ -211,13 +211,39 @@ func TestClaimSerialisesScopes(t *testing.T) {
 			t.Fatalf("round %d: claims of two scopes took %v, want exactly one", round, wins)
 		}
 	}
-	// One scope: both go on.
+	// One scope: both go on, until one is about to write: another import
+	// then waits for it to end (the last Record or a Release), however
+	// many concurrent imports ask.
 	for range 2 {
-		if ok, err := s.Claim(ctx, tenant, "shared", memory.ScopeTenant, "", now, later); err != nil || !ok {
+		if ok, err := s.Claim(ctx, tenant, "shared", memory.ScopeTenant, "", false, now, later); err != nil || !ok {
 			t.Fatalf("a claim of the same scope: %v %v", ok, err)
 		}
 	}
-	if ok, _ := s.Claim(ctx, tenant, "shared", memory.ScopeTeam, "sales", now, later); ok {
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = s.Claim(ctx, tenant, "runs", memory.ScopeTenant, "", true, now, later) })
+	}
+	wg.Wait()
+	if n := len(errs) - countErr(errs, documents.ErrImportRunning); n != 1 {
+		t.Errorf("concurrent imports about to write: %v, want one to run and the others ErrImportRunning", errs)
+	}
+	if ok, err := s.Claim(ctx, tenant, "runs", memory.ScopeTenant, "", false, now, later); err != nil || !ok {
+		t.Errorf("a queued import's claim while one runs: %v %v, want taken", ok, err)
+	}
+	if err := s.Release(ctx, tenant, "runs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(ctx, tenant, "runs", memory.ScopeTenant, "", true, now, later); err != nil {
+		t.Errorf("an import after the one running let go: %v", err)
+	}
+	if err := s.Record(ctx, tenant, documents.Info{ID: "runs", Scope: memory.ScopeTenant, ImportedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(ctx, tenant, "runs", memory.ScopeTenant, "", true, now, later); err != nil {
+		t.Errorf("an import after the one running ended: %v", err)
+	}
+	if ok, _ := s.Claim(ctx, tenant, "shared", memory.ScopeTeam, "sales", false, now, later); ok {
 		t.Error("another scope took a document under a live claim")
 	}
 	// Let go, nothing in force: another scope may take it.
@@ -225,12 +251,12 @@ func TestClaimSerialisesScopes(t *testing.T) {
 	if err := s.Record(ctx, tenant, info, nil); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.Claim(ctx, tenant, "shared", memory.ScopeTeam, "sales", now, later); err != nil || !ok {
+	if ok, err := s.Claim(ctx, tenant, "shared", memory.ScopeTeam, "sales", false, now, later); err != nil || !ok {
 		t.Errorf("a claim after the import let go of an empty document: %v %v", ok, err)
 	}
 	// Sections in force keep the document in its scope, claimed or not.
 	placed := sectionMemories(t, g, tenant, "held", 2)
-	if ok, err := s.Claim(ctx, tenant, "held", memory.ScopeTenant, "", now, later); err != nil || !ok {
+	if ok, err := s.Claim(ctx, tenant, "held", memory.ScopeTenant, "", false, now, later); err != nil || !ok {
 		t.Fatalf("first claim: %v %v", ok, err)
 	}
 	if err := s.Record(ctx, tenant, documents.Info{ID: "held", Scope: memory.ScopeTenant, ImportedAt: now, Sections: 2}, placed); err != nil {
@@ -239,7 +265,18 @@ func TestClaimSerialisesScopes(t *testing.T) {
 	if err := s.Record(ctx, tenant, documents.Info{ID: "held", Scope: memory.ScopeTenant, ImportedAt: now, Sections: 2}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.Claim(ctx, tenant, "held", memory.ScopeTeam, "sales", now.Add(time.Hour), now.Add(2*time.Hour)); ok {
+	if ok, _ := s.Claim(ctx, tenant, "held", memory.ScopeTeam, "sales", false, now.Add(time.Hour), now.Add(2*time.Hour)); ok {
 		t.Error("another scope took a document whose sections are in force")
 	}
+}
+
+// countErr counts the errors of errs that are target.
+func countErr(errs []error, target error) int {
+	n := 0
+	for _, err := range errs {
+		if errors.Is(err, target) {
+			n++
+		}
+	}
+	return n
 }
