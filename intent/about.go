@@ -142,11 +142,23 @@ func Requests(text string) bool {
 
 // searchTerms reports whether lower-cased q is a few words typed as a
 // search: no more than four words or ten characters, no sentence
-// punctuation or closing particle, and nobody speaking or spoken to.
+// punctuation or closing particle, and nobody speaking or spoken to, but
+// for whose the search is ("my preferences", "我的偏好").
 func searchTerms(q string) bool {
 	words := strings.Fields(q)
-	return len(words) <= 4 && utf8.RuneCountInString(q) <= 40 && (len(words) > 1 || utf8.RuneCountInString(q) <= 10) &&
-		!strings.ContainsAny(q, ",，.。!！;；~…") && !person.MatchString(q) && !known.MatchString(q) &&
+	if len(words) > 4 || utf8.RuneCountInString(q) > 40 || len(words) == 1 && utf8.RuneCountInString(q) > 10 {
+		return false
+	}
+	if rest := possessive.ReplaceAllString(q, ""); rest != "" {
+		q = rest
+	}
+	for _, w := range zhPossessive {
+		if rest, ok := strings.CutPrefix(q, w); ok && rest != "" {
+			q = rest
+			break
+		}
+	}
+	return !strings.ContainsAny(q, ",，.。!！;；~…") && !person.MatchString(q) && !known.MatchString(q) &&
 		!containsAny(q, zhPerson) && !containsAny(q, zhKnown) && !containsAny(q, zhClosing)
 }
 
@@ -179,6 +191,8 @@ var (
 	request    = regexp.MustCompile(`\b(please|i want|i'd like|i would like|i need|like before|like last time|as usual|same as)\b`)
 	// known speaks of us or of a thing as known.
 	known = regexp.MustCompile(`\b(you|your|yours|the|this|that|these|those)\b`)
+	// possessive opens a search for something of someone's: "my budget".
+	possessive = regexp.MustCompile(`^(my|our|her|his|their) +`)
 	// howTo starts a question that asks for instructions ("how do I bake
 	// bread?"), whose "I" is anyone; only the verbs of a person's ways
 	// ("how do I like to be reached?") keep it about the speaker.
@@ -202,7 +216,9 @@ var (
 	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回"}
 	// zhRequest marks a request in Chinese.
 	zhRequest = []string{"请", "按", "照", "想要", "我要", "给我", "帮我", "告诉我", "别", "不要", "直接", "能不能", "可不可以", "能否", "麻烦",
-		"一点", "点儿", "简单点", "说人话", "长话短说", "老样子"}
+		"一点", "点儿", "简单点", "说人话", "长话短说", "老样子", "就行", "就好"}
+	// zhPossessive opens a search for something of someone's: 我的预算.
+	zhPossessive = []string{"我们的", "我的", "她的", "他的"}
 	// zhClosing ends a spoken sentence, not a search: 节后再联系吧.
 	zhClosing = []string{"吧", "了", "啊", "呀", "哦", "嘛", "啦", "哈"}
 	// zhKnown speaks of us or of a thing as known: 你们, 那个, 这件.

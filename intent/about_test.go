@@ -42,6 +42,13 @@ func TestRequests(t *testing.T) {
 		{"能不能直接说重点", true},
 		{"contact preference", true},
 		{"送货地址", true},
+		{"my preferences", true},
+		{"her delivery address", true},
+		{"我的偏好", true},
+		{"上次那个风格就行", true},
+		{"my", false},
+		{"my day was long, she said", false},
+		{"我的天", true}, // a search for nothing: no cue answers it
 		{"Just sent you an email, no rush", false},
 		{"lol that's a long answer", false},
 		{"Thanks! Got the invoice, will check it later", false},
