@@ -20,9 +20,14 @@ import (
 // word for the customer, or the user's id or name (Person). "me" as the one
 // a request is for ("tell me a joke", "给我讲个笑话吧") does not count.
 func About(question string, who Person) bool {
-	q := strings.ToLower(strings.TrimSpace(question))
+	q := plain(question)
 	if q == "" || !asks(q) {
 		return false
+	}
+	// A question after a first clause is about whom it names itself: "we
+	// might expand into pharma, how do pharma companies store drugs?".
+	if loc := clause.FindStringIndex(q); loc != nil && !opening.MatchString(q) {
+		q = q[loc[0]+2:]
 	}
 	if m := howTo.FindStringSubmatch(q); m != nil && !ways[m[len(m)-1]] {
 		q = q[len(m[0]):]
@@ -51,7 +56,7 @@ func About(question string, who Person) bool {
 // shipment tracking website down?"), so such a question is weaker evidence
 // of being about the user than About.
 func Dealing(question string) bool {
-	q := strings.ToLower(strings.TrimSpace(question))
+	q := plain(question)
 	if q == "" || !asks(q) {
 		return false
 	}
@@ -122,7 +127,7 @@ func General(text string) bool {
 
 var (
 	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|going rate|going price|wholesale price|difference between|differences between)\b`)
-	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别"}
+	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事"}
 )
 
 var (
@@ -136,7 +141,7 @@ var (
 // 地址"). A statement that names the same things ("just sent you an email",
 // "谢谢你们，答复很及时", "我今天在公司", "节后再联系吧") asks for nothing.
 func Requests(text string) bool {
-	q := strings.ToLower(strings.TrimSpace(text))
+	q := plain(text)
 	return imperative.MatchString(q) || request.MatchString(q) || containsAny(q, zhRequest) || searchTerms(q)
 }
 
@@ -165,20 +170,52 @@ func searchTerms(q string) bool {
 // Asks reports whether text is a question rather than a request, a
 // greeting or a statement ("给我讲个笑话吧", "ok great, talk later").
 func Asks(text string) bool {
-	return asks(strings.ToLower(strings.TrimSpace(text)))
+	return asks(plain(text))
 }
 
 // asks reports whether lower-cased q is a question: it ends with a question
-// mark, starts as English questions do, or holds a Chinese question word.
+// mark or a tag ("…, right", "pushed back to when", "付钱利索不", "都记着的吧"), starts as English questions
+// do, or holds a Chinese question word.
 func asks(q string) bool {
-	return strings.HasSuffix(q, "?") || strings.HasSuffix(q, "？") || opening.MatchString(q) || containsAny(q, zhQuestion)
+	return strings.HasSuffix(q, "?") || strings.HasSuffix(q, "？") || opening.MatchString(q) || clause.MatchString(q) || closing.MatchString(q) || containsAny(q, zhQuestion) ||
+		slices.ContainsFunc(zhTag, func(t string) bool { return strings.HasSuffix(q, t) })
 }
+
+// plain is text lower-cased as people type it in a chat, written out: the
+// openers before a question go ("hey so what do you …") and chat shorthand
+// is spelt ("u" is you, "pls" please, "rn" right now).
+func plain(text string) string {
+	q := strings.ToLower(strings.TrimSpace(text))
+	for {
+		m := filler.FindString(q)
+		if m == "" || m == q {
+			break
+		}
+		q = q[len(m):]
+	}
+	// Twice: a match takes the space the next one starts with ("u n u").
+	return strings.TrimSpace(shorthand.Replace(shorthand.Replace(" " + q + " ")))
+}
+
+var (
+	// filler opens a chat line before what it says.
+	filler = regexp.MustCompile(`^(hey|hi|hello|yo|so|ok|okay|um|uh|oh|well|btw|and|but|also|just|quick q|quick question)\b[,.!:]?\s*`)
+	// shorthand spells chat words out, as whole words between spaces.
+	shorthand = strings.NewReplacer(" u ", " you ", " ur ", " your ", " r ", " are ", " pls ", " please ", " plz ", " please ",
+		" n ", " and ", " rn ", " right now ", " abt ", " about ", " wat ", " what ", " wut ", " what ", " thx ", " thanks ")
+)
 
 func ascii(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' || b == '-' }
 
 var (
 	// opening is how an English question starts.
-	opening = regexp.MustCompile(`^(what|what's|whats|which|who|whom|whose|when|where|how|hows|why|do|does|did|is|are|am|was|were|can|could|should|would|will|have|has|had)\b`)
+	opening = regexp.MustCompile(`^(what|what's|whats|which|who|whom|whose|when|where|how|hows|why|do|does|did|is|are|am|was|were|can|could|should|would|will|have|has|had|any|anything|anyone|anybody)\b`)
+	// clause opens a question after a first clause ("after the increase,
+	// how much …"); closing ends an English question typed without its
+	// mark: a tag
+	// ("…, right") or the question word last ("pushed back, to when").
+	clause  = regexp.MustCompile(`, (what|which|who|when|where|how|why)\b`)
+	closing = regexp.MustCompile(`(, ?(right|correct|yeah|yes|no|isn't it|aren't they|don't they|doesn't she|doesn't he)|\b(when|where|why|how|what|who|which))$`)
 	// person is a word for the user: the speaker, the person an agent
 	// speaks of, or the customer.
 	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|the (customer|client|user|buyer)|this (customer|client|user|buyer|person|guy))\b`)
@@ -210,8 +247,11 @@ var (
 )
 
 var (
-	zhQuestion = []string{"吗", "什么", "啥", "哪", "怎么", "咋", "怎样", "多少", "几", "谁", "是否", "有没有", "要不要", "会不会", "呢", "如何", "多久", "为什么", "多长", "是不是"}
-	zhPerson   = []string{"我", "她", "他", "客户", "用户", "顾客"}
+	zhQuestion = []string{"吗", "什么", "啥", "哪", "怎么", "咋", "怎样", "多少", "几", "谁", "是否", "有没有", "要不要", "会不会", "呢", "如何", "多久", "为什么", "多长", "是不是",
+		"多细", "多短", "多快", "多早", "多晚", "多远", "多大"}
+	// zhTag ends a sentence as a question: 利索不, 到了没, 记着的吧, 对吧.
+	zhTag    = []string{"不", "没", "没有", "对吧", "是吧", "的吧", "没错吧"}
+	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
 	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回"}
 	// zhRequest marks a request in Chinese.

@@ -136,6 +136,8 @@ func TestAbout(t *testing.T) {
 		{"How should we contact Alice?", "alice", true},
 		{"When does Alice's membership expire", "alice", true},
 		{"what did the customer order last time?", "", true},
+		{"after the increase, how much money do i have for purchasing", "", true},
+		{"we might expand into pharma next year, how do pharma companies store drugs", "", false},
 		{"Which outfit is this person with?", "", true},
 		{"我的会员什么时候到期", "", true},
 		{"她喜欢怎样的回复？", "", true},
@@ -264,6 +266,17 @@ func TestAsks(t *testing.T) {
 		{"给我讲个笑话吧", false},
 		{"ok great, talk later", false},
 		{"Alice prefers short answers.", false},
+		{"hey so what do u actually remember about me", true},
+		{"Noah wants replies itemised rather than in paragraphs, right", true},
+		{"my ink cartridges got pushed back, to when", true},
+		{"after the increase, how much money do i have for purchasing", true},
+		{"anything about how she likes to be dealt with", true},
+		{"她们家付钱利索不", true},
+		{"我跟你们来往的那些讲究你们都记着的吧", true},
+		{"给他写东西要写多细", true},
+		{"hey, thanks so much", false},
+		{"节后再联系吧", false},
+		{"ok great, talk later", false},
 	}
 	for _, tt := range tests {
 		if got := intent.Asks(tt.text); got != tt.want {

@@ -100,6 +100,7 @@ var rules = []rule{
 		"keep it short", "keep it brief", "keep it simple", "long essay*", "essays", "long message*", "wall of text",
 		"短一点", "长话短说", "别太长", "太长了",
 		"cut to the chase", "分条", "分点", "回邮件", "回消息", "咋回", "how should i reply", "how do i reply", "how should we answer", "replied to", "reply to her", "reply to him",
+		"itemised", "itemized", "bullet point*", "paragraphs", "写多细", "多细", "写东西", "一句话",
 	}},
 	// What the user buys as a rule: the firm they buy for says it, and so
 	// do their orders. Before the preferences, which would take "习惯" of
@@ -124,8 +125,8 @@ var rules = []rule{
 	// question is about dealing with someone ("any heads up before I go to
 	// the gym?" is not).
 	{name: "guidance", kinds: []string{"preference"}, dealsWithSomeone: true, cues: []string{
-		"keep in mind", "when dealing with", "deal with me", "likes to be handled", "like to be handled", "i should know", "heads up", "heads-up", "watch out", "look out for", "be aware", "be careful", "good to know", "should i know", "should we know", "need to know",
-		"打交道", "注意什么", "注意些什么", "注意事项", "注意点", "要注意", "需要注意", "留意", "讲究", "忌讳", "须知",
+		"keep in mind", "when dealing with", "deal with me", "likes to be handled", "like to be handled", "dealt with", "be treated", "picky", "fussy", "particular about", "i should know", "heads up", "heads-up", "watch out", "look out for", "be aware", "be careful", "good to know", "should i know", "should we know", "need to know",
+		"打交道", "注意什么", "注意些什么", "注意事项", "注意点", "要注意", "需要注意", "留意", "讲究", "忌讳", "须知", "来往",
 	}},
 	// The user as a whole: their profile, and what they may spend, which
 	// is as much a part of what is known of them.
@@ -133,6 +134,8 @@ var rules = []rule{
 		"about me", "know me", "my profile", "who am i", "remember about me", "remember me",
 		"关于我", "了解我", "我的资料", "我的信息", "我是谁", "记得我", "我的情况", "我的档案",
 		"about myself", "on file", "know of me", "told you about me", "知道我", "对我了解", "对我的了解", "我的底细",
+		"who she is", "who he is", "who they are", "rundown", "run-down", "overview", "fill me in", "brief me", "background on",
+		"什么来头", "啥来头", "大概讲讲", "介绍一下",
 	}},
 	// Rules the usual way: "as usual" names no subject, so every current
 	// rule and procedure answers it.
@@ -202,8 +205,8 @@ var rules = []rule{
 	{name: "payment", keys: []string{"payment_terms"}, kinds: []string{"payment_terms"}, cues: []string{
 		"payment term*", "pay on", "pay us", "when do i pay", "when do we get paid", "credit term*",
 		"settle a bill", "settle the bill", "settle bills", "settle invoices", "pay the bill", "pay bills", "pay by",
-		"pays us", "pay you", "pays you",
-		"账期", "付款", "结款", "月结", "结账", "结算",
+		"pays us", "pay you", "pays you", "pay on time", "pays on time", "paid on time", "how do they pay", "how does she pay", "how does he pay",
+		"账期", "付款", "结款", "月结", "结账", "结算", "结钱", "付钱", "打款", "回款", "结一次", "利索",
 	}},
 	// What the business makes on the user: the internal cost note, which
 	// policy shows only to whom may read it.
@@ -237,7 +240,8 @@ var rules = []rule{
 		"works at", "work at", "for a living", "which outfit", "what outfit",
 		// The user's name is cut out before Detect: "where does Alice work?"
 		// reads "where does work?".
-		"where does she work", "where does he work", "where do they work", "where does work",
+		"where does she work", "where does he work", "where do they work", "where does work", "where she works", "where he works", "where they work",
+		"her role", "his role", "their role", "her job", "his job",
 		"what business", "which business", "my business", "organisation", "organization", "my workplace", "where i work",
 		"which city", "what city", "based in", "where is she based", "where is he based", "where are they based", "where am i based",
 		"公司", "单位", "在哪工作", "在哪上班", "高就", "做什么的", "干什么的", "干啥的", "做啥的", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",
@@ -247,7 +251,7 @@ var rules = []rule{
 // Detect returns what a question about the user asks for; Empty when it is
 // not one.
 func Detect(text string) Ask {
-	lower := " " + normalise(text) + " "
+	lower := " " + normalise(plain(text)) + " "
 	var a Ask
 	// Each rule reads what the rules before it left: "按老规矩处理" is the
 	// usual way, not a lookup of 规矩.

@@ -11,6 +11,12 @@ func TestDetect(t *testing.T) {
 		want []string // intent names, in rule order
 	}{
 		{"tell me my preferences", []string{"preferences"}},
+		{"quick rundown on this customer pls", []string{"about_me"}},
+		{"这人啥情况，给我大概讲讲", []string{"about_me"}},
+		{"remind me who she is, like her role n where she works", []string{"about_me", "company"}},
+		{"这家一般多久给我们结一次钱", []string{"payment"}},
+		{"给他写东西要写多细", []string{"answer_style"}},
+		{"she picky about anything when we write to her?", []string{"guidance", "contact"}},
 		{"what do you know about me", []string{"about_me"}},
 		{"我还想要上次那个风格", []string{"answer_style"}},
 		{"能不能直接说重点", []string{"answer_style"}},
