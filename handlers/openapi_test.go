@@ -80,12 +80,13 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	}
 
 	// Every operation can fail unexpectedly, and every keyed one can be
-	// refused a key; a route added without them is probably undocumented.
+	// refused a key or a malformed query string; a route added without
+	// them is probably undocumented.
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			want := []string{"500"}
 			if strings.HasPrefix(path, "/v1/") {
-				want = append(want, "401", "503")
+				want = append(want, "400", "401", "503")
 			}
 			for _, status := range want {
 				if op.Responses.Value(status) == nil {
@@ -558,6 +559,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "whoami", r, http.StatusOK)
 	r = f.Do(t, "", "GET", "/v1/whoami", nil, "X-API-Key", f.Keys[bot])
 	expectResponse(t, "whoami by X-API-Key", r, http.StatusOK)
+	r = f.Do(t, bot, "GET", "/v1/whoami?x=1;y=2", nil)
+	expectResponse(t, "whoami with a malformed query string", r, http.StatusBadRequest, "invalid_argument")
 
 	// Principals and keys.
 	exerciseIdentity(t, f)
