@@ -561,6 +561,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "whoami by X-API-Key", r, http.StatusOK)
 	r = f.Do(t, bot, "GET", "/v1/whoami?x=1;y=2", nil)
 	expectResponse(t, "whoami with a malformed query string", r, http.StatusBadRequest, "invalid_argument")
+	r = f.Do(t, bot, "GET", "/v1/whoami?verbose=1", nil)
+	expectResponse(t, "whoami with a parameter it does not take", r, http.StatusBadRequest, "invalid_argument")
 
 	// Principals and keys.
 	exerciseIdentity(t, f)
@@ -613,6 +615,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "janitor as an agent", r, http.StatusForbidden, "forbidden")
 	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep?dry_run=maybe", nil)
 	expectResponse(t, "janitor with a bad dry_run", r, http.StatusBadRequest, "invalid_argument")
+	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep?dryrun=true", nil)
+	expectResponse(t, "janitor with a misspelt dry_run", r, http.StatusBadRequest, "invalid_argument")
 
 	// The audit trail of what the admin did above.
 	r = f.Do(t, apptest.Admin, "GET", "/v1/audit?action=policy.&limit=5&since="+start.Format(time.RFC3339), nil)

@@ -97,10 +97,15 @@ type api struct {
 	tracer    trace.Tracer
 	graph     *graphquery.Service
 	knowledge Knowledge
+
+	// queryParams holds what each /v1 route takes in its query string,
+	// by method and route as gin writes it (c.FullPath).
+	queryParams map[string]routeQuery
 }
 
 // New returns the HTTP handler for the whole API, or an error naming each
-// required service opts lacks.
+// required service opts lacks or each /v1 route openapi.json does not
+// describe (its query parameters are the ones the route takes).
 func New(opts Options) (http.Handler, error) {
 	var missing []error
 	if opts.Service == nil {
@@ -167,7 +172,9 @@ func New(opts Options) (http.Handler, error) {
 		r.POST("/panel/*page", panel)
 	}
 
-	v1 := r.Group("/v1", a.authenticate, a.rateLimit)
+	// A parameter a route does not declare is refused before the key is
+	// looked up, as a malformed query string is (params.go).
+	v1 := r.Group("/v1", a.knownQuery, a.authenticate, a.rateLimit)
 	v1.POST("/memories", a.handle(a.createMemories))
 	v1.GET("/memories", a.handle(a.listMemories))
 	v1.GET("/memories/:id", a.handle(a.getMemory))
@@ -232,6 +239,11 @@ func New(opts Options) (http.Handler, error) {
 
 	// The MCP endpoint: the same keys, tenant sync and rate limits as /v1.
 	r.POST("/mcp", a.authenticate, a.rateLimit, a.handle(a.serveMCP))
+
+	var err error
+	if a.queryParams, err = queryParamsOf(r, OpenAPI); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -1,0 +1,158 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"mneme/client"
+	"mneme/internal/apptest"
+)
+
+var docParam = regexp.MustCompile(`\{[^}]+\}`)
+
+// declaredQuery returns the names of the query parameters openapi.json
+// declares for one operation, on the operation or on its path.
+func declaredQuery(item *openapi3.PathItem, op *openapi3.Operation) []string {
+	var names []string
+	for _, p := range append(slices.Clone(item.Parameters), op.Parameters...) {
+		if p.Value != nil && p.Value.In == openapi3.ParameterInQuery {
+			names = append(names, p.Value.Name)
+		}
+	}
+	return names
+}
+
+// sendNoKey sends a request without a key to h: one that gets past the
+// query check is refused a key (401), one that does not is refused there.
+func sendNoKey(t *testing.T, h http.Handler, method, target string) (int, string, string) {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(method, target, nil))
+	// Outside /v1 the answer may be no JSON: its code and message are "".
+	var e struct{ Code, Message string }
+	_ = json.Unmarshal(w.Body.Bytes(), &e)
+	return w.Code, e.Code, e.Message
+}
+
+// TestEveryDeclaredQueryParameterIsAccepted: for every /v1 operation of
+// openapi.json, each query parameter it declares, alone or with all the
+// others, passes the check (the request goes on to be refused a key): the
+// check never refuses what the contract offers.
+func TestEveryDeclaredQueryParameterIsAccepted(t *testing.T) {
+	doc := loadDocument(t)
+	h := routesOnly(t)
+	withParams := 0
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/v1/") {
+			continue
+		}
+		target := docParam.ReplaceAllString(path, "x")
+		for method, op := range item.Operations() {
+			names := declaredQuery(item, op)
+			if len(names) > 0 {
+				withParams++
+			}
+			all := url.Values{}
+			var queries []string
+			for _, name := range names {
+				queries = append(queries, url.Values{name: {"x"}}.Encode())
+				all.Set(name, "x")
+			}
+			queries = append(queries, "", all.Encode())
+			for _, q := range queries {
+				status, code, msg := sendNoKey(t, h, method, target+"?"+q)
+				if status != http.StatusUnauthorized {
+					t.Errorf("%s %s?%s = %d %s %q, want 401: every parameter the document declares is taken", method, path, q, status, code, msg)
+				}
+			}
+		}
+	}
+	// Declared parameters of sweep, listings, recall log, logs, graph,
+	// ingest and writes at least: the loop above did check something.
+	if withParams < 15 {
+		t.Errorf("only %d operations declare query parameters; is the document read?", withParams)
+	}
+}
+
+// TestUndeclaredQueryParametersAreRefused: a parameter the route does not
+// declare is 400 invalid_argument before anything else, naming it and the
+// declared ones it likely misspells, or those the route takes.
+func TestUndeclaredQueryParametersAreRefused(t *testing.T) {
+	h := routesOnly(t)
+	tests := []struct {
+		name, method, target string
+		want                 []string // in the message
+	}{
+		{"a misspelt dry run", "POST", "/v1/janitor/sweep?dryrun=true", []string{"dryrun:", "did you mean dry_run?"}},
+		{"dry_run in other case", "POST", "/v1/janitor/sweep?Dry_Run=true", []string{"Dry_Run:", "did you mean dry_run?"}},
+		{"user for user_id", "GET", "/v1/memories?user=alice&limit=5", []string{"user:", "did you mean user_id?"}},
+		{"userid for user_id", "GET", "/v1/memories?userid=alice", []string{"userid:", "did you mean user_id?"}},
+		{"query for q", "GET", "/v1/graph/entities?query=lianhua", []string{"query:", "did you mean q?"}},
+		{"bogus beside a declared one", "GET", "/v1/graph/aggregates?by=type&bogus=1", []string{"bogus:", "GET /v1/graph/aggregates, which takes agent, by, entity"}},
+		{"limt for limit", "GET", "/v1/recall-log?user_id=bob&limt=5", []string{"limt:", "did you mean limit?"}},
+		{"a route that takes none", "GET", "/v1/whoami?bogus=1", []string{"bogus:", "GET /v1/whoami, which takes none"}},
+		{"on a route with a path parameter", "DELETE", "/v1/memories/mem_1?reson=dup", []string{"reson:", "DELETE /v1/memories/{id}; did you mean reason?"}},
+		{"on a wildcard route", "DELETE", "/v1/knowledge/documents/guides/returns?force=1", []string{"force:", "DELETE /v1/knowledge/documents/{id}, which takes none"}},
+		{"a body's field in the query", "POST", "/v1/recall?user_id=alice", []string{"user_id:", "POST /v1/recall, which takes none"}},
+		{"the first of two by name", "GET", "/v1/audit?zeta=1&alpha=1", []string{"alpha:"}},
+		{"an empty name", "GET", "/v1/decisions?=1", []string{"query:", "no name"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, code, msg := sendNoKey(t, h, tc.method, tc.target)
+			if status != http.StatusBadRequest || code != "invalid_argument" {
+				t.Fatalf("%s %s = %d %s %q, want 400 invalid_argument", tc.method, tc.target, status, code, msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q does not say %q", msg, w)
+				}
+			}
+		})
+	}
+
+	// Routes outside /v1 are not checked here.
+	for _, target := range []string{"/healthz?x=1", "/openapi.json?x=1", "/panel?x=1", "/metrics?x=1"} {
+		if status, code, msg := sendNoKey(t, h, "GET", target); status == http.StatusBadRequest {
+			t.Errorf("GET %s = %d %s %q: only /v1 checks its parameters", target, status, code, msg)
+		}
+	}
+}
+
+// TestMisspeltParametersDoNothing: through the real service, a misspelt
+// parameter is refused before it can turn a dry run into a sweep or a
+// filtered listing into a listing of every user's memories.
+func TestMisspeltParametersDoNothing(t *testing.T) {
+	f := apptest.Start(t)
+	create(t, f, "support-bot", client.NewMemory{UserID: "bob", Type: client.TypeSemantic, Content: "Bob prefers to be called in the afternoon."})
+
+	for _, tc := range []struct{ who, method, path string }{
+		{apptest.Admin, http.MethodPost, "/v1/janitor/sweep?dryrun=true"},
+		{"support-bot", http.MethodGet, "/v1/memories?user=alice&limit=5"},
+		{"support-bot", http.MethodGet, "/v1/memories?userid=alice"},
+		{apptest.Admin, http.MethodGet, "/v1/graph/aggregates?by=type&bogus=1"},
+		{apptest.Admin, http.MethodGet, "/v1/graph/entities?query=lianhua"},
+	} {
+		r := f.Do(t, tc.who, tc.method, tc.path, nil)
+		expectResponse(t, tc.method+" "+tc.path, r, http.StatusBadRequest, "invalid_argument")
+	}
+	var audit struct{ Events []struct{ Action string } }
+	f.Do(t, apptest.Admin, http.MethodGet, "/v1/audit?action=janitor.sweep", nil).Decode(t, &audit)
+	if len(audit.Events) != 0 {
+		t.Errorf("the refused sweep ran: audit %+v", audit.Events)
+	}
+	// Spelt right, the same requests are answered.
+	r := f.Do(t, apptest.Admin, http.MethodPost, "/v1/janitor/sweep?dry_run=true", nil)
+	expectResponse(t, "a dry run", r, http.StatusOK)
+	if got := list(t, f, "support-bot", "user_id=alice&limit=5"); slices.ContainsFunc(got, func(m client.Memory) bool { return m.UserID != "alice" }) {
+		t.Errorf("user_id=alice lists %+v", got)
+	}
+}
