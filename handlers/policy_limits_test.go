@@ -105,7 +105,7 @@ func TestReasonsAreBounded(t *testing.T) {
 // TestPolicyRequestEdges shows through the router the refusals and answers
 // of policy routes at their edges: odd module names, the confirm action in
 // the decision log, unknown fields in an activation, a replay given both a
-// revision and an empty list of modules.
+// revision and an empty list of modules, a negative revision.
 func TestPolicyRequestEdges(t *testing.T) {
 	f := apptest.Start(t)
 	base := bundled(t, f)
@@ -129,6 +129,13 @@ func TestPolicyRequestEdges(t *testing.T) {
 		{"activation without a body", "POST", "/v1/policy/revisions/0/activate", nil, http.StatusOK, "", ""},
 		{"replay of a revision and no modules", "POST", "/v1/policy/replay", map[string]any{"revision": 0, "modules": []any{}}, http.StatusBadRequest, "invalid_argument", "not both"},
 		{"replay of nothing", "POST", "/v1/policy/replay", map[string]any{}, http.StatusUnprocessableEntity, policyadmin.RejectInvalid, "at least one"},
+		// A negative revision is the same mistake wherever it is named.
+		{"simulate a negative revision", "POST", "/v1/policy/simulate", map[string]any{"revision": -1, "input": map[string]any{}}, http.StatusBadRequest, "invalid_argument", "0 or more"},
+		{"replay a negative revision", "POST", "/v1/policy/replay", map[string]any{"revision": -1}, http.StatusBadRequest, "invalid_argument", "0 or more"},
+		{"roll back to a negative revision", "POST", "/v1/policy/rollback", map[string]any{"revision": -3}, http.StatusBadRequest, "invalid_argument", "0 or more"},
+		{"activate a negative revision", "POST", "/v1/policy/revisions/-1/activate", nil, http.StatusBadRequest, "invalid_argument", "0 or more"},
+		{"read a negative revision", "GET", "/v1/policy/revisions/-1", nil, http.StatusBadRequest, "invalid_argument", "0 or more"},
+		{"diff from a negative revision", "GET", "/v1/policy/diff?from=-1&to=0", nil, http.StatusBadRequest, "invalid_argument", "0 or more"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -286,10 +286,13 @@ func (s *Service) Policy(ctx context.Context, p memory.Principal, number int64) 
 	return s.revision(ctx, p.Tenant, number)
 }
 
+// revision returns one revision. A negative number is a mistake of the
+// request, not a revision that may exist: invalid, however it was asked for
+// (simulate, replay, activate, diff).
 func (s *Service) revision(ctx context.Context, tenant string, number int64) (PolicyRevision, error) {
 	switch {
 	case number < 0:
-		return PolicyRevision{}, memory.ErrNotFound
+		return PolicyRevision{}, memory.Invalid("revision", "must be a revision number: 0 or more")
 	case number == 0:
 		return s.bundled(tenant), nil
 	}

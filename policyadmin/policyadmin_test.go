@@ -197,6 +197,38 @@ func TestPushAndRollback(t *testing.T) {
 	}
 }
 
+// TestNegativeRevisionIsInvalid: a negative revision is the same mistake
+// wherever it is named, and refused as invalid before anything is decided,
+// checked or activated.
+func TestNegativeRevisionIsInvalid(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	minus := int64(-1)
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"policy", func() error { _, err := f.svc.Policy(ctx, adminAcme, -1); return err }},
+		{"diff from", func() error { _, err := f.svc.DiffPolicies(ctx, adminAcme, -1, 0); return err }},
+		{"diff to", func() error { _, err := f.svc.DiffPolicies(ctx, adminAcme, 0, -2); return err }},
+		{"activate", func() error { _, err := f.svc.ActivatePolicy(ctx, adminAcme, -1); return err }},
+		{"rollback", func() error { _, err := f.svc.RollbackPolicy(ctx, adminAcme, &minus); return err }},
+		{"simulate", func() error { _, err := f.svc.Simulate(ctx, adminAcme, SimulateRequest{Revision: &minus}); return err }},
+		{"replay", func() error { _, err := f.svc.Replay(ctx, adminAcme, ReplayRequest{Revision: &minus}); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var inv *memory.InvalidError
+			if err := tt.call(); !errors.As(err, &inv) || inv.Field != "revision" {
+				t.Errorf("%s of revision -1: %v, want invalid revision", tt.name, err)
+			}
+		})
+	}
+	if len(f.policies.usedEpoch) != 0 || len(f.policies.checked) != 0 {
+		t.Errorf("a negative revision was loaded (%v) or checked (%v)", f.policies.usedEpoch, f.policies.checked)
+	}
+}
+
 func TestReplayCountsChanges(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)

@@ -406,6 +406,12 @@ func TestPanelGrantsAndReplay(t *testing.T) {
 	if !strings.Contains(rep.body, "notes are never read") {
 		t.Error("the replay does not show the draft's reason")
 	}
+	// A negative revision is a bad request, as in the API, not a revision
+	// that was not found.
+	neg := b.do(http.MethodPost, "/panel/policy/replay", url.Values{"csrf": {csrfOf(t, page)}, "revision": {"-1"}})
+	if neg.status != http.StatusBadRequest || !strings.Contains(neg.body, "0 or more") {
+		t.Errorf("replay of revision -1 = %d: %.300s, want 400 saying 0 or more", neg.status, neg.body)
+	}
 }
 
 // TestPanelKnowledgeListsSharedByScope: the admin's Knowledge page lists
