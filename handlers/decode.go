@@ -6,14 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"mneme/memory"
 )
 
 // readBody reads the whole body within the size limit and checks that it is
@@ -71,6 +75,10 @@ func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var when *time.ParseError
+		if errors.As(err, &when) {
+			return badTime(body, reflect.TypeOf(v), when.Value)
+		}
 		return jsonError(err)
 	}
 	if dec.More() {
@@ -150,13 +158,110 @@ func duplicateKey(body []byte) string {
 	}
 }
 
+// badTime is the error for a string that a time field of body, decoded
+// into a value of type t, does not parse: invalid_argument, as the domain
+// refuses a time it cannot use (an as_of in the future), naming the field.
+// The decoder does not name it, so it is found as a time field of t that
+// holds that string.
+func badTime(body []byte, t reflect.Type, value string) error {
+	// The value is the string as the JSON text writes it, escapes and all.
+	var text string
+	if err := json.Unmarshal([]byte(`"`+value+`"`), &text); err != nil {
+		text = value
+	}
+	reason := fmt.Sprintf("%q is no RFC 3339 time such as 2026-03-01T00:00:00Z", text)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return memory.Invalid("", reason)
+	}
+	return memory.Invalid(timeField(doc, t, text, ""), reason)
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// timeField returns the path (as_of, memories[1].valid_to, input.now) of a
+// time field of type t whose value in the decoded JSON doc is the string s,
+// or "" when none is.
+func timeField(doc any, t reflect.Type, s, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == timeType {
+		if str, ok := doc.(string); ok && str == s {
+			return path
+		}
+		return ""
+	}
+	at := func(key string) string {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	switch doc := doc.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(doc)) {
+			var ft reflect.Type
+			switch t.Kind() {
+			case reflect.Struct:
+				if f, ok := fieldNamed(t, k); ok {
+					ft = f.Type
+				}
+			case reflect.Map:
+				ft = t.Elem()
+			}
+			if ft == nil {
+				continue
+			}
+			if p := timeField(doc[k], ft, s, at(k)); p != "" {
+				return p
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return ""
+		}
+		for i, e := range doc {
+			if p := timeField(e, t.Elem(), s, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// fieldNamed is the field of struct type t that encoding/json decodes the
+// key name into: by its tag's name or else its own, exactly or else in
+// another case, promoted from embedded structs.
+func fieldNamed(t reflect.Type, name string) (reflect.StructField, bool) {
+	var folded []reflect.StructField
+	for _, f := range reflect.VisibleFields(t) {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || tag == "-" || f.Anonymous && tag == "" {
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if tag == name {
+			return f, true
+		}
+		if strings.EqualFold(tag, name) {
+			folded = append(folded, f)
+		}
+	}
+	if len(folded) == 0 {
+		return reflect.StructField{}, false
+	}
+	return folded[0], true
+}
+
 func jsonError(err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	var when *time.ParseError
 	switch {
-	case errors.As(err, &when):
-		return &badRequest{"bad_json", fmt.Sprintf("%q is no RFC 3339 time such as 2026-03-01T00:00:00Z", when.Value)}
 	case errors.As(err, &syntax):
 		return &badRequest{"bad_json", fmt.Sprintf("malformed JSON at byte %d", syntax.Offset)}
 	case errors.As(err, &typ):

@@ -2,9 +2,12 @@ package handlers
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"mneme/memory"
 )
 
 func TestDecodeStrictRefusesRepeatedKeys(t *testing.T) {
@@ -48,6 +51,53 @@ func TestDecodeStrictRefusesRepeatedKeys(t *testing.T) {
 				t.Errorf("refused: %v", err)
 			case tt.dup != "" && (!errors.As(err, &bad) || bad.code != "bad_json" || duplicateKey([]byte(tt.json)) != tt.dup):
 				t.Errorf("err = %v, repeated key %q; want bad_json on %q", err, duplicateKey([]byte(tt.json)), tt.dup)
+			}
+		})
+	}
+}
+
+// A string a time field does not parse is invalid_argument naming the
+// field, wherever it sits, as a time the domain refuses is.
+func TestDecodeStrictNamesBadTimes(t *testing.T) {
+	type Window struct {
+		Until *time.Time `json:"until"`
+	}
+	type entry struct {
+		Content string     `json:"content"`
+		ValidTo *time.Time `json:"valid_to,omitempty"`
+	}
+	type body struct {
+		Query    string                  `json:"query"`
+		AsOf     *time.Time              `json:"as_of"`
+		Memories []entry                 `json:"memories"`
+		Input    struct{ Now time.Time } `json:"input"`
+		Marks    map[string]time.Time    `json:"marks"`
+		Window
+	}
+	tests := []struct {
+		name, json, field string
+	}{
+		{"a word", `{"as_of":"yesterday"}`, "as_of"},
+		{"the same word in a text field first", `{"query":"yesterday","as_of":"yesterday"}`, "as_of"},
+		{"in another case", `{"AS_OF":"yesterday"}`, "AS_OF"},
+		{"escaped", `{"as_of":"yesterd\u0061y"}`, "as_of"},
+		{"a month out of range", `{"as_of":"2026-13-01T00:00:00Z"}`, "as_of"},
+		{"a date alone", `{"as_of":"2026-03-01"}`, "as_of"},
+		{"in an array", `{"memories":[{"content":"a"},{"content":"b","valid_to":"soon"}]}`, "memories[1].valid_to"},
+		{"nested, by the field's own name", `{"input":{"now":"now"}}`, "input.now"},
+		{"in a map", `{"marks":{"start":"then"}}`, "marks.start"},
+		{"promoted from an embedded struct", `{"until":"later"}`, "until"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v body
+			err := decodeStrict([]byte(tt.json), &v)
+			var inv *memory.InvalidError
+			if !errors.As(err, &inv) || inv.Field != tt.field || !strings.Contains(inv.Reason, "RFC 3339") {
+				t.Errorf("err = %#v, want an invalid %s that is no RFC 3339 time", err, tt.field)
+			}
+			if status, code, _ := classify(err); status != http.StatusBadRequest || code != "invalid_argument" {
+				t.Errorf("answered %d %s, want 400 invalid_argument", status, code)
 			}
 		})
 	}

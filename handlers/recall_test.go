@@ -144,6 +144,12 @@ func TestRecallAsOf(t *testing.T) {
 	q.AsOf = &future
 	_, err := f.Client(t, "finance-bot").Recall(t.Context(), q)
 	wantAPIError(t, "as_of in the future", err, http.StatusBadRequest, "invalid_argument")
+	// A time that is none is the same kind of mistake, about the same field.
+	r := f.Do(t, "finance-bot", http.MethodPost, "/v1/recall", map[string]any{"user_id": "alice", "query": q.Query, "as_of": "yesterday"})
+	expectResponse(t, "as_of yesterday", r, http.StatusBadRequest, "invalid_argument")
+	if !strings.Contains(string(r.Body), `as_of: \"yesterday\" is no RFC 3339 time`) {
+		t.Errorf("as_of yesterday: %s, want it named", r.Body)
+	}
 }
 
 func TestRecallDecayPrefersRecentEpisodes(t *testing.T) {
