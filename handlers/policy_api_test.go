@@ -162,6 +162,10 @@ func TestReplayInlineDraft(t *testing.T) {
 			}
 		})
 	}
+	// A push is held to the same total: stored, it would be activated and
+	// replayed by number.
+	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy", policyadmin.NewPolicy{Message: "big", Modules: append(slices.Clone(draft), padding("pad1.rego"), padding("pad2.rego"))})
+	expectResponse(t, "a push of too much Rego in all", r, http.StatusUnprocessableEntity, policyadmin.RejectInvalid)
 	r = f.Do(t, "order-bot", "POST", "/v1/policy/replay", policyadmin.ReplayRequest{Modules: draft})
 	expectResponse(t, "an agent replays a draft", r, http.StatusForbidden, "forbidden")
 

@@ -279,8 +279,10 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("content", "must be valid UTF-8 without NUL characters")
 	case utf8.RuneCountInString(n.Content) > MaxContentChars:
 		return Memory{}, Invalid("content", fmt.Sprintf("must be at most %d characters", MaxContentChars))
-	case len(n.Kind) > 64:
-		return Memory{}, Invalid("kind", "must be at most 64 bytes")
+	case len(n.Kind) > 64 || strings.ContainsFunc(n.Kind, invisible) || strings.TrimSpace(n.Kind) != n.Kind:
+		// A kind a grant names must be the kind it reads as: no zero-width
+		// "pre\u200bference" beside "preference".
+		return Memory{}, Invalid("kind", "must be at most 64 bytes, without control or invisible characters or surrounding spaces")
 	case len(n.Key) > 128 || strings.ContainsFunc(n.Key, invisible) || strings.TrimSpace(n.Key) != n.Key:
 		return Memory{}, Invalid("key", "must be at most 128 bytes, without control or invisible characters or surrounding spaces")
 	case len(n.Source) > 64:

@@ -130,6 +130,9 @@ func TestCreateValidation(t *testing.T) {
 		{"content with a NUL", agentSupport, func(n *NewMemory) { n.Content = "tea \x00 coffee" }, "content"},
 		{"content too long", agentSupport, func(n *NewMemory) { n.Content = strings.Repeat("é", MaxContentChars+1) }, "content"},
 		{"kind too long", agentSupport, func(n *NewMemory) { n.Kind = long(65) }, "kind"},
+		{"kind with a zero-width space", agentSupport, func(n *NewMemory) { n.Kind = "pre\u200bference" }, "kind"},
+		{"kind with a bidi override", agentSupport, func(n *NewMemory) { n.Kind = "\u202eevil" }, "kind"},
+		{"kind with a tab", agentSupport, func(n *NewMemory) { n.Kind = "pref\terence" }, "kind"},
 		{"key too long", agentSupport, func(n *NewMemory) { n.Key = long(129) }, "key"},
 		{"key with a zero-width space", agentSupport, func(n *NewMemory) { n.Key = "answer\u200b_style" }, "key"},
 		{"key with a bidi mark", agentSupport, func(n *NewMemory) { n.Key = "answer_style\u202e" }, "key"},
@@ -766,6 +769,7 @@ func TestUpdateFailures(t *testing.T) {
 		{"bad sensitivity", nil, nil, UpdateRequest{Sensitivity: ptr("top")}, nil, "sensitivity"},
 		{"importance out of range", nil, nil, UpdateRequest{Importance: ptr(1.5)}, nil, "importance"},
 		{"kind too long", nil, nil, UpdateRequest{Kind: ptr(strings.Repeat("k", 65))}, nil, "kind"},
+		{"kind with a zero-width space", nil, nil, UpdateRequest{Kind: ptr("pre\u200bference")}, nil, "kind"},
 		{"embedder down", nil, nil, UpdateRequest{Content: ptr("embed me")}, errEmbedderDown, ""},
 		// A version that changes nothing is refused, not written.
 		{"nothing to change", nil, nil, UpdateRequest{}, nil, "body"},

@@ -44,6 +44,8 @@ func TestCreateGrantValidation(t *testing.T) {
 		{"expires now", func(n *NewGrant) { n.ExpiresAt = &now }, "expires_at"},
 		{"kind empty", func(n *NewGrant) { n.Kinds = []string{"order", ""} }, "kinds"},
 		{"kind too long", func(n *NewGrant) { n.Kinds = []string{strings.Repeat("k", 65)} }, "kinds"},
+		{"kind with a bidi override", func(n *NewGrant) { n.Kinds = []string{"\u202eevil"} }, "kinds"},
+		{"kind with a zero-width space", func(n *NewGrant) { n.Kinds = []string{"pre\u200bference"} }, "kinds"},
 		{"too many kinds", func(n *NewGrant) {
 			for i := range MaxGrantKinds + 1 {
 				n.Kinds = append(n.Kinds, fmt.Sprintf("k%d", i))

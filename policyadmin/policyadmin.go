@@ -115,10 +115,10 @@ type DecisionQuery struct {
 const (
 	MaxPolicyModules     = 64
 	MaxPolicyModuleBytes = 256 << 10
-	// MaxDraftBytes bounds the Rego of a draft sent inline to simulate or
-	// replay, all modules together: the bundled policy with its tests is
-	// under a tenth of it.
-	MaxDraftBytes        = 512 << 10
+	// MaxPolicyBytes bounds the Rego of a policy, pushed, tested or sent
+	// inline to simulate or replay, all modules together: the bundled
+	// policy with its tests is under a tenth of it.
+	MaxPolicyBytes       = 512 << 10
 	MaxPolicyMessage     = 500
 	DefaultDecisionLimit = 100
 	MaxDecisionLimit     = 1000
@@ -224,6 +224,13 @@ func validModules(modules []PolicyModule) error {
 	}
 	if len(modules) > MaxPolicyModules {
 		return &PolicyRejectedError{Code: RejectInvalid, Problems: []string{fmt.Sprintf("modules: at most %d", MaxPolicyModules)}}
+	}
+	size := 0
+	for _, m := range modules {
+		size += len(m.Source)
+	}
+	if size > MaxPolicyBytes {
+		return &PolicyRejectedError{Code: RejectInvalid, Problems: []string{fmt.Sprintf("modules: a policy holds at most %d bytes of Rego in all, this one %d", MaxPolicyBytes, size)}}
 	}
 	seen := map[string]bool{}
 	var problems []string
@@ -497,7 +504,7 @@ func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequ
 }
 
 // draft returns the modules of a stored revision or the inline ones, which
-// must be valid modules of at most MaxDraftBytes in all.
+// must be valid modules (validModules).
 func (s *Service) draft(ctx context.Context, tenant string, number *int64, modules []PolicyModule) ([]PolicyModule, error) {
 	switch {
 	case number != nil && modules != nil: // "modules": [] is given too
@@ -508,13 +515,6 @@ func (s *Service) draft(ctx context.Context, tenant string, number *int64, modul
 			return nil, err
 		}
 		return rev.Modules, nil
-	}
-	size := 0
-	for _, m := range modules {
-		size += len(m.Source)
-	}
-	if size > MaxDraftBytes {
-		return nil, &PolicyRejectedError{Code: RejectInvalid, Problems: []string{fmt.Sprintf("modules: a draft holds at most %d bytes of Rego in all, this one %d", MaxDraftBytes, size)}}
 	}
 	if err := validModules(modules); err != nil {
 		return nil, err
