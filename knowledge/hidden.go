@@ -22,7 +22,7 @@ type sight struct {
 }
 
 // look reads a page's inline styles and the simple rules of its <style>
-// elements (rules of a tag, classes and an id; others are ignored) as a
+// elements (rules of a tag or :root, classes and an id; others are ignored) as a
 // browser applies them: the rules in order, then the inline style, the last
 // declaration of a property winning unless an earlier one is !important.
 func look(root *html.Node) sight {
@@ -49,17 +49,17 @@ func look(root *html.Node) sight {
 			}
 			style.WriteString(attr(n, "style"))
 			decl := declarations(style.String())
-			if hidesAll(decl) {
+			inherited = inherited.with(decl, n.DataAtom == atom.Html)
+			if hidesAll(decl, inherited.measure()) {
 				s.gone[n] = true
 				return
 			}
-			inherited = inherited.with(decl)
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			visit(c, inherited)
 		}
 	}
-	visit(root, textStyle{})
+	visit(root, page())
 	return s
 }
 
@@ -95,22 +95,39 @@ func attr(n *html.Node, key string) string {
 	return ""
 }
 
-// textStyle is what an element passes on to the text inside it.
-type textStyle struct{ invisible, sizeless, clear bool }
+// textStyle is what an element passes on to the text inside it: its
+// visibility, its font size and the root's in pixels, and whether its
+// colour is clear.
+type textStyle struct {
+	invisible, clear bool
+	size, root       float64
+}
 
-func (t textStyle) hidden() bool { return t.invisible || t.sizeless || t.clear }
+// page is the style a page starts from: a browser's default 16 px font.
+func page() textStyle { return textStyle{size: 16, root: 16} }
+
+// minFont is the smallest font size, in pixels, whose text a reader can
+// make out.
+const minFont = 2
+
+func (t textStyle) hidden() bool { return t.invisible || t.size < minFont || t.clear }
 
 // with is the style an element with declarations decl passes on: its own
-// visibility, size and colour where it sets them. A size relative to a
-// size of zero (em, %) stays zero.
-func (t textStyle) with(decl map[string]string) textStyle {
+// visibility, size and colour where it sets them. Its font size is
+// measured against its parent's (em, %) or the root element's (rem); the
+// root element's is the size rem measures.
+func (t textStyle) with(decl map[string]string, root bool) textStyle {
 	if v, ok := decl["visibility"]; ok {
 		t.invisible = v == "hidden" || v == "collapse"
 	}
+	m := measure{rem: t.root, vw: screenWidth, vh: screenHeight}
 	for _, size := range []string{fontSize(decl["font"]), decl["font-size"]} {
-		if size != "" {
-			t.sizeless = tinyFont(size) || t.sizeless && relative(size)
+		if px, ok := fontPx(size, t.size, m); ok && size != "" {
+			t.size = px
 		}
+	}
+	if root {
+		t.root = t.size
 	}
 	if v, ok := decl["color"]; ok {
 		t.clear = v == "transparent" || transparent.MatchString(v)
@@ -121,15 +138,21 @@ func (t textStyle) with(decl map[string]string) textStyle {
 // hidesAll reports declarations that hide an element with all it holds:
 // no display, next to no opacity, hidden content, text indented or placed
 // far off the page, a box clipped away or shrunk to a pixel with its
-// overflow hidden, a scale of zero.
-func hidesAll(decl map[string]string) bool {
-	pixel := func(p string) bool { v, ok := length(decl[p]); return ok && v <= 1 }
-	far := func(p string) bool { v, ok := length(decl[p]); return ok && v <= -500 }
-	opacity, ok := length(decl["opacity"])
+// overflow hidden, a scale of zero. Its lengths are measured with m.
+func hidesAll(decl map[string]string, m measure) bool {
+	pixel := func(p string) bool { v, ok := m.px(firstValue(decl[p])); return ok && v <= 1 }
+	far := func(p string) bool {
+		if p == "top" || p == "bottom" {
+			m.pct = m.vh
+		}
+		v, ok := m.px(firstValue(decl[p]))
+		return ok && v <= -500
+	}
+	opacity, ok := measure{pct: 1}.px(decl["opacity"])
 	switch {
 	case decl["display"] == "none", decl["content-visibility"] == "hidden":
 		return true
-	case ok && (opacity <= 0.05 || strings.HasSuffix(decl["opacity"], "%") && opacity <= 5):
+	case ok && opacity <= 0.05:
 		return true
 	case far("text-indent"), far("margin-left"), far("margin-top"):
 		return true
@@ -187,7 +210,7 @@ func (r styleRule) matches(n *html.Node) bool {
 }
 
 // styleRules reads the rules of a page's <style> elements whose selectors
-// are a tag, classes and an id; a rule inside a media query counts as if
+// are a tag (or :root), classes and an id; a rule inside a media query counts as if
 // it always applied.
 func styleRules(root *html.Node) []styleRule {
 	var out []styleRule
@@ -200,7 +223,11 @@ func styleRules(root *html.Node) []styleRule {
 			}
 			for _, m := range cssRule.FindAllStringSubmatch(cssText(b.String()), -1) {
 				for _, sel := range strings.Split(m[1], ",") {
-					if p := simpleSelector.FindStringSubmatch(strings.TrimSpace(sel)); p != nil {
+					sel = strings.TrimSpace(sel)
+					if rest, ok := strings.CutPrefix(sel, ":root"); ok { // the root element
+						sel = "html" + rest
+					}
+					if p := simpleSelector.FindStringSubmatch(sel); p != nil {
 						r := styleRule{tag: p[1], decls: m[2]}
 						for _, part := range classOrID.FindAllString(p[2], -1) {
 							if part[0] == '#' {
@@ -262,48 +289,28 @@ func cssText(style string) string {
 	return strings.ToLower(style)
 }
 
-// length reads a CSS number with any unit ("0", ".0em", "-9999px", "0%").
-func length(v string) (float64, bool) {
-	m := number.FindString(v)
-	if m == "" {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(m, 64)
-	return f, err == nil
-}
-
 // zeroOrLess reports a value that is a number of zero or less.
 func zeroOrLess(v string) bool {
-	f, ok := length(v)
+	f, ok := measure{}.px(firstValue(v))
 	return ok && f <= 0
 }
 
-// tinyFont reports a font size no one reads: a pixel or less, a tenth of
-// the size around it or less.
-func tinyFont(v string) bool {
-	f, ok := length(v)
-	switch {
-	case !ok:
-		return false
-	case relative(v):
-		return f <= 0.1 || strings.HasSuffix(v, "%") && f <= 10
-	default:
-		return f <= 1
-	}
-}
-
-// relative reports a size relative to the size around it.
-func relative(v string) bool {
-	return strings.HasSuffix(v, "em") && !strings.HasSuffix(v, "rem") || strings.HasSuffix(v, "%")
-}
-
-// fontSize is the size in a font shorthand ("0/0 a", "italic 0px serif"):
-// its first word that starts with a number.
+// fontSize is the size in a font shorthand ("0/0 a", "italic 0px serif",
+// "small serif"): its first word that starts with a number or is a size.
 func fontSize(font string) string {
 	for _, w := range strings.Fields(font) {
-		if size, _, _ := strings.Cut(w, "/"); number.MatchString(size) {
+		if size, _, _ := strings.Cut(w, "/"); number.MatchString(size) || fontSizeKeywords[size] > 0 {
 			return size
 		}
 	}
 	return ""
+}
+
+// screenWidth and screenHeight are the viewport that vw and vh measure.
+const screenWidth, screenHeight = 1024, 768
+
+// measure is what the lengths of an element with this style are measured
+// against.
+func (t textStyle) measure() measure {
+	return measure{em: t.size, rem: t.root, vw: screenWidth, vh: screenHeight, pct: screenWidth}
 }
