@@ -2,7 +2,6 @@ package knowledge
 
 import (
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -22,45 +21,103 @@ type sight struct {
 }
 
 // look reads a page's inline styles and the simple rules of its <style>
-// elements (rules of a tag or :root, classes and an id; others are ignored) as a
-// browser applies them: the rules in order, then the inline style, the last
-// declaration of a property winning unless an earlier one is !important.
+// elements (rules of a tag or :root, classes and an id; others are
+// ignored) as a browser applies them: the rules in order, then the inline
+// style, the last declaration of a property winning unless an earlier one
+// is !important. It looks at the page on each screen its media conditions
+// tell apart (views): what is hidden on one of them is hidden.
 func look(root *html.Node) sight {
-	s := sight{gone: map[*html.Node]bool{}, muted: map[*html.Node]bool{}}
-	rules := styleRules(root)
-	var visit func(n *html.Node, inherited textStyle)
-	visit = func(n *html.Node, inherited textStyle) {
-		switch n.Type {
-		case html.TextNode:
-			if inherited.hidden() {
-				s.muted[n] = true
-			}
-			return
-		case html.ElementNode:
-			if skippedElement(n) {
-				s.gone[n] = true
-				return
-			}
-			var style strings.Builder
-			for _, r := range rules {
-				if r.matches(n) {
-					style.WriteString(r.decls + ";")
-				}
-			}
-			style.WriteString(attr(n, "style"))
-			decl := declarations(style.String())
-			inherited = inherited.with(decl, n.DataAtom == atom.Html)
-			if hidesAll(decl, inherited.measure()) {
-				s.gone[n] = true
-				return
-			}
+	l := looker{
+		sheet: readSheet(root), matched: map[*html.Node]*match{}, styles: map[string]map[string]string{},
+		sight: sight{gone: map[*html.Node]bool{}, muted: map[*html.Node]bool{}},
+	}
+	for _, v := range l.sheet.views() {
+		l.view = v
+		l.visit(root, page(v))
+	}
+	return l.sight
+}
+
+// looker looks at a page in one view after another.
+type looker struct {
+	sheet   *sheet
+	view    view
+	sight   sight
+	matched map[*html.Node]*match
+	// styles are the styles met so far, by the rules and inline style
+	// they come from.
+	styles map[string]map[string]string
+}
+
+// match is what of a page's styles an element takes: the rules that match
+// it and its inline style.
+type match struct {
+	rules  []int
+	inline string
+	// fixed is the element's style when no rule of it holds under a
+	// media condition: the same in every view.
+	fixed map[string]string
+}
+
+func (l *looker) visit(n *html.Node, inherited textStyle) {
+	switch n.Type {
+	case html.TextNode:
+		if inherited.hidden() {
+			l.sight.muted[n] = true
 		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			visit(c, inherited)
+		return
+	case html.ElementNode:
+		if skippedElement(n) {
+			l.sight.gone[n] = true
+			return
+		}
+		decl := l.style(n)
+		inherited = inherited.with(decl, n.DataAtom == atom.Html)
+		if hidesAll(decl, inherited.measure()) {
+			l.sight.gone[n] = true
+			return
 		}
 	}
-	visit(root, page())
-	return s
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		l.visit(c, inherited)
+	}
+}
+
+// style is the declarations of element n in the current view.
+func (l *looker) style(n *html.Node) map[string]string {
+	m := l.matched[n]
+	if m == nil {
+		m = &match{rules: l.sheet.matching(n), inline: cssText(attr(n, "style"))}
+		l.matched[n] = m
+	}
+	if m.fixed != nil {
+		return m.fixed
+	}
+	var key strings.Builder
+	conditional := false
+	for _, i := range m.rules {
+		r := l.sheet.rules[i]
+		conditional = conditional || r.when >= 0
+		if r.when < 0 || l.view.holds[r.when] {
+			key.WriteString(strconv.Itoa(i) + ",")
+		}
+	}
+	key.WriteString("\x00" + m.inline)
+	decl, ok := l.styles[key.String()]
+	if !ok {
+		var decls []declaration
+		for _, i := range m.rules {
+			if r := l.sheet.rules[i]; r.when < 0 || l.view.holds[r.when] {
+				decls = append(decls, r.decls...)
+			}
+		}
+		decl = cascade(append(decls, parseDeclarations(m.inline)...))
+		l.styles[key.String()] = decl
+	}
+	if !conditional {
+		m.fixed = decl
+	}
+	return decl
 }
 
 // skippedElement reports an element whose content is no text of the page:
@@ -101,10 +158,12 @@ func attr(n *html.Node, key string) string {
 type textStyle struct {
 	invisible, clear bool
 	size, root       float64
+	view             view
 }
 
-// page is the style a page starts from: a browser's default 16 px font.
-func page() textStyle { return textStyle{size: 16, root: 16} }
+// page is the style a page starts from in view v: a browser's default
+// 16 px font.
+func page(v view) textStyle { return textStyle{size: 16, root: 16, view: v} }
 
 // minFont is the smallest font size, in pixels, whose text a reader can
 // make out.
@@ -120,7 +179,7 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 	if v, ok := decl["visibility"]; ok {
 		t.invisible = v == "hidden" || v == "collapse"
 	}
-	m := measure{rem: t.root, vw: screenWidth, vh: screenHeight}
+	m := measure{rem: t.root, vw: t.view.least.w, vh: t.view.least.h}
 	for _, size := range []string{fontSize(decl["font"]), decl["font-size"]} {
 		if px, ok := fontPx(size, t.size, m); ok && size != "" {
 			t.size = px
@@ -142,10 +201,11 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 func hidesAll(decl map[string]string, m measure) bool {
 	pixel := func(p string) bool { v, ok := m.px(firstValue(decl[p])); return ok && v <= 1 }
 	far := func(p string) bool {
+		along := m
 		if p == "top" || p == "bottom" {
-			m.pct = m.vh
+			along.pct = m.vh
 		}
-		v, ok := m.px(firstValue(decl[p]))
+		v, ok := along.px(firstValue(decl[p]))
 		return ok && v <= -500
 	}
 	opacity, ok := measure{pct: 1}.px(decl["opacity"])
@@ -170,93 +230,8 @@ func hidesAll(decl map[string]string, m measure) bool {
 	return false
 }
 
-// declarations reads a style into its properties' values, lower case, the
-// winning declaration of each.
-func declarations(style string) map[string]string {
-	out, important := map[string]string{}, map[string]bool{}
-	for _, d := range strings.Split(cssText(style), ";") {
-		prop, val, ok := strings.Cut(d, ":")
-		if !ok {
-			continue
-		}
-		prop, val = strings.TrimSpace(prop), strings.TrimSpace(val)
-		val, imp := strings.CutSuffix(val, "!important")
-		if important[prop] && !imp {
-			continue
-		}
-		out[prop], important[prop] = strings.Join(strings.Fields(val), " "), imp
-	}
-	return out
-}
-
-// styleRule is one rule of a <style> element with a simple selector.
-type styleRule struct {
-	tag, id string
-	classes []string
-	decls   string
-}
-
-func (r styleRule) matches(n *html.Node) bool {
-	if r.tag != "" && r.tag != strings.ToLower(n.Data) || r.id != "" && r.id != strings.ToLower(attr(n, "id")) {
-		return false
-	}
-	classes := strings.Fields(strings.ToLower(attr(n, "class")))
-	for _, c := range r.classes {
-		if !slices.Contains(classes, c) {
-			return false
-		}
-	}
-	return true
-}
-
-// styleRules reads the rules of a page's <style> elements whose selectors
-// are a tag (or :root), classes and an id; a rule inside a media query counts as if
-// it always applied.
-func styleRules(root *html.Node) []styleRule {
-	var out []styleRule
-	var visit func(n *html.Node)
-	visit = func(n *html.Node) {
-		if n.Type == html.ElementNode && n.DataAtom == atom.Style {
-			var b strings.Builder
-			for c := n.FirstChild; c != nil; c = c.NextSibling {
-				b.WriteString(c.Data)
-			}
-			for _, m := range cssRule.FindAllStringSubmatch(cssText(b.String()), -1) {
-				for _, sel := range strings.Split(m[1], ",") {
-					sel = strings.TrimSpace(sel)
-					if rest, ok := strings.CutPrefix(sel, ":root"); ok { // the root element
-						sel = "html" + rest
-					}
-					if p := simpleSelector.FindStringSubmatch(sel); p != nil {
-						r := styleRule{tag: p[1], decls: m[2]}
-						for _, part := range classOrID.FindAllString(p[2], -1) {
-							if part[0] == '#' {
-								r.id = part[1:]
-							} else {
-								r.classes = append(r.classes, part[1:])
-							}
-						}
-						out = append(out, r)
-					}
-				}
-			}
-			return
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			visit(c)
-		}
-	}
-	visit(root)
-	return out
-}
-
 var (
-	cssComment     = regexp.MustCompile(`(?s)/\*.*?(\*/|$)`)
-	cssEscape      = regexp.MustCompile(`\\([0-9a-fA-F]{1,6}[ \t\n\r\f]?|[^\n0-9a-fA-F])`)
-	cssRule        = regexp.MustCompile(`([^{}]+)\{([^{}]*)\}`)
-	simpleSelector = regexp.MustCompile(`^([a-z][a-z0-9]*)?((?:[.#][\w-]+)*)$`)
-	classOrID      = regexp.MustCompile(`[.#][\w-]+`)
-	number         = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?`)
+	number = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?`)
 	// transparent is a colour of no alpha: rgba(…, 0), rgb(… / 0), #rgb0.
 	transparent  = regexp.MustCompile(`^(rgba?|hsla?)\(([^,/]*,){3}\s*0*\.?0*%?\s*\)$|^(rgba?|hsla?)\([^/]*/\s*0*\.?0*%?\s*\)$|^#[0-9a-f]{3}0$|^#[0-9a-f]{6}00$`)
 	clippedAway  = regexp.MustCompile(`^(rect\(\s*0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?\s*\)|circle\(\s*0)`)
@@ -277,18 +252,6 @@ func insetAway(v string) bool {
 	return err == nil && f >= 50
 }
 
-// cssText undoes the comments and escapes of a style and lowers its case.
-func cssText(style string) string {
-	style = cssComment.ReplaceAllString(style, "")
-	style = cssEscape.ReplaceAllStringFunc(style, func(e string) string {
-		if r, err := strconv.ParseUint(strings.TrimSpace(e[1:]), 16, 32); err == nil {
-			return string(rune(r))
-		}
-		return e[1:]
-	})
-	return strings.ToLower(style)
-}
-
 // zeroOrLess reports a value that is a number of zero or less.
 func zeroOrLess(v string) bool {
 	f, ok := measure{}.px(firstValue(v))
@@ -306,11 +269,8 @@ func fontSize(font string) string {
 	return ""
 }
 
-// screenWidth and screenHeight are the viewport that vw and vh measure.
-const screenWidth, screenHeight = 1024, 768
-
 // measure is what the lengths of an element with this style are measured
-// against.
+// against: the widest window, which puts what is placed off it farthest.
 func (t textStyle) measure() measure {
-	return measure{em: t.size, rem: t.root, vw: screenWidth, vh: screenHeight, pct: screenWidth}
+	return measure{em: t.size, rem: t.root, vw: t.view.most.w, vh: t.view.most.h, pct: t.view.most.w}
 }

@@ -10,7 +10,7 @@ import (
 // it holds, or its text, as look reads it.
 func hiddenByStyle(style string) bool {
 	decl := declarations(style)
-	t := page().with(decl, false)
+	t := page(view{least: screenMin, most: screenMax}).with(decl, false)
 	return hidesAll(decl, t.measure()) || t.hidden()
 }
 
@@ -122,5 +122,79 @@ func TestFontSizes(t *testing.T) {
 <p style="font-size:clamp(1rem, 2vw, 3rem)">Clamp</p><p style="font-size:calc(0px)">Zero</p><p style="font-size:calc(1em - 1em)">Nothing</p>
 <p style="font: bold .9rem/1.4 sans-serif">Shorthand</p>`,
 			shown: []string{"Small", "Calc", "Clamp", "Shorthand"}, gone: []string{"Zero", "Nothing"}},
+	})
+}
+
+// A rule holds where its media condition holds on a desktop browser's
+// window of some size, in some mode; text it hides on one is hidden.
+func TestMediaConditions(t *testing.T) {
+	hides := func(name, css string, hidden bool) pageCase {
+		c := pageCase{name: name, page: "<style>" + css + "</style><p class=h>Marked</p><p>Plain</p>", shown: []string{"Plain"}}
+		if hidden {
+			c.gone = []string{"Marked"}
+		} else {
+			c.shown = append(c.shown, "Marked")
+		}
+		return c
+	}
+	checkPages(t, []pageCase{
+		hides("print", "@media print{.h{display:none}}", false),
+		hides("print hides the body", "@media print{body{display:none}}", false),
+		{name: "a print style element", page: `<style media="print">p{display:none}</style><p>Seen</p>`, shown: []string{"Seen"}},
+		{name: "a screen style element", page: `<style media="screen and (min-width: 10px)">p{display:none}</style><p>Gone</p>`, gone: []string{"Gone"}},
+		{name: "a style element not of CSS", page: `<style type="text/x-template">p{display:none}</style><p>Seen</p>`, shown: []string{"Seen"}},
+		hides("no window is a pixel wide", "@media (max-width:1px){.h{display:none}}", false),
+		hides("no window is that wide", "@media screen and (min-width:100000px){.h{display:none}}", false),
+		hides("phones only", "@media only screen and (max-width: 767.98px){.h{display:none}}", false),
+		hides("speech", "@media speech{.h{display:none}}", false),
+		hides("an old media type", "@media tv, handheld{.h{display:none}}", false),
+		hides("no query of a list holds", "@media screen and (max-width:1px), print{.h{display:none}}", false),
+		hides("a range no window is in", "@media (400px <= width <= 700px){.h{display:none}}", false),
+		hides("touch screens only", "@media (hover:none) and (pointer:coarse){.h{display:none}}", false),
+		hides("an unreadable query", "@media (max-width:){.h{display:none}}", false),
+		hides("an unknown media type", "@media paper{.h{display:none}}", false),
+		hides("nested conditions", "@media screen{@media (max-width:1px){.h{display:none}}}", false),
+		hides("a container no window fits", "@container card (min-width:100000px){.h{display:none}}", false),
+		hides("screen", "@media screen{.h{display:none}}", true),
+		hides("every width", "@media all and (min-width:0){.h{display:none}}", true),
+		hides("not print", "@media not print{.h{display:none}}", true),
+		hides("desktops", "@media only screen and (min-width: 768px){.h{display:none}}", true),
+		hides("wide windows only", "@media (min-width:1400px){.h{display:none}}", true),
+		hides("a range some windows are in", "@media (1200px < width < 1300px){.h{display:none}}", true),
+		hides("short windows", "@media (max-height:600px){.h{display:none}}", true),
+		hides("portrait windows", "@media (orientation:portrait){.h{display:none}}", true),
+		hides("dark mode", "@media (prefers-color-scheme:dark){.h{display:none}}", true),
+		hides("a touch screen beside a mouse", "@media (any-pointer:coarse){.h{display:none}}", true),
+		hides("high resolution", "@media (-webkit-min-device-pixel-ratio:2), (min-resolution:192dpi){.h{display:none}}", true),
+		hides("a layer", "@layer base{.h{display:none}}", true),
+		hides("a string with a brace", `.q::before{content:"}"} .h{display:none}`, true),
+		hides("shown on wide windows only", ".h{display:none} @media (min-width:2000px){.h{display:block}}", true),
+		hides("shown on desktops", ".h{display:none} @media (min-width:992px){.h{display:block}}", false),
+		hides("nested in a rule, on print", ".h{color:red; @media print{display:none}}", false),
+		hides("nested in a rule, on screen", ".h{color:red; @media screen{display:none}}", true),
+	})
+}
+
+// Rules under @supports hold when a browser supports what it asks for.
+func TestSupports(t *testing.T) {
+	tests := []struct {
+		cond string
+		want bool
+	}{
+		{"(display:grid)", true}, {"(display: flex)", true}, {"(--brand: red)", true}, {"selector(:has(a))", true},
+		{"not (display:nonexistent)", true}, {"(display:grid) or (frobnicate:1)", true},
+		{"((display:grid) and (gap:1rem))", true}, {"(position:sticky) and (not (display:foo))", true},
+		{"(display:nonexistent)", false}, {"(frobnicate:1)", false}, {"not (display:grid)", false},
+		{"(display:grid) and (frobnicate:1)", false}, {"(display:grid) and (gap:1px) or (color:red)", false},
+		{"(display)", false}, {"", false}, {"font-tech(color-colrv1)", false},
+	}
+	for _, tt := range tests {
+		if got := supports(tt.cond); got != tt.want {
+			t.Errorf("supports(%q) = %v, want %v", tt.cond, got, tt.want)
+		}
+	}
+	checkPages(t, []pageCase{
+		{name: "an unknown value", page: `<style>@supports (display:nonexistent){p{display:none}}</style><p>Seen</p>`, shown: []string{"Seen"}},
+		{name: "a known one", page: `<style>@supports (display:grid){p{display:none}}</style><p>Gone</p>`, gone: []string{"Gone"}},
 	})
 }

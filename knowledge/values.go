@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // measure is what a relative CSS length is measured against: the font
@@ -17,6 +18,14 @@ type measure struct {
 // or a calc(), min(), max() or clamp() of such. A number without a unit
 // stays that number.
 func (m measure) px(v string) (float64, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if num := number.FindString(v); num != "" && !strings.ContainsAny(v, "( ") {
+		f, err := strconv.ParseFloat(num, 64)
+		scale, ok := m.unit(v[len(num):])
+		return f * scale, ok && err == nil
+	}
 	p := valueReader{toks: valueToken.FindAllString(v, -1), m: m}
 	f, ok := p.sum()
 	return f, ok && p.i == len(p.toks)
