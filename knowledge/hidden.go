@@ -1,7 +1,9 @@
 package knowledge
 
 import (
+	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,9 +52,10 @@ type looker struct {
 }
 
 // match is what of a page's styles an element takes: the rules that match
-// it and its inline style.
+// it, the hints of its attributes and its inline style.
 type match struct {
 	rules  []int
+	hints  []declaration
 	inline string
 	// fixed is the element's style when no rule of it holds under a
 	// media condition: the same in every view.
@@ -67,7 +70,7 @@ func (l *looker) visit(n *html.Node, inherited textStyle) {
 		}
 		return
 	case html.ElementNode:
-		if skippedElement(n) {
+		if skippedElement(n) || unrenderedMath(n) {
 			l.sight.gone[n] = true
 			return
 		}
@@ -83,17 +86,23 @@ func (l *looker) visit(n *html.Node, inherited textStyle) {
 	}
 }
 
-// style is the declarations of element n in the current view.
+// style is the declarations of element n in the current view: the
+// presentational hints of its attributes, then its rules, then its inline
+// style.
 func (l *looker) style(n *html.Node) map[string]string {
 	m := l.matched[n]
 	if m == nil {
-		m = &match{rules: l.sheet.matching(n), inline: cssText(attr(n, "style"))}
+		m = &match{rules: l.sheet.matching(n), hints: hints(n), inline: cssText(attr(n, "style"))}
 		l.matched[n] = m
 	}
 	if m.fixed != nil {
 		return m.fixed
 	}
 	var key strings.Builder
+	for _, h := range m.hints {
+		key.WriteString(h.prop + ":" + h.val + ";")
+	}
+	key.WriteString("\x00")
 	conditional := false
 	for _, i := range m.rules {
 		r := l.sheet.rules[i]
@@ -111,7 +120,7 @@ func (l *looker) style(n *html.Node) map[string]string {
 				decls = append(decls, r.decls...)
 			}
 		}
-		decl = cascade(append(decls, parseDeclarations(m.inline)...))
+		decl = cascade(append(append(slices.Clip(m.hints), decls...), parseDeclarations(m.inline)...))
 		l.styles[key.String()] = decl
 	}
 	if !conditional {
@@ -126,12 +135,67 @@ func (l *looker) style(n *html.Node) map[string]string {
 func skippedElement(n *html.Node) bool {
 	switch n.DataAtom {
 	case atom.Script, atom.Style, atom.Nav, atom.Noscript, atom.Noembed, atom.Noframes, atom.Template, atom.Form, atom.Head,
-		atom.Iframe, atom.Object, atom.Svg, atom.Math:
+		atom.Iframe, atom.Object, atom.Svg:
 		return true
 	case atom.Dialog:
 		return !hasAttr(n, "open")
 	}
 	return hasAttr(n, "hidden") || hasAttr(n, "popover") || strings.EqualFold(strings.TrimSpace(attr(n, "aria-hidden")), "true")
+}
+
+// unrenderedMath reports a MathML element a browser does not draw: an
+// annotation, a phantom, any but the first child of <semantics>, any but
+// the selected child of <maction>.
+func unrenderedMath(n *html.Node) bool {
+	if n.Namespace != "math" {
+		return false
+	}
+	switch n.Data {
+	case "annotation", "annotation-xml", "mphantom":
+		return true
+	}
+	p := n.Parent
+	if p == nil || p.Namespace != "math" || p.Data != "semantics" && p.Data != "maction" {
+		return false
+	}
+	shown := 1
+	if p.Data == "maction" {
+		if i, err := strconv.Atoi(strings.TrimSpace(attr(p, "selection"))); err == nil {
+			shown = i
+		}
+	}
+	for c := p.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			if shown--; shown == 0 {
+				return c != n
+			}
+		}
+	}
+	return true
+}
+
+// hints are the declarations an element's attributes stand for, which
+// any rule or inline style overrides: MathML's colour, background, size
+// and script level.
+func hints(n *html.Node) []declaration {
+	var out []declaration
+	for _, a := range n.Attr {
+		var prop string
+		switch {
+		case n.Namespace == "math" && a.Key == "mathcolor":
+			prop = "color"
+		case n.Namespace == "math" && a.Key == "mathbackground":
+			prop = "background-color"
+		case n.Namespace == "math" && a.Key == "mathsize":
+			prop = "font-size"
+		case n.Namespace == "math" && a.Key == "scriptlevel":
+			prop = "math-depth"
+		default:
+			continue
+		}
+		out = append(out, declaration{prop: prop, val: strings.Join(strings.Fields(cssText(a.Val)), " ")})
+	}
+	return out
 }
 
 func hasAttr(n *html.Node, key string) bool {
@@ -184,6 +248,9 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 		if px, ok := fontPx(size, t.size, m); ok && size != "" {
 			t.size = px
 		}
+	}
+	if d, ok := mathDepth(decl["math-depth"]); ok {
+		t.size *= math.Pow(0.71, d)
 	}
 	if root {
 		t.root = t.size
@@ -250,6 +317,15 @@ func insetAway(v string) bool {
 	}
 	f, err := strconv.ParseFloat(m[1], 64)
 	return err == nil && f >= 50
+}
+
+// mathDepth reads how many script levels deeper math-depth (or MathML's
+// scriptlevel) puts an element: each shrinks its font by 0.71. A level
+// given outright is taken as one more than the parent's.
+func mathDepth(v string) (float64, bool) {
+	v = strings.TrimSuffix(strings.TrimPrefix(v, "add("), ")")
+	d, err := strconv.ParseFloat(strings.TrimPrefix(v, "+"), 64)
+	return d, err == nil
 }
 
 // zeroOrLess reports a value that is a number of zero or less.
