@@ -175,25 +175,30 @@ func unrenderedMath(n *html.Node) bool {
 }
 
 // hints are the declarations an element's attributes stand for, which
-// any rule or inline style overrides: MathML's colour, background, size
-// and script level.
+// any rule or inline style overrides: HTML's <font color>, <body text> and
+// bgcolor, and MathML's colour, background, size and script level.
 func hints(n *html.Node) []declaration {
 	var out []declaration
+	mathML := n.Namespace == "math"
 	for _, a := range n.Attr {
 		var prop string
 		switch {
-		case n.Namespace == "math" && a.Key == "mathcolor":
+		case mathML && a.Key == "mathcolor", n.DataAtom == atom.Font && a.Key == "color", n.DataAtom == atom.Body && a.Key == "text":
 			prop = "color"
-		case n.Namespace == "math" && a.Key == "mathbackground":
+		case mathML && a.Key == "mathbackground", n.Namespace == "" && a.Key == "bgcolor":
 			prop = "background-color"
-		case n.Namespace == "math" && a.Key == "mathsize":
+		case mathML && a.Key == "mathsize":
 			prop = "font-size"
-		case n.Namespace == "math" && a.Key == "scriptlevel":
+		case mathML && a.Key == "scriptlevel":
 			prop = "math-depth"
 		default:
 			continue
 		}
-		out = append(out, declaration{prop: prop, val: strings.Join(strings.Fields(cssText(a.Val)), " ")})
+		val := cssText(a.Val)
+		if !mathML {
+			val = legacyColour(val)
+		}
+		out = append(out, declaration{prop: prop, val: strings.Join(strings.Fields(val), " ")})
 	}
 	return out
 }
@@ -217,28 +222,54 @@ func attr(n *html.Node, key string) string {
 }
 
 // textStyle is what an element passes on to the text inside it: its
-// visibility, its font size and the root's in pixels, and whether its
-// colour is clear.
+// visibility, its font size and the root's in pixels, the colours its
+// text is drawn in and what lies behind it.
 type textStyle struct {
-	invisible, clear bool
-	size, root       float64
-	view             view
+	invisible  bool
+	size, root float64
+	color      colour
+	// fill is the colour -webkit-text-fill-color draws text in, if set;
+	// stroke the colour of -webkit-text-stroke (nil: color), strokeWidth
+	// its width.
+	fill, stroke *colour
+	strokeWidth  float64
+	// backdrop is what lies behind the text: unknown under an image.
+	backdrop colour
+	// painted is set under a background clipped to the text
+	// (background-clip:text) that shows: it draws the text.
+	painted bool
+	view    view
 }
 
 // page is the style a page starts from in view v: a browser's default
-// 16 px font.
-func page(v view) textStyle { return textStyle{size: 16, root: 16, view: v} }
+// 16 px black font on white.
+func page(v view) textStyle {
+	return textStyle{size: 16, root: 16, color: black, backdrop: white, view: v}
+}
 
 // minFont is the smallest font size, in pixels, whose text a reader can
 // make out.
 const minFont = 2
 
-func (t textStyle) hidden() bool { return t.invisible || t.size < minFont || t.clear }
+// hidden reports text that with this style a reader does not see: of no
+// visibility, too small, or drawn in no colour that stands out from what
+// lies behind it.
+func (t textStyle) hidden() bool {
+	fill, stroke := t.color, t.color
+	if t.fill != nil {
+		fill = *t.fill
+	}
+	if t.stroke != nil {
+		stroke = *t.stroke
+	}
+	inked := t.painted || !fill.looksLike(t.backdrop) || t.strokeWidth > 0 && !stroke.looksLike(t.backdrop)
+	return t.invisible || t.size < minFont || !inked
+}
 
 // with is the style an element with declarations decl passes on: its own
-// visibility, size and colour where it sets them. Its font size is
-// measured against its parent's (em, %) or the root element's (rem); the
-// root element's is the size rem measures.
+// visibility, size and colours where it sets them, and its background.
+// Its font size is measured against its parent's (em, %) or the root
+// element's (rem); the root element's is the size rem measures.
 func (t textStyle) with(decl map[string]string, root bool) textStyle {
 	if v, ok := decl["visibility"]; ok {
 		t.invisible = v == "hidden" || v == "collapse"
@@ -255,8 +286,51 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 	if root {
 		t.root = t.size
 	}
-	if v, ok := decl["color"]; ok {
-		t.clear = v == "transparent" || transparent.MatchString(v)
+	paint := func(v string) (*colour, bool) {
+		switch v {
+		case "", "inherit", "unset":
+			return nil, false
+		case "currentcolor", "initial":
+			return nil, true
+		}
+		c, _ := colourOf(v, t.color)
+		return &c, true
+	}
+	if c, ok := paint(decl["color"]); ok {
+		t.color = black
+		if c != nil {
+			t.color = *c
+		}
+	}
+	if c, ok := paint(decl["-webkit-text-fill-color"]); ok {
+		t.fill = c
+	}
+	for _, v := range topFields(decl["-webkit-text-stroke"]) {
+		if w, ok := t.measure().px(v); ok {
+			t.strokeWidth = w
+		} else if c, ok := paint(v); ok {
+			t.stroke = c
+		}
+	}
+	if w, ok := t.measure().px(decl["-webkit-text-stroke-width"]); ok {
+		t.strokeWidth = w
+	}
+	if c, ok := paint(decl["-webkit-text-stroke-color"]); ok {
+		t.stroke = c
+	}
+	set, image, c := background(decl, t.color)
+	switch clip := decl["background-clip"] + decl["-webkit-background-clip"]; {
+	case strings.Contains(clip, "text"):
+		// The background draws the text: it shows if it has an image
+		// of colours (other than a gradient's all like the backdrop) or
+		// a colour unlike the backdrop.
+		stops, gradient := gradientColours(decl["background"]+" "+decl["background-image"], t.color)
+		t.painted = image && (!gradient || slices.ContainsFunc(stops, func(s colour) bool { return !s.looksLike(t.backdrop) })) ||
+			!c.looksLike(t.backdrop)
+	case image:
+		t.backdrop = unknown
+	case set:
+		t.backdrop = c.over(t.backdrop)
 	}
 	return t
 }
@@ -298,9 +372,7 @@ func hidesAll(decl map[string]string, m measure) bool {
 }
 
 var (
-	number = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?`)
-	// transparent is a colour of no alpha: rgba(…, 0), rgb(… / 0), #rgb0.
-	transparent  = regexp.MustCompile(`^(rgba?|hsla?)\(([^,/]*,){3}\s*0*\.?0*%?\s*\)$|^(rgba?|hsla?)\([^/]*/\s*0*\.?0*%?\s*\)$|^#[0-9a-f]{3}0$|^#[0-9a-f]{6}00$`)
+	number       = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?`)
 	clippedAway  = regexp.MustCompile(`^(rect\(\s*0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?\s*\)|circle\(\s*0)`)
 	inset        = regexp.MustCompile(`^inset\(\s*([\d.]+)%`)
 	zeroScale    = regexp.MustCompile(`scale[xy3d]*\(\s*0*\.?0*\s*[,)]`)

@@ -214,3 +214,50 @@ func TestMath(t *testing.T) {
 			shown: []string{"Script", "Big"}, gone: []string{"Tiny", "Clear", "Deep"}},
 	})
 }
+
+// Text drawn in the colour of what lies behind it (a white page unless
+// the page paints it) is hidden; a background clipped to the text, or an
+// outline, draws it.
+func TestColours(t *testing.T) {
+	tests := []struct {
+		style string
+		want  bool
+	}{
+		{"color:#fff", true}, {"color:white;background:white", true}, {"color:#fefefe", true}, {"color:hsl(0, 0%, 100%)", true},
+		{"color:rgb(255 255 255 / 1)", true}, {"color:rgba(255,255,255,.5)", true}, {"color:snow", true}, {"color:rgba(0,0,0,0.03)", true},
+		{"color:black;background:black", true}, {"color:#123;background-color:#123", true}, {"color:red;background:currentcolor", true},
+		{"-webkit-text-fill-color:transparent", true}, {"-webkit-text-fill-color:#fff", true}, {"color:oklch(0.5 0.1 20 / 0)", true},
+		{"color:transparent;background:linear-gradient(transparent,transparent);-webkit-background-clip:text", true},
+		{"color:transparent;-webkit-text-stroke:0 #000", true},
+		// In sight.
+		{"color:#eee", false}, {"color:#fff;background:#003366", false}, {"color:#000;background:#111", false},
+		{"color:white;background:url(night.jpg)", false}, {"color:#fff;background:var(--dark)", false},
+		{"color:#fff;background:linear-gradient(#000,#333)", false}, {"color:oklch(0.9 0.1 20)", false},
+		{"color:currentcolor", false}, {"color:red", false}, {"color:hsl(210 50% 40%)", false}, {"color:#fff;background:navy", false},
+		{"color:transparent;background:linear-gradient(90deg,#f00,#00f);-webkit-background-clip:text;background-clip:text", false},
+		{"-webkit-text-fill-color:transparent;-webkit-text-stroke:1px #000", false},
+		{"color:white;-webkit-text-stroke-width:2px;-webkit-text-stroke-color:black", false},
+	}
+	for _, tt := range tests {
+		if got := hiddenByStyle(tt.style); got != tt.want {
+			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
+		}
+	}
+	checkPages(t, []pageCase{
+		{name: "white on the white page", page: `<p>Plain</p><p style="color:#fff">Gone</p><font color="#ffffff">Font</font><font color=ffffff>Bare</font><p style="color:white;background:white">Both</p>`,
+			shown: []string{"Plain"}, gone: []string{"Gone", "Font", "Bare", "Both"}},
+		{name: "white on a dark parent", page: `<div style="background:#222"><p style="color:white">Panel</p><p style="color:#222">Same</p></div>
+<table bgcolor="#000"><tr><td><font color="#fff">Cell</font></td></tr></table>`,
+			shown: []string{"Panel", "Cell"}, gone: []string{"Same"}},
+		{name: "a dark page", page: `<style>body{background:#111;color:#eee}</style><p>Light</p><p style="color:#111">Dark</p>`,
+			shown: []string{"Light"}, gone: []string{"Dark"}},
+		{name: "a dark body by attribute", page: `<body bgcolor="black" text="white"><p>Light</p><p><font color="#000">Dark</font></p></body>`,
+			shown: []string{"Light"}, gone: []string{"Dark"}},
+		{name: "a dark page in dark mode", page: `<style>@media (prefers-color-scheme:dark){body{background:#000;color:#fff}} .x{color:#000}</style><p>Plain</p><p class="x">Moded</p>`,
+			shown: []string{"Plain"}, gone: []string{"Moded"}},
+		{name: "a child sets its own colour", page: `<div style="color:#fff">Gone<p style="color:#333">Back</p></div>`,
+			shown: []string{"Back"}, gone: []string{"Gone"}},
+		{name: "gradient text", page: `<h1 style="background:linear-gradient(90deg,#f0c,#09f);-webkit-background-clip:text;-webkit-text-fill-color:transparent">Heading</h1>`,
+			shown: []string{"Heading"}},
+	})
+}
