@@ -227,7 +227,9 @@ func attr(n *html.Node, key string) string {
 type textStyle struct {
 	invisible  bool
 	size, root float64
-	color      colour
+	// zoom is how much zoom and scaling shrink or grow the text.
+	zoom  float64
+	color colour
 	// fill is the colour -webkit-text-fill-color draws text in, if set;
 	// stroke the colour of -webkit-text-stroke (nil: color), strokeWidth
 	// its width.
@@ -244,7 +246,7 @@ type textStyle struct {
 // page is the style a page starts from in view v: a browser's default
 // 16 px black font on white.
 func page(v view) textStyle {
-	return textStyle{size: 16, root: 16, color: black, backdrop: white, view: v}
+	return textStyle{size: 16, root: 16, zoom: 1, color: black, backdrop: white, view: v}
 }
 
 // minFont is the smallest font size, in pixels, whose text a reader can
@@ -252,7 +254,7 @@ func page(v view) textStyle {
 const minFont = 2
 
 // hidden reports text that with this style a reader does not see: of no
-// visibility, too small, or drawn in no colour that stands out from what
+// visibility, too small once zoomed and scaled, or drawn in no colour that stands out from what
 // lies behind it.
 func (t textStyle) hidden() bool {
 	fill, stroke := t.color, t.color
@@ -263,7 +265,7 @@ func (t textStyle) hidden() bool {
 		stroke = *t.stroke
 	}
 	inked := t.painted || !fill.looksLike(t.backdrop) || t.strokeWidth > 0 && !stroke.looksLike(t.backdrop)
-	return t.invisible || t.size < minFont || !inked
+	return t.invisible || t.size*t.zoom < minFont || !inked
 }
 
 // with is the style an element with declarations decl passes on: its own
@@ -286,6 +288,7 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 	if root {
 		t.root = t.size
 	}
+	t.zoom *= zoomOf(decl)
 	paint := func(v string) (*colour, bool) {
 		switch v {
 		case "", "inherit", "unset":
@@ -337,8 +340,9 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 
 // hidesAll reports declarations that hide an element with all it holds:
 // no display, next to no opacity, hidden content, text indented or placed
-// far off the page, a box clipped away or shrunk to a pixel with its
-// overflow hidden, a scale of zero. Its lengths are measured with m.
+// far off the page or out of its box, a box clipped away (to a shape of no
+// area), masked away or shrunk to a pixel with its overflow hidden, a
+// scale of zero. Its lengths are measured with m.
 func hidesAll(decl map[string]string, m measure) bool {
 	pixel := func(p string) bool { v, ok := m.px(firstValue(decl[p])); return ok && v <= 1 }
 	far := func(p string) bool {
@@ -359,7 +363,12 @@ func hidesAll(decl map[string]string, m measure) bool {
 		return true
 	case (decl["position"] == "absolute" || decl["position"] == "fixed") && (far("left") || far("top") || far("right") || far("bottom")):
 		return true
-	case clippedAway.MatchString(decl["clip"]), clippedAway.MatchString(decl["clip-path"]), insetAway(decl["clip-path"]):
+	case clippedAway.MatchString(decl["clip"]), clippedAway.MatchString(decl["clip-path"]), insetAway(decl["clip-path"]),
+		flatShape(decl["clip-path"]):
+		return true
+	case indentedOut(decl, m):
+		return true
+	case masksAll(decl):
 		return true
 	case decl["overflow"] == "hidden" && (pixel("width") || pixel("height") || pixel("max-height") || pixel("max-width")):
 		return true
@@ -375,10 +384,130 @@ var (
 	number       = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?`)
 	clippedAway  = regexp.MustCompile(`^(rect\(\s*0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?\s*\)|circle\(\s*0)`)
 	inset        = regexp.MustCompile(`^inset\(\s*([\d.]+)%`)
+	scaling      = regexp.MustCompile(`scale(x|y|3d)?\(([^()]*)\)`)
 	zeroScale    = regexp.MustCompile(`scale[xy3d]*\(\s*0*\.?0*\s*[,)]`)
 	farTranslate = regexp.MustCompile(`translate[xy3d]*\(\s*-(\d{3,}|[5-9]\d{2})(px|%|vw|vh)?|translate[xy3d]*\(\s*-\d+(\.\d+)?(vw|vh)`)
 	noOpacity    = regexp.MustCompile(`opacity\(\s*0*\.?0*%?\s*\)`)
 )
+
+// flatShape reports a clip-path ellipse or polygon of no area: a radius
+// of zero, fewer than three points, or points all on one line.
+func flatShape(v string) bool {
+	name, args, ok := strings.Cut(v, "(")
+	args = strings.TrimSuffix(args, ")")
+	zero := func(v string) bool {
+		f, err := strconv.ParseFloat(number.FindString(v), 64)
+		return err == nil && f == 0
+	}
+	switch {
+	case !ok:
+		return false
+	case name == "ellipse":
+		f := topFields(args)
+		return len(f) >= 2 && (zero(f[0]) || zero(f[1]))
+	case name != "polygon":
+		return false
+	}
+	points := splitTop(args, ',')
+	if f := strings.TrimSpace(points[0]); f == "nonzero" || f == "evenodd" {
+		points = points[1:]
+	}
+	var xs, ys []float64
+	unit := ""
+	for _, p := range points {
+		f := topFields(p)
+		if len(f) != 2 {
+			return false
+		}
+		for i, c := range f {
+			num := number.FindString(c)
+			v, err := strconv.ParseFloat(num, 64)
+			if num == "" || err != nil {
+				return false
+			}
+			if u := c[len(num):]; v != 0 && u != unit {
+				if unit != "" {
+					return false // units this package cannot compare
+				}
+				unit = u
+			}
+			if i == 0 {
+				xs = append(xs, v)
+			} else {
+				ys = append(ys, v)
+			}
+		}
+	}
+	area := 0.0
+	for i := range xs {
+		j := (i + 1) % len(xs)
+		area += xs[i]*ys[j] - xs[j]*ys[i]
+	}
+	return area == 0
+}
+
+// indentedOut reports text indented out of a box that does not wrap it
+// and hides its overflow (text-indent:100%; white-space:nowrap;
+// overflow:hidden): by at least the box's width, or the narrowest
+// window's if it sets none.
+func indentedOut(decl map[string]string, m measure) bool {
+	clips := func(p string) bool { v := firstValue(decl[p]); return v == "hidden" || v == "clip" }
+	nowrap := decl["white-space"] == "nowrap" || decl["white-space"] == "pre" || decl["text-wrap"] == "nowrap" || decl["text-wrap-mode"] == "nowrap"
+	if !nowrap || !clips("overflow") && !clips("overflow-x") {
+		return false
+	}
+	width, ok := m.px(decl["width"])
+	if !ok {
+		width = screenMin.w
+	}
+	m.pct = width
+	indent, ok := m.px(firstValue(decl["text-indent"]))
+	return ok && indent >= width
+}
+
+// masksAll reports a mask of gradients whose every colour is transparent:
+// it lets nothing show.
+func masksAll(decl map[string]string) bool {
+	for _, p := range []string{"mask", "mask-image", "-webkit-mask", "-webkit-mask-image"} {
+		stops, ok := gradientColours(decl[p], black)
+		if ok && !slices.ContainsFunc(stops, func(c colour) bool { return c.a > 0.05 }) {
+			return true
+		}
+	}
+	return false
+}
+
+// zoomOf is how much an element's zoom and scaling shrink or grow what it
+// holds: the zoom (0 counts as 1), and the smaller factor of each scaling.
+func zoomOf(decl map[string]string) float64 {
+	z := 1.0
+	if f, ok := (measure{pct: 1}).px(decl["zoom"]); ok && f > 0 {
+		z = f
+	}
+	factor := func(args []string) {
+		s := math.Inf(1)
+		for _, a := range args {
+			if f, ok := (measure{pct: 1}).px(strings.TrimSpace(a)); ok {
+				s = min(s, math.Abs(f))
+			}
+		}
+		if !math.IsInf(s, 1) {
+			z *= s
+		}
+	}
+	for _, m := range scaling.FindAllStringSubmatch(decl["transform"], -1) {
+		args := strings.Split(m[2], ",")
+		if m[1] == "3d" {
+			args = args[:min(2, len(args))]
+		}
+		factor(args)
+	}
+	if v := decl["scale"]; v != "" && v != "none" {
+		f := topFields(v)
+		factor(f[:min(2, len(f))])
+	}
+	return z
+}
 
 // insetAway reports a clip-path inset of half the box or more from every
 // side, which leaves nothing.

@@ -261,3 +261,45 @@ func TestColours(t *testing.T) {
 			shown: []string{"Heading"}},
 	})
 }
+
+// Shapes of no area, text indented out of a box that clips it, a zoom or
+// scaling that shrinks text to nothing, and masks that let nothing through
+// hide what they apply to.
+func TestShapesZoomsMasks(t *testing.T) {
+	tests := []struct {
+		style string
+		want  bool
+	}{
+		{"clip-path:polygon(0 0,0 0,0 0)", true}, {"clip-path:polygon(0 0, 100% 0, 50% 0)", true},
+		{"clip-path:polygon(evenodd, 0 0, 10px 10px, 20px 20px)", true}, {"clip-path:polygon(0 0)", true},
+		{"clip-path:ellipse(0 0)", true}, {"clip-path:ellipse(50% 0 at 50% 50%)", true},
+		{"text-indent:100%;white-space:nowrap;overflow:hidden", true}, {"text-indent:9999px;white-space:nowrap;overflow:hidden", true},
+		{"width:200px;text-indent:300px;white-space:nowrap;overflow-x:clip", true}, {"text-indent:-100vw", true},
+		{"zoom:0.01", true}, {"zoom:5%", true}, {"zoom:0.1", true}, {"transform:scale(0.05)", true},
+		{"transform:translate(10px) scaleX(0.01)", true}, {"scale:0.05", true}, {"transform:scale3d(0.01, 1, 1)", true},
+		{"mask-image:linear-gradient(transparent,transparent)", true},
+		{"-webkit-mask-image:linear-gradient(rgba(0,0,0,0), transparent)", true},
+		{"mask:linear-gradient(to right, transparent 0%, transparent 100%) no-repeat", true},
+		// In sight.
+		{"clip-path:polygon(0 0, 100% 0, 100% 100%, 0 100%)", false}, {"clip-path:polygon(50% 0%, 100% 50%, 50% 100%, 0% 50%)", false},
+		{"clip-path:ellipse(50% 40% at 50% 50%)", false}, {"clip-path:polygon(0 0, 100% 10px, 50px 100%)", false},
+		{"text-indent:100%", false}, {"text-indent:100%;overflow:hidden", false}, {"text-indent:2em;white-space:nowrap;overflow:hidden", false},
+		{"zoom:0.5", false}, {"zoom:0", false}, {"zoom:normal", false}, {"zoom:150%", false},
+		{"transform:scale(0.5)", false}, {"transform:scale(-1, 1)", false}, {"scale:1.2", false},
+		{"mask-image:linear-gradient(#000, transparent)", false}, {"mask-image:url(m.svg)", false},
+		{"mask-image:linear-gradient(transparent,transparent), url(m.svg)", false},
+	}
+	for _, tt := range tests {
+		if got := hiddenByStyle(tt.style); got != tt.want {
+			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
+		}
+	}
+	checkPages(t, []pageCase{
+		{name: "zooms multiply", page: `<div style="zoom:.2">Fifth<p style="zoom:.2">Gone</p><p style="font-size:16px;zoom:0.5">Tenth</p></div>`,
+			shown: []string{"Fifth"}, gone: []string{"Gone", "Tenth"}},
+		{name: "a zoom holds whatever size a child sets", page: `<div style="zoom:0.01"><p style="font-size:30px">Tiny</p></div><p>Plain</p>`,
+			shown: []string{"Plain"}, gone: []string{"Tiny"}},
+		{name: "an image replaced by its text", page: `<style>.logo{width:120px;text-indent:100%;white-space:nowrap;overflow:hidden}</style><h1 class="logo">Brand</h1><p>Plain</p>`,
+			shown: []string{"Plain"}, gone: []string{"Brand"}},
+	})
+}
