@@ -31,7 +31,8 @@ type sight struct {
 func look(root *html.Node) sight {
 	l := looker{
 		sheet: readSheet(root), matched: map[*html.Node]*match{}, styles: map[string]map[string]string{},
-		sight: sight{gone: map[*html.Node]bool{}, muted: map[*html.Node]bool{}},
+		slotted: map[*html.Node]bool{},
+		sight:   sight{gone: map[*html.Node]bool{}, muted: map[*html.Node]bool{}},
 	}
 	for _, v := range l.sheet.views() {
 		l.view = v
@@ -46,6 +47,9 @@ type looker struct {
 	view    view
 	sight   sight
 	matched map[*html.Node]*match
+	// slotted holds the children of shadow hosts that a slot showed in
+	// this view.
+	slotted map[*html.Node]bool
 	// styles are the styles met so far, by the rules and inline style
 	// they come from.
 	styles map[string]map[string]string
@@ -80,9 +84,50 @@ func (l *looker) visit(n *html.Node, inherited textStyle) {
 			l.sight.gone[n] = true
 			return
 		}
+		if shadow := shadowRoot(n); shadow != nil {
+			l.visitShadow(n, shadow, inherited)
+			return
+		}
+		if host := hostOf(n); host != nil {
+			if shown := assigned(host, attr(n, "name")); len(shown) > 0 {
+				for c := n.FirstChild; c != nil; c = c.NextSibling {
+					l.hide(c) // what a slot shows when nothing fills it
+				}
+				for _, c := range shown {
+					l.slotted[c] = true
+					l.visit(c, inherited)
+				}
+				return
+			}
+		}
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		l.visit(c, inherited)
+	}
+}
+
+// visitShadow looks at a shadow host: a browser draws its shadow tree, and
+// of its own children only those the tree's slots show, where they show
+// them.
+func (l *looker) visitShadow(host, shadow *html.Node, inherited textStyle) {
+	for c := host.FirstChild; c != nil; c = c.NextSibling {
+		delete(l.slotted, c)
+	}
+	for c := shadow.FirstChild; c != nil; c = c.NextSibling {
+		l.visit(c, inherited)
+	}
+	for c := host.FirstChild; c != nil; c = c.NextSibling {
+		if c != shadow && !l.slotted[c] {
+			l.hide(c)
+		}
+	}
+}
+
+func (l *looker) hide(n *html.Node) {
+	if n.Type == html.TextNode {
+		l.sight.muted[n] = true
+	} else {
+		l.sight.gone[n] = true
 	}
 }
 
@@ -141,6 +186,71 @@ func skippedElement(n *html.Node) bool {
 		return !hasAttr(n, "open")
 	}
 	return hasAttr(n, "hidden") || hasAttr(n, "popover") || strings.EqualFold(strings.TrimSpace(attr(n, "aria-hidden")), "true")
+}
+
+// shadowRoot is the declarative shadow root of n, if it is a host: its
+// first <template shadowrootmode> child.
+func shadowRoot(n *html.Node) *html.Node {
+	if n == nil || n.Type != html.ElementNode || n.Namespace != "" || !strings.Contains(n.Data, "-") && !shadowHosts[n.DataAtom] {
+		return nil
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if mode := strings.ToLower(attr(c, "shadowrootmode")); c.DataAtom == atom.Template && (mode == "open" || mode == "closed") {
+			return c
+		}
+	}
+	return nil
+}
+
+// shadowHosts are the elements that may hold a shadow root, besides
+// custom elements.
+var shadowHosts = map[atom.Atom]bool{
+	atom.Article: true, atom.Aside: true, atom.Blockquote: true, atom.Body: true, atom.Div: true, atom.Footer: true,
+	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true, atom.Header: true,
+	atom.Main: true, atom.Nav: true, atom.P: true, atom.Section: true, atom.Span: true,
+}
+
+// scopeOf is the shadow root whose tree n is in, nil for the document.
+func scopeOf(n *html.Node) *html.Node {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.DataAtom == atom.Template && p == shadowRoot(p.Parent) {
+			return p
+		}
+	}
+	return nil
+}
+
+// hostOf is the shadow host whose tree slot n is in; nil if n is no slot
+// of a shadow tree.
+func hostOf(n *html.Node) *html.Node {
+	if n.DataAtom != atom.Slot || n.Namespace != "" {
+		return nil
+	}
+	if scope := scopeOf(n); scope != nil {
+		return scope.Parent
+	}
+	return nil
+}
+
+// assigned are the children of a shadow host that its slot named name
+// shows: elements of that slot attribute; for the slot of no name, text
+// and elements of none.
+func assigned(host *html.Node, name string) []*html.Node {
+	var out []*html.Node
+	shadow := shadowRoot(host)
+	for c := host.FirstChild; c != nil; c = c.NextSibling {
+		switch c.Type {
+		case html.TextNode:
+			if name == "" {
+				out = append(out, c)
+			}
+		case html.ElementNode:
+			if c != shadow && attr(c, "slot") == name {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // unrenderedMath reports a MathML element a browser does not draw: an

@@ -303,3 +303,30 @@ func TestShapesZoomsMasks(t *testing.T) {
 			shown: []string{"Plain"}, gone: []string{"Brand"}},
 	})
 }
+
+// A declarative shadow root replaces what its host shows: its own tree,
+// and of the host's children those its slots show. Its styles style it
+// alone, and the page's do not reach into it.
+func TestShadowRoots(t *testing.T) {
+	checkPages(t, []pageCase{
+		{name: "no slot", page: `<div><template shadowrootmode="open"><b>Shadowtext</b></template><p>Unslotted</p></div><p>Plain</p>`,
+			shown: []string{"Shadowtext", "Plain"}, gone: []string{"Unslotted"}},
+		{name: "the default slot", page: `<div><template shadowrootmode="open"><slot></slot></template><p>Slotted</p>Loose</div>`,
+			shown: []string{"Slotted", "Loose"}},
+		{name: "named slots", page: `<my-card><template shadowrootmode="closed"><h2><slot name="title">Fallback</slot></h2></template>
+<span slot="title">Title</span><span slot="other">Other</span><span>Default</span></my-card>`,
+			shown: []string{"Title"}, gone: []string{"Fallback", "Other", "Default"}},
+		{name: "an empty slot shows its own", page: `<div><template shadowrootmode="open"><slot name="x">Fallback</slot></template></div>`,
+			shown: []string{"Fallback"}},
+		{name: "a hidden slot", page: `<div><template shadowrootmode="open"><style>slot{display:none}</style><slot></slot><p>Inside</p></template><p>Light</p></div>`,
+			shown: []string{"Inside"}, gone: []string{"Light"}},
+		{name: "styles keep to their tree", page: `<style>.d{display:none}</style><div><template shadowrootmode="open"><style>.h{display:none}</style>
+<p class="h">Shadowed</p><p class="d">Encapsulated</p><slot></slot></template><p class="h">Lit</p><p class="d">Dropped</p></div>`,
+			shown: []string{"Encapsulated", "Lit"}, gone: []string{"Shadowed", "Dropped"}},
+		{name: "an inert template", page: `<template><p>Inert</p><style>p{display:none}</style></template><p>Plain</p>`,
+			shown: []string{"Plain"}, gone: []string{"Inert"}},
+		{name: "no host", page: `<ul><template shadowrootmode="open"><li>Unhosted</li></template><li>Item</li></ul>
+<div><template shadowrootmode="bogus"><b>Bogus</b></template><p>Kept</p></div>`,
+			shown: []string{"Item", "Kept"}, gone: []string{"Unhosted", "Bogus"}},
+	})
+}

@@ -60,6 +60,9 @@ type styleRule struct {
 	// when is the media condition the rule holds under, an index into
 	// its sheet's media; -1 for none.
 	when int
+	// scope is the shadow root whose <style> the rule is of, nil for the
+	// document's: a rule styles only its own tree.
+	scope *html.Node
 }
 
 func (r styleRule) matches(n *html.Node) bool {
@@ -89,17 +92,28 @@ type sheet struct {
 	// change; features are the discrete media features conditions test.
 	widths, heights []float64
 	features        map[string]bool
+	// scope is the shadow root of the <style> being read.
+	scope *html.Node
 }
 
 // readSheet reads the rules of a page's <style> elements. A rule inside
 // @media, @container or a <style media> holds on the screens its condition
 // holds on; one inside @supports only if a browser supports what it asks
 // for; the rules inside @layer and @scope hold everywhere. A <style> whose
-// type is not CSS, and other at-rules, are not read.
+// type is not CSS, one in a <template> (but for a shadow root's), and other
+// at-rules are not read.
 func readSheet(root *html.Node) *sheet {
 	sh := &sheet{byKey: map[string][]int{}, mediaIndex: map[string]int{}, features: map[string]bool{}}
 	var visit func(n *html.Node)
 	visit = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Template {
+			if n != shadowRoot(n.Parent) {
+				return
+			}
+			outer := sh.scope
+			sh.scope = n
+			defer func() { sh.scope = outer }()
+		}
 		if n.Type == html.ElementNode && n.DataAtom == atom.Style {
 			if t := strings.ToLower(strings.TrimSpace(attr(n, "type"))); t != "" && t != "text/css" {
 				return
@@ -204,7 +218,7 @@ func (sh *sheet) add(sel string, decls []declaration, when []string) {
 		if p == nil || one == "" {
 			continue
 		}
-		r := styleRule{tag: p[1], decls: decls, when: idx}
+		r := styleRule{tag: p[1], decls: decls, when: idx, scope: sh.scope}
 		for _, part := range classOrID.FindAllString(p[2], -1) {
 			if part[0] == '#' {
 				r.id = part[1:]
@@ -223,8 +237,9 @@ func (sh *sheet) add(sel string, decls []declaration, when []string) {
 	}
 }
 
-// matching is the rules that match element n, in order.
+// matching is the rules of its tree that match element n, in order.
 func (sh *sheet) matching(n *html.Node) []int {
+	scope := scopeOf(n)
 	var out []int
 	keys := []string{strings.ToLower(n.Data)}
 	if id := attr(n, "id"); id != "" {
@@ -235,7 +250,7 @@ func (sh *sheet) matching(n *html.Node) []int {
 	}
 	for _, k := range slices.Compact(keys) {
 		for _, i := range sh.byKey[k] {
-			if sh.rules[i].matches(n) {
+			if sh.rules[i].scope == scope && sh.rules[i].matches(n) {
 				out = append(out, i)
 			}
 		}
