@@ -24,9 +24,9 @@ type sight struct {
 
 // look reads a page's inline styles and the simple rules of its <style>
 // elements (rules of a tag or :root, classes and an id; others are
-// ignored) as a browser applies them: the rules in order, then the inline
-// style, the last declaration of a property winning unless an earlier one
-// is !important. It looks at the page on each screen its media conditions
+// ignored) as a browser applies them: the rules by specificity, then in
+// order, then the inline style, the last declaration of a property winning
+// unless an earlier one is !important. It looks at the page on each screen its media conditions
 // tell apart (views): what is hidden on one of them is hidden.
 func look(root *html.Node) sight {
 	l := looker{

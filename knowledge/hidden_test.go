@@ -330,3 +330,21 @@ func TestShadowRoots(t *testing.T) {
 			shown: []string{"Item", "Kept"}, gone: []string{"Unhosted", "Bogus"}},
 	})
 }
+
+// Of the rules that set a property, the more specific wins whatever their
+// order: an id over classes, a class over a tag.
+func TestSpecificity(t *testing.T) {
+	checkPages(t, []pageCase{
+		{name: "a class over a later tag", page: `<style>.h{display:none} p{display:block}</style><p class="h">Gone</p><p>Plain</p>`,
+			shown: []string{"Plain"}, gone: []string{"Gone"}},
+		{name: "an id over a later class", page: `<style>#x{display:block} .h{display:none}</style><p id="x" class="h">Shown</p><p class="h">Hidden</p>`,
+			shown: []string{"Shown"}, gone: []string{"Hidden"}},
+		{name: "two classes over one", page: `<style>.a.b{visibility:hidden} .a{visibility:visible}</style><p class="a b">Gone</p><p class="a">Seen</p>`,
+			shown: []string{"Seen"}, gone: []string{"Gone"}},
+		{name: "order among equals, and !important", page: `<style>.a{display:none} .b{display:block} #i{display:none!important} #i.a{display:block}</style>
+<p class="a b">Later</p><p id="i" class="a">Important</p>`,
+			shown: []string{"Later"}, gone: []string{"Important"}},
+		{name: "inline style over any rule", page: `<style>#x.a{display:none}</style><p id="x" class="a" style="display:block">Inline</p>`,
+			shown: []string{"Inline"}},
+	})
+}

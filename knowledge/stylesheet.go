@@ -63,6 +63,8 @@ type styleRule struct {
 	// scope is the shadow root whose <style> the rule is of, nil for the
 	// document's: a rule styles only its own tree.
 	scope *html.Node
+	// specificity weighs the selector: ids, then classes, then tags.
+	specificity int
 }
 
 func (r styleRule) matches(n *html.Node) bool {
@@ -211,19 +213,25 @@ func (sh *sheet) add(sel string, decls []declaration, when []string) {
 	}
 	for _, one := range strings.Split(sel, ",") {
 		one = strings.TrimSpace(one)
-		if rest, ok := strings.CutPrefix(one, ":root"); ok { // the root element
-			one = "html" + rest
+		root := 0
+		if rest, ok := strings.CutPrefix(one, ":root"); ok { // the root element, of a class's weight
+			one, root = "html"+rest, 1
 		}
 		p := simpleSelector.FindStringSubmatch(one)
 		if p == nil || one == "" {
 			continue
 		}
-		r := styleRule{tag: p[1], decls: decls, when: idx, scope: sh.scope}
+		r := styleRule{tag: p[1], decls: decls, when: idx, scope: sh.scope, specificity: root * 100}
+		if root == 0 && r.tag != "" {
+			r.specificity = 1
+		}
 		for _, part := range classOrID.FindAllString(p[2], -1) {
 			if part[0] == '#' {
 				r.id = part[1:]
+				r.specificity += 10000
 			} else {
 				r.classes = append(r.classes, part[1:])
+				r.specificity += 100
 			}
 		}
 		key := r.tag
@@ -237,7 +245,8 @@ func (sh *sheet) add(sel string, decls []declaration, when []string) {
 	}
 }
 
-// matching is the rules of its tree that match element n, in order.
+// matching is the rules of its tree that match element n, in the order
+// they apply: by specificity, then in order.
 func (sh *sheet) matching(n *html.Node) []int {
 	scope := scopeOf(n)
 	var out []int
@@ -256,7 +265,9 @@ func (sh *sheet) matching(n *html.Node) []int {
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	out = slices.Compact(out)
+	slices.SortStableFunc(out, func(a, b int) int { return sh.rules[a].specificity - sh.rules[b].specificity })
+	return out
 }
 
 // cssBlocks calls f with each statement of css in order: a declaration or
