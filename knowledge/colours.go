@@ -123,9 +123,11 @@ func colourOf(v string, current colour) (c colour, isColour bool) {
 func degrees(v string) (float64, bool) {
 	num := number.FindString(v)
 	f, err := strconv.ParseFloat(num, 64)
-	scale, ok := map[string]float64{"": 1, "deg": 1, "turn": 360, "rad": 180 / math.Pi, "grad": 0.9}[v[len(num):]]
+	scale, ok := angleUnits[v[len(num):]]
 	return f * scale, ok && num != "" && err == nil
 }
+
+var angleUnits = map[string]float64{"": 1, "deg": 1, "turn": 360, "rad": 180 / math.Pi, "grad": 0.9}
 
 func clamp01(f float64) float64 { return min(max(f, 0), 1) }
 
@@ -245,6 +247,9 @@ var imageValue = regexp.MustCompile(`(url|gradient|image|image-set|element|paint
 // gradientColours are the colours of a value made of gradients only; ok
 // is false for any other image or a colour this package cannot read.
 func gradientColours(v string, current colour) (out []colour, ok bool) {
+	if !strings.Contains(v, "gradient(") {
+		return nil, false
+	}
 	for _, layer := range splitTop(v, ',') {
 		for _, tok := range topFields(strings.TrimSpace(layer)) {
 			name, args, isFunc := strings.Cut(tok, "(")

@@ -15,8 +15,9 @@ import (
 // agent reads: a way to slip instructions past whoever reviewed the page.
 
 // sight says what of a parsed page its reader does not see: elements gone
-// with all they hold, and text an inherited style hides (a size of zero,
-// no visibility, a transparent colour), which an element inside may undo.
+// with all they hold, and text an inherited style hides (too small, of no
+// visibility, in the colour of its backdrop), which an element inside may
+// undo.
 type sight struct {
 	gone  map[*html.Node]bool
 	muted map[*html.Node]bool
@@ -24,10 +25,11 @@ type sight struct {
 
 // look reads a page's inline styles and the simple rules of its <style>
 // elements (rules of a tag or :root, classes and an id; others are
-// ignored) as a browser applies them: the rules by specificity, then in
-// order, then the inline style, the last declaration of a property winning
-// unless an earlier one is !important. It looks at the page on each screen its media conditions
-// tell apart (views): what is hidden on one of them is hidden.
+// ignored) as a browser applies them: the hints of attributes, then the
+// rules by specificity, then in order, then the inline style, the last
+// declaration of a property winning unless an earlier one is !important.
+// It looks at the page on each screen its media conditions tell apart
+// (views): what is hidden on one of them is hidden.
 func look(root *html.Node) sight {
 	l := looker{
 		sheet: readSheet(root), matched: map[*html.Node]*match{}, styles: map[string]map[string]string{},
@@ -364,8 +366,8 @@ func page(v view) textStyle {
 const minFont = 2
 
 // hidden reports text that with this style a reader does not see: of no
-// visibility, too small once zoomed and scaled, or drawn in no colour that stands out from what
-// lies behind it.
+// visibility, too small once zoomed and scaled, or drawn in no colour that
+// stands out from what lies behind it.
 func (t textStyle) hidden() bool {
 	fill, stroke := t.color, t.color
 	if t.fill != nil {
