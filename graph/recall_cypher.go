@@ -214,14 +214,15 @@ RETURN count(m) AS touched`
 )
 
 // cypherRecallFilters are the conditions every recall search shares: what
-// was true (active now, or valid at $as_of), then the request's filters, each
+// was true (active now, or valid at $as_of, superseded or expired since),
+// then the request's filters, each
 // off when its parameter is null. They are one text whatever the request
 // asks, so that Neo4j plans each search once: none of them picks an index
 // (the searches seek the user's partition, the vector or the full-text
 // index first), so a filter that is off costs a null test per memory.
 const cypherRecallFilters = `(CASE WHEN $as_of IS NULL
   THEN m.status = 'active' AND (m.valid_to IS NULL OR m.valid_to > $now)
-  ELSE m.status IN ['active', 'superseded'] AND m.created_at <= $as_of AND m.valid_from <= $as_of
+  ELSE m.status IN ['active', 'superseded', 'expired'] AND m.created_at <= $as_of AND m.valid_from <= $as_of
     AND (m.valid_to IS NULL OR m.valid_to > $as_of) END)
 AND ($types IS NULL OR m.type IN $types) AND ($kinds IS NULL OR m.kind IN $kinds)
 AND ($from IS NULL OR m.created_at >= $from) AND ($to IS NULL OR m.created_at < $to)

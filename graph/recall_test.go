@@ -140,6 +140,36 @@ func TestSearchFullTextKeepsToThePartition(t *testing.T) {
 	}
 }
 
+// A memory the janitor expired at its valid_to is what held before then:
+// as_of finds it, a recall of now does not.
+func TestAsOfFindsWhatExpiredSince(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	rule := newMemory(tenant, "u1", "during the holiday week orders ship by courier only")
+	ended := rule.ValidFrom.Add(7 * 24 * time.Hour)
+	rule.Status, rule.ValidTo = memory.StatusExpired, &ended
+	createInBatches(t, s, []memory.Memory{rule})
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	for _, tc := range []struct {
+		name string
+		asOf time.Time
+		want int
+	}{
+		{"now", time.Time{}, 0},
+		{"while it held", rule.ValidFrom.Add(24 * time.Hour), 1},
+		{"after it ended", ended.Add(time.Hour), 0},
+	} {
+		q := memory.SearchQuery{UserID: "u1", Text: "courier holiday", Now: time.Now(), Limit: 10, AsOf: tc.asOf}
+		hits, err := s.SearchFullText(testCtx(t), whole, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != tc.want {
+			t.Errorf("%s: %d hits, want %d", tc.name, len(hits), tc.want)
+		}
+	}
+}
+
 // createInBatches stores ms (all of one tenant) a hundred at a time.
 func createInBatches(t *testing.T, s *Store, ms []memory.Memory) {
 	t.Helper()

@@ -273,7 +273,7 @@ func (j *Janitor) sweep(ctx context.Context, tenant string, r *memory.SweepRepor
 		g := group{c.To, c.Reason}
 		ids[g] = append(ids[g], c.MemoryID)
 	}
-	for _, g := range []group{{memory.StatusExpired, memory.ReasonTTL}, {memory.StatusArchived, memory.ReasonUnused}, {memory.StatusArchived, memory.ReasonCap}} {
+	for _, g := range []group{{memory.StatusExpired, memory.ReasonEnded}, {memory.StatusExpired, memory.ReasonTTL}, {memory.StatusArchived, memory.ReasonUnused}, {memory.StatusArchived, memory.ReasonCap}} {
 		n := int64(len(ids[g]))
 		if n > 0 && !r.DryRun {
 			if n, err = j.store.Transition(ctx, tenant, ids[g], g.to, g.reason, r.At); err != nil {
@@ -281,7 +281,7 @@ func (j *Janitor) sweep(ctx context.Context, tenant string, r *memory.SweepRepor
 			}
 		}
 		switch g.reason {
-		case memory.ReasonTTL:
+		case memory.ReasonEnded, memory.ReasonTTL:
 			r.Expired += n
 		case memory.ReasonUnused:
 			r.ArchivedUnused += n

@@ -185,6 +185,24 @@ func TestJanitorDryRunAndSweepAll(t *testing.T) {
 	}
 }
 
+// A memory whose valid_to has passed is expired by the sweep it is
+// reported in, and counted there.
+func TestSweepExpiresWhatEnded(t *testing.T) {
+	ended := Usage{ID: "rule", Type: memory.TypeSemantic, Status: memory.StatusActive, Shared: true, CreatedAt: testNow.Add(-Day), UpdatedAt: testNow, ValidTo: testNow.Add(-time.Hour)}
+	store := &fakeLifecycle{live: map[string][]Usage{"acme": {ended}}}
+	j, err := New(Options{Store: store, Config: Defaults(), Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := j.Sweep(context.Background(), "acme", false)
+	if err != nil || r.Expired != 1 || len(r.Changes) != 1 || len(store.live["acme"]) != 0 {
+		t.Fatalf("sweep: %+v, %v; live %v; want the ended memory expired and counted", r, err, store.live["acme"])
+	}
+	if r, _ := j.Sweep(context.Background(), "acme", false); r.Expired != 0 || len(r.Changes) != 0 {
+		t.Errorf("the next sweep: %+v, want nothing left to do", r)
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	bad := []Config{
 		{TTL: map[string]time.Duration{"gossip": Day}, HalfLife: Day},

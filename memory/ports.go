@@ -65,7 +65,8 @@ type SearchQuery struct {
 	// lists (any of the three): what a question about the user asks for.
 	Slots *Slots
 	// AsOf, when set, searches what was true at that moment: versions whose
-	// validity [valid_from, valid_to) covers it, superseded or not. Zero
+	// validity [valid_from, valid_to) covers it, superseded or expired
+	// since or not. Zero
 	// means active memories now.
 	AsOf time.Time
 	// Now is the moment "active now" means (zero: the store's clock): a
