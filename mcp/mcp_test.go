@@ -274,6 +274,24 @@ func TestPolicyAppliesToEveryCall(t *testing.T) {
 	if m := written.Results[0].Memory; m == nil || m.AgentID != "user:alice" {
 		t.Errorf("alice's own memory: %+v, want author user:alice", written.Results[0])
 	}
+
+	// A backdated fact and shared knowledge are refused as REST refuses
+	// them, not as fields the tool does not know.
+	refused(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "alice", "type": "semantic", "content": "Alice moved offices last spring.", "observed_at": time.Now().AddDate(0, -6, 0).Format(time.RFC3339)},
+	}}, "backdate_forbidden")
+	refused(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"type": "procedural", "content": "Refunds above 1000 CNY need a second approval.", "scope": map[string]any{"kind": "tenant"}},
+	}}, "forbidden")
+	refused(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"type": "semantic", "content": "A memory about nobody."},
+	}}, "invalid_argument")
+	call(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "alice", "type": "semantic", "content": "Alice called about the Lisbon move a minute ago.", "observed_at": time.Now().Add(-time.Minute).Format(time.RFC3339)},
+	}}, &written)
+	if written.Results[0].Outcome != memory.OutcomeCreated {
+		t.Errorf("a fact observed a minute ago: %+v, want created", written.Results[0])
+	}
 }
 
 func TestUnauthenticatedCallsAreRefused(t *testing.T) {

@@ -25,7 +25,7 @@ const (
 
 // NewMemory is one memory for remember. The author is always the caller.
 type NewMemory struct {
-	UserID  string `json:"user_id" jsonschema:"the user the memory is about"`
+	UserID  string `json:"user_id,omitempty" jsonschema:"the user the memory is about; every memory but shared knowledge (scope) has one"`
 	Type    string `json:"type" jsonschema:"episodic (what happened), semantic (facts and rules), procedural (how to do things) or profile (stable traits and preferences)"`
 	Content string `json:"content" jsonschema:"the memory itself, one self-contained statement"`
 	Kind    string `json:"kind,omitempty" jsonschema:"a refinement of the type, such as preference, order_status or budget; sharing grants may name it"`
@@ -39,6 +39,10 @@ type NewMemory struct {
 	Confidence     *float64 `json:"confidence,omitempty" jsonschema:"0 to 1, default 1"`
 	Source         string   `json:"source,omitempty" jsonschema:"where it came from; inferred stores it as a candidate until the user confirms it"`
 	IdempotencyKey string   `json:"idempotency_key,omitempty" jsonschema:"a key of your own that makes a retried write store the memory once"`
+	// ObservedAt and Scope are as in REST, and refused as there: so that
+	// one request answers the same through either door.
+	ObservedAt *time.Time       `json:"observed_at,omitempty" jsonschema:"when the fact was observed (RFC 3339), if earlier than now; only admins may backdate further than 5 minutes"`
+	Scope      *memory.ScopeRef `json:"scope,omitempty" jsonschema:"shared knowledge about no user: kind tenant, team (with id) or agent (with id), as policy allows; leave it out for a memory about user_id"`
 }
 
 type rememberIn struct {
@@ -226,7 +230,7 @@ func (t *tools) remember(ctx context.Context, p memory.Principal, in rememberIn)
 		batch[i] = memory.NewMemory{
 			UserID: n.UserID, AgentID: n.AgentID, SessionID: n.SessionID, Type: n.Type, Kind: n.Kind, Key: n.Key,
 			Content: n.Content, Sensitivity: n.Sensitivity, Importance: n.Importance, Confidence: n.Confidence,
-			Source: n.Source, IdempotencyKey: n.IdempotencyKey,
+			Source: n.Source, IdempotencyKey: n.IdempotencyKey, ObservedAt: n.ObservedAt, Scope: n.Scope,
 		}
 	}
 	results, err := t.svc.Write(ctx, p, batch)
