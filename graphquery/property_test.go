@@ -15,30 +15,17 @@ import (
 
 	"mneme/graph"
 	"mneme/graph/analysis"
+	"mneme/graph/graphtest"
 	"mneme/graphquery"
 	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/policy"
 )
 
-var schemaOnce struct {
-	sync.Once
-	err error
-}
-
 // stores returns the graph store on the test Neo4j with the schema in place.
 func stores(t testing.TB) *graph.Store {
 	t.Helper()
-	g := graph.New(testenv.Neo4j(t), graph.Options{Database: testenv.Neo4jDatabase()})
-	schemaOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		schemaOnce.err = g.EnsureSchema(ctx, testenv.EmbeddingDimension)
-	})
-	if schemaOnce.err != nil {
-		t.Fatalf("EnsureSchema: %v", schemaOnce.err)
-	}
-	return g
+	return graphtest.Store(t)
 }
 
 // audits keeps the audit events a service records.

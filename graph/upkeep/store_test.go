@@ -2,33 +2,19 @@ package upkeep
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"mneme/graph"
-	"mneme/internal/testenv"
+	"mneme/graph/graphtest"
 	"mneme/memory"
 )
-
-var schemaOnce struct {
-	sync.Once
-	err error
-}
 
 // testStores returns a graph store on the test Neo4j with the schema in
 // place, to write and read memories, and the upkeep store over its runner.
 func testStores(t *testing.T) (*graph.Store, *Store) {
 	t.Helper()
-	g := graph.New(testenv.Neo4j(t), graph.Options{Database: testenv.Neo4jDatabase()})
-	schemaOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		schemaOnce.err = g.EnsureSchema(ctx, testenv.EmbeddingDimension)
-	})
-	if schemaOnce.err != nil {
-		t.Fatalf("EnsureSchema: %v", schemaOnce.err)
-	}
+	g := graphtest.Store(t)
 	return g, New(g.Runner())
 }
 

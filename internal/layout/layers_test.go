@@ -93,6 +93,9 @@ var layers = map[string]int{
 	// Stores beside graph that take its policy state's lock: policy
 	// revisions and settings.
 	"mneme/graph/policystore": 5,
+	// The graph store on the test Neo4j, for the tests of the stores beside
+	// graph and what reads through them.
+	"mneme/graph/graphtest": 5,
 
 	// Test suites over an adapter's interface.
 	"mneme/graph/storetest": 5,
