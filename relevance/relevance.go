@@ -294,7 +294,7 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateVector
 	case e.Vector && e.Similarity >= r.VectorFloor && q.Unseen() < r.UnseenMax:
 		return GateVector
-	case e.Text && e.Coverage >= r.Coverage && !r.unrelatedMeaning(e):
+	case e.Text && e.Coverage >= r.Coverage && !r.unrelatedMeaning(e) && !r.worldWords(q, e):
 		return GateText
 	case e.Text && e.Coverage >= r.AgreedCoverage && e.Vector && e.Similarity >= r.AgreeFloor && q.Unseen() < r.UnseenMax:
 		return GateText
@@ -314,6 +314,15 @@ func (r Rules) First(q Question, e Evidence) string {
 // shares "pay" with a note on shipping fees that means something else.
 func (r Rules) unrelatedMeaning(e Evidence) bool {
 	return e.Vector && e.Coverage < 1 && e.Similarity < r.NeighbourFloor
+}
+
+// worldWords reports a memory whose words answer a question about the
+// world: one that names neither the user nor a thing as known ("are
+// nitrile gloves food safe?", "增值税专用发票和普通发票有啥区别") shares its
+// words with the user's order or invoice note without meaning it, unless
+// the embedder finds the two near (AgreeFloor).
+func (r Rules) worldWords(q Question, e Evidence) bool {
+	return q.Asks && (q.World || !q.Refers && !q.AboutUser) && !(e.Vector && e.Similarity >= r.AgreeFloor)
 }
 
 // Passed is a memory that passed a gate on its own evidence.
