@@ -84,11 +84,16 @@ func dealsWith(q string) bool {
 // person ("my", "you", 你们), or a thing with a definite word ("the
 // damaged seats", 那批货). A question that refers to neither ("合肥到上海的
 // 高铁要多久？", "浦东机场怎么去最方便？") asks about the world, not about
-// anything the user and we have dealt with.
+// anything the user and we have dealt with. "The" before a superlative or
+// a thing of everyone's ("the best paper", "the weather"), and "this"
+// before a time ("this weekend"), know nothing in particular.
 func Refers(text string) bool {
-	q := strings.ToLower(text)
+	q := generic.ReplaceAllString(strings.ToLower(text), " ")
 	return person.MatchString(q) || known.MatchString(q) || containsAny(q, zhPerson) || containsAny(q, zhKnown) || containsAny(q, zhDealing)
 }
+
+// generic is a definite word that refers to nothing known.
+var generic = regexp.MustCompile(`\bthe (best|worst|most|least|cheapest|fastest|quickest|easiest|safest|biggest|largest|smallest|typical|average|weather|difference|world|internet|market|industry)\b|\bthis (morning|afternoon|evening|week|weekend|month|year|time)\b`)
 
 // Prefers reports whether text asks what is required, preferred or best:
 // "送货时间有什么要求？", "什么时候送货比较好？", "what delivery times does she

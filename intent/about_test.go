@@ -115,6 +115,10 @@ func TestRefers(t *testing.T) {
 		{"浦东机场怎么去最方便？", false},
 		{"订单号一般是怎么编的？有什么规则？", false},
 		{"Why do cats purr?", false},
+		{"who makes the best paper for laser printers?", false},
+		{"whats the weather like in hangzhou this weekend", false},
+		{"is the usual delivery slot still free?", true},
+		{"did the best-before date on the gloves pass?", true},
 	}
 	for _, tt := range tests {
 		if got := intent.Refers(tt.question); got != tt.want {
