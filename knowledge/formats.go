@@ -7,6 +7,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"mneme/knowledge/sight"
 )
 
 var (
@@ -109,14 +111,14 @@ func textBlocks(src string) []block {
 
 // htmlBlocks reads h1–h6 as headings and the text of block elements as
 // paragraphs; scripts, styles, navigation, forms and what the page hides
-// from its reader (look) are not text. List items keep their
+// from its reader (package sight) are not text. List items keep their
 // number or bullet.
 func htmlBlocks(src string) ([]block, error) {
 	root, err := html.Parse(strings.NewReader(src))
 	if err != nil {
 		return nil, formatError("knowledge: the HTML does not parse: " + err.Error())
 	}
-	seen := look(root)
+	seen := sight.Look(root)
 	var out []block
 	var para strings.Builder
 	// Source line breaks are spaces; only <li> and <br> break lines.
@@ -136,12 +138,12 @@ func htmlBlocks(src string) ([]block, error) {
 	walk = func(n *html.Node, list *listState) {
 		switch n.Type {
 		case html.TextNode:
-			if !seen.muted[n] {
+			if !seen.Muted(n) {
 				para.WriteString(whitespace.ReplaceAllString(n.Data, " "))
 			}
 			return
 		case html.ElementNode:
-			if seen.gone[n] {
+			if seen.Gone(n) {
 				return
 			}
 			switch n.DataAtom {
@@ -204,11 +206,11 @@ type listState struct {
 	n       int
 }
 
-func collectText(n *html.Node, b *strings.Builder, seen sight) {
-	if seen.gone[n] {
+func collectText(n *html.Node, b *strings.Builder, seen sight.Seen) {
+	if seen.Gone(n) {
 		return
 	}
-	if n.Type == html.TextNode && !seen.muted[n] {
+	if n.Type == html.TextNode && !seen.Muted(n) {
 		b.WriteString(n.Data)
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {

@@ -30,7 +30,7 @@ var layers = map[string]int{
 	"mneme/scripts":           0,
 	"mneme/leader":            0,
 	"mneme/internal/testidp":  0,
-	"mneme/knowledge":         0,
+	"mneme/knowledge/sight":   0,
 	"mneme/client":            0,
 	"mneme/deploy":            0,
 	"mneme/relevance":         0,
@@ -39,6 +39,8 @@ var layers = map[string]int{
 	"mneme/embedding/usem":    0,
 	// Recall's settings, below the service that reads them.
 	"mneme/recallconfig": 1,
+	// Documents split into sections, of a page only what its reader sees.
+	"mneme/knowledge": 1,
 	// The domain.
 	"mneme/memory": 2,
 	// Per-model settings, chosen with the facts rules of dedup.

@@ -1,8 +1,10 @@
-package knowledge
+package sight
 
 import (
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 )
 
 // hiddenByStyle reports an inline style that hides what it styles and all
@@ -70,19 +72,18 @@ type pageCase struct {
 	shown, gone []string
 }
 
-// checkPages imports each page and checks which of its words came in.
+// checkPages looks at each page and checks which of its words a reader
+// sees: the text of what is not gone nor muted.
 func checkPages(t *testing.T, tests []pageCase) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			blocks, err := htmlBlocks(tt.page)
+			root, err := html.Parse(strings.NewReader(tt.page))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var b strings.Builder
-			for _, bl := range blocks {
-				b.WriteString(bl.text + "\n")
-			}
+			visible(root, Look(root), &b)
 			for _, w := range tt.shown {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("%s is shown but was not imported from %q", w, b.String())
@@ -94,6 +95,19 @@ func checkPages(t *testing.T, tests []pageCase) {
 				}
 			}
 		})
+	}
+}
+
+// visible writes the text of n a reader sees.
+func visible(n *html.Node, seen Seen, b *strings.Builder) {
+	if seen.Gone(n) || n.Type == html.ElementNode && (n.Data == "script" || n.Data == "style") {
+		return
+	}
+	if n.Type == html.TextNode && !seen.Muted(n) {
+		b.WriteString(n.Data)
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		visible(c, seen, b)
 	}
 }
 

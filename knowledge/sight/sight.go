@@ -1,4 +1,4 @@
-package knowledge
+package sight
 
 import (
 	"math"
@@ -11,17 +11,20 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// Text no reader of a page sees would otherwise become knowledge every
-// agent reads: a way to slip instructions past whoever reviewed the page.
-
-// sight says what of a parsed page its reader does not see: elements gone
+// Seen says what of a parsed page its reader does not see: elements gone
 // with all they hold, and text an inherited style hides (too small, of no
 // visibility, in the colour of its backdrop), which an element inside may
 // undo.
-type sight struct {
+type Seen struct {
 	gone  map[*html.Node]bool
 	muted map[*html.Node]bool
 }
+
+// Gone reports an element its reader sees nothing of, nor of all it holds.
+func (s Seen) Gone(n *html.Node) bool { return s.gone[n] }
+
+// Muted reports a text node a style hides.
+func (s Seen) Muted(n *html.Node) bool { return s.muted[n] }
 
 // look reads a page's inline styles and the simple rules of its <style>
 // elements (rules of a tag or :root, classes and an id; others are
@@ -30,24 +33,24 @@ type sight struct {
 // declaration of a property winning unless an earlier one is !important.
 // It looks at the page on each screen its media conditions tell apart
 // (views): what is hidden on one of them is hidden.
-func look(root *html.Node) sight {
+func Look(root *html.Node) Seen {
 	l := looker{
 		sheet: readSheet(root), matched: map[*html.Node]*match{}, styles: map[string]map[string]string{},
 		slotted: map[*html.Node]bool{},
-		sight:   sight{gone: map[*html.Node]bool{}, muted: map[*html.Node]bool{}},
+		seen:    Seen{gone: map[*html.Node]bool{}, muted: map[*html.Node]bool{}},
 	}
 	for _, v := range l.sheet.views() {
 		l.view = v
 		l.visit(root, page(v))
 	}
-	return l.sight
+	return l.seen
 }
 
 // looker looks at a page in one view after another.
 type looker struct {
 	sheet   *sheet
 	view    view
-	sight   sight
+	seen    Seen
 	matched map[*html.Node]*match
 	// slotted holds the children of shadow hosts that a slot showed in
 	// this view.
@@ -72,18 +75,18 @@ func (l *looker) visit(n *html.Node, inherited textStyle) {
 	switch n.Type {
 	case html.TextNode:
 		if inherited.hidden() {
-			l.sight.muted[n] = true
+			l.seen.muted[n] = true
 		}
 		return
 	case html.ElementNode:
 		if skippedElement(n) || unrenderedMath(n) {
-			l.sight.gone[n] = true
+			l.seen.gone[n] = true
 			return
 		}
 		decl := l.style(n)
 		inherited = inherited.with(decl, n.DataAtom == atom.Html)
 		if hidesAll(decl, inherited.measure()) {
-			l.sight.gone[n] = true
+			l.seen.gone[n] = true
 			return
 		}
 		if shadow := shadowRoot(n); shadow != nil {
@@ -127,9 +130,9 @@ func (l *looker) visitShadow(host, shadow *html.Node, inherited textStyle) {
 
 func (l *looker) hide(n *html.Node) {
 	if n.Type == html.TextNode {
-		l.sight.muted[n] = true
+		l.seen.muted[n] = true
 	} else {
-		l.sight.gone[n] = true
+		l.seen.gone[n] = true
 	}
 }
 

@@ -1,4 +1,4 @@
-package knowledge
+package sight
 
 import (
 	"regexp"

@@ -1,0 +1,8 @@
+// Package sight tells what of an HTML page its reader sees. Text no reader
+// sees would otherwise become knowledge every agent reads: a way to slip
+// instructions past whoever reviewed the page. Look reads the page's inline
+// styles and the simple rules of its <style> elements as a browser applies
+// them, on each screen its media conditions tell apart; sight.go walks the
+// page, stylesheet.go reads the rules, media.go and supports.go decide their
+// conditions, values.go and colours.go read lengths, sizes and colours.
+package sight
