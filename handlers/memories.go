@@ -309,23 +309,19 @@ func ifMatchOf(values []string) (int, error) {
 // quoted or bare.
 func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
 
-// keyed gives each memory of a synchronous write that names no
-// idempotency_key the request's Idempotency-Key header: the key itself for
-// one memory, the key and the memory's place (":0", ":1", …) in a batch. A
-// retry then repeats nothing, and another request under the key is
-// refused, as a queued write's is. The header is refused when it cannot
-// make such keys (too long for the place's suffix, not UTF-8), rather than
-// a key the client never sent.
+// keyed gives each memory of a write that names no idempotency_key the
+// request's Idempotency-Key header and the memory's place (":0", ":1", …),
+// one memory alone as a batch's first. A retry then repeats nothing, and
+// another request under the key, one memory or a batch, is refused, as a
+// queued write's is. The header is refused when it cannot make such keys
+// (too long for the place's suffix, not UTF-8), rather than a key the
+// client never sent.
 func keyed(batch []memory.NewMemory, key string) error {
-	if most := maxIdempotencyKey - len(":99")*min(len(batch)-1, 1); len(key) > most || !utf8.ValidString(key) {
+	if most := maxIdempotencyKey - len(":"+strconv.Itoa(len(batch)-1)); len(key) > most || !utf8.ValidString(key) {
 		return memory.Invalid("Idempotency-Key", fmt.Sprintf("must be UTF-8 of at most %d bytes", most))
 	}
 	for i := range batch {
-		switch {
-		case key == "" || batch[i].IdempotencyKey != "":
-		case len(batch) == 1:
-			batch[i].IdempotencyKey = key
-		default:
+		if key != "" && batch[i].IdempotencyKey == "" {
 			batch[i].IdempotencyKey = key + ":" + strconv.Itoa(i)
 		}
 	}

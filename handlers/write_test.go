@@ -311,6 +311,18 @@ func TestIdempotencyKeyHeaderOnSyncWrites(t *testing.T) {
 	if got := list(t, f, "support-bot", "user_id=bob&limit=500"); len(got) != 3 {
 		t.Errorf("bob has %d memories after a batch sent twice, want 3", len(got))
 	}
+	// One memory under the batch's key is the batch's first: the same
+	// memory repeats nothing, another is refused.
+	if r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", other, "Idempotency-Key", "sync-k2"); r.Status != http.StatusCreated && r.Status != http.StatusOK {
+		t.Errorf("the batch's first memory alone under its key: %d %s", r.Status, r.Body)
+	}
+	alone := client.NewMemory{UserID: "bob", Type: client.TypeEpisodic, Content: "Bob asked for a quote on foam inserts."}
+	if r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", alone, "Idempotency-Key", "sync-k2"); r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), `"idempotency_key_reused"`) {
+		t.Errorf("another memory alone under a batch's key: %d %s, want 422 idempotency_key_reused", r.Status, r.Body)
+	}
+	if got := list(t, f, "support-bot", "user_id=bob&limit=500"); len(got) != 3 {
+		t.Errorf("bob has %d memories after single writes under the batch's key, want 3", len(got))
+	}
 	// A header that cannot make a batch's keys is refused as the header.
 	r = f.Do(t, "support-bot", http.MethodPost, "/v1/memories", batch, "Idempotency-Key", strings.Repeat("k", 127))
 	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "Idempotency-Key") {

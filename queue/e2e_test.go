@@ -85,7 +85,7 @@ func TestAsyncWritesEndToEnd(t *testing.T) {
 	// A worker that crashed between commit and acknowledgement replays the
 	// job, whose memory carries the key its header made: nothing new is
 	// written, the same memory answers.
-	payload, _ := json.Marshal([]memory.NewMemory{{UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's budget is 150k", IdempotencyKey: "budget-2"}})
+	payload, _ := json.Marshal([]memory.NewMemory{{UserID: "alice", Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Alice's budget is 150k", IdempotencyKey: "budget-2:0"}})
 	p := memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: bot}
 	replay := memory.Job{ID: second.ID, Kind: memory.JobMemories, Tenant: f.Tenant, UserID: "alice", Principal: p, AcceptedAt: second.AcceptedAt, Payload: payload}
 	res, err := f.App.Service.ApplyMemoryJobs(t.Context(), []memory.Job{replay})
