@@ -89,6 +89,10 @@ func dealsWith(q string) bool {
 // before a time ("this weekend"), know nothing in particular.
 func Refers(text string) bool {
 	q := generic.ReplaceAllString(strings.ToLower(text), " ")
+	// "how do I fix a wobbly armrest?" asks what anyone would.
+	if m := howTo.FindStringSubmatch(q); m != nil && !ways[m[len(m)-1]] {
+		q = q[len(m[0]):]
+	}
 	return person.MatchString(q) || known.MatchString(q) || containsAny(q, zhPerson) || containsAny(q, zhKnown) || containsAny(q, zhDealing)
 }
 
@@ -131,7 +135,7 @@ func General(text string) bool {
 }
 
 var (
-	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|going rate|going price|wholesale price|difference between|differences between)\b`)
+	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between)\b`)
 	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事"}
 )
 
@@ -183,7 +187,19 @@ func Asks(text string) bool {
 // do, or holds a Chinese question word.
 func asks(q string) bool {
 	return strings.HasSuffix(q, "?") || strings.HasSuffix(q, "？") || opening.MatchString(q) || clause.MatchString(q) || closing.MatchString(q) || containsAny(q, zhQuestion) ||
-		slices.ContainsFunc(zhTag, func(t string) bool { return strings.HasSuffix(q, t) })
+		slices.ContainsFunc(zhTag, func(t string) bool { return strings.HasSuffix(q, t) }) || aNotA(q)
+}
+
+// aNotA reports a Chinese A-not-A question: 多不多, 好不好, 来没来; not
+// 能不能 or 可不可以, which ask someone to do something (Requests).
+func aNotA(q string) bool {
+	rs := []rune(q)
+	for i := 0; i+2 < len(rs); i++ {
+		if (rs[i+1] == '不' || rs[i+1] == '没') && rs[i] == rs[i+2] && rs[i] != rs[i+1] && rs[i] != '能' && rs[i] != '可' && unicode.Is(unicode.Han, rs[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // plain is text lower-cased as people type it in a chat, written out: the
@@ -256,7 +272,7 @@ var (
 		"多细", "多短", "多快", "多早", "多晚", "多远", "多大"}
 	// zhTag ends a sentence as a question: 利索不, 到了没, 记着的吧, 对吧.
 	zhTag    = []string{"不", "没", "没有", "对吧", "是吧", "的吧", "没错吧"}
-	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家"}
+	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家", "女士", "先生", "小姐"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
 	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回"}
 	// zhRequest marks a request in Chinese.

@@ -119,6 +119,8 @@ func TestRefers(t *testing.T) {
 		{"whats the weather like in hangzhou this weekend", false},
 		{"is the usual delivery slot still free?", true},
 		{"did the best-before date on the gloves pass?", true},
+		{"how do i fix a wobbly armrest on an office chair, any tips", false},
+		{"how do I like to be reached?", true},
 	}
 	for _, tt := range tests {
 		if got := intent.Refers(tt.question); got != tt.want {
@@ -142,6 +144,7 @@ func TestAbout(t *testing.T) {
 		{"what did the customer order last time?", "", true},
 		{"after the increase, how much money do i have for purchasing", "", true},
 		{"we might expand into pharma next year, how do pharma companies store drugs", "", false},
+		{"王女士是在哪个单位管啥的来着", "", true},
 		{"Which outfit is this person with?", "", true},
 		{"我的会员什么时候到期", "", true},
 		{"她喜欢怎样的回复？", "", true},
@@ -278,6 +281,10 @@ func TestAsks(t *testing.T) {
 		{"她们家付钱利索不", true},
 		{"我跟你们来往的那些讲究你们都记着的吧", true},
 		{"给他写东西要写多细", true},
+		{"这家咱们在她身上赚得多不多", true},
+		{"那批货到没到", true},
+		{"不不不，我说错了", false},
+		{"能不能直接说重点", false},
 		{"hey, thanks so much", false},
 		{"节后再联系吧", false},
 		{"ok great, talk later", false},

@@ -110,6 +110,7 @@ var rules = []rule{
 		"my usual", "normally get", "usually get", "normally buy", "normally order",
 		"采购什么", "买什么东西", "主要买", "平时买", "都买什么", "一般买", "一般订", "订些什么", "买些什么",
 		"buying habit*", "ordering habit*", "purchasing habit*", "下单习惯", "下单有什么习惯", "下单的习惯", "采购习惯", "订货习惯",
+		"stock up on", "what she buys", "what he buys", "what they buy", "买些啥", "都买啥",
 	}},
 	// Preferences: all of them, unless a slot named beside them says which
 	// one ("contact preference").
@@ -126,7 +127,8 @@ var rules = []rule{
 	// the gym?" is not).
 	{name: "guidance", kinds: []string{"preference"}, dealsWithSomeone: true, cues: []string{
 		"keep in mind", "when dealing with", "deal with me", "likes to be handled", "like to be handled", "dealt with", "be treated", "picky", "fussy", "particular about", "i should know", "heads up", "heads-up", "watch out", "look out for", "be aware", "be careful", "good to know", "should i know", "should we know", "need to know",
-		"打交道", "注意什么", "注意些什么", "注意事项", "注意点", "要注意", "需要注意", "留意", "讲究", "忌讳", "须知", "来往",
+		"打交道", "注意什么", "注意些什么", "注意事项", "注意点", "要注意", "需要注意", "留意", "讲究", "忌讳", "须知", "来往", "雷区",
+		"no-go", "no go", "does she mind", "does he mind", "do they mind", "mind being",
 	}},
 	// The user as a whole: their profile, and what they may spend, which
 	// is as much a part of what is known of them.
@@ -136,6 +138,7 @@ var rules = []rule{
 		"about myself", "on file", "know of me", "told you about me", "知道我", "对我了解", "对我的了解", "我的底细",
 		"who she is", "who he is", "who they are", "rundown", "run-down", "overview", "fill me in", "brief me", "background on",
 		"什么来头", "啥来头", "大概讲讲", "介绍一下",
+		"got on me", "have on me", "have on file", "记下的", "帮我记", "让你们记", "掌握了",
 	}},
 	// Rules the usual way: "as usual" names no subject, so every current
 	// rule and procedure answers it.
@@ -161,8 +164,8 @@ var rules = []rule{
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
 		"contact*", "reach me", "reach her", "reach him", "reach them", "reach you", "be reached", "reach out", "way to reach", "get hold of", "call me", "phone me", "email me", "text me", "get in touch",
 		"ring me", "ring her", "ring him", "ring them", "give her a ring", "give him a ring", "give me a ring", "write to her", "write to him", "write to me", "message her", "message him", "message me",
-		"phone", "call", "email", "wechat",
-		"联系", "联络", "沟通", "电话", "邮件", "微信", "找我",
+		"phone", "call", "email", "wechat", "ring", "rung", "hear from",
+		"联系", "联络", "沟通", "电话", "邮件", "微信", "找我", "手机",
 	}},
 	{name: "language", keys: []string{"language"}, cues: []string{
 		// Not "speak" alone: "speak soon" is a goodbye.
@@ -206,7 +209,8 @@ var rules = []rule{
 		"payment term*", "pay on", "pay us", "when do i pay", "when do we get paid", "credit term*",
 		"settle a bill", "settle the bill", "settle bills", "settle invoices", "pay the bill", "pay bills", "pay by",
 		"pays us", "pay you", "pays you", "pay on time", "pays on time", "paid on time", "how do they pay", "how does she pay", "how does he pay",
-		"账期", "付款", "结款", "月结", "结账", "结算", "结钱", "付钱", "打款", "回款", "结一次", "利索",
+		"slow payer", "late payer", "good payer", "settling up", "settle up", "chase them", "chasing them", "chase her", "chase him",
+		"账期", "付款", "结款", "月结", "结账", "结算", "结钱", "付钱", "打款", "回款", "结一次", "利索", "打一次款", "拖款", "拖欠", "拖过",
 	}},
 	// What the business makes on the user: the internal cost note, which
 	// policy shows only to whom may read it.
@@ -223,7 +227,7 @@ var rules = []rule{
 	// Complaints: what the user was unhappy about, however it is said.
 	{name: "complaints", kinds: []string{"complaint"}, cues: []string{
 		"complain*", "unhappy", "upset", "angry", "annoyed", "dissatisfied", "not happy", "not satisfied", "frustrated",
-		"投诉", "抱怨", "不满", "不高兴", "生气", "不开心", "不满意", "不太高兴", "不太满意", "不爽",
+		"投诉", "抱怨", "不满", "不高兴", "生气", "不开心", "不满意", "不太高兴", "不太满意", "不爽", "售后",
 	}},
 	// Orders as a whole: the user's orders, however many; a question about
 	// one order names it, and vector and full-text search serve it. A bare
@@ -236,7 +240,8 @@ var rules = []rule{
 	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "employer", "occupation", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",
-		"profession", "where do i work", "who do i work for", "which company", "work for",
+		"profession", "where do i work", "who do i work for", "which company", "work for", "works for", "who are they",
+		"管啥的", "管什么的", "负责什么", "负责啥",
 		"works at", "work at", "for a living", "which outfit", "what outfit",
 		// The user's name is cut out before Detect: "where does Alice work?"
 		// reads "where does work?".
