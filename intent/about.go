@@ -245,7 +245,7 @@ var (
 	// leaving?". An agent asks it about the user it serves.
 	dealing = regexp.MustCompile(`\b(the|this|that|these|those)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
 	// imperative opens a request in English; request marks one anywhere.
-	imperative = regexp.MustCompile(`^(please|kindly|tell|show|give|list|remind|keep|use|make|send|write|reply|answer|follow|stick|go|be|stop|don't|do not|same|as usual|like before|like last time|let me know)\b`)
+	imperative = regexp.MustCompile(`^(please|kindly|tell|show|give|list|remind|keep|use|make|send|write|reply|answer|follow|stick|go|be|stop|don't|do not|same|as usual|like before|like last time|let me know|fill me in|brief me|update me)\b`)
 	request    = regexp.MustCompile(`\b(please|i want|i'd like|i would like|i need|like before|like last time|as usual|same as)\b`)
 	// known speaks of us or of a thing as known.
 	known = regexp.MustCompile(`\b(you|your|yours|the|this|that|these|those)\b`)
@@ -349,6 +349,10 @@ func (p Person) spans(question string) [][2]int {
 			at, end := i+j, i+j+len(w.text)
 			i = end
 			r, _ := utf8.DecodeRuneInString(question[at:])
+			// "Sophias firm": a possessive typed without its apostrophe.
+			if w.proper && !strings.HasSuffix(w.text, "s") && strings.HasPrefix(lower[end:], "s") && (end+1 == len(lower) || !ascii(lower[end+1])) {
+				end++
+			}
 			if (at > 0 && ascii(lower[at-1])) || (end < len(lower) && ascii(lower[end])) || (w.proper && unicode.IsLower(r)) || taken(at, end) {
 				continue
 			}

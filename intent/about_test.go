@@ -43,6 +43,7 @@ func TestRequests(t *testing.T) {
 		{"contact preference", true},
 		{"送货地址", true},
 		{"my preferences", true},
+		{"fill me in on Emma: who she works for and what she buys", true},
 		{"her delivery address", true},
 		{"我的偏好", true},
 		{"上次那个风格就行", true},
@@ -234,6 +235,8 @@ func TestNames(t *testing.T) {
 		{"how is u02 doing?", true},
 		{"What is the capital of Australia?", false},
 		{"Did Ethanol prices rise?", false},
+		{"is Ethans firm a slow payer", true}, // the apostrophe left out
+		{"Did Ethans prices rise?", true},
 		{"was the bill paid?", false}, // not written as a name
 		{"was the Bill paid?", true},
 	}
@@ -245,6 +248,7 @@ func TestNames(t *testing.T) {
 	unnamed := []struct{ q, want string }{
 		{"Did Ethan Bill Zhou Jr.'s first batch leave?", "Did first batch leave?"},
 		{"Did Ethan's first batch leave?", "Did first batch leave?"},
+		{"Did Ethans first batch leave?", "Did first batch leave?"},
 		{"Did Ethan Zhou pay the bill?", "Did pay the bill?"},
 		{"Ethan 的货现在到哪一步了？", "的货现在到哪一步了？"},
 		{"how is U02 doing", "how is doing"},
