@@ -135,8 +135,8 @@ func General(text string) bool {
 }
 
 var (
-	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between)\b`)
-	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事"}
+	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette)\b`)
+	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事", "别人", "礼貌"}
 )
 
 var (

@@ -91,6 +91,8 @@ func TestGeneral(t *testing.T) {
 		{"What are typical payment terms in the auto parts industry?", true},
 		{"增值税专用发票和普通发票有啥区别", true},
 		{"whats the going rate for trucking to Chengdu", true},
+		{"is it rude to call someone after 6 pm?", true},
+		{"晚上给别人打电话礼貌吗", true},
 		{"她的账期是多少", false},
 		{"What are her payment terms?", false},
 		{"什么时候送货比较好？", false},
