@@ -259,9 +259,12 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		slotParams = append(slotParams, map[string]any{"user_id": sl.UserID, "scope": sl.Scope, "scope_id": sl.ScopeID, "key": sl.Key})
 	}
 	params["idems"] = slices.Collect(maps.Keys(idems))
-	keyOf := map[string]string{} // hash → key
-	for k := range idems {
-		keyOf[DeletedKeyHash(k)] = k
+	keyOf, authorOf := map[string]string{}, map[string]string{} // hash → key, key → its writer
+	for _, m := range slices.Backward(ms) {
+		if m.IdempotencyKey != "" {
+			keyOf[DeletedKeyHash(m.IdempotencyKey)] = m.IdempotencyKey
+			authorOf[m.IdempotencyKey] = deletedAuthor(m.UserID, m.AgentID)
+		}
 	}
 	params["deleted_keys"] = slices.Collect(maps.Keys(keyOf))
 	params["slots"] = slotParams
@@ -283,8 +286,12 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		similar, _ := r.Get("similar")
 		erasing, _ := r.Get("erasing")
 		deleted, _ := r.Get("deleted")
-		for _, h := range strs(deleted) {
-			st.Deleted[keyOf[h]] = true
+		ds, _ := deleted.([]any)
+		for _, d := range ds {
+			dm, _ := d.(map[string]any)
+			if key := keyOf[str(dm["hash"])]; authorOf[key] == str(dm["author"]) {
+				st.Deleted[key] = true
+			}
 		}
 		return row{st, similar, strs(erasing)}, err
 	})

@@ -147,16 +147,19 @@ func TestProbeGroupsSeekNumbersOnlyWhenTheyCanMerge(t *testing.T) {
 
 // TestRetryAfterDeleteWritesNothing: a principal's retry of a write whose
 // memory was deleted since, or erased, writes nothing (outcome deleted),
-// whether the key created the memory or repeated it; the key's hash is all
-// that is kept of it.
+// whether the key created the memory or repeated it; another writer's key
+// is its own. Hashes are all that is kept of the key and its writer.
 func TestRetryAfterDeleteWritesNothing(t *testing.T) {
 	s := testStore(t)
 	ctx := testCtx(t)
 	tenant := testenv.Tenant(t)
-	write := func(content, key string) memory.Written {
+	write := func(content, key string, agent ...string) memory.Written {
 		t.Helper()
 		m := embedded(t, newMemory(tenant, "u1", content))
 		m.IdempotencyKey = key
+		if len(agent) > 0 {
+			m.AgentID = agent[0]
+		}
 		written, err := s.WriteDeduped(ctx, dedupWrite(tenant, m))
 		if err != nil || len(written) != 1 {
 			t.Fatalf("write %q: %v, %d results", content, err, len(written))
@@ -174,21 +177,22 @@ func TestRetryAfterDeleteWritesNothing(t *testing.T) {
 	if _, err := s.EraseMemories(ctx, tenant, []string{erased.Memory.ID}, nil, memory.Tombstone{At: time.Now(), By: "user:u1", Reason: "forget"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ content, key, want string }{
-		{"Carol asked for 12 crates of napkins.", "key-create", memory.OutcomeDeleted},
-		{"Carol asked for 12 crates of napkins.", "key-repeat", memory.OutcomeDeleted},
-		{"Bob's pallets go to dock 4.", "key-erase", memory.OutcomeDeleted},
-		{"Carol asked for 12 crates of napkins.", "key-new", memory.OutcomeCreated},
+	for _, tc := range []struct{ content, key, agent, want string }{
+		{"Carol asked for 12 crates of napkins.", "key-create", "agent-a", memory.OutcomeDeleted},
+		{"Carol asked for 12 crates of napkins.", "key-repeat", "agent-a", memory.OutcomeDeleted},
+		{"Bob's pallets go to dock 4.", "key-erase", "agent-a", memory.OutcomeDeleted},
+		{"Carol asked for 12 crates of napkins.", "key-new", "agent-a", memory.OutcomeCreated},
+		{"Dock 4 closes at noon on Fridays.", "key-erase", "agent-b", memory.OutcomeCreated},
 	} {
-		if got := write(tc.content, tc.key); got.Outcome != tc.want {
-			t.Errorf("retry with %s: %s, want %s", tc.key, got.Outcome, tc.want)
+		if got := write(tc.content, tc.key, tc.agent); got.Outcome != tc.want {
+			t.Errorf("retry with %s by %s: %s, want %s", tc.key, tc.agent, got.Outcome, tc.want)
 		}
 	}
 	rows := query(t, `MATCH (m:Memory {tenant: $tenant}) RETURN count(m) AS n`, map[string]any{"tenant": tenant})
-	if n := rows[0]["n"].(int64); n != 1 {
-		t.Errorf("%d memories stored, want 1 (the write with a new key)", n)
+	if n := rows[0]["n"].(int64); n != 2 {
+		t.Errorf("%d memories stored, want 2 (the write with a new key, another writer's)", n)
 	}
-	if n, err := s.CountText(ctx, tenant, "key-"); err != nil || n != 1 {
-		t.Errorf("the keys' text is stored %d times (%v), want once (the live memory's)", n, err)
+	if n, err := s.CountText(ctx, tenant, "key-"); err != nil || n != 2 {
+		t.Errorf("the keys' text is stored %d times (%v), want twice (the live memories')", n, err)
 	}
 }

@@ -182,10 +182,10 @@ func eraseMemories(ctx context.Context, tx neo4j.ManagedTransaction, tenant, use
 		"user_ref": strOrNil(t.UserRef),
 	}, func(rec *neo4j.Record) (erasedRow, error) {
 		r := rec.AsMap()
-		return erasedRow{memories: integer(r["memories"]), entities: strs(r["entity_ids"]), sessions: strs(r["session_ids"]), keys: strs(r["keys"])}, nil
+		return erasedRow{memories: integer(r["memories"]), entities: strs(r["entity_ids"]), sessions: strs(r["session_ids"]), written: r["written"]}, nil
 	})
 	if err == nil {
-		err = rememberDeletedKeys(ctx, tx, tenant, erased.keys)
+		err = rememberDeletedKeys(ctx, tx, tenant, erased.written)
 	}
 	if err != nil {
 		return out, err
@@ -207,8 +207,9 @@ func eraseMemories(ctx context.Context, tx neo4j.ManagedTransaction, tenant, use
 // erasedRow is the row of cypherEraseMemories: how many memories went, and
 // what they linked to.
 type erasedRow struct {
-	memories                 int64
-	entities, sessions, keys []string
+	memories           int64
+	entities, sessions []string
+	written            any // writtenKeys of each memory erased
 }
 
 // fenced is what a batch of writes must leave out because the memories'

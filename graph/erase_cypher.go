@@ -56,17 +56,17 @@ RETURN COUNT { MATCH (n:Memory {tenant: $tenant})-[:SUPERSEDES]->(o) WHERE o IN 
 	cypherEraseMemories = `MATCH (m:Memory {tenant: $tenant}) WHERE m.id IN $ids
 WITH m, m.id AS id SET m._erasing = true
 WITH m WHERE EXISTS { MATCH (:Memory {tenant: $tenant, id: id}) }
-WITH m, ` + writtenKeys + ` AS keys
+WITH m, ` + writtenKeys + ` AS written
 CALL (m) { ` + TallyDown + ` }
 MERGE (t:Tombstone {tenant: $tenant, id: m.id})
 SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.user_ref = $user_ref
-WITH m, keys, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids, [(m)-[:IN_SESSION]->(s) | s.id] AS session_ids
+WITH m, written, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids, [(m)-[:IN_SESSION]->(s) | s.id] AS session_ids
 DETACH DELETE m
-WITH count(*) AS memories, collect(entity_ids) AS es, collect(session_ids) AS ss, collect(keys) AS ks
+WITH count(*) AS memories, collect(entity_ids) AS es, collect(session_ids) AS ss, collect(written) AS written
 RETURN memories,
   reduce(acc = [], x IN es | acc + x) AS entity_ids,
   reduce(acc = [], x IN ss | acc + x) AS session_ids,
-  reduce(acc = [], x IN ks | acc + x) AS keys`
+  written`
 
 	// cypherUserMemoryIDs lists up to $limit memories about a user, in any
 	// status: the next batch of an erase.

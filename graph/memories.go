@@ -176,13 +176,12 @@ func (s *Store) History(ctx context.Context, tenant, id string) ([]memory.Memory
 func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string) error {
 	at := s.now().UTC()
 	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		var keys []string
+		var written any
 		entities, ok, err := readOne(ctx, tx, cypherDeleteMemory, map[string]any{
 			"tenant": tenant, "id": id, "deleted_at": at, "by": by, "reason": reason,
 		}, func(r *neo4j.Record) ([]string, error) {
 			ids, _ := r.Get("entity_ids")
-			ks, _ := r.Get("keys")
-			keys = strs(ks)
+			written, _ = r.Get("written")
 			return strs(ids), nil
 		})
 		if err != nil {
@@ -191,7 +190,7 @@ func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string)
 		if !ok {
 			return memory.ErrNotFound
 		}
-		if err := rememberDeletedKeys(ctx, tx, tenant, keys); err != nil {
+		if err := rememberDeletedKeys(ctx, tx, tenant, written); err != nil {
 			return err
 		}
 		if len(entities) > 0 {
@@ -202,21 +201,33 @@ func (s *Store) DeleteMemory(ctx context.Context, tenant, id, by, reason string)
 }
 
 // DeletedKeyHash is what the store keeps of an idempotency key whose memory
-// was deleted: enough to know a retry, nothing of what a client put in it.
+// was deleted, and of the memory's author (deletedAuthor): enough to know
+// a retry, nothing of what a client put in it.
 func DeletedKeyHash(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
 }
 
-func rememberDeletedKeys(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, keys []string) error {
-	if len(keys) == 0 {
+// deletedAuthor is who wrote under a key: the user a memory is about and
+// its author. Only their retry is one; another writer's key is its own.
+func deletedAuthor(userID, agentID string) string { return DeletedKeyHash(userID + "\x00" + agentID) }
+
+// rememberDeletedKeys records the keys of written (writtenKeys of each
+// memory deleted) with their author.
+func rememberDeletedKeys(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, written any) error {
+	ws, _ := written.([]any)
+	var rows []map[string]any
+	for _, w := range ws {
+		m, _ := w.(map[string]any)
+		author := deletedAuthor(str(m["user"]), str(m["agent"]))
+		for _, k := range strs(m["keys"]) {
+			rows = append(rows, map[string]any{"hash": DeletedKeyHash(k), "author": author})
+		}
+	}
+	if len(rows) == 0 {
 		return nil
 	}
-	hashes := make([]string, len(keys))
-	for i, k := range keys {
-		hashes[i] = DeletedKeyHash(k)
-	}
-	return exec(ctx, tx, cypherRememberDeletedKeys, map[string]any{"tenant": tenant, "hashes": hashes})
+	return exec(ctx, tx, cypherRememberDeletedKeys, map[string]any{"tenant": tenant, "rows": rows})
 }
 
 // SearchVector returns the memories of q.UserID in scope that pass q's

@@ -153,24 +153,27 @@ const (
 	// cypherDeleteMemory leaves a content-free tombstone, removes the memory
 	// with its edges (a supersession chain through it is cut, not relinked),
 	// and returns the ids of the entities it mentioned for orphan cleanup
-	// and the idempotency keys that wrote it (see DeletedKeyHash).
+	// and the idempotency keys that wrote it with its author (see
+	// DeletedKeyHash).
 	cypherDeleteMemory = `MATCH (m:Memory {tenant: $tenant, id: $id})
-WITH m, ` + writtenKeys + ` AS keys
+WITH m, ` + writtenKeys + ` AS written
 CALL (m) { ` + TallyDown + ` }
 MERGE (t:Tombstone {tenant: $tenant, id: $id})
 SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason
-WITH m, keys, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids
+WITH m, written, [(m)-[:MENTIONS]->(e) | e.id] AS entity_ids
 DETACH DELETE m
-RETURN entity_ids, keys`
+RETURN entity_ids, [written] AS written`
 
-	// writtenKeys are the idempotency keys of m: the one that created it and
-	// those of the writes that repeated it.
-	writtenKeys = `[k IN [m.idem_key] + coalesce(m.evidence_keys, []) WHERE k IS NOT NULL]`
+	// writtenKeys are the idempotency keys of m, the one that created it and
+	// those of the writes that repeated it, with whom it is about and by.
+	writtenKeys = `{keys: [k IN [m.idem_key] + coalesce(m.evidence_keys, []) WHERE k IS NOT NULL], user: coalesce(m.user_id, ''), agent: coalesce(m.agent_id, '')}`
 
 	// cypherRememberDeletedKeys records the hashes of deleted memories'
-	// idempotency keys, so that a retried write does not bring one back.
-	cypherRememberDeletedKeys = `UNWIND $hashes AS h
-MERGE (:DeletedKey {tenant: $tenant, hash: h})`
+	// idempotency keys with their author's, so that a retried write does
+	// not bring one back.
+	cypherRememberDeletedKeys = `UNWIND $rows AS r
+MERGE (d:DeletedKey {tenant: $tenant, hash: r.hash})
+SET d.author = r.author`
 
 	cypherDeleteOrphanEntities = `MATCH (e:Entity {tenant: $tenant})
 WHERE e.id IN $ids AND NOT EXISTS { (e)<-[:MENTIONS]-() }

@@ -462,6 +462,12 @@ func TestRetryAfterDeleteIsNotWrittenAgain(t *testing.T) {
 					t.Errorf("the deleted text is stored again as %s", m.ID)
 				}
 			}
+			// Another writer's key is its own: nothing of its write is lost.
+			own := tc.body
+			own.Content = "Carol's spring fair stand, by " + tc.name + ", is number 12."
+			if r := f.Do(t, "order-bot", http.MethodPost, "/v1/memories", own, tc.header...); r.Status != http.StatusCreated {
+				t.Errorf("another agent under the deleted key: %d %s, want 201", r.Status, r.Body)
+			}
 		})
 	}
 }
