@@ -363,6 +363,12 @@ func (s *Service) admit(ctx context.Context, tenant string, doc knowledge.Docume
 // its import time, which a queued import older than it yields to
 // (errLaterImport), once it holds the document.
 func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest, doc knowledge.Document, asked time.Time, queued bool) (_ Counts, _ []Placed, err error) {
+	// A client that hangs up must not cut the import between a batch's
+	// write and its link to the document, which would leave sections in
+	// force outside it: once begun, an import runs to its end, within its
+	// claim's time.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClaimFor)
+	defer cancel()
 	kind, scopeID, err := scopeOf(r)
 	if err != nil {
 		return Counts{}, nil, err

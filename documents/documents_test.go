@@ -72,7 +72,10 @@ func (s *fakeStore) Sections(_ context.Context, _, id string) ([]knowledge.Store
 	return out, nil
 }
 
-func (s *fakeStore) Record(_ context.Context, _ string, d Info, placed []Placed) error {
+func (s *fakeStore) Record(ctx context.Context, _ string, d Info, placed []Placed) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.docs[d.ID] = d
 	if placed == nil {
 		c := s.claims[d.ID]
@@ -119,9 +122,17 @@ type fakeWriter struct {
 	heads  map[string]string // key → active memory id
 	writes int
 	next   int
+	// written, when set, runs after each write (a client hanging up).
+	written func()
 }
 
-func (w *fakeWriter) Write(_ context.Context, _ memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
+func (w *fakeWriter) Write(ctx context.Context, _ memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if w.written != nil {
+		defer w.written()
+	}
 	w.writes++
 	out := make([]memory.WriteResult, len(in))
 	for i, n := range in {
@@ -294,6 +305,22 @@ func TestLargeImportIsQueued(t *testing.T) {
 	s, _, _ = newTestService(t, nil)
 	if res, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, nil, -1)}); err != nil || res.Counts == nil || res.Counts.Created != QueueAbove+1 {
 		t.Fatalf("Import without a queue: %+v %v", res, err)
+	}
+}
+
+// A client that hangs up while its import writes does not cut the import
+// between a batch's write and its link to the document: every section in
+// force belongs to the document.
+func TestImportOutlivesItsClient(t *testing.T) {
+	s, st, w := newTestService(t, nil)
+	ctx, hangUp := context.WithCancel(context.Background())
+	w.written = hangUp
+	res, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(150, nil, -1)})
+	if err != nil || res.Counts == nil || res.Counts.Created != 150 {
+		t.Fatalf("import whose client hung up after the first batch: %+v, %v", res, err)
+	}
+	if got, _ := st.Sections(context.Background(), "acme", "big"); len(got) != 150 {
+		t.Errorf("%d sections linked to the document, want 150", len(got))
 	}
 }
 
