@@ -46,8 +46,12 @@ func About(question string, who Person) bool {
 	if len(who.spans(question)) > 0 {
 		return true
 	}
-	return person.MatchString(q) || containsAny(q, zhPerson)
+	return person.MatchString(q) || containsAny(otherThis.ReplaceAllString(q, " "), zhPerson)
 }
+
+// otherThis is 这家 or 这位 before what cannot be the customer: a shop, a
+// restaurant, a celebrity ("这家店的红烧肉好吃不", "这位明星最近怎么样").
+var otherThis = regexp.MustCompile(`这(家|位|个)(店|餐厅|饭店|饭馆|餐馆|酒店|宾馆|医院|学校|银行|超市|商场|影院|明星|网红|演员|歌手|作家|老师|医生|主播|博主)`)
 
 // Dealing reports whether question asks about one of the user's dealings
 // with us, spoken of as known but without naming the user: "has the big desk
@@ -88,7 +92,7 @@ func dealsWith(q string) bool {
 // a thing of everyone's ("the best paper", "the weather"), and "this"
 // before a time ("this weekend"), know nothing in particular.
 func Refers(text string) bool {
-	q := generic.ReplaceAllString(strings.ToLower(text), " ")
+	q := otherThis.ReplaceAllString(generic.ReplaceAllString(strings.ToLower(text), " "), " ")
 	// "how do I fix a wobbly armrest?" asks what anyone would.
 	if m := howTo.FindStringSubmatch(q); m != nil && !ways[m[len(m)-1]] {
 		q = q[len(m[0]):]

@@ -123,6 +123,7 @@ func TestRefers(t *testing.T) {
 		{"is the usual delivery slot still free?", true},
 		{"did the best-before date on the gloves pass?", true},
 		{"how do i fix a wobbly armrest on an office chair, any tips", false},
+		{"这家店的红烧肉好吃不", false},
 		{"how do I like to be reached?", true},
 	}
 	for _, tt := range tests {
@@ -148,6 +149,9 @@ func TestAbout(t *testing.T) {
 		{"after the increase, how much money do i have for purchasing", "", true},
 		{"we might expand into pharma next year, how do pharma companies store drugs", "", false},
 		{"王女士是在哪个单位管啥的来着", "", true},
+		{"这家一般多久给我们结一次钱", "", true},
+		{"这家店的红烧肉好吃不", "", false},
+		{"这位明星最近怎么样", "", false},
 		{"Which outfit is this person with?", "", true},
 		{"我的会员什么时候到期", "", true},
 		{"她喜欢怎样的回复？", "", true},
