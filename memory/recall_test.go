@@ -236,7 +236,7 @@ func TestRecallRanking(t *testing.T) {
 			f.authz.decide = tt.decide
 			f.store.vector, f.store.fullText = vector, fullText
 			got, err := f.svc.Recall(context.Background(), agentSupport,
-				RecallRequest{UserID: "alice", Query: "what about 12345 and ééé", K: tt.k, Budget: tt.budget})
+				RecallRequest{UserID: "alice", Query: "what about her 12345 and ééé", K: tt.k, Budget: tt.budget})
 			if err != nil {
 				t.Fatalf("Recall: %v", err)
 			}
