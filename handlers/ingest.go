@@ -30,7 +30,7 @@ func (a *api) ingest(c *gin.Context) error {
 		c.JSON(http.StatusAccepted, job)
 		return nil
 	}
-	res, err := a.working.Ingest(c.Request.Context(), principalOf(c), req)
+	res, err := a.working.Ingest(c.Request.Context(), principalOf(c), req, c.GetHeader("Idempotency-Key"))
 	if err != nil {
 		return err
 	}

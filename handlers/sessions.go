@@ -12,7 +12,7 @@ import (
 // Sessions serves conversations: working memory and ingestion;
 // workingmemory.Service implements it.
 type Sessions interface {
-	Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest) (memory.IngestResult, error)
+	Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.IngestResult, error)
 	IngestAsync(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.JobStatus, error)
 	AppendTurns(ctx context.Context, p memory.Principal, id string, r memory.AppendRequest) (memory.Session, error)
 	GetSession(ctx context.Context, p memory.Principal, id string) (memory.Session, error)

@@ -471,3 +471,49 @@ func TestRetryAfterDeleteIsNotWrittenAgain(t *testing.T) {
 		})
 	}
 }
+
+// A synchronous ingestion honours the Idempotency-Key header as a write
+// does: a retry of the same turns writes and reinforces nothing more, nor
+// brings back what was deleted since, and other turns under the key are
+// refused.
+func TestSyncIngestHonoursTheIdempotencyKey(t *testing.T) {
+	f := apptest.Start(t)
+	turns := memory.IngestRequest{UserID: "bob", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "Please remember I prefer FIGMARK straps on every pallet."},
+	}}
+	ingest := func(req memory.IngestRequest) (apptest.Response, memory.IngestResult) {
+		t.Helper()
+		r := f.Do(t, "support-bot", http.MethodPost, "/v1/ingest?sync=true", req, "Idempotency-Key", "ing-1")
+		var res memory.IngestResult
+		if r.Status == http.StatusOK {
+			r.Decode(t, &res)
+		}
+		return r, res
+	}
+	r, first := ingest(turns)
+	if r.Status != http.StatusOK || len(first.Memories) != 1 {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	id := first.Memories[0].ID
+	if _, again := ingest(turns); len(again.Memories) != 1 || again.Memories[0].ID != id {
+		t.Errorf("retry: %+v, want the same memory %s", again.Memories, id)
+	}
+	if m := getMemory(t, f, apptest.Admin, id); m.EvidenceCount != 1 {
+		t.Errorf("evidence count after a retry: %d, want 1", m.EvidenceCount)
+	}
+	other := memory.IngestRequest{UserID: "bob", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "Please remember I prefer blue crates for every shipment."}}}
+	if r, _ := ingest(other); r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), `"idempotency_key_reused"`) {
+		t.Errorf("other turns under the key: %d %s, want 422 idempotency_key_reused", r.Status, r.Body)
+	}
+	if r := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/memories/"+id, nil); r.Status != http.StatusOK {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if r, again := ingest(turns); r.Status != http.StatusOK || len(again.Memories) != 0 {
+		t.Errorf("retry after the delete: %d %s, want nothing written", r.Status, r.Body)
+	}
+	for _, m := range list(t, f, apptest.Admin, "user_id=bob&limit=500") {
+		if strings.Contains(m.Content, "FIGMARK") {
+			t.Errorf("the deleted text is stored again as %s", m.ID)
+		}
+	}
+}

@@ -21,7 +21,7 @@ import (
 // Ingester learns from conversation turns; workingmemory.Service
 // implements it.
 type Ingester interface {
-	Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest) (memory.IngestResult, error)
+	Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.IngestResult, error)
 }
 
 // Options configures the endpoint. Service, Ingest, Principal and Classify

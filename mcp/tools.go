@@ -263,7 +263,7 @@ func (t *tools) recall(ctx context.Context, p memory.Principal, in recallIn) (Re
 }
 
 func (t *tools) ingest(ctx context.Context, p memory.Principal, in ingestIn) (memory.IngestResult, error) {
-	return t.ingester.Ingest(ctx, p, memory.IngestRequest{UserID: in.UserID, SessionID: in.SessionID, Turns: in.Turns})
+	return t.ingester.Ingest(ctx, p, memory.IngestRequest{UserID: in.UserID, SessionID: in.SessionID, Turns: in.Turns}, "")
 }
 
 func (t *tools) forget(ctx context.Context, p memory.Principal, in idIn) (memory.Receipt, error) {

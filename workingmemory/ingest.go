@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -44,9 +45,16 @@ const JobIngest = "ingest"
 
 // Ingest extracts memories from conversation turns and writes them through
 // Write, so policy and every write rule apply as to any other write.
-func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest) (memory.IngestResult, error) {
+// idemKey, when given, keys each memory found by its place (":0", ":1", …),
+// as a batch written under the key is: a retry of the same turns writes
+// nothing again (nor what was deleted since), other turns under the key are
+// refused.
+func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.IngestResult, error) {
 	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.IngestResult{}, err
+	}
+	if most := 128 - len(":"+strconv.Itoa(MaxExtractedPerRun-1)); len(idemKey) > most || !utf8.ValidString(idemKey) {
+		return memory.IngestResult{}, memory.Invalid("Idempotency-Key", fmt.Sprintf("must be UTF-8 of at most %d bytes", most))
 	}
 	if !WritesAsItself(p, r.AgentID) {
 		return memory.IngestResult{}, memory.ErrForbidden
@@ -60,6 +68,11 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 	}
 	if len(found) == 0 {
 		return nothing, nil
+	}
+	for i := range found {
+		if idemKey != "" && found[i].IdempotencyKey == "" {
+			found[i].IdempotencyKey = idemKey + ":" + strconv.Itoa(i)
+		}
 	}
 	return s.createUnguarded(ctx, p, found)
 }

@@ -115,7 +115,7 @@ func TestIngestValidates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.svc.Ingest(context.Background(), agentSupport, tt.req)
+			_, err := f.svc.Ingest(context.Background(), agentSupport, tt.req, "")
 			if got := fieldOf(t, err); got != tt.field {
 				t.Errorf("sync: field = %q, want %q", got, tt.field)
 			}
@@ -136,7 +136,7 @@ func TestIngestTurnTimes(t *testing.T) {
 	for _, at := range []time.Time{time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(memory.ObservedSkew / 2)} {
 		f := newFixture(t, nil)
 		r := memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "my budget is 100k", At: at}}}
-		if _, err := f.svc.Ingest(context.Background(), agentSupport, r); err != nil {
+		if _, err := f.svc.Ingest(context.Background(), agentSupport, r, ""); err != nil {
 			t.Errorf("a turn of %s: %v", at, err)
 		}
 		if _, err := f.svc.AppendTurns(context.Background(), agentSupport, "s-1", memory.AppendRequest{UserID: "alice", Turns: r.Turns}); err != nil {
@@ -154,7 +154,7 @@ func TestIngestTurnTimes(t *testing.T) {
 func TestIngestWritesThroughWrite(t *testing.T) {
 	f := newFixture(t, budget)
 	turns := []memory.Turn{{Role: memory.RoleUser, Content: "my budget is 100k"}}
-	res, err := f.svc.Ingest(context.Background(), agentSupport, memory.IngestRequest{UserID: "alice", SessionID: "s-1", Turns: turns})
+	res, err := f.svc.Ingest(context.Background(), agentSupport, memory.IngestRequest{UserID: "alice", SessionID: "s-1", Turns: turns}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestIngestWritesThroughWrite(t *testing.T) {
 
 func TestIngestNothingFound(t *testing.T) {
 	f := newFixture(t, nil)
-	res, err := f.svc.Ingest(context.Background(), agentSupport, memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "hi"}}})
+	res, err := f.svc.Ingest(context.Background(), agentSupport, memory.IngestRequest{UserID: "alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "hi"}}}, "")
 	if err != nil || len(res.Memories) != 0 || res.Reason != ReasonNothingWorthRemembering || res.Memories == nil {
 		t.Fatalf("result = %+v, %v", res, err)
 	}
@@ -184,7 +184,7 @@ func TestIngestNothingFound(t *testing.T) {
 func TestIngestRefusesImpersonationAndErrors(t *testing.T) {
 	req := memory.IngestRequest{UserID: "alice", AgentID: "billing-bot", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "remember the dock closes at 5"}}}
 	f := newFixture(t, budget)
-	if _, err := f.svc.Ingest(context.Background(), agentSupport, req); !errors.Is(err, memory.ErrForbidden) {
+	if _, err := f.svc.Ingest(context.Background(), agentSupport, req, ""); !errors.Is(err, memory.ErrForbidden) {
 		t.Errorf("sync as another agent: err = %v, want ErrForbidden", err)
 	}
 	if _, err := f.svc.IngestAsync(context.Background(), agentSupport, req, ""); !errors.Is(err, memory.ErrForbidden) {
@@ -196,7 +196,7 @@ func TestIngestRefusesImpersonationAndErrors(t *testing.T) {
 
 	req.AgentID = "support-bot"
 	f.svc.extract = failingExtractor{errTest("model down")}
-	if _, err := f.svc.Ingest(context.Background(), agentSupport, req); !errors.Is(err, errTest("model down")) {
+	if _, err := f.svc.Ingest(context.Background(), agentSupport, req, ""); !errors.Is(err, errTest("model down")) {
 		t.Errorf("extractor error: err = %v", err)
 	}
 }
@@ -341,7 +341,7 @@ func TestIngestKeepsWhatPolicyAllows(t *testing.T) {
 
 	f := newFixture(t, found)
 	f.created.deny = noNotes
-	res, err := f.svc.Ingest(ctx, alice, req)
+	res, err := f.svc.Ingest(ctx, alice, req, "")
 	if err != nil || len(res.Memories) != 1 || res.Memories[0].Type != memory.TypeProfile || res.Refused != 1 || res.Reason != "" {
 		t.Errorf("sync = %+v, %v; want the preference written and the note refused", res, err)
 	}

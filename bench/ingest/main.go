@@ -267,7 +267,7 @@ func ingestConversations(ctx context.Context, a *app.App, c config, stdout io.Wr
 	start := time.Now()
 	var memories atomic.Int64
 	err = parallel(ctx, c.conversations, c.producers, func(ctx context.Context, i int64) error {
-		res, err := a.Working.Ingest(ctx, agent, conversation(i, c.users))
+		res, err := a.Working.Ingest(ctx, agent, conversation(i, c.users), "")
 		memories.Add(int64(len(res.Memories)))
 		return err
 	})
