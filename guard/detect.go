@@ -10,7 +10,8 @@ import (
 )
 
 // secretPatterns are credentials recognisable by their shape: vendor
-// prefixes, JWTs, PEM private keys and Mneme's own API keys.
+// prefixes, JWTs and PEM private keys. Mneme's own API keys have a finder
+// of their own (findMnemeKeys).
 var secretPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}`),
 	regexp.MustCompile(`\b[spr]k_(?:live|test)_[A-Za-z0-9]{16,}`),
@@ -22,7 +23,6 @@ var secretPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`),
 	regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`),
 	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z ]*PRIVATE KEY-----|$)`),
-	regexp.MustCompile(`\bmn_[A-Za-z0-9\-.:@]{1,64}_[0-9a-f]{16,}`),
 	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{20,}=*`),
 }
 
@@ -42,7 +42,44 @@ func findSecrets(text string) [][2]int {
 			out = append(out, [2]int{m[2], m[3]})
 		}
 	}
+	return append(out, findMnemeKeys(text)...)
+}
+
+// mnemeKey is the shape of Mneme's own API keys (package identity):
+// mn_<tenant>_<secret>, the tenant a name without '_' and the secret
+// whatever the key was issued with: 48 hex digits from NewAPIKey, 24
+// letters and digits in the seeded demo keys.
+var mnemeKey = regexp.MustCompile(`\bmn_[A-Za-z0-9\-.:@]{1,64}_([A-Za-z0-9_\-]{16,})`)
+
+// findMnemeKeys finds Mneme API keys whose secret looks generated: 16
+// characters or more, mixing lower case, upper case and digits or all hex
+// digits, so that a name such as "mn_acme_customer_preferences" is not one.
+func findMnemeKeys(text string) [][2]int {
+	var out [][2]int
+	for _, m := range mnemeKey.FindAllStringSubmatchIndex(text, -1) {
+		if generated(text[m[2]:m[3]]) {
+			out = append(out, [2]int{m[0], m[1]})
+		}
+	}
 	return out
+}
+
+// generated reports whether a key's secret mixes at least two of lower
+// case, upper case and digits, or is all hex digits.
+func generated(secret string) bool {
+	var lower, upper, digit, hex = 0, 0, 0, true
+	for _, r := range secret {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = 1
+		case r >= 'A' && r <= 'Z':
+			upper = 1
+		case r >= '0' && r <= '9':
+			digit = 1
+		}
+		hex = hex && (r >= '0' && r <= '9' || r >= 'a' && r <= 'f')
+	}
+	return lower+upper+digit >= 2 || hex
 }
 
 // looksRandom tells a generated credential from a word: long enough, and

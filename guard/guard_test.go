@@ -113,6 +113,14 @@ func TestScan(t *testing.T) {
 		{"full-width password", "her ｐａｓｓｗｏｒｄ is Tr0ub4dor&3", []string{"password"}, "Tr0ub4dor&3"},
 		{"aws key with a zero-width space", "AWS key AKIA\u200bIOSFODNN7EXAMPLE in the config", []string{"secret"}, "IOSFODNN7EXAMPLE"},
 		{"full-width prose", "Ａｌｉｃｅ prefers ｓｈｏｒｔ answers", nil, ""},
+		// Mneme's own API keys, as issued (hex) and as seeded (letters and
+		// digits); a name built like one is not a key.
+		{"mneme key seeded", "here is my key mn_acme_4fB6ixukVUpW3M6bXTGZX7So thanks", []string{"secret"}, "4fB6ixukVUpW3M6bXTGZX7So"},
+		{"mneme key issued", "MNEME_API_KEY=mn_globex_9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c", []string{"secret"}, "9f86d081884c7d659a2feaa0c55ad015"},
+		{"mneme key tenant with punctuation", "key mn_t-1.a:b@c_Zx81kQp0vLr7TnW2yB5m", []string{"secret"}, "Zx81kQp0vLr7TnW2yB5m"},
+		{"mneme key in chinese", "我的密钥mn_acme_bf3FB9cKSydbSS66yqJ9aQms别外传", []string{"secret"}, "bf3FB9cKSydbSS66yqJ9aQms"},
+		{"mneme-like name", "the table mn_acme_customer_preferences holds them", nil, ""},
+		{"mneme-like short", "see mn_acme_config2024 for the settings", nil, ""},
 		// Several at once.
 		{"mixed", "Alice: 13812345678, alice@example.com, card 4111 1111 1111 1111", []string{"bank_card", "email", "phone"}, "4111 1111 1111 1111"},
 	}
