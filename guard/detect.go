@@ -170,17 +170,31 @@ func findEmails(text string) [][2]int {
 }
 
 // cnID is an 18-character resident identity number, optionally grouped
-// 6-8-4 by spaces.
-var cnID = regexp.MustCompile(`\d{6} ?\d{8} ?\d{3}[\dXx]`)
+// 6-8-4 by spaces, dashes or a line break.
+var cnID = regexp.MustCompile(`\d{6}(?:` + groupBreak + `)?\d{8}(?:` + groupBreak + `)?\d{3}[\dXx]`)
+
+// groupBreak separates the groups of an ID number: a space, a dash, or a
+// line break with the spaces around it.
+const groupBreak = `[ \-]|[ \t]*\r?\n[ \t]*`
 
 func findCNIDs(text string) [][2]int {
 	var out [][2]int
 	for _, m := range cnID.FindAllStringIndex(text, -1) {
-		if isolated(text, m[0], m[1], nil) && ValidCNID(strings.ReplaceAll(text[m[0]:m[1]], " ", "")) {
+		if isolated(text, m[0], m[1], nil) && ValidCNID(idChars(text[m[0]:m[1]])) {
 			out = append(out, [2]int{m[0], m[1]})
 		}
 	}
 	return out
+}
+
+// idChars returns the digits and letters of s, without its separators.
+func idChars(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf && isAlnum(r) {
+			return r
+		}
+		return -1
+	}, s)
 }
 
 // provinces are the first two digits GB/T 2260 assigns.
@@ -216,18 +230,59 @@ func ValidCNID(id string) bool {
 }
 
 // digitRun is a run of digits with single spaces, dashes or dots between
-// groups ("4111.1111.1111.1111").
-var digitRun = regexp.MustCompile(`\d+(?:[ \-.]\d+)*`)
+// groups ("4111.1111.1111.1111"), and line breaks: a card number wrapped
+// over two lines is still one.
+var digitRun = regexp.MustCompile(`\d+(?:(?:[ \-.]|[ \t]*\r?\n[ \t]*)\d+)*`)
+
+var lineBreak = regexp.MustCompile(`[ \t]*\r?\n[ \t]*`)
 
 func findBankCards(text string) [][2]int {
 	var out [][2]int
 	for _, m := range digitRun.FindAllStringIndex(text, -1) {
-		digits := onlyDigits(text[m[0]:m[1]])
-		if isolated(text, m[0], m[1], nil) && ValidCard(digits) {
-			out = append(out, [2]int{m[0], m[1]})
+		if !isolated(text, m[0], m[1], nil) {
+			continue
+		}
+		// The run's lines, each a span of text; a card is a line or two
+		// lines together, never more: a column of numbers is no card.
+		var lines [][2]int
+		start := m[0]
+		for _, br := range lineBreak.FindAllStringIndex(text[m[0]:m[1]], -1) {
+			lines = append(lines, [2]int{start, m[0] + br[0]})
+			start = m[0] + br[1]
+		}
+		lines = append(lines, [2]int{start, m[1]})
+		for i := 0; i < len(lines); i++ {
+			if i+1 < len(lines) && wrappedCard(text, lines[i], lines[i+1]) {
+				out = append(out, [2]int{lines[i][0], lines[i+1][1]})
+				i++
+				continue
+			}
+			if ValidCard(onlyDigits(text[lines[i][0]:lines[i][1]])) {
+				out = append(out, lines[i])
+			}
 		}
 	}
 	return out
+}
+
+// wrappedCard reports whether two lines of digits are one card number
+// broken over them: a valid card together, and not two dates
+// ("20240101" above "20240215" is a list).
+func wrappedCard(text string, a, b [2]int) bool {
+	first, second := onlyDigits(text[a[0]:a[1]]), onlyDigits(text[b[0]:b[1]])
+	if isDate(first) && isDate(second) {
+		return false
+	}
+	return ValidCard(first + second)
+}
+
+// isDate reports whether digits is a date of this era written YYYYMMDD.
+func isDate(digits string) bool {
+	if len(digits) != 8 {
+		return false
+	}
+	d, err := time.Parse("20060102", digits)
+	return err == nil && d.Year() >= 1900 && d.Year() < 2100
 }
 
 // ValidCard reports whether digits can be a payment card number: 13–19

@@ -121,6 +121,19 @@ func TestScan(t *testing.T) {
 		{"mneme key in chinese", "我的密钥mn_acme_bf3FB9cKSydbSS66yqJ9aQms别外传", []string{"secret"}, "bf3FB9cKSydbSS66yqJ9aQms"},
 		{"mneme-like name", "the table mn_acme_customer_preferences holds them", nil, ""},
 		{"mneme-like short", "see mn_acme_config2024 for the settings", nil, ""},
+		// ID numbers grouped by dashes or broken over lines; a card number
+		// wrapped over two lines, but not a column of numbers.
+		{"cn id dashed", "ID 110101-19900307-4514", []string{"cn_id"}, "19900307"},
+		{"cn id spaced", "his ID is 110101 19900307 4514", []string{"cn_id"}, "19900307"},
+		{"cn id over two lines", "身份证号\n110101\n19900307\n4514", []string{"cn_id"}, "19900307"},
+		{"cn id dashed bad checksum", "ID 110101-19900307-4515", nil, ""},
+		{"dashed order number", "order SO-1007-20240301-0042 shipped", nil, ""},
+		{"card over two lines", "card 41111111\n11111111", []string{"bank_card"}, "41111111"},
+		{"card grouped over two lines", "card 4111 1111\r\n  1111 1111 on file", []string{"bank_card"}, "4111 1111"},
+		{"card then a numbered line", "card 4111111111111111\n2. call back", []string{"bank_card"}, "4111111111111111"},
+		{"dates one a line", "deliveries:\n20240101\n20240210\n20240301", nil, ""},
+		{"amounts one a line", "totals\n1500\n3000.50\n4500", nil, ""},
+		{"order numbers one a line", "SO-1007\nSO-1008\n1234567890123456", nil, ""},
 		// Several at once.
 		{"mixed", "Alice: 13812345678, alice@example.com, card 4111 1111 1111 1111", []string{"bank_card", "email", "phone"}, "4111 1111 1111 1111"},
 	}
