@@ -134,6 +134,13 @@ func TestScan(t *testing.T) {
 		{"dates one a line", "deliveries:\n20240101\n20240210\n20240301", nil, ""},
 		{"amounts one a line", "totals\n1500\n3000.50\n4500", nil, ""},
 		{"order numbers one a line", "SO-1007\nSO-1008\n1234567890123456", nil, ""},
+		// URL-encoded values.
+		{"card url-encoded spaces", "card=4111%201111%201111%201111&exp=12", []string{"bank_card"}, "4111%201111"},
+		{"card url-encoded dashes", "card 4111%2D1111%2D1111%2D1111", []string{"bank_card"}, "1111%2D1111"},
+		{"card url-encoded digits", "card %34%31%31%31%31%31%31%31%31%31%31%31%31%31%31%31", []string{"bank_card"}, "%31%31%31"},
+		{"email url-encoded", "mail bob.smith%40example.com", []string{"email"}, "bob.smith%40example"},
+		{"password url-encoded", "login?user=bob&password%3DHunter2", []string{"password"}, "Hunter2"},
+		{"percent in prose", "sales grew 15%2024 over 2023, a 20% rise", nil, ""},
 		// Several at once.
 		{"mixed", "Alice: 13812345678, alice@example.com, card 4111 1111 1111 1111", []string{"bank_card", "email", "phone"}, "4111 1111 1111 1111"},
 	}
@@ -212,6 +219,16 @@ func TestRedactKeepsTheText(t *testing.T) {
 	text := "Ａｌｉｃｅ：call １３８\u200b１２３４５６７８ after ６ｐｍ"
 	got := guard.Redact(text, guard.Scan(text), guard.Kinds)
 	if want := "Ａｌｉｃｅ：call [REDACTED:phone] after ６ｐｍ"; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+}
+
+// TestRedactURLEncoded: a value found through its URL escapes is masked
+// escapes and all, and the escapes around it stay.
+func TestRedactURLEncoded(t *testing.T) {
+	text := "card=4111%201111%201111%201111&exp=12%2F27"
+	got := guard.Redact(text, guard.Scan(text), guard.Kinds)
+	if want := "card=[REDACTED:bank_card]&exp=12%2F27"; got != want {
 		t.Errorf("Redact = %q, want %q", got, want)
 	}
 }
