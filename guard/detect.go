@@ -161,12 +161,58 @@ func isPlainWord(v string) bool {
 
 var email = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`)
 
+// emailSpelled is an address with its '@' or dots spelled out, as people
+// write them to keep them from scrapers: "bob at example dot com",
+// "bob(at)example(dot)com", "bob [at] example [dot] co [dot] uk". Group 1
+// is the name, 2 the '@' as written, 3 the first label of the domain.
+var emailSpelled = regexp.MustCompile(`(?i)\b([a-z0-9][a-z0-9._+\-]*)(` + spelledAt + `)([a-z0-9][a-z0-9\-]*)(?:(?:` + spelledDot + `)[a-z0-9][a-z0-9\-]*)*(?:` + spelledDot + `)[a-z]{2,}\b`)
+
+const (
+	spelledAt  = `\s*[(\[{<]\s*at\s*[)\]}>]\s*|\s+at\s+|\s*@\s*`
+	spelledDot = `\s*[(\[{<]\s*dot\s*[)\]}>]\s*|\s+dot\s+|\.`
+)
+
+// emailCue is a word that says an address follows: before a name that is
+// a plain word, "at … dot …" spelled with bare words is an address only
+// after one ("e-mail bob at example dot com", not "shop at amazon dot com").
+var emailCue = regexp.MustCompile(`(?i)(?:e-?mail|mail|address|contact|reach|write|邮箱|邮件|电邮|地址)`)
+
+// notMailbox are the words that make "… at the dot com bubble" prose: no
+// address is named "me" or lives at "the".
+var notMailbox = map[string]bool{
+	"i": true, "me": true, "we": true, "us": true, "you": true, "he": true, "him": true, "she": true, "her": true,
+	"it": true, "they": true, "them": true, "the": true, "a": true, "an": true, "this": true, "that": true,
+	"these": true, "those": true, "my": true, "your": true, "our": true, "his": true, "its": true, "their": true,
+	"some": true, "any": true, "no": true, "every": true, "each": true, "least": true, "most": true, "all": true,
+}
+
 func findEmails(text string) [][2]int {
 	var out [][2]int
 	for _, m := range email.FindAllStringIndex(text, -1) {
 		out = append(out, [2]int{m[0], m[1]})
 	}
+	for _, m := range emailSpelled.FindAllStringSubmatchIndex(text, -1) {
+		name, at, domain := text[m[2]:m[3]], text[m[4]:m[5]], text[m[6]:m[7]]
+		if strings.ContainsAny(at, "([{<") || strings.Contains(at, "@") && !strings.ContainsAny(at, " \t\n") {
+			out = append(out, [2]int{m[0], m[1]}) // a bracketed "(at)", or '@' itself
+			continue
+		}
+		if notMailbox[strings.ToLower(name)] || notMailbox[strings.ToLower(domain)] {
+			continue
+		}
+		if mailboxLike(name) || emailCue.MatchString(text[max(0, m[2]-32):m[2]]) {
+			out = append(out, [2]int{m[0], m[1]})
+		}
+	}
 	return out
+}
+
+// mailboxLike reports whether name reads as a mailbox rather than a word:
+// letters with a dot, underscore, plus, dash or digit among them
+// ("bob.smith", "zhang_san", "alice2").
+func mailboxLike(name string) bool {
+	return strings.ContainsFunc(name, unicode.IsLetter) && strings.ContainsAny(name, "._+-0123456789") &&
+		!strings.HasSuffix(name, ".")
 }
 
 // cnID is an 18-character resident identity number, optionally grouped

@@ -141,6 +141,20 @@ func TestScan(t *testing.T) {
 		{"email url-encoded", "mail bob.smith%40example.com", []string{"email"}, "bob.smith%40example"},
 		{"password url-encoded", "login?user=bob&password%3DHunter2", []string{"password"}, "Hunter2"},
 		{"percent in prose", "sales grew 15%2024 over 2023, a 20% rise", nil, ""},
+		// E-mail addresses with '@' and dots spelled out.
+		{"email at dot", "mail bob.smith at example dot com", []string{"email"}, "bob.smith at example"},
+		{"email bracketed", "write to bob(at)example(dot)com", []string{"email"}, "bob(at)example"},
+		{"email square brackets", "bob [at] example [dot] co [dot] uk", []string{"email"}, "bob [at] example"},
+		{"email at with dots", "Bob's e-mail is bob at example.com", []string{"email"}, "bob at example"},
+		{"email at dot in chinese", "邮箱是 zhang_san AT qq DOT com", []string{"email"}, "zhang_san AT qq"},
+		{"email at dot with a cue", "contact Bob at bob at example dot com", []string{"email"}, "bob at example"},
+		{"email at dot with no cue", "Bob said bob.smith at example dot com is best", []string{"email"}, "bob.smith at example"},
+		{"dot com bubble", "he worked at the dot com bubble startups", nil, ""},
+		{"shop at a site", "Bob likes to shop at amazon dot com on Fridays", nil, ""},
+		{"email me at a site", "email me at example.com when it ships", nil, ""},
+		{"meet at a place", "meet at the office dot at 5", nil, ""},
+		{"room at a host", "the printer in room 12 at hq dot local", nil, ""},
+		{"handle and place", "ping @bob at standup", nil, ""},
 		// Several at once.
 		{"mixed", "Alice: 13812345678, alice@example.com, card 4111 1111 1111 1111", []string{"bank_card", "email", "phone"}, "4111 1111 1111 1111"},
 	}
