@@ -114,15 +114,36 @@ func entropy(s string) float64 {
 
 // Passwords are recognised by being named: "password: …", "密码是…", or
 // "passwd hunter2", "密码 abc12345": named with no verb, the word after
-// must look like a secret (bare).
+// must look like a secret (bare). A quoted value is the password whole,
+// spaces and all ("passphrase is "correct horse battery staple"",
+// 口令是“芝麻开门”), and so are the words after "passphrase:" up to the end
+// of the clause.
 var (
-	passwordEN   = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passcode|passphrase|passwort|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
-	passwordZH   = regexp.MustCompile(`(?:密码|密碼|口令|パスワード|비밀번호)\s*(?:是|为|為|改成|改为|は|[:：=])\s*["']?([!-~]{4,})`)
-	passwordBare = regexp.MustCompile(`(?i)(?:\b(?:password|passwd|pwd|passcode|passphrase|passwort|contraseña|mot de passe)\s+|(?:密码|密碼|口令|パスワード|비밀번호)\s*)["']?([!-~]{6,})`)
+	passwordEN     = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passcode|passphrase|passwort|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
+	passwordZH     = regexp.MustCompile(`(?:密码|密碼|口令|パスワード|비밀번호)\s*(?:是|为|為|改成|改为|は|[:：=])\s*["']?([!-~]{4,}(?: [!-~]+)*)`)
+	passwordBare   = regexp.MustCompile(`(?i)(?:\b(?:password|passwd|pwd|passcode|passphrase|passwort|contraseña|mot de passe)\s+|(?:密码|密碼|口令|パスワード|비밀번호)\s*)["']?([!-~]{6,})`)
+	passwordQuoted = regexp.MustCompile(`(?i)(?:\b(password|passwd|pwd|passcode|pass ?phrase|passwort|pin)\b["']?\s*((?:is|was)\b|[:=：])?|(?:密码|密碼|口令|パスワード|비밀번호)\s*(?:是|为|為|改成|改为|は|[:：=]))\s*(?:"([^"\n]{1,128})"|'([^'\n]{1,128})'|“([^”\n]{1,128})”|‘([^’\n]{1,128})’|「([^」\n]{1,128})」|『([^』\n]{1,128})』)`)
+	passphraseEN   = regexp.MustCompile(`(?i)\bpass ?phrase\b["']?\s*[:=：]\s*([^\s"',;，。；]+(?: [^\s"',;，。；]+){0,7})`)
 )
 
 func findPasswords(text string) [][2]int {
 	var out [][2]int
+	// Quoted values and passphrases first: where they overlap a word the
+	// other expressions take, the longer span wins.
+	for _, m := range passwordQuoted.FindAllStringSubmatchIndex(text, -1) {
+		g := 6 // the one pair of quotes that matched
+		for m[g] < 0 {
+			g += 2
+		}
+		if m[2] >= 0 && !quotedSecret(text[m[2]:m[3]], text[max(m[4], 0):max(m[5], 0)], text[m[g]:m[g+1]]) {
+			continue
+		}
+		out = append(out, [2]int{m[g], m[g+1]})
+	}
+	for _, m := range passphraseEN.FindAllStringSubmatchIndex(text, -1) {
+		v := strings.TrimRight(text[m[2]:m[3]], ".!?")
+		out = append(out, [2]int{m[2], m[2] + len(v)})
+	}
 	for _, m := range passwordEN.FindAllStringSubmatchIndex(text, -1) {
 		v := strings.TrimRight(text[m[4]:m[5]], ".!?")
 		// "password is expired" names a state, not a password: after "is",
@@ -157,6 +178,30 @@ func isPlainWord(v string) bool {
 		}
 	}
 	return true
+}
+
+// quotedSecret tells a password quoted after its name (word) and verb or
+// sign (sep, "" for none) from a quoted message. After ':' or '=' anything
+// goes. A passphrase is words by design: any quoted value but a single word
+// is one. After "password is", or "password" alone, the value needs a
+// digit or a symbol: 'password is "invalid"' and 'the password "Reset"
+// link' quote a screen. "pin" alone is too common a word to name anything.
+func quotedSecret(word, sep, v string) bool {
+	word = strings.ToLower(word)
+	switch {
+	case strings.ContainsAny(sep, ":=："):
+		return true
+	case strings.HasPrefix(word, "pass") && strings.HasSuffix(word, "phrase"):
+		return strings.ContainsFunc(strings.TrimSpace(v), unicode.IsSpace) || !wordsOnly(v)
+	case sep == "" && word == "pin":
+		return false
+	}
+	return !wordsOnly(v)
+}
+
+// wordsOnly reports whether v is letters and spaces and nothing else.
+func wordsOnly(v string) bool {
+	return !strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsSpace(r) })
 }
 
 var email = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`)
