@@ -422,6 +422,9 @@ func findPhones(text string) [][2]int {
 	for _, re := range []*regexp.Regexp{phoneCN, phoneIntl, phoneLandline} {
 		for _, m := range re.FindAllStringIndex(text, -1) {
 			n := len(onlyDigits(text[m[0]:m[1]]))
+			if re == phoneCN && groupedOn(text, m[0], m[1]) {
+				continue
+			}
 			if isolated(text, m[0], m[1], phoneNames) && n >= 8 && n <= 15 {
 				out = append(out, [2]int{m[0], m[1]})
 			}
@@ -454,6 +457,15 @@ func isolated(text string, start, end int, names map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// groupedOn reports whether the digits of text[start:end] go on past a
+// dash or a dot on either side: "138-1234-5678-00" is a product code, not
+// a mobile number. (A landline keeps its extension: 010-62345678-8001.)
+func groupedOn(text string, start, end int) bool {
+	digit := func(i int) bool { return i >= 0 && i < len(text) && text[i] >= '0' && text[i] <= '9' }
+	sep := func(i int) bool { return i >= 0 && i < len(text) && (text[i] == '-' || text[i] == '.') }
+	return sep(start-1) && digit(start-2) || sep(end) && digit(end+1)
 }
 
 // wordBefore returns the run of ASCII letters that ends at text[end].

@@ -173,6 +173,12 @@ func TestScan(t *testing.T) {
 		{"passphrase prose", "the passphrase is required at login", nil, ""},
 		{"chinese password question", "他问密码是什么", nil, ""},
 		{"chinese drill command", "教官喊口令，大家立正", nil, ""},
+		// A mobile number's digits that go on past a dash or a dot are a
+		// code; a landline keeps its extension.
+		{"dashed product code", "part 138-1234-5678-00 in stock", nil, ""},
+		{"dotted product code", "SKU 20.139.1234.5678", nil, ""},
+		{"landline with its extension", "座机 010-62345678-8001", []string{"phone"}, "62345678"},
+		{"mobile before a full stop", "call 139-1234-5678.", []string{"phone"}, "1234-5678"},
 		// Several at once.
 		{"mixed", "Alice: 13812345678, alice@example.com, card 4111 1111 1111 1111", []string{"bank_card", "email", "phone"}, "4111 1111 1111 1111"},
 	}
