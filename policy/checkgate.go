@@ -21,7 +21,8 @@ import (
 // most one check running or waiting (another is refused at once), the
 // waiting checks take their turns in arrival order, and a check waits
 // longer than the longest check runs (checkTimeout): another tenant's
-// check is delayed by at most one of each other tenant's.
+// check is delayed by at most one of each other tenant's. A check of
+// modules that passed before does not come here (checkcache.go).
 
 // Defaults of the check gate.
 const (

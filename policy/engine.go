@@ -116,6 +116,8 @@ type Engine struct {
 	grants map[string][]memory.Grant
 	// checks runs admin-supplied Rego one at a time under a heap budget.
 	checks *checkGate
+	// passed are the checks that passed, which pass again at once.
+	passed *passedChecks
 }
 
 var _ memory.Authorizer = (*Engine)(nil)
@@ -123,7 +125,7 @@ var _ memory.Authorizer = (*Engine)(nil)
 // New compiles the policy and prepares its queries, once. It starts with no
 // grants.
 func New(ctx context.Context, opts Options) (*Engine, error) {
-	e := &Engine{log: opts.Logger, timeout: opts.Timeout, sink: opts.Decisions, cache: map[string]*Revision{}, grants: map[string][]memory.Grant{}, checks: newCheckGate()}
+	e := &Engine{log: opts.Logger, timeout: opts.Timeout, sink: opts.Decisions, cache: map[string]*Revision{}, grants: map[string][]memory.Grant{}, checks: newCheckGate(), passed: newPassedChecks(maxPassedChecks)}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

@@ -247,12 +247,20 @@ func (e *Engine) compile(ctx context.Context, number int64, modules []policyadmi
 // mneme.authz, has a read policy the pushdown can translate for every kind
 // of principal, and passes its own tests, the bundled tests and the bundled
 // decision table. Checks run one at a time under a memory budget
-// (checkgate.go).
+// (checkgate.go); modules that passed before pass again at once
+// (checkcache.go).
 func (e *Engine) CheckPolicy(ctx context.Context, tenant string, modules []policyadmin.PolicyModule) (report policyadmin.PolicyReport, err error) {
+	digest := policyadmin.PolicyDigest(modules)
+	if report, ok := e.passed.get(tenant, digest); ok {
+		return report, nil
+	}
 	err = e.checks.run(ctx, tenant, func(ctx context.Context) error {
 		report, err = e.checkPolicy(ctx, modules)
 		return err
 	})
+	if err == nil {
+		e.passed.put(tenant, digest, report)
+	}
 	return report, err
 }
 
