@@ -120,14 +120,13 @@ func NewService(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		store: opts.Store, authz: opts.Authz, embed: opts.Embed,
-		log: opts.Logger, now: opts.Now, recall: opts.Recall.WithDefaults(),
+		log: cmp.Or(opts.Logger, slog.Default()), now: opts.Now, recall: opts.Recall.WithDefaults(),
 		guardPolicy: opts.Guard, writes: opts.Writes, warm: opts.Warm, confirm: opts.Confirm,
 		forget: opts.Forget, fence: opts.Fence, erasers: opts.Erasers, memoryErasers: opts.MemoryErasers,
 		janitor: opts.Janitor, sessions: opts.Sessions,
 		write: opts.Write.withDefaults(), queue: opts.Queue, searchStore: opts.Search, recorder: opts.Recorder,
 		auditor: opts.Audit, quota: opts.Quota, names: opts.Names,
 	}
-	s.log = cmp.Or(s.log, slog.Default())
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -230,10 +229,17 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 	return out[0], nil
 }
 
-// invisible reports a character that makes keys and ids which look alike
-// but differ: controls (line breaks) and format characters (zero-width
-// spaces, bidi marks).
-func invisible(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
+// Invisible reports a character that makes keys, kinds and ids which look
+// alike but differ: controls (tabs, line breaks), the line and paragraph
+// separators (U+2028, U+2029), the no-break space, and whatever Unicode
+// says may show as nothing (Default_Ignorable_Code_Point: format characters
+// such as zero-width spaces and bidi marks, variation selectors, the
+// combining grapheme joiner, the Hangul fillers, Khmer's inherent vowels).
+// policyadmin checks grant kinds and module names with it too.
+func Invisible(r rune) bool { return r == '\u00a0' || unicode.In(r, invisibles...) }
+
+// invisibles are the categories and properties of Invisible.
+var invisibles = []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point}
 
 func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error) {
 	tenant := cmp.Or(n.Tenant, p.Tenant)
@@ -279,12 +285,12 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("content", "must be valid UTF-8 without NUL characters")
 	case utf8.RuneCountInString(n.Content) > MaxContentChars:
 		return Memory{}, Invalid("content", fmt.Sprintf("must be at most %d characters", MaxContentChars))
-	case len(n.Kind) > 64 || strings.ContainsFunc(n.Kind, invisible) || strings.TrimSpace(n.Kind) != n.Kind:
+	case len(n.Kind) > 64 || strings.ContainsFunc(n.Kind, Invisible) || strings.TrimSpace(n.Kind) != n.Kind:
 		// A kind a grant names must be the kind it reads as: no zero-width
 		// "pre\u200bference" beside "preference".
-		return Memory{}, Invalid("kind", "must be at most 64 bytes, without control or invisible characters or surrounding spaces")
-	case len(n.Key) > 128 || strings.ContainsFunc(n.Key, invisible) || strings.TrimSpace(n.Key) != n.Key:
-		return Memory{}, Invalid("key", "must be at most 128 bytes, without control or invisible characters or surrounding spaces")
+		return Memory{}, Invalid("kind", "must be at most 64 bytes, without control or invisible characters, line separators, no-break spaces or surrounding spaces")
+	case len(n.Key) > 128 || strings.ContainsFunc(n.Key, Invisible) || strings.TrimSpace(n.Key) != n.Key:
+		return Memory{}, Invalid("key", "must be at most 128 bytes, without control or invisible characters, line separators, no-break spaces or surrounding spaces")
 	case len(n.Source) > 64:
 		return Memory{}, Invalid("source", "must be at most 64 bytes")
 	case len(n.IdempotencyKey) > 128:
@@ -303,7 +309,7 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("entities", fmt.Sprintf("a memory mentions at most %d entities", MaxEntities))
 	}
 	for _, e := range n.Entities {
-		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 || strings.ContainsFunc(e.ID, invisible) || strings.ContainsFunc(e.Kind+e.Name, unicode.IsControl) {
+		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 || strings.ContainsFunc(e.ID, Invisible) || strings.ContainsFunc(e.Kind+e.Name, unicode.IsControl) {
 			return Memory{}, Invalid("entities", "each entity needs an id (≤ 128 bytes, no invisible characters), kind ≤ 64, name ≤ 256, none with control characters")
 		}
 		if len(e.Aliases) > MaxEntityAliases {

@@ -329,8 +329,8 @@ func buildGrant(tenant string, n NewGrant, now time.Time) (memory.Grant, error) 
 		return memory.Grant{}, memory.Invalid("kinds", fmt.Sprintf("at most %d kinds", MaxGrantKinds))
 	}
 	for _, k := range n.Kinds {
-		if k == "" || len(k) > 64 || strings.ContainsFunc(k, unprintable) || strings.TrimSpace(k) != k {
-			return memory.Grant{}, memory.Invalid("kinds", "each kind is 1–64 bytes, without control or invisible characters or surrounding spaces")
+		if k == "" || len(k) > 64 || strings.ContainsFunc(k, memory.Invisible) || strings.TrimSpace(k) != k {
+			return memory.Grant{}, memory.Invalid("kinds", "each kind is 1–64 bytes, without control or invisible characters, line separators, no-break spaces or surrounding spaces")
 		}
 	}
 	return memory.Grant{

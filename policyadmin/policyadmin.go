@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"mneme/memory"
@@ -236,9 +235,11 @@ func validModules(modules []PolicyModule) error {
 	var problems []string
 	for i, m := range modules {
 		switch {
+		// A module name is shown in listings, diffs and errors: no
+		// control or invisible character may change what it shows.
 		case m.Name == "" || len(m.Name) > 128 || path.Ext(m.Name) != ".rego" || path.Clean(m.Name) != m.Name ||
 			strings.HasPrefix(m.Name, "/") || strings.HasPrefix(m.Name, ".") || strings.Contains(m.Name, "..") ||
-			strings.IndexFunc(m.Name, unprintable) >= 0 || !utf8.ValidString(m.Name):
+			strings.ContainsFunc(m.Name, memory.Invisible) || !utf8.ValidString(m.Name):
 			problems = append(problems, fmt.Sprintf("modules[%d].name %q: must be a relative file name ending in .rego", i, m.Name))
 		case seen[m.Name]:
 			problems = append(problems, fmt.Sprintf("modules[%d].name %q: appears twice", i, m.Name))
@@ -253,13 +254,6 @@ func validModules(modules []PolicyModule) error {
 		return &PolicyRejectedError{Code: RejectInvalid, Problems: problems}
 	}
 	return nil
-}
-
-// unprintable reports control characters (NUL, newline) and invisible
-// format characters (bidi overrides, zero-width marks), which a module name
-// shown in a listing, a diff or an error must not hold.
-func unprintable(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }
 
 // PolicyStatus returns the tenant's policy state.
