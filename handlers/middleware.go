@@ -131,7 +131,7 @@ func (a *api) strictQuery(c *gin.Context) {
 	}
 	for name, vs := range q {
 		if len(vs) > 1 {
-			a.fail(c, memory.Invalid(name, "is given more than once; every parameter takes one value"))
+			a.fail(c, memory.Invalid(shownName(name), "is given more than once; every parameter takes one value"))
 			return
 		}
 		// A body with these bytes is refused: a parameter is no less text.

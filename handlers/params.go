@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -170,7 +171,20 @@ func (rq routeQuery) check(q map[string][]string) error {
 	default:
 		reason += ", which takes none"
 	}
-	return memory.Invalid(name, reason)
+	return memory.Invalid(shownName(name), reason)
+}
+
+// maxShownName is how many characters of a parameter's name an error
+// echoes: enough to recognise it, not a 3,000-character name back.
+const maxShownName = 64
+
+// shownName is name as an error shows it: cut to maxShownName characters,
+// the last an ellipsis.
+func shownName(name string) string {
+	if utf8.RuneCountInString(name) <= maxShownName {
+		return name
+	}
+	return string([]rune(name)[:maxShownName-1]) + "…"
 }
 
 // similar reports whether a client who sent name likely meant declared:

@@ -119,6 +119,16 @@ func TestUndeclaredQueryParametersAreRefused(t *testing.T) {
 		})
 	}
 
+	// A long name is echoed cut to 64 characters, the last an ellipsis.
+	long := strings.Repeat("a", 3000)
+	for _, target := range []string{"/v1/memories?" + long + "=1", "/v1/memories?" + long + "=1&" + long + "=2"} {
+		status, code, msg := sendNoKey(t, h, "GET", target)
+		name, _, _ := strings.Cut(msg, ":")
+		if status != http.StatusBadRequest || code != "invalid_argument" || name != strings.Repeat("a", 63)+"…" {
+			t.Errorf("GET %.40s… = %d %s %.100q, want the name cut to 63 letters and an ellipsis", target, status, code, msg)
+		}
+	}
+
 	// Routes outside /v1 are not checked here.
 	for _, target := range []string{"/healthz?x=1", "/openapi.json?x=1", "/panel?x=1", "/metrics?x=1"} {
 		if status, code, msg := sendNoKey(t, h, "GET", target); status == http.StatusBadRequest {
