@@ -1,15 +1,19 @@
 package handlers
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
+
+	"mneme/memory"
 )
 
 // TestQueryParamsOf reads the query parameters each route declares, on its
-// operation, on its path or through components, and refuses a router with
+// operation, on its path or through components, and those that take an
+// empty value, and refuses a router with
 // a /v1 route the document does not describe or a reference it cannot
 // follow.
 func TestQueryParamsOf(t *testing.T) {
@@ -26,7 +30,7 @@ func TestQueryParamsOf(t *testing.T) {
 	    },
 	    "/v1/things/{id}": {
 	      "parameters": [{"name": "id", "in": "path"}, {"name": "fields", "in": "query"}],
-	      "delete": {"parameters": [{"name": "reason", "in": "query"}]}
+	      "delete": {"parameters": [{"name": "reason", "in": "query", "allowEmptyValue": true}]}
 	    }
 	  },
 	  "components": {"parameters": {"Limit": {"name": "limit", "in": "query"}}}
@@ -53,7 +57,7 @@ func TestQueryParamsOf(t *testing.T) {
 	want := map[string]routeQuery{
 		"GET /v1/things":        {op: "GET /v1/things", names: []string{"kind", "limit"}},
 		"POST /v1/things":       {op: "POST /v1/things"},
-		"DELETE /v1/things/:id": {op: "DELETE /v1/things/{id}", names: []string{"fields", "reason"}},
+		"DELETE /v1/things/:id": {op: "DELETE /v1/things/{id}", names: []string{"fields", "reason"}, empty: []string{"reason"}},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(routeQuery{})); diff != "" {
 		t.Errorf("queryParamsOf (-want +got):\n%s", diff)
@@ -96,5 +100,45 @@ func TestSimilar(t *testing.T) {
 		if got := similar(tc.name, tc.declared); got != tc.want {
 			t.Errorf("similar(%q, %q) = %v, want %v", tc.name, tc.declared, got, tc.want)
 		}
+	}
+}
+
+// TestCheckQuery: a declared parameter given with no value is refused,
+// naming it, unless it takes an empty value; an undeclared one is named
+// first, cut to maxShownName characters.
+func TestCheckQuery(t *testing.T) {
+	rq := routeQuery{op: "GET /v1/things", names: []string{"dry_run", "q", "user_id"}, empty: []string{"q"}}
+	long := strings.Repeat("a", 3000)
+	tests := []struct {
+		name      string
+		query     map[string][]string
+		wantField string // "" means accepted
+	}{
+		{"values", map[string][]string{"dry_run": {"true"}, "user_id": {"alice"}}, ""},
+		{"none", nil, ""},
+		{"a flag with no value", map[string][]string{"dry_run": {""}}, "dry_run"},
+		{"a filter with no value", map[string][]string{"user_id": {""}, "dry_run": {"true"}}, "user_id"},
+		{"the first of two with no value", map[string][]string{"user_id": {""}, "dry_run": {""}}, "dry_run"},
+		{"one that takes an empty value", map[string][]string{"q": {""}}, ""},
+		{"an unknown one before one with no value", map[string][]string{"user_id": {""}, "zz": {"1"}}, "zz"},
+		{"an unknown one with no value", map[string][]string{"zz": {""}}, "zz"},
+		{"a long unknown name", map[string][]string{long: {"1"}}, strings.Repeat("a", maxShownName-1) + "…"},
+		{"a name of maxShownName characters", map[string][]string{strings.Repeat("é", maxShownName): {"1"}}, strings.Repeat("é", maxShownName)},
+		{"a name one character longer", map[string][]string{strings.Repeat("é", maxShownName+1): {"1"}}, strings.Repeat("é", maxShownName-1) + "…"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := rq.check(tc.query)
+			var inv *memory.InvalidError
+			switch {
+			case tc.wantField == "" && err != nil:
+				t.Errorf("check = %v, want nil", err)
+			case tc.wantField == "":
+			case !errors.As(err, &inv):
+				t.Errorf("check = %v, want invalid %s", err, tc.wantField)
+			case inv.Field != tc.wantField:
+				t.Errorf("field = %.80q, want %.80q", inv.Field, tc.wantField)
+			}
+		})
 	}
 }

@@ -19,20 +19,25 @@ import (
 // that the contract and the check cannot drift apart. Any other parameter is
 // refused: a misspelt one (dryrun for dry_run, user for user_id) would
 // otherwise read as not given, and a dry run would sweep for real, a
-// listing for one user list every user's memories.
+// listing for one user list every user's memories. A declared parameter
+// given with no value (?dry_run, ?user_id=) is refused for the same reason,
+// unless the document says it takes an empty one (allowEmptyValue): the
+// text an entity search looks for, a delete's reason.
 
 // routeQuery is what one route takes in its query string.
 type routeQuery struct {
 	op    string   // "POST /v1/janitor/sweep", as the document names it
 	names []string // sorted
+	empty []string // the names that take an empty value, sorted
 }
 
 // openAPIParameter is the part of an OpenAPI parameter object, or a
 // reference to one in components, that says where it goes.
 type openAPIParameter struct {
-	Ref  string `json:"$ref"`
-	Name string `json:"name"`
-	In   string `json:"in"`
+	Ref             string `json:"$ref"`
+	Name            string `json:"name"`
+	In              string `json:"in"`
+	AllowEmptyValue bool   `json:"allowEmptyValue"`
 }
 
 // openAPIMethods are the keys of a path item that name operations.
@@ -41,7 +46,7 @@ var openAPIMethods = []string{"get", "put", "post", "delete", "options", "head",
 // declaredQueries returns the query parameters of every operation of an
 // OpenAPI document, by "METHOD /path" with the path as the document writes
 // it ({id}); an operation that declares none is there with no names.
-func declaredQueries(doc []byte) (map[string][]string, error) {
+func declaredQueries(doc []byte) (map[string]routeQuery, error) {
 	var d struct {
 		Paths      map[string]map[string]json.RawMessage `json:"paths"`
 		Components struct {
@@ -52,24 +57,28 @@ func declaredQueries(doc []byte) (map[string][]string, error) {
 		return nil, err
 	}
 	const refPrefix = "#/components/parameters/"
-	queryNames := func(ps []openAPIParameter) ([]string, error) {
-		var names []string
+	queryNames := func(ps []openAPIParameter) (routeQuery, error) {
+		var rq routeQuery
 		for _, p := range ps {
 			if p.Ref != "" {
 				name, ok := strings.CutPrefix(p.Ref, refPrefix)
 				target, found := d.Components.Parameters[name]
 				if !ok || !found {
-					return nil, fmt.Errorf("parameter reference %q names no parameter of components", p.Ref)
+					return rq, fmt.Errorf("parameter reference %q names no parameter of components", p.Ref)
 				}
 				p = target
 			}
-			if p.In == "query" {
-				names = append(names, p.Name)
+			if p.In != "query" {
+				continue
+			}
+			rq.names = append(rq.names, p.Name)
+			if p.AllowEmptyValue {
+				rq.empty = append(rq.empty, p.Name)
 			}
 		}
-		return names, nil
+		return rq, nil
 	}
-	out := map[string][]string{}
+	out := map[string]routeQuery{}
 	for path, item := range d.Paths {
 		var shared []openAPIParameter
 		if raw, ok := item["parameters"]; ok {
@@ -88,12 +97,15 @@ func declaredQueries(doc []byte) (map[string][]string, error) {
 			if err := json.Unmarshal(raw, &op); err != nil {
 				return nil, fmt.Errorf("%s %s: %w", method, path, err)
 			}
-			names, err := queryNames(append(slices.Clone(shared), op.Parameters...))
+			rq, err := queryNames(append(slices.Clone(shared), op.Parameters...))
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", method, path, err)
 			}
-			slices.Sort(names)
-			out[strings.ToUpper(method)+" "+path] = slices.Compact(names)
+			slices.Sort(rq.names)
+			slices.Sort(rq.empty)
+			rq.op = strings.ToUpper(method) + " " + path
+			rq.names, rq.empty = slices.Compact(rq.names), slices.Compact(rq.empty)
+			out[rq.op] = rq
 		}
 	}
 	return out, nil
@@ -117,18 +129,18 @@ func queryParamsOf(r *gin.Engine, doc []byte) (map[string]routeQuery, error) {
 			continue
 		}
 		op := rt.Method + " " + ginParam.ReplaceAllString(rt.Path, "{$1}")
-		names, ok := declared[op]
+		rq, ok := declared[op]
 		if !ok {
 			missing = append(missing, fmt.Errorf("handlers: openapi.json does not describe %s", op))
 			continue
 		}
-		out[rt.Method+" "+rt.Path] = routeQuery{op: op, names: names}
+		out[rt.Method+" "+rt.Path] = rq
 	}
 	return out, errors.Join(missing...)
 }
 
 // knownQuery refuses a request to a /v1 route with a query parameter the
-// route does not declare.
+// route does not declare, or one given with no value that takes one.
 func (a *api) knownQuery(c *gin.Context) {
 	rq := a.queryParams[c.Request.Method+" "+c.FullPath()]
 	if err := rq.check(c.Request.URL.Query()); err != nil {
@@ -140,14 +152,21 @@ func (a *api) knownQuery(c *gin.Context) {
 
 // check returns an invalid_argument error naming the first parameter of q
 // (by name) the route does not declare, with the declared names it is
-// likely a misspelling of, or those it takes when none is close; nil when
-// it declares them all.
+// likely a misspelling of, or those it takes when none is close; else the
+// first given with no value that takes one; nil when every parameter is
+// declared and has a value.
 func (rq routeQuery) check(q map[string][]string) error {
-	var unknown []string
-	for name := range q {
-		if !slices.Contains(rq.names, name) {
+	var unknown, blank []string
+	for name, vs := range q {
+		switch {
+		case !slices.Contains(rq.names, name):
 			unknown = append(unknown, name)
+		case slices.Contains(vs, "") && !slices.Contains(rq.empty, name):
+			blank = append(blank, name)
 		}
+	}
+	if len(unknown) == 0 && len(blank) > 0 {
+		return memory.Invalid(slices.Min(blank), "has no value: give it one, or leave the parameter out")
 	}
 	if len(unknown) == 0 {
 		return nil

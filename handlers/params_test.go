@@ -14,6 +14,7 @@ import (
 
 	"mneme/client"
 	"mneme/internal/apptest"
+	"mneme/memory"
 )
 
 var docParam = regexp.MustCompile(`\{[^}]+\}`)
@@ -82,6 +83,49 @@ func TestEveryDeclaredQueryParameterIsAccepted(t *testing.T) {
 	}
 }
 
+// TestEmptyQueryValuesAreRefused: for every /v1 operation of openapi.json,
+// each query parameter it declares, given with no value (?name= or ?name),
+// is 400 invalid_argument naming it before anything else, unless the
+// document says it takes an empty value: an empty flag or filter is never
+// read as not given.
+func TestEmptyQueryValuesAreRefused(t *testing.T) {
+	doc := loadDocument(t)
+	h := routesOnly(t)
+	var takeEmpty []string
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/v1/") {
+			continue
+		}
+		target := docParam.ReplaceAllString(path, "x")
+		for method, op := range item.Operations() {
+			for _, p := range append(slices.Clone(item.Parameters), op.Parameters...) {
+				if p.Value == nil || p.Value.In != openapi3.ParameterInQuery {
+					continue
+				}
+				name := p.Value.Name
+				if p.Value.AllowEmptyValue {
+					takeEmpty = append(takeEmpty, method+" "+path+" "+name)
+				}
+				for _, q := range []string{name + "=", name} {
+					status, code, msg := sendNoKey(t, h, method, target+"?"+q)
+					switch {
+					case p.Value.AllowEmptyValue && status != http.StatusUnauthorized:
+						t.Errorf("%s %s?%s = %d %s %q, want 401: the document says %s takes an empty value", method, path, q, status, code, msg, name)
+					case !p.Value.AllowEmptyValue && (status != http.StatusBadRequest || code != "invalid_argument" || msg != name+": has no value: give it one, or leave the parameter out"):
+						t.Errorf("%s %s?%s = %d %s %q, want 400 invalid_argument: %s has no value", method, path, q, status, code, msg, name)
+					}
+				}
+			}
+		}
+	}
+	// Only an entity search's text and a delete's reason mean the same
+	// empty as left out.
+	slices.Sort(takeEmpty)
+	if want := []string{"DELETE /v1/memories/{id} reason", "GET /v1/graph/entities q"}; !slices.Equal(takeEmpty, want) {
+		t.Errorf("parameters that take an empty value: %q, want %q", takeEmpty, want)
+	}
+}
+
 // TestUndeclaredQueryParametersAreRefused: a parameter the route does not
 // declare is 400 invalid_argument before anything else, naming it and the
 // declared ones it likely misspells, or those the route takes.
@@ -104,6 +148,7 @@ func TestUndeclaredQueryParametersAreRefused(t *testing.T) {
 		{"a body's field in the query", "POST", "/v1/recall?user_id=alice", []string{"user_id:", "POST /v1/recall, which takes none"}},
 		{"the first of two by name", "GET", "/v1/audit?zeta=1&alpha=1", []string{"alpha:"}},
 		{"an empty name", "GET", "/v1/decisions?=1", []string{"query:", "no name"}},
+		{"an unknown one before one with no value", "POST", "/v1/janitor/sweep?dry_run&zz=1", []string{"zz:", "which takes dry_run"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +175,7 @@ func TestUndeclaredQueryParametersAreRefused(t *testing.T) {
 	}
 
 	// Routes outside /v1 are not checked here.
-	for _, target := range []string{"/healthz?x=1", "/openapi.json?x=1", "/panel?x=1", "/metrics?x=1"} {
+	for _, target := range []string{"/healthz?x=1", "/openapi.json?x=1", "/panel?x=1", "/metrics?x=1", "/panel?user_id=", "/healthz?dry_run"} {
 		if status, code, msg := sendNoKey(t, h, "GET", target); status == http.StatusBadRequest {
 			t.Errorf("GET %s = %d %s %q: only /v1 checks its parameters", target, status, code, msg)
 		}
@@ -165,4 +210,45 @@ func TestMisspeltParametersDoNothing(t *testing.T) {
 	if got := list(t, f, "support-bot", "user_id=alice&limit=5"); slices.ContainsFunc(got, func(m client.Memory) bool { return m.UserID != "alice" }) {
 		t.Errorf("user_id=alice lists %+v", got)
 	}
+}
+
+// TestEmptyValuesDoNothing: through the real service, a flag or filter
+// given with no value is refused before it can run a sweep, write at once
+// what was to be queued (or queue what was to be written), or list every
+// user's memories; the two parameters that take an empty value still work.
+func TestEmptyValuesDoNothing(t *testing.T) {
+	f := apptest.Start(t)
+	bob := create(t, f, "support-bot", client.NewMemory{UserID: "bob", Type: client.TypeSemantic, Content: "Bob prefers to be called in the afternoon."})
+	note := client.NewMemory{UserID: "bob", Type: client.TypeSemantic, Content: "Bob's crates go to the east dock."}
+	turns := memory.IngestRequest{UserID: "bob", Turns: []memory.Turn{{Role: "user", Content: "I prefer orange boxes."}}}
+
+	for _, tc := range []struct {
+		who, method, path string
+		body              any
+	}{
+		{apptest.Admin, http.MethodPost, "/v1/janitor/sweep?dry_run", nil},
+		{apptest.Admin, http.MethodPost, "/v1/janitor/sweep?dry_run=", nil},
+		{"support-bot", http.MethodGet, "/v1/memories?user_id=&limit=2", nil},
+		{"support-bot", http.MethodGet, "/v1/memories?user_id=alice&status=", nil},
+		{"support-bot", http.MethodPost, "/v1/memories?async", note},
+		{"support-bot", http.MethodPost, "/v1/memories?async=", note},
+		{"support-bot", http.MethodPost, "/v1/ingest?sync", turns},
+		{apptest.Analyst, http.MethodGet, "/v1/graph/neighbourhood?from=user:bob&hops=", nil},
+	} {
+		r := f.Do(t, tc.who, tc.method, tc.path, tc.body)
+		expectResponse(t, tc.method+" "+tc.path, r, http.StatusBadRequest, "invalid_argument")
+	}
+	var audit struct{ Events []struct{ Action string } }
+	f.Do(t, apptest.Admin, http.MethodGet, "/v1/audit?action=janitor.sweep", nil).Decode(t, &audit)
+	if len(audit.Events) != 0 {
+		t.Errorf("a refused sweep ran: audit %+v", audit.Events)
+	}
+	if got := list(t, f, "support-bot", "user_id=bob"); len(got) != 1 || got[0].ID != bob.ID {
+		t.Errorf("bob's memories after refused writes: %+v, want only %s", got, bob.ID)
+	}
+
+	r := f.Do(t, apptest.Analyst, http.MethodGet, "/v1/graph/entities?q=", nil)
+	expectResponse(t, "an entity search for no text", r, http.StatusOK)
+	r = f.Do(t, "support-bot", http.MethodDelete, "/v1/memories/"+bob.ID+"?reason=", nil)
+	expectResponse(t, "a delete with an empty reason", r, http.StatusOK)
 }
