@@ -22,7 +22,10 @@ func (c client) graph(ctx context.Context, args []string) error {
 		return errUsage
 	}
 	sub, rest := args[0], args[1:]
-	pos, f, opts, err := graphArgs(rest)
+	if _, ok := graphTakes[sub]; !ok {
+		return errUsage
+	}
+	pos, f, opts, err := graphArgs(sub, rest)
 	if err != nil {
 		return err
 	}
@@ -125,21 +128,43 @@ func (c client) graph(ctx context.Context, args []string) error {
 	return errUsage
 }
 
+// graphTakes are the name=value options of each graph command: the query
+// parameters its route reads (handlers/openapi.json), but for those its
+// arguments give (an entity search's text, a path's ends, co-mentions'
+// entity, a timeline's subject, an aggregate's dimension). An option the
+// route does not read is refused, never dropped.
+var graphTakes = map[string][]string{
+	"entities":      {"limit"},
+	"neighbourhood": {"hops", "limit", "type", "kind", "status", "agent", "sensitivity", "user", "entity", "since", "until"},
+	"paths":         {"max_length", "via", "limit"},
+	"co-mentions":   {"limit", "type", "kind", "status", "agent", "sensitivity", "since", "until"},
+	"timeline":      {"limit", "type", "status", "agent", "sensitivity", "since", "until"},
+	"aggregate":     {"type", "kind", "status", "agent", "sensitivity", "user", "entity", "since", "until"},
+}
+
 // graphOpts are the options of one query shape that are not filters.
 type graphOpts struct {
 	hops, maxLength int
 	via             []string
 }
 
-// graphArgs splits arguments into positional ones, name=value filters and
-// the shapes' own options.
-func graphArgs(args []string) (pos []string, f mneme.GraphFilter, opts graphOpts, err error) {
+// graphArgs splits the arguments of graph command sub into positional
+// ones, name=value filters and the shapes' own options, refusing an option
+// sub does not take and one given with no value.
+func graphArgs(sub string, args []string) (pos []string, f mneme.GraphFilter, opts graphOpts, err error) {
 	list := func(v string) []string { return strings.Split(v, ",") }
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok {
 			pos = append(pos, a)
 			continue
+		}
+		takes := graphTakes[sub]
+		switch {
+		case !slices.Contains(takes, k):
+			return nil, f, opts, fmt.Errorf("graph %s takes no %s= option; it takes %s=", sub, k, strings.Join(takes, "= "))
+		case v == "":
+			return nil, f, opts, fmt.Errorf("%s= has no value: give it one, or leave it out", k)
 		}
 		switch k {
 		case "type":
@@ -183,8 +208,6 @@ func graphArgs(args []string) (pos []string, f mneme.GraphFilter, opts graphOpts
 			default:
 				opts.maxLength = n
 			}
-		default:
-			return nil, f, opts, fmt.Errorf("unknown graph option %q", k)
 		}
 	}
 	return pos, f, opts, nil

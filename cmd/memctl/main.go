@@ -54,18 +54,22 @@ Commands:
   audit [actor=A] [action=X] [since=T] [limit=N]
                                the admin audit trail, newest first (admin); action=policy.
                                matches every policy action
-  graph entities [TEXT]        entities whose name or id contains TEXT, with readable mentions
-  graph neighbourhood LABEL:ID [hops=1..3]
+  graph entities [TEXT] [limit=N]
+                               entities whose name or id contains TEXT, with readable mentions
+  graph neighbourhood LABEL:ID [hops=1..3] [limit=N] [FILTER...] [user=U] [entity=E]
                                nodes around entity:ID, user:ID, agent:ID, session:ID or memory:ID
-  graph paths FROM TO [max_length=N] [via=MENTIONS,SUPERSEDES]
+  graph paths FROM TO [max_length=N] [via=MENTIONS,SUPERSEDES] [limit=N]
                                shortest paths between two entities through readable memories
-  graph co-mentions [ENTITY]   entities mentioned together, with counts
-  graph timeline user:ID|entity:ID|kind:KIND
+  graph co-mentions [ENTITY] [limit=N] [FILTER...]
+                               entities mentioned together, with counts
+  graph timeline user:ID|entity:ID|kind:KIND [limit=N] [FILTER...] (no kind=)
                                memories over time, every version
-  graph aggregate BY           counts by type, kind, agent, user, entity, status, sensitivity,
+  graph aggregate BY [FILTER...] [user=U] [entity=E]
+                               counts by type, kind, agent, user, entity, status, sensitivity,
                                day, week or month
-                               (analyst, admin; filters: type= kind= status= agent= sensitivity=
-                               user= entity= since= until= limit=; -json prints JSON)
+                               (analyst, admin; FILTER: type= kind= status= agent= sensitivity=
+                               since= until=; a command refuses an option it does not take;
+                               -json prints JSON)
   delete ID [REASON...]        delete a memory (every version you may delete), saying why; prints the receipt
   erase USER                   erase a user everywhere (admin, or the user themself); prints the receipt
   janitor run|dry-run          sweep the tenant now: expire, archive, cap (admin); dry-run changes nothing
