@@ -243,10 +243,14 @@ func supersedeRows(ss []memory.Supersession) []map[string]any {
 // probe group, the same query runs its dedup search too, into similar.
 func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (memory.BatchState, error) {
 	params := lockParams(tenant, ms)
-	idems, slots := map[string]bool{}, map[memory.Slot]bool{}
-	for _, m := range ms {
+	slots := map[memory.Slot]bool{}
+	// The batch's keys by their hash, and the writer of each key's first
+	// memory, which alone a deleted key's retry is.
+	keyOf, authorOf := map[string]string{}, map[string]string{}
+	for _, m := range slices.Backward(ms) {
 		if m.IdempotencyKey != "" {
-			idems[m.IdempotencyKey] = true
+			keyOf[DeletedKeyHash(m.IdempotencyKey)] = m.IdempotencyKey
+			authorOf[m.IdempotencyKey] = deletedAuthor(m.UserID, m.AgentID)
 		}
 		// A memory the plan turns into a candidate reads its slot for
 		// nothing; one it keeps active needs it.
@@ -258,14 +262,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	for sl := range slots {
 		slotParams = append(slotParams, map[string]any{"user_id": sl.UserID, "scope": sl.Scope, "scope_id": sl.ScopeID, "key": sl.Key})
 	}
-	params["idems"] = slices.Collect(maps.Keys(idems))
-	keyOf, authorOf := map[string]string{}, map[string]string{} // hash → key, key → its writer
-	for _, m := range slices.Backward(ms) {
-		if m.IdempotencyKey != "" {
-			keyOf[DeletedKeyHash(m.IdempotencyKey)] = m.IdempotencyKey
-			authorOf[m.IdempotencyKey] = deletedAuthor(m.UserID, m.AgentID)
-		}
-	}
+	params["idems"] = slices.Collect(maps.Values(keyOf))
 	params["deleted_keys"] = slices.Collect(maps.Keys(keyOf))
 	params["slots"] = slotParams
 	cypher := cypherLockAndReadBatch
