@@ -301,7 +301,7 @@ func (f *fakeAuthz) Decide(_ context.Context, p Principal, action string, r Reso
 	if decide == nil {
 		return Decision{Allow: true, Reasons: []string{"test"}}, nil
 	}
-	return decide(p, action, r) // unlocked: decisions may run at once, as the engine's do
+	return decide(p, action, r) // unlocked, as the engine is
 }
 
 func (f *fakeAuthz) Covers(_ Scope, r Resource) bool {
