@@ -11,6 +11,7 @@ import (
 
 	"mneme/documents"
 	"mneme/graph"
+	"mneme/graph/graphtest"
 	"mneme/graph/tally"
 	"mneme/internal/testenv"
 	"mneme/knowledge"
@@ -39,12 +40,6 @@ func testStores(t *testing.T) (*graph.Store, *Store) {
 	return g, New(g.Runner())
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // sectionMemories stores n memories of a tenant, as sections of a document
 // would be, and returns where each sits.
 func sectionMemories(t *testing.T, g *graph.Store, tenant, doc string, n int) []documents.Placed {
@@ -62,7 +57,7 @@ func sectionMemories(t *testing.T, g *graph.Store, tenant, doc string, n int) []
 		}
 		placed[i] = documents.Placed{MemoryID: ms[i].ID, Key: key, Digest: fmt.Sprintf("d%d", i), Headings: []string{"Guide", fmt.Sprint(i)}, Position: i, Created: true}
 	}
-	if _, err := g.CreateMemories(testCtx(t), ms); err != nil {
+	if _, err := g.CreateMemories(graphtest.Ctx(t), ms); err != nil {
 		t.Fatalf("create memories: %v", err)
 	}
 	return placed
@@ -71,7 +66,7 @@ func sectionMemories(t *testing.T, g *graph.Store, tenant, doc string, n int) []
 func TestDocumentRoundTrip(t *testing.T) {
 	g, s := testStores(t)
 	tenant, other := testenv.Tenant(t), testenv.Tenant(t)+"-other"
-	ctx := testCtx(t)
+	ctx := graphtest.Ctx(t)
 	placed := sectionMemories(t, g, tenant, "guide", 4)
 	at := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
 	info := documents.Info{ID: "guide", Title: "Guide", Format: "markdown", Sections: 4, ImportedAt: at, Scope: memory.ScopeTeam, ScopeID: "sales"}
@@ -180,7 +175,7 @@ func TestDocumentRoundTrip(t *testing.T) {
 // scope never goes to another.
 func TestClaimSerialisesScopes(t *testing.T) {
 	g, s := testStores(t)
-	ctx := testCtx(t)
+	ctx := graphtest.Ctx(t)
 	tenant := testenv.Tenant(t)
 	now := time.Now().UTC()
 	later := now.Add(documents.ClaimFor)

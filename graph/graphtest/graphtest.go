@@ -33,3 +33,11 @@ func Store(t testing.TB) *graph.Store {
 	}
 	return g
 }
+
+// Ctx is the test's context, bounded so that a store that hangs fails the
+// test rather than the run.
+func Ctx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/graph/graphtest"
 	"mneme/graph/neo"
 	"mneme/identity"
 	"mneme/internal/testenv"
@@ -17,7 +18,7 @@ import (
 
 func TestIdentityStore(t *testing.T) {
 	s := testStore(t)
-	ctx := testCtx(t)
+	ctx := graphtest.Ctx(t)
 	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	admin := identity.Principal{Kind: memory.KindAdmin, ID: "admin", CreatedAt: now}
@@ -202,7 +203,7 @@ func TestIdentityStore(t *testing.T) {
 // that id, or the agent of another tenant, does not.
 func TestAgentExists(t *testing.T) {
 	s := testStore(t)
-	ctx := testCtx(t)
+	ctx := graphtest.Ctx(t)
 	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
 	now := time.Now().UTC()
 	for _, p := range []struct {

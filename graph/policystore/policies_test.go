@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"mneme/graph/graphtest"
 	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/policyadmin"
@@ -15,7 +16,7 @@ import (
 
 func TestPolicyRevisions(t *testing.T) {
 	s := testStore(t)
-	ctx := testCtx(t)
+	ctx := graphtest.Ctx(t)
 	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -95,7 +96,7 @@ func TestPolicyRevisions(t *testing.T) {
 
 func TestPutSettings(t *testing.T) {
 	s := testStore(t)
-	ctx := testCtx(t)
+	ctx := graphtest.Ctx(t)
 	tenant := testenv.Tenant(t)
 	for _, want := range []policyadmin.Settings{
 		{UserMaxSensitivity: "internal", UsersReadShared: true},

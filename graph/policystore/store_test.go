@@ -1,9 +1,7 @@
 package policystore
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"mneme/graph/graphtest"
 )
@@ -13,10 +11,4 @@ import (
 func testStore(t *testing.T) *Store {
 	t.Helper()
 	return New(graphtest.Store(t).Runner())
-}
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }

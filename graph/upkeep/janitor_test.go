@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"mneme/graph/graphtest"
 	"mneme/graph/neo"
 	"mneme/internal/testenv"
 	"mneme/janitor"
@@ -41,11 +42,11 @@ func TestJanitorOnNeo4j(t *testing.T) {
 	imported := mem("u1", memory.TypeProfile, "prefers rail freight", 0.9, t0.Add(-200*janitor.Day))
 	imported.AgentID = "user:u1" // said by the user: capped apart
 	all := append([]memory.Memory{oldEpisode, oldRule, stale, imported}, fresh...)
-	if _, err := g.CreateMemories(testCtx(t), all); err != nil {
+	if _, err := g.CreateMemories(graphtest.Ctx(t), all); err != nil {
 		t.Fatal(err)
 	}
 	// The store stamps when it took each memory in, by Neo4j's clock.
-	live, err := s.LiveMemories(testCtx(t), tenant)
+	live, err := s.LiveMemories(graphtest.Ctx(t), tenant)
 	if err != nil || len(live) != len(all) {
 		t.Fatalf("LiveMemories: %d, %v", len(live), err)
 	}
@@ -59,8 +60,8 @@ func TestJanitorOnNeo4j(t *testing.T) {
 	}
 	// On this test's clock
 	// the memories were written when their facts were, the import yesterday.
-	err = g.Runner().Write(testCtx(t), func(tx neo4j.ManagedTransaction) error {
-		return neo.Exec(testCtx(t), tx, `MATCH (m:Memory {tenant: $tenant})
+	err = g.Runner().Write(graphtest.Ctx(t), func(tx neo4j.ManagedTransaction) error {
+		return neo.Exec(graphtest.Ctx(t), tx, `MATCH (m:Memory {tenant: $tenant})
 SET m.written_at = CASE WHEN m.id = $imported THEN $yesterday ELSE m.created_at END`,
 			map[string]any{"tenant": tenant, "imported": imported.ID, "yesterday": t0.Add(-janitor.Day)})
 	})
@@ -81,7 +82,7 @@ SET m.written_at = CASE WHEN m.id = $imported THEN $yesterday ELSE m.created_at 
 	statuses := func() map[string]string {
 		out := map[string]string{}
 		for _, m := range all {
-			got, err := g.GetMemory(testCtx(t), tenant, m.ID)
+			got, err := g.GetMemory(graphtest.Ctx(t), tenant, m.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,14 +92,14 @@ SET m.written_at = CASE WHEN m.id = $imported THEN $yesterday ELSE m.created_at 
 	}
 	before := statuses()
 
-	dry, err := j.Sweep(testCtx(t), tenant, true)
+	dry, err := j.Sweep(graphtest.Ctx(t), tenant, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(before, statuses()); d != "" {
 		t.Fatalf("a dry run changed statuses (-before +after):\n%s", d)
 	}
-	wet, err := j.Sweep(testCtx(t), tenant, false)
+	wet, err := j.Sweep(graphtest.Ctx(t), tenant, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ SET m.written_at = CASE WHEN m.id = $imported THEN $yesterday ELSE m.created_at 
 	if d := cmp.Diff(want, statuses()); d != "" {
 		t.Errorf("statuses after the sweep (-want +got):\n%s", d)
 	}
-	expired, _ := g.GetMemory(testCtx(t), tenant, oldEpisode.ID)
+	expired, _ := g.GetMemory(graphtest.Ctx(t), tenant, oldEpisode.ID)
 	if expired.ValidTo == nil || !expired.ValidTo.Equal(now) {
 		t.Errorf("expired memory valid_to = %v, want %v", expired.ValidTo, now)
 	}
@@ -126,7 +127,7 @@ SET m.written_at = CASE WHEN m.id = $imported THEN $yesterday ELSE m.created_at 
 	// Time passes: 91 more days without use archive the rule too; nothing
 	// is changed twice.
 	now = t0.Add(81 * janitor.Day)
-	r, err := j.Sweep(testCtx(t), tenant, false)
+	r, err := j.Sweep(graphtest.Ctx(t), tenant, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ SET m.written_at = CASE WHEN m.id = $imported THEN $yesterday ELSE m.created_at 
 	if !slices.Contains(ids, oldRule.ID) || r.Expired != 0 {
 		t.Errorf("second sweep: %+v, want the rule archived as unused", r)
 	}
-	tenants, err := s.Tenants(testCtx(t))
+	tenants, err := s.Tenants(graphtest.Ctx(t))
 	if err != nil || !slices.Contains(tenants, tenant) {
 		t.Errorf("Tenants() lacks %s (err %v)", tenant, err)
 	}
@@ -156,16 +157,16 @@ func TestActiveUsers(t *testing.T) {
 	all := []memory.Memory{newMemory(tenant, "u1", "likes tea"), newMemory(tenant, "u1", "lives in Lyon"), newMemory(tenant, "u2", "prefers mail"),
 		archived, shared}
 	for _, batch := range [][]memory.Memory{all, {newMemory(other, "u9", "from elsewhere")}} {
-		if _, err := g.CreateMemories(testCtx(t), batch); err != nil {
+		if _, err := g.CreateMemories(graphtest.Ctx(t), batch); err != nil {
 			t.Fatal(err)
 		}
 	}
-	users, err := s.ActiveUsers(testCtx(t), tenant, 10)
+	users, err := s.ActiveUsers(graphtest.Ctx(t), tenant, 10)
 	slices.Sort(users)
 	if err != nil || !slices.Equal(users, []string{"u1", "u2"}) {
 		t.Errorf("ActiveUsers = %v, %v; want [u1 u2]", users, err)
 	}
-	if users, err := s.ActiveUsers(testCtx(t), tenant, 1); err != nil || len(users) != 1 {
+	if users, err := s.ActiveUsers(graphtest.Ctx(t), tenant, 1); err != nil || len(users) != 1 {
 		t.Errorf("ActiveUsers(most 1) = %v, %v; want one user", users, err)
 	}
 }

@@ -1,7 +1,6 @@
 package upkeep
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,12 +15,6 @@ func testStores(t *testing.T) (*graph.Store, *Store) {
 	t.Helper()
 	g := graphtest.Store(t)
 	return g, New(g.Runner())
-}
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func newMemory(tenant, user, content string) memory.Memory {
