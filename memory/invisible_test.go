@@ -33,6 +33,11 @@ var invisibleCases = []struct {
 	{"line separator", '\u2028'},
 	{"paragraph separator", '\u2029'},
 	{"no-break space", '\u00a0'},
+	{"ideographic space", '\u3000'},
+	{"em space", '\u2003'},
+	{"narrow no-break space", '\u202f'},
+	{"Ogham space mark", '\u1680'},
+	{"braille blank", '\u2800'},
 }
 
 // visibleCases are characters a kind or key may hold.
@@ -48,6 +53,7 @@ var visibleCases = []struct {
 	{"Hangul syllable", '한'},
 	{"Khmer letter", '\u1780'},
 	{"emoji", '☕'},
+	{"braille letter", '\u2801'},
 }
 
 func TestInvisibleInKindsAndKeys(t *testing.T) {

@@ -230,12 +230,15 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 
 // Invisible reports a character that makes keys, kinds and ids which look
 // alike but differ: controls (tabs, line breaks), the line and paragraph
-// separators (U+2028, U+2029), the no-break space, and whatever Unicode
-// says may show as nothing (Default_Ignorable_Code_Point: format characters
-// such as zero-width spaces and bidi marks, variation selectors, the
-// combining grapheme joiner, the Hangul fillers, Khmer's inherent vowels).
-// policyadmin checks grant kinds and module names with it too.
-func Invisible(r rune) bool { return r == '\u00a0' || unicode.In(r, invisibles...) }
+// separators (U+2028, U+2029), every space but the plain one (no-break,
+// ideographic, em, thin…) and the braille blank, and whatever Unicode says
+// may show as nothing (Default_Ignorable_Code_Point: format characters such
+// as zero-width spaces and bidi marks, variation selectors, the combining
+// grapheme joiner, the Hangul fillers, Khmer's inherent vowels). policyadmin
+// checks grant kinds and module names with it too.
+func Invisible(r rune) bool {
+	return r != ' ' && unicode.Is(unicode.Zs, r) || r == '\u2800' || unicode.In(r, invisibles...)
+}
 
 // invisibles are the categories and properties of Invisible.
 var invisibles = []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point}
