@@ -15,10 +15,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"mneme/graphquery"
 	"mneme/identity"
@@ -249,7 +251,28 @@ func (p *Panel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(r.URL.Path, "/panel/static/") {
 		h.Set("Cache-Control", "no-store")
 	}
+	if msg := badQuery(r.URL.RawQuery); msg != "" {
+		p.render(w, r, http.StatusBadRequest, "error", view{Title: "Bad request", Message: msg})
+		return
+	}
 	p.mux.ServeHTTP(w, r)
+}
+
+// badQuery says what is wrong with a page's query string, or "": the API
+// refuses these in JSON, the panel on a page of its own.
+func badQuery(raw string) string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "The address is malformed: open the page from the panel's links."
+	}
+	for name, vs := range q {
+		for _, v := range vs {
+			if !utf8.ValidString(name+v) || strings.ContainsRune(name+v, 0) {
+				return "The address holds characters no page takes: open the page from the panel's links."
+			}
+		}
+	}
+	return ""
 }
 
 // caller is the signed-in principal of a request with its session.

@@ -264,6 +264,24 @@ func TestPanelMeIsAUsersOwn(t *testing.T) {
 	}
 }
 
+// A page's address with a NUL, bytes that are not UTF-8 or a bad escape is
+// refused on a page, as the panel's other refusals are, not in the API's
+// JSON.
+func TestPanelRefusesABadAddressOnAPage(t *testing.T) {
+	f := apptest.Start(t)
+	b := newBrowser(t, f.URL)
+	b.signIn(f.Keys["bob"])
+	for _, path := range []string{"/panel/me?kind=%00", "/panel/me?kind=%ff", "/panel/me?kind=%zz", "/panel?x=%00", "/panel/users/bob?a;b"} {
+		p := b.do(http.MethodGet, path, nil)
+		if p.status != http.StatusBadRequest || !strings.HasPrefix(p.header.Get("Content-Type"), "text/html") || !strings.Contains(p.body, "Bad request") {
+			t.Errorf("GET %s = %d %s %.200s, want 400 and the panel's error page", path, p.status, p.header.Get("Content-Type"), p.body)
+		}
+	}
+	if p := b.do(http.MethodGet, "/panel/me?kind=preference", nil); p.status != http.StatusOK {
+		t.Errorf("GET /panel/me?kind=preference = %d %.200s", p.status, p.body)
+	}
+}
+
 // TestPanelDeletionsShowEndUsersOwn has bob delete one of his memories in
 // the panel; the admin's Deletions page lists it, by "user:self", without
 // its content.
