@@ -94,6 +94,7 @@ func TestProbedThemes(t *testing.T) {
 		{"tablebg", "", `<body><table bgcolor="#000000"><tr><td><font color="#ffffff">` + body + `</font></td></tr></table>`, true},
 		{"printwhite", `<style>@media print{body{color:#fff}}</style>`, "<body>" + body, true},
 		{"bootstrapdark", `<style>[data-bs-theme=dark]{color:#dee2e6;background-color:#212529}body{color:#dee2e6;background-color:#212529}</style>`, "<body>" + body, true},
+		{"htmlcmt", `<style><!-- p{display:none} --></style>`, "<body>" + body, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -355,6 +356,7 @@ var probe18PageCases = []probeCase{
 	{`HSELLIST`, false, `<p class="sel2">HSELLIST Free returns.</p>`, `HIDDEN selector list .x, .sel2`},
 	{`HSTYLESCREEN`, false, `<p class="stylescreen">HSTYLESCREEN Free returns.</p>`, `HIDDEN <style media=screen>`},
 	{`VSTYLEPRINT`, true, `<p class="styleprint">VSTYLEPRINT Free returns.</p>`, `VISIBLE <style media=print>`},
+	{`HHTMLCMT`, false, `<p class="htmlcmt">HHTMLCMT Free returns.</p>`, `HIDDEN rule wrapped in <!-- -->`},
 	{`HSCALEY0`, false, `<p style="transform:scaleY(0)">HSCALEY0 Free returns.</p>`, `HIDDEN transform:scaleY(0)`},
 	{`HSCALE005`, false, `<p style="transform:scale(0.05)">HSCALE005 Free returns.</p>`, `HIDDEN transform:scale(0.05) (0.8px)`},
 	{`HHEIGHT0`, false, `<p style="height:0;overflow:hidden">HHEIGHT0 Free returns.</p>`, `HIDDEN height:0;overflow:hidden`},

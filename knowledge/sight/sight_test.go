@@ -362,3 +362,20 @@ func TestSpecificity(t *testing.T) {
 			shown: []string{"Inline"}},
 	})
 }
+
+// CSS ignores the <!-- and --> that once hid a style sheet from browsers
+// without <style>, at its top level only.
+func TestHTMLCommentsInStyle(t *testing.T) {
+	checkPages(t, []pageCase{
+		{name: "a rule inside", page: `<style><!-- .h{display:none} --></style><p class="h">Gone</p><p>Plain</p>`,
+			shown: []string{"Plain"}, gone: []string{"Gone"}},
+		{name: "between rules", page: "<style><!--\n.a{color:red}\n-->\n<!-- p{visibility:hidden} --></style><p>Gone</p>",
+			gone: []string{"Gone"}},
+		{name: "in a string", page: `<style>.q::before{content:"-->"} .h{display:none}</style><p class="h">Gone</p>`,
+			gone: []string{"Gone"}},
+		{name: "inside @media they spoil the rule", page: `<style>@media screen{<!-- .h{display:none}}</style><p class="h">Seen</p>`,
+			shown: []string{"Seen"}},
+		{name: "inside a block they spoil the declaration", page: `<style>.h{<!-- display:none}</style><p class="h">Seen</p>`,
+			shown: []string{"Seen"}},
+	})
+}

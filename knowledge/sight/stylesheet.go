@@ -128,7 +128,7 @@ func readSheet(root *html.Node) *sheet {
 			if m := strings.TrimSpace(cssText(attr(n, "media"))); m != "" {
 				when = []string{m}
 			}
-			sh.read(cssText(b.String()), when, "")
+			sh.read(withoutCDO(cssText(b.String())), when, "")
 			return
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -137,6 +137,41 @@ func readSheet(root *html.Node) *sheet {
 	}
 	visit(root)
 	return sh
+}
+
+// withoutCDO blanks the <!-- and --> at the top level of a style sheet,
+// which CSS ignores there: they once hid a <style>'s text from browsers
+// that did not know the element. Anywhere else they stay, and spoil the
+// rule they are in as they do in a browser.
+func withoutCDO(css string) string {
+	b := []byte(css)
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"' || c == '\'':
+			for i++; i < len(b) && b[i] != c; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case c == '{':
+			depth++
+		case c == '}':
+			depth = max(depth-1, 0)
+		case depth > 0:
+		case strings.HasPrefix(css[i:], "<!--"):
+			copy(b[i:], "    ")
+		case strings.HasPrefix(css[i:], "-->") && (i == 0 || !nameChar(b[i-1])):
+			copy(b[i:], "   ")
+		}
+	}
+	return string(b)
+}
+
+// nameChar reports a byte that may go on a CSS name: "a-->" is the name
+// "a--" and a ">".
+func nameChar(c byte) bool {
+	return c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 var atRule = regexp.MustCompile(`^@([-a-z]+)\s*(.*)$`)
