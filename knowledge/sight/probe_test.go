@@ -366,6 +366,8 @@ var probe18PageCases = []probeCase{
 	{`HCLIPINSET`, false, `<p style="clip-path:inset(50%)">HCLIPINSET Free returns.</p>`, `HIDDEN clip-path:inset(50%)`},
 	{`HCLIPCIRCLE`, false, `<p style="clip-path:circle(0)">HCLIPCIRCLE Free returns.</p>`, `HIDDEN clip-path:circle(0)`},
 	{`HVISCOLLAPSE`, false, `<p style="visibility:collapse">HVISCOLLAPSE Free returns.</p>`, `HIDDEN visibility:collapse`},
+	{`HCANVAS`, false, `<canvas>HCANVAS Free returns.</canvas>`, `HIDDEN <canvas> fallback`},
+	{`HVIDEO`, false, `<video>HVIDEO Free returns.</video>`, `HIDDEN <video> fallback`},
 	{`HNOSCRIPT`, false, `<noscript><p>HNOSCRIPT Free returns.</p></noscript>`, `HIDDEN? <noscript> (scripts on)`},
 	{`HUNTILFOUND`, false, `<p hidden="until-found">HUNTILFOUND Free returns.</p>`, `HIDDEN hidden="until-found"`},
 	{`HRGBSPACE`, false, `<p style="color:rgb(255 255 255)">HRGBSPACE Free returns.</p>`, `HIDDEN color:rgb(255 255 255)`},

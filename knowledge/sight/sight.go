@@ -181,11 +181,13 @@ func (l *looker) style(n *html.Node) map[string]string {
 
 // skippedElement reports an element whose content is no text of the page:
 // what runs or styles it, what navigates, what the page keeps closed or
-// marks hidden.
+// marks hidden, and the fallback of what a browser draws in its place
+// (canvas, media, meters; an object's too, shown only where what it
+// embeds fails to load).
 func skippedElement(n *html.Node) bool {
 	switch n.DataAtom {
 	case atom.Script, atom.Style, atom.Nav, atom.Noscript, atom.Noembed, atom.Noframes, atom.Template, atom.Form, atom.Head,
-		atom.Iframe, atom.Object, atom.Svg:
+		atom.Iframe, atom.Object, atom.Svg, atom.Canvas, atom.Video, atom.Audio, atom.Meter, atom.Progress:
 		return true
 	case atom.Dialog:
 		return !hasAttr(n, "open")

@@ -379,3 +379,15 @@ func TestHTMLCommentsInStyle(t *testing.T) {
 			shown: []string{"Seen"}},
 	})
 }
+
+// What a browser draws in an element's place (a canvas, a video, a meter)
+// hides the fallback text inside it.
+func TestFallbackContent(t *testing.T) {
+	checkPages(t, []pageCase{
+		{name: "drawn in place", page: `<p>Plain</p><canvas>Canvas</canvas><video controls><source src="a.mp4">Video</video>
+<audio src="a.mp3"><p>Audio</p></audio><progress value="1" max="2">Progress</progress><meter value=".5">Meter</meter>`,
+			shown: []string{"Plain"}, gone: []string{"Canvas", "Video", "Audio", "Progress", "Meter"}},
+		{name: "embedded", page: `<p>Plain</p><object data="a.pdf">Object</object><iframe src="a.html">Frame</iframe>`,
+			shown: []string{"Plain"}, gone: []string{"Object", "Frame"}},
+	})
+}
