@@ -381,6 +381,7 @@ var probe18PageCases = []probeCase{
 	{`VHANG`, true, `<p style="text-indent:-1.5em;padding-left:1.5em">VHANG Free returns.</p>`, `VISIBLE hanging indent text-indent:-1.5em`},
 	{`VCENTER`, true, `<p style="position:absolute;left:50%;top:50%;transform:translate(-50%,-50%)">VCENTER Free returns.</p>`, `VISIBLE left:50%;transform:translate(-50%,-50%)`},
 	{`VOPA5`, true, `<p style="opacity:.5">VOPA5 Free returns.</p>`, `VISIBLE opacity:.5`},
+	{`VIE9`, true, `<p style="display:none\9">VIE9 Free returns.</p>`, `VISIBLE display:none\9 (invalid, ignored)`},
 	{`HUPPERATTR`, false, `<p STYLE="DISPLAY:NONE">HUPPERATTR Free returns.</p>`, `HIDDEN STYLE="DISPLAY:NONE"`},
 	{`HLASTWINS`, false, `<p style="display:block;display:none">HLASTWINS Free returns.</p>`, `HIDDEN style="display:block;display:none"`},
 	{`VLASTWINS`, true, `<p style="display:none;display:block">VLASTWINS Free returns.</p>`, `VISIBLE style="display:none;display:block"`},

@@ -391,3 +391,27 @@ func TestFallbackContent(t *testing.T) {
 			shown: []string{"Plain"}, gone: []string{"Object", "Frame"}},
 	})
 }
+
+// A declaration whose value a browser refuses for its property is dropped
+// as if it were not written: an earlier one stands.
+func TestInvalidValues(t *testing.T) {
+	tests := []struct {
+		style string
+		want  bool
+	}{
+		{`display:none\9`, false}, {`display:none\ `, false}, {"display:none !ie", false}, {"display:nonе", false},
+		{`display:block;display:none\9`, false}, {"visibility:hidden;visibility:hiden", true},
+		{`display:none;display:block\9`, true}, {"opacity:0;opacity:1px", true}, {"opacity:0;opacity:one", true},
+		{"font-size:-1px", false}, {"font-size:0;font-size:big", true}, {`d\ isplay:none`, false},
+		{"display:none ! important;display:block", true}, {`display:\6e one`, true}, {"display:inline flow-root;opacity:0", true},
+	}
+	for _, tt := range tests {
+		if got := hiddenByStyle(tt.style); got != tt.want {
+			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
+		}
+	}
+	checkPages(t, []pageCase{
+		{name: "in a rule", page: `<style>.h{display:none} .h{display:block\9} .s{display:none\9}</style><p class="h">Gone</p><p class="s">Seen</p>`,
+			shown: []string{"Seen"}, gone: []string{"Gone"}},
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -16,8 +17,9 @@ type declaration struct {
 	important bool
 }
 
-// parseDeclarations reads the declarations of a style, in order; css is
-// already cssText.
+// parseDeclarations reads the declarations of a style, in order, but for
+// those whose value a browser would refuse for their property, which it
+// drops as if they were not written; css is already cssText.
 func parseDeclarations(css string) []declaration {
 	var out []declaration
 	for _, d := range strings.Split(css, ";") {
@@ -25,11 +27,20 @@ func parseDeclarations(css string) []declaration {
 		if !ok {
 			continue
 		}
-		val, imp := strings.CutSuffix(strings.TrimSpace(val), "!important")
-		out = append(out, declaration{strings.TrimSpace(prop), strings.Join(strings.Fields(val), " "), imp})
+		prop, val = strings.TrimSpace(prop), strings.TrimSpace(val)
+		imp := false
+		if m := importance.FindStringIndex(val); m != nil {
+			val, imp = val[:m[0]], true
+		}
+		val = strings.Join(strings.Fields(val), " ")
+		if valid(prop, val) {
+			out = append(out, declaration{prop, val, imp})
+		}
 	}
 	return out
 }
+
+var importance = regexp.MustCompile(`!\s*important$`)
 
 // cascade is the value of each property of decls, in the order a browser
 // applies them: the last declaration of a property wins unless an earlier
@@ -368,13 +379,20 @@ var (
 )
 
 // cssText undoes the comments and escapes of a style and lowers its case.
+// An escaped space or control character is part of the name or value it
+// is in ("none\9" is no keyword): it becomes U+FFFD, which no separator
+// or keyword matches.
 func cssText(style string) string {
 	style = cssComment.ReplaceAllString(style, "")
 	style = cssEscape.ReplaceAllStringFunc(style, func(e string) string {
-		if r, err := strconv.ParseUint(strings.TrimSpace(e[1:]), 16, 32); err == nil {
-			return string(rune(r))
+		r := []rune(e[1:])[0]
+		if n, err := strconv.ParseUint(strings.TrimSpace(e[1:]), 16, 32); err == nil {
+			r = rune(n)
 		}
-		return e[1:]
+		if r <= ' ' || r == 0x7f || !utf8.ValidRune(r) {
+			return "\uFFFD"
+		}
+		return string(r)
 	})
 	return strings.ToLower(style)
 }

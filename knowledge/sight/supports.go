@@ -54,13 +54,28 @@ func supportsOne(part string) bool {
 	}
 	prop = strings.TrimSpace(prop)
 	val = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "!important"))
+	return (strings.HasPrefix(prop, "--") || slices.Contains(cssProperties, prop)) && valid(prop, val)
+}
+
+// valid reports whether a browser takes val as a value of prop, as far as
+// this package can tell: of the properties below it knows every value,
+// of others it takes any. A value with var() is taken; what it comes to
+// is judged where it is used.
+func valid(prop, val string) bool {
 	switch {
 	case strings.HasPrefix(prop, "--"):
 		return true
-	case val == "" || !slices.Contains(cssProperties, prop):
+	case val == "":
 		return false
-	case slices.Contains([]string{"inherit", "initial", "unset", "revert", "revert-layer"}, val):
+	case slices.Contains([]string{"inherit", "initial", "unset", "revert", "revert-layer"}, val), strings.Contains(val, "var("):
 		return true
+	case prop == "opacity":
+		_, ok := measure{pct: 1}.px(val)
+		unit := strings.TrimPrefix(val, number.FindString(val))
+		return ok && (unit == "" || unit == "%" || strings.Contains(val, "("))
+	case prop == "font-size":
+		px, ok := fontPx(val, 16, measure{em: 16, rem: 16, vw: screenMin.w, vh: screenMin.h})
+		return ok && (px >= 0 || strings.Contains(val, "("))
 	}
 	if words, ok := cssKeywords[prop]; ok {
 		for _, w := range strings.Fields(val) {
@@ -110,11 +125,11 @@ var cssKeywords = map[string][]string{
 	"display": strings.Fields(`none block inline inline-block flex inline-flex grid inline-grid contents table inline-table
 		table-row table-cell table-column table-caption table-row-group table-header-group table-footer-group
 		table-column-group list-item flow flow-root run-in ruby ruby-base ruby-text ruby-base-container
-		ruby-text-container math -webkit-box -webkit-inline-box`),
+		ruby-text-container math -webkit-box -webkit-inline-box -webkit-flex -webkit-inline-flex`),
 	"visibility":         {"visible", "hidden", "collapse"},
 	"content-visibility": {"visible", "hidden", "auto"},
 	"position":           {"static", "relative", "absolute", "fixed", "sticky", "-webkit-sticky"},
-	"overflow":           {"visible", "hidden", "clip", "scroll", "auto"},
+	"overflow":           {"visible", "hidden", "clip", "scroll", "auto", "overlay"},
 	"float":              {"left", "right", "none", "inline-start", "inline-end"},
 	"clear":              {"left", "right", "both", "none", "inline-start", "inline-end"},
 }
