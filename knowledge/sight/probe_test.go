@@ -404,6 +404,8 @@ var probe18PageCases = []probeCase{
 	{`HEM01`, false, `<div style="font-size:.1em"><p style="font-size:.1em">HEM01 Free returns.</p></div>`, `HIDDEN font-size:.1em in .1em`},
 	{`HINDENTVW`, false, `<p style="text-indent:-100vw;overflow:hidden;white-space:nowrap">HINDENTVW Free returns.</p>`, `HIDDEN text-indent:-100vw;overflow:hidden;white-space:nowrap`},
 	{`HINDENTEM`, false, `<p style="text-indent:-9999em">HINDENTEM Free returns.</p>`, `HIDDEN text-indent:-9999em`},
+	{`HTOPNEG`, false, `<p style="position:relative;top:-10000px">HTOPNEG Free returns.</p>`, `HIDDEN position:relative;top:-10000px`},
+	{`HFIXEDUP`, false, `<p style="position:fixed;bottom:100%">HFIXEDUP Free returns.</p>`, `HIDDEN position:fixed;bottom:100%`},
 	{`HMASK`, false, `<p style="mask:linear-gradient(transparent,transparent)">HMASK Free returns.</p>`, `HIDDEN mask:linear-gradient(transparent,transparent)`},
 	{`HWKMASK`, false, `<p style="-webkit-mask-image:linear-gradient(transparent,transparent)">HWKMASK Free returns.</p>`, `HIDDEN -webkit-mask-image:linear-gradient(transparent,transparent)`},
 }

@@ -85,7 +85,7 @@ func (l *looker) visit(n *html.Node, inherited textStyle) {
 		}
 		decl := l.style(n)
 		inherited = inherited.with(decl, n.DataAtom == atom.Html)
-		if hidesAll(decl, inherited.measure()) {
+		if hidesAll(decl, inherited) {
 			l.seen.gone[n] = true
 			return
 		}
@@ -457,10 +457,11 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 
 // hidesAll reports declarations that hide an element with all it holds:
 // no display, next to no opacity, hidden content, text indented or placed
-// far off the page or out of its box, a box clipped away (to a shape of no
+// far off the page or out of its box (placedAway), a box clipped away (to a shape of no
 // area), masked away or shrunk to a pixel with its overflow hidden, a
-// scale of zero. Its lengths are measured with m.
-func hidesAll(decl map[string]string, m measure) bool {
+// scale of zero. Its lengths are measured as t measures them.
+func hidesAll(decl map[string]string, t textStyle) bool {
+	m := t.measure()
 	pixel := func(p string) bool { v, ok := m.px(firstValue(decl[p])); return ok && v <= 1 }
 	far := func(p string) bool {
 		along := m
@@ -468,7 +469,7 @@ func hidesAll(decl map[string]string, m measure) bool {
 			along.pct = m.vh
 		}
 		v, ok := along.px(firstValue(decl[p]))
-		return ok && v <= -500
+		return ok && v <= -farOff
 	}
 	opacity, ok := measure{pct: 1}.px(decl["opacity"])
 	switch {
@@ -478,7 +479,7 @@ func hidesAll(decl map[string]string, m measure) bool {
 		return true
 	case far("text-indent"), far("margin-left"), far("margin-top"):
 		return true
-	case (decl["position"] == "absolute" || decl["position"] == "fixed") && (far("left") || far("top") || far("right") || far("bottom")):
+	case placedAway(decl, t):
 		return true
 	case clippedAway.MatchString(decl["clip"]), clippedAway.MatchString(decl["clip-path"]), insetAway(decl["clip-path"]),
 		flatShape(decl["clip-path"]):

@@ -12,7 +12,7 @@ import (
 func hiddenByStyle(style string) bool {
 	decl := declarations(style)
 	t := page(view{least: screenMin, most: screenMax}).with(decl, false)
-	return hidesAll(decl, t.measure()) || t.hidden()
+	return hidesAll(decl, t) || t.hidden()
 }
 
 // Inline styles as pages hide text with them, spelled every way a browser
@@ -50,7 +50,7 @@ func TestHiddenByStyle(t *testing.T) {
 		{"display:none;display:block", false},
 		{"opacity:0.5", false}, {"font-size:12px", false}, {"font:12px/1.4 serif", false},
 		{"color:#333", false}, {"color:rgba(0,0,0,0.8)", false}, {"color:rgb(0,0,0)", false}, {"color:rgb(0 0 0)", false}, {"color:#0000", true},
-		{"text-indent:2em", false}, {"position:absolute;left:10px", false}, {"position:relative;left:-10000px", false},
+		{"text-indent:2em", false}, {"position:absolute;left:10px", false},
 		{"width:1px", false}, {"overflow:hidden;width:300px", false}, {"transform:scale(1.2)", false},
 		{"opacity:0.9", false}, {"font-size:0.9em", false}, {"position:absolute;left:0", false}, {"transform:translateX(-10px)", false},
 		{"clip-path:inset(10%)", false}, {"filter:blur(1px)", false},
@@ -414,4 +414,29 @@ func TestInvalidValues(t *testing.T) {
 		{name: "in a rule", page: `<style>.h{display:none} .h{display:block\9} .s{display:none\9}</style><p class="h">Gone</p><p class="s">Seen</p>`,
 			shown: []string{"Seen"}, gone: []string{"Gone"}},
 	})
+}
+
+// A box moved far above or left of the page by its offsets, or fixed
+// wholly outside the window, is out of sight; offsets a browser does not
+// follow (bottom after top, right after left) do not count.
+func TestOffsets(t *testing.T) {
+	tests := []struct {
+		style string
+		want  bool
+	}{
+		{"position:relative;top:-10000px", true}, {"position:relative;left:-10000px", true}, {"position:relative;right:9999px", true},
+		{"position:relative;bottom:50vw", true}, {"position:fixed;bottom:100%", true}, {"position:fixed;top:100vh", true},
+		{"position:fixed;left:100%", true}, {"position:fixed;top:200%", true}, {"position:fixed;right:5000px", true},
+		{"position:fixed;top:auto;bottom:100%", true},
+		// In sight.
+		{"position:relative;top:-10px", false}, {"position:relative;top:0;bottom:9999px", false}, {"position:relative;left:-1em", false},
+		{"position:relative;right:-9999px", false}, {"position:relative;left:0;right:9999px", false}, {"position:fixed;bottom:0", false},
+		{"position:fixed;top:0;bottom:100%", false}, {"position:fixed;top:90%", false}, {"position:fixed;top:450px", false},
+		{"position:absolute;bottom:100%", false}, {"position:sticky;top:-10000px", false}, {"position:static;top:-10000px", false},
+	}
+	for _, tt := range tests {
+		if got := hiddenByStyle(tt.style); got != tt.want {
+			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
+		}
+	}
 }
