@@ -459,7 +459,7 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 // no display, next to no opacity, hidden content, text indented or placed
 // far off the page or out of its box (placedAway), a box clipped away (to a shape of no
 // area), masked away or shrunk to a pixel with its overflow hidden, a
-// scale of zero. Its lengths are measured as t measures them.
+// scale of zero, its back turned with its back face hidden. Its lengths are measured as t measures them.
 func hidesAll(decl map[string]string, t textStyle) bool {
 	m := t.measure()
 	pixel := func(p string) bool { v, ok := m.px(firstValue(decl[p])); return ok && v <= 1 }
@@ -492,6 +492,8 @@ func hidesAll(decl map[string]string, t textStyle) bool {
 		return true
 	case zeroScale.MatchString(decl["transform"]), zeroOrLess(decl["scale"]), farTranslate.MatchString(decl["transform"]), far("translate"):
 		return true
+	case decl["backface-visibility"] == "hidden" && transformOf(decl).backFacing():
+		return true
 	case noOpacity.MatchString(decl["filter"]):
 		return true
 	}
@@ -502,7 +504,6 @@ var (
 	number       = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?`)
 	clippedAway  = regexp.MustCompile(`^(rect\(\s*0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?[\s,]+0+(px)?\s*\)|circle\(\s*0)`)
 	inset        = regexp.MustCompile(`^inset\(\s*([\d.]+)%`)
-	scaling      = regexp.MustCompile(`scale(x|y|3d)?\(([^()]*)\)`)
 	zeroScale    = regexp.MustCompile(`scale[xy3d]*\(\s*0*\.?0*\s*[,)]`)
 	farTranslate = regexp.MustCompile(`translate[xy3d]*\(\s*-(\d{3,}|[5-9]\d{2})(px|%|vw|vh)?|translate[xy3d]*\(\s*-\d+(\.\d+)?(vw|vh)`)
 	noOpacity    = regexp.MustCompile(`opacity\(\s*0*\.?0*%?\s*\)`)
@@ -595,36 +596,15 @@ func masksAll(decl map[string]string) bool {
 	return false
 }
 
-// zoomOf is how much an element's zoom and scaling shrink or grow what it
-// holds: the zoom (0 counts as 1), and the smaller factor of each scaling.
+// zoomOf is how much an element's zoom and transforms shrink or grow what
+// it holds: the zoom (0 counts as 1) times what the transforms leave of
+// the narrowest way across (transformOf).
 func zoomOf(decl map[string]string) float64 {
 	z := 1.0
 	if f, ok := (measure{pct: 1}).px(decl["zoom"]); ok && f > 0 {
 		z = f
 	}
-	factor := func(args []string) {
-		s := math.Inf(1)
-		for _, a := range args {
-			if f, ok := (measure{pct: 1}).px(strings.TrimSpace(a)); ok {
-				s = min(s, math.Abs(f))
-			}
-		}
-		if !math.IsInf(s, 1) {
-			z *= s
-		}
-	}
-	for _, m := range scaling.FindAllStringSubmatch(decl["transform"], -1) {
-		args := strings.Split(m[2], ",")
-		if m[1] == "3d" {
-			args = args[:min(2, len(args))]
-		}
-		factor(args)
-	}
-	if v := decl["scale"]; v != "" && v != "none" {
-		f := topFields(v)
-		factor(f[:min(2, len(f))])
-	}
-	return z
+	return z * transformOf(decl).narrowest()
 }
 
 // insetAway reports a clip-path inset of half the box or more from every

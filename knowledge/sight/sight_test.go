@@ -440,3 +440,37 @@ func TestOffsets(t *testing.T) {
 		}
 	}
 }
+
+// A transform that turns a box edge on, flattens it or, with its back face
+// hidden, turns its back to the reader hides its text; one that turns,
+// mirrors or skews it a little does not.
+func TestTransforms(t *testing.T) {
+	tests := []struct {
+		style string
+		want  bool
+	}{
+		{"transform:rotateX(90deg)", true}, {"transform:rotateY(90deg)", true}, {"transform:rotateX(87deg)", true},
+		{"transform:rotateX(.25turn)", true}, {"transform:rotate3d(1, 0, 0, 90deg)", true}, {"transform:perspective(500px) rotateX(90deg)", true},
+		{"transform:matrix(0,0,0,0,0,0)", true}, {"transform:matrix(1, 0, 0, 0, 0, 0)", true}, {"transform:skewX(89deg)", true},
+		{"transform:matrix3d(1,0,0,0, 0,0,0,0, 0,0,1,0, 0,0,0,1)", true}, {"rotate:x 90deg", true}, {"rotate:0 1 0 90deg", true},
+		{"transform:rotate(30deg)rotateX(90deg)", true}, {"transform:scale(0.05)", true},
+		{"backface-visibility:hidden;transform:rotateY(180deg)", true}, {"backface-visibility:hidden;transform:rotateX(180deg)", true},
+		{"backface-visibility:hidden;rotate:y 180deg", true}, {"backface-visibility:hidden;transform:rotateY(120deg)", true},
+		// In sight.
+		{"transform:rotateX(45deg)", false}, {"transform:rotateY(180deg)", false}, {"transform:rotateX(180deg)", false},
+		{"backface-visibility:hidden;transform:scaleX(-1)", false}, {"backface-visibility:hidden;transform:rotate(180deg)", false},
+		{"backface-visibility:hidden;transform:rotateY(60deg)", false}, {"transform:matrix(1,0,0,1,10,10)", false},
+		{"transform:rotateX(90)", false}, {"transform:rotateX(90deg) frobnicate(1)", false}, {"transform:rotate(45deg) scale(2)", false},
+		{"transform:skewX(30deg)", false}, {"transform:rotateX(90deg) rotateX(-90deg)", false}, {"transform:none", false},
+		{"transform:matrix3d(1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1)", false}, {"rotate:45deg", false},
+	}
+	for _, tt := range tests {
+		if got := hiddenByStyle(tt.style); got != tt.want {
+			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
+		}
+	}
+	checkPages(t, []pageCase{
+		{name: "turned further by a parent", page: `<div style="transform:rotateX(70deg)"><p style="transform:rotateX(70deg)">Gone</p><p>Foreshortened</p></div>`,
+			shown: []string{"Foreshortened"}, gone: []string{"Gone"}},
+	})
+}
