@@ -368,6 +368,7 @@ var probe18PageCases = []probeCase{
 	{`HCLIPRECT`, false, `<p style="position:absolute;clip:rect(0 0 0 0)">HCLIPRECT Free returns.</p>`, `HIDDEN position:absolute;clip:rect(0 0 0 0)`},
 	{`HCLIPINSET`, false, `<p style="clip-path:inset(50%)">HCLIPINSET Free returns.</p>`, `HIDDEN clip-path:inset(50%)`},
 	{`HCLIPCIRCLE`, false, `<p style="clip-path:circle(0)">HCLIPCIRCLE Free returns.</p>`, `HIDDEN clip-path:circle(0)`},
+	{`HBLUR`, false, `<p style="filter:blur(200px)">HBLUR Free returns.</p>`, `HIDDEN filter:blur(200px)`},
 	{`HVISCOLLAPSE`, false, `<p style="visibility:collapse">HVISCOLLAPSE Free returns.</p>`, `HIDDEN visibility:collapse`},
 	{`HCANVAS`, false, `<canvas>HCANVAS Free returns.</canvas>`, `HIDDEN <canvas> fallback`},
 	{`HVIDEO`, false, `<video>HVIDEO Free returns.</video>`, `HIDDEN <video> fallback`},

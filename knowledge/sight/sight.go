@@ -352,6 +352,8 @@ type textStyle struct {
 	// its width.
 	fill, stroke *colour
 	strokeWidth  float64
+	// blur is how far, in pixels on the screen, filters blur the text.
+	blur float64
 	// backdrop is what lies behind the text: unknown under an image.
 	backdrop colour
 	// painted is set under a background clipped to the text
@@ -370,9 +372,14 @@ func page(v view) textStyle {
 // make out.
 const minFont = 2
 
+// blurredOut is the blur of a filter, against the font size, that leaves
+// no glyph to make out: blur(8px) smears 16 px text (whose strokes are a
+// pixel or two wide and whose small letters half its size) into a haze.
+const blurredOut = 0.5
+
 // hidden reports text that with this style a reader does not see: of no
-// visibility, too small once zoomed and scaled, or drawn in no colour that
-// stands out from what lies behind it.
+// visibility, too small once zoomed and scaled, blurred out, or drawn in
+// no colour that stands out from what lies behind it.
 func (t textStyle) hidden() bool {
 	fill, stroke := t.color, t.color
 	if t.fill != nil {
@@ -382,7 +389,7 @@ func (t textStyle) hidden() bool {
 		stroke = *t.stroke
 	}
 	inked := t.painted || !fill.looksLike(t.backdrop) || t.strokeWidth > 0 && !stroke.looksLike(t.backdrop)
-	return t.invisible || t.size*t.zoom < minFont || !inked
+	return t.invisible || t.size*t.zoom < minFont || !inked || t.blur >= blurredOut*t.size*t.zoom
 }
 
 // with is the style an element with declarations decl passes on: its own
@@ -406,6 +413,13 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 		t.root = t.size
 	}
 	t.zoom *= zoomOf(decl)
+	for _, b := range blurFilter.FindAllStringSubmatch(decl["filter"], -1) {
+		// A filter blurs the box before its transform scales it;
+		// blurs one inside another add up as a Gaussian's do.
+		if r, ok := t.measure().px(b[1]); ok && r > 0 {
+			t.blur = math.Hypot(t.blur, r*t.zoom)
+		}
+	}
 	paint := func(v string) (*colour, bool) {
 		switch v {
 		case "", "inherit", "unset":
@@ -507,6 +521,7 @@ var (
 	zeroScale    = regexp.MustCompile(`scale[xy3d]*\(\s*0*\.?0*\s*[,)]`)
 	farTranslate = regexp.MustCompile(`translate[xy3d]*\(\s*-(\d{3,}|[5-9]\d{2})(px|%|vw|vh)?|translate[xy3d]*\(\s*-\d+(\.\d+)?(vw|vh)`)
 	noOpacity    = regexp.MustCompile(`opacity\(\s*0*\.?0*%?\s*\)`)
+	blurFilter   = regexp.MustCompile(`blur\(([^()]*)\)`)
 )
 
 // flatShape reports a clip-path ellipse or polygon of no area: a radius

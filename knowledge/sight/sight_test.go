@@ -474,3 +474,27 @@ func TestTransforms(t *testing.T) {
 			shown: []string{"Foreshortened"}, gone: []string{"Gone"}},
 	})
 }
+
+// A filter that blurs text by half its size or more leaves nothing to
+// read; blurs inside one another add up.
+func TestBlur(t *testing.T) {
+	tests := []struct {
+		style string
+		want  bool
+	}{
+		{"filter:blur(200px)", true}, {"filter:blur(8px)", true}, {"filter:blur(.5em)", true}, {"filter:grayscale(1) blur(1rem)", true},
+		{"font-size:40px;filter:blur(25px)", true}, {"transform:scale(4);filter:blur(10px)", true},
+		// In sight.
+		{"filter:blur(1px)", false}, {"filter:blur(4px)", false}, {"font-size:40px;filter:blur(10px)", false}, {"filter:blur()", false},
+		{"filter:drop-shadow(0 0 20px #000)", false}, {"backdrop-filter:blur(50px)", false},
+	}
+	for _, tt := range tests {
+		if got := hiddenByStyle(tt.style); got != tt.want {
+			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
+		}
+	}
+	checkPages(t, []pageCase{
+		{name: "nested blurs", page: `<div style="filter:blur(6px)"><p style="filter:blur(6px)">Gone</p><h1 style="font-size:40px">Heading</h1></div>`,
+			shown: []string{"Heading"}, gone: []string{"Gone"}},
+	})
+}
