@@ -284,3 +284,50 @@ func topFields(v string) []string {
 	}
 	return out
 }
+
+// shadow is one shadow of a text: its colour (nil: the text's colour),
+// offsets and blur radius in pixels.
+type shadow struct {
+	c          *colour
+	x, y, blur float64
+}
+
+// shadows reads a text-shadow, its lengths measured with m; a shadow it
+// cannot read is left out.
+func shadows(v string, m measure) []shadow {
+	var out []shadow
+	for _, layer := range splitTop(v, ',') {
+		var s shadow
+		var lengths []float64
+		for _, tok := range topFields(strings.TrimSpace(layer)) {
+			if px, ok := m.px(tok); ok {
+				lengths = append(lengths, px)
+			} else if c, ok := colourOf(tok, black); ok && tok != "currentcolor" {
+				s.c = &c
+			} else if tok != "currentcolor" {
+				lengths = nil
+				break
+			}
+		}
+		if len(lengths) < 2 || len(lengths) > 3 {
+			continue
+		}
+		s.x, s.y = lengths[0], lengths[1]
+		if len(lengths) == 3 {
+			s.blur = lengths[2]
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// shows reports a shadow that draws text of style t where a reader sees
+// it: in a colour unlike the backdrop, blurred by less than the font size
+// (a blur radius is twice a filter's blur), and not cast far off the page.
+func (s shadow) shows(t textStyle) bool {
+	c := t.color
+	if s.c != nil {
+		c = *s.c
+	}
+	return !c.looksLike(t.backdrop) && s.blur < 2*blurredOut*t.size && s.x > -farOff && s.y > -farOff
+}

@@ -382,6 +382,7 @@ var probe18PageCases = []probeCase{
 	{`HBLUEBLUE`, false, `<div style="background:#0d6efd"><p style="color:#0d6efd">HBLUEBLUE Free returns.</p></div>`, `HIDDEN blue text on same blue background`},
 	{`HBLACKBLACK`, false, `<div style="background:#000"><p style="color:#000">HBLACKBLACK Free returns.</p></div>`, `HIDDEN black text on black background`},
 	{`VWHITEONDARK`, true, `<div style="background:#111;color:#fff"><p>VWHITEONDARK Free returns.</p></div>`, `VISIBLE white text on body-like dark div`},
+	{`VSHADOW`, true, `<p style="color:transparent;text-shadow:0 0 0 #000">VSHADOW Free returns.</p>`, `VISIBLE color:transparent with text-shadow`},
 	{`VHANG`, true, `<p style="text-indent:-1.5em;padding-left:1.5em">VHANG Free returns.</p>`, `VISIBLE hanging indent text-indent:-1.5em`},
 	{`VCENTER`, true, `<p style="position:absolute;left:50%;top:50%;transform:translate(-50%,-50%)">VCENTER Free returns.</p>`, `VISIBLE left:50%;transform:translate(-50%,-50%)`},
 	{`VOPA5`, true, `<p style="opacity:.5">VOPA5 Free returns.</p>`, `VISIBLE opacity:.5`},

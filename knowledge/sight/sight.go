@@ -354,6 +354,8 @@ type textStyle struct {
 	strokeWidth  float64
 	// blur is how far, in pixels on the screen, filters blur the text.
 	blur float64
+	// shadows are the text's shadows, which draw it too.
+	shadows []shadow
 	// backdrop is what lies behind the text: unknown under an image.
 	backdrop colour
 	// painted is set under a background clipped to the text
@@ -378,8 +380,9 @@ const minFont = 2
 const blurredOut = 0.5
 
 // hidden reports text that with this style a reader does not see: of no
-// visibility, too small once zoomed and scaled, blurred out, or drawn in
-// no colour that stands out from what lies behind it.
+// visibility, too small once zoomed and scaled, blurred out, or drawn (by
+// its fill, its stroke or its shadows) in no colour that stands out from
+// what lies behind it.
 func (t textStyle) hidden() bool {
 	fill, stroke := t.color, t.color
 	if t.fill != nil {
@@ -388,7 +391,8 @@ func (t textStyle) hidden() bool {
 	if t.stroke != nil {
 		stroke = *t.stroke
 	}
-	inked := t.painted || !fill.looksLike(t.backdrop) || t.strokeWidth > 0 && !stroke.looksLike(t.backdrop)
+	inked := t.painted || !fill.looksLike(t.backdrop) || t.strokeWidth > 0 && !stroke.looksLike(t.backdrop) ||
+		slices.ContainsFunc(t.shadows, func(s shadow) bool { return s.shows(t) })
 	return t.invisible || t.size*t.zoom < minFont || !inked || t.blur >= blurredOut*t.size*t.zoom
 }
 
@@ -445,6 +449,9 @@ func (t textStyle) with(decl map[string]string, root bool) textStyle {
 		} else if c, ok := paint(v); ok {
 			t.stroke = c
 		}
+	}
+	if v, ok := decl["text-shadow"]; ok && v != "inherit" && v != "unset" {
+		t.shadows = shadows(v, t.measure())
 	}
 	if w, ok := t.measure().px(decl["-webkit-text-stroke-width"]); ok {
 		t.strokeWidth = w

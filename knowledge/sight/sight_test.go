@@ -498,3 +498,31 @@ func TestBlur(t *testing.T) {
 			shown: []string{"Heading"}, gone: []string{"Gone"}},
 	})
 }
+
+// A text's shadow draws its glyphs too: transparent text with a shadow
+// that stands out is in sight, unless the shadow is blurred away or cast
+// off the page.
+func TestTextShadows(t *testing.T) {
+	tests := []struct {
+		style string
+		want  bool
+	}{
+		{"color:transparent;text-shadow:0 0 0 #000", false}, {"color:#fff;text-shadow:1px 1px 2px #000", false},
+		{"color:transparent;text-shadow:#333 0 0 3px", false}, {"-webkit-text-fill-color:transparent;text-shadow:0 0 0 red", false},
+		{"color:transparent;text-shadow:0 0 0 #fff, 1px 1px 0 rgba(0,0,0,.5)", false},
+		// Hidden.
+		{"color:transparent;text-shadow:0 0 0 transparent", true}, {"color:transparent;text-shadow:0 0 0 #fff", true},
+		{"color:transparent;text-shadow:0 0 40px #000", true}, {"color:transparent;text-shadow:-9999px 0 0 #000", true},
+		{"color:transparent;text-shadow:0 0 0 currentcolor", true}, {"color:transparent;text-shadow:0 0 0", true},
+		{"color:transparent;text-shadow:none", true}, {"color:#fff;text-shadow:1px 1px #fff", true},
+	}
+	for _, tt := range tests {
+		if got := hiddenByStyle(tt.style); got != tt.want {
+			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
+		}
+	}
+	checkPages(t, []pageCase{
+		{name: "inherited", page: `<div style="text-shadow:0 0 0 #000"><p style="color:transparent">Shadowed</p><p style="color:transparent;text-shadow:none">Gone</p></div>`,
+			shown: []string{"Shadowed"}, gone: []string{"Gone"}},
+	})
+}
