@@ -66,12 +66,17 @@ func colourOf(v string, current colour) (c colour, isColour bool) {
 		return hexColour(v[1:])
 	case namedColours[v] != "":
 		return hexColour(namedColours[v])
+	case systemColours[v] != "":
+		return hexColour(systemColours[v])
 	}
 	name, args, ok := strings.Cut(v, "(")
 	if !ok || !strings.HasSuffix(args, ")") || !colourFunction.MatchString(name) {
 		return unknown, false
 	}
 	args = strings.TrimSuffix(args, ")")
+	if name == "color-mix" {
+		return colourMix(args, current), true
+	}
 	channels, alpha, slash := strings.Cut(args, "/")
 	parts := strings.Fields(strings.ReplaceAll(channels, ",", " "))
 	if !slash && strings.Contains(channels, ",") && len(parts) == 4 {
@@ -85,8 +90,12 @@ func colourOf(v string, current colour) (c colour, isColour bool) {
 		}
 		c.a = min(max(a, 0), 1)
 	}
-	if len(parts) != 3 || name != "rgb" && name != "rgba" && name != "hsl" && name != "hsla" {
-		if c.a == 0 { // no colour at all, whatever its channels
+	if name != "rgb" && name != "rgba" && name != "hsl" && name != "hsla" || len(parts) != 3 {
+		var ok bool
+		switch c.r, c.g, c.b, ok = spaceColour(name, parts); {
+		case ok:
+			return c, true
+		case c.a == 0: // no colour at all, whatever its channels
 			return c, true
 		}
 		return unknown, true

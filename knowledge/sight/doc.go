@@ -6,5 +6,6 @@
 // page, place.go judges where its boxes go and transform.go what
 // transforms do to them, stylesheet.go reads the rules, media.go and
 // supports.go decide their conditions, values.go and colours.go read
-// lengths, sizes and colours.
+// lengths, sizes and colours, colourspaces.go converts colours of other
+// spaces than sRGB.
 package sight

@@ -1,6 +1,7 @@
 package sight
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -243,6 +244,9 @@ func TestColours(t *testing.T) {
 		{"-webkit-text-fill-color:transparent", true}, {"-webkit-text-fill-color:#fff", true}, {"color:oklch(0.5 0.1 20 / 0)", true},
 		{"color:transparent;background:linear-gradient(transparent,transparent);-webkit-background-clip:text", true},
 		{"color:transparent;-webkit-text-stroke:0 #000", true},
+		{"color:oklch(1 0 0)", true}, {"color:lab(100 0 0)", true}, {"color:hwb(0 100% 0%)", true}, {"color:Canvas", true},
+		{"color:color-mix(in srgb, white 100%, black)", true}, {"color:lch(99% 0 0)", true}, {"color:color(srgb 1 1 1)", true},
+		{"color:oklab(0.1 0 0);background:#000", true}, {"color:color-mix(in oklab, #fff 98%, #000)", true},
 		// In sight.
 		{"color:#eee", false}, {"color:#fff;background:#003366", false}, {"color:#000;background:#111", false},
 		{"color:white;background:url(night.jpg)", false}, {"color:#fff;background:var(--dark)", false},
@@ -251,6 +255,8 @@ func TestColours(t *testing.T) {
 		{"color:transparent;background:linear-gradient(90deg,#f00,#00f);-webkit-background-clip:text;background-clip:text", false},
 		{"-webkit-text-fill-color:transparent;-webkit-text-stroke:1px #000", false},
 		{"color:white;-webkit-text-stroke-width:2px;-webkit-text-stroke-color:black", false},
+		{"color:oklch(0.5 0 0)", false}, {"color:lab(50 0 0)", false}, {"color:CanvasText;background:Canvas", false},
+		{"color:color-mix(in srgb, white 50%, black)", false}, {"color:light-dark(#fff, #000)", false},
 	}
 	for _, tt := range tests {
 		if got := hiddenByStyle(tt.style); got != tt.want {
@@ -525,4 +531,41 @@ func TestTextShadows(t *testing.T) {
 		{name: "inherited", page: `<div style="text-shadow:0 0 0 #000"><p style="color:transparent">Shadowed</p><p style="color:transparent;text-shadow:none">Gone</p></div>`,
 			shown: []string{"Shadowed"}, gone: []string{"Gone"}},
 	})
+}
+
+// Colours of every form CSS has are read as a browser paints them (the
+// values are Chromium's, read back from a canvas).
+func TestColourForms(t *testing.T) {
+	tests := []struct {
+		css        string
+		r, g, b, a int
+	}{
+		{"oklch(1 0 0)", 255, 255, 255, 255}, {"lab(100 0 0)", 255, 255, 255, 255}, {"hwb(0 100% 0%)", 255, 255, 255, 255},
+		{"color-mix(in srgb, white 100%, black)", 255, 255, 255, 255}, {"canvas", 255, 255, 255, 255},
+		{"oklch(0.628 0.2577 29.23)", 255, 0, 0, 255}, {"lab(54.29 80.8 69.89)", 255, 0, 0, 255},
+		{"oklab(0.62796 0.22486 0.12585)", 255, 0, 0, 255}, {"lch(54.29 106.84 40.85)", 255, 0, 0, 255},
+		{"color(display-p3 1 0 0)", 255, 0, 0, 255}, {"color(srgb-linear 0.2159 0.2159 0.2159)", 128, 128, 128, 255},
+		{"color-mix(in oklab, white 95%, black)", 238, 238, 238, 255}, {"color-mix(in srgb, red 50%, blue)", 128, 0, 128, 255},
+		{"color-mix(in lab, white 90%, black)", 226, 226, 226, 255}, {"hwb(120 20% 30%)", 51, 179, 51, 255},
+		{"oklch(0.7 0.1 200)", 64, 177, 183, 255}, {"lch(80% 30 100)", 204, 200, 142, 255}, {"color(xyz 0.5 0.5 0.5)", 204, 183, 180, 255},
+		{"color-mix(in oklch, #0d6efd 40%, white)", 165, 201, 255, 255}, {"color-mix(in srgb-linear, #fff, #000)", 188, 188, 188, 255},
+		{"color-mix(in hsl, red, blue)", 255, 0, 255, 255}, {"lab(97 0 0)", 246, 246, 246, 255}, {"oklch(0.98 0 0)", 248, 248, 248, 255},
+		{"color-mix(in srgb, white 30%, black 30%)", 128, 128, 128, 153}, {"linktext", 0, 0, 238, 255}, {"mark", 255, 255, 0, 255},
+		{"buttontext", 0, 0, 0, 255}, {"field", 255, 255, 255, 255}, {"color(srgb 1 1 1 / 50%)", 255, 255, 255, 128},
+	}
+	for _, tt := range tests {
+		c, ok := colourOf(tt.css, black)
+		got := []int{int(math.Round(c.r * 255)), int(math.Round(c.g * 255)), int(math.Round(c.b * 255)), int(math.Round(c.a * 255))}
+		for i, want := range []int{tt.r, tt.g, tt.b, tt.a} {
+			if !ok || !c.known || math.Abs(float64(got[i]-want)) > 2 {
+				t.Errorf("colourOf(%q) = %v (known %v), want %d,%d,%d,%d", tt.css, got, c.known, tt.r, tt.g, tt.b, tt.a)
+				break
+			}
+		}
+	}
+	for _, css := range []string{"color-mix(in srgb, white)", "color-mix(in nowhere, white, black)", "color(rec2020 1 1 1)", "light-dark(#fff, #000)", "highlight"} {
+		if c, _ := colourOf(css, black); c.known {
+			t.Errorf("colourOf(%q) = %v, want unknown", css, c)
+		}
+	}
 }
