@@ -349,6 +349,8 @@ var probe18PageCases = []probeCase{
 	{`HNEST2`, false, `<p class="nest2">HNEST2 Free returns.</p>`, `HIDDEN rule after a nested-CSS rule`},
 	{`HUPPER`, false, `<p class="upper">HUPPER Free returns.</p>`, `HIDDEN P.upper{DISPLAY:NONE}`},
 	{`HCMT`, false, `<p class="cmt">HCMT Free returns.</p>`, `HIDDEN display:/* c */none`},
+	{`HVAR`, false, `<p class="varhide">HVAR Free returns.</p>`, `HIDDEN display:var(--hide)`},
+	{`HVARSIZE`, false, `<p class="varsize">HVARSIZE Free returns.</p>`, `HIDDEN font-size:var(--tiny)=0px`},
 	{`VIDWIN`, true, `<p class="idwin" id="idwin">VIDWIN Free returns.</p>`, `VISIBLE #id{block} beats .cls{none}`},
 	{`HTAGCLS`, false, `<p class="tagwin tagcls">HTAGCLS Free returns.</p>`, `HIDDEN p.tagcls{none} beats .tagwin{block}`},
 	{`HLATER`, false, `<p class="later">HLATER Free returns.</p>`, `HIDDEN later .later{none}`},

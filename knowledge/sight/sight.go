@@ -84,6 +84,7 @@ func (l *looker) visit(n *html.Node, inherited textStyle) {
 			return
 		}
 		decl := l.style(n)
+		decl, inherited.vars = substitute(decl, inherited.vars)
 		inherited = inherited.with(decl, n.DataAtom == atom.Html)
 		if hidesAll(decl, inherited) {
 			l.seen.gone[n] = true
@@ -356,6 +357,9 @@ type textStyle struct {
 	blur float64
 	// shadows are the text's shadows, which draw it too.
 	shadows []shadow
+	// vars are the custom properties (--name) in force, their var()s
+	// resolved.
+	vars map[string]string
 	// backdrop is what lies behind the text: unknown under an image.
 	backdrop colour
 	// painted is set under a background clipped to the text

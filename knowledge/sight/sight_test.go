@@ -1,6 +1,7 @@
 package sight
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 // hiddenByStyle reports an inline style that hides what it styles and all
 // it holds, or its text, as look reads it.
 func hiddenByStyle(style string) bool {
-	decl := declarations(style)
+	decl, _ := substitute(declarations(style), nil)
 	t := page(view{least: screenMin, most: screenMax}).with(decl, false)
 	return hidesAll(decl, t) || t.hidden()
 }
@@ -568,4 +569,35 @@ func TestColourForms(t *testing.T) {
 			t.Errorf("colourOf(%q) = %v, want unknown", css, c)
 		}
 	}
+}
+
+// Custom properties are inherited and put into var()s as a browser does:
+// a var() of a name not set takes its fallback, and one that comes to no
+// valid value leaves its property unset.
+func TestVars(t *testing.T) {
+	bomb := "--a0:x x x x x x x x"
+	for i := 1; i < 8; i++ {
+		bomb += fmt.Sprintf(";--a%d:%s", i, strings.Repeat(fmt.Sprintf("var(--a%d) ", i-1), 8))
+	}
+	checkPages(t, []pageCase{
+		{name: "from the root", page: `<style>:root{--hide:none;--tiny:0px} .h{display:var(--hide)} .s{font-size:var(--tiny)}</style>
+<p class="h">Gone</p><p class="s">Tiny</p><p>Plain</p>`, shown: []string{"Plain"}, gone: []string{"Gone", "Tiny"}},
+		{name: "from a parent", page: `<div style="--o:0;--v:hidden"><p style="opacity:var(--o)">Clear</p><p style="visibility:var(--v)">Unseen</p></div>`,
+			gone: []string{"Clear", "Unseen"}},
+		{name: "fallbacks", page: `<p style="display:var(--nope, none)">Fallen</p><p style="display:var(--a, var(--b, none))">Deep</p>
+<p style="display:var(--nope)">Unset</p>`, shown: []string{"Unset"}, gone: []string{"Fallen", "Deep"}},
+		{name: "one of another", page: `<style>:root{--a:none;--b:var(--a)} .h{display:var(--b)}</style><p class="h">Gone</p>`,
+			gone: []string{"Gone"}},
+		{name: "a cycle", page: `<style>.c{--a:var(--b);--b:var(--a);display:var(--a)}</style><p class="c">Cycled</p>`,
+			shown: []string{"Cycled"}},
+		{name: "a child sets its own", page: `<style>:root{--h:none} .k{--h:block} .h{display:var(--h)}</style><div class="k"><p class="h">Reset</p></div>`,
+			shown: []string{"Reset"}},
+		{name: "initial", page: `<div style="--h:none"><p style="--h:initial;display:var(--h)">Initial</p></div>`, shown: []string{"Initial"}},
+		{name: "invalid once put in", page: `<style>:root{--x:10px} .h{display:none;display:var(--x)}</style><p class="h">Invalid</p>`,
+			shown: []string{"Invalid"}},
+		{name: "colours", page: `<div style="background:#000;--fg:#000"><p style="color:var(--fg)">Dark</p></div><p style="color:#fff;background:var(--unset)">Kept</p>`,
+			shown: []string{"Kept"}, gone: []string{"Dark"}},
+		{name: "values that grow without end", page: `<div style="` + bomb + `"><p style="display:var(--a7)">Bombed</p></div>`,
+			shown: []string{"Bombed"}},
+	})
 }
