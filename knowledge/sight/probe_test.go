@@ -351,6 +351,7 @@ var probe18PageCases = []probeCase{
 	{`HCMT`, false, `<p class="cmt">HCMT Free returns.</p>`, `HIDDEN display:/* c */none`},
 	{`HVAR`, false, `<p class="varhide">HVAR Free returns.</p>`, `HIDDEN display:var(--hide)`},
 	{`HVARSIZE`, false, `<p class="varsize">HVARSIZE Free returns.</p>`, `HIDDEN font-size:var(--tiny)=0px`},
+	{`HANIM`, false, `<p class="anim">HANIM Free returns.</p>`, `HIDDEN animation to opacity:0 forwards`},
 	{`VIDWIN`, true, `<p class="idwin" id="idwin">VIDWIN Free returns.</p>`, `VISIBLE #id{block} beats .cls{none}`},
 	{`HTAGCLS`, false, `<p class="tagwin tagcls">HTAGCLS Free returns.</p>`, `HIDDEN p.tagcls{none} beats .tagwin{block}`},
 	{`HLATER`, false, `<p class="later">HLATER Free returns.</p>`, `HIDDEN later .later{none}`},

@@ -83,7 +83,7 @@ func (l *looker) visit(n *html.Node, inherited textStyle) {
 			l.seen.gone[n] = true
 			return
 		}
-		decl := l.style(n)
+		decl := l.sheet.animated(l.style(n))
 		decl, inherited.vars = substitute(decl, inherited.vars)
 		inherited = inherited.with(decl, n.DataAtom == atom.Html)
 		if hidesAll(decl, inherited) {

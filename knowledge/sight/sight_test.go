@@ -601,3 +601,39 @@ func TestVars(t *testing.T) {
 			shown: []string{"Bombed"}},
 	})
 }
+
+// An animation that rests on a keyframe that hides (one that fills
+// forwards when it ends, a paused one on its first) hides.
+func TestAnimations(t *testing.T) {
+	hides := func(name, css string, hidden bool) pageCase {
+		c := pageCase{name: name, page: "<style>" + css + "</style><p class=h>Marked</p><p>Plain</p>", shown: []string{"Plain"}}
+		if hidden {
+			c.gone = []string{"Marked"}
+		} else {
+			c.shown = append(c.shown, "Marked")
+		}
+		return c
+	}
+	const out, in = "@keyframes out{from{opacity:1}to{opacity:0}} ", "@keyframes in{from{opacity:0}to{opacity:1}} "
+	checkPages(t, []pageCase{
+		hides("forwards", out+".h{animation:out 1s forwards}", true),
+		hides("both", out+".h{animation:out 1s ease-in 0s 1 both}", true),
+		hides("longhands", out+".h{animation-name:out;animation-duration:1s;animation-fill-mode:forwards}", true),
+		hides("to visibility hidden", "@keyframes v{to{visibility:hidden}} .h{animation:v .5s forwards}", true),
+		hides("reversed onto the first keyframe", in+".h{animation:in 1s reverse forwards}", true),
+		hides("alternating twice", in+".h{animation:in 1s alternate 2 forwards}", true),
+		hides("paused", in+".h{animation:in 1s paused}", true),
+		hides("a webkit name, quoted", `@-webkit-keyframes "gone"{100%{opacity:0}} .h{animation:gone 2s forwards}`, true),
+		// In sight.
+		hides("no fill", out+".h{animation:out 1s}", false),
+		hides("never ending", out+".h{animation:out 1s infinite forwards}", false),
+		hides("reversed", out+".h{animation:out 1s reverse forwards}", false),
+		hides("alternating once back", out+".h{animation:out 1s alternate 2 forwards}", false),
+		hides("paused before it starts", in+".h{animation:in 1s 2s paused}", false),
+		hides("no last keyframe", "@keyframes mid{50%{opacity:0}} .h{animation:mid 1s forwards}", false),
+		hides("!important in a keyframe", "@keyframes i{to{opacity:0!important}} .h{animation:i 1s forwards}", false),
+		hides("a later animation wins", out+in+".h{animation:out 1s forwards, in 1s forwards}", false),
+		hides("keyframes for print", "@media print{@keyframes p{to{opacity:0}}} .h{animation:p 1s forwards}", false),
+		hides("no such keyframes", ".h{animation:nowhere 1s forwards}", false),
+	})
+}

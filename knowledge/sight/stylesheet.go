@@ -107,6 +107,8 @@ type sheet struct {
 	features        map[string]bool
 	// scope is the shadow root of the <style> being read.
 	scope *html.Node
+	// keyframes are the @keyframes rules by name.
+	keyframes map[string][]keyframe
 }
 
 // readSheet reads the rules of a page's <style> elements. A rule inside
@@ -228,6 +230,11 @@ func (sh *sheet) read(css string, when []string, sel string) {
 			}
 		case "layer", "scope":
 			sh.read(at[1], when, sel)
+		case "keyframes", "-webkit-keyframes":
+			// One under a media condition is left out: it may not hold.
+			if len(when) == 0 && sel == "" {
+				sh.readKeyframes(cond, at[1])
+			}
 		}
 	}
 }
