@@ -470,6 +470,7 @@ func TestTransforms(t *testing.T) {
 		{"transform:rotateX(90)", false}, {"transform:rotateX(90deg) frobnicate(1)", false}, {"transform:rotate(45deg) scale(2)", false},
 		{"transform:skewX(30deg)", false}, {"transform:rotateX(90deg) rotateX(-90deg)", false}, {"transform:none", false},
 		{"transform:matrix3d(1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1)", false}, {"rotate:45deg", false},
+		{"transform:matrix(0,0)", false}, {"transform:matrix3d(0)", false},
 	}
 	for _, tt := range tests {
 		if got := hiddenByStyle(tt.style); got != tt.want {

@@ -123,9 +123,15 @@ func transformFunc(name string, args []string) (linear, bool) {
 		return identity, true
 	case "matrix":
 		v, ok := nums(6)
-		return linear{{v[0], v[2], 0}, {v[1], v[3], 0}, {0, 0, 1}}, ok
+		if !ok {
+			return identity, false
+		}
+		return linear{{v[0], v[2], 0}, {v[1], v[3], 0}, {0, 0, 1}}, true
 	case "matrix3d":
 		v, ok := nums(16)
+		if !ok {
+			return identity, false
+		}
 		var out linear
 		for i := range 3 {
 			for j := range 3 {
