@@ -35,6 +35,7 @@ targets=(
   "./handlers FuzzDecodeBody"
   "./handlers FuzzBatchOrOne"
   "./handlers FuzzQueryParams"
+  "./knowledge/sight FuzzLook"
 )
 
 ran=0

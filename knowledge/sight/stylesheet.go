@@ -365,6 +365,7 @@ func cssBlocks(css string, f func(prelude, block string, isBlock bool)) {
 					depth--
 				}
 			}
+			j = min(j, len(css)) // past a string the text does not close
 			end := j
 			if depth == 0 {
 				end = j - 1
