@@ -163,9 +163,12 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 	if len(groups) > 0 {
 		first = &groups[0]
 	}
-	st, err := lockAndRead(ctx, tx, tenant, seg, first, similar)
+	st, reused, err := lockAndRead(ctx, tx, tenant, seg, first, similar)
 	if err != nil {
 		return 0, err
+	}
+	if reused != "" && o.rules.Dedup {
+		return 0, fmt.Errorf("idempotency key %q: %w", reused, memory.ErrIdempotencyKeyReused)
 	}
 	if underLocks != nil {
 		if err := underLocks(); err != nil {
@@ -241,16 +244,17 @@ func supersedeRows(ss []memory.Supersession) []map[string]any {
 // lockAndRead locks what ms link to (see cypherLockBatch) and reads, under
 // those locks, the state their outcome depends on, in one query. With a
 // probe group, the same query runs its dedup search too, into similar.
-func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (memory.BatchState, error) {
+func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (st memory.BatchState, reused string, err error) {
 	params := lockParams(tenant, ms)
 	slots := map[memory.Slot]bool{}
-	// The batch's keys by their hash, and the writer of each key's first
-	// memory, which alone a deleted key's retry is.
-	keyOf, authorOf := map[string]string{}, map[string]string{}
+	// The batch's keys by their hash, and the writer and body of each key's
+	// first memory: a deleted key's retry is its writer's, of the same body.
+	keyOf, authorOf, bodyOf := map[string]string{}, map[string]string{}, map[string]string{}
 	for _, m := range slices.Backward(ms) {
 		if m.IdempotencyKey != "" {
 			keyOf[DeletedKeyHash(m.IdempotencyKey)] = m.IdempotencyKey
 			authorOf[m.IdempotencyKey] = deletedAuthor(m.UserID, m.AgentID)
+			bodyOf[m.IdempotencyKey] = deletedBody(m.Type, m.Content)
 		}
 		// A memory the plan turns into a candidate reads its slot for
 		// nothing; one it keeps active needs it.
@@ -286,27 +290,32 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		ds, _ := deleted.([]any)
 		for _, d := range ds {
 			dm, _ := d.(map[string]any)
-			if key := keyOf[str(dm["hash"])]; authorOf[key] == str(dm["author"]) {
+			key := keyOf[str(dm["hash"])]
+			switch body := str(dm["body"]); {
+			case authorOf[key] != str(dm["author"]): // another writer's key is its own
+			case body != "" && body != bodyOf[key]:
+				reused = key
+			default:
 				st.Deleted[key] = true
 			}
 		}
 		return row{st, similar, strs(erasing)}, err
 	})
 	if err != nil {
-		return memory.BatchState{}, err
+		return memory.BatchState{}, "", err
 	}
 	if len(rows) != 1 {
-		return memory.BatchState{}, fmt.Errorf("graph: batch state returned %d rows", len(rows))
+		return memory.BatchState{}, "", fmt.Errorf("graph: batch state returned %d rows", len(rows))
 	}
 	if len(rows[0].erasing) > 0 {
-		return memory.BatchState{}, errUserErasing
+		return memory.BatchState{}, "", errUserErasing
 	}
 	if g != nil {
 		if err := decodeSimilar(rows[0].similar, similar); err != nil {
-			return memory.BatchState{}, err
+			return memory.BatchState{}, "", err
 		}
 	}
-	return rows[0].state, nil
+	return rows[0].state, reused, nil
 }
 
 // batchStateOf reads the dups and heads columns of cypherBatchState.

@@ -83,7 +83,7 @@ CALL {
 CALL {
   UNWIND $deleted_keys AS h
   MATCH (d:DeletedKey {tenant: $tenant, hash: h})
-  RETURN collect({hash: h, author: d.author}) AS deleted
+  RETURN collect({hash: h, author: d.author, body: d.body}) AS deleted
 }
 CALL {
   UNWIND $slots AS slot

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -177,12 +178,27 @@ func TestRetryAfterDeleteWritesNothing(t *testing.T) {
 	if _, err := s.EraseMemories(ctx, tenant, []string{erased.Memory.ID}, nil, memory.Tombstone{At: time.Now(), By: "user:u1", Reason: "forget"}); err != nil {
 		t.Fatal(err)
 	}
+	// Another memory its writer sends under the key that created a deleted
+	// or erased one is refused, as before the delete, and writes nothing.
+	for _, tc := range []struct{ content, key string }{
+		{"Carol asked for 20 crates of napkins.", "key-create"},
+		{"Bob's pallets go to dock 5.", "key-erase"},
+	} {
+		m := embedded(t, newMemory(tenant, "u1", tc.content))
+		m.IdempotencyKey, m.AgentID = tc.key, "agent-a"
+		if _, err := s.WriteDeduped(ctx, dedupWrite(tenant, m)); !errors.Is(err, memory.ErrIdempotencyKeyReused) {
+			t.Errorf("another memory under deleted %s: %v, want idempotency key reused", tc.key, err)
+		}
+	}
 	for _, tc := range []struct{ content, key, agent, want string }{
 		{"Carol asked for 12 crates of napkins.", "key-create", "agent-a", memory.OutcomeDeleted},
 		{"Carol asked for 12 crates of napkins.", "key-repeat", "agent-a", memory.OutcomeDeleted},
 		{"Bob's pallets go to dock 4.", "key-erase", "agent-a", memory.OutcomeDeleted},
 		{"Carol asked for 12 crates of napkins.", "key-new", "agent-a", memory.OutcomeCreated},
 		{"Dock 4 closes at noon on Fridays.", "key-erase", "agent-b", memory.OutcomeCreated},
+		// A key that repeated a memory sent a text the memory does not
+		// hold: whatever its writer sends under it is a retry.
+		{"Carol asked for napkins again.", "key-repeat", "agent-a", memory.OutcomeDeleted},
 	} {
 		if got := write(tc.content, tc.key, tc.agent); got.Outcome != tc.want {
 			t.Errorf("retry with %s by %s: %s, want %s", tc.key, tc.agent, got.Outcome, tc.want)

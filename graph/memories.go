@@ -212,8 +212,20 @@ func DeletedKeyHash(key string) string {
 // its author. Only their retry is one; another writer's key is its own.
 func deletedAuthor(userID, agentID string) string { return DeletedKeyHash(userID + "\x00" + agentID) }
 
+// deletedBody is what a deleted key keeps of the memory its write created:
+// 32 bits of a hash of its type and text, enough to tell a retry from
+// another memory sent under the key (a chance in four billion of taking one
+// for the other), too few to tell the text back.
+func deletedBody(typ, content string) string {
+	sum := sha256.Sum256([]byte(typ + "\x00" + content))
+	return hex.EncodeToString(sum[:4])
+}
+
 // rememberDeletedKeys records the keys of written (writtenKeys of each
-// memory deleted) with their author.
+// memory deleted) with their author, and the key that created a memory
+// with its body. A key that repeated it sent a text of its own, which the
+// memory does not hold: any memory its writer sends under it counts as a
+// retry.
 func rememberDeletedKeys(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, written any) error {
 	ws, _ := written.([]any)
 	var rows []map[string]any
@@ -221,7 +233,11 @@ func rememberDeletedKeys(ctx context.Context, tx neo4j.ManagedTransaction, tenan
 		m, _ := w.(map[string]any)
 		author := deletedAuthor(str(m["user"]), str(m["agent"]))
 		for _, k := range strs(m["keys"]) {
-			rows = append(rows, map[string]any{"hash": DeletedKeyHash(k), "author": author})
+			var body any
+			if k == str(m["created_by"]) {
+				body = deletedBody(str(m["type"]), str(m["content"]))
+			}
+			rows = append(rows, map[string]any{"hash": DeletedKeyHash(k), "author": author, "body": body})
 		}
 	}
 	if len(rows) == 0 {

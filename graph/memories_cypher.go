@@ -165,15 +165,17 @@ DETACH DELETE m
 RETURN entity_ids, [written] AS written`
 
 	// writtenKeys are the idempotency keys of m, the one that created it and
-	// those of the writes that repeated it, with whom it is about and by.
-	writtenKeys = `{keys: [k IN [m.idem_key] + coalesce(m.evidence_keys, []) WHERE k IS NOT NULL], user: coalesce(m.user_id, ''), agent: coalesce(m.agent_id, '')}`
+	// those of the writes that repeated it, with whom it is about and by,
+	// and what the one that created it wrote (see deletedBody).
+	writtenKeys = `{keys: [k IN [m.idem_key] + coalesce(m.evidence_keys, []) WHERE k IS NOT NULL], user: coalesce(m.user_id, ''), agent: coalesce(m.agent_id, ''),
+  created_by: m.idem_key, type: m.type, content: m.content}`
 
 	// cypherRememberDeletedKeys records the hashes of deleted memories'
 	// idempotency keys with their author's, so that a retried write does
 	// not bring one back.
 	cypherRememberDeletedKeys = `UNWIND $rows AS r
 MERGE (d:DeletedKey {tenant: $tenant, hash: r.hash})
-SET d.author = r.author`
+SET d.author = r.author, d.body = r.body`
 
 	cypherDeleteOrphanEntities = `MATCH (e:Entity {tenant: $tenant})
 WHERE e.id IN $ids AND NOT EXISTS { (e)<-[:MENTIONS]-() }

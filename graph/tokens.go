@@ -18,7 +18,7 @@ var (
 		"PolicyState", "Principal", "Scope", "Session", "TallyAnchor", "TallyPending", "Tenant", "Tombstone", "User"}
 	tokenTypes      = []string{"ABOUT", "IN_SESSION", "MENTIONS", "SECTION_OF", "SHARED_IN", "SUPERSEDES", "WRITTEN_BY"}
 	tokenProperties = []string{"_erased_entities", "_erased_memories", "_erased_sessions", "_erasing", "_lock", "_unseen",
-		"access_count", "activated_at", "activated_by", "active", "agent_id", "aliases", "author", "by", "claimed_at", "claimed_until",
+		"access_count", "activated_at", "activated_by", "active", "agent_id", "aliases", "author", "body", "by", "claimed_at", "claimed_until",
 		"confidence", "content", "created_at", "deleted_at", "digest", "eid", "embedding", "embedding_dim", "embedding_model",
 		"entities", "epoch", "erasing", "evidence_count", "evidence_keys", "evidence_sessions", "expires_at", "fact_numbers",
 		"fact_text", "fence", "format", "grace_until", "grant_revision", "hash", "headings", "history", "id", "idem_key",
