@@ -1,8 +1,10 @@
 package handlers_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -508,5 +510,65 @@ func TestDeletedAgentsGrantsGo(t *testing.T) {
 	r.Decode(t, &trail)
 	if len(trail.Events) != 2 {
 		t.Errorf("audited grant deletions: %+v; want the two revoked", trail.Events)
+	}
+}
+
+// TestRepeatedOrMisleadingHeadersAreRefused: a header that says who calls,
+// under which key a write is kept or in which form its body comes is read
+// once: given twice (or the key in two headers) it is 400, a body in
+// another charset or compressed is 415, and nothing is written.
+func TestRepeatedOrMisleadingHeadersAreRefused(t *testing.T) {
+	f := apptest.Start(t)
+	body := `{"user_id":"bob","type":"semantic","content":"Bob's dock opens at seven."}`
+	send := func(method, path string, headers [][2]string) (int, string) {
+		t.Helper()
+		var rd io.Reader
+		if method == http.MethodPost {
+			rd = strings.NewReader(body)
+		}
+		req, err := http.NewRequest(method, f.URL+path, rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range headers {
+			req.Header.Add(h[0], h[1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e struct{ Code string }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e.Code
+	}
+	bearer := func(who string) [2]string { return [2]string{"Authorization", "Bearer " + f.Keys[who]} }
+	json := [2]string{"Content-Type", "application/json"}
+	for _, tc := range []struct {
+		name, method, path string
+		headers            [][2]string
+		status             int
+		code               string
+	}{
+		{"two keys, a user's first", "GET", "/v1/whoami", [][2]string{bearer("alice"), bearer("admin")}, 400, "invalid_argument"},
+		{"two keys, the admin's first", "GET", "/v1/whoami", [][2]string{bearer("admin"), bearer("alice")}, 400, "invalid_argument"},
+		{"a key in both headers", "GET", "/v1/whoami", [][2]string{bearer("alice"), {"X-API-Key", f.Keys["admin"]}}, 400, "invalid_argument"},
+		{"two idempotency keys", "POST", "/v1/memories", [][2]string{bearer("support-bot"), json, {"Idempotency-Key", "a"}, {"Idempotency-Key", "b"}}, 400, "invalid_argument"},
+		{"two content types", "POST", "/v1/memories", [][2]string{bearer("support-bot"), json, {"Content-Type", "text/plain"}}, 400, "invalid_argument"},
+		{"another charset", "POST", "/v1/memories", [][2]string{bearer("support-bot"), {"Content-Type", "application/json; charset=latin-1"}}, 415, "unsupported_media_type"},
+		{"a compressed body", "POST", "/v1/memories", [][2]string{bearer("support-bot"), json, {"Content-Encoding", "gzip"}}, 415, "unsupported_media_type"},
+		{"one key", "GET", "/v1/whoami", [][2]string{bearer("alice")}, 200, ""},
+	} {
+		if status, code := send(tc.method, tc.path, tc.headers); status != tc.status || code != tc.code {
+			t.Errorf("%s: %s %s = %d %q, want %d %q", tc.name, tc.method, tc.path, status, code, tc.status, tc.code)
+		}
+	}
+	if got := list(t, f, "admin", "user_id=bob"); len(got) != 0 {
+		t.Errorf("refused requests wrote %d memories", len(got))
+	}
+	for _, ct := range []string{"application/json; charset=utf-8", "application/json; charset=UTF-8"} {
+		if status, code := send("POST", "/v1/memories", [][2]string{bearer("support-bot"), {"Content-Type", ct}, {"Content-Encoding", "identity"}}); status/100 != 2 {
+			t.Errorf("Content-Type %s = %d %q, want it written", ct, status, code)
+		}
 	}
 }

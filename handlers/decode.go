@@ -24,10 +24,14 @@ import (
 // JSON text in UTF-8.
 func (a *api) readBody(c *gin.Context) ([]byte, error) {
 	if ct := c.GetHeader("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
+		mt, params, err := mime.ParseMediaType(ct)
+		if cs, ok := params["charset"]; err != nil || mt != "application/json" || ok && !strings.EqualFold(cs, "utf-8") {
 			return nil, errMediaType
 		}
+	}
+	// A compressed body would be read as its bytes: refused, not guessed at.
+	if ce := c.GetHeader("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return nil, errMediaType
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, a.maxBody))
 	var tooLarge *http.MaxBytesError

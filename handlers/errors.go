@@ -20,7 +20,7 @@ var (
 	errRoute      = errors.New("no such route")
 	errMethod     = errors.New("method not allowed")
 	errTooLarge   = errors.New("request body too large")
-	errMediaType  = errors.New("content type must be application/json")
+	errMediaType  = errors.New("content type must be application/json in UTF-8, not compressed")
 	errPrecondBad = errors.New("If-Match must be a version number")
 )
 

@@ -151,6 +151,28 @@ func (a *api) strictQuery(c *gin.Context) {
 	c.Next()
 }
 
+// onceHeaders are the request headers that must come once: two answers to
+// who is calling, or under which key or in which form, would be read by one
+// side of a proxy one way and by the other the other way.
+var onceHeaders = []string{"Authorization", "X-API-Key", "Idempotency-Key", "Content-Type", "Content-Encoding"}
+
+// singleHeaders refuses a request that gives one of onceHeaders twice, or
+// its key in both Authorization and X-API-Key.
+func (a *api) singleHeaders(c *gin.Context) {
+	h := c.Request.Header
+	for _, name := range onceHeaders {
+		if len(h.Values(name)) > 1 {
+			a.fail(c, memory.Invalid(name, "is given more than once"))
+			return
+		}
+	}
+	if h.Get("Authorization") != "" && h.Get("X-API-Key") != "" {
+		a.fail(c, memory.Invalid("X-API-Key", "give the key in one header: Authorization or X-API-Key"))
+		return
+	}
+	c.Next()
+}
+
 // authenticate resolves the API key to a principal. The key is the only
 // source of identity: tenant and ids in the request are parameters.
 func (a *api) authenticate(c *gin.Context) {

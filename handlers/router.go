@@ -173,8 +173,10 @@ func New(opts Options) (http.Handler, error) {
 	}
 
 	// A parameter a route does not declare is refused before the key is
-	// looked up, as a malformed query string is (params.go).
-	v1 := r.Group("/v1", a.knownQuery, a.authenticate, a.rateLimit)
+	// looked up, as a malformed query string is (params.go): the check
+	// costs less than the lookup, and /openapi.json tells every route's
+	// parameters to anyone anyway.
+	v1 := r.Group("/v1", a.knownQuery, a.singleHeaders, a.authenticate, a.rateLimit)
 	v1.POST("/memories", a.handle(a.createMemories))
 	v1.GET("/memories", a.handle(a.listMemories))
 	v1.GET("/memories/:id", a.handle(a.getMemory))
@@ -238,7 +240,7 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/users/:id/export", a.handle(a.exportUser))
 
 	// The MCP endpoint: the same keys, tenant sync and rate limits as /v1.
-	r.POST("/mcp", a.authenticate, a.rateLimit, a.handle(a.serveMCP))
+	r.POST("/mcp", a.singleHeaders, a.authenticate, a.rateLimit, a.handle(a.serveMCP))
 
 	var err error
 	if a.queryParams, err = queryParamsOf(r, OpenAPI); err != nil {
