@@ -511,9 +511,77 @@ func TestSyncIngestHonoursTheIdempotencyKey(t *testing.T) {
 	if r, again := ingest(turns); r.Status != http.StatusOK || len(again.Memories) != 0 {
 		t.Errorf("retry after the delete: %d %s, want nothing written", r.Status, r.Body)
 	}
+	// Other turns under the key stay refused after the delete: nothing
+	// says "deleted" to a conversation that was never sent.
+	if r, _ := ingest(other); r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), `"idempotency_key_reused"`) {
+		t.Errorf("other turns under the key after the delete: %d %s, want 422 idempotency_key_reused", r.Status, r.Body)
+	}
 	for _, m := range list(t, f, apptest.Admin, "user_id=bob&limit=500") {
 		if strings.Contains(m.Content, "FIGMARK") {
 			t.Errorf("the deleted text is stored again as %s", m.ID)
+		}
+	}
+}
+
+// A queued ingestion and a synchronous one under one Idempotency-Key are
+// one request: the synchronous retry of a queued ingestion finds what the
+// job wrote, and after a delete writes it no more; other turns are refused
+// in either mode.
+func TestQueuedAndSyncIngestShareTheKey(t *testing.T) {
+	f := apptest.Start(t)
+	turns := memory.IngestRequest{UserID: "bob", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "Please remember I prefer KIWIMARK straps on every pallet."},
+	}}
+	other := memory.IngestRequest{UserID: "bob", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "Please remember I prefer PLUMMARK crates for every shipment."},
+	}}
+	sync := func(req memory.IngestRequest, key string) (apptest.Response, memory.IngestResult) {
+		t.Helper()
+		r := f.Do(t, "support-bot", http.MethodPost, "/v1/ingest?sync=true", req, "Idempotency-Key", key)
+		var res memory.IngestResult
+		if r.Status == http.StatusOK {
+			r.Decode(t, &res)
+		}
+		return r, res
+	}
+	queued := func(req memory.IngestRequest, key string) client.Job {
+		t.Helper()
+		r := f.Do(t, "support-bot", http.MethodPost, "/v1/ingest", req, "Idempotency-Key", key)
+		var job client.Job
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("queued ingest: %d %s", r.Status, r.Body)
+		}
+		r.Decode(t, &job)
+		return waitJob(t, f, "support-bot", job.ID)
+	}
+	job := queued(turns, "ing-q")
+	if job.Status != memory.JobDone || len(job.Memories) != 1 {
+		t.Fatalf("queued ingest: %+v", job)
+	}
+	id := job.Memories[0].ID
+	if r, again := sync(turns, "ing-q"); r.Status != http.StatusOK || len(again.Memories) != 1 || again.Memories[0].ID != id {
+		t.Errorf("synchronous retry of the queued ingest: %d %s, want memory %s", r.Status, r.Body, id)
+	}
+	if r, _ := sync(other, "ing-q"); r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("other turns, synchronous, under the queued key: %d %s, want 422", r.Status, r.Body)
+	}
+	if r := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/memories/"+id, nil); r.Status != http.StatusOK {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if r, again := sync(turns, "ing-q"); r.Status != http.StatusOK || len(again.Memories) != 0 {
+		t.Errorf("synchronous retry after the delete: %d %s, want nothing written", r.Status, r.Body)
+	}
+	// A synchronous ingestion first, then other turns queued under its key:
+	// the job fails as the synchronous call would have.
+	if r, _ := sync(turns, "ing-s"); r.Status != http.StatusOK {
+		t.Fatalf("synchronous ingest: %d %s", r.Status, r.Body)
+	}
+	if job := queued(other, "ing-s"); job.Status != memory.JobFailed || job.ErrorCode != "idempotency_key_reused" {
+		t.Errorf("other turns queued under a synchronous key: %+v, want failed, idempotency_key_reused", job)
+	}
+	for _, m := range list(t, f, apptest.Admin, "user_id=bob&limit=500") {
+		if strings.Contains(m.Content, "PLUMMARK") {
+			t.Errorf("the other turns were written as %s", m.ID)
 		}
 	}
 }

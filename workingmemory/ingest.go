@@ -69,12 +69,20 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 	if len(found) == 0 {
 		return nothing, nil
 	}
+	return s.createUnguarded(ctx, p, keyFound(found, idemKey))
+}
+
+// keyFound keys each memory found under an ingestion's idempotency key by
+// its place, queued or not: a synchronous retry of a queued ingestion, or a
+// queued one of a synchronous, finds the memories the other wrote, and
+// other turns under the key are refused either way.
+func keyFound(found []memory.NewMemory, idemKey string) []memory.NewMemory {
 	for i := range found {
 		if idemKey != "" && found[i].IdempotencyKey == "" {
 			found[i].IdempotencyKey = idemKey + ":" + strconv.Itoa(i)
 		}
 	}
-	return s.createUnguarded(ctx, p, found)
+	return found
 }
 
 // IngestAsync validates an ingestion and queues it; a worker extracts and
@@ -163,6 +171,7 @@ func (s *Service) ApplyIngestJobs(ctx context.Context, jobs []memory.Job) ([]mem
 			results[i].Memories = []memory.JobMemory{}
 			continue
 		}
+		found = keyFound(found, job.IdempotencyKey)
 		// Applying a memory job does not ask policy again; what an ingestion
 		// writes is known only now, so it is decided now, as of acceptance.
 		// What policy refuses is left out and reported, as Ingest does.
