@@ -97,9 +97,10 @@ CALL {
 	// prev becomes superseded by id. The aggregation in between finishes
 	// every create before the first supersession reads. A version's time is
 	// taken when its request came, its place in the chain when it commits:
-	// one that came first but commits second begins when the head it
-	// supersedes did, so that no version ends before it begins and as_of
-	// finds one version of a key at a time.
+	// one that came first, or in the same instant, but commits second
+	// begins a nanosecond after the head it supersedes did, so that every
+	// version holds for an instant at least and as_of finds one version of
+	// a key at a time.
 	cypherWriteBatch = `UNWIND $rows AS row
 CREATE (m:Memory {tenant: $tenant, id: row.props.id})
 SET m += row.props, m.written_at = datetime()
@@ -127,7 +128,7 @@ UNWIND $supersedes AS sup
 MATCH (n:Memory {tenant: $tenant, id: sup.id})
 MATCH (p:Memory {tenant: $tenant, id: sup.prev})
 CALL (p) { ` + tallyDownP + ` }
-SET n.valid_from = CASE WHEN p.valid_from > n.valid_from THEN p.valid_from ELSE n.valid_from END
+SET n.valid_from = CASE WHEN p.valid_from >= n.valid_from THEN p.valid_from + duration({nanoseconds: 1}) ELSE n.valid_from END
 SET p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated_at
 WITH n, p
 CALL (p) { ` + tallyUpP + ` }

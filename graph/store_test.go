@@ -548,34 +548,37 @@ func TestConcurrentBatchesDoNotDeadlock(t *testing.T) {
 }
 
 // TestAVersionNeverEndsBeforeItBegins: a write whose request came before
-// the head's but commits after it supersedes that head and begins when the
-// head did, so no version's validity is inverted.
+// the head's, or in the same instant, but commits after it supersedes that
+// head and begins just after the head did, so every version holds for an
+// instant at least (as_of finds it) and none is inverted.
 func TestAVersionNeverEndsBeforeItBegins(t *testing.T) {
 	s := testStore(t)
 	tenant := testenv.Tenant(t)
-	head := newMemory(tenant, "u1", "credit limit 50k")
-	head.Key = "credit_limit"
-	head.ValidFrom = head.ValidFrom.Add(time.Second)
-	late := newMemory(tenant, "u1", "credit limit 40k") // its request came first
-	late.Key = "credit_limit"
-	for _, m := range []memory.Memory{head, late} {
-		if _, err := s.CreateMemories(testCtx(t), []memory.Memory{m}); err != nil {
+	for _, gap := range []time.Duration{time.Second, 0} {
+		head := newMemory(tenant, "u1", "credit limit 50k")
+		head.Key = "credit_limit"
+		head.ValidFrom = head.ValidFrom.Add(gap)
+		late := newMemory(tenant, "u1", "credit limit 40k") // its request came first, or with the head's
+		late.Key, late.ValidFrom = "credit_limit", head.ValidFrom.Add(-gap)
+		for _, m := range []memory.Memory{head, late} {
+			if _, err := s.CreateMemories(testCtx(t), []memory.Memory{m}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h, err := s.GetMemory(testCtx(t), tenant, head.ID)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	h, err := s.GetMemory(testCtx(t), tenant, head.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := s.GetMemory(testCtx(t), tenant, late.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Status != memory.StatusSuperseded || h.ValidTo == nil || h.ValidTo.Before(h.ValidFrom) {
-		t.Errorf("the head: %s, valid %v to %v; want superseded, not ending before it begins", h.Status, h.ValidFrom, h.ValidTo)
-	}
-	if n.Status != memory.StatusActive || n.ValidFrom.Before(h.ValidFrom) || h.ValidTo == nil || !n.ValidFrom.Equal(*h.ValidTo) {
-		t.Errorf("the new head: %s, valid from %v; want active from the old head's end %v", n.Status, n.ValidFrom, h.ValidTo)
+		n, err := s.GetMemory(testCtx(t), tenant, late.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Status != memory.StatusSuperseded || h.ValidTo == nil || !h.ValidTo.After(h.ValidFrom) {
+			t.Errorf("gap %v: the head: %s, valid %v to %v; want superseded, ending after it begins", gap, h.Status, h.ValidFrom, h.ValidTo)
+		}
+		if n.Status != memory.StatusActive || h.ValidTo == nil || !n.ValidFrom.Equal(*h.ValidTo) {
+			t.Errorf("gap %v: the new head: %s, valid from %v; want active from the old head's end %v", gap, n.Status, n.ValidFrom, h.ValidTo)
+		}
 	}
 }
 

@@ -77,7 +77,7 @@ WHERE m.status = 'active' AND m.id <> $id
   AND `
 	cypherSupersedeSlotTail = `
 CALL (m) { WITH m ` + TallyDown + ` }
-SET n.valid_from = CASE WHEN m.valid_from > n.valid_from THEN m.valid_from ELSE n.valid_from END
+SET n.valid_from = CASE WHEN m.valid_from >= n.valid_from THEN m.valid_from + duration({nanoseconds: 1}) ELSE n.valid_from END
 SET m.status = 'superseded', m.valid_to = n.valid_from, m.updated_at = n.updated_at
 WITH n, m
 CALL (m) { WITH m ` + TallyUp + ` }
