@@ -20,6 +20,7 @@ func FuzzScan(f *testing.F) {
 		"key mn_acme_4fB6ixukVUpW3M6bXTGZX7So", "ID 110101-19900307-4514", "card 41111111\n11111111",
 		"card 4111%201111%201111%201111", "mail bob.smith%40example.com", "mail bob.smith at example dot com",
 		"bob(at)example(dot)com", `passphrase is "correct horse battery staple"`, "口令是「芝麻开门」",
+		"card ٤١١١١١١١١١١١١١١١", "phone ¹³⁹¹²³⁴⁵⁶⁷⁸", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٤", "card ④①①①①①①①①①①①①①①①",
 	} {
 		f.Add(s)
 	}

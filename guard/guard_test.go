@@ -113,6 +113,24 @@ func TestScan(t *testing.T) {
 		{"full-width password", "her ｐａｓｓｗｏｒｄ is Tr0ub4dor&3", []string{"password"}, "Tr0ub4dor&3"},
 		{"aws key with a zero-width space", "AWS key AKIA\u200bIOSFODNN7EXAMPLE in the config", []string{"secret"}, "IOSFODNN7EXAMPLE"},
 		{"full-width prose", "Ａｌｉｃｅ prefers ｓｈｏｒｔ answers", nil, ""},
+		// Digits of other scripts, and superscript and circled digits, are
+		// read as the digits they show, under the same length and check
+		// digit rules.
+		{"arabic-indic card", "card ٤١١١١١١١١١١١١١١١", []string{"bank_card"}, "١١١١١١"},
+		{"persian card", "کارت ۴۱۱۱ ۱۱۱۱ ۱۱۱۱ ۱۱۱۱", []string{"bank_card"}, "۱۱۱۱ ۱۱۱۱"},
+		{"devanagari card", "card ४१११११११११११११११", []string{"bank_card"}, "११११११"},
+		{"mathematical bold card", "card 𝟒𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏", []string{"bank_card"}, "𝟏𝟏𝟏𝟏"},
+		{"circled card", "card ④①①①①①①①①①①①①①①①", []string{"bank_card"}, "①①①①"},
+		{"dingbat card", "card ❹❶❶❶ ❶❶❶❶ ❶❶❶❶ ❶❶❶❶", []string{"bank_card"}, "❶❶❶❶"},
+		{"arabic-indic cn id", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٤", []string{"cn_id"}, "١٩٩٠٠٣٠٧"},
+		{"superscript mobile", "phone ¹³⁹¹²³⁴⁵⁶⁷⁸", []string{"phone"}, "¹²³⁴⁵⁶⁷⁸"},
+		{"subscript mobile", "phone ₁₃₉₁₂₃₄₅₆₇₈", []string{"phone"}, "₁₂₃₄₅₆₇₈"},
+		{"arabic-indic mobile +86", "phone +٨٦ ١٣٩١٢٣٤٥٦٧٨", []string{"phone"}, "١٣٩١٢٣٤٥٦٧٨"},
+		{"arabic-indic card bad luhn", "card ٤١١١١١١١١١١١١١١٢", nil, ""},
+		{"arabic-indic cn id bad checksum", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٥", nil, ""},
+		{"arabic date and amount", "موعد التسليم ٢٠٢٤/٠٣/٠١ والمبلغ ١٥٠٠ ريال", nil, ""},
+		{"devanagari short numbers", "कमरा १२३४५, पिन कोड ११०००१", nil, ""},
+		{"footnote and formula", "E = mc² ¹ see H₂O", nil, ""},
 		// Mneme's own API keys, as issued (hex) and as seeded (letters and
 		// digits); a name built like one is not a key.
 		{"mneme key seeded", "here is my key mn_acme_4fB6ixukVUpW3M6bXTGZX7So thanks", []string{"secret"}, "4fB6ixukVUpW3M6bXTGZX7So"},
@@ -268,6 +286,22 @@ func TestRedactURLEncoded(t *testing.T) {
 	got := guard.Redact(text, guard.Scan(text), guard.Kinds)
 	if want := "card=[REDACTED:bank_card]&exp=12%2F27"; got != want {
 		t.Errorf("Redact = %q, want %q", got, want)
+	}
+}
+
+// TestRedactSpans: a value found in the view is masked over the whole of
+// its span in the text, and the text around it stays as written.
+func TestRedactSpans(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{"arabic-indic card", "رقم ٤١١١ ١١١١ ١١١١ ١١١١ شكرا", "رقم [REDACTED:bank_card] شكرا"},
+		{"mathematical bold mobile", "call 𝟏𝟑𝟖𝟏𝟐𝟑𝟒𝟓𝟔𝟕𝟖 at 𝟔", "call [REDACTED:phone] at 𝟔"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := guard.Masked(tc.text); got != tc.want {
+				t.Errorf("Masked(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+		})
 	}
 }
 

@@ -7,14 +7,16 @@ import (
 )
 
 // view is a text as the detectors read it: full-width ASCII forms folded to
-// ASCII (the digits and letters Chinese input methods often type),
-// invisible format characters dropped (zero-width spaces and joiners, bidi
-// marks, soft hyphens), every other space read as one, and a URL escape of
-// a printable ASCII character read as that character, so that
-// "１３８１２３４５６７８", a card number with a zero-width space between its
-// digits, "4111%201111%201111%201111" or "bob%40example.com" is found as its
-// plain form. at maps each byte offset of the view, and its end, back to
-// the text.
+// ASCII (the digits and letters Chinese input methods often type), the
+// digits of every script and the superscript and circled forms of digits
+// read as ASCII digits (see digitValue), invisible format characters
+// dropped (zero-width spaces and joiners, bidi marks, soft hyphens), every
+// other space read as one, and a URL escape of a printable ASCII character
+// read as that character, so that "１３８１２３４５６７８", "١٣٨١٢٣٤٥٦٧٨", a
+// card number with a zero-width space between its digits,
+// "4111%201111%201111%201111" or "bob%40example.com" is found as its plain
+// form. at maps each byte offset of the view, and its end, back to the
+// text.
 type view struct {
 	text string
 	at   []int // nil when the view is the text
@@ -28,30 +30,41 @@ func newView(text string) view {
 	at := make([]int, 0, len(text)+1)
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
-		switch c, ok := escapeAt(text, i); {
-		case ok:
+		if c, ok := escapeAt(text, i); ok {
 			r, size = rune(c), 3
-		case unicode.Is(unicode.Cf, r):
-			i += size
-			continue
-		case r >= 0xFF01 && r <= 0xFF5E:
-			r -= 0xFEE0
-		case r != ' ' && unicode.Is(unicode.Zs, r):
-			r = ' ' // a no-break, thin or ideographic space is a space
 		}
-		n, _ := b.WriteRune(r)
-		for range n {
-			at = append(at, i)
+		if r = fold(r); r >= 0 {
+			n, _ := b.WriteRune(r)
+			for range n {
+				at = append(at, i)
+			}
 		}
 		i += size
 	}
 	return view{text: b.String(), at: append(at, len(text))}
 }
 
-// changes reports whether the view reads r otherwise than the text has it.
-func changes(r rune) bool {
-	return unicode.Is(unicode.Cf, r) || (r >= 0xFF01 && r <= 0xFF5E) || (r != ' ' && unicode.Is(unicode.Zs, r))
+// fold returns the character the view reads for r, or -1 when it reads
+// none.
+func fold(r rune) rune {
+	switch {
+	case r < utf8.RuneSelf:
+		return r
+	case unicode.Is(unicode.Cf, r):
+		return -1
+	case r >= 0xFF01 && r <= 0xFF5E:
+		return r - 0xFEE0
+	case r != ' ' && unicode.Is(unicode.Zs, r):
+		return ' ' // a no-break, thin or ideographic space is a space
+	}
+	if d := digitValue(r); d >= 0 {
+		return '0' + rune(d)
+	}
+	return r
 }
+
+// changes reports whether the view reads r otherwise than the text has it.
+func changes(r rune) bool { return fold(r) != r }
 
 // hasEscape reports whether text holds a URL escape the view decodes.
 func hasEscape(text string) bool {
