@@ -21,6 +21,7 @@ func FuzzScan(f *testing.F) {
 		"card 4111%201111%201111%201111", "mail bob.smith%40example.com", "mail bob.smith at example dot com",
 		"bob(at)example(dot)com", `passphrase is "correct horse battery staple"`, "口令是「芝麻开门」",
 		"card ٤١١١١١١١١١١١١١١١", "phone ¹³⁹¹²³⁴⁵⁶⁷⁸", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٤", "card ④①①①①①①①①①①①①①①①",
+		"card 4\u03011\u030111111111111111",
 	} {
 		f.Add(s)
 	}

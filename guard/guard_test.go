@@ -126,6 +126,11 @@ func TestScan(t *testing.T) {
 		{"superscript mobile", "phone ¹³⁹¹²³⁴⁵⁶⁷⁸", []string{"phone"}, "¹²³⁴⁵⁶⁷⁸"},
 		{"subscript mobile", "phone ₁₃₉₁₂₃₄₅₆₇₈", []string{"phone"}, "₁₂₃₄₅₆₇₈"},
 		{"arabic-indic mobile +86", "phone +٨٦ ١٣٩١٢٣٤٥٦٧٨", []string{"phone"}, "١٣٩١٢٣٤٥٦٧٨"},
+		{"card with combining accents", "card 4\u03011\u030111111111111111", []string{"bank_card"}, "1\u03011111"},
+		{"card in keycaps", "card 4\ufe0f\u20e31\ufe0f\u20e31\ufe0f\u20e31\ufe0f\u20e3 1111 1111 1111", []string{"bank_card"}, "1111 1111"},
+		{"card struck through", "card 4\u03361\u03361\u03361\u0336111111111111", []string{"bank_card"}, "111111111111"},
+		{"password with a combining accent", "her wifi pass\u0301word is Tr0ub4dor&3", []string{"password"}, "Tr0ub4dor&3"},
+		{"decomposed accents and numbers", "Cafe\u0301 Mu\u0308ller, room 12345, since 2019", nil, ""},
 		{"arabic-indic card bad luhn", "card ٤١١١١١١١١١١١١١١٢", nil, ""},
 		{"arabic-indic cn id bad checksum", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٥", nil, ""},
 		{"arabic date and amount", "موعد التسليم ٢٠٢٤/٠٣/٠١ والمبلغ ١٥٠٠ ريال", nil, ""},
@@ -294,6 +299,7 @@ func TestRedactURLEncoded(t *testing.T) {
 func TestRedactSpans(t *testing.T) {
 	tests := []struct{ name, text, want string }{
 		{"arabic-indic card", "رقم ٤١١١ ١١١١ ١١١١ ١١١١ شكرا", "رقم [REDACTED:bank_card] شكرا"},
+		{"marks after the last digit", "card 4\u0301111111111111111\u0301 ok", "card [REDACTED:bank_card] ok"},
 		{"mathematical bold mobile", "call 𝟏𝟑𝟖𝟏𝟐𝟑𝟒𝟓𝟔𝟕𝟖 at 𝟔", "call [REDACTED:phone] at 𝟔"},
 	}
 	for _, tc := range tests {

@@ -10,7 +10,8 @@ import (
 // ASCII (the digits and letters Chinese input methods often type), the
 // digits of every script and the superscript and circled forms of digits
 // read as ASCII digits (see digitValue), invisible format characters
-// dropped (zero-width spaces and joiners, bidi marks, soft hyphens), every
+// (zero-width spaces and joiners, bidi marks, soft hyphens) and combining
+// marks dropped, every
 // other space read as one, and a URL escape of a printable ASCII character
 // read as that character, so that "１３８１２３４５６７８", "١٣٨١٢٣٤٥٦٧٨", a
 // card number with a zero-width space between its digits,
@@ -50,8 +51,8 @@ func fold(r rune) rune {
 	switch {
 	case r < utf8.RuneSelf:
 		return r
-	case unicode.Is(unicode.Cf, r):
-		return -1
+	case unicode.In(r, unicode.Cf, unicode.Mn, unicode.Me):
+		return -1 // "4\u0301" and the keycap "4\ufe0f\u20e3" show a 4
 	case r >= 0xFF01 && r <= 0xFF5E:
 		return r - 0xFEE0
 	case r != ' ' && unicode.Is(unicode.Zs, r):
