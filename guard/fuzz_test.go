@@ -21,7 +21,7 @@ func FuzzScan(f *testing.F) {
 		"card 4111%201111%201111%201111", "mail bob.smith%40example.com", "mail bob.smith at example dot com",
 		"bob(at)example(dot)com", `passphrase is "correct horse battery staple"`, "口令是「芝麻开门」",
 		"card ٤١١١١١١١١١١١١١١١", "phone ¹³⁹¹²³⁴⁵⁶⁷⁸", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٤", "card ④①①①①①①①①①①①①①①①",
-		"card 4\u03011\u030111111111111111",
+		"card 4\u03011\u030111111111111111", "card \u202e1111111111111114\u202c", "\u202eliame yb ton\u202c 13812345678",
 	} {
 		f.Add(s)
 	}
@@ -39,14 +39,16 @@ func FuzzScan(f *testing.F) {
 			if utf8.ValidString(text) && (!utf8.ValidString(text[:fd.Start]) || !utf8.ValidString(text[fd.Start:fd.End])) {
 				t.Fatalf("finding %d %+v cuts a character", i, fd)
 			}
-			v := newView(text[fd.Start:fd.End]).text // as the detectors read it
+			// As the detectors read it, in the order of the text or, under
+			// a right-to-left override, as shown.
+			v := newView(text[fd.Start:fd.End]).text
 			switch fd.Kind {
 			case KindCNID:
-				if !ValidCNID(idChars(v)) {
+				if !ValidCNID(idChars(v)) && !ValidCNID(idChars(reverse(v))) {
 					t.Fatalf("cn_id %q fails its checksum", v)
 				}
 			case KindBankCard:
-				if !ValidCard(onlyDigits(v)) {
+				if !ValidCard(onlyDigits(v)) && !ValidCard(onlyDigits(reverse(v))) {
 					t.Fatalf("bank card %q is not a valid card number", v)
 				}
 			case KindEmail:

@@ -49,13 +49,14 @@ var detectors = []struct {
 }
 
 // Scan returns the findings of text, without overlaps, in text order. The
-// detectors read text with full-width forms folded and invisible characters
-// dropped (see view); the spans are the text's.
+// detectors read text with full-width forms and other digits folded,
+// invisible characters dropped and overridden right-to-left spans also as
+// shown (see view); the spans are the text's.
 func Scan(text string) []Finding {
 	v := newView(text)
 	var out []Finding
 	for _, d := range detectors {
-		for _, span := range d.find(v.text) {
+		for _, span := range v.find(d.find) {
 			f := Finding{Kind: d.kind, Start: span[0], End: span[1]}
 			if !slices.ContainsFunc(out, f.overlaps) {
 				out = append(out, f)
@@ -63,8 +64,10 @@ func Scan(text string) []Finding {
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return a.Start - b.Start })
+	floor := 0
 	for i, f := range out {
-		out[i].Start, out[i].End = v.span(f.Start, f.End)
+		out[i].Start, out[i].End = v.span(f.Start, f.End, floor)
+		floor = out[i].End
 	}
 	return out
 }

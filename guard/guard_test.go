@@ -131,6 +131,14 @@ func TestScan(t *testing.T) {
 		{"card struck through", "card 4\u03361\u03361\u03361\u0336111111111111", []string{"bank_card"}, "111111111111"},
 		{"password with a combining accent", "her wifi pass\u0301word is Tr0ub4dor&3", []string{"password"}, "Tr0ub4dor&3"},
 		{"decomposed accents and numbers", "Cafe\u0301 Mu\u0308ller, room 12345, since 2019", nil, ""},
+		{"card under a right-to-left override", "card \u202e1111111111111114\u202c", []string{"bank_card"}, "1111111111111114"},
+		{"cn id under an override", "ID \u202e415470300991101011\u202c", []string{"cn_id"}, "415470300991101011"},
+		{"mobile under an override", "phone \u202e87654321931\u202c, after six", []string{"phone"}, "87654321931"},
+		{"override to the end of the line", "card \u202e1111 1111 1111 1114\nthanks", []string{"bank_card"}, "1111 1114"},
+		{"overridden prose", "she says \u202eliame yb ton\u202c, call her", nil, ""},
+		{"plain digits after an override", "ref \u202e12\u202c 87654321931", nil, ""},
+		{"override within an override", "card \u202e11111111\u202e1111\u202c1114\u202c", []string{"bank_card"}, "1114"},
+		{"overridden number valid neither way", "ref \u202e1234567890123456\u202c", nil, ""},
 		{"arabic-indic card bad luhn", "card ٤١١١١١١١١١١١١١١٢", nil, ""},
 		{"arabic-indic cn id bad checksum", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٥", nil, ""},
 		{"arabic date and amount", "موعد التسليم ٢٠٢٤/٠٣/٠١ والمبلغ ١٥٠٠ ريال", nil, ""},
@@ -300,6 +308,8 @@ func TestRedactSpans(t *testing.T) {
 	tests := []struct{ name, text, want string }{
 		{"arabic-indic card", "رقم ٤١١١ ١١١١ ١١١١ ١١١١ شكرا", "رقم [REDACTED:bank_card] شكرا"},
 		{"marks after the last digit", "card 4\u0301111111111111111\u0301 ok", "card [REDACTED:bank_card] ok"},
+		{"card under an override", "card \u202e1111111111111114\u202c ok", "card [REDACTED:bank_card] ok"},
+		{"overridden words keep their override", "\u202eliame yb ton\u202c 13812345678", "\u202eliame yb ton\u202c [REDACTED:phone]"},
 		{"mathematical bold mobile", "call 𝟏𝟑𝟖𝟏𝟐𝟑𝟒𝟓𝟔𝟕𝟖 at 𝟔", "call [REDACTED:phone] at 𝟔"},
 	}
 	for _, tc := range tests {

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -17,10 +18,13 @@ import (
 // card number with a zero-width space between its digits,
 // "4111%201111%201111%201111" or "bob%40example.com" is found as its plain
 // form. at maps each byte offset of the view, and its end, back to the
-// text.
+// text. shown holds the spans of the view that a right-to-left override
+// (U+202E) displays in reverse.
 type view struct {
-	text string
-	at   []int // nil when the view is the text
+	text  string
+	src   string // the text
+	at    []int  // nil when the view is the text
+	shown [][2]int
 }
 
 func newView(text string) view {
@@ -29,11 +33,13 @@ func newView(text string) view {
 	}
 	var b strings.Builder
 	at := make([]int, 0, len(text)+1)
+	o := overrides{open: -1}
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if c, ok := escapeAt(text, i); ok {
 			r, size = rune(c), 3
 		}
+		o.see(r, b.Len())
 		if r = fold(r); r >= 0 {
 			n, _ := b.WriteRune(r)
 			for range n {
@@ -42,7 +48,63 @@ func newView(text string) view {
 		}
 		i += size
 	}
-	return view{text: b.String(), at: append(at, len(text))}
+	return view{text: b.String(), src: text, at: append(at, len(text)), shown: o.close(b.Len())}
+}
+
+// overrides follows the right-to-left overrides of a text as its view is
+// built and collects the spans of the view they cover: from U+202E to the
+// PDF (U+202C) that closes it, or to the end of the line.
+type overrides struct {
+	open  int // where the override began in the view; -1 when none is open
+	depth int // embeddings opened inside it, each closed by a PDF
+	spans [][2]int
+}
+
+// see takes the text's next character r, at offset at of the view.
+func (o *overrides) see(r rune, at int) {
+	switch {
+	case o.open < 0:
+		if r == '\u202e' {
+			o.open = at
+		}
+	case r == '\u202c' && o.depth > 0:
+		o.depth--
+	case r == '\u202c' || r == '\n' || r == '\r' || r == '\u2029':
+		o.close(at)
+	case r >= '\u202a' && r <= '\u202e':
+		o.depth++ // an embedding or override (LRE, RLE, LRO, RLO)
+	}
+}
+
+// close ends the open override, if any, at offset at of the view, and
+// returns the spans.
+func (o *overrides) close(at int) [][2]int {
+	if o.open >= 0 && o.open < at {
+		o.spans = append(o.spans, [2]int{o.open, at})
+	}
+	o.open, o.depth = -1, 0
+	return o.spans
+}
+
+// find runs detect over the view and, over each span an override shows
+// reversed, over what is shown: "\u202e1111111111111114\u202c" displays,
+// and is read as, 4111111111111111.
+func (v view) find(detect func(string) [][2]int) [][2]int {
+	out := detect(v.text)
+	for _, s := range v.shown {
+		n := s[1] - s[0]
+		for _, m := range detect(reverse(v.text[s[0]:s[1]])) {
+			out = append(out, [2]int{s[0] + n - m[1], s[0] + n - m[0]})
+		}
+	}
+	return out
+}
+
+// reverse returns s with its characters in reverse order.
+func reverse(s string) string {
+	r := []rune(s)
+	slices.Reverse(r)
+	return string(r)
 }
 
 // fold returns the character the view reads for r, or -1 when it reads
@@ -105,10 +167,20 @@ func unhex(c byte) (byte, bool) {
 }
 
 // span maps a span of the view back to the text; invisible characters
-// inside it, or right after it, fall in it.
-func (v view) span(start, end int) (int, int) {
+// inside it, or right after it, fall in it, and so do format characters
+// right before it, down to floor: masked, a value leaves no bidi control
+// behind to turn its mask around.
+func (v view) span(start, end, floor int) (int, int) {
 	if v.at == nil {
 		return start, end
 	}
-	return v.at[start], v.at[end]
+	start, end = v.at[start], v.at[end]
+	for start > floor {
+		r, n := utf8.DecodeLastRuneInString(v.src[:start])
+		if !unicode.Is(unicode.Cf, r) {
+			break
+		}
+		start -= n
+	}
+	return start, end
 }
