@@ -139,6 +139,13 @@ func TestScan(t *testing.T) {
 		{"plain digits after an override", "ref \u202e12\u202c 87654321931", nil, ""},
 		{"override within an override", "card \u202e11111111\u202e1111\u202c1114\u202c", []string{"bank_card"}, "1114"},
 		{"overridden number valid neither way", "ref \u202e1234567890123456\u202c", nil, ""},
+		{"email with cyrillic letters", "mail bоb.smith@example.cоm", []string{"email"}, "smith@example"},
+		{"email with greek letters", "write to bοb@exαmple.com", []string{"email"}, "@ex"},
+		{"email all cyrillic before its @", "mail оса@example.com", []string{"email"}, "@example.com"},
+		{"password with a cyrillic letter", "her wifi pаssword is Tr0ub4dor&3", []string{"password"}, "Tr0ub4dor&3"},
+		{"russian prose", "Сосед Саша купил ноутбук за 1500 рублей, пароль не сказал", nil, ""},
+		{"greek prose", "Ο καιρός είναι καλός, ΚΑΛΗΜΕΡΑ", nil, ""},
+		{"mobile glued to a russian word", "звоните на мобильный телефона13812345678", []string{"phone"}, "13812345678"},
 		{"arabic-indic card bad luhn", "card ٤١١١١١١١١١١١١١١٢", nil, ""},
 		{"arabic-indic cn id bad checksum", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٥", nil, ""},
 		{"arabic date and amount", "موعد التسليم ٢٠٢٤/٠٣/٠١ والمبلغ ١٥٠٠ ريال", nil, ""},
@@ -310,6 +317,7 @@ func TestRedactSpans(t *testing.T) {
 		{"marks after the last digit", "card 4\u0301111111111111111\u0301 ok", "card [REDACTED:bank_card] ok"},
 		{"card under an override", "card \u202e1111111111111114\u202c ok", "card [REDACTED:bank_card] ok"},
 		{"overridden words keep their override", "\u202eliame yb ton\u202c 13812345678", "\u202eliame yb ton\u202c [REDACTED:phone]"},
+		{"email with a cyrillic letter", "mail bоb.smith@example.cоm ok", "mail [REDACTED:email] ok"},
 		{"mathematical bold mobile", "call 𝟏𝟑𝟖𝟏𝟐𝟑𝟒𝟓𝟔𝟕𝟖 at 𝟔", "call [REDACTED:phone] at 𝟔"},
 	}
 	for _, tc := range tests {

@@ -12,14 +12,14 @@ import (
 // digits of every script and the superscript and circled forms of digits
 // read as ASCII digits (see digitValue), invisible format characters
 // (zero-width spaces and joiners, bidi marks, soft hyphens) and combining
-// marks dropped, every
-// other space read as one, and a URL escape of a printable ASCII character
-// read as that character, so that "１３８１２３４５６７８", "١٣٨١٢٣٤٥٦٧٨", a
-// card number with a zero-width space between its digits,
-// "4111%201111%201111%201111" or "bob%40example.com" is found as its plain
-// form. at maps each byte offset of the view, and its end, back to the
-// text. shown holds the spans of the view that a right-to-left override
-// (U+202E) displays in reverse.
+// marks dropped, Cyrillic and Greek look-alikes of Latin letters read as
+// Latin among Latin letters (see lookalikes), every other space read as
+// one, and a URL escape of a printable ASCII character read as that
+// character, so that "１３８１２３４５６７８", "١٣٨١٢٣٤٥٦٧٨", a card number with
+// a zero-width space between its digits, "4111%201111%201111%201111" or
+// "bob%40example.com" is found as its plain form. at maps each byte offset
+// of the view, and its end, back to the text. shown holds the spans of the
+// view that a right-to-left override (U+202E) displays in reverse.
 type view struct {
 	text  string
 	src   string // the text
@@ -34,6 +34,7 @@ func newView(text string) view {
 	var b strings.Builder
 	at := make([]int, 0, len(text)+1)
 	o := overrides{open: -1}
+	w := words{text: text}
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if c, ok := escapeAt(text, i); ok {
@@ -41,6 +42,9 @@ func newView(text string) view {
 		}
 		o.see(r, b.Len())
 		if r = fold(r); r >= 0 {
+			if l, ok := lookalikes[r]; ok && w.latinAt(i) {
+				r = l
+			}
 			n, _ := b.WriteRune(r)
 			for range n {
 				at = append(at, i)
@@ -127,7 +131,10 @@ func fold(r rune) rune {
 }
 
 // changes reports whether the view reads r otherwise than the text has it.
-func changes(r rune) bool { return fold(r) != r }
+func changes(r rune) bool {
+	_, lookalike := lookalikes[r]
+	return lookalike || fold(r) != r
+}
 
 // hasEscape reports whether text holds a URL escape the view decodes.
 func hasEscape(text string) bool {
