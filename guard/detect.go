@@ -48,8 +48,10 @@ func findSecrets(text string) [][2]int {
 // mnemeKey is the shape of Mneme's own API keys (package identity):
 // mn_<tenant>_<secret>, the tenant a name without '_' and the secret
 // whatever the key was issued with: 48 hex digits from NewAPIKey, 24
-// letters and digits in the seeded demo keys.
-var mnemeKey = regexp.MustCompile(`\bmn_[A-Za-z0-9\-.:@]{1,64}_([A-Za-z0-9_\-]{16,})`)
+// letters and digits in the seeded demo keys. A space or a line break
+// after an underscore still leaves the key whole to whoever reads it
+// ("mn_acme_ bf3F…").
+var mnemeKey = regexp.MustCompile(`\bmn_\s?[A-Za-z0-9\-.:@]{1,64}_\s?([A-Za-z0-9_\-]{16,})`)
 
 // findMnemeKeys finds Mneme API keys whose secret looks generated: 16
 // characters or more, mixing lower case, upper case and digits or all hex

@@ -22,7 +22,7 @@ func FuzzScan(f *testing.F) {
 		"bob(at)example(dot)com", `passphrase is "correct horse battery staple"`, "口令是「芝麻开门」",
 		"card ٤١١١١١١١١١١١١١١١", "phone ¹³⁹¹²³⁴⁵⁶⁷⁸", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٤", "card ④①①①①①①①①①①①①①①①",
 		"card 4\u03011\u030111111111111111", "card \u202e1111111111111114\u202c", "\u202eliame yb ton\u202c 13812345678",
-		"mail bоb.smith@example.cоm", "телефона13812345678",
+		"mail bоb.smith@example.cоm", "телефона13812345678", "my key is mn_acme_ bf3FB9cKSydbSS66yqJ9aQms",
 	} {
 		f.Add(s)
 	}

@@ -157,7 +157,11 @@ func TestScan(t *testing.T) {
 		{"mneme key issued", "MNEME_API_KEY=mn_globex_9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c", []string{"secret"}, "9f86d081884c7d659a2feaa0c55ad015"},
 		{"mneme key tenant with punctuation", "key mn_t-1.a:b@c_Zx81kQp0vLr7TnW2yB5m", []string{"secret"}, "Zx81kQp0vLr7TnW2yB5m"},
 		{"mneme key in chinese", "我的密钥mn_acme_bf3FB9cKSydbSS66yqJ9aQms别外传", []string{"secret"}, "bf3FB9cKSydbSS66yqJ9aQms"},
+		{"mneme key split by a space", "my key is mn_acme_ bf3FB9cKSydbSS66yqJ9aQms", []string{"secret"}, "bf3FB9cKSydbSS66yqJ9aQms"},
+		{"mneme key split after mn_", "key: mn_ acme_bf3FB9cKSydbSS66yqJ9aQms", []string{"secret"}, "bf3FB9cKSydbSS66yqJ9aQms"},
+		{"mneme key over two lines", "key mn_acme_\nbf3FB9cKSydbSS66yqJ9aQms", []string{"secret"}, "bf3FB9cKSydbSS66yqJ9aQms"},
 		{"mneme-like name", "the table mn_acme_customer_preferences holds them", nil, ""},
+		{"mneme-like name split by a space", "the table mn_acme_ customer_preferences holds them", nil, ""},
 		{"mneme-like short", "see mn_acme_config2024 for the settings", nil, ""},
 		// ID numbers grouped by dashes or broken over lines; a card number
 		// wrapped over two lines, but not a column of numbers.
