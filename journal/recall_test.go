@@ -61,7 +61,8 @@ func TestRecallLogMasksTheQuestion(t *testing.T) {
 		tenant := testenv.Tenant(t)
 		t.Cleanup(func() { delKeys(rdb, recallKey(tenant, "bob")) })
 		l := NewRecallLog(rdb, 10, time.Hour)
-		q := "How does Bob want to be contacted? his card is 5500005555555559, password=Hunter2!xyz, ID 110101199003074514"
+		q := "How does Bob want to be contacted? his card is 5500005555555559, password=Hunter2!xyz, ID 110101199003074514, " +
+			"his other card ٤١١١١١١١١١١١١١١١, mail bоb.smith@example.cоm"
 		if err := l.Append(ctx, memory.RecallRecord{At: time.Now(), Tenant: tenant, UserID: "bob", Query: q}); err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ func TestRecallLogMasksTheQuestion(t *testing.T) {
 		if err != nil || len(got) != 1 {
 			t.Fatalf("RecentRecalls: %v, %d", err, len(got))
 		}
-		for _, secret := range []string{"5500005555555559", "Hunter2!xyz", "110101199003074514"} {
+		for _, secret := range []string{"5500005555555559", "Hunter2!xyz", "110101199003074514", "١١١١١١", "smith@"} {
 			if strings.Contains(got[0].Query, secret) {
 				t.Errorf("the logged question keeps %q: %s", secret, got[0].Query)
 			}
