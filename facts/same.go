@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Same reports whether text b restates text a: the same text once
@@ -39,10 +41,15 @@ func digest(s string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// normalise keeps only letters and digits, lower-cased and width-folded.
+// Composed returns s in its composed form (NFC), which looks the same:
+// text stored composed compares alike whichever way its accents were typed.
+func Composed(s string) string { return norm.NFC.String(s) }
+
+// normalise keeps only letters and digits, lower-cased, composed and
+// width-folded.
 func normalise(s string) string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(foldWidth(s)) {
+	for _, r := range strings.ToLower(foldWidth(Composed(s))) {
 		if unicode.IsLetter(r) || unicode.IsNumber(r) {
 			b.WriteRune(r)
 		}

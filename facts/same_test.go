@@ -35,16 +35,17 @@ func TestSameFact(t *testing.T) {
 		cosine float64
 		want   bool
 	}{
-		{"Alice prefers tea.", "alice PREFERS tea!", 0, true},       // same text, whatever the vectors
-		{"用户喜欢简短的回答。", "用户喜欢简短的回答", 0, true},                        // punctuation
-		{"budget 100k", "budget 150k", 0.99, false},                 // numbers differ
-		{"budget 100k", "the budget is 100k", 0.9, true},            // same numbers, alike
-		{"budget 100k", "the budget is 100k", 0.5, false},           // same numbers, not alike enough
-		{"Alice likes tea", "Alice likes coffee", 0.7, false},       // below the threshold
-		{"预算十万", "预算十五万", 0.99, false},                              // Chinese numerals
-		{"order 4411 is late", "order 4411 is late!", 0.2, true},    // same text
-		{"Alice likes tea", "Alice really likes tea", 0.95, true},   // paraphrase
-		{"Alice likes tea", "Alice really likes tea", 0.859, false}, // just under
+		{"Alice prefers tea.", "alice PREFERS tea!", 0, true},                 // same text, whatever the vectors
+		{"Lunch at Café Müller", "Lunch at Cafe\u0301 Mu\u0308ller", 0, true}, // composed and decomposed accents
+		{"用户喜欢简短的回答。", "用户喜欢简短的回答", 0, true},                                  // punctuation
+		{"budget 100k", "budget 150k", 0.99, false},                           // numbers differ
+		{"budget 100k", "the budget is 100k", 0.9, true},                      // same numbers, alike
+		{"budget 100k", "the budget is 100k", 0.5, false},                     // same numbers, not alike enough
+		{"Alice likes tea", "Alice likes coffee", 0.7, false},                 // below the threshold
+		{"预算十万", "预算十五万", 0.99, false},                                        // Chinese numerals
+		{"order 4411 is late", "order 4411 is late!", 0.2, true},              // same text
+		{"Alice likes tea", "Alice really likes tea", 0.95, true},             // paraphrase
+		{"Alice likes tea", "Alice really likes tea", 0.859, false},           // just under
 	}
 	// memory.DefaultDuplicateThreshold, which memory cannot lend this package.
 	const threshold = 0.86

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -97,7 +98,44 @@ func decodeStrict(body []byte, v any) error {
 	if holdsNUL(body) {
 		return &badRequest{"invalid_argument", `a string of the request holds a NUL character (\u0000)`}
 	}
+	if loneSurrogate(body) {
+		return &badRequest{"invalid_utf8", `a string of the request holds half of a UTF-16 surrogate pair (such as \ud800), which is no character`}
+	}
 	return nil
+}
+
+// loneSurrogate reports whether an escape of the JSON text (valid JSON: a
+// backslash is always an escape) is half of a surrogate pair without its
+// other half. Decoding turns one into U+FFFD without a word, so that what
+// was stored is not what was sent.
+func loneSurrogate(body []byte) bool {
+	half := func(i int) rune { // the surrogate escaped at body[i:], or 0
+		if i+6 > len(body) || body[i+1] != 'u' {
+			return 0
+		}
+		v, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		if err != nil || v < 0xd800 || v > 0xdfff {
+			return 0
+		}
+		return rune(v)
+	}
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		switch r := half(i); {
+		case r >= 0xdc00: // a low half with no high one before it
+			return true
+		case r != 0:
+			if next := half(i + 6); next < 0xdc00 || i+6 >= len(body) || body[i+6] != '\\' {
+				return true
+			}
+			i += 11 // the pair
+		default:
+			i++ // \n, \", \\ and every other escape
+		}
+	}
+	return false
 }
 
 // holdsNUL reports whether a string of the JSON text, key or value, holds

@@ -131,6 +131,41 @@ func TestDecodeStrictRefusesNUL(t *testing.T) {
 	}
 }
 
+// Half of a UTF-16 surrogate pair, escaped, is no character: refused as
+// invalid UTF-8 rather than stored as U+FFFD. A whole pair, and the
+// escape's text written with an escaped backslash, are not.
+func TestDecodeStrictRefusesLoneSurrogates(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		refused    bool
+	}{
+		{"a high half", `{"content":"likes \ud800 teal"}`, true},
+		{"a low half", `{"content":"\udfff"}`, true},
+		{"a high half at the end", `{"content":"x\uD83D"}`, true},
+		{"two high halves", `{"content":"\ud83d\ud83d"}`, true},
+		{"a high half before another escape", `{"content":"\ud83d\n"}`, true},
+		{"in a key", `{"labels":{"\ud800":"1"}}`, true},
+		{"a whole pair", `{"content":"\ud83d\ude00 and \uD83D\uDE00"}`, false},
+		{"the escape as text", `{"content":"C:\\ud800"}`, false},
+		{"other escapes", `{"content":"\u00e9\n\"\\\/"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v struct {
+				Content string            `json:"content"`
+				Labels  map[string]string `json:"labels"`
+			}
+			err := decodeStrict([]byte(tc.json), &v)
+			var bad *badRequest
+			if got := errors.As(err, &bad) && bad.code == "invalid_utf8"; got != tc.refused {
+				t.Errorf("err = %v, refused %v, want %v", err, got, tc.refused)
+			}
+			if tc.refused != (Refusal([]byte(tc.json)) != "") {
+				t.Errorf("Refusal = %q, want refused %v", Refusal([]byte(tc.json)), tc.refused)
+			}
+		})
+	}
+}
+
 func TestIfMatchOf(t *testing.T) {
 	for _, tc := range []struct {
 		values []string

@@ -258,14 +258,17 @@ func (a *api) serveMCP(c *gin.Context) error {
 }
 
 // Refusal says why the REST API would refuse a JSON body that parses (a key
-// one object names twice, a string holding NUL), or "": the MCP endpoint
-// refuses such a body as decodeStrict does.
+// one object names twice, a string holding NUL or half a surrogate pair),
+// or "": the MCP endpoint refuses such a body as decodeStrict does.
 func Refusal(body []byte) string {
 	if k := duplicateKey(body); k != "" {
 		return fmt.Sprintf("unmarshal: the key %q is given twice in one object", k)
 	}
 	if holdsNUL(body) {
 		return `a string holds a NUL character (\u0000)`
+	}
+	if loneSurrogate(body) {
+		return `a string holds half of a UTF-16 surrogate pair (such as \ud800), which is no character`
 	}
 	return ""
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // About reports whether question asks about the person recall serves:
@@ -376,8 +378,11 @@ func (p Person) spans(question string) [][2]int {
 // possessive included ("did Alice have a problem with her chairs?" for user
 // alice). Recall searches one user's memories, most of which name that
 // user, so the name says nothing about which of them is meant; left in, it
-// pulls the question towards the user's shortest memories.
+// pulls the question towards the user's shortest memories. The question
+// comes back composed (NFC), as stored memories are: "Café" typed with a
+// combining accent searches as the one written precomposed.
 func Unnamed(question string, who Person) string {
+	question = norm.NFC.String(question)
 	spans := who.spans(question)
 	if len(spans) == 0 {
 		return question

@@ -221,6 +221,8 @@ func TestUnnamed(t *testing.T) {
 		{"tell me my preferences", "alice", "tell me my preferences"},
 		{"how is u07 doing", "u07", "how is doing"},
 		{"anything", "", "anything"},
+		{"lunch at Cafe\u0301 Mu\u0308ller?", "alice", "lunch at Caf\u00e9 M\u00fcller?"}, // composed, as memories are stored
+		{"did Alice\u0301 call?", "alice", "did Alic\u00e9 call?"},
 	}
 	for _, tt := range tests {
 		if got := intent.Unnamed(tt.q, intent.Person{ID: tt.user}); got != tt.want {

@@ -64,3 +64,12 @@ type GuardError struct {
 func (e *GuardError) Error() string {
 	return fmt.Sprintf("%s holds %s, which this tenant's guard policy does not let be remembered", e.Field, strings.Join(e.Kinds, ", "))
 }
+
+// prefixField names the batch item an error is about.
+func prefixField(err error, i, n int) error {
+	var inv *InvalidError
+	if n > 1 && errors.As(err, &inv) {
+		return Invalid(fmt.Sprintf("memories[%d].%s", i, inv.Field), inv.Reason)
+	}
+	return err
+}

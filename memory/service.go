@@ -3,7 +3,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"mneme/facts"
 )
 
 // Limits on what a client may send.
@@ -244,6 +245,8 @@ func Invisible(r rune) bool {
 var invisibles = []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point}
 
 func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error) {
+	// Text that looks alike is stored alike: one form of "é", one slot.
+	n.Content, n.Kind, n.Key = facts.Composed(n.Content), facts.Composed(n.Kind), facts.Composed(n.Key)
 	tenant := cmp.Or(n.Tenant, p.Tenant)
 	agent := n.AgentID
 	if agent == "" && p.Kind == KindAgent {
@@ -281,8 +284,8 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
 	case !slices.Contains(Types, n.Type):
 		return Memory{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
-	case strings.TrimSpace(n.Content) == "":
-		return Memory{}, Invalid("content", "must not be empty")
+	case strings.TrimFunc(n.Content, func(r rune) bool { return unicode.IsSpace(r) || Invisible(r) }) == "":
+		return Memory{}, Invalid("content", "must not be empty or blank")
 	case !utf8.ValidString(n.Content) || strings.ContainsRune(n.Content, 0):
 		return Memory{}, Invalid("content", "must be valid UTF-8 without NUL characters")
 	case utf8.RuneCountInString(n.Content) > MaxContentChars:
@@ -591,13 +594,4 @@ func unit(field string, v *float64, def float64) (float64, error) {
 		return 0, Invalid(field, "must be between 0 and 1")
 	}
 	return *v, nil
-}
-
-// prefixField names the batch item an error is about.
-func prefixField(err error, i, n int) error {
-	var inv *InvalidError
-	if n > 1 && errors.As(err, &inv) {
-		return Invalid(fmt.Sprintf("memories[%d].%s", i, inv.Field), inv.Reason)
-	}
-	return err
 }

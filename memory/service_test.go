@@ -126,6 +126,8 @@ func TestCreateValidation(t *testing.T) {
 		{"type wrong case", agentSupport, func(n *NewMemory) { n.Type = "Semantic" }, "type"},
 		{"content empty", agentSupport, func(n *NewMemory) { n.Content = "" }, "content"},
 		{"content blank", agentSupport, func(n *NewMemory) { n.Content = " \t\n " }, "content"},
+		{"content of Hangul fillers", agentSupport, func(n *NewMemory) { n.Content = "\u3164\u3164" }, "content"},
+		{"content of invisible marks and spaces", agentSupport, func(n *NewMemory) { n.Content = "\u200b \u2800\u3000\ufe0f" }, "content"},
 		{"content invalid UTF-8", agentSupport, func(n *NewMemory) { n.Content = "tea \xff\xfe" }, "content"},
 		{"content with a NUL", agentSupport, func(n *NewMemory) { n.Content = "tea \x00 coffee" }, "content"},
 		{"content too long", agentSupport, func(n *NewMemory) { n.Content = strings.Repeat("é", MaxContentChars+1) }, "content"},
@@ -181,6 +183,21 @@ func entities(n int) []Entity {
 		out[i] = Entity{ID: fmt.Sprintf("product:p%d", i), Kind: "product", Name: fmt.Sprintf("P%d", i)}
 	}
 	return out
+}
+
+// Text that looks alike is stored alike: content, kind and key are kept
+// composed (NFC), whichever way their accents were typed.
+func TestCreateComposesText(t *testing.T) {
+	f := newFixture(t, RecallConfig{})
+	n := validNew()
+	n.Content, n.Kind, n.Key = "Alice orders from Cafe\u0301 Mu\u0308ller.", "cafe\u0301", "cafe\u0301_owner"
+	got, err := create(context.Background(), f.svc, agentSupport, []NewMemory{n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := got[0]; m.Content != "Alice orders from Caf\u00e9 M\u00fcller." || m.Kind != "caf\u00e9" || m.Key != "caf\u00e9_owner" {
+		t.Errorf("stored %q, kind %q, key %q; want them composed", m.Content, m.Kind, m.Key)
+	}
 }
 
 func TestCreateAcceptsLimits(t *testing.T) {
