@@ -112,11 +112,12 @@ func (s *Service) CloseSession(ctx context.Context, p memory.Principal, id strin
 // that records the conversation — when, how long, what it was about —
 // without repeating values a later conversation may supersede. A session
 // with nothing worth remembering leaves nothing; what policy does not let
-// the owner write is left out and counted. Retrying is safe: every
-// memory carries an idempotency key derived from the session. The caller
-// makes sure this replica decides with the tenant's current policy and
-// grants: a request has synced its tenant already; the expiry worker, which
-// runs outside a request, syncs it first (see app).
+// the owner write, and what the tenant's quota has no room for, is left
+// out and counted. Retrying is safe: every memory carries an idempotency
+// key derived from the session. The caller makes sure this replica decides
+// with the tenant's current policy and grants: a request has synced its
+// tenant already; the expiry worker, which runs outside a request, syncs it
+// first (see app).
 func (s *Service) EndSession(ctx context.Context, sess memory.Session) (memory.CloseResult, error) {
 	found, err := s.extract.Extract(ctx, sess.Turns)
 	if err != nil {
@@ -136,9 +137,54 @@ func (s *Service) EndSession(ctx context.Context, sess memory.Session) (memory.C
 		found[i].IdempotencyKey = fmt.Sprintf("%s:%d", idem, i)
 	}
 	// A session must end, or its turns would outlive it: what the guard
-	// refuses is left out and counted (createUnguarded).
-	res, err := s.createUnguarded(ctx, sess.Owner, found)
+	// refuses is left out and counted (createUnguarded), and so is what the
+	// tenant's quota has no room for.
+	res, err := s.createWithinQuota(ctx, sess, found)
 	return memory.CloseResult{SessionID: sess.ID, IngestResult: res}, err
+}
+
+// ReasonQuota is a close's IngestResult.Reason when the tenant's quota had
+// no room for all the conversation held.
+const ReasonQuota = "the tenant's quota has no room for all the conversation held: what did not fit was left out and counted in refused"
+
+// createWithinQuota writes found as createUnguarded does. When the tenant's
+// quota has no room for all of it, it writes what fits, in the order found,
+// in ever smaller parts, and leaves out and counts the rest: refusing the
+// close would leave the session claimed, and retrying it at a full quota
+// would never end it. Each part is admitted on its own, so a part written
+// is never counted again by a later one.
+func (s *Service) createWithinQuota(ctx context.Context, sess memory.Session, found []memory.NewMemory) (memory.IngestResult, error) {
+	res, err := s.createUnguarded(ctx, sess.Owner, found)
+	var over *memory.QuotaError
+	if !errors.As(err, &over) {
+		return res, err
+	}
+	res = memory.IngestResult{Memories: []memory.Memory{}}
+	rest, size := found, len(found)/2
+	for len(rest) > 0 && size > 0 {
+		n := min(size, len(rest))
+		part, err := s.createUnguarded(ctx, sess.Owner, rest[:n])
+		if errors.As(err, &over) {
+			size /= 2
+			continue
+		} else if err != nil {
+			return memory.IngestResult{}, err
+		}
+		res.Memories = append(res.Memories, part.Memories...)
+		res.Refused += part.Refused
+		rest = rest[n:]
+	}
+	if len(rest) > 0 {
+		res.Refused += len(rest)
+		res.Reason = ReasonQuota
+		// Nobody may be waiting for the answer: the expiry worker ends
+		// sessions too.
+		s.log.WarnContext(ctx, "session ended at its tenant's quota; what did not fit was left out",
+			"tenant", sess.Tenant, "session", sess.ID, "left_out", len(rest), "err", over)
+	} else if len(res.Memories) == 0 && res.Refused > 0 {
+		res.Reason = ReasonRefused
+	}
+	return res, nil
 }
 
 // unguarded keeps the memories of found the write guard does not refuse

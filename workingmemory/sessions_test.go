@@ -87,6 +87,9 @@ type creator struct {
 	deny       func(p memory.Principal, n memory.NewMemory) bool
 	authorized []authorized
 	applied    []memory.Job
+	// room, when set, is how many memories the tenant's quota has room
+	// for; a write of more is refused whole, as the memory service does.
+	room *int
 }
 
 type authorized struct {
@@ -100,6 +103,12 @@ func (c *creator) Write(_ context.Context, p memory.Principal, in []memory.NewMe
 		if c.deny != nil && c.deny(p, n) {
 			return nil, memory.ErrForbidden // the batch is all or nothing
 		}
+	}
+	if c.room != nil {
+		if len(in) > *c.room {
+			return nil, &memory.QuotaError{Quota: "memories", Limit: 10}
+		}
+		*c.room -= len(in)
 	}
 	c.as = append(c.as, p)
 	c.got = append(c.got, in...)
@@ -226,6 +235,62 @@ func TestCloseSessionKeepsWhatPolicyAllows(t *testing.T) {
 			if !slices.Equal(kept, tt.kept) || res.Refused != tt.refused || res.Reason != tt.reason || len(f.sessions.finished) != 1 {
 				t.Errorf("close kept %v, refused %d, reason %q, finished %v; want %v, %d, %q and the session finished",
 					kept, res.Refused, res.Reason, f.sessions.finished, tt.kept, tt.refused, tt.reason)
+			}
+		})
+	}
+}
+
+// TestCloseSessionWithinQuota: a session ends even when the tenant's quota
+// has no room for all it holds: what fits is written, in the order found,
+// and the rest is left out and counted.
+func TestCloseSessionWithinQuota(t *testing.T) {
+	found := []memory.NewMemory{
+		{Type: memory.TypeSemantic, Kind: "budget", Key: "budget", Content: "Budget 150,000"},
+		{Type: memory.TypeProfile, Kind: "preference", Key: "contact_channel", Content: "I prefer email"},
+		{Type: memory.TypeSemantic, Kind: "note", Content: "Walrus Logistics is in Dalian"},
+	}
+	tests := []struct {
+		name    string
+		room    int
+		kept    []string // kinds written, in order
+		refused int
+		reason  string
+	}{
+		{"room for all", 4, []string{"budget", "preference", "note", memory.KindSession}, 0, ""},
+		{"room for three", 3, []string{"budget", "preference", "note"}, 1, ReasonQuota},
+		{"room for one", 1, []string{"budget"}, 3, ReasonQuota},
+		{"no room", 0, nil, 4, ReasonQuota},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, found)
+			f.created.room = &tt.room
+			ctx := context.Background()
+			if _, err := f.svc.AppendTurns(ctx, agentSupport, "s-1", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+				{Role: memory.RoleUser, Content: "Budget 150k. I prefer email. Walrus Logistics is in Dalian."},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := f.svc.CloseSession(ctx, agentSupport, "s-1")
+			if err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			var kept []string
+			for _, m := range res.Memories {
+				kept = append(kept, m.Kind)
+			}
+			if !slices.Equal(kept, tt.kept) || res.Refused != tt.refused || res.Reason != tt.reason {
+				t.Errorf("close kept %v, refused %d, reason %q; want %v, %d, %q", kept, res.Refused, res.Reason, tt.kept, tt.refused, tt.reason)
+			}
+			if !slices.Equal(f.sessions.finished, []string{"s-1"}) {
+				t.Errorf("finished %v, want the session ended", f.sessions.finished)
+			}
+			seen := map[string]bool{}
+			for _, m := range f.created.got {
+				if seen[m.IdempotencyKey] {
+					t.Errorf("%s written twice", m.IdempotencyKey)
+				}
+				seen[m.IdempotencyKey] = true
 			}
 		})
 	}
