@@ -3,12 +3,14 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"mneme/app"
 	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/internal/testenv"
@@ -339,6 +341,91 @@ func TestSessionWithASecretStillEnds(t *testing.T) {
 		if strings.Contains(m.Content, "Stuck123") || strings.Contains(m.Content, "Tr0ub4dor") {
 			t.Errorf("stored %q", m.Content)
 		}
+	}
+}
+
+// A session always ends at its tenant's quota too: what fits is written,
+// the rest is left out and counted, and the session with its turns is
+// gone, when it is closed and when it expires; it used to be refused 403
+// and left claimed, to be retried by the expiry worker for as long as the
+// tenant stayed at its quota.
+func TestSessionAtTheQuotaStillEnds(t *testing.T) {
+	f := apptest.StartWith(t, func(c *app.Config) { c.Limits.QuotaMemories = 3 })
+	for _, content := range []string{"Alice's invoices go to the Lyon office", "Alice pays by bank transfer within 30 days"} {
+		write(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: content})
+	}
+	bot := f.Client(t, "support-bot")
+	gone := func(step, id string) {
+		t.Helper()
+		if _, err := bot.Session(t.Context(), id); client.Code(err) != "not_found" {
+			t.Errorf("%s: session %s: %v, want not_found", step, id, err)
+		}
+		if _, err := bot.CloseSession(t.Context(), id); client.Code(err) != "not_found" {
+			t.Errorf("%s: closing %s again: %v, want not_found", step, id, err)
+		}
+	}
+	turns := userTurns("Please don't call me after 6 pm, email is better.")
+
+	// Room for one of its two memories (the preference and the record).
+	appendTurns(t, f, "support-bot", "quota-1", client.AppendRequest{UserID: "bob", Turns: turns})
+	closed, err := bot.CloseSession(t.Context(), "quota-1")
+	if err != nil {
+		t.Errorf("close with room for one: %v", err)
+	}
+	if len(closed.Memories) != 1 || closed.Memories[0].Kind != "constraint" || closed.Refused != 1 || closed.Reason != workingmemory.ReasonQuota {
+		t.Errorf("close with room for one = %+v, want the preference kept and the record refused for the quota", closed)
+	}
+	gone("room for one", "quota-1")
+
+	// No room at all.
+	appendTurns(t, f, "support-bot", "quota-2", client.AppendRequest{UserID: "bob", Turns: turns})
+	closed, err = bot.CloseSession(t.Context(), "quota-2")
+	if err != nil {
+		t.Errorf("close at the quota: %v", err)
+	}
+	if len(closed.Memories) != 0 || closed.Refused != 2 || closed.Reason != workingmemory.ReasonQuota {
+		t.Errorf("close at the quota = %+v, want nothing kept and two refused for the quota", closed)
+	}
+	gone("at the quota", "quota-2")
+	// Its id is free again: a new session opens under it.
+	if s := appendTurns(t, f, "support-bot", "quota-2", client.AppendRequest{UserID: "bob", Turns: userTurns("Hello again")}); len(s.Turns) != 1 {
+		t.Errorf("reopened session has %d turns, want 1", len(s.Turns))
+	}
+	if n := stored(t, f); n != 3 {
+		t.Errorf("%d memories stored, want the quota's 3", n)
+	}
+}
+
+// A session that expires at its tenant's quota ends on the expiry worker's
+// first try, where the worker used to retry it every lease for as long as
+// the tenant stayed at its quota.
+func TestSessionExpiryAtTheQuotaEnds(t *testing.T) {
+	f := apptest.StartWith(t, func(c *app.Config) { c.Limits.QuotaMemories = 1 })
+	write(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice's invoices go to the Lyon office"})
+	appendTurns(t, f, "support-bot", "quota-3", client.AppendRequest{UserID: "bob", TTLSeconds: 20, Turns: userTurns(
+		"Please don't call me after 6 pm, email is better.",
+	)})
+	var logs strings.Builder
+	expirer := session.NewExpirer(f.App.Sessions, session.ExpirerOptions{
+		End: func(ctx context.Context, s memory.Session) error {
+			_, err := f.App.Working.EndSession(ctx, s)
+			return err
+		},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Now:    func() time.Time { return time.Now().Add(25 * time.Second) },
+	})
+	if _, err := expirer.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "will retry") {
+		t.Errorf("the expiry worker will retry: %s", logs.String())
+	}
+	bot := f.Client(t, "support-bot")
+	if _, err := bot.Session(t.Context(), "quota-3"); client.Code(err) != "not_found" {
+		t.Errorf("session after its TTL: %v, want not_found", err)
+	}
+	if n := stored(t, f); n != 1 {
+		t.Errorf("%d memories stored, want the quota's 1", n)
 	}
 }
 
