@@ -347,7 +347,9 @@ type CloseResult struct {
 type IngestResult struct {
 	Memories []Memory `json:"memories"`
 	Reason   string   `json:"reason,omitempty"`
-	// Refused counts what policy does not let the caller write, left out.
+	// Refused counts what was left out: what policy does not let the
+	// caller write, what the write guard refuses, and, at a session's
+	// close, what the tenant's quota has no room for.
 	Refused int `json:"refused,omitempty"`
 }
 

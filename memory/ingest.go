@@ -45,10 +45,10 @@ type IngestRequest struct {
 // IngestResult says what an ingestion (or a session's close) stored.
 type IngestResult struct {
 	Memories []Memory `json:"memories"`
-	// Reason explains an empty result.
+	// Reason explains an empty result, or what the quota left out.
 	Reason string `json:"reason,omitempty"`
-	// Refused counts what the conversation held that policy does not let
-	// the writer write (an end user writes profile and episodic memories,
-	// not notes): left out, rather than losing the rest.
+	// Refused counts what was left out rather than lose the rest: what
+	// policy does not let the writer write (an end user's notes), what the
+	// guard refuses and, at a session's close, what the quota cannot hold.
 	Refused int `json:"refused,omitempty"`
 }
