@@ -41,6 +41,11 @@ func About(question string, who Person) bool {
 	for _, h := range zhHowTo {
 		q = strings.TrimPrefix(q, h)
 	}
+	// What we do to the user, asked by the user: "你们给我回消息的时候写多
+	// 长合适", "你们几点以后别给我打电话".
+	if zhTowardMe.MatchString(q) {
+		return true
+	}
 	q = recipient.ReplaceAllString(q, " ")
 	for _, r := range zhRecipient {
 		q = strings.ReplaceAll(q, r, " ")
@@ -50,6 +55,10 @@ func About(question string, who Person) bool {
 	}
 	return person.MatchString(q) || containsAny(otherThis.ReplaceAllString(q, " "), zhPerson)
 }
+
+// zhTowardMe is the business (你们) reaching, answering or serving the
+// speaker; not asking a favour of it ("你们能给我推荐个餐厅吗").
+var zhTowardMe = regexp.MustCompile(`你们.*(给我(回|发|打|写|送)|(跟|和)我(联系|沟通|说|讲)|联系我|通知我|找我)`)
 
 // otherThis is 这家 or 这位 before what cannot be the customer: a shop, a
 // restaurant, a celebrity ("这家店的红烧肉好吃不", "这位明星最近怎么样").
@@ -141,8 +150,8 @@ func General(text string) bool {
 }
 
 var (
-	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette)\b`)
-	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事", "别人", "礼貌"}
+	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette|translate|how long does (a|an) \w+ take)\b`)
+	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事", "别人", "礼貌", "翻译", "怎么开通", "如何开通"}
 )
 
 var (
@@ -275,7 +284,7 @@ var (
 
 var (
 	zhQuestion = []string{"吗", "什么", "啥", "哪", "怎么", "咋", "怎样", "多少", "几", "谁", "是否", "有没有", "要不要", "会不会", "呢", "如何", "多久", "为什么", "多长", "是不是",
-		"多细", "多短", "多快", "多早", "多晚", "多远", "多大"}
+		"多细", "多短", "多快", "多早", "多晚", "多远", "多大", "多详细", "多正式"}
 	// zhTag ends a sentence as a question: 利索不, 到了没, 记着的吧, 对吧.
 	zhTag    = []string{"不", "没", "没有", "对吧", "是吧", "的吧", "没错吧"}
 	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家", "女士", "先生", "小姐"}

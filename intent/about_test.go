@@ -93,6 +93,9 @@ func TestGeneral(t *testing.T) {
 		{"whats the going rate for trucking to Chengdu", true},
 		{"is it rude to call someone after 6 pm?", true},
 		{"晚上给别人打电话礼貌吗", true},
+		{"how long does an email take to arrive", true},
+		{"微信支付怎么开通", true},
+		{"可以帮我翻译一下hello吗", true},
 		{"她的账期是多少", false},
 		{"What are her payment terms?", false},
 		{"什么时候送货比较好？", false},
@@ -141,6 +144,10 @@ func TestAbout(t *testing.T) {
 		// Questions about the speaker or the person an agent serves.
 		{"Who is my employer?", "u04", true},
 		{"What's the best way to get hold of me?", "u01", true},
+		{"你们给我回消息的时候写多长合适", "", true},
+		{"你们几点以后别给我打电话", "", true},
+		{"我喜欢多详细的回答", "", true},
+		{"你们能给我推荐个餐厅吗", "", false}, // a favour asked, nothing of the speaker's
 		{"Did I ask when you are open during the festive season?", "u01", true},
 		{"does she still want the short answers", "", true},
 		{"How should we contact Alice?", "alice", true},

@@ -107,7 +107,9 @@ var rules = []rule{
 	// "下单习惯" for themselves.
 	{name: "purchases", kinds: []string{"company", "order_status"}, cues: []string{
 		"what goods", "what products", "usually buy", "usually order", "what do i buy", "what does she buy", "what does he buy", "what do they buy",
-		"my usual", "normally get", "usually get", "normally buy", "normally order",
+		// Not "usually get" alone: "how do you usually get hold of me?".
+		"my usual", "normally get from", "usually get from", "usually gets", "normally gets", "what do i usually get", "what does she usually get",
+		"what does he usually get", "what do they usually get", "normally buy", "normally order",
 		"采购什么", "买什么东西", "主要买", "平时买", "都买什么", "一般买", "一般订", "订些什么", "买些什么",
 		"buying habit*", "ordering habit*", "purchasing habit*", "下单习惯", "下单有什么习惯", "下单的习惯", "采购习惯", "订货习惯",
 		"stock up on", "what she buys", "what he buys", "what they buy", "买些啥", "都买啥",
@@ -156,6 +158,9 @@ var rules = []rule{
 		"regulation*", "guideline*", "requirement*", "allowed", "permitted", "approv*", "sign-off", "sign off", "signs off",
 		"how do i handle", "how should i handle", "how to handle", "how do we handle", "what do i do when", "what should i do when", "what to do when",
 		"规矩", "规则", "流程", "规定", "审批", "批准", "谁批", "允许", "制度", "规章", "怎么处理", "如何处理", "该怎么办", "怎么算", "如何计算", "收费标准",
+		// What a rule settles, said as people say it: who nods a big order
+		// through, whether opened goods go back, what delivery costs.
+		"点头", "拍板", "说了算", "还能退", "能退吗", "能不能退", "do we charge", "charge for",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
 		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty", "status level", "my level",
@@ -194,7 +199,7 @@ var rules = []rule{
 		"deliver*", "ship", "ship to", "shipping address", "ship-to", "address", "when to send", "where to send",
 		"send the goods", "send the order", "drop off", "drop stuff off", "drop things off", "drop it off", "send goods", "sending goods", "sending the goods", "dispatch to", "receiving", "receive the goods",
 		"送货", "配送", "收货", "地址", "送到哪", "几点送", "寄到", "寄给", "发到哪", "发货到", "送到", "送去", "什么时候送",
-		"truck", "lorry", "van arrive", "arrive at her", "arrive at his", "arrive at my", "arrive at their", "几点到", "要货",
+		"truck", "trucks", "lorry", "lorries", "gate", "loading bay", "dock", "卸货", "van arrive", "arrive at her", "arrive at his", "arrive at my", "arrive at their", "几点到", "要货",
 	}},
 	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
 		"invoice*", "billing", "billed", "be billed", "bill me", "bill us", "bill her", "bill him", "bill them", "receipt*", "fapiao",
@@ -239,7 +244,7 @@ var rules = []rule{
 		"我的订单", "她的订单", "他的订单", "客户的订单", "顾客的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单", "订了些啥", "订了啥", "订了什么", "买了些啥",
 	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
-		"my company", "my employer", "employer", "occupation", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",
+		"my company", "my employer", "employer", "occupation", "job title", "my title", "my position", "职位", "职务", "头衔", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",
 		"profession", "where do i work", "who do i work for", "which company", "work for", "works for", "who are they",
 		"管啥的", "管什么的", "负责什么", "负责啥",
 		"works at", "work at", "for a living", "which outfit", "what outfit",

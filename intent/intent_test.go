@@ -11,6 +11,11 @@ func TestDetect(t *testing.T) {
 		want []string // intent names, in rule order
 	}{
 		{"tell me my preferences", []string{"preferences"}},
+		{"How do you usually get hold of me?", []string{"contact"}},
+		{"what's my job title", []string{"company"}},
+		{"which gate do trucks go to?", []string{"delivery"}},
+		{"大单要谁点头？", []string{"rule_lookup"}},
+		{"东西拆了还能退吗", []string{"rule_lookup"}},
 		{"quick rundown on this customer pls", []string{"about_me"}},
 		{"这人啥情况，给我大概讲讲", []string{"about_me"}},
 		{"remind me who she is, like her role n where she works", []string{"about_me", "company"}},
