@@ -141,6 +141,7 @@ var rules = []rule{
 		"who she is", "who he is", "who they are", "rundown", "run-down", "overview", "fill me in", "brief me", "background on",
 		"什么来头", "啥来头", "大概讲讲", "介绍一下",
 		"got on me", "have on me", "have on file", "记下的", "帮我记", "让你们记", "掌握了",
+		"notes on me", "notes on her", "notes on him", "notes on them", "lowdown", "low-down", "the scoop on",
 	}},
 	// Rules the usual way: "as usual" names no subject, so every current
 	// rule and procedure answers it.

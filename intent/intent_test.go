@@ -12,6 +12,8 @@ func TestDetect(t *testing.T) {
 	}{
 		{"tell me my preferences", []string{"preferences"}},
 		{"How do you usually get hold of me?", []string{"contact"}},
+		{"any notes on me?", []string{"about_me"}},
+		{"give me the lowdown on this guy", []string{"about_me"}},
 		{"what's my job title", []string{"company"}},
 		{"which gate do trucks go to?", []string{"delivery"}},
 		{"大单要谁点头？", []string{"rule_lookup"}},
