@@ -20,10 +20,7 @@ func hiddenByStyle(style string) bool {
 // Inline styles as pages hide text with them, spelled every way a browser
 // accepts, and styles that leave the text in sight.
 func TestHiddenByStyle(t *testing.T) {
-	tests := []struct {
-		style string
-		want  bool
-	}{
+	checkStyles(t, []styleCase{
 		{"display:none", true},
 		{"DISPLAY: None !important", true},
 		{"display:/**/none", true},
@@ -59,7 +56,19 @@ func TestHiddenByStyle(t *testing.T) {
 		{"font-size:1rem", false}, {"font-size:.875rem", false}, {"font-size:.8rem", false}, {"font-size:2px", false},
 		{"font-size:80%", false}, {"font-size:x-small", false}, {"font-size:calc(1rem + 1px)", false}, {"opacity:calc(0.5)", false},
 		{"", false}, {"garbage;;:;", false},
-	}
+	})
+}
+
+// pageCase is a page, the words a reader of it sees, and the words its
+// styles hide (no word a part of another).
+// styleCase is an inline style and whether it hides its element's text.
+type styleCase struct {
+	style string
+	want  bool
+}
+
+func checkStyles(t *testing.T, tests []styleCase) {
+	t.Helper()
 	for _, tt := range tests {
 		if got := hiddenByStyle(tt.style); got != tt.want {
 			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
@@ -67,8 +76,6 @@ func TestHiddenByStyle(t *testing.T) {
 	}
 }
 
-// pageCase is a page, the words a reader of it sees, and the words its
-// styles hide (no word a part of another).
 type pageCase struct {
 	name, page  string
 	shown, gone []string
@@ -235,10 +242,7 @@ func TestMath(t *testing.T) {
 // the page paints it) is hidden; a background clipped to the text, or an
 // outline, draws it.
 func TestColours(t *testing.T) {
-	tests := []struct {
-		style string
-		want  bool
-	}{
+	checkStyles(t, []styleCase{
 		{"color:#fff", true}, {"color:white;background:white", true}, {"color:#fefefe", true}, {"color:hsl(0, 0%, 100%)", true},
 		{"color:rgb(255 255 255 / 1)", true}, {"color:rgba(255,255,255,.5)", true}, {"color:snow", true}, {"color:rgba(0,0,0,0.03)", true},
 		{"color:black;background:black", true}, {"color:#123;background-color:#123", true}, {"color:red;background:currentcolor", true},
@@ -258,12 +262,7 @@ func TestColours(t *testing.T) {
 		{"color:white;-webkit-text-stroke-width:2px;-webkit-text-stroke-color:black", false},
 		{"color:oklch(0.5 0 0)", false}, {"color:lab(50 0 0)", false}, {"color:CanvasText;background:Canvas", false},
 		{"color:color-mix(in srgb, white 50%, black)", false}, {"color:light-dark(#fff, #000)", false},
-	}
-	for _, tt := range tests {
-		if got := hiddenByStyle(tt.style); got != tt.want {
-			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
-		}
-	}
+	})
 	checkPages(t, []pageCase{
 		{name: "white on the white page", page: `<p>Plain</p><p style="color:#fff">Gone</p><font color="#ffffff">Font</font><font color=ffffff>Bare</font><p style="color:white;background:white">Both</p>`,
 			shown: []string{"Plain"}, gone: []string{"Gone", "Font", "Bare", "Both"}},
@@ -287,10 +286,7 @@ func TestColours(t *testing.T) {
 // scaling that shrinks text to nothing, and masks that let nothing through
 // hide what they apply to.
 func TestShapesZoomsMasks(t *testing.T) {
-	tests := []struct {
-		style string
-		want  bool
-	}{
+	checkStyles(t, []styleCase{
 		{"clip-path:polygon(0 0,0 0,0 0)", true}, {"clip-path:polygon(0 0, 100% 0, 50% 0)", true},
 		{"clip-path:polygon(evenodd, 0 0, 10px 10px, 20px 20px)", true}, {"clip-path:polygon(0 0)", true},
 		{"clip-path:ellipse(0 0)", true}, {"clip-path:ellipse(50% 0 at 50% 50%)", true},
@@ -309,12 +305,7 @@ func TestShapesZoomsMasks(t *testing.T) {
 		{"transform:scale(0.5)", false}, {"transform:scale(-1, 1)", false}, {"scale:1.2", false},
 		{"mask-image:linear-gradient(#000, transparent)", false}, {"mask-image:url(m.svg)", false},
 		{"mask-image:linear-gradient(transparent,transparent), url(m.svg)", false},
-	}
-	for _, tt := range tests {
-		if got := hiddenByStyle(tt.style); got != tt.want {
-			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
-		}
-	}
+	})
 	checkPages(t, []pageCase{
 		{name: "zooms multiply", page: `<div style="zoom:.2">Fifth<p style="zoom:.2">Gone</p><p style="font-size:16px;zoom:0.5">Tenth</p></div>`,
 			shown: []string{"Fifth"}, gone: []string{"Gone", "Tenth"}},
@@ -402,21 +393,13 @@ func TestFallbackContent(t *testing.T) {
 // A declaration whose value a browser refuses for its property is dropped
 // as if it were not written: an earlier one stands.
 func TestInvalidValues(t *testing.T) {
-	tests := []struct {
-		style string
-		want  bool
-	}{
+	checkStyles(t, []styleCase{
 		{`display:none\9`, false}, {`display:none\ `, false}, {"display:none !ie", false}, {"display:nonе", false},
 		{`display:block;display:none\9`, false}, {"visibility:hidden;visibility:hiden", true},
 		{`display:none;display:block\9`, true}, {"opacity:0;opacity:1px", true}, {"opacity:0;opacity:one", true},
 		{"font-size:-1px", false}, {"font-size:0;font-size:big", true}, {`d\ isplay:none`, false},
 		{"display:none ! important;display:block", true}, {`display:\6e one`, true}, {"display:inline flow-root;opacity:0", true},
-	}
-	for _, tt := range tests {
-		if got := hiddenByStyle(tt.style); got != tt.want {
-			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
-		}
-	}
+	})
 	checkPages(t, []pageCase{
 		{name: "in a rule", page: `<style>.h{display:none} .h{display:block\9} .s{display:none\9}</style><p class="h">Gone</p><p class="s">Seen</p>`,
 			shown: []string{"Seen"}, gone: []string{"Gone"}},
@@ -427,10 +410,7 @@ func TestInvalidValues(t *testing.T) {
 // wholly outside the window, is out of sight; offsets a browser does not
 // follow (bottom after top, right after left) do not count.
 func TestOffsets(t *testing.T) {
-	tests := []struct {
-		style string
-		want  bool
-	}{
+	checkStyles(t, []styleCase{
 		{"position:relative;top:-10000px", true}, {"position:relative;left:-10000px", true}, {"position:relative;right:9999px", true},
 		{"position:relative;bottom:50vw", true}, {"position:fixed;bottom:100%", true}, {"position:fixed;top:100vh", true},
 		{"position:fixed;left:100%", true}, {"position:fixed;top:200%", true}, {"position:fixed;right:5000px", true},
@@ -440,22 +420,14 @@ func TestOffsets(t *testing.T) {
 		{"position:relative;right:-9999px", false}, {"position:relative;left:0;right:9999px", false}, {"position:fixed;bottom:0", false},
 		{"position:fixed;top:0;bottom:100%", false}, {"position:fixed;top:90%", false}, {"position:fixed;top:450px", false},
 		{"position:absolute;bottom:100%", false}, {"position:sticky;top:-10000px", false}, {"position:static;top:-10000px", false},
-	}
-	for _, tt := range tests {
-		if got := hiddenByStyle(tt.style); got != tt.want {
-			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
-		}
-	}
+	})
 }
 
 // A transform that turns a box edge on, flattens it or, with its back face
 // hidden, turns its back to the reader hides its text; one that turns,
 // mirrors or skews it a little does not.
 func TestTransforms(t *testing.T) {
-	tests := []struct {
-		style string
-		want  bool
-	}{
+	checkStyles(t, []styleCase{
 		{"transform:rotateX(90deg)", true}, {"transform:rotateY(90deg)", true}, {"transform:rotateX(87deg)", true},
 		{"transform:rotateX(.25turn)", true}, {"transform:rotate3d(1, 0, 0, 90deg)", true}, {"transform:perspective(500px) rotateX(90deg)", true},
 		{"transform:matrix(0,0,0,0,0,0)", true}, {"transform:matrix(1, 0, 0, 0, 0, 0)", true}, {"transform:skewX(89deg)", true},
@@ -471,12 +443,7 @@ func TestTransforms(t *testing.T) {
 		{"transform:skewX(30deg)", false}, {"transform:rotateX(90deg) rotateX(-90deg)", false}, {"transform:none", false},
 		{"transform:matrix3d(1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1)", false}, {"rotate:45deg", false},
 		{"transform:matrix(0,0)", false}, {"transform:matrix3d(0)", false},
-	}
-	for _, tt := range tests {
-		if got := hiddenByStyle(tt.style); got != tt.want {
-			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
-		}
-	}
+	})
 	checkPages(t, []pageCase{
 		{name: "turned further by a parent", page: `<div style="transform:rotateX(70deg)"><p style="transform:rotateX(70deg)">Gone</p><p>Foreshortened</p></div>`,
 			shown: []string{"Foreshortened"}, gone: []string{"Gone"}},
@@ -486,21 +453,13 @@ func TestTransforms(t *testing.T) {
 // A filter that blurs text by half its size or more leaves nothing to
 // read; blurs inside one another add up.
 func TestBlur(t *testing.T) {
-	tests := []struct {
-		style string
-		want  bool
-	}{
+	checkStyles(t, []styleCase{
 		{"filter:blur(200px)", true}, {"filter:blur(8px)", true}, {"filter:blur(.5em)", true}, {"filter:grayscale(1) blur(1rem)", true},
 		{"font-size:40px;filter:blur(25px)", true}, {"transform:scale(4);filter:blur(10px)", true},
 		// In sight.
 		{"filter:blur(1px)", false}, {"filter:blur(4px)", false}, {"font-size:40px;filter:blur(10px)", false}, {"filter:blur()", false},
 		{"filter:drop-shadow(0 0 20px #000)", false}, {"backdrop-filter:blur(50px)", false},
-	}
-	for _, tt := range tests {
-		if got := hiddenByStyle(tt.style); got != tt.want {
-			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
-		}
-	}
+	})
 	checkPages(t, []pageCase{
 		{name: "nested blurs", page: `<div style="filter:blur(6px)"><p style="filter:blur(6px)">Gone</p><h1 style="font-size:40px">Heading</h1></div>`,
 			shown: []string{"Heading"}, gone: []string{"Gone"}},
@@ -511,10 +470,7 @@ func TestBlur(t *testing.T) {
 // that stands out is in sight, unless the shadow is blurred away or cast
 // off the page.
 func TestTextShadows(t *testing.T) {
-	tests := []struct {
-		style string
-		want  bool
-	}{
+	checkStyles(t, []styleCase{
 		{"color:transparent;text-shadow:0 0 0 #000", false}, {"color:#fff;text-shadow:1px 1px 2px #000", false},
 		{"color:transparent;text-shadow:#333 0 0 3px", false}, {"-webkit-text-fill-color:transparent;text-shadow:0 0 0 red", false},
 		{"color:transparent;text-shadow:0 0 0 #fff, 1px 1px 0 rgba(0,0,0,.5)", false},
@@ -523,12 +479,7 @@ func TestTextShadows(t *testing.T) {
 		{"color:transparent;text-shadow:0 0 40px #000", true}, {"color:transparent;text-shadow:-9999px 0 0 #000", true},
 		{"color:transparent;text-shadow:0 0 0 currentcolor", true}, {"color:transparent;text-shadow:0 0 0", true},
 		{"color:transparent;text-shadow:none", true}, {"color:#fff;text-shadow:1px 1px #fff", true},
-	}
-	for _, tt := range tests {
-		if got := hiddenByStyle(tt.style); got != tt.want {
-			t.Errorf("hiddenByStyle(%q) = %v, want %v", tt.style, got, tt.want)
-		}
-	}
+	})
 	checkPages(t, []pageCase{
 		{name: "inherited", page: `<div style="text-shadow:0 0 0 #000"><p style="color:transparent">Shadowed</p><p style="color:transparent;text-shadow:none">Gone</p></div>`,
 			shown: []string{"Shadowed"}, gone: []string{"Gone"}},
