@@ -76,6 +76,18 @@ func checkStyles(t *testing.T, tests []styleCase) {
 	}
 }
 
+// hides is the case of a page whose style sheet css hides, or not, the
+// paragraph of class h beside a plain one.
+func hides(name, css string, hidden bool) pageCase {
+	c := pageCase{name: name, page: "<style>" + css + "</style><p class=h>Marked</p><p>Plain</p>", shown: []string{"Plain"}}
+	if hidden {
+		c.gone = []string{"Marked"}
+	} else {
+		c.shown = append(c.shown, "Marked")
+	}
+	return c
+}
+
 type pageCase struct {
 	name, page  string
 	shown, gone []string
@@ -149,15 +161,6 @@ func TestFontSizes(t *testing.T) {
 // A rule holds where its media condition holds on a desktop browser's
 // window of some size, in some mode; text it hides on one is hidden.
 func TestMediaConditions(t *testing.T) {
-	hides := func(name, css string, hidden bool) pageCase {
-		c := pageCase{name: name, page: "<style>" + css + "</style><p class=h>Marked</p><p>Plain</p>", shown: []string{"Plain"}}
-		if hidden {
-			c.gone = []string{"Marked"}
-		} else {
-			c.shown = append(c.shown, "Marked")
-		}
-		return c
-	}
 	checkPages(t, []pageCase{
 		hides("print", "@media print{.h{display:none}}", false),
 		hides("print hides the body", "@media print{body{display:none}}", false),
@@ -557,15 +560,6 @@ func TestVars(t *testing.T) {
 // An animation that rests on a keyframe that hides (one that fills
 // forwards when it ends, a paused one on its first) hides.
 func TestAnimations(t *testing.T) {
-	hides := func(name, css string, hidden bool) pageCase {
-		c := pageCase{name: name, page: "<style>" + css + "</style><p class=h>Marked</p><p>Plain</p>", shown: []string{"Plain"}}
-		if hidden {
-			c.gone = []string{"Marked"}
-		} else {
-			c.shown = append(c.shown, "Marked")
-		}
-		return c
-	}
 	const out, in = "@keyframes out{from{opacity:1}to{opacity:0}} ", "@keyframes in{from{opacity:0}to{opacity:1}} "
 	checkPages(t, []pageCase{
 		hides("forwards", out+".h{animation:out 1s forwards}", true),
