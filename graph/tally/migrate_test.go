@@ -38,7 +38,9 @@ func TestSchemaMarksMemoriesOlderThanTallies(t *testing.T) {
 		}
 		return res.Records
 	}
-	g := graph.New(driver, graph.Options{})
+	// A server just started compiles each statement on its first use,
+	// which on a loaded machine took longer than the default 15 s.
+	g := graph.New(driver, graph.Options{Timeout: time.Minute})
 	if err := g.EnsureSchema(ctx, testenv.EmbeddingDimension); err != nil {
 		t.Fatal(err)
 	}
