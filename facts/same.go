@@ -13,10 +13,15 @@ import (
 
 // Same reports whether text b restates text a: the same text once
 // case, width, spacing and punctuation are ignored, or embeddings at least
-// threshold alike and the same numbers. Numbers decide on their own: "budget
+// threshold alike and the same numbers; never when their marks differ
+// (signs, symbols, how a number is written: "≥ 3" and "≤ 3", "+5" and
+// "-5", "5/10" and "510", "👍" and "👎"). Numbers decide on their own: "budget
 // 100k" and "budget 150k" are two facts however alike the words (the second
 // supersedes the first by key, it does not reinforce it).
 func Same(a, b string, cosine, threshold float64) bool {
+	if marks(a) != marks(b) {
+		return false
+	}
 	na, nb := normalise(a), normalise(b)
 	if na == nb {
 		return true
@@ -51,6 +56,27 @@ func normalise(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(foldWidth(Composed(s))) {
 		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// marks returns what of s normalise drops but a fact turns on, in order:
+// symbols (comparison, currency, arrows, emoji, ticks), percent signs, a
+// minus before a number and the separators inside one ("1.2", "5/10",
+// "1-3", "1:2"; not the thousands comma of "1,500").
+func marks(s string) string {
+	rs := []rune(foldWidth(s))
+	digit := func(i int) bool { return i >= 0 && i < len(rs) && unicode.IsDigit(rs[i]) }
+	var b strings.Builder
+	for i, r := range rs {
+		switch {
+		case unicode.IsSymbol(r), r == '%', r == '‰', r == '‱':
+			b.WriteRune(r)
+		case r == '-' && digit(i+1) && (i == 0 || !unicode.IsLetter(rs[i-1]) && !unicode.IsDigit(rs[i-1])):
+			b.WriteRune(r) // a minus sign
+		case strings.ContainsRune(".-/:", r) && digit(i-1) && digit(i+1):
 			b.WriteRune(r)
 		}
 	}

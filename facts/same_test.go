@@ -37,15 +37,32 @@ func TestSameFact(t *testing.T) {
 	}{
 		{"Alice prefers tea.", "alice PREFERS tea!", 0, true},                 // same text, whatever the vectors
 		{"Lunch at Café Müller", "Lunch at Cafe\u0301 Mu\u0308ller", 0, true}, // composed and decomposed accents
-		{"用户喜欢简短的回答。", "用户喜欢简短的回答", 0, true},                                  // punctuation
-		{"budget 100k", "budget 150k", 0.99, false},                           // numbers differ
-		{"budget 100k", "the budget is 100k", 0.9, true},                      // same numbers, alike
-		{"budget 100k", "the budget is 100k", 0.5, false},                     // same numbers, not alike enough
-		{"Alice likes tea", "Alice likes coffee", 0.7, false},                 // below the threshold
-		{"预算十万", "预算十五万", 0.99, false},                                        // Chinese numerals
-		{"order 4411 is late", "order 4411 is late!", 0.2, true},              // same text
-		{"Alice likes tea", "Alice really likes tea", 0.95, true},             // paraphrase
-		{"Alice likes tea", "Alice really likes tea", 0.859, false},           // just under
+		// Signs and symbols are facts, whatever the vectors say.
+		{"Carol wants ≥ 3 samples in each box", "Carol wants ≤ 3 samples in each box", 0.99, false},
+		{"Carol rates the new packaging 👍", "Carol rates the new packaging 👎", 0.99, false},
+		{"Carol checklist: invoice ✓", "Carol checklist: invoice ✗", 0.99, false},
+		{"Carol wants temperature above +5 C", "Carol wants temperature above -5 C", 0.99, false},
+		{"Carol temp -5", "Carol temp 5", 0.99, false},
+		{"Carol price 100 $ per box", "Carol price 100 € per box", 0.99, false},
+		{"Carol discount 20% on boxes", "Carol discount 20 on boxes", 0.99, false},
+		{"Carol ships to A → B", "Carol ships to A ← B", 0.99, false},
+		{"Carol score 5/10", "Carol score 510", 0.99, false},
+		{"Carol ratio 1:2", "Carol ratio 12", 0.99, false},
+		{"Carol uses v1.2", "Carol uses v12", 0.99, false},
+		{"Carol delivery 1-3 days", "Carol delivery 13 days", 0.99, false},
+		// Not marks: punctuation, a thousands comma, an id's dash, width.
+		{"Budget: 1,500 USD.", "budget 1500 usd", 0, true},
+		{"Order SO-1001 shipped!", "order so-1001 shipped", 0, true},
+		{"Price ＄100", "price $100", 0, true},
+		{"用户喜欢简短的回答。", "用户喜欢简短的回答", 0, true},                        // punctuation
+		{"budget 100k", "budget 150k", 0.99, false},                 // numbers differ
+		{"budget 100k", "the budget is 100k", 0.9, true},            // same numbers, alike
+		{"budget 100k", "the budget is 100k", 0.5, false},           // same numbers, not alike enough
+		{"Alice likes tea", "Alice likes coffee", 0.7, false},       // below the threshold
+		{"预算十万", "预算十五万", 0.99, false},                              // Chinese numerals
+		{"order 4411 is late", "order 4411 is late!", 0.2, true},    // same text
+		{"Alice likes tea", "Alice really likes tea", 0.95, true},   // paraphrase
+		{"Alice likes tea", "Alice really likes tea", 0.859, false}, // just under
 	}
 	// memory.DefaultDuplicateThreshold, which memory cannot lend this package.
 	const threshold = 0.86

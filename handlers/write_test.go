@@ -585,3 +585,28 @@ func TestQueuedAndSyncIngestShareTheKey(t *testing.T) {
 		}
 	}
 }
+
+// A user's statement that differs from an agent's unconfirmed note only by
+// a sign is hers, not a confirmation of the note: the two are kept apart,
+// and the note stays a candidate.
+func TestASignIsNoRepeat(t *testing.T) {
+	f := apptest.Start(t)
+	write := func(who, content string) client.Memory {
+		t.Helper()
+		r := f.Do(t, who, http.MethodPost, "/v1/memories", client.NewMemory{UserID: "carol", Type: client.TypeProfile, Kind: "preference", Content: content})
+		var m client.Memory
+		if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+			t.Fatalf("write %q as %s: %d %s", content, who, r.Status, r.Body)
+		}
+		r.Decode(t, &m)
+		return m
+	}
+	note := write("support-bot", "Carol wants ≥ 3 samples in each box.")
+	hers := write("carol", "Carol wants ≤ 3 samples in each box.")
+	if hers.ID == note.ID || hers.Outcome != "created" || !strings.Contains(hers.Content, "≤") {
+		t.Errorf("carol's statement: %s %s %q, want a memory of its own", hers.ID, hers.Outcome, hers.Content)
+	}
+	if got := getMemory(t, f, apptest.Admin, note.ID); got.Status != client.StatusCandidate || got.EvidenceCount != 1 {
+		t.Errorf("the agent's note: %s, evidence %d; want still a candidate of one", got.Status, got.EvidenceCount)
+	}
+}
