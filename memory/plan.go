@@ -195,14 +195,16 @@ func PlanBatch(st BatchState, ms []Memory, similar [][]Hit, rules WriteRules) Wr
 	for sl, hs := range st.Heads {
 		heads[sl] = slices.Clone(hs)
 	}
-	created := map[string]bool{}    // ids this segment creates
-	superseded := map[string]bool{} // ids this segment supersedes
-	reinforced := map[string]bool{} // ids this segment reinforces
+	// The ids this segment creates, supersedes and reinforces.
+	created, superseded, reinforced := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i, m := range ms {
 		if d, ok := dups[m.IdempotencyKey]; ok && m.IdempotencyKey != "" {
 			// Keys are the tenant's: answering another sender's memory
 			// with the stored one would hand out what it may not read.
-			if rules.Dedup && (d.UserID != m.UserID || d.AgentID != m.AgentID || d.Type != m.Type || d.Content != m.Content) {
+			// A retry asks for what the memory holds: the same text and slot,
+			// no stricter a level (a reclassification may have raised it).
+			if rules.Dedup && (d.UserID != m.UserID || d.AgentID != m.AgentID || d.Type != m.Type || d.Content != m.Content ||
+				d.Kind != m.Kind || d.Key != m.Key || SensitivityRank(m.Sensitivity) > SensitivityRank(d.Sensitivity)) {
 				return WritePlan{Reused: m.IdempotencyKey}
 			}
 			p.Written[i] = Written{Memory: d, Outcome: OutcomeDuplicate}

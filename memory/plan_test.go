@@ -202,6 +202,30 @@ func TestPlanBatch(t *testing.T) {
 			want: WritePlan{Reused: "k1"},
 		},
 		{
+			name: "so does the same text in another kind",
+			st:   BatchState{Duplicates: map[string]Memory{"k1": storedTea}},
+			ms:   []Memory{planned("m1", storedTea.Content, withIdem("k1"), func(m *Memory) { m.Kind = "preference" })}, rules: dedup,
+			want: WritePlan{Reused: "k1"},
+		},
+		{
+			name: "or for another slot",
+			st:   BatchState{Duplicates: map[string]Memory{"k1": storedTea}},
+			ms:   []Memory{planned("m1", storedTea.Content, withIdem("k1"), withKey("drink"))}, rules: dedup,
+			want: WritePlan{Reused: "k1"},
+		},
+		{
+			name: "or at a stricter level",
+			st:   BatchState{Duplicates: map[string]Memory{"k1": storedTea}},
+			ms:   []Memory{planned("m1", storedTea.Content, withIdem("k1"), func(m *Memory) { m.Sensitivity = SensitivityConfidential })}, rules: dedup,
+			want: WritePlan{Reused: "k1"},
+		},
+		{
+			name: "a retry at the level the memory had before a reclassification raised it is one",
+			st:   BatchState{Duplicates: map[string]Memory{"k1": withSensitivity(storedTea, SensitivityConfidential)}},
+			ms:   []Memory{planned("m1", storedTea.Content, withIdem("k1"))}, rules: dedup,
+			want: WritePlan{N: 1, Written: []Written{{Memory: withSensitivity(storedTea, SensitivityConfidential), Outcome: OutcomeDuplicate}}},
+		},
+		{
 			name: "an import takes the stored memory of its key, whatever it says",
 			st:   BatchState{Duplicates: map[string]Memory{"k1": storedTea}},
 			ms:   []Memory{planned("m1", "Anything else.", withIdem("k1"))}, rules: WriteRules{},
@@ -425,7 +449,7 @@ func TestPlanBatch(t *testing.T) {
 				Heads:      map[Slot][]Memory{budget: {head}},
 			},
 			ms: []Memory{
-				planned("m0", "The budget is 100k.", withIdem("k1")),
+				planned("m0", "The budget is 100k.", withIdem("k1"), withKey("budget")),
 				newBudget,
 				planned("m2", "The budget is 100k."),
 			},
@@ -508,4 +532,9 @@ func TestDisplaceable(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withSensitivity(m Memory, level string) Memory {
+	m.Sensitivity = level
+	return m
 }
