@@ -24,15 +24,8 @@ import (
 // readBody reads the whole body within the size limit and checks that it is
 // JSON text in UTF-8.
 func (a *api) readBody(c *gin.Context) ([]byte, error) {
-	if ct := c.GetHeader("Content-Type"); ct != "" {
-		mt, params, err := mime.ParseMediaType(ct)
-		if cs, ok := params["charset"]; err != nil || mt != "application/json" || ok && !strings.EqualFold(cs, "utf-8") {
-			return nil, errMediaType
-		}
-	}
-	// A compressed body would be read as its bytes: refused, not guessed at.
-	if ce := c.GetHeader("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return nil, errMediaType
+	if err := jsonForm(c.Request.Header); err != nil {
+		return nil, err
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, a.maxBody))
 	var tooLarge *http.MaxBytesError
@@ -49,6 +42,21 @@ func (a *api) readBody(c *gin.Context) ([]byte, error) {
 		return nil, errEmptyBody
 	}
 	return body, nil
+}
+
+// jsonForm refuses a body said to be other than JSON in UTF-8, or
+// compressed: it would be read as its bytes, not as what it says it is.
+func jsonForm(h http.Header) error {
+	if ct := h.Get("Content-Type"); ct != "" {
+		mt, params, err := mime.ParseMediaType(ct)
+		if cs, ok := params["charset"]; err != nil || mt != "application/json" || ok && !strings.EqualFold(cs, "utf-8") {
+			return errMediaType
+		}
+	}
+	if ce := h.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return errMediaType
+	}
+	return nil
 }
 
 // errEmptyBody is a body of nothing but white space.

@@ -159,8 +159,8 @@ func TestDecodeStrictRefusesLoneSurrogates(t *testing.T) {
 			if got := errors.As(err, &bad) && bad.code == "invalid_utf8"; got != tc.refused {
 				t.Errorf("err = %v, refused %v, want %v", err, got, tc.refused)
 			}
-			if tc.refused != (Refusal([]byte(tc.json)) != "") {
-				t.Errorf("Refusal = %q, want refused %v", Refusal([]byte(tc.json)), tc.refused)
+			if _, why := Refusal(http.Header{}, []byte(tc.json)); tc.refused != (why != "") {
+				t.Errorf("Refusal = %q, want refused %v", why, tc.refused)
 			}
 		})
 	}

@@ -154,7 +154,7 @@ func (a *api) strictQuery(c *gin.Context) {
 // onceHeaders are the request headers that must come once: two answers to
 // who is calling, or under which key or in which form, would be read by one
 // side of a proxy one way and by the other the other way.
-var onceHeaders = []string{"Authorization", "X-API-Key", "Idempotency-Key", "Content-Type", "Content-Encoding"}
+var onceHeaders = []string{"Authorization", "X-API-Key", "Idempotency-Key", "Content-Type", "Content-Encoding", "Mcp-Session-Id", "Mcp-Protocol-Version"}
 
 // singleHeaders refuses a request that gives one of onceHeaders twice, or
 // its key in both Authorization and X-API-Key.

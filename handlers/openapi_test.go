@@ -680,6 +680,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"mcp notification", bot, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), mcpAccept, 202, ""},
 		{"mcp without a key", "", "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), mcpAccept, 401, "unauthenticated"},
 		{"mcp not json-rpc", bot, "POST", "/mcp", []byte(`{"hello":1}`), mcpAccept, 400, ""},
+		{"mcp said compressed", bot, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), append(slices.Clone(mcpAccept), "Content-Encoding", "gzip"), 415, ""},
+		{"mcp in another charset", bot, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), append(slices.Clone(mcpAccept), "Content-Type", "application/json; charset=latin-1"), 415, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -257,20 +257,25 @@ func (a *api) serveMCP(c *gin.Context) error {
 	return nil
 }
 
-// Refusal says why the REST API would refuse a JSON body that parses (a key
-// one object names twice, a string holding NUL or half a surrogate pair),
-// or "": the MCP endpoint refuses such a body as decodeStrict does.
-func Refusal(body []byte) string {
+// Refusal says why the REST API would refuse a request whose JSON body
+// parses, with the status it would answer, or "": a body said to be other
+// than JSON in UTF-8 or compressed (415), a key one object names twice, a
+// string holding NUL or half a surrogate pair (400). The MCP endpoint
+// refuses such a request as the REST routes do.
+func Refusal(h http.Header, body []byte) (int, string) {
+	if err := jsonForm(h); err != nil {
+		return http.StatusUnsupportedMediaType, err.Error()
+	}
 	if k := duplicateKey(body); k != "" {
-		return fmt.Sprintf("unmarshal: the key %q is given twice in one object", k)
+		return http.StatusBadRequest, fmt.Sprintf("unmarshal: the key %q is given twice in one object", k)
 	}
 	if holdsNUL(body) {
-		return `a string holds a NUL character (\u0000)`
+		return http.StatusBadRequest, `a string holds a NUL character (\u0000)`
 	}
 	if loneSurrogate(body) {
-		return `a string holds half of a UTF-16 surrogate pair (such as \ud800), which is no character`
+		return http.StatusBadRequest, `a string holds half of a UTF-16 surrogate pair (such as \ud800), which is no character`
 	}
-	return ""
+	return 0, ""
 }
 
 // handle adapts a handler that returns an error to gin: the error, if any,

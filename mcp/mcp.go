@@ -37,11 +37,13 @@ type Options struct {
 	// message (handlers.Classify), so a tool error says what the REST
 	// API would.
 	Classify func(err error) (status int, code, message string)
-	// Refusal, when set, says why the REST API would refuse a body that
-	// parses (handlers.Refusal), or "": a key one object names twice, which
-	// the SDK would keep the last of where a proxy or log may read the
-	// first; a string holding NUL. Such a body is refused here too.
-	Refusal func(body []byte) string
+	// Refusal, when set, says why and with which status the REST API
+	// would refuse a request whose body parses (handlers.Refusal), or "":
+	// a body said to be compressed or in another charset; a key one object
+	// names twice, which the SDK would keep the last of where a proxy or
+	// log may read the first; a string holding NUL. Such a request is
+	// refused here too.
+	Refusal func(h http.Header, body []byte) (status int, why string)
 	Logger  *slog.Logger
 	// MaxBody caps a request body in bytes (0: DefaultMaxBody).
 	MaxBody int64

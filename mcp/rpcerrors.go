@@ -38,7 +38,7 @@ type rpcError struct {
 // serves them to a client that names an older version: one HTTP request,
 // one take from the caller's rate limit, would carry any number of tool
 // calls. A body over limit goes to the SDK as it is, to be refused there.
-func screen(h http.Handler, limit int64, refusal func([]byte) string) http.Handler {
+func screen(h http.Handler, limit int64, refusal func(http.Header, []byte) (int, string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err != nil || int64(len(body)) > limit {
@@ -62,9 +62,12 @@ func screen(h http.Handler, limit int64, refusal func([]byte) string) http.Handl
 		case !integralID(body):
 			http.Error(w, "the id must be a string or an integer of at most 2^53 in size", http.StatusBadRequest)
 			return
-		case refusal != nil && refusal(body) != "":
-			http.Error(w, refusal(body), http.StatusBadRequest)
-			return
+		}
+		if refusal != nil {
+			if status, why := refusal(r.Header, body); why != "" {
+				http.Error(w, why, status)
+				return
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
