@@ -180,6 +180,17 @@ func htmlBlocks(src string) ([]block, error) {
 			case atom.Br:
 				para.WriteString("\n")
 				return
+			case atom.Rt:
+				// A ruby's reading, shown above its base: kept beside it in
+				// brackets, as <rp> spells it for browsers without ruby.
+				var rt strings.Builder
+				collectText(n, &rt, seen)
+				if text := strings.Join(strings.Fields(rt.String()), " "); text != "" {
+					para.WriteString(" (" + text + ")")
+				}
+				return
+			case atom.Rp:
+				return
 			}
 			if blockElement(n.DataAtom) {
 				flush()

@@ -107,6 +107,12 @@ func TestSplit(t *testing.T) {
 			want:  []outline{{"Returns", "Refunds within 30 days.\n\nKeep the receipt.\n\nPhotos help.\n\nOpen dialogs show.\n\nOpen on Sundays.\n\nPack it well.\n\nSeen again.", false}},
 		},
 		{
+			name: "a ruby's reading stays beside its base", format: knowledge.HTML,
+			body:  `<h1>读音</h1><p><ruby>汉<rp>(</rp><rt>hàn</rt><rp>)</rp>字<rt>zì</rt></ruby>要标注，<ruby>VRUBY<rt>rv</rt></ruby> free returns.</p>`,
+			title: "读音",
+			want:  []outline{{"读音", "汉 (hàn)字 (zì)要标注，VRUBY (rv) free returns.", false}},
+		},
+		{
 			name: "plain text is paragraphs", format: knowledge.Text,
 			body: "First rule.\r\n\r\nSecond rule,\non two lines.\n\n \n",
 			want: []outline{{"", "First rule.\n\nSecond rule,\non two lines.", false}},
