@@ -13,6 +13,7 @@ func TestDetect(t *testing.T) {
 		{"tell me my preferences", []string{"preferences"}},
 		{"How do you usually get hold of me?", []string{"contact"}},
 		{"any notes on me?", []string{"about_me"}},
+		{"when do my perks lapse?", []string{"membership"}},
 		{"give me the lowdown on this guy", []string{"about_me"}},
 		{"what's my job title", []string{"company"}},
 		{"which gate do trucks go to?", []string{"delivery"}},
