@@ -50,6 +50,22 @@ func digest(s string) string {
 // text stored composed compares alike whichever way its accents were typed.
 func Composed(s string) string { return norm.NFC.String(s) }
 
+// LookAlike reports a name that may look like another: one with a letter
+// or digit in a compatibility form (full-width "ｅ", the ligature "ﬁ",
+// which NFKC turns into the plain ones they show; not full-width
+// punctuation, which Chinese is written with) or that mixes Latin letters
+// with Cyrillic or Greek ones ("preference" with a Cyrillic е).
+func LookAlike(s string) bool {
+	compat := func(r rune) bool {
+		return (unicode.IsLetter(r) || unicode.IsNumber(r)) && norm.NFKC.String(string(r)) != string(r)
+	}
+	if strings.ContainsFunc(s, compat) {
+		return true
+	}
+	latin := strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Latin, r) })
+	return latin && strings.ContainsFunc(s, func(r rune) bool { return unicode.In(r, unicode.Cyrillic, unicode.Greek) })
+}
+
 // normalise keeps only letters and digits, lower-cased, composed and
 // width-folded.
 func normalise(s string) string {

@@ -72,3 +72,22 @@ func TestSameFact(t *testing.T) {
 		}
 	}
 }
+
+func TestLookAlike(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"preference", false}, {"answer_style", false}, {"送货时间", false}, {"偏好：回复（简短）", false},
+		{"vip会员", false}, {"προτίμηση", false}, {"предпочтение", false}, {"café", false},
+		{"pre\u0435ference", true},  // Cyrillic е
+		{"pref\u03b5rence", true},   // Greek ε
+		{"pre\uff45ference", true},  // full-width ｅ
+		{"\ufb01rst_contact", true}, // the ligature ﬁ
+		{"area_m\u00b2", true},      // superscript two
+	} {
+		if got := LookAlike(tt.name); got != tt.want {
+			t.Errorf("LookAlike(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

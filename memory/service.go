@@ -290,12 +290,12 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("content", "must be valid UTF-8 without NUL characters")
 	case utf8.RuneCountInString(n.Content) > MaxContentChars:
 		return Memory{}, Invalid("content", fmt.Sprintf("must be at most %d characters", MaxContentChars))
-	case len(n.Kind) > 64 || strings.ContainsFunc(n.Kind, Invisible) || strings.TrimSpace(n.Kind) != n.Kind:
+	case len(n.Kind) > 64 || strings.ContainsFunc(n.Kind, Invisible) || strings.TrimSpace(n.Kind) != n.Kind || facts.LookAlike(n.Kind):
 		// A kind a grant names must be the kind it reads as: no zero-width
-		// "pre\u200bference" beside "preference".
-		return Memory{}, Invalid("kind", "must be at most 64 bytes, without control or invisible characters, line separators, no-break spaces or surrounding spaces")
-	case len(n.Key) > 128 || strings.ContainsFunc(n.Key, Invisible) || strings.TrimSpace(n.Key) != n.Key:
-		return Memory{}, Invalid("key", "must be at most 128 bytes, without control or invisible characters, line separators, no-break spaces or surrounding spaces")
+		// "pre\u200bference", no Cyrillic е or full-width ｅ in "preference".
+		return Memory{}, Invalid("kind", "must be at most 64 bytes, without control or invisible characters, line separators, no-break spaces, surrounding spaces, full-width forms or Latin letters mixed with Cyrillic or Greek ones")
+	case len(n.Key) > 128 || strings.ContainsFunc(n.Key, Invisible) || strings.TrimSpace(n.Key) != n.Key || facts.LookAlike(n.Key):
+		return Memory{}, Invalid("key", "must be at most 128 bytes, without control or invisible characters, line separators, no-break spaces, surrounding spaces, full-width forms or Latin letters mixed with Cyrillic or Greek ones")
 	case len(n.Source) > 64:
 		return Memory{}, Invalid("source", "must be at most 64 bytes")
 	case len(n.IdempotencyKey) > 128:
