@@ -258,7 +258,7 @@ var (
 	// dealing is one of the user's dealings with us spoken of as known:
 	// "has the big desk order gone through?", "when is that shipment
 	// leaving?". An agent asks it about the user it serves.
-	dealing = regexp.MustCompile(`\b(the|this|that|these|those)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
+	dealing = regexp.MustCompile(`\b(the|this|that|these|those|my|her|his|their|our)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
 	// imperative opens a request in English; request marks one anywhere.
 	imperative = regexp.MustCompile(`^(please|kindly|tell|show|give|list|remind|keep|use|make|send|write|reply|answer|follow|stick|go|be|stop|don't|do not|same|as usual|like before|like last time|let me know|fill me in|brief me|update me)\b`)
 	request    = regexp.MustCompile(`\b(please|i want|i'd like|i would like|i need|like before|like last time|as usual|same as)\b`)

@@ -16,6 +16,8 @@ func TestDealing(t *testing.T) {
 		{"Was that refund ever paid out?", true},
 		{"上次那批纸的钱付了没有？", true},
 		{"这批纸箱什么时候发？", true},
+		{"why is my second purchase running behind?", true},
+		{"has her tape order gone out?", true},
 		{"What is the order of the planets from the sun?", false},
 		{"Is the payment for the Olympics tickets refundable?", false},
 		{"How long does a parcel take from China to Germany?", false},

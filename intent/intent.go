@@ -194,6 +194,9 @@ var rules = []rule{
 		"arrive*", "arrival", "shipped", "dispatched", "delivered", "on its way", "on the way", "left the warehouse", "sent out", "gone out",
 		"送到", "送达", "到了", "到货", "到没到", "发货", "出货", "发了", "发出", "寄出", "出库", "什么时候发", "发没发", "在路上",
 		"送过去", "送过来", "运过去", "运过来",
+		// Or why it has not: late, held up, pushed back.
+		"late", "delayed", "delay", "held up", "running behind", "behind schedule", "pushed back", "stuck", "frozen", "still waiting",
+		"晚了", "延误", "延迟", "耽误", "推迟", "卡住", "卡着", "还没到", "还没发",
 	}},
 	// Delivery: where and when goods go, however the sending is named.
 	{name: "delivery", keys: []string{"delivery_window", "delivery_address"}, cues: []string{

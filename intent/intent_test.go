@@ -14,6 +14,8 @@ func TestDetect(t *testing.T) {
 		{"How do you usually get hold of me?", []string{"contact"}},
 		{"any notes on me?", []string{"about_me"}},
 		{"when do my perks lapse?", []string{"membership"}},
+		{"他那批硒鼓为什么晚了？", []string{"order_moves"}},
+		{"why is my second purchase running behind?", []string{"order_moves"}},
 		{"give me the lowdown on this guy", []string{"about_me"}},
 		{"what's my job title", []string{"company"}},
 		{"which gate do trucks go to?", []string{"delivery"}},
