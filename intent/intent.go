@@ -246,6 +246,8 @@ var rules = []rule{
 		"open orders", "order history", "purchase history", "what did i order", "what did she order", "what did he order",
 		"what did they order", "what has she ordered", "what have i ordered", "what has he ordered",
 		"我的订单", "她的订单", "他的订单", "客户的订单", "顾客的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单", "订了些啥", "订了啥", "订了什么", "买了些啥",
+		// Orders as people call them in a chat: "what's the status of my stuff".
+		"my stuff", "anything of mine", "我的货",
 	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "employer", "occupation", "job title", "my title", "my position", "职位", "职务", "头衔", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",

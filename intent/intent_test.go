@@ -15,6 +15,7 @@ func TestDetect(t *testing.T) {
 		{"any notes on me?", []string{"about_me"}},
 		{"when do my perks lapse?", []string{"membership"}},
 		{"他那批硒鼓为什么晚了？", []string{"order_moves"}},
+		{"whats the status of my stuff", []string{"orders"}},
 		{"why is my second purchase running behind?", []string{"order_moves"}},
 		{"give me the lowdown on this guy", []string{"about_me"}},
 		{"what's my job title", []string{"company"}},
