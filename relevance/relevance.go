@@ -296,7 +296,7 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateVector
 	case e.Text && e.Coverage >= r.Coverage && !r.unrelatedMeaning(e) && !r.worldWords(q, e):
 		return GateText
-	case e.Text && e.Coverage >= r.AgreedCoverage && e.Vector && e.Similarity >= r.AgreeFloor && q.Unseen() < r.UnseenMax:
+	case e.Text && e.Coverage >= r.AgreedCoverage && e.Vector && e.Similarity >= r.AgreeFloor && q.Unseen() < r.UnseenMax && !q.World:
 		return GateText
 	case q.AboutUser && e.Nearest && e.Vector && r.SubjectFloor > 0 && e.Similarity >= r.SubjectFloor:
 		return GateSubject
@@ -318,11 +318,13 @@ func (r Rules) unrelatedMeaning(e Evidence) bool {
 
 // worldWords reports a memory whose words answer a question about the
 // world: one that names neither the user nor a thing as known ("are
-// nitrile gloves food safe?", "增值税专用发票和普通发票有啥区别") shares its
-// words with the user's order or invoice note without meaning it, unless
-// the embedder finds the two near (AgreeFloor).
+// nitrile gloves food safe?") shares its words with the user's order or
+// invoice note without meaning it, unless the embedder finds the two near
+// (AgreeFloor); one about things in general (World: "增值税专用发票和普通发
+// 票有啥区别", "上海今天天气怎么样") whatever the embedder finds, since the
+// words they share (a city, an invoice type) are what pulls the two near.
 func (r Rules) worldWords(q Question, e Evidence) bool {
-	return q.Asks && (q.World || !q.Refers && !q.AboutUser) && !(e.Vector && e.Similarity >= r.AgreeFloor)
+	return q.Asks && (q.World || !q.Refers && !q.AboutUser && !(e.Vector && e.Similarity >= r.AgreeFloor))
 }
 
 // Passed is a memory that passed a gate on its own evidence.
