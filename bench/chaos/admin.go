@@ -19,6 +19,8 @@ func (l *load) adminLoop(ctx context.Context) {
 	type openGrant struct {
 		id    string
 		index int
+		// retry: a delete of it got no answer, and may have applied.
+		retry bool
 	}
 	var grants []openGrant
 	var embargoFrom time.Time // zero: the variant is not surely active
@@ -34,10 +36,19 @@ func (l *load) adminLoop(ctx context.Context) {
 		switch step % 4 {
 		case 0, 2:
 			if len(grants) > 2 || (len(grants) > 0 && r.IntN(2) == 0) {
-				g := grants[0]
-				if _, err := l.do(op, "grant.delete", l.admin, "DELETE", "/v1/grants/"+url.PathEscape(g.id), nil, nil, nil); err == nil {
+				g, kind := grants[0], "grant.delete"
+				if g.retry {
+					kind = kindGrantDeleteRetry
+				}
+				// A retry's 404 says the lost attempt deleted it; the oracle
+				// takes it as closed only now, which allows more, not less.
+				status, err := l.do(op, kind, l.admin, "DELETE", "/v1/grants/"+url.PathEscape(g.id), nil, nil, nil)
+				switch {
+				case err == nil, g.retry && status == 404:
 					l.o.grantClosed(g.index, time.Now())
 					grants = grants[1:]
+				case status == 0 || status == 503:
+					grants[0].retry = true
 				}
 				break
 			}

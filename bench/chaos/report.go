@@ -102,8 +102,12 @@ func (r *report) inWindow(c call) bool {
 }
 
 // kindCloseRetry is a session close sent again after one that got no
-// answer: a 404 then says the lost attempt closed the session.
-const kindCloseRetry = "session.close.retry"
+// answer: a 404 then says the lost attempt closed the session;
+// kindGrantDeleteRetry is the same for a grant's delete.
+const (
+	kindCloseRetry       = "session.close.retry"
+	kindGrantDeleteRetry = "grant.delete.retry"
+)
 
 // checkStatuses: no 5xx but 503, no transport error, and those only inside
 // fault windows; no 4xx the run did not provoke.
@@ -121,7 +125,7 @@ func (r *report) checkStatuses() {
 			if m := requestIDRE.FindStringSubmatch(c.detail); m != nil {
 				r.failedIDs = append(r.failedIDs, m[1])
 			}
-		case c.status == 404 && c.kind == kindCloseRetry:
+		case c.status == 404 && (c.kind == kindCloseRetry || c.kind == kindGrantDeleteRetry):
 		case c.status >= 400:
 			bad4xx = append(bad4xx, describe(c))
 		}

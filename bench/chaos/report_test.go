@@ -48,8 +48,10 @@ func TestReportAcceptsA404OnlyOnARetriedClose(t *testing.T) {
 		kind string
 		ok   bool
 	}{
-		{kindCloseRetry, true},   // the close whose answer was lost did the work
-		{"session.close", false}, // a first close must find its session
+		{kindCloseRetry, true},       // the close whose answer was lost did the work
+		{kindGrantDeleteRetry, true}, // so did the grant's delete
+		{"session.close", false},     // a first close must find its session
+		{"grant.delete", false},
 		{"delete", false},
 	} {
 		rec := newRecorder()
