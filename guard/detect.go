@@ -48,19 +48,40 @@ func findSecrets(text string) [][2]int {
 // mnemeKey is the shape of Mneme's own API keys (package identity):
 // mn_<tenant>_<secret>, the tenant a name without '_' and the secret
 // whatever the key was issued with: 48 hex digits from NewAPIKey, 24
-// letters and digits in the seeded demo keys. A space or a line break
-// after an underscore still leaves the key whole to whoever reads it
-// ("mn_acme_ bf3F…").
-var mnemeKey = regexp.MustCompile(`\bmn_\s?[A-Za-z0-9\-.:@]{1,64}_\s?([A-Za-z0-9_\-]{16,})`)
+// letters and digits in the seeded demo keys. Spaces or line breaks
+// after an underscore, or a space or two inside the secret, still leave
+// the key whole to whoever reads it ("mn_acme_  bf3F…", "…Sydb SS66…"):
+// the secret is taken with up to three more pieces, and findMnemeKeys
+// decides how many belong to it.
+var mnemeKey = regexp.MustCompile(`\bmn_\s{0,3}[A-Za-z0-9\-.:@]{1,64}_\s{0,3}([A-Za-z0-9_\-]+(?:[ \t]{1,2}[A-Za-z0-9_\-]+){0,3})`)
+
+// keyPiece is one run of a key's secret between spaces.
+var keyPiece = regexp.MustCompile(`[A-Za-z0-9_\-]+`)
 
 // findMnemeKeys finds Mneme API keys whose secret looks generated: 16
 // characters or more, mixing lower case, upper case and digits or all hex
 // digits, so that a name such as "mn_acme_customer_preferences" is not one.
+// A secret split by spaces is one when its pieces, each generated-looking,
+// join to the length of an issued or a seeded secret (48 or 24): the
+// longest such join is masked.
 func findMnemeKeys(text string) [][2]int {
 	var out [][2]int
 	for _, m := range mnemeKey.FindAllStringSubmatchIndex(text, -1) {
-		if generated(text[m[2]:m[3]]) {
-			out = append(out, [2]int{m[0], m[1]})
+		secret, end, joined := text[m[2]:m[3]], -1, ""
+		for k, p := range keyPiece.FindAllStringIndex(secret, -1) {
+			piece := secret[p[0]:p[1]]
+			if k == 0 && len(piece) >= 16 && generated(piece) {
+				end = m[2] + p[1]
+			}
+			if !generated(piece) {
+				break // a word, not a piece of the secret
+			}
+			if joined += piece; k > 0 && (len(joined) == 24 || len(joined) == 48) {
+				end = m[2] + p[1]
+			}
+		}
+		if end >= 0 {
+			out = append(out, [2]int{m[0], end})
 		}
 	}
 	return out
@@ -206,7 +227,12 @@ func wordsOnly(v string) bool {
 	return !strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsSpace(r) })
 }
 
-var email = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`)
+// email is an address, its mailbox and domain in the letters of alphabets
+// (an internationalised "иван@пример.рф" as well), not of Chinese, which
+// writes words against an address without a space.
+var email = regexp.MustCompile(`[` + mailLetters + `0-9._%+\-]+@[` + mailLetters + `0-9\-]+(?:\.[` + mailLetters + `0-9\-]+)*\.[` + mailLetters + `]{2,}`)
+
+const mailLetters = `\p{Latin}\p{Cyrillic}\p{Greek}`
 
 // emailSpelled is an address with its '@' or dots spelled out, as people
 // write them to keep them from scrapers: "bob at example dot com",
@@ -215,8 +241,8 @@ var email = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9
 var emailSpelled = regexp.MustCompile(`(?i)\b([a-z0-9][a-z0-9._+\-]*)(` + spelledAt + `)([a-z0-9][a-z0-9\-]*)(?:(?:` + spelledDot + `)[a-z0-9][a-z0-9\-]*)*(?:` + spelledDot + `)[a-z]{2,}\b`)
 
 const (
-	spelledAt  = `\s*[(\[{<]\s*at\s*[)\]}>]\s*|\s+at\s+|\s*@\s*`
-	spelledDot = `\s*[(\[{<]\s*dot\s*[)\]}>]\s*|\s+dot\s+|\.`
+	spelledAt  = `\s*[(\[{<]\s*at\s*[)\]}>]\s*|\s+at\s+|\s*@\s*|\s*艾特\s*`
+	spelledDot = `\s*[(\[{<]\s*dot\s*[)\]}>]\s*|\s+dot\s+|\.|\s*点\s*`
 )
 
 // emailCue is a word that says an address follows: before a name that is
@@ -240,8 +266,8 @@ func findEmails(text string) [][2]int {
 	}
 	for _, m := range emailSpelled.FindAllStringSubmatchIndex(text, -1) {
 		name, at, domain := text[m[2]:m[3]], text[m[4]:m[5]], text[m[6]:m[7]]
-		if strings.ContainsAny(at, "([{<") || strings.Contains(at, "@") && !strings.ContainsAny(at, " \t\n") {
-			out = append(out, [2]int{m[0], m[1]}) // a bracketed "(at)", or '@' itself
+		if strings.ContainsAny(at, "([{<") || strings.Contains(at, "艾特") || strings.Contains(at, "@") && !strings.ContainsAny(at, " \t\n") {
+			out = append(out, [2]int{m[0], m[1]}) // a bracketed "(at)", the Chinese "艾特", or '@' itself
 			continue
 		}
 		if notMailbox[strings.ToLower(name)] || notMailbox[strings.ToLower(domain)] {

@@ -1,6 +1,9 @@
 package guard
 
-import "unicode"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // digitValue returns the value of r when the view reads it as a digit, and
 // -1 otherwise: a decimal digit of any script (Arabic-Indic ٤, Devanagari
@@ -40,9 +43,9 @@ func decimalValue(r rune) int {
 }
 
 // digitForms are the runs of characters that show one digit but are not
-// decimal digits (\p{No}): those NFKC folds to a digit, and the dingbat and
-// double-circled sets it leaves alone. Forms of numbers past 9 (⑩, ⒈, ⑴)
-// are not among them.
+// decimal digits (\p{No}): those NFKC folds to a digit, the dingbat and
+// double-circled sets it leaves alone, and the parenthesised and full-stop
+// digits (⑴, ⒈). Forms of numbers past 9 (⑩, ⒒) are not among them.
 var digitForms = []struct {
 	first, last rune
 	value       int // of first
@@ -60,5 +63,49 @@ var digitForms = []struct {
 	{'➀', '➈', 1}, // dingbat circled sans-serif
 	{'➊', '➒', 1}, // dingbat negative circled sans-serif
 	{'፩', '፱', 1}, // Ethiopic, which has no zero
+	{'⑴', '⑼', 1}, // parenthesised
+	{'⒈', '⒐', 1}, // with a full stop
 	{'\U0001F10B', '\U0001F10C', 0},
+}
+
+// chineseDigits are the characters that spell one digit in Chinese: the
+// numerals, 〇 and 零 for nought, 幺 for one as numbers are read aloud,
+// and the capitals of amounts in both scripts.
+var chineseDigits = map[rune]rune{
+	'〇': '0', '零': '0', '一': '1', '幺': '1', '壹': '1', '二': '2', '贰': '2', '貳': '2',
+	'三': '3', '叁': '3', '參': '3', '四': '4', '肆': '4', '五': '5', '伍': '5', '六': '6', '陆': '6', '陸': '6',
+	'七': '7', '柒': '7', '八': '8', '捌': '8', '九': '9', '玖': '9',
+}
+
+// minSpelled is the fewest digits spelled in Chinese numerals that the
+// view reads as a number: a phone or card number read out has more, and a
+// quantity or a name ("一五一十", "三三两两") fewer or a 十, 百 or 万.
+const minSpelled = 7
+
+// spelledNumbers returns the byte spans of text where minSpelled digits or
+// more are spelled one numeral each, with at most a space or a dash
+// between two of them: "一三八 一二三四 五六七八".
+func spelledNumbers(text string) [][2]int {
+	var out [][2]int
+	start, end, n := -1, -1, 0
+	flush := func() {
+		if n >= minSpelled {
+			out = append(out, [2]int{start, end})
+		}
+		start, n = -1, 0
+	}
+	for i, r := range text {
+		switch _, ok := chineseDigits[r]; {
+		case ok:
+			if start < 0 {
+				start = i
+			}
+			end, n = i+utf8.RuneLen(r), n+1
+		case start >= 0 && (r == ' ' || r == '-') && i == end:
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
 }

@@ -221,6 +221,24 @@ func TestScan(t *testing.T) {
 		{"dotted product code", "SKU 20.139.1234.5678", nil, ""},
 		{"landline with its extension", "座机 010-62345678-8001", []string{"phone"}, "62345678"},
 		{"mobile before a full stop", "call 139-1234-5678.", []string{"phone"}, "1234-5678"},
+		// Numbers spelled in Chinese numerals, as they are read out, and
+		// parenthesised or full-stop digits.
+		{"mobile in chinese numerals", "手机号一三八一二三四五六七八", []string{"phone"}, "一二三四五六七八"},
+		{"mobile read aloud", "电话幺三八 幺二三四 五六七八", []string{"phone"}, "幺二三四"},
+		{"mobile in capital numerals", "电话壹叁捌壹贰叁肆伍陆柒捌", []string{"phone"}, "贰叁肆伍"},
+		{"card in chinese numerals", "卡号四一一一一一一一一一一一一一一一", []string{"bank_card"}, "一一一一一一"},
+		{"chinese numerals in prose", "一五一十地说，三三两两，星期一二三四五都上班，第一二三名", nil, ""},
+		{"chinese numerals too few", "编号一二三四五六", nil, ""},
+		{"parenthesised card", "card ⑷⑴⑴⑴⑴⑴⑴⑴⑴⑴⑴⑴⑴⑴⑴⑴", []string{"bank_card"}, "⑴⑴⑴⑴"},
+		{"full-stop card", "card ⒋⒈⒈⒈⒈⒈⒈⒈⒈⒈⒈⒈⒈⒈⒈⒈", []string{"bank_card"}, "⒈⒈⒈⒈"},
+		// Keys and addresses written to slip past a reader.
+		{"mneme key after two spaces", "my key is mn_acme_  bf3FB9cKSydbSS66yqJ9aQms", []string{"secret"}, "bf3FB9cKSydbSS66yqJ9aQms"},
+		{"mneme key split inside the secret", "my key is mn_acme_bf3FB9cKSydb SS66yqJ9aQms ok", []string{"secret"}, "SS66yqJ9aQms"},
+		{"issued key split in two", "mn_globex_9f86d081884c7d659a2feaa0  c55ad015a3bf4f1b2b0b822c", []string{"secret"}, "c55ad015a3bf4f1b2b0b822c"},
+		{"mneme-like name and words", "the table mn_acme_ customer prefs holds them", nil, ""},
+		{"internationalised email", "почта иван@пример.рф", []string{"email"}, "иван@пример"},
+		{"email spelled in chinese", "邮箱 bob艾特example点com", []string{"email"}, "example"},
+		{"chinese at a person", "记得艾特小王一下，点开看看", nil, ""},
 		// Several at once.
 		{"mixed", "Alice: 13812345678, alice@example.com, card 4111 1111 1111 1111", []string{"bank_card", "email", "phone"}, "4111 1111 1111 1111"},
 	}

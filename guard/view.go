@@ -13,8 +13,9 @@ import (
 // read as ASCII digits (see digitValue), invisible format characters
 // (zero-width spaces and joiners, bidi marks, soft hyphens) and combining
 // marks dropped, Cyrillic and Greek look-alikes of Latin letters read as
-// Latin among Latin letters (see lookalikes), every other space read as
-// one, and a URL escape of a printable ASCII character read as that
+// Latin among Latin letters (see lookalikes), a number spelled in Chinese
+// numerals read as its digits (see spelledNumbers), every other space read
+// as one, and a URL escape of a printable ASCII character read as that
 // character, so that "１３８１２３４５６７８", "١٣٨١٢٣٤٥٦٧٨", a card number with
 // a zero-width space between its digits, "4111%201111%201111%201111" or
 // "bob%40example.com" is found as its plain form. at maps each byte offset
@@ -28,7 +29,8 @@ type view struct {
 }
 
 func newView(text string) view {
-	if !strings.ContainsFunc(text, changes) && !hasEscape(text) {
+	spelled := spelledNumbers(text)
+	if !strings.ContainsFunc(text, changes) && !hasEscape(text) && len(spelled) == 0 {
 		return view{text: text}
 	}
 	var b strings.Builder
@@ -41,6 +43,12 @@ func newView(text string) view {
 			r, size = rune(c), 3
 		}
 		o.see(r, b.Len())
+		for len(spelled) > 0 && spelled[0][1] <= i {
+			spelled = spelled[1:]
+		}
+		if d, ok := chineseDigits[r]; ok && len(spelled) > 0 && i >= spelled[0][0] {
+			r = d
+		}
 		if r = fold(r); r >= 0 {
 			if l, ok := lookalikes[r]; ok && w.latinAt(i) {
 				r = l
