@@ -190,7 +190,7 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 			if o.dedup != nil {
 				reader = &o.dedup.Scopes[o.dedup.ScopeOf[from+r.Index]]
 			}
-			m, err := reinforceIn(ctx, tx, tenant, r, reader)
+			m, err := reinforceIn(ctx, tx, tenant, r, seg[r.Index], reader)
 			if errors.Is(err, memory.ErrNotFound) {
 				return errVanished
 			}
@@ -248,7 +248,8 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	params := lockParams(tenant, ms)
 	slots := map[memory.Slot]bool{}
 	// The batch's keys by their hash, and the writer and body of each key's
-	// first memory: a deleted key's retry is its writer's, of the same body.
+	// first memory: the retry of a key whose memory was deleted, or whose
+	// write reinforced one, is its writer's, of the same body.
 	keyOf, authorOf, bodyOf := map[string]string{}, map[string]string{}, map[string]string{}
 	for _, m := range slices.Backward(ms) {
 		if m.IdempotencyKey != "" {
@@ -287,15 +288,17 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		similar, _ := r.Get("similar")
 		erasing, _ := r.Get("erasing")
 		deleted, _ := r.Get("deleted")
+		repeated, _ := r.Get("repeated")
 		ds, _ := deleted.([]any)
-		for _, d := range ds {
+		rs, _ := repeated.([]any)
+		for i, d := range append(ds, rs...) {
 			dm, _ := d.(map[string]any)
 			key := keyOf[str(dm["hash"])]
 			switch body := str(dm["body"]); {
 			case authorOf[key] != str(dm["author"]): // another writer's key is its own
 			case body != "" && body != bodyOf[key]:
 				reused = key
-			default:
+			case i < len(ds):
 				st.Deleted[key] = true
 			}
 		}

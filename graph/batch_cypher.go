@@ -69,10 +69,11 @@ RETURN erasing`
 
 	// cypherBatchState returns the stored memories holding the batch's
 	// idempotency keys, the hashes of those keys whose memory was deleted
-	// (see DeletedKeyHash) and the active memories of its slots
-	// ({user_id, key}).
+	// (see DeletedKeyHash) and of those whose write reinforced a memory
+	// (cypherReinforce), and the active memories of its slots ({user_id,
+	// key}).
 	cypherBatchState = cypherBatchStateCalls + `
-RETURN dups, deleted, heads, erasing`
+RETURN dups, deleted, repeated, heads, erasing`
 
 	cypherBatchStateCalls = cypherErasingUsers + `
 CALL {
@@ -84,6 +85,11 @@ CALL {
   UNWIND $deleted_keys AS h
   MATCH (d:DeletedKey {tenant: $tenant, hash: h})
   RETURN collect({hash: h, author: d.author, body: d.body}) AS deleted
+}
+CALL {
+  UNWIND $deleted_keys AS h
+  MATCH (d:RepeatKey {tenant: $tenant, hash: h})
+  RETURN collect({hash: h, author: d.author, body: d.body}) AS repeated
 }
 CALL {
   UNWIND $slots AS slot

@@ -179,10 +179,12 @@ func TestRetryAfterDeleteWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another memory its writer sends under the key that created a deleted
-	// or erased one is refused, as before the delete, and writes nothing.
+	// or erased one, or that repeated it, is refused, as before the delete,
+	// and writes nothing.
 	for _, tc := range []struct{ content, key string }{
 		{"Carol asked for 20 crates of napkins.", "key-create"},
 		{"Bob's pallets go to dock 5.", "key-erase"},
+		{"Carol asked for napkins again.", "key-repeat"},
 	} {
 		m := embedded(t, newMemory(tenant, "u1", tc.content))
 		m.IdempotencyKey, m.AgentID = tc.key, "agent-a"
@@ -196,9 +198,6 @@ func TestRetryAfterDeleteWritesNothing(t *testing.T) {
 		{"Bob's pallets go to dock 4.", "key-erase", "agent-a", memory.OutcomeDeleted},
 		{"Carol asked for 12 crates of napkins.", "key-new", "agent-a", memory.OutcomeCreated},
 		{"Dock 4 closes at noon on Fridays.", "key-erase", "agent-b", memory.OutcomeCreated},
-		// A key that repeated a memory sent a text the memory does not
-		// hold: whatever its writer sends under it is a retry.
-		{"Carol asked for napkins again.", "key-repeat", "agent-a", memory.OutcomeDeleted},
 	} {
 		if got := write(tc.content, tc.key, tc.agent); got.Outcome != tc.want {
 			t.Errorf("retry with %s by %s: %s, want %s", tc.key, tc.agent, got.Outcome, tc.want)
@@ -210,5 +209,47 @@ func TestRetryAfterDeleteWritesNothing(t *testing.T) {
 	}
 	if n, err := s.CountText(ctx, tenant, "key-"); err != nil || n != 2 {
 		t.Errorf("the keys' text is stored %d times (%v), want twice (the live memories')", n, err)
+	}
+}
+
+// A key whose write only reinforced a memory holds that write: its retry
+// changes nothing, another body under it is refused, and another writer's
+// key is its own.
+func TestAKeyThatReinforcedHoldsItsWrite(t *testing.T) {
+	s := testStore(t)
+	ctx := testCtx(t)
+	tenant := testenv.Tenant(t)
+	write := func(content, key, agent string) (memory.Written, error) {
+		t.Helper()
+		m := embedded(t, newMemory(tenant, "u1", content))
+		m.IdempotencyKey, m.AgentID = key, agent
+		written, err := s.WriteDeduped(ctx, dedupWrite(tenant, m))
+		if err != nil {
+			return memory.Written{}, err
+		}
+		return written[0], nil
+	}
+	base, err := write("Bob reorders blue folders every March.", "", "agent-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		got, err := write("Bob reorders blue folders every March.", "key-r", "agent-a")
+		if err != nil || got.Outcome != memory.OutcomeReinforced || got.Memory.ID != base.Memory.ID {
+			t.Fatalf("write %d under key-r: %+v, %v; want %s reinforced", i, got, err, base.Memory.ID)
+		}
+		if got.Memory.EvidenceCount != 2 {
+			t.Errorf("write %d under key-r: evidence %d, want 2 (a retry counts once)", i, got.Memory.EvidenceCount)
+		}
+	}
+	if _, err := write("Bob reorders red folders every June.", "key-r", "agent-a"); !errors.Is(err, memory.ErrIdempotencyKeyReused) {
+		t.Errorf("another body under a key that reinforced: %v, want idempotency key reused", err)
+	}
+	if got, err := write("Bob reorders red folders every June.", "key-r", "agent-b"); err != nil || got.Outcome != memory.OutcomeCreated {
+		t.Errorf("another writer under the same key: %+v, %v; want created", got, err)
+	}
+	rows := query(t, `MATCH (m:Memory {tenant: $tenant}) RETURN count(m) AS n`, map[string]any{"tenant": tenant})
+	if n := rows[0]["n"].(int64); n != 2 {
+		t.Errorf("%d memories stored, want 2 (the first, another writer's)", n)
 	}
 }

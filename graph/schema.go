@@ -23,7 +23,7 @@ const schemaTimeout = 5 * time.Minute
 // vector index follows them in the form the server supports
 // (ensureVectorIndex).
 var schema = []string{
-	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlDeletedKey, ddlGrantID, ddlAPIKeyID,
+	ddlMemoryID, ddlUserID, ddlAgentID, ddlEntityID, ddlSessionID, ddlTombstoneID, ddlDeletedKey, ddlRepeatKey, ddlGrantID, ddlAPIKeyID,
 	ddlMemoryIdem, ddlMemoryUserIdx, ddlMemoryKeyIdx, ddlMemorySlotIdx,
 	ddlMemoryUserCreatedIdx, ddlMemoryUserTypeCreatedIdx, ddlMemoryUserStatusCreatedIdx, ddlMemoryCensusIdx,
 	ddlMemoryUserAgentCreatedIdx, ddlMemoryUserKindCreatedIdx,

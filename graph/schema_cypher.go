@@ -16,6 +16,7 @@ const (
 	ddlSessionID     = `CREATE CONSTRAINT session_tenant_id IF NOT EXISTS FOR (n:Session) REQUIRE (n.tenant, n.id) IS UNIQUE`
 	ddlTombstoneID   = `CREATE CONSTRAINT tombstone_tenant_id IF NOT EXISTS FOR (n:Tombstone) REQUIRE (n.tenant, n.id) IS UNIQUE`
 	ddlDeletedKey    = `CREATE CONSTRAINT deletedkey_tenant_hash IF NOT EXISTS FOR (n:DeletedKey) REQUIRE (n.tenant, n.hash) IS UNIQUE`
+	ddlRepeatKey     = `CREATE CONSTRAINT repeatkey_tenant_hash IF NOT EXISTS FOR (n:RepeatKey) REQUIRE (n.tenant, n.hash) IS UNIQUE`
 	ddlGrantID       = `CREATE CONSTRAINT grant_tenant_id IF NOT EXISTS FOR (n:Grant) REQUIRE (n.tenant, n.id) IS UNIQUE`
 	ddlAPIKeyID      = `CREATE CONSTRAINT apikey_tenant_id IF NOT EXISTS FOR (n:APIKey) REQUIRE (n.tenant, n.id) IS UNIQUE`
 	ddlMemoryIdem    = `CREATE CONSTRAINT memory_tenant_idem IF NOT EXISTS FOR (n:Memory) REQUIRE (n.tenant, n.idem_key) IS UNIQUE`

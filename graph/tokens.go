@@ -15,7 +15,7 @@ import (
 // a test fails on a name a statement uses and these lack.
 var (
 	tokenLabels = []string{"APIKey", "Agent", "DeletedKey", "Document", "Entity", "Grant", "Memory", "MemoryTally", "PolicyRevision",
-		"PolicyState", "Principal", "Scope", "Session", "TallyAnchor", "TallyPending", "Tenant", "Tombstone", "User"}
+		"PolicyState", "Principal", "RepeatKey", "Scope", "Session", "TallyAnchor", "TallyPending", "Tenant", "Tombstone", "User"}
 	tokenTypes      = []string{"ABOUT", "IN_SESSION", "MENTIONS", "SECTION_OF", "SHARED_IN", "SUPERSEDES", "WRITTEN_BY"}
 	tokenProperties = []string{"_erased_entities", "_erased_memories", "_erased_sessions", "_erasing", "_lock", "_unseen",
 		"access_count", "activated_at", "activated_by", "active", "agent_id", "aliases", "author", "body", "by", "claimed_at", "claimed_until",

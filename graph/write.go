@@ -57,10 +57,7 @@ func (s *Store) SimilarMemories(ctx context.Context, scope memory.Scope, q memor
 // heads. memory.ErrNotFound when id is missing or no longer active or a
 // candidate.
 func (s *Store) ReinforceMemory(ctx context.Context, tenant, id string, r memory.Reinforcement) (memory.Memory, error) {
-	return s.promote(ctx, tenant, id, r.UserID, nil, cypherReinforce, map[string]any{
-		"session": r.SessionID, "step": r.ImportanceStep, "at": r.At.UTC(), "activate_at": r.ActivateAt,
-		"idem": strOrNil(r.IdempotencyKey),
-	})
+	return s.promote(ctx, tenant, id, r.UserID, nil, cypherReinforce, reinforceParams(r))
 }
 
 // ConfirmMemory makes the candidate id active, taking over its key's slot:
@@ -127,11 +124,24 @@ func promotionOf(r *neo4j.Record) (promotion, error) {
 	return promotion{before: str(cols["before"]), status: str(cols["status"]), key: str(cols["key"]), userID: str(cols["user_id"])}, nil
 }
 
-// reinforceIn runs a reinforcement in tx, under the lock of the memory's
-// user, which the batch holds.
-func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, r memory.Repeat, reader *memory.Scope) (memory.Memory, error) {
-	return promoteIn(ctx, tx, tenant, r.Target, reader, cypherReinforce, map[string]any{
+// reinforceIn runs a reinforcement in tx by w, the memory written, under
+// the lock of the memory's user, which the batch holds. Its idempotency key
+// keeps w's writer and body (see RepeatKey): the text w sent is not the
+// memory's, and only w's retry is one.
+func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, r memory.Repeat, w memory.Memory, reader *memory.Scope) (memory.Memory, error) {
+	params := reinforceParams(r.Reinforcement)
+	if r.IdempotencyKey != "" {
+		params["idem_hash"] = DeletedKeyHash(r.IdempotencyKey)
+		params["idem_author"], params["idem_body"] = deletedAuthor(w.UserID, w.AgentID), deletedBody(w.Type, w.Content)
+	}
+	return promoteIn(ctx, tx, tenant, r.Target, reader, cypherReinforce, params)
+}
+
+// reinforceParams are cypherReinforce's parameters for r; the key's writer
+// and body are unknown.
+func reinforceParams(r memory.Reinforcement) map[string]any {
+	return map[string]any{
 		"session": r.SessionID, "step": r.ImportanceStep, "at": r.At.UTC(), "activate_at": r.ActivateAt,
-		"idem": strOrNil(r.IdempotencyKey),
-	})
+		"idem": strOrNil(r.IdempotencyKey), "idem_hash": nil, "idem_author": nil, "idem_body": nil,
+	}
 }
