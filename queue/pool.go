@@ -595,6 +595,11 @@ func (p *Pool) deadLetter(ctx context.Context, shard int, e entry, raw map[strin
 	}
 	pipe := q.rdb.TxPipeline()
 	pipe.XAdd(ctx, &redis.XAddArgs{Stream: q.DeadStream(shard), Values: values})
+	if e.job.IdempotencyKey != "" && errors.Is(cause, memory.ErrIdempotencyKeyReused) {
+		// Another write holds the key: this job never owned it, and the
+		// true retry of that write must not be answered with this failure.
+		freeKeyScript.Eval(ctx, pipe, []string{q.idemKey(shard, e.job.Tenant, e.job.UserID, e.job.IdempotencyKey)}, e.job.ID)
+	}
 	if e.job.ID != "" {
 		code, message := p.opts.Describe(cause)
 		finishScript.Eval(ctx, pipe, []string{q.statusKey(shard, e.job.Tenant, e.job.ID)},

@@ -219,6 +219,17 @@ redis.call('XADD', KEYS[4], '*', 'job', ARGV[3], 'seq', nextseq(KEYS[5]))
 return ARGV[1]
 `)
 
+// freeKeyScript deletes an idempotency key that still names job ARGV[1].
+//
+// KEYS: idem key. ARGV: job id.
+var freeKeyScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then
+  redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
 // fenceScript takes the next number of the shard's sequence as a user's
 // fence, unless the user's fence is higher already, and returns the fence.
 //

@@ -313,6 +313,39 @@ func TestRetryThenDeadLetter(t *testing.T) {
 	})
 }
 
+// TestARefusedKeyIsReleased: a job that failed because another write holds
+// its idempotency key leaves the key to that write's retry; a job that
+// failed for any other reason answers its retries with its failure.
+func TestARefusedKeyIsReleased(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		q := newQueue(t, rdb, 2)
+		tenant := testenv.Tenant(t)
+		r := newRecorder()
+		r.fail = func(_ memory.Job, seq int) error {
+			switch seq {
+			case 1:
+				return fmt.Errorf("idempotency key %q: %w", "k-held", memory.ErrIdempotencyKeyReused)
+			case 2:
+				return memory.Invalid("content", "must not be empty")
+			}
+			return nil
+		}
+		startPool(t, q, r, queue.PoolOptions{MaxAttempts: 2})
+		refused, invalid := enqueue(t, q, tenant, "alice", 1, "k-held"), enqueue(t, q, tenant, "alice", 2, "k-invalid")
+		waitFor(t, "both jobs to fail", func() bool {
+			return status(t, q, tenant, refused.ID).Status == memory.JobFailed && status(t, q, tenant, invalid.ID).Status == memory.JobFailed
+		})
+		retry := enqueue(t, q, tenant, "alice", 3, "k-held")
+		if retry.ID == refused.ID {
+			t.Fatalf("a write under the key the refused job named was answered with that job")
+		}
+		waitFor(t, "the retry", func() bool { return status(t, q, tenant, retry.ID).Status == memory.JobDone })
+		if again := enqueue(t, q, tenant, "alice", 2, "k-invalid"); again.ID != invalid.ID {
+			t.Errorf("the retry of an invalid job is job %s, want its own %s", again.ID, invalid.ID)
+		}
+	})
+}
+
 // lastingTrouble is a store's refusal that may last though nothing is down.
 type lastingTrouble struct{}
 
