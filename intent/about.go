@@ -103,7 +103,7 @@ func dealsWith(q string) bool {
 // a thing of everyone's ("the best paper", "the weather"), and "this"
 // before a time ("this weekend"), know nothing in particular.
 func Refers(text string) bool {
-	q := otherThis.ReplaceAllString(generic.ReplaceAllString(strings.ToLower(text), " "), " ")
+	q := otherThis.ReplaceAllString(generic.ReplaceAllString(lower(text), " "), " ")
 	// "how do I fix a wobbly armrest?" asks what anyone would.
 	if m := howTo.FindStringSubmatch(q); m != nil && !ways[m[len(m)-1]] {
 		q = q[len(m[0]):]
@@ -119,7 +119,7 @@ var generic = regexp.MustCompile(`\bthe (best|worst|most|least|cheapest|fastest|
 // prefer?". A requirement or a preference is someone's, so a question that
 // also names a kind of memory (delivery) asks for the user's.
 func Prefers(text string) bool {
-	q := strings.ToLower(text)
+	q := lower(text)
 	return preference.MatchString(q) || containsAny(q, zhPreference)
 }
 
@@ -128,7 +128,7 @@ func Prefers(text string) bool {
 // someone: "anything to keep in mind before contacting Sophia?", "跟她沟通要注
 // 意点啥", but not "what should I know before my first day here?".
 func DealsWithSomeone(text string) bool {
-	q := strings.ToLower(text)
+	q := lower(text)
 	return otherPerson.MatchString(q) || interaction.MatchString(q) || containsAny(q, zhOther)
 }
 
@@ -145,13 +145,13 @@ var (
 // question names a kind of memory (margins, payment terms, invoices) that
 // every customer's record holds, and is answered by none of them.
 func General(text string) bool {
-	q := strings.ToLower(text)
+	q := lower(text)
 	return general.MatchString(q) || containsAny(q, zhGeneral)
 }
 
 var (
-	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette|translate|how long does (a|an) \w+ take|weather|forecast|forward calls|how (do|can) i (set up|configure|install|enable|disable|reset|turn on|turn off))\b`)
-	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事", "别人", "礼貌", "翻译", "怎么开通", "如何开通", "天气", "红包"}
+	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette|translate|how long does (a|an) \w+ take|weather|forecast|recycle|recycling|forward calls|how (do|can) i (set up|configure|install|enable|disable|reset|turn on|turn off))\b`)
+	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事", "别人", "礼貌", "翻译", "怎么开通", "如何开通", "天气", "红包", "高铁", "动车"}
 )
 
 var (
@@ -217,11 +217,12 @@ func aNotA(q string) bool {
 	return false
 }
 
-// plain is text lower-cased as people type it in a chat, written out: the
-// openers before a question go ("hey so what do you …") and chat shorthand
-// is spelt ("u" is you, "pls" please, "rn" right now).
+// plain is text lower-cased (and simplified, see lower) as people type it
+// in a chat, written out: the openers before a question go ("hey so what
+// do you …") and chat shorthand is spelt ("u" is you, "pls" please, "rn"
+// right now).
 func plain(text string) string {
-	q := strings.ToLower(strings.TrimSpace(text))
+	q := lower(strings.TrimSpace(text))
 	for {
 		m := filler.FindString(q)
 		if m == "" || m == q {

@@ -101,6 +101,7 @@ var rules = []rule{
 		"短一点", "长话短说", "别太长", "太长了",
 		"cut to the chase", "分条", "分点", "回邮件", "回消息", "咋回", "how should i reply", "how do i reply", "how should we answer", "replied to", "reply to her", "reply to him",
 		"itemised", "itemized", "bullet point*", "paragraphs", "写多细", "多细", "写东西", "一句话",
+		"every detail", "every last detail", "all the details", "nitty-gritty", "nitty gritty",
 	}},
 	// What the user buys as a rule: the firm they buy for says it, and so
 	// do their orders. Before the preferences, which would take "习惯" of
@@ -162,6 +163,8 @@ var rules = []rule{
 		// What a rule settles, said as people say it: who nods a big order
 		// through, whether opened goods go back, what delivery costs.
 		"点头", "拍板", "说了算", "还能退", "能退吗", "能不能退", "do we charge", "charge for",
+		// Or the way a case is worked through.
+		"playbook", "protocol", "sop", "what steps", "which steps", "steps do we", "steps to follow",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
 		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty", "status level", "my level", "perks", "lapse*",
@@ -182,7 +185,7 @@ var rules = []rule{
 	// Budget: how much the user may spend, asked of them or of anyone.
 	{name: "budget", keys: []string{"budget"}, kinds: []string{"budget"}, cues: []string{
 		"budget*", "spend", "spending", "spend limit", "spending cap", "spending limit", "afford", "how much money",
-		"预算", "能花", "可以花", "花多少", "经费", "开支", "开销", "采购额",
+		"预算", "能花", "可以花", "花多少", "经费", "开支", "开销", "采购额", "额度",
 	}},
 	// One order on its way: whether or when one of the user's dealings
 	// ships or arrives ("那单手套送到了吗？", "这批纸箱什么时候发？", "did the
@@ -225,6 +228,8 @@ var rules = []rule{
 	// policy shows only to whom may read it.
 	{name: "margin", keys: []string{"internal_cost"}, kinds: []string{"internal_cost"}, cues: []string{
 		"profit*", "margin*", "how profitable", "利润", "毛利", "盈利", "赚",
+		"make money", "making money", "make on", "making on", "earn on", "earning on", "decent money", "good money",
+		"money on this", "money on her", "money on his", "money on him", "money on their", "money on them",
 	}},
 	// Past conversations: what the user asked or said before, kept as
 	// memories of the conversation.
@@ -247,7 +252,7 @@ var rules = []rule{
 		"what did they order", "what has she ordered", "what have i ordered", "what has he ordered",
 		"我的订单", "她的订单", "他的订单", "客户的订单", "顾客的订单", "最近的订单", "历史订单", "以前的订单", "买过什么", "订过什么", "下过什么单", "订了些啥", "订了啥", "订了什么", "买了些啥",
 		// Orders as people call them in a chat: "what's the status of my stuff".
-		"my stuff", "anything of mine", "我的货",
+		"my stuff", "anything of mine", "anything of hers", "anything of his", "anything of theirs", "我的货",
 	}},
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "employer", "occupation", "job title", "my title", "my position", "职位", "职务", "头衔", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",

@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -16,6 +17,11 @@ func TestDetect(t *testing.T) {
 		{"when do my perks lapse?", []string{"membership"}},
 		{"他那批硒鼓为什么晚了？", []string{"order_moves"}},
 		{"whats the status of my stuff", []string{"orders"}},
+		{"is she the type who wants every last detail?", []string{"answer_style"}},
+		{"what's our playbook for returns?", []string{"rule_lookup"}},
+		{"他们一年的采购额度是多少", []string{"budget"}},
+		{"are we making decent money on this account?", []string{"margin"}},
+		{"is there anything of hers in the system?", []string{"orders"}},
 		{"why is my second purchase running behind?", []string{"order_moves"}},
 		{"give me the lowdown on this guy", []string{"about_me"}},
 		{"what's my job title", []string{"company"}},
@@ -200,6 +206,30 @@ func TestCut(t *testing.T) {
 	for _, tt := range tests {
 		if got := cut(tt.padded, tt.cue); got != tt.want {
 			t.Errorf("cut(%q, %q) = %q, want %q", tt.padded, tt.cue, got, tt.want)
+		}
+	}
+}
+
+// A question typed in traditional characters is read as the same question
+// typed in simplified ones.
+func TestTraditionalReadsAsSimplified(t *testing.T) {
+	for _, tc := range []struct{ traditional, simplified string }{
+		{"我的會員資格什麼時候到期", "我的会员资格什么时候到期"},
+		{"我的收貨地址是哪裡", "我的收货地址是哪里"},
+		{"回覆我的時候寫短一點", "回复我的时候写短一点"},
+		{"他們公司的採購預算是多少", "他们公司的采购预算是多少"},
+		{"請問發票寄到哪個地址", "请问发票寄到哪个地址"},
+	} {
+		want := Detect(tc.simplified)
+		if want.Empty() {
+			t.Fatalf("%q asks for nothing: the case tests nothing", tc.simplified)
+		}
+		if got := Detect(tc.traditional); !reflect.DeepEqual(got, want) {
+			t.Errorf("Detect(%q) = %+v, want %+v as for %q", tc.traditional, got, want, tc.simplified)
+		}
+		who := Person{ID: "u1"}
+		if About(tc.traditional, who) != About(tc.simplified, who) || General(tc.traditional) != General(tc.simplified) {
+			t.Errorf("%q is read otherwise than %q", tc.traditional, tc.simplified)
 		}
 	}
 }
