@@ -163,3 +163,26 @@ func TestSimulateTooSlowDraft(t *testing.T) {
 		expectResponse(t, "simulate a slow draft", r, http.StatusUnprocessableEntity, policyadmin.RejectTooSlow)
 	}
 }
+
+// TestSimulateFailingDraft: a draft whose decision raises an error is
+// refused as the draft's fault (422, naming the error), not answered as the
+// service's (500).
+func TestSimulateFailingDraft(t *testing.T) {
+	f := apptest.Start(t)
+	in := policyadmin.DecisionInput{Principal: memory.Principal{Kind: memory.KindAgent, ID: "breaker"}, Action: memory.ActionRead,
+		Resource: memory.Resource{UserID: "bob", AgentID: "breaker", Type: memory.TypeSemantic, Kind: "fact", Sensitivity: memory.SensitivityInternal, Status: memory.StatusActive}}
+	for _, tc := range []struct{ name, rule, says string }{
+		{"a built-in given what it cannot take", "permits contains sprintf(\"%v\", [to_number(\"abc\")]) if input.principal.id == \"breaker\"", "to_number"},
+		{"a division by zero", "permits contains sprintf(\"%v\", [1 / 0]) if input.principal.id == \"breaker\"", "divide by zero"},
+		{"a rule given two values", "boom := 1 if input.principal.id == \"breaker\"\nboom := 2 if input.principal.id == \"breaker\"\npermits contains \"boom\" if boom", "conflict"},
+	} {
+		draft := edited(bundled(t, f), "authz.rego", func(s string) string { return s + "\n" + tc.rule + "\n" })
+		for _, explain := range []bool{false, true} {
+			r := f.Do(t, apptest.Admin, "POST", "/v1/policy/simulate", policyadmin.SimulateRequest{Modules: draft, Input: in, Explain: explain})
+			expectResponse(t, tc.name, r, http.StatusUnprocessableEntity, policyadmin.RejectEval)
+			if !strings.Contains(string(r.Body), tc.says) {
+				t.Errorf("%s: body %.300s does not say %q", tc.name, r.Body, tc.says)
+			}
+		}
+	}
+}

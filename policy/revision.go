@@ -565,7 +565,7 @@ func (e *Engine) simulate(ctx context.Context, modules []policyadmin.PolicyModul
 	if !explain {
 		d, err := e.decide(ctx, rev, in.Principal, in.Action, in.Resource, in.Now)
 		if err != nil {
-			return policyadmin.Simulation{}, e.tooSlow(ctx, err)
+			return policyadmin.Simulation{}, e.draftFailed(ctx, err)
 		}
 		return policyadmin.Simulation{Allow: d.Allow, Reasons: nonNil(d.Reasons)}, nil
 	}
@@ -577,7 +577,7 @@ func (e *Engine) simulate(ctx context.Context, modules []policyadmin.PolicyModul
 		err = evalCtx.Err()
 	}
 	if err != nil {
-		return policyadmin.Simulation{}, e.tooSlow(ctx, fmt.Errorf("policy: simulate: %w", err))
+		return policyadmin.Simulation{}, e.draftFailed(ctx, fmt.Errorf("policy: simulate: %w", err))
 	}
 	var sim policyadmin.Simulation
 	if len(rs) == 1 {
@@ -593,12 +593,17 @@ func (e *Engine) simulate(ctx context.Context, modules []policyadmin.PolicyModul
 	return sim, nil
 }
 
-// tooSlow turns a draft's evaluation cut by the engine's deadline (ctx
-// itself still live) into a RejectTooSlow: unlike a decision of the policy
-// in force, which a busy host may delay, a retry would run the same draft.
-func (e *Engine) tooSlow(ctx context.Context, err error) error {
-	if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || topdown.IsCancel(err)) {
+// draftFailed turns a draft's evaluation cut by the engine's deadline (ctx
+// itself still live) into a RejectTooSlow, and an error the evaluation
+// raised into a RejectEval: unlike a decision of the policy in force, which
+// a busy host may delay, a retry would run the same draft.
+func (e *Engine) draftFailed(ctx context.Context, err error) error {
+	var evalErr *topdown.Error
+	switch {
+	case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || topdown.IsCancel(err)):
 		return reject(policyadmin.RejectTooSlow, fmt.Sprintf("the draft's decision takes longer than the %v a decision may take", e.timeout))
+	case errors.As(err, &evalErr):
+		return reject(policyadmin.RejectEval, "the draft's decision failed: "+evalErr.Error())
 	}
 	return err
 }

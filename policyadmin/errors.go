@@ -34,6 +34,10 @@ const (
 	RejectTooSlow = "policy_too_slow"
 	// RejectTooMuchMemory is a check that allocated more than its budget.
 	RejectTooMuchMemory = "policy_memory_exceeded"
+	// RejectEval is a simulated draft whose decision raised an error (a
+	// built-in given what it cannot take, a rule with two values): the
+	// draft's fault, as a retry would raise it again.
+	RejectEval = "policy_eval_error"
 )
 
 // ErrPolicyUntranslatable is an active policy whose read rules cannot be
