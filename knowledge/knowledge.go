@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"mneme/facts"
 )
 
 // Format is how a document is written.
@@ -140,17 +142,25 @@ func Split(id string, f Format, body []byte, opts Options) (Document, error) {
 	case !utf8.Valid(body):
 		return Document{}, errors.New("knowledge: a document must be UTF-8 text")
 	}
+	// Control characters other than tabs and line breaks show nothing: a
+	// run of them is no text to remember.
+	src := strings.Map(func(r rune) rune {
+		if r < ' ' && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r < 0xa0 {
+			return -1
+		}
+		return r
+	}, string(body))
 	var blocks []block
 	switch f {
 	case Markdown:
-		blocks = markdownBlocks(string(body))
+		blocks = markdownBlocks(src)
 	case HTML:
 		var err error
-		if blocks, err = htmlBlocks(string(body)); err != nil {
+		if blocks, err = htmlBlocks(src); err != nil {
 			return Document{}, err
 		}
 	case Text:
-		blocks = textBlocks(string(body))
+		blocks = textBlocks(src)
 	default:
 		return Document{}, ErrFormat
 	}
@@ -195,7 +205,10 @@ func sections(id string, blocks []block, partChars int) []Section {
 		place := strings.Join(headings, "\x1f")
 		ordinal := seen[place]
 		seen[place]++
-		for part, text := range pack(paras, partChars) {
+		// A part of spaces and control characters alone (a run of \x01 cut
+		// out of a long paragraph) says nothing, and no memory may hold it.
+		parts := slices.DeleteFunc(pack(paras, partChars), facts.Blank)
+		for part, text := range parts {
 			s := Section{
 				Headings: headings, Position: len(out), Part: part, Text: text,
 				Procedure: isProcedure(headings, text),

@@ -203,6 +203,35 @@ func TestSplitLongSections(t *testing.T) {
 	}
 }
 
+// TestSplitDropsWhatShowsNothing: control characters are no text, and a
+// part of spaces alone is no section.
+func TestSplitDropsWhatShowsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    knowledge.Format
+		body string
+	}{
+		{"a run of control characters", knowledge.Text, "Intro about cartons." + strings.Repeat("\x01", 3000) + "tail about cartons."},
+		{"control characters alone in a paragraph", knowledge.Markdown, "# Boxes\n\n" + strings.Repeat("\x02\x1f", 400) + "\n\nBoxes ship on Fridays."},
+		{"a long run of spaces", knowledge.Markdown, "## Racks\n\n" + strings.Repeat("x", 80) + strings.Repeat(" ", 500) + "y racks."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := knowledge.Split("ctl", tc.f, []byte(tc.body), knowledge.Options{PartChars: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range doc.Sections {
+				if strings.TrimSpace(s.Text) == "" || strings.ContainsFunc(s.Text, func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' }) {
+					t.Errorf("section %d holds %q", i, s.Text)
+				}
+			}
+			if len(doc.Sections) == 0 {
+				t.Errorf("no sections")
+			}
+		})
+	}
+}
+
 func TestKeysFollowPlacesNotText(t *testing.T) {
 	keys := func(body string) map[string]string { // heading trail+text → key
 		doc, err := knowledge.Split("kb", knowledge.Markdown, []byte(body), knowledge.Options{})

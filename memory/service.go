@@ -230,19 +230,9 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 }
 
 // Invisible reports a character that makes keys, kinds and ids which look
-// alike but differ: controls (tabs, line breaks), the line and paragraph
-// separators (U+2028, U+2029), every space but the plain one (no-break,
-// ideographic, em, thin…) and the braille blank, and whatever Unicode says
-// may show as nothing (Default_Ignorable_Code_Point: format characters such
-// as zero-width spaces and bidi marks, variation selectors, the combining
-// grapheme joiner, the Hangul fillers, Khmer's inherent vowels). policyadmin
-// checks grant kinds and module names with it too.
-func Invisible(r rune) bool {
-	return r != ' ' && unicode.Is(unicode.Zs, r) || r == '\u2800' || unicode.In(r, invisibles...)
-}
-
-// invisibles are the categories and properties of Invisible.
-var invisibles = []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point}
+// alike but differ (facts.Invisible). policyadmin checks grant kinds and
+// module names with it too.
+func Invisible(r rune) bool { return facts.Invisible(r) }
 
 func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error) {
 	// Text that looks alike is stored alike: one form of "é", one slot.
@@ -284,7 +274,7 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
 	case !slices.Contains(Types, n.Type):
 		return Memory{}, Invalid("type", "must be one of "+strings.Join(Types, ", "))
-	case strings.TrimFunc(n.Content, func(r rune) bool { return unicode.IsSpace(r) || Invisible(r) }) == "":
+	case facts.Blank(n.Content):
 		return Memory{}, Invalid("content", "must not be empty or blank")
 	case !utf8.ValidString(n.Content) || strings.ContainsRune(n.Content, 0):
 		return Memory{}, Invalid("content", "must be valid UTF-8 without NUL characters")
