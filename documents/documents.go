@@ -255,6 +255,11 @@ func scopeOf(r ImportRequest) (kind, id string, err error) {
 	return "", "", memory.Invalid("scope", "must be tenant or team")
 }
 
+// MaxImportBytes bounds the body of an import request: a document at its
+// limit (knowledge.MaxDocumentBytes) escaped in JSON, where a quote or a
+// line break takes two bytes, and the fields around it.
+const MaxImportBytes = 2*knowledge.MaxDocumentBytes + 64<<10
+
 // admin refuses every principal but the tenant's admins: shared knowledge
 // is theirs to write (policy decides again on every memory written).
 func admin(p memory.Principal) error {

@@ -23,11 +23,14 @@ import (
 
 // readBody reads the whole body within the size limit and checks that it is
 // JSON text in UTF-8.
-func (a *api) readBody(c *gin.Context) ([]byte, error) {
+func (a *api) readBody(c *gin.Context) ([]byte, error) { return a.readBodyUpTo(c, a.maxBody) }
+
+// readBodyUpTo is readBody within limit bytes.
+func (a *api) readBodyUpTo(c *gin.Context, limit int64) ([]byte, error) {
 	if err := jsonForm(c.Request.Header); err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, a.maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return nil, errTooLarge

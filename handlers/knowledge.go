@@ -36,8 +36,18 @@ func (a *api) importDocument(c *gin.Context) error {
 	if a.knowledge == nil {
 		return memory.ErrNotConfigured
 	}
+	// An admin's document may take its own limit, beyond the bodies of
+	// other requests; no one else may import, or send one.
+	limit := a.maxBody
+	if principalOf(c).Kind == memory.KindAdmin {
+		limit = max(limit, documents.MaxImportBytes)
+	}
+	body, err := a.readBodyUpTo(c, limit)
+	if err != nil {
+		return err
+	}
 	var req documents.ImportRequest
-	if err := a.bind(c, &req); err != nil {
+	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
 	res, err := a.knowledge.Import(c.Request.Context(), principalOf(c), req)
