@@ -555,7 +555,11 @@ func (s *Service) Remove(ctx context.Context, p memory.Principal, id string) (n 
 	// One step, refused while an import runs: retired between an import's
 	// writes and its record, a document vanished from the list while the
 	// import's sections stayed in force.
-	return s.store.Remove(ctx, p.Tenant, id, s.now().UTC())
+	n, err = s.store.Remove(ctx, p.Tenant, id, s.now().UTC())
+	if errors.Is(err, memory.ErrConflict) {
+		return 0, ErrImportRunning
+	}
+	return n, err
 }
 
 // importDetails are the counts of an import, or its job, for the trail.

@@ -282,8 +282,8 @@ func TestLargeImportIsQueued(t *testing.T) {
 		t.Fatalf("Import: %+v %v, %d jobs, %d writes; want one job and no write", res, err, len(q.jobs), w.writes)
 	}
 	// While it waits in the queue, the import holds the document.
-	if _, err := s.Remove(ctx, root, "big"); !errors.Is(err, memory.ErrConflict) {
-		t.Errorf("Remove of a document whose import is queued: %v, want ErrConflict", err)
+	if _, err := s.Remove(ctx, root, "big"); !errors.Is(err, ErrImportRunning) {
+		t.Errorf("Remove of a document whose import is queued: %v, want ErrImportRunning", err)
 	}
 	if _, err := s.Import(ctx, root, ImportRequest{ID: "big", Content: doc(QueueAbove+1, nil, -1), Scope: "team", Team: "sales"}); !errors.Is(err, ErrOtherScope) {
 		t.Errorf("import into another scope while one is queued: %v, want ErrOtherScope", err)
@@ -416,8 +416,8 @@ func TestRemoveDuringAnImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.claims["rules"] = claim{scope: "tenant:", until: time.Now().Add(time.Minute)} // an import under way
-	if n, err := s.Remove(ctx, root, "rules"); !errors.Is(err, memory.ErrConflict) || n != 0 {
-		t.Fatalf("Remove during an import = %d, %v; want ErrConflict", n, err)
+	if n, err := s.Remove(ctx, root, "rules"); !errors.Is(err, ErrImportRunning) || n != 0 {
+		t.Fatalf("Remove during an import = %d, %v; want ErrImportRunning", n, err)
 	}
 	if got, _ := st.Sections(ctx, "acme", "rules"); len(got) != 3 {
 		t.Fatalf("%d sections in force after a refused removal, want 3", len(got))
