@@ -54,13 +54,22 @@ func Composed(s string) string { return norm.NFC.String(s) }
 // or digit in a compatibility form (full-width "ｅ", the ligature "ﬁ",
 // which NFKC turns into the plain ones they show; not full-width
 // punctuation, which Chinese is written with) or that mixes Latin letters
-// with Cyrillic or Greek ones ("preference" with a Cyrillic е).
+// with Cyrillic or Greek ones ("preference" with a Cyrillic е), or a
+// combining mark with no letter to sit on (at the start, after a space or
+// a sign), which shows as nothing or over whatever stands before it.
 func LookAlike(s string) bool {
 	compat := func(r rune) bool {
 		return (unicode.IsLetter(r) || unicode.IsNumber(r)) && norm.NFKC.String(string(r)) != string(r)
 	}
 	if strings.ContainsFunc(s, compat) {
 		return true
+	}
+	prev := ' '
+	for _, r := range s {
+		if unicode.In(r, unicode.Mn, unicode.Me) && !unicode.IsLetter(prev) && !unicode.IsNumber(prev) && !unicode.In(prev, unicode.Mn, unicode.Mc) {
+			return true
+		}
+		prev = r
 	}
 	latin := strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Latin, r) })
 	return latin && strings.ContainsFunc(s, func(r rune) bool { return unicode.In(r, unicode.Cyrillic, unicode.Greek) })

@@ -85,6 +85,10 @@ func TestLookAlike(t *testing.T) {
 		{"pre\uff45ference", true},  // full-width ｅ
 		{"\ufb01rst_contact", true}, // the ligature ﬁ
 		{"area_m\u00b2", true},      // superscript two
+		{"\u0301\u0301", true},      // combining marks with nothing to sit on
+		{"slot \u0301x", true},
+		{"caf\u00e9\u0301", false}, // a mark on a letter
+		{"हिन्दी", false},          // marks inside a word of a script that writes them
 	} {
 		if got := LookAlike(tt.name); got != tt.want {
 			t.Errorf("LookAlike(%q) = %v, want %v", tt.name, got, tt.want)
