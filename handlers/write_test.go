@@ -8,6 +8,7 @@ import (
 	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/memory"
+	"mneme/workingmemory"
 )
 
 // write writes one memory as who through the Go client and returns it,
@@ -568,16 +569,21 @@ func TestQueuedAndSyncIngestShareTheKey(t *testing.T) {
 	if r := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/memories/"+id, nil); r.Status != http.StatusOK {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if r, again := sync(turns, "ing-q"); r.Status != http.StatusOK || len(again.Memories) != 0 {
-		t.Errorf("synchronous retry after the delete: %d %s, want nothing written", r.Status, r.Body)
+	if r, again := sync(turns, "ing-q"); r.Status != http.StatusOK || len(again.Memories) != 0 || again.Reason != workingmemory.ReasonDeleted {
+		t.Errorf("synchronous retry after the delete: %d %s, want nothing written, and why", r.Status, r.Body)
 	}
 	// A synchronous ingestion first, then other turns queued under its key:
-	// the job fails as the synchronous call would have.
-	if r, _ := sync(turns, "ing-s"); r.Status != http.StatusOK {
+	// the job fails as the synchronous call would have, and leaves the key
+	// to the synchronous call's true retry.
+	r, first := sync(turns, "ing-s")
+	if r.Status != http.StatusOK || len(first.Memories) != 1 {
 		t.Fatalf("synchronous ingest: %d %s", r.Status, r.Body)
 	}
 	if job := queued(other, "ing-s"); job.Status != memory.JobFailed || job.ErrorCode != "idempotency_key_reused" {
 		t.Errorf("other turns queued under a synchronous key: %+v, want failed, idempotency_key_reused", job)
+	}
+	if job := queued(turns, "ing-s"); job.Status != memory.JobDone || len(job.Memories) != 1 || job.Memories[0].ID != first.Memories[0].ID {
+		t.Errorf("the synchronous ingest's true retry, queued after a refused job: %+v, want done with %s", job, first.Memories[0].ID)
 	}
 	for _, m := range list(t, f, apptest.Admin, "user_id=bob&limit=500") {
 		if strings.Contains(m.Content, "PLUMMARK") {

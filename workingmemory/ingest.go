@@ -29,6 +29,10 @@ const ReasonNothingWorthRemembering = "nothing worth remembering: no preference,
 // the writer write none of what the conversation held.
 const ReasonRefused = "policy and the write guard let you write none of what the conversation held"
 
+// ReasonDeleted is IngestResult.Reason when a retry under an
+// Idempotency-Key left out memories because what it wrote was deleted since.
+const ReasonDeleted = "what these turns wrote under this Idempotency-Key was deleted since, and is not written again"
+
 // A queued ingestion reports each memory policy did not let its writer
 // write as a JobMemory of outcome OutcomeRefused and reason ReasonPolicy,
 // and each the write guard refused (a password, an ID number) with reason

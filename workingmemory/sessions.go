@@ -238,9 +238,10 @@ var nothing = memory.IngestResult{Memories: []memory.Memory{}, Reason: ReasonNot
 // lose the conversation, and counts what it left out.
 func (s *Service) createAllowed(ctx context.Context, p memory.Principal, found []memory.NewMemory) (memory.IngestResult, error) {
 	// Usually policy allows it all: one write, decided once.
-	ms, err := stored(s.memories.Write(ctx, p, found))
+	results, err := s.memories.Write(ctx, p, found)
 	if !errors.Is(err, memory.ErrForbidden) {
-		return memory.IngestResult{Memories: ms}, err
+		ms, err := stored(results, err)
+		return memory.IngestResult{Memories: ms, Reason: deletedSince(results)}, err
 	}
 	kept, err := s.authorized(ctx, p, found, s.now().UTC())
 	if errors.Is(err, memory.ErrForbidden) {
@@ -248,8 +249,19 @@ func (s *Service) createAllowed(ctx context.Context, p memory.Principal, found [
 	} else if err != nil {
 		return memory.IngestResult{}, err
 	}
-	ms, err = stored(s.memories.Write(ctx, p, kept))
+	ms, err := stored(s.memories.Write(ctx, p, kept))
 	return memory.IngestResult{Memories: ms, Refused: len(found) - len(kept)}, err
+}
+
+// deletedSince is ReasonDeleted when a retry wrote nothing because what
+// its key wrote was deleted since.
+func deletedSince(results []memory.WriteResult) string {
+	for _, r := range results {
+		if r.Outcome == memory.OutcomeDeleted {
+			return ReasonDeleted
+		}
+	}
+	return ""
 }
 
 // stored is what a write stored or reinforced: a memory left out as not
