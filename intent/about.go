@@ -151,7 +151,7 @@ func General(text string) bool {
 
 var (
 	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette|translate|how long does (a|an) \w+ take|weather|forecast|recycle|recycling|forward calls|how (do|can) i (set up|configure|install|enable|disable|reset|turn on|turn off))\b`)
-	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事", "别人", "礼貌", "翻译", "怎么开通", "如何开通", "天气", "红包", "高铁", "动车"}
+	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事", "别人", "礼貌", "翻译", "怎么开通", "如何开通", "天气", "红包", "高铁", "动车", "改名字", "怎么设置", "如何设置"}
 )
 
 var (

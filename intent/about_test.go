@@ -99,6 +99,7 @@ func TestGeneral(t *testing.T) {
 		{"微信支付怎么开通", true},
 		{"what's the proper way to recycle empty toner cartridges?", true},
 		{"对了，无锡到南京高铁要多久", true},
+		{"微信怎么改名字？", true},
 		{"可以帮我翻译一下hello吗", true},
 		{"what's the weather in Hangzhou this week?", true},
 		{"微信怎么发红包", true},

@@ -165,6 +165,7 @@ var rules = []rule{
 		"点头", "拍板", "说了算", "还能退", "能退吗", "能不能退", "do we charge", "charge for",
 		// Or the way a case is worked through.
 		"playbook", "protocol", "sop", "what steps", "which steps", "steps do we", "steps to follow",
+		"what happens if", "what happens when", "what do you do if", "what do you do for", "what do we do if", "会怎样", "会怎么样",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
 		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty", "status level", "my level", "perks", "lapse*",
@@ -222,7 +223,7 @@ var rules = []rule{
 		"settle a bill", "settle the bill", "settle bills", "settle invoices", "pay the bill", "pay bills", "pay by",
 		"pays us", "pay you", "pays you", "pay on time", "pays on time", "paid on time", "how do they pay", "how does she pay", "how does he pay",
 		"slow payer", "late payer", "good payer", "settling up", "settle up", "chase them", "chasing them", "chase her", "chase him",
-		"账期", "付款", "结款", "月结", "结账", "结算", "结钱", "付钱", "打款", "回款", "结一次", "利索", "打一次款", "拖款", "拖欠", "拖过",
+		"owe", "owes", "owing", "账期", "付款", "结款", "月结", "结账", "结算", "结钱", "付钱", "打款", "回款", "结一次", "利索", "打一次款", "拖款", "拖欠", "拖过",
 	}},
 	// What the business makes on the user: the internal cost note, which
 	// policy shows only to whom may read it.
@@ -242,6 +243,10 @@ var rules = []rule{
 	{name: "complaints", kinds: []string{"complaint"}, cues: []string{
 		"complain*", "unhappy", "upset", "angry", "annoyed", "dissatisfied", "not happy", "not satisfied", "frustrated",
 		"投诉", "抱怨", "不满", "不高兴", "生气", "不开心", "不满意", "不太高兴", "不太满意", "不爽", "售后",
+	}},
+	// Refunds: what was given back to the user, however it is asked.
+	{name: "refunds", kinds: []string{"refund"}, cues: []string{
+		"refund*", "money back", "reimburs*", "退款", "退钱", "退了多少", "退过款", "退给", "返还",
 	}},
 	// Orders as a whole: the user's orders, however many; a question about
 	// one order names it, and vector and full-text search serve it. A bare
