@@ -58,7 +58,7 @@ func About(question string, who Person) bool {
 
 // zhTowardMe is the business (你们) reaching, answering or serving the
 // speaker; not asking a favour of it ("你们能给我推荐个餐厅吗").
-var zhTowardMe = regexp.MustCompile(`你们.*(给我(回|发|打|写|送)|(跟|和)我(联系|沟通|说|讲)|联系我|通知我|找我)`)
+var zhTowardMe = regexp.MustCompile(`你们.*(给我(回|发|打|写|送|退|赔)|(跟|和)我(联系|沟通|说|讲)|联系我|通知我|找我)`)
 
 // otherThis is 这家 or 这位 before what cannot be the customer: a shop, a
 // restaurant, a celebrity ("这家店的红烧肉好吃不", "这位明星最近怎么样").
@@ -259,7 +259,7 @@ var (
 	// dealing is one of the user's dealings with us spoken of as known:
 	// "has the big desk order gone through?", "when is that shipment
 	// leaving?". An agent asks it about the user it serves.
-	dealing = regexp.MustCompile(`\b(the|this|that|these|those|my|her|his|their|our)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
+	dealing = regexp.MustCompile(`\b(the|this|that|these|those|my|her|his|their|our)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|bills?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
 	// imperative opens a request in English; request marks one anywhere.
 	imperative = regexp.MustCompile(`^(please|kindly|tell|show|give|list|remind|keep|use|make|send|write|reply|answer|follow|stick|go|be|stop|don't|do not|same|as usual|like before|like last time|let me know|fill me in|brief me|update me)\b`)
 	request    = regexp.MustCompile(`\b(please|i want|i'd like|i would like|i need|like before|like last time|as usual|same as)\b`)
@@ -290,7 +290,7 @@ var (
 	zhTag    = []string{"不", "没", "没有", "对吧", "是吧", "的吧", "没错吧"}
 	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家", "女士", "先生", "小姐"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
-	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回"}
+	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回", "那张账单", "这张账单", "那份账单", "我的账单"}
 	// zhRequest marks a request in Chinese.
 	zhRequest = []string{"请", "按", "照", "想要", "我要", "给我", "帮我", "告诉我", "别", "不要", "直接", "能不能", "可不可以", "能否", "麻烦",
 		"一点", "点儿", "简单点", "说人话", "长话短说", "老样子", "就行", "就好"}

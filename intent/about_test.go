@@ -155,6 +155,7 @@ func TestAbout(t *testing.T) {
 		{"What's the best way to get hold of me?", "u01", true},
 		{"你们给我回消息的时候写多长合适", "", true},
 		{"你们几点以后别给我打电话", "", true},
+		{"你们给我退了多少钱？", "", true},
 		{"我喜欢多详细的回答", "", true},
 		{"你们能给我推荐个餐厅吗", "", false}, // a favour asked, nothing of the speaker's
 		{"Did I ask when you are open during the festive season?", "u01", true},

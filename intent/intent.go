@@ -165,7 +165,7 @@ var rules = []rule{
 		"点头", "拍板", "说了算", "还能退", "能退吗", "能不能退", "do we charge", "charge for",
 		// Or the way a case is worked through.
 		"playbook", "protocol", "sop", "what steps", "which steps", "steps do we", "steps to follow",
-		"what happens if", "what happens when", "what do you do if", "what do you do for", "what do we do if", "会怎样", "会怎么样",
+		"what happens if", "what happens when", "what happens", "what do you do if", "what do you do for", "what do we do if", "会怎样", "会怎么样",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
 		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty", "status level", "my level", "perks", "lapse*",
@@ -205,7 +205,7 @@ var rules = []rule{
 	// Delivery: where and when goods go, however the sending is named.
 	{name: "delivery", keys: []string{"delivery_window", "delivery_address"}, cues: []string{
 		"deliver*", "ship", "ship to", "shipping address", "ship-to", "address", "when to send", "where to send",
-		"send the goods", "send the order", "drop off", "drop stuff off", "drop things off", "drop it off", "send goods", "sending goods", "sending the goods", "dispatch to", "receiving", "receive the goods",
+		"bring my stuff", "bring the goods", "bring my order", "send the goods", "send the order", "drop off", "drop stuff off", "drop things off", "drop it off", "send goods", "sending goods", "sending the goods", "dispatch to", "receiving", "receive the goods",
 		"送货", "配送", "收货", "地址", "送到哪", "几点送", "寄到", "寄给", "发到哪", "发货到", "送到", "送去", "什么时候送",
 		"truck", "trucks", "lorry", "lorries", "gate", "loading bay", "dock", "卸货", "van arrive", "arrive at her", "arrive at his", "arrive at my", "arrive at their", "几点到", "要货",
 	}},
