@@ -297,7 +297,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	if a.Working, err = workingmemory.New(workingmemory.Options{
-		Memories: a.Service, Sessions: a.Sessions, Authz: a.Policy, Extract: extract.New(cfg.Extract, log, nil),
+		Memories: a.Metrics.ExtractedWrites(a.Service), Sessions: a.Sessions, Authz: a.Policy, Extract: extract.New(cfg.Extract, log, nil),
 		Queue: a.Queue, Quota: quotaPort, Logger: log,
 	}); err != nil {
 		return nil, err
@@ -308,8 +308,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			if err := a.Admin.Sync(ctx, s.Owner.Tenant); err != nil {
 				return err
 			}
-			_, err := a.Working.EndSession(ctx, s)
-			return err
+			if _, err := a.Working.EndSession(ctx, s); err != nil {
+				return err
+			}
+			a.Metrics.Conversation(s.Owner.Tenant)
+			return nil
 		},
 		Interval: cfg.Sessions.Scan, Logger: log,
 	})
@@ -384,7 +387,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// the API's error codes.
 	if hopts.MCP, err = mcp.New(mcp.Options{
 		Service: a.Service, Ingest: a.Working, Principal: handlers.PrincipalFrom, Classify: handlers.Classify,
-		Refusal: handlers.Refusal, Logger: log, MaxBody: cfg.Server.MaxBody,
+		Refusal: handlers.Refusal, Logger: log, MaxBody: cfg.Server.MaxBody, Observer: a.Metrics,
 	}); err != nil {
 		return nil, err
 	}

@@ -49,7 +49,31 @@ type Options struct {
 	MaxBody int64
 	// Version is the server version announced to clients.
 	Version string
+	// Observer takes note of the tools' recalls, writes, deletions and
+	// ingestions as the REST handlers report theirs (handlers.Observer), so
+	// the metrics count a call whichever door it came through; nil observes
+	// nothing.
+	Observer Observer
 }
+
+// Observer takes note of what the tools did, each with the tenant it
+// happened in; metrics.Metrics implements it. Its methods must return at
+// once.
+type Observer interface {
+	Recalled(tenant string, res memory.RecallResult)
+	// Wrote sees a remember call's results, or the error that refused it.
+	Wrote(tenant string, results []memory.WriteResult, err error)
+	Deleted(r memory.Receipt)
+	// Conversation counts turns handed over for extraction.
+	Conversation(tenant string)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Recalled(string, memory.RecallResult)      {}
+func (nopObserver) Wrote(string, []memory.WriteResult, error) {}
+func (nopObserver) Deleted(memory.Receipt)                    {}
+func (nopObserver) Conversation(string)                       {}
 
 // DefaultMaxBody is the request body cap when Options.MaxBody is 0, as the
 // REST API's.
@@ -87,7 +111,10 @@ func New(opts Options) (http.Handler, error) {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
-	t := &tools{svc: opts.Service, ingester: opts.Ingest, principal: opts.Principal, classify: opts.Classify, log: opts.Logger}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	t := &tools{svc: opts.Service, ingester: opts.Ingest, principal: opts.Principal, classify: opts.Classify, log: opts.Logger, observe: opts.Observer}
 	server := sdk.NewServer(&sdk.Implementation{Name: "mneme", Title: "Mneme memory", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
 	if err := t.register(server); err != nil {
@@ -153,6 +180,7 @@ type tools struct {
 	principal func(ctx context.Context) (memory.Principal, bool)
 	classify  func(err error) (int, string, string)
 	log       *slog.Logger
+	observe   Observer
 }
 
 // caller returns the authenticated principal, or the API's unauthenticated

@@ -234,6 +234,7 @@ func (t *tools) remember(ctx context.Context, p memory.Principal, in rememberIn)
 		}
 	}
 	results, err := t.svc.Write(ctx, p, batch)
+	t.observe.Wrote(p.Tenant, results, err)
 	if err != nil {
 		return RememberOut{}, err
 	}
@@ -251,6 +252,7 @@ func (t *tools) recall(ctx context.Context, p memory.Principal, in recallIn) (Re
 	if err != nil {
 		return RecallOut{}, err
 	}
+	t.observe.Recalled(p.Tenant, res)
 	out := RecallOut{Context: res.Context, Truncated: res.Truncated, Memories: make([]Recalled, len(res.Memories))}
 	for i, r := range res.Memories {
 		m := r.Memory
@@ -263,11 +265,21 @@ func (t *tools) recall(ctx context.Context, p memory.Principal, in recallIn) (Re
 }
 
 func (t *tools) ingest(ctx context.Context, p memory.Principal, in ingestIn) (memory.IngestResult, error) {
-	return t.ingester.Ingest(ctx, p, memory.IngestRequest{UserID: in.UserID, SessionID: in.SessionID, Turns: in.Turns}, "")
+	res, err := t.ingester.Ingest(ctx, p, memory.IngestRequest{UserID: in.UserID, SessionID: in.SessionID, Turns: in.Turns}, "")
+	if err != nil {
+		return memory.IngestResult{}, err
+	}
+	t.observe.Conversation(p.Tenant)
+	return res, nil
 }
 
 func (t *tools) forget(ctx context.Context, p memory.Principal, in idIn) (memory.Receipt, error) {
-	return t.svc.Delete(ctx, p, in.MemoryID, "forgotten through MCP")
+	r, err := t.svc.Delete(ctx, p, in.MemoryID, "forgotten through MCP")
+	if err != nil {
+		return memory.Receipt{}, err
+	}
+	t.observe.Deleted(r)
+	return r, nil
 }
 
 func (t *tools) list(ctx context.Context, p memory.Principal, in listIn) (memory.Page, error) {

@@ -1,8 +1,9 @@
 // Package metrics counts what Mneme does, for Prometheus at /metrics and for
 // the panel's charts. It observes through the interfaces the services
 // already have: decorators the composition root puts around the decision
-// log, the janitor and the graph store, a Redis hook, and the observer the
-// HTTP handlers call. Labels name routes, stages, outcomes and results:
+// log, the janitor, the graph store and the writer of what conversations
+// leave, a Redis hook, and the observer the HTTP handlers and the MCP tools
+// call. Labels name routes, stages, outcomes and results:
 // never content, user ids or anything else unbounded.
 package metrics
 

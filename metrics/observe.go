@@ -8,6 +8,7 @@ import (
 
 	"mneme/memory"
 	"mneme/policyadmin"
+	"mneme/workingmemory"
 )
 
 // Write outcomes counted beside memory's own (created, reinforced, …).
@@ -110,6 +111,26 @@ func (m *Metrics) Jobs(next func(context.Context, []memory.Job) ([]memory.JobRes
 		}
 		return rs, err
 	}
+}
+
+// ExtractedWrites wraps the writer of what conversations leave so that
+// every memory an ingestion or a closed session writes now is counted as
+// the API's writes are, whichever door the conversation came through and
+// when the expiry worker closes a session. The memory jobs a queued
+// ingestion applies pass through: Jobs counts that ingestion.
+func (m *Metrics) ExtractedWrites(next workingmemory.Memories) workingmemory.Memories {
+	return extractedWrites{Memories: next, m: m}
+}
+
+type extractedWrites struct {
+	workingmemory.Memories
+	m *Metrics
+}
+
+func (w extractedWrites) Write(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
+	rs, err := w.Memories.Write(ctx, p, in)
+	w.m.Wrote(p.Tenant, rs, err)
+	return rs, err
 }
 
 // Deleted counts a memory deleted through the API.
