@@ -63,6 +63,9 @@ func (a *api) createMemories(c *gin.Context) error {
 	} else if async {
 		job, err := a.svc.CreateAsync(c.Request.Context(), principalOf(c), batch, c.GetHeader("Idempotency-Key"))
 		if err != nil {
+			// The guard refuses a queued write now; what a worker writes
+			// is counted when it applies the job (metrics.Jobs).
+			a.observe.Wrote(principalOf(c).Tenant, nil, err)
 			return err
 		}
 		c.Header("Location", "/v1/jobs/"+job.ID)

@@ -199,7 +199,8 @@ func TestEveryDoorCountsTheSame(t *testing.T) {
 }
 
 // TestQueuedAndSessionWritesCountOnce: queued writes and ingestions count
-// when applied, a closed session's memories when written; each once.
+// when applied, a queued write the guard refuses when refused, a closed
+// session's memories when written; each once.
 func TestQueuedAndSessionWritesCountOnce(t *testing.T) {
 	f := apptest.StartWith(t, nil)
 	c := f.Client(t, agent)
@@ -219,8 +220,12 @@ func TestQueuedAndSessionWritesCountOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(job.ID)
+	if _, err := c.AddAsync(t.Context(), client.NewMemory{UserID: "carol", Type: client.TypeEpisodic, Content: "her dashboard password: Tr0ub4dor&3"}); client.Code(err) != "guard_rejected" {
+		t.Fatalf("a queued password: %v, want guard_rejected", err)
+	}
 	job, err = c.IngestAsync(t.Context(), client.IngestRequest{UserID: "carol", Turns: []client.Turn{
 		{Role: memory.RoleUser, Content: "I prefer to be called in the afternoon."},
+		{Role: memory.RoleUser, Content: "Remember that my ID number is 11010519491231002X."},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +253,7 @@ func TestQueuedAndSessionWritesCountOnce(t *testing.T) {
 		want   float64
 	}{
 		{"mneme_memory_writes_total", map[string]string{"outcome": "created"}, created},
-		{"mneme_memory_writes_total", map[string]string{"outcome": "rejected_guard"}, 0},
+		{"mneme_memory_writes_total", map[string]string{"outcome": "rejected_guard"}, 2},
 		{"mneme_memory_writes_total", map[string]string{"outcome": "other"}, 0},
 		{"mneme_conversations_total", nil, 2},
 	} {

@@ -95,7 +95,10 @@ func outcomeLabel(o string) string {
 }
 
 // Jobs wraps the queue's handler of memory jobs so that the outcomes of
-// queued writes are counted like those of synchronous ones.
+// queued writes are counted like those of synchronous ones. A queued
+// ingestion some of whose memories the guard refused counts as one write
+// the guard refused, as a synchronous one does (ExtractedWrites); its
+// other refusals are policy's, which the decisions count.
 func (m *Metrics) Jobs(next func(context.Context, []memory.Job) ([]memory.JobResult, error)) func(context.Context, []memory.Job) ([]memory.JobResult, error) {
 	return func(ctx context.Context, jobs []memory.Job) ([]memory.JobResult, error) {
 		rs, err := next(ctx, jobs)
@@ -105,8 +108,16 @@ func (m *Metrics) Jobs(next func(context.Context, []memory.Job) ([]memory.JobRes
 			if i < len(jobs) {
 				tenant = jobs[i].Tenant
 			}
+			guarded := false
 			for _, jm := range r.Memories {
+				if jm.Outcome == workingmemory.OutcomeRefused {
+					guarded = guarded || jm.Reason == workingmemory.ReasonGuard
+					continue
+				}
 				m.wrote(tenant, jm.Outcome, jm.Status, memory.Memory{})
+			}
+			if guarded {
+				m.writes.WithLabelValues(OutcomeRejectedGuard).Inc()
 			}
 		}
 		return rs, err
