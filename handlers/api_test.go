@@ -424,6 +424,14 @@ func TestBadInputWritesNothing(t *testing.T) {
 			if e.Code != tt.code || e.Message == "" || e.RequestID == "" || e.RequestID != resp.Header.Get("X-Request-ID") {
 				t.Errorf("error body = %s, want code %q with message and request id", resp.Body, tt.code)
 			}
+			// A 401 names the scheme it asks for; no other answer does.
+			want := ""
+			if tt.status == http.StatusUnauthorized {
+				want = `Bearer realm="mneme"`
+			}
+			if got := resp.Header.Get("WWW-Authenticate"); got != want {
+				t.Errorf("WWW-Authenticate %q, want %q", got, want)
+			}
 		})
 	}
 	if got := list(t, f, "admin", "user_id=alice"); len(got) != 0 {

@@ -71,6 +71,16 @@ func (a *api) fail(c *gin.Context, err error) {
 	if errors.As(err, &limited) {
 		c.Header("Retry-After", strconv.Itoa(limited.RetryAfterSeconds()))
 	}
+	if status == http.StatusUnauthorized {
+		// RFC 9110: a 401 names the scheme that would be accepted.
+		c.Header("WWW-Authenticate", `Bearer realm="mneme"`)
+	}
+	if a.mcp != nil && c.FullPath() == mcpRoute {
+		// An MCP client reads JSON-RPC whatever refused its request.
+		a.mcp.Refuse(c.Writer, status, code, msg)
+		c.Abort()
+		return
+	}
 	c.AbortWithStatusJSON(status, errorBody{Code: code, Message: msg, RequestID: requestIDOf(c)})
 }
 

@@ -71,6 +71,20 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 	// Reads are limited too: the bucket is the caller's, not the route's.
 	_, err := b.Client(t, "support-bot").WhoAmI(t.Context())
 	wantAPIError(t, "a read past the limit", err, http.StatusTooManyRequests, "rate_limited")
+	// So is /mcp, where the refusal is a JSON-RPC error an MCP client reads.
+	r := b.Do(t, "support-bot", http.MethodPost, "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
+		"Accept", "application/json, text/event-stream")
+	var rpc struct {
+		Error struct {
+			Code int
+			Data struct{ Code string }
+		}
+	}
+	r.Decode(t, &rpc)
+	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" || rpc.Error.Code != -32600 || rpc.Error.Data.Code != "rate_limited" {
+		t.Errorf("/mcp past the limit: %d, Retry-After %q, %s; want 429 with Retry-After and a JSON-RPC error of code rate_limited",
+			r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
 	// Another key has its own bucket.
 	if _, err := b.Client(t, "order-bot").WhoAmI(t.Context()); err != nil {
 		t.Errorf("another key: %v", err)

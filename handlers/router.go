@@ -58,7 +58,7 @@ type Options struct {
 	// MCP serves the Model Context Protocol endpoint at /mcp to callers
 	// authenticated (and rate-limited) as on /v1, whose principal it finds
 	// with PrincipalFrom; without it /mcp answers 501.
-	MCP http.Handler
+	MCP MCPEndpoint
 
 	// Observer takes note of requests, recalls, writes and deletions for
 	// the metrics; nil observes nothing.
@@ -78,6 +78,15 @@ type Options struct {
 	Knowledge Knowledge
 }
 
+// MCPEndpoint serves the Model Context Protocol (package mcp).
+type MCPEndpoint interface {
+	http.Handler
+	// Refuse answers a request to the endpoint that the router refuses
+	// before it (no or a bad key, a rate limit) in the endpoint's own
+	// error shape, with the status, stable code and message the API would.
+	Refuse(w http.ResponseWriter, status int, code, message string)
+}
+
 // api holds what the handlers share.
 type api struct {
 	svc     *memory.Service
@@ -92,7 +101,7 @@ type api struct {
 	export    Exporter
 	tokens    TokenVerifier
 	limiter   RateLimiter
-	mcp       http.Handler
+	mcp       MCPEndpoint
 	observe   Observer
 	tracer    trace.Tracer
 	graph     *graphquery.Service
@@ -240,7 +249,7 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/users/:id/export", a.handle(a.exportUser))
 
 	// The MCP endpoint: the same keys, tenant sync and rate limits as /v1.
-	r.POST("/mcp", a.singleHeaders, a.authenticate, a.rateLimit, a.handle(a.serveMCP))
+	r.POST(mcpRoute, a.singleHeaders, a.authenticate, a.rateLimit, a.handle(a.serveMCP))
 
 	var err error
 	if a.queryParams, err = queryParamsOf(r, OpenAPI); err != nil {
@@ -248,6 +257,9 @@ func New(opts Options) (http.Handler, error) {
 	}
 	return r, nil
 }
+
+// mcpRoute is where the MCP endpoint is served.
+const mcpRoute = "/mcp"
 
 func (a *api) serveMCP(c *gin.Context) error {
 	if a.mcp == nil {

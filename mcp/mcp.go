@@ -79,13 +79,17 @@ func (nopObserver) Conversation(string)                       {}
 // REST API's.
 const DefaultMaxBody = 1 << 20
 
-// New returns the HTTP handler of the endpoint, or an error naming each
-// required option opts lacks.
-//
-// The endpoint is stateless: every POST carries its own credentials and is
-// served on its own, so any replica can answer any request and no session
-// lives in memoryd. Answers are plain JSON rather than event streams.
-func New(opts Options) (http.Handler, error) {
+// Endpoint serves the endpoint over HTTP. It is stateless: every POST
+// carries its own credentials and is served on its own, so any replica can
+// answer any request and no session lives in memoryd. Answers are plain
+// JSON rather than event streams.
+type Endpoint struct {
+	http.Handler
+}
+
+// New returns the endpoint, or an error naming each required option opts
+// lacks.
+func New(opts Options) (*Endpoint, error) {
 	var missing []error
 	if opts.Service == nil {
 		missing = append(missing, errors.New("mcp: Service is required"))
@@ -121,7 +125,7 @@ func New(opts Options) (http.Handler, error) {
 		return nil, err
 	}
 	server.AddReceivingMiddleware(argumentErrors)
-	return jsonErrors(screen(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
+	return &Endpoint{Handler: jsonErrors(screen(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: opts.MaxBody,
 		// The SDK refuses loopback requests with a foreign Host header, a
 		// guard for unauthenticated local servers against DNS rebinding.
@@ -129,7 +133,7 @@ func New(opts Options) (http.Handler, error) {
 		// not have, and a reverse proxy on the same host sends its public
 		// Host: it must not be refused.
 		DisableLocalhostProtection: true,
-	}), opts.MaxBody, opts.Refusal)), nil
+	}), opts.MaxBody, opts.Refusal))}, nil
 }
 
 // instructions tell a model what the tools are for and how recalled text is

@@ -303,8 +303,26 @@ func TestUnauthenticatedCallsAreRefused(t *testing.T) {
 			}
 			r := f.Do(t, key, "POST", "/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
 				"Accept", "application/json, text/event-stream")
-			if r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), `"unauthenticated"`) {
-				t.Errorf("tools/list: %d %s, want 401 unauthenticated", r.Status, r.Body)
+			// An HTTP challenge, and a JSON-RPC error an MCP client can read
+			// carrying the API's code.
+			if got := r.Header.Get("WWW-Authenticate"); r.Status != http.StatusUnauthorized || got != `Bearer realm="mneme"` {
+				t.Errorf("tools/list: %d with WWW-Authenticate %q, want 401 with Bearer realm=\"mneme\"", r.Status, got)
+			}
+			var e struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   struct {
+					Code    int
+					Message string
+					Data    struct{ Code string }
+				}
+			}
+			if err := json.Unmarshal(r.Body, &e); err != nil || e.JSONRPC != "2.0" || string(e.ID) != "null" ||
+				e.Error.Code != -32600 || e.Error.Message == "" || e.Error.Data.Code != "unauthenticated" {
+				t.Errorf("tools/list: body %s, want a JSON-RPC error -32600 with a null id and data.code unauthenticated", r.Body)
+			}
+			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type %q, want JSON", ct)
 			}
 		})
 	}

@@ -24,9 +24,30 @@ type rpcError struct {
 	JSONRPC string `json:"jsonrpc"`
 	ID      any    `json:"id"`
 	Error   struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+		Code    int      `json:"code"`
+		Message string   `json:"message"`
+		Data    *apiCode `json:"data,omitempty"`
 	} `json:"error"`
+}
+
+// apiCode is the API's stable code of a refusal, for a client to act on.
+type apiCode struct {
+	Code string `json:"code"`
+}
+
+// Refuse answers a request refused before it reached the endpoint (no or
+// a bad key, a rate limit, a header given twice) as the endpoint answers
+// what it refuses itself: a JSON-RPC error with a null id under status. Its
+// data holds the API's stable code; headers set before, such as
+// WWW-Authenticate or Retry-After, go with it.
+func (*Endpoint) Refuse(w http.ResponseWriter, status int, code, message string) {
+	var e rpcError
+	e.JSONRPC, e.Error.Code, e.Error.Message, e.Error.Data = "2.0", rpcInvalidRequest, message, &apiCode{Code: code}
+	body, _ := json.Marshal(e)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // screen refuses, before the SDK reads it, a body the REST API would
