@@ -118,13 +118,16 @@ func New(opts Options) (*Endpoint, error) {
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
 	}
-	t := &tools{svc: opts.Service, ingester: opts.Ingest, principal: opts.Principal, classify: opts.Classify, log: opts.Logger, observe: opts.Observer}
+	t := &tools{
+		svc: opts.Service, ingester: opts.Ingest, principal: opts.Principal, classify: opts.Classify, log: opts.Logger,
+		observe: opts.Observer, checks: map[string]func(json.RawMessage) error{},
+	}
 	server := sdk.NewServer(&sdk.Implementation{Name: "mneme", Title: "Mneme memory", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
 	if err := t.register(server); err != nil {
 		return nil, err
 	}
-	server.AddReceivingMiddleware(argumentErrors)
+	server.AddReceivingMiddleware(t.arguments)
 	return &Endpoint{Handler: jsonErrors(screen(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: opts.MaxBody,
 		// The SDK refuses loopback requests with a foreign Host header, a
@@ -159,19 +162,29 @@ func (e *ToolError) Error() string {
 	return string(b)
 }
 
-// argumentErrors gives the SDK's own refusals of a call's arguments (schema
-// validation, decoding) the shape of every other refusal: a ToolError with
-// code invalid_argument. Tool handlers only ever fail with a ToolError, so
-// an error text that is not one came from the SDK.
-func argumentErrors(next sdk.MethodHandler) sdk.MethodHandler {
+// arguments checks a tool call's arguments (argumentsOf) before the SDK
+// decodes them, so a refusal names the argument in the caller's terms. What
+// the SDK refuses all the same gets the shape of every other refusal, a
+// ToolError with code invalid_argument, and a message of ours: the SDK's
+// names the server's Go types. Tool handlers only ever fail with a
+// ToolError, so an error text that is not one came from the SDK.
+func (t *tools) arguments(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if call, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && t.checks[call.Name] != nil {
+			if err := t.checks[call.Name](call.Arguments); err != nil {
+				var refused sdk.CallToolResult
+				refused.SetError(t.fail(ctx, call.Name, err))
+				return &refused, nil
+			}
+		}
 		res, err := next(ctx, method, req)
 		r, ok := res.(*sdk.CallToolResult)
 		if err != nil || !ok || !r.IsError || len(r.Content) != 1 {
 			return res, err
 		}
 		if text, ok := r.Content[0].(*sdk.TextContent); ok && json.Unmarshal([]byte(text.Text), &ToolError{}) != nil {
-			text.Text = (&ToolError{Code: "invalid_argument", Status: http.StatusBadRequest, Message: text.Text}).Error()
+			t.log.InfoContext(ctx, "mcp tool arguments refused", "err", text.Text)
+			text.Text = (&ToolError{Code: "invalid_argument", Status: http.StatusBadRequest, Message: errArguments.Error()}).Error()
 		}
 		return res, err
 	}
@@ -185,6 +198,8 @@ type tools struct {
 	classify  func(err error) (int, string, string)
 	log       *slog.Logger
 	observe   Observer
+	// checks holds each tool's check of its arguments, by tool name.
+	checks map[string]func(json.RawMessage) error
 }
 
 // caller returns the authenticated principal, or the API's unauthenticated

@@ -386,3 +386,56 @@ func TestRefusedRequestsAreJSONRPCErrors(t *testing.T) {
 		})
 	}
 }
+
+// Arguments that do not fit a tool are refused in the caller's terms: the
+// argument and what was expected, never the server's Go types.
+func TestArgumentErrorsNameTheArgument(t *testing.T) {
+	f := apptest.Start(t)
+	const rfc3339 = "must be a time in RFC 3339 form, such as 2026-01-31T09:00:00Z"
+	for _, tc := range []struct {
+		tool, args, want string
+	}{
+		{"recall", `"notanobject"`, "arguments must be a JSON object"},
+		{"recall", `[1,2]`, "arguments must be a JSON object"},
+		{"recall", `{"user_id":"alice"}`, "query: is required"},
+		{"recall", `{"user_id":"alice","query":"x","k":"five"}`, "k: must be an integer"},
+		{"recall", `{"user_id":"alice","query":"x","k":1.0}`, "k: must be an integer"},
+		{"recall", `{"user_id":"alice","query":"x","k":100000000000000000000}`, "k: is out of range"},
+		{"recall", `{"user_id":"alice","query":"x","types":["gossip"]}`, "types[0]: must be one of episodic, semantic, procedural, profile"},
+		{"remember", `5`, "arguments must be a JSON object"},
+		{"remember", `{"user_id":"alice","type":"semantic","content":"x"}`, "content: unknown argument (the arguments are memories)"},
+		{"remember", `{"memories":[5]}`, "memories[0]: must be an object"},
+		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","observed_at":"yesterday"}]}`, "memories[0].observed_at: " + rfc3339},
+		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":"high"}]}`, "memories[0].importance: must be a number"},
+		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":1e400}]}`, "memories[0].importance: is out of range"},
+		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","scope":{"kind":"tenant","colour":1}}]}`, "memories[0].scope.colour: unknown field (the fields are id, kind)"},
+		{"ingest", `true`, "arguments must be a JSON object"},
+		{"ingest", `{"user_id":"alice","turns":[{"role":"user","content":"hi","at":"yesterday"}]}`, "turns[0].at: " + rfc3339},
+		{"ingest", `{"user_id":"alice","turns":{}}`, "turns: must be an array"},
+		{"forget", `"mem_1"`, "arguments must be a JSON object"},
+		{"forget", `{"memory_id":["a","b"]}`, "memory_id: must be a string"},
+		{"list", `{"limit":1e30}`, "limit: must be an integer"},
+		{"history", `{"memory_id":null}`, "memory_id: must be a string"},
+		{"confirm", `{"id":"mem_1"}`, "id: unknown argument (the arguments are memory_id)"},
+	} {
+		t.Run(tc.tool+" "+tc.args, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tc.tool + `","arguments":` + tc.args + `}}`
+			r := f.Do(t, "support-bot", "POST", "/mcp", []byte(body), "Accept", "application/json, text/event-stream")
+			var answer struct {
+				Result struct {
+					IsError bool
+					Content []struct{ Text string }
+				}
+			}
+			r.Decode(t, &answer)
+			var e mcp.ToolError
+			if r.Status != http.StatusOK || !answer.Result.IsError || len(answer.Result.Content) != 1 ||
+				json.Unmarshal([]byte(answer.Result.Content[0].Text), &e) != nil {
+				t.Fatalf("%d %s, want a tool error", r.Status, r.Body)
+			}
+			if e.Code != "invalid_argument" || e.Status != http.StatusBadRequest || e.Message != tc.want {
+				t.Errorf("tool error %+v, want invalid_argument: %s", e, tc.want)
+			}
+		})
+	}
+}

@@ -126,7 +126,7 @@ func (t *tools) register(s *sdk.Server) error {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
 	destructive := true
 	errs := []error{
-		addTool(s, &sdk.Tool{
+		addTool(t, s, &sdk.Tool{
 			Name: ToolRemember,
 			Description: "Store one or more memories about a user, in one transaction. " +
 				"A near-duplicate reinforces the memory it repeats; chit-chat is skipped; a memory with the key of an " +
@@ -134,34 +134,34 @@ func (t *tools) register(s *sdk.Server) error {
 		}, handle(t, ToolRemember, t.remember), map[string][]string{
 			"memories.type": memory.Types, "memories.sensitivity": memory.Sensitivities,
 		}),
-		addTool(s, &sdk.Tool{
+		addTool(t, s, &sdk.Tool{
 			Name: ToolRecall,
 			Description: "Recall what is known about a user that matters for a question: the memories you may read, " +
 				"ranked by relevance, recency and importance. Put the returned context block into your prompt; " +
 				"the memories carry ids for forget, history and confirm.",
 			Annotations: readOnly,
 		}, handle(t, ToolRecall, t.recall), map[string][]string{"types": memory.Types}),
-		addTool(s, &sdk.Tool{
+		addTool(t, s, &sdk.Tool{
 			Name: ToolIngest,
 			Description: "Learn from conversation turns: preferences, budgets, orders, dates, companies and places the " +
 				"user states become typed memories, written as you; greetings store nothing.",
 		}, handle(t, ToolIngest, t.ingest), map[string][]string{"turns.role": memory.Roles}),
-		addTool(s, &sdk.Tool{
+		addTool(t, s, &sdk.Tool{
 			Name:        ToolForget,
 			Description: "Erase a memory with every version of it you may delete; a content-free tombstone stays. Returns a receipt.",
 			Annotations: &sdk.ToolAnnotations{DestructiveHint: &destructive, IdempotentHint: true},
 		}, handle(t, ToolForget, t.forget), nil),
-		addTool(s, &sdk.Tool{
+		addTool(t, s, &sdk.Tool{
 			Name:        ToolList,
 			Description: "List the memories you may read, newest first, a page at a time.",
 			Annotations: readOnly,
 		}, handle(t, ToolList, t.list), map[string][]string{"type": memory.Types, "status": memory.Statuses}),
-		addTool(s, &sdk.Tool{
+		addTool(t, s, &sdk.Tool{
 			Name:        ToolHistory,
 			Description: "A memory's versions, newest first: what it said before each change that superseded it.",
 			Annotations: readOnly,
 		}, handle(t, ToolHistory, t.history), nil),
-		addTool(s, &sdk.Tool{
+		addTool(t, s, &sdk.Tool{
 			Name: ToolConfirm,
 			Description: "Confirm a candidate memory (an agent's inference, or a preference seen once) so that it becomes " +
 				"active. Only the user the memory is about, and admins, may.",
@@ -195,8 +195,8 @@ func handle[In, Out any](t *tools, name string, call func(ctx context.Context, p
 
 // addTool adds a typed tool whose input schema is inferred from In, with
 // the allowed values of the enums (dotted paths into the schema; arrays
-// are walked through) filled in.
-func addTool[In, Out any](s *sdk.Server, tool *sdk.Tool, h sdk.ToolHandlerFor[In, Out], enums map[string][]string) error {
+// are walked through) filled in, and the check of its arguments.
+func addTool[In, Out any](t *tools, s *sdk.Server, tool *sdk.Tool, h sdk.ToolHandlerFor[In, Out], enums map[string][]string) error {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		return fmt.Errorf("mcp: tool %s: %w", tool.Name, err)
@@ -220,6 +220,7 @@ func addTool[In, Out any](s *sdk.Server, tool *sdk.Tool, h sdk.ToolHandlerFor[In
 		}
 	}
 	tool.InputSchema = schema
+	t.checks[tool.Name] = argumentsOf[In](schema)
 	sdk.AddTool(s, tool, h)
 	return nil
 }
