@@ -49,28 +49,55 @@ func findSecrets(text string) [][2]int {
 // mn_<tenant>_<secret>, the tenant a name without '_' and the secret
 // whatever the key was issued with: 48 hex digits from NewAPIKey, 24
 // letters and digits in the seeded demo keys. Spaces or line breaks
-// after an underscore, or a space or two inside the secret, still leave
-// the key whole to whoever reads it ("mn_acme_  bf3F…", "…Sydb SS66…"):
-// the secret is taken with up to three more pieces, and findMnemeKeys
-// decides how many belong to it.
-var mnemeKey = regexp.MustCompile(`\bmn_\s{0,3}[A-Za-z0-9\-.:@]{1,64}_\s{0,3}([A-Za-z0-9_\-]+(?:[ \t]{1,2}[A-Za-z0-9_\-]+){0,3})`)
+// around an underscore, or inside the secret, still leave the key whole to
+// whoever reads it ("mn _ acme_  bf3F…", "…Sydb\nSS66…"), and so do dashes
+// for its underscores ("mn-acme-bf3F…", the tenant then a name without
+// '-'): the secret is taken with up to three more pieces, and
+// findMnemeKeys decides how many belong to it.
+var mnemeKey = regexp.MustCompile(`\bmn(?:` + keyGap + `_` + keyGap + `[A-Za-z0-9\-.:@]{1,64}` + keyGap + `_|-[A-Za-z0-9.:@]{1,64}-)` + keyGap +
+	`([A-Za-z0-9_\-]+(?:(?:` + keyBreak + `)[A-Za-z0-9_\-]+){0,3})`)
+
+const (
+	// keyGap is what may stand around a key's underscores.
+	keyGap = `[\s\x{2028}\x{2029}]{0,3}`
+	// keyBreak is what may split its secret: a space or two, or a line
+	// break with the spaces around it.
+	keyBreak = `[ \t]{1,2}|[ \t]*(?:\r?\n|\x{2028}|\x{2029})[ \t]*`
+)
 
 // keyPiece is one run of a key's secret between spaces.
 var keyPiece = regexp.MustCompile(`[A-Za-z0-9_\-]+`)
 
-// findMnemeKeys finds Mneme API keys whose secret looks generated: 16
-// characters or more, mixing lower case, upper case and digits or all hex
+// letterSpaced is a run of single letters, digits, underscores or dashes
+// with one space between each: "m n _ a c m e _ b f 3 F …", a key written
+// out to slip past a reader, who joins it at once.
+var letterSpaced = regexp.MustCompile(`(?:^|[^A-Za-z0-9_\-])((?:[A-Za-z0-9_\-] ){19,}[A-Za-z0-9_\-])`)
+
+// findMnemeKeys finds Mneme API keys whose secret looks generated: 12
+// characters or more (half a seeded secret, cut off at a line break, is
+// still half the key), mixing lower case, upper case and digits or all hex
 // digits, so that a name such as "mn_acme_customer_preferences" is not one.
 // A secret split by spaces is one when its pieces, each generated-looking,
 // join to the length of an issued or a seeded secret (48 or 24): the
-// longest such join is masked.
+// longest such join is masked. A letter-spaced run is read joined.
 func findMnemeKeys(text string) [][2]int {
+	out := mnemeKeys(text)
+	for _, m := range letterSpaced.FindAllStringSubmatchIndex(text, -1) {
+		if joined := strings.ReplaceAll(text[m[2]:m[3]], " ", ""); len(mnemeKeys(joined)) > 0 {
+			out = append(out, [2]int{m[2], m[3]})
+		}
+	}
+	return out
+}
+
+// mnemeKeys finds the keys of findMnemeKeys written without letter spacing.
+func mnemeKeys(text string) [][2]int {
 	var out [][2]int
 	for _, m := range mnemeKey.FindAllStringSubmatchIndex(text, -1) {
 		secret, end, joined := text[m[2]:m[3]], -1, ""
 		for k, p := range keyPiece.FindAllStringIndex(secret, -1) {
 			piece := secret[p[0]:p[1]]
-			if k == 0 && len(piece) >= 16 && generated(piece) {
+			if k == 0 && len(piece) >= 12 && generated(piece) {
 				end = m[2] + p[1]
 			}
 			if !generated(piece) {
