@@ -163,9 +163,16 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 	if len(groups) > 0 {
 		first = &groups[0]
 	}
-	st, reused, err := lockAndRead(ctx, tx, tenant, seg, first, similar)
+	st, reused, replays, err := lockAndRead(ctx, tx, tenant, seg, first, similar)
 	if err != nil {
 		return 0, err
+	}
+	// A retry of a write that reinforced a memory is a duplicate of it,
+	// however its slot moved on since: the retry repeats nothing.
+	for _, m := range seg {
+		if r, ok := replays[m.IdempotencyKey]; ok {
+			st.Duplicates[m.IdempotencyKey] = asRetryOf(m, r)
+		}
 	}
 	if reused != "" && o.rules.Dedup {
 		return 0, fmt.Errorf("idempotency key %q: %w", reused, memory.ErrIdempotencyKeyReused)
@@ -215,6 +222,11 @@ func writeSegment(ctx context.Context, tx neo4j.ManagedTransaction, tenant strin
 	if err := reinforce(plan.ReinforceNew); err != nil {
 		return 0, err
 	}
+	for i, m := range seg[:plan.N] {
+		if r, ok := replays[m.IdempotencyKey]; ok && plan.Written[i].Outcome == memory.OutcomeDuplicate {
+			plan.Written[i].Memory = r
+		}
+	}
 	copy(out[from:], plan.Written)
 	return plan.N, nil
 }
@@ -244,18 +256,19 @@ func supersedeRows(ss []memory.Supersession) []map[string]any {
 // lockAndRead locks what ms link to (see cypherLockBatch) and reads, under
 // those locks, the state their outcome depends on, in one query. With a
 // probe group, the same query runs its dedup search too, into similar.
-func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (st memory.BatchState, reused string, err error) {
+// replays are the memories that the writes of the batch's keys reinforced,
+// by key, when the batch retries those writes (see RepeatKey).
+func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (st memory.BatchState, reused string, replays map[string]memory.Memory, err error) {
 	params := lockParams(tenant, ms)
 	slots := map[memory.Slot]bool{}
-	// The batch's keys by their hash, and the writer and body of each key's
-	// first memory: the retry of a key whose memory was deleted, or whose
-	// write reinforced one, is its writer's, of the same body.
-	keyOf, authorOf, bodyOf := map[string]string{}, map[string]string{}, map[string]string{}
+	// The batch's keys by their hash, and each key's first memory: the
+	// retry of a key whose memory was deleted, or whose write reinforced
+	// one, is its writer's, of the same body.
+	keyOf, first := map[string]string{}, map[string]memory.Memory{}
 	for _, m := range slices.Backward(ms) {
 		if m.IdempotencyKey != "" {
 			keyOf[DeletedKeyHash(m.IdempotencyKey)] = m.IdempotencyKey
-			authorOf[m.IdempotencyKey] = deletedAuthor(m.UserID, m.AgentID)
-			bodyOf[m.IdempotencyKey] = deletedBody(m.Type, m.Content)
+			first[m.IdempotencyKey] = m
 		}
 		// A memory the plan turns into a candidate reads its slot for
 		// nothing; one it keeps active needs it.
@@ -283,42 +296,72 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		similar any
 		erasing []string
 	}
+	replays = map[string]memory.Memory{}
 	rows, err := readAll(ctx, tx, cypher, params, func(r *neo4j.Record) (row, error) {
 		st, err := batchStateOf(r)
 		similar, _ := r.Get("similar")
 		erasing, _ := r.Get("erasing")
 		deleted, _ := r.Get("deleted")
-		repeated, _ := r.Get("repeated")
 		ds, _ := deleted.([]any)
-		rs, _ := repeated.([]any)
-		for i, d := range append(ds, rs...) {
+		for _, d := range ds {
 			dm, _ := d.(map[string]any)
 			key := keyOf[str(dm["hash"])]
+			w := first[key]
 			switch body := str(dm["body"]); {
-			case authorOf[key] != str(dm["author"]): // another writer's key is its own
-			case body != "" && body != bodyOf[key]:
+			case deletedAuthor(w.UserID, w.AgentID) != str(dm["author"]): // another writer's key is its own
+			case body != "" && body != deletedBody(w.Type, w.Content):
 				reused = key
-			case i < len(ds):
+			default:
 				st.Deleted[key] = true
+			}
+		}
+		repeated, _ := r.Get("repeated")
+		rs, _ := repeated.([]any)
+		for _, d := range rs {
+			dm, _ := d.(map[string]any)
+			key := keyOf[str(dm["hash"])]
+			w := first[key]
+			stored, _ := dm["memory"].(map[string]any) // nil once deleted: the deleted key answers
+			switch {
+			case deletedAuthor(w.UserID, w.AgentID) != str(dm["author"]):
+				if stored != nil { // a key in use is the tenant's, as one that created a memory
+					reused = key
+				}
+			case str(dm["body"]) != repeatBody(w) || memory.SensitivityRank(w.Sensitivity) > int(integer(dm["sens"])):
+				reused = key
+			case stored != nil:
+				m, err := decodeMemory(stored)
+				if err != nil {
+					return row{}, err
+				}
+				replays[key] = m
 			}
 		}
 		return row{st, similar, strs(erasing)}, err
 	})
 	if err != nil {
-		return memory.BatchState{}, "", err
+		return memory.BatchState{}, "", nil, err
 	}
 	if len(rows) != 1 {
-		return memory.BatchState{}, "", fmt.Errorf("graph: batch state returned %d rows", len(rows))
+		return memory.BatchState{}, "", nil, fmt.Errorf("graph: batch state returned %d rows", len(rows))
 	}
 	if len(rows[0].erasing) > 0 {
-		return memory.BatchState{}, "", errUserErasing
+		return memory.BatchState{}, "", nil, errUserErasing
 	}
 	if g != nil {
 		if err := decodeSimilar(rows[0].similar, similar); err != nil {
-			return memory.BatchState{}, "", err
+			return memory.BatchState{}, "", nil, err
 		}
 	}
-	return rows[0].state, reused, nil
+	return rows[0].state, reused, replays, nil
+}
+
+// asRetryOf is r, the memory that the write w retries reinforced, as the
+// plan takes a stored duplicate of w: w's own fields, which the key's body
+// already matched, over r's.
+func asRetryOf(w, r memory.Memory) memory.Memory {
+	r.UserID, r.AgentID, r.Type, r.Content, r.Kind, r.Key, r.Sensitivity = w.UserID, w.AgentID, w.Type, w.Content, w.Kind, w.Key, w.Sensitivity
+	return r
 }
 
 // batchStateOf reads the dups and heads columns of cypherBatchState.

@@ -89,7 +89,9 @@ CALL {
 CALL {
   UNWIND $deleted_keys AS h
   MATCH (d:RepeatKey {tenant: $tenant, hash: h})
-  RETURN collect({hash: h, author: d.author, body: d.body}) AS repeated
+  OPTIONAL MATCH (m:Memory {tenant: $tenant, id: d.memory})
+  WITH h, d, CASE WHEN m IS NULL THEN null ELSE ` + memoryMap + ` END AS stored
+  RETURN collect({hash: h, author: d.author, body: d.body, sens: d.sens, memory: stored}) AS repeated
 }
 CALL {
   UNWIND $slots AS slot

@@ -213,8 +213,7 @@ func TestRetryAfterDeleteWritesNothing(t *testing.T) {
 }
 
 // A key whose write only reinforced a memory holds that write: its retry
-// changes nothing, another body under it is refused, and another writer's
-// key is its own.
+// changes nothing, and another body or another writer under it is refused.
 func TestAKeyThatReinforcedHoldsItsWrite(t *testing.T) {
 	s := testStore(t)
 	ctx := testCtx(t)
@@ -233,10 +232,10 @@ func TestAKeyThatReinforcedHoldsItsWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 2 {
+	for i, want := range []string{memory.OutcomeReinforced, memory.OutcomeDuplicate} {
 		got, err := write("Bob reorders blue folders every March.", "key-r", "agent-a")
-		if err != nil || got.Outcome != memory.OutcomeReinforced || got.Memory.ID != base.Memory.ID {
-			t.Fatalf("write %d under key-r: %+v, %v; want %s reinforced", i, got, err, base.Memory.ID)
+		if err != nil || got.Outcome != want || got.Memory.ID != base.Memory.ID {
+			t.Fatalf("write %d under key-r: %+v, %v; want %s %s", i, got, err, base.Memory.ID, want)
 		}
 		if got.Memory.EvidenceCount != 2 {
 			t.Errorf("write %d under key-r: evidence %d, want 2 (a retry counts once)", i, got.Memory.EvidenceCount)
@@ -245,11 +244,61 @@ func TestAKeyThatReinforcedHoldsItsWrite(t *testing.T) {
 	if _, err := write("Bob reorders red folders every June.", "key-r", "agent-a"); !errors.Is(err, memory.ErrIdempotencyKeyReused) {
 		t.Errorf("another body under a key that reinforced: %v, want idempotency key reused", err)
 	}
-	if got, err := write("Bob reorders red folders every June.", "key-r", "agent-b"); err != nil || got.Outcome != memory.OutcomeCreated {
-		t.Errorf("another writer under the same key: %+v, %v; want created", got, err)
+	if _, err := write("Bob reorders blue folders every March.", "key-r", "agent-b"); !errors.Is(err, memory.ErrIdempotencyKeyReused) {
+		t.Errorf("another writer under the key: %v, want idempotency key reused (a key in use is the tenant's)", err)
 	}
 	rows := query(t, `MATCH (m:Memory {tenant: $tenant}) RETURN count(m) AS n`, map[string]any{"tenant": tenant})
-	if n := rows[0]["n"].(int64); n != 2 {
-		t.Errorf("%d memories stored, want 2 (the first, another writer's)", n)
+	if n := rows[0]["n"].(int64); n != 1 {
+		t.Errorf("%d memories stored, want 1", n)
+	}
+}
+
+// A retry under a key whose write reinforced a memory answers with that
+// memory, however its slot moved on since: a late retry never brings an
+// older fact back over a newer one. Another user or a stricter level under
+// the key is another request.
+func TestALateRetryOfAReinforcementRepeatsNothing(t *testing.T) {
+	s := testStore(t)
+	ctx := testCtx(t)
+	tenant := testenv.Tenant(t)
+	write := func(content, key, user, sensitivity string) (memory.Written, error) {
+		t.Helper()
+		m := embedded(t, newMemory(tenant, user, content))
+		m.Key, m.IdempotencyKey, m.AgentID = "budget", key, "agent-a"
+		if sensitivity != "" {
+			m.Sensitivity = sensitivity
+		}
+		written, err := s.WriteDeduped(ctx, dedupWrite(tenant, m))
+		if err != nil {
+			return memory.Written{}, err
+		}
+		return written[0], nil
+	}
+	old, err := write("Carol's budget is 10k CNY.", "", "u1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := write("Carol's budget is 10k CNY.", "key-late", "u1", ""); err != nil || got.Outcome != memory.OutcomeReinforced {
+		t.Fatalf("the keyed repeat: %+v, %v; want reinforced", got, err)
+	}
+	newer, err := write("Carol's budget is 20k CNY.", "", "u1", "")
+	if err != nil || newer.Outcome != memory.OutcomeCreated {
+		t.Fatalf("the newer budget: %+v, %v", newer, err)
+	}
+	got, err := write("Carol's budget is 10k CNY.", "key-late", "u1", "")
+	if err != nil || got.Outcome != memory.OutcomeDuplicate || got.Memory.ID != old.Memory.ID {
+		t.Errorf("the late retry: %+v, %v; want a duplicate of %s", got, err, old.Memory.ID)
+	}
+	rows := query(t, `MATCH (m:Memory {tenant: $tenant, key: 'budget', status: 'active'}) RETURN m.id AS id`, map[string]any{"tenant": tenant})
+	if len(rows) != 1 || rows[0]["id"] != newer.Memory.ID {
+		t.Errorf("active budgets %v, want only the newer %s", rows, newer.Memory.ID)
+	}
+	for _, tc := range []struct{ name, user, sensitivity string }{
+		{"another user", "u2", ""},
+		{"a stricter level", "u1", memory.SensitivityRestricted},
+	} {
+		if _, err := write("Carol's budget is 10k CNY.", "key-late", tc.user, tc.sensitivity); !errors.Is(err, memory.ErrIdempotencyKeyReused) {
+			t.Errorf("%s under the key: %v, want idempotency key reused", tc.name, err)
+		}
 	}
 }

@@ -221,6 +221,13 @@ func deletedBody(typ, content string) string {
 	return hex.EncodeToString(sum[:4])
 }
 
+// repeatBody is what a key whose write reinforced a memory keeps of the
+// write, as deletedBody, with the slot and kind it named: a retry names
+// the same.
+func repeatBody(m memory.Memory) string {
+	return deletedBody(m.Type, m.Content+"\x00"+m.Kind+"\x00"+m.Key)
+}
+
 // rememberDeletedKeys records the keys of written (writtenKeys of each
 // memory deleted) with their author, and the key that created a memory
 // with its body. A key that repeated it sent a text of its own, which the

@@ -132,7 +132,8 @@ func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	params := reinforceParams(r.Reinforcement)
 	if r.IdempotencyKey != "" {
 		params["idem_hash"] = DeletedKeyHash(r.IdempotencyKey)
-		params["idem_author"], params["idem_body"] = deletedAuthor(w.UserID, w.AgentID), deletedBody(w.Type, w.Content)
+		params["idem_author"], params["idem_body"] = deletedAuthor(w.UserID, w.AgentID), repeatBody(w)
+		params["idem_sens"] = memory.SensitivityRank(w.Sensitivity)
 	}
 	return promoteIn(ctx, tx, tenant, r.Target, reader, cypherReinforce, params)
 }
@@ -142,6 +143,6 @@ func reinforceIn(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 func reinforceParams(r memory.Reinforcement) map[string]any {
 	return map[string]any{
 		"session": r.SessionID, "step": r.ImportanceStep, "at": r.At.UTC(), "activate_at": r.ActivateAt,
-		"idem": strOrNil(r.IdempotencyKey), "idem_hash": nil, "idem_author": nil, "idem_body": nil,
+		"idem": strOrNil(r.IdempotencyKey), "idem_hash": nil, "idem_author": nil, "idem_body": nil, "idem_sens": nil,
 	}
 }

@@ -39,9 +39,9 @@ RETURN ` + memoryProjection + `, score ORDER BY score DESC, m.id LIMIT $limit`
 	// becomes active, valid from now. A replay — $idem already created or
 	// reinforced this memory — changes nothing. The SET before the read
 	// takes the write lock, so concurrent reinforcements count every
-	// observation. A key that reinforces keeps its writer and body on a
-	// RepeatKey ($idem_hash, when the write is known), so that another body
-	// under it is refused as after a delete.
+	// observation. A key that reinforces keeps its writer, body and level
+	// and the memory on a RepeatKey ($idem_hash, when the write is known):
+	// its retry answers with the memory, and another body is refused.
 	cypherReinforce = `MATCH (m:Memory {tenant: $tenant, id: $id})
 WHERE m.status IN ['active', 'candidate']
 SET m._lock = true
@@ -56,7 +56,7 @@ FOREACH (_ IN CASE WHEN replay THEN [] ELSE [1] END |
       m.updated_at = $at)
 FOREACH (_ IN CASE WHEN replay OR $idem_hash IS NULL THEN [] ELSE [1] END |
   MERGE (k:RepeatKey {tenant: $tenant, hash: $idem_hash})
-  ON CREATE SET k.author = $idem_author, k.body = $idem_body)
+  ON CREATE SET k.author = $idem_author, k.body = $idem_body, k.sens = $idem_sens, k.memory = m.id)
 WITH m, before, NOT replay AND before = 'candidate' AND $activate_at > 0 AND size(m.evidence_sessions) >= $activate_at AS activate
 CALL (m, activate) { WITH m, activate WHERE activate ` + TallyDown + ` }
 SET m.status = CASE WHEN activate THEN 'active' ELSE before END,

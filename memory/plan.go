@@ -130,9 +130,11 @@ func (r WriteRules) activateAt(m, target Memory) int {
 func sameOwner(a, b Memory) bool { return SlotOf(a) == Slot{b.UserID, ScopeOf(b), b.ScopeID, a.Key} }
 
 // repeats reports whether m restates other: the same user and type, the
-// same slot, and the same fact (SameFact) at the given similarity.
+// same slot, the same fact (SameFact) at the given similarity, and other no
+// less sensitive, so that a fact marked confidential is never merged into
+// a note more readers may read.
 func (r WriteRules) repeats(m, other Memory, similarity float64) bool {
-	return sameOwner(other, m) && other.Type == m.Type && sameSlot(other, m) &&
+	return sameOwner(other, m) && other.Type == m.Type && sameSlot(other, m) && SensitivityRank(m.Sensitivity) <= SensitivityRank(other.Sensitivity) &&
 		facts.Same(other.Content, m.Content, similarity, r.DuplicateThreshold)
 }
 

@@ -294,6 +294,22 @@ func TestPlanBatch(t *testing.T) {
 				ReinforceStored: []Repeat{repeatOfAt(0, tea, "s1", 0)}},
 		},
 		{
+			name:    "a repeat marked more sensitive is created beside the memory it repeats",
+			ms:      []Memory{planned("m1", tea.Content, func(m *Memory) { m.Sensitivity = SensitivityConfidential })},
+			similar: [][]Hit{{{Memory: storedTea, Score: 0.99}}},
+			rules:   dedup,
+			want: WritePlan{N: 1, Written: []Written{created(planned("m1", tea.Content, func(m *Memory) { m.Sensitivity = SensitivityConfidential }))},
+				Create: []Memory{planned("m1", tea.Content, func(m *Memory) { m.Sensitivity = SensitivityConfidential })}},
+		},
+		{
+			name:    "a repeat marked less sensitive reinforces the memory it repeats",
+			ms:      []Memory{planned("m1", tea.Content, func(m *Memory) { m.Sensitivity = SensitivityPublic })},
+			similar: [][]Hit{{{Memory: storedTea, Score: 0.99}}},
+			rules:   dedup,
+			want: WritePlan{N: 1, Written: []Written{reinforced(storedTea)},
+				ReinforceStored: []Repeat{repeatOfAt(0, planned("m1", tea.Content), "s1", 0)}},
+		},
+		{
 			name:    "without Dedup, a repeat is created",
 			ms:      []Memory{tea},
 			similar: [][]Hit{{{Memory: storedTea, Score: 0.99}}},
