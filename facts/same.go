@@ -66,7 +66,7 @@ func LookAlike(s string) bool {
 	}
 	prev := ' '
 	for _, r := range s {
-		if unicode.In(r, unicode.Mn, unicode.Me) && !unicode.IsLetter(prev) && !unicode.IsNumber(prev) && !unicode.In(prev, unicode.Mn, unicode.Mc) {
+		if unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) && !unicode.IsLetter(prev) && !unicode.IsNumber(prev) && !unicode.In(prev, unicode.Mn, unicode.Mc) {
 			return true
 		}
 		prev = r
