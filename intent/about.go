@@ -150,7 +150,7 @@ func General(text string) bool {
 }
 
 var (
-	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette|translate|how long does (a|an) \w+ take|weather|forecast|recycle|recycling|forward calls|how (do|can) i (set up|configure|install|enable|disable|reset|turn on|turn off))\b`)
+	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette|translate|how long does (a|an) \w+ take|weather|forecast|recycle|recycling|(vat|tax|exchange|interest) rates?|forward calls|how (do|can) i (set up|configure|install|enable|disable|reset|turn on|turn off))\b`)
 	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事", "别人", "礼貌", "翻译", "怎么开通", "如何开通", "天气", "红包", "高铁", "动车", "改名字", "怎么设置", "如何设置"}
 )
 
@@ -190,6 +190,27 @@ func searchTerms(q string) bool {
 	return !strings.ContainsAny(q, ",，.。!！;；~…") && !person.MatchString(q) && !known.MatchString(q) &&
 		!containsAny(q, zhPerson) && !containsAny(q, zhKnown) && !containsAny(q, zhClosing)
 }
+
+// HowTo reports whether text asks how to do something: "how do I top up
+// my Oyster card?", "我的悠遊卡要怎麼儲值". The way is a procedure's to tell,
+// never one of the user's own facts, however near the question. How one
+// is, or how to deal with someone ("how do I like things explained?", "how
+// should I talk to Carol?"), is no such question.
+func HowTo(text string) bool {
+	q := plain(text)
+	if m := howTo.FindStringSubmatch(q); m != nil {
+		return !ways[m[len(m)-1]] && !towardSomeone[m[len(m)-1]]
+	}
+	return strings.HasPrefix(q, "how to ") || zhAskHow.MatchString(q)
+}
+
+var (
+	// towardSomeone are the verbs of dealing with a person.
+	towardSomeone = map[string]bool{"talk": true, "speak": true, "reply": true, "respond": true, "answer": true, "reach": true,
+		"contact": true, "address": true, "write": true, "explain": true, "approach": true, "deal": true, "handle": true, "treat": true,
+		"greet": true, "call": true, "message": true, "email": true, "ring": true, "text": true, "get": true, "phone": true}
+	zhAskHow = regexp.MustCompile(`(怎么|如何|怎样)(才能|才可以|可以)?(储值|充值|增值|设置|操作|开通|修改|改|安装|下载|注册|登录|绑定|转账|续期|激活)`)
+)
 
 // Asks reports whether text is a question rather than a request, a
 // greeting or a statement ("给我讲个笑话吧", "ok great, talk later").

@@ -100,6 +100,7 @@ func TestGeneral(t *testing.T) {
 		{"what's the proper way to recycle empty toner cartridges?", true},
 		{"对了，无锡到南京高铁要多久", true},
 		{"微信怎么改名字？", true},
+		{"What's the VAT rate in the UK?", true},
 		{"可以帮我翻译一下hello吗", true},
 		{"what's the weather in Hangzhou this week?", true},
 		{"微信怎么发红包", true},
@@ -321,6 +322,27 @@ func TestAsks(t *testing.T) {
 	for _, tt := range tests {
 		if got := intent.Asks(tt.text); got != tt.want {
 			t.Errorf("Asks(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestHowTo(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"How do I top up my Oyster card?", true},
+		{"how can I renew my passport", true},
+		{"我的悠遊卡要怎麼儲值？", true},
+		{"微信點樣轉賬？", true},
+		{"What's my delivery address?", false},
+		{"How should I talk to Carol, by message or voice?", false},
+		{"How do I like things explained to me?", false},
+		{"我的货怎么还没到", false},
+		{"When does my membership expire?", false},
+	} {
+		if got := intent.HowTo(tc.text); got != tc.want {
+			t.Errorf("HowTo(%q) = %v, want %v", tc.text, got, tc.want)
 		}
 	}
 }

@@ -77,6 +77,10 @@ type Question struct {
 	// without asking for the user's, and no guess of the user's nearest
 	// memories answers it.
 	World bool
+	// HowTo is true when the text asks how to do something (intent.HowTo):
+	// a procedure tells the way, not the user's nearest facts, however
+	// near.
+	HowTo bool
 	// Refers is true when the text refers to a person or to a thing as
 	// known (intent.Refers): a question that does not asks about the world,
 	// and the user's nearest memory does not answer it however far ahead.
@@ -298,9 +302,9 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateText
 	case e.Text && e.Coverage >= r.AgreedCoverage && e.Vector && e.Similarity >= r.AgreeFloor && q.Unseen() < r.UnseenMax && !q.World:
 		return GateText
-	case q.AboutUser && e.Nearest && e.Vector && r.SubjectFloor > 0 && e.Similarity >= r.SubjectFloor:
+	case q.AboutUser && !q.HowTo && e.Nearest && e.Vector && r.SubjectFloor > 0 && e.Similarity >= r.SubjectFloor:
 		return GateSubject
-	case q.AboutDealing && !q.World && e.Nearest && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor:
+	case q.AboutDealing && !q.World && !q.HowTo && e.Nearest && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor:
 		return GateSubject
 	case q.Asks && q.Refers && !q.World && e.Vector && r.LeadFloor > 0 && e.Similarity >= r.LeadFloor && e.Lead > 0 && e.Lead >= r.LeadMargin:
 		return GateLead

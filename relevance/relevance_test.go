@@ -150,6 +150,7 @@ func TestGates(t *testing.T) {
 		{"holds an identifier the question names", foreign, Evidence{Text: true, Coverage: 0.2, Identifier: true}, GateText},
 		{"nearest to a question about the user", aboutUser, Evidence{Vector: true, Similarity: 0.12, Nearest: true}, GateSubject},
 		{"nearest, but below the subject floor", aboutUser, Evidence{Vector: true, Similarity: 0.08, Nearest: true}, ""},
+		{"nearest to a how-to question with my in it", Question{AboutUser: true, HowTo: true}, Evidence{Vector: true, Similarity: 0.12, Nearest: true}, ""},
 		{"a dealing of the user's, nearest at the lead floor", dealing, Evidence{Vector: true, Similarity: 0.13, Nearest: true}, GateSubject},
 		{"a dealing of the user's, nearest above the subject floor but below the lead floor", dealing, Evidence{Vector: true, Similarity: 0.11, Nearest: true}, ""},
 		{"not among the nearest", aboutUser, Evidence{Vector: true, Similarity: 0.2}, ""},
