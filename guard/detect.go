@@ -268,9 +268,14 @@ const mailLetters = `\p{Latin}\p{Cyrillic}\p{Greek}`
 var emailSpelled = regexp.MustCompile(`(?i)\b([a-z0-9][a-z0-9._+\-]*)(` + spelledAt + `)([a-z0-9][a-z0-9\-]*)(?:(?:` + spelledDot + `)[a-z0-9][a-z0-9\-]*)*(?:` + spelledDot + `)[a-z]{2,}\b`)
 
 const (
-	spelledAt  = `\s*[(\[{<]\s*at\s*[)\]}>]\s*|\s+at\s+|\s*@\s*|\s*艾特\s*`
-	spelledDot = `\s*[(\[{<]\s*dot\s*[)\]}>]\s*|\s+dot\s+|\.|\s*点\s*`
+	spelledAt  = `\s*[(\[{<]\s*at\s*[)\]}>]\s*|\s+at\s+|\s*@\s*|\s*` + zhAt + `\s*`
+	spelledDot = `\s*[(\[{<]\s*dot\s*[)\]}>]\s*|\s+dot\s+|\.|\s*[点點]\s*`
+	// zhAt are the Chinese names of '@': 艾特, the Taiwanese 小老鼠 and 圈a.
+	zhAt = `艾特|小老鼠|圈a`
 )
+
+// zhAtName is a Chinese name of '@' in a spelled address.
+var zhAtName = regexp.MustCompile(zhAt)
 
 // emailCue is a word that says an address follows: before a name that is
 // a plain word, "at … dot …" spelled with bare words is an address only
@@ -293,8 +298,8 @@ func findEmails(text string) [][2]int {
 	}
 	for _, m := range emailSpelled.FindAllStringSubmatchIndex(text, -1) {
 		name, at, domain := text[m[2]:m[3]], text[m[4]:m[5]], text[m[6]:m[7]]
-		if strings.ContainsAny(at, "([{<") || strings.Contains(at, "艾特") || strings.Contains(at, "@") && !strings.ContainsAny(at, " \t\n") {
-			out = append(out, [2]int{m[0], m[1]}) // a bracketed "(at)", the Chinese "艾特", or '@' itself
+		if strings.ContainsAny(at, "([{<") || zhAtName.MatchString(at) || strings.Contains(at, "@") && !strings.ContainsAny(at, " \t\n") {
+			out = append(out, [2]int{m[0], m[1]}) // a bracketed "(at)", a Chinese name of '@', or '@' itself
 			continue
 		}
 		if notMailbox[strings.ToLower(name)] || notMailbox[strings.ToLower(domain)] {
@@ -570,4 +575,23 @@ func findHealthTerms(text string) [][2]int {
 		}
 	}
 	return out
+}
+
+// spacedDigits is a run of seven digits or more with one space between
+// each: "1 3 8 1 2 3 4 5 6 7 8", a number written out to slip past a
+// reader, who reads it whole.
+var spacedDigits = regexp.MustCompile(`(?:^|[^0-9])((?:[0-9] ){6,}[0-9])`)
+
+// spacedOut is detect that also reads each spaced-out run of digits
+// joined, and reports the whole run when the joined digits hold a finding.
+func spacedOut(detect func(string) [][2]int) func(string) [][2]int {
+	return func(text string) [][2]int {
+		out := detect(text)
+		for _, m := range spacedDigits.FindAllStringSubmatchIndex(text, -1) {
+			if len(detect(strings.ReplaceAll(text[m[2]:m[3]], " ", ""))) > 0 {
+				out = append(out, [2]int{m[2], m[3]})
+			}
+		}
+		return out
+	}
 }

@@ -42,9 +42,9 @@ var detectors = []struct {
 	{KindSecret, findSecrets},
 	{KindPassword, findPasswords},
 	{KindEmail, findEmails},
-	{KindCNID, findCNIDs},
-	{KindBankCard, findBankCards},
-	{KindPhone, findPhones},
+	{KindCNID, spacedOut(findCNIDs)},
+	{KindBankCard, spacedOut(findBankCards)},
+	{KindPhone, spacedOut(findPhones)},
 	{KindHealth, findHealthTerms},
 }
 

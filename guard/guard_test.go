@@ -249,6 +249,15 @@ func TestScan(t *testing.T) {
 		{"internationalised email", "почта иван@пример.рф", []string{"email"}, "иван@пример"},
 		{"email spelled in chinese", "邮箱 bob艾特example点com", []string{"email"}, "example"},
 		{"chinese at a person", "记得艾特小王一下，点开看看", nil, ""},
+		{"email spelled in traditional", "信箱 bob艾特example點com", []string{"email"}, "example"},
+		{"email with the taiwanese at", "信箱 bob小老鼠example點com點tw", []string{"email"}, "example"},
+		{"email with 圈a", "邮箱 bob圈aexample点com", []string{"email"}, "example"},
+		{"mobile spaced out", "手机 1 3 8 1 2 3 4 5 6 7 8 谢谢", []string{"phone"}, "1 2 3 4 5 6 7 8"},
+		{"mobile in numerals spaced out", "手机 一 三 八 一 二 三 四 五 六 七 八", []string{"phone"}, "二 三 四 五 六"},
+		{"card spaced out", "card 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 ok", []string{"bank_card"}, "1 1 1 1 1 1 1 1"},
+		{"mobile with 两", "手机幺三八幺两三四五六七八", []string{"phone"}, "两三四五六七八"},
+		{"spaced digits that are no number", "scores 1 2 3 4 5 6 7 8 9 in a row", nil, ""},
+		{"两 in prose", "三三两两，两两相望", nil, ""},
 		// Several at once.
 		{"mixed", "Alice: 13812345678, alice@example.com, card 4111 1111 1111 1111", []string{"bank_card", "email", "phone"}, "4111 1111 1111 1111"},
 	}
