@@ -158,12 +158,12 @@ func (c *Client) Job(ctx context.Context, id string) (Job, error) {
 	return out, err
 }
 
-// WaitJob polls a job every interval until it is no longer queued or ctx
+// WaitJob polls a job every interval until it is done or failed, or ctx
 // ends.
 func (c *Client) WaitJob(ctx context.Context, id string, interval time.Duration) (Job, error) {
 	for {
 		j, err := c.Job(ctx, id)
-		if err != nil || j.Status != "queued" {
+		if err != nil || j.Status != "queued" && j.Status != "running" {
 			return j, err
 		}
 		select {

@@ -17,11 +17,13 @@ const (
 	JobMemories = "memories"
 )
 
-// Job statuses.
+// Job statuses: running from when a worker takes the job until it is done
+// or failed, or back in the queue for a retry.
 const (
-	JobQueued = "queued"
-	JobDone   = "done"
-	JobFailed = "failed"
+	JobQueued  = "queued"
+	JobRunning = "running"
+	JobDone    = "done"
+	JobFailed  = "failed"
 )
 
 // Job is one unit of queued work about one user: the queue shards by

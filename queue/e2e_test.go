@@ -38,7 +38,7 @@ func TestAsyncWritesEndToEnd(t *testing.T) {
 		waitFor(t, "job "+id, func() bool {
 			r := f.Do(t, bot, "GET", "/v1/jobs/"+id, nil)
 			r.Decode(t, &st)
-			return r.Status == http.StatusOK && st.Status != memory.JobQueued
+			return r.Status == http.StatusOK && st.Status != memory.JobQueued && st.Status != memory.JobRunning
 		})
 		return st
 	}

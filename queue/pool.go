@@ -412,6 +412,7 @@ func (p *Pool) process(waitCtx context.Context, shard int, msgs []redis.XMessage
 			to++
 		}
 		run := es[from:to]
+		p.mark(ctx, shard, run, memory.JobRunning)
 		results, err := p.apply(ctx, run)
 		if err != nil {
 			q.log.WarnContext(ctx, "queue: batch failed; retrying its jobs one by one", "shard", shard, "jobs", len(run), "err", err)
@@ -548,6 +549,28 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('HSET', KEYS[1], unpack(ARGV))
 end
 return 0`)
+
+// runningScript sets a job's status to ARGV[1] while it is still queued or
+// running: a job finished meanwhile keeps its outcome.
+var runningScript = redis.NewScript(`
+local st = redis.call('HGET', KEYS[1], 'status')
+if st == 'queued' or st == 'running' then
+  redis.call('HSET', KEYS[1], 'status', ARGV[1])
+end
+return 0`)
+
+// mark sets the status of jobs not yet finished: running as a worker takes
+// them, so that an owner polling a long job (a large import) sees it move.
+// A lost update only leaves the job looking queued.
+func (p *Pool) mark(ctx context.Context, shard int, es []entry, status string) {
+	pipe := p.q.rdb.Pipeline()
+	for _, e := range es {
+		runningScript.Eval(ctx, pipe, []string{p.q.statusKey(shard, e.job.Tenant, e.job.ID)}, status)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		p.q.log.WarnContext(ctx, "queue: marking jobs running failed", "shard", shard, "err", err)
+	}
+}
 
 // markDone records finished jobs and then acknowledges their entries.
 func (p *Pool) markDone(ctx context.Context, shard int, es []entry, results []memory.JobResult) {

@@ -241,7 +241,10 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			return "other", "not described"
 		}
 		p := startPool(t, q, r, queue.PoolOptions{MaxAttempts: 4, Describe: describe})
-		waitFor(t, "the last job", func() bool { return status(t, q, tenant, jobs[8].ID).Status != memory.JobQueued })
+		waitFor(t, "the last job", func() bool {
+			st := status(t, q, tenant, jobs[8].ID).Status
+			return st == memory.JobDone || st == memory.JobFailed
+		})
 
 		tests := []struct {
 			seq      int
@@ -343,6 +346,34 @@ func TestARefusedKeyIsReleased(t *testing.T) {
 		if again := enqueue(t, q, tenant, "alice", 2, "k-invalid"); again.ID != invalid.ID {
 			t.Errorf("the retry of an invalid job is job %s, want its own %s", again.ID, invalid.ID)
 		}
+	})
+}
+
+// TestAJobRunsVisibly: a job a worker applies reads running until it is
+// done, so that the owner of a long one sees it move.
+func TestAJobRunsVisibly(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		q := newQueue(t, rdb, 1)
+		tenant := testenv.Tenant(t)
+		release := make(chan struct{})
+		r := newRecorder()
+		r.fail = func(_ memory.Job, seq int) error {
+			if seq == 1 {
+				<-release
+			}
+			return nil
+		}
+		job := enqueue(t, q, tenant, "alice", 1, "")
+		if job.Status != memory.JobQueued {
+			t.Fatalf("a job no worker took: %s, want queued", job.Status)
+		}
+		startPool(t, q, r, queue.PoolOptions{})
+		var once sync.Once
+		let := func() { once.Do(func() { close(release) }) }
+		t.Cleanup(let) // before the pool's: a failed wait must not leave the handler blocked
+		waitFor(t, "the job to run", func() bool { return status(t, q, tenant, job.ID).Status == memory.JobRunning })
+		let()
+		waitFor(t, "the job to be done", func() bool { return status(t, q, tenant, job.ID).Status == memory.JobDone })
 	})
 }
 

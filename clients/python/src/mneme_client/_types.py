@@ -115,7 +115,7 @@ class JobMemory(TypedDict, total=False):
 class Job(TypedDict, total=False):
     id: str
     kind: str
-    status: str  # queued, done or failed
+    status: str  # queued, running, done or failed
     accepted_at: str
     finished_at: str
     attempts: int
