@@ -18,6 +18,44 @@ free_port() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# recorded_port FILE prints the port FILE holds, if it holds one.
+recorded_port() {
+  local p
+  p="$(cat "$1" 2>/dev/null)" || return 0
+  if [[ "$p" =~ ^[0-9]+$ ]]; then echo "$p"; fi
+}
+
+# start_port FIXED RECORDED ATTEMPT prints the port an attempt to start a
+# server tries: FIXED when given; on the first attempt the port the server's
+# last start recorded, because its clients still hold that address; else a
+# free one.
+start_port() {
+  if [[ -n "$1" ]]; then
+    echo "$1"
+  elif [[ -n "$2" && "$3" == 1 ]]; then
+    echo "$2"
+  else
+    free_port
+  fi
+}
+
+# env_repoint DIR NAME OLD NEW makes DIR/env (written by up.sh) say NEW for
+# NAME where it said OLD: a server that had to move keeps DIR/env true.
+env_repoint() {
+  local env="$1/env" name="$2" old="$3" new="$4" line found=no
+  [[ -f "$env" && "$old" != "$new" ]] || return 0
+  while IFS= read -r line; do
+    if [[ "$line" == "export $name=$old" ]]; then line="export $name=$new" found=yes; fi
+    printf '%s\n' "$line"
+  done <"$env" >"$env.tmp"
+  if [[ "$found" == yes ]]; then
+    mv -f "$env.tmp" "$env"
+    log "$env now says $name=$new"
+  else
+    rm -f "$env.tmp"
+  fi
+}
+
 # Alive and not a zombie (a reparented child may linger unreaped in some containers).
 alive() {
   local pid="$1" state

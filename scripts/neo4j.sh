@@ -6,6 +6,8 @@
 #   scripts/neo4j.sh build       only build the launcher (idempotent)
 #
 # DIR gets neo4j.pid, neo4j.port, neo4j.log and data/ (kept across restarts).
+# A start after a stop takes the port in neo4j.port again while it is free, so
+# clients reconnect; on another port it rewrites NEO4J_URI in DIR/env.
 # Env: NEO4J_LINE=5.26|2026 (default: 2026 when a JDK >= 21 exists, else 5.26),
 #      NEO4J_JAVA_HOME (force a JDK), NEO4J_PORT (fixed port), NEO4J_HEAP (1g),
 #      NEO4J_PAGECACHE (256m), NEO4J_JAVA_OPTS (extra JVM flags),
@@ -168,8 +170,15 @@ running_pid() {
   echo "$pid"
 }
 
+# forget DIR PREV undoes a failed start: no pid, and the port of the last
+# good start (PREV) stays recorded for the next one.
+forget() {
+  rm -f "$1/neo4j.pid"
+  if [[ -n "$2" ]]; then echo "$2" >"$1/neo4j.port"; else rm -f "$1/neo4j.port"; fi
+}
+
 start() {
-  local dir="$1" pid port
+  local dir="$1" pid port prev
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"
   # A stop under way (another run's Ctrl-C, still writing its start-up
@@ -183,7 +192,8 @@ start() {
     echo "bolt://127.0.0.1:$(cat "$dir/neo4j.port")"
     return 0
   fi
-  rm -f "$dir/neo4j.pid" "$dir/neo4j.port"
+  rm -f "$dir/neo4j.pid"
+  prev="$(recorded_port "$dir/neo4j.port")"
   build
   # 2026.x upgrades a 5.26 store in place, but 5.26 cannot open a store 2026.x has written.
   local marker="$dir/data/.neo4j-line"
@@ -218,12 +228,13 @@ start() {
   local timeout="${NEO4J_START_TIMEOUT:-120}" logf="$dir/neo4j.log" attempts=3 attempt deadline t0=$SECONDS
   if [[ -n "${NEO4J_PORT:-}" ]]; then attempts=1; fi
   # Abort a half-started server if we are interrupted while waiting.
-  trap 'if [[ -n "${pid:-}" ]]; then kill_and_wait "$pid" 10; rm -f "$dir/neo4j.pid" "$dir/neo4j.port"; fi; exit 130' INT TERM
+  trap 'if [[ -n "${pid:-}" ]]; then kill_and_wait "$pid" 10; forget "$dir" "$prev"; fi; exit 130' INT TERM
   for ((attempt = 1; attempt <= attempts; attempt++)); do
     pid=""
-    port="${NEO4J_PORT:-$(free_port)}"
+    port="$(start_port "${NEO4J_PORT:-}" "$prev" "$attempt")"
     if port_in_use "$port"; then
       ((attempts > 1)) || die "port $port on 127.0.0.1 is already in use"
+      if [[ "$port" == "$prev" ]]; then log "port $prev of the last start is taken, starting on another"; fi
       continue
     fi
     if [[ -f "$logf" ]]; then mv -f "$logf" "$logf.1"; fi
@@ -239,11 +250,15 @@ start() {
         trap - INT TERM
         echo "$LINE" >"$marker"
         log "Neo4j $LINE (Java $JDK_MAJOR) ready in $((SECONDS - t0)) s, pid $pid, log $logf"
+        if [[ -n "$prev" && "$port" != "$prev" ]]; then
+          log "moved from port $prev: clients holding it must be given the new one"
+          env_repoint "$dir" NEO4J_URI "bolt://127.0.0.1:$prev" "bolt://127.0.0.1:$port"
+        fi
         echo "bolt://127.0.0.1:$port"
         return 0
       fi
       if ! alive "$pid"; then
-        rm -f "$dir/neo4j.pid" "$dir/neo4j.port"
+        forget "$dir" "$prev"
         if grep -qiE 'address already in use|PortBindException' "$logf"; then
           if ((attempt < attempts)); then
             log "port $port was taken meanwhile, retrying with another port"
@@ -259,7 +274,7 @@ start() {
       fi
       if ((SECONDS >= deadline)); then
         kill_and_wait "$pid" 10
-        rm -f "$dir/neo4j.pid" "$dir/neo4j.port"
+        forget "$dir" "$prev"
         tail -n 40 "$logf" >&2
         die "Neo4j not ready after ${timeout}s (log above, full log: $logf)"
       fi
@@ -283,7 +298,8 @@ stop() {
     log "not running"
   fi
   aot_keep "$dir"
-  rm -f "$dir/neo4j.pid" "$dir/neo4j.port" "$dir/neo4j.stopping"
+  # neo4j.port stays: the next start takes the same port if it can.
+  rm -f "$dir/neo4j.pid" "$dir/neo4j.stopping"
 }
 
 usage() { die "usage: $0 start DIR | stop DIR | build"; }

@@ -6,8 +6,9 @@
 #   scripts/redis.sh stop DIR            SHUTDOWN-like SIGTERM, wait, SIGKILL after REDIS_STOP_TIMEOUT
 #
 # DIR gets redis.pid, redis.port, redis.log and, with --aof, appendonlydir/ (kept across restarts).
-# Without --aof nothing is persisted. Env: REDIS_PORT (fixed port), REDIS_START_TIMEOUT (30 s),
-# REDIS_STOP_TIMEOUT (30 s).
+# Without --aof nothing is persisted. A start after a stop takes the port in redis.port again
+# while it is free, so clients reconnect; on another port it rewrites REDIS_URL in DIR/env.
+# Env: REDIS_PORT (fixed port), REDIS_START_TIMEOUT (30 s), REDIS_STOP_TIMEOUT (30 s).
 set -euo pipefail
 
 log() { printf 'redis.sh: %s\n' "$*" >&2; }
@@ -38,8 +39,15 @@ running_pid() {
   echo "$pid"
 }
 
+# forget DIR PREV undoes a failed start: no pid, and the port of the last
+# good start (PREV) stays recorded for the next one.
+forget() {
+  rm -f "$1/redis.pid"
+  if [[ -n "$2" ]]; then echo "$2" >"$1/redis.port"; else rm -f "$1/redis.port"; fi
+}
+
 start() {
-  local dir="$1" aof="$2" pid port
+  local dir="$1" aof="$2" pid port prev
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"
   if pid="$(running_pid "$dir")"; then
@@ -47,7 +55,8 @@ start() {
     echo "redis://127.0.0.1:$(cat "$dir/redis.port")"
     return 0
   fi
-  rm -f "$dir/redis.pid" "$dir/redis.port"
+  rm -f "$dir/redis.pid"
+  prev="$(recorded_port "$dir/redis.port")"
   ensure_redis
   # No RDB snapshots; --aof gives durability across restarts, otherwise nothing is kept.
   local -a persist=(--save '' --appendonly no)
@@ -55,12 +64,13 @@ start() {
 
   local timeout="${REDIS_START_TIMEOUT:-30}" logf="$dir/redis.log" attempts=3 attempt deadline
   if [[ -n "${REDIS_PORT:-}" ]]; then attempts=1; fi
-  trap 'if [[ -n "${pid:-}" ]]; then kill_and_wait "$pid" 5; rm -f "$dir/redis.pid" "$dir/redis.port"; fi; exit 130' INT TERM
+  trap 'if [[ -n "${pid:-}" ]]; then kill_and_wait "$pid" 5; forget "$dir" "$prev"; fi; exit 130' INT TERM
   for ((attempt = 1; attempt <= attempts; attempt++)); do
     pid=""
-    port="${REDIS_PORT:-$(free_port)}"
+    port="$(start_port "${REDIS_PORT:-}" "$prev" "$attempt")"
     if port_in_use "$port"; then
       ((attempts > 1)) || die "port $port on 127.0.0.1 is already in use"
+      if [[ "$port" == "$prev" ]]; then log "port $prev of the last start is taken, starting on another"; fi
       continue
     fi
     if [[ -f "$logf" ]]; then mv -f "$logf" "$logf.1"; fi
@@ -77,11 +87,15 @@ start() {
       if [[ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" == PONG ]]; then
         trap - INT TERM
         log "redis ready on port $port (pid $pid, aof=$aof, log $logf)"
+        if [[ -n "$prev" && "$port" != "$prev" ]]; then
+          log "moved from port $prev: clients holding it must be given the new one"
+          env_repoint "$dir" REDIS_URL "redis://127.0.0.1:$prev" "redis://127.0.0.1:$port"
+        fi
         echo "redis://127.0.0.1:$port"
         return 0
       fi
       if ! alive "$pid"; then
-        rm -f "$dir/redis.pid" "$dir/redis.port"
+        forget "$dir" "$prev"
         if grep -qi 'address already in use' "$logf"; then
           if ((attempt < attempts)); then
             log "port $port was taken meanwhile, retrying with another port"
@@ -94,7 +108,7 @@ start() {
       fi
       if ((SECONDS >= deadline)); then
         kill_and_wait "$pid" 5
-        rm -f "$dir/redis.pid" "$dir/redis.port"
+        forget "$dir" "$prev"
         tail -n 20 "$logf" >&2
         die "redis-server did not answer PING within ${timeout}s (full log: $logf)"
       fi
@@ -117,7 +131,8 @@ stop() {
   else
     log "not running"
   fi
-  rm -f "$dir/redis.pid" "$dir/redis.port"
+  # redis.port stays: the next start takes the same port if it can.
+  rm -f "$dir/redis.pid"
 }
 
 usage() { die "usage: $0 start DIR [--aof] | stop DIR"; }

@@ -247,3 +247,78 @@ func TestNeo4jStartUpCache(t *testing.T) {
 	}
 	stop()
 }
+
+// A server started again after a stop comes back on the port its clients
+// hold; only when another process took that port does it move, and then
+// DIR/env names the new address.
+func TestRestartKeepsThePort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	tests := []struct {
+		name, script, envName, scheme string
+		env                           []string
+	}{
+		{"redis", "redis.sh", "REDIS_URL", "redis", []string{"REDIS_PORT="}},
+		{"neo4j", "neo4j.sh", "NEO4J_URI", "bolt", []string{"NEO4J_PORT=", "NEO4J_AOT=use"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			start := func() string {
+				t.Helper()
+				stdout, stderr, code := script(t, tt.env, tt.script, "start", dir)
+				if code != 0 {
+					t.Fatalf("start = %d:\n%s", code, stderr)
+				}
+				lines := strings.Split(strings.TrimSpace(stdout), "\n")
+				return lines[len(lines)-1]
+			}
+			stop := func() {
+				t.Helper()
+				if _, stderr, code := script(t, tt.env, tt.script, "stop", dir); code != 0 {
+					t.Fatalf("stop = %d:\n%s", code, stderr)
+				}
+			}
+			t.Cleanup(func() { script(t, tt.env, tt.script, "stop", dir) })
+			first := start()
+			envFile := filepath.Join(dir, "env")
+			other := "export OTHER=" + tt.scheme + "://127.0.0.1:1\n"
+			writeEnv := func(url string) {
+				t.Helper()
+				if err := os.WriteFile(envFile, []byte(other+"export "+tt.envName+"="+url+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeEnv(first)
+
+			stop()
+			if again := start(); again != first {
+				t.Fatalf("after a stop the server came back at %s, was at %s", again, first)
+			}
+			stop()
+			// Held by another process: the server moves, and says where.
+			_, port, _ := strings.Cut(strings.TrimPrefix(first, tt.scheme+"://"), ":")
+			ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			moved := start()
+			ln.Close()
+			if moved == first || !strings.HasPrefix(moved, tt.scheme+"://127.0.0.1:") {
+				t.Fatalf("with port %s taken the server is at %s", port, moved)
+			}
+			written, err := os.ReadFile(envFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := other + "export " + tt.envName + "=" + moved + "\n"; string(written) != want {
+				t.Errorf("env after the move:\n%s\nwant:\n%s", written, want)
+			}
+			stop()
+			if again := start(); again != moved {
+				t.Errorf("after the move a restart came back at %s, want %s", again, moved)
+			}
+		})
+	}
+}
