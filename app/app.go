@@ -457,28 +457,42 @@ func openGraph(ctx context.Context, cfg Config, log *slog.Logger) (*graph.Store,
 }
 
 func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (redis.UniversalClient, error) {
-	opts, err := redis.ParseURL(cfg.Redis.URL)
+	client, addr, err := newRedis(cfg.Redis)
 	if err != nil {
-		return nil, fmt.Errorf("redis url: %w", err)
-	}
-	var client redis.UniversalClient = redis.NewClient(opts)
-	if nodes := cfg.Redis.clusterAddrs(); len(nodes) > 0 {
-		client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: nodes, Username: opts.Username, Password: opts.Password, TLSConfig: opts.TLSConfig})
-		opts.Addr = strings.Join(nodes, ",")
+		return nil, err
 	}
 	for {
 		err := client.Ping(ctx).Err()
 		if err == nil {
 			return client, nil
 		}
-		log.WarnContext(ctx, "waiting for Redis", "url", opts.Addr, "err", err)
+		log.WarnContext(ctx, "waiting for Redis", "url", addr, "err", err)
 		select {
 		case <-ctx.Done():
 			_ = client.Close()
-			return nil, fmt.Errorf("redis at %s did not answer within %s: %w", opts.Addr, cfg.Server.StartTimeout, err)
+			return nil, fmt.Errorf("redis at %s did not answer within %s: %w", addr, cfg.Server.StartTimeout, err)
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// newRedis returns the Redis client cfg describes and the address it
+// names. A call ends at its context's deadline: go-redis otherwise waits
+// out its own read timeout, once for each retry, on a Redis that has
+// stopped answering.
+func newRedis(cfg RedisConfig) (redis.UniversalClient, string, error) {
+	opts, err := redis.ParseURL(cfg.URL)
+	if err != nil {
+		return nil, "", fmt.Errorf("redis url: %w", err)
+	}
+	opts.ContextTimeoutEnabled = true
+	if nodes := cfg.clusterAddrs(); len(nodes) > 0 {
+		return redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs: nodes, Username: opts.Username, Password: opts.Password, TLSConfig: opts.TLSConfig,
+			ContextTimeoutEnabled: true,
+		}), strings.Join(nodes, ","), nil
+	}
+	return redis.NewClient(opts), opts.Addr, nil
 }
 
 // buildIdentity wires the identity service: tenants, principals and keys.
