@@ -87,7 +87,7 @@ func TestLookAlike(t *testing.T) {
 		{"area_m\u00b2", true},      // superscript two
 		{"\u0301\u0301", true},      // combining marks with nothing to sit on
 		{"slot \u0301x", true},
-		{"\u0903", true}, // a spacing mark alone
+		{"\u0903", true},           // a spacing mark alone
 		{"caf\u00e9\u0301", false}, // a mark on a letter
 		{"हिन्दी", false},          // marks inside a word of a script that writes them
 	} {
