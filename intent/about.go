@@ -75,7 +75,7 @@ func Dealing(question string) bool {
 	if q == "" || !asks(q) {
 		return false
 	}
-	return dealsWith(q) || containsAny(q, zhDealing)
+	return dealsWith(q) || containsAny(q, zhDealing) || zhCounted.MatchString(q)
 }
 
 // containsAny reports whether q holds any of words.
@@ -311,7 +311,10 @@ var (
 	zhTag    = []string{"不", "没", "没有", "对吧", "是吧", "的吧", "没错吧"}
 	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家", "女士", "先生", "小姐"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
-	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回", "那张账单", "这张账单", "那份账单", "我的账单"}
+	// zhCounted points at goods counted out, as one speaks of a dealing:
+	// 那十二托, 这两万套, 那些.
+	zhCounted = regexp.MustCompile(`那些|[那这][0-9一二两三四五六七八九十百千万几]+[托箱件套批单张包袋台把]`)
+	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回", "那张账单", "这张账单", "那份账单", "我的账单", "那张发票", "这张发票"}
 	// zhRequest marks a request in Chinese.
 	zhRequest = []string{"请", "按", "照", "想要", "我要", "给我", "帮我", "告诉我", "别", "不要", "直接", "能不能", "可不可以", "能否", "麻烦",
 		"一点", "点儿", "简单点", "说人话", "长话短说", "老样子", "就行", "就好"}

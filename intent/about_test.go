@@ -23,6 +23,11 @@ func TestDealing(t *testing.T) {
 		{"How long does a parcel take from China to Germany?", false},
 		{"the carton shipment is late", false}, // not a question
 		{"xyz 123 订单", false},
+		{"那两万套餐具发货了吗？", true},
+		{"那些防静电袋送到了吗？", true},
+		{"联华那张发票付款了没有？", true},
+		{"这几天天气怎么样？", false}, // days are no goods
+		{"一百块钱能买什么？", false},
 	}
 	for _, tt := range tests {
 		if got := intent.Dealing(tt.question); got != tt.want {

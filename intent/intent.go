@@ -88,6 +88,11 @@ var ruleKinds = []string{"rule", "how_to", "procedure"}
 // themselves, not a word of any stored memory: a question naming an order or
 // a product is about words, and vector and full-text search serve it.
 var rules = []rule{
+	// How the user likes to be dealt with in words: the channel, the
+	// language and the answers' style at once ("这位客户的沟通习惯").
+	{name: "communication", keys: []string{"contact_channel", "language", "answer_style"}, cues: []string{
+		"沟通习惯", "怎么沟通", "如何沟通", "沟通上", "沟通偏好", "communication style", "communication preference*", "how to communicate", "like to communicate",
+	}},
 	{name: "answer_style", keys: []string{"answer_style"}, cues: []string{
 		"style", "tone", "format", "concise", "brief", "briefly", "shorter", "short answer*", "long answer*",
 		"answers", "replies", "answer length", "how long should", "how detailed", "how much detail",
@@ -102,6 +107,7 @@ var rules = []rule{
 		"cut to the chase", "分条", "分点", "回邮件", "回消息", "咋回", "how should i reply", "how do i reply", "how should we answer", "replied to", "reply to her", "reply to him",
 		"itemised", "itemized", "bullet point*", "paragraphs", "写多细", "多细", "写东西", "一句话",
 		"every detail", "every last detail", "all the details", "nitty-gritty", "nitty gritty",
+		"answer me", "reply to me",
 	}},
 	// What the user buys as a rule: the firm they buy for says it, and so
 	// do their orders. Before the preferences, which would take "习惯" of
@@ -122,6 +128,7 @@ var rules = []rule{
 		"my taste*", "my habit*", "how i like", "dislike*",
 		"偏好", "喜好", "喜欢什么", "我喜欢", "习惯", "口味", "讨厌",
 		"what have i asked you", "what did i ask you to", "asked you to", "my requests", "我的要求", "提过哪些要求", "提过什么要求", "提过啥要求", "说过哪些要求", "说过什么要求", "说过啥要求",
+		"喜欢怎样", "喜欢怎么样", "平时喜欢", "特别的要求", "特殊要求", "特别要求", "特殊的要求",
 	}},
 	// What to mind with the user: all their preferences, even beside a
 	// slot the question names ("anything to keep in mind before I reach
@@ -143,6 +150,7 @@ var rules = []rule{
 		"什么来头", "啥来头", "大概讲讲", "介绍一下",
 		"got on me", "have on me", "have on file", "记下的", "帮我记", "让你们记", "掌握了",
 		"notes on me", "notes on her", "notes on him", "notes on them", "lowdown", "low-down", "the scoop on",
+		"profile", "profiles", "基本情况", "基本信息", "大致情况", "概况",
 	}},
 	// Rules the usual way: "as usual" names no subject, so every current
 	// rule and procedure answers it.
@@ -159,17 +167,37 @@ var rules = []rule{
 		"rule", "rules", "the rule*", "our rule*", "my rule*", "policy", "policies", "procedure*", "process",
 		"regulation*", "guideline*", "requirement*", "allowed", "permitted", "approv*", "sign-off", "sign off", "signs off",
 		"how do i handle", "how should i handle", "how to handle", "how do we handle", "what do i do when", "what should i do when", "what to do when",
-		"规矩", "规则", "流程", "规定", "审批", "批准", "谁批", "允许", "制度", "规章", "怎么处理", "如何处理", "该怎么办", "怎么算", "如何计算", "收费标准",
+		"规矩", "规则", "流程", "规定", "审批", "批准", "谁批", "允许", "制度", "规章", "怎么处理", "如何处理", "该怎么办", "怎么收", "收多少", "怎么算", "如何计算", "收费标准",
 		// What a rule settles, said as people say it: who nods a big order
 		// through, whether opened goods go back, what delivery costs.
 		"点头", "拍板", "说了算", "还能退", "能退吗", "能不能退", "do we charge", "charge for",
 		// Or the way a case is worked through.
 		"playbook", "protocol", "sop", "what steps", "which steps", "steps do we", "steps to follow",
 		"what happens if", "what happens when", "what happens", "what do you do if", "what do you do for", "what do we do if", "会怎样", "会怎么样",
+		"what are the steps", "steps to", "how to do if", "how to do when", "what to do if", "what should i do if", "what do i do if",
+		"what needs checking", "needs checking", "what to check", "what should i check", "怎么 handle", "怎么handle", "如何 handle",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
 		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty", "status level", "my level", "perks", "lapse*",
 		"会员", "会籍", "vip", "续费", "续期", "到期", "过期", "订阅", "等级", "有效期",
+	}},
+	// One order on its way (before contact, which would take "reach her" of
+	// "did the order reach her already?"): whether or when one of the user's dealings
+	// ships or arrives ("那单手套送到了吗？", "这批纸箱什么时候发？", "did the
+	// paper shipment arrive?"). It asks for the order, not the delivery
+	// preferences, and names which one ("手套"), often in the other
+	// language than the order's memory: the user's orders nearest the
+	// question answer.
+	{name: "order_moves", kinds: []string{"order_status"}, topical: true, dealing: true, cues: []string{
+		"arrive*", "arrival", "shipped", "dispatched", "delivered", "on its way", "on the way", "left the warehouse", "sent out", "gone out",
+		"送到", "送达", "到了", "到货", "到没到", "发货", "出货", "发了", "发出", "寄出", "出库", "什么时候发", "发没发", "在路上",
+		"送过去", "送过来", "运过去", "运过来", "出发", "发走",
+		// Or why it has not: late, held up, pushed back.
+		"late", "delayed", "delay", "held up", "running behind", "behind schedule", "pushed back", "stuck", "frozen", "still waiting",
+		"晚了", "延误", "延迟", "耽误", "推迟", "卡住", "卡着", "还没到", "还没发",
+		// Or where it got to, or whether it was called off.
+		"leave the depot", "leaving the depot", "left the depot", "leave the warehouse", "leaving the warehouse", "reach her already", "reach him already", "reached her", "reached him", "reach her yet", "reach him yet",
+		"call off", "called off", "calling off", "cancelled", "canceled", "取消了", "撤单",
 	}},
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
 		"contact*", "reach me", "reach her", "reach him", "reach them", "reach you", "be reached", "reach out", "way to reach", "get hold of", "call me", "phone me", "email me", "text me", "get in touch",
@@ -184,30 +212,17 @@ var rules = []rule{
 		"语言", "中文", "英文", "普通话", "粤语", "说什么话", "用什么话",
 	}},
 	// Budget: how much the user may spend, asked of them or of anyone.
-	{name: "budget", keys: []string{"budget"}, kinds: []string{"budget"}, cues: []string{
+	{name: "budget", keys: []string{"budget"}, kinds: []string{"budget", "credit_limit"}, cues: []string{
 		"budget*", "spend", "spending", "spend limit", "spending cap", "spending limit", "afford", "how much money",
 		"预算", "能花", "可以花", "花多少", "经费", "开支", "开销", "采购额", "额度",
-	}},
-	// One order on its way: whether or when one of the user's dealings
-	// ships or arrives ("那单手套送到了吗？", "这批纸箱什么时候发？", "did the
-	// paper shipment arrive?"). It asks for the order, not the delivery
-	// preferences, and names which one ("手套"), often in the other
-	// language than the order's memory: the user's orders nearest the
-	// question answer.
-	{name: "order_moves", kinds: []string{"order_status"}, topical: true, dealing: true, cues: []string{
-		"arrive*", "arrival", "shipped", "dispatched", "delivered", "on its way", "on the way", "left the warehouse", "sent out", "gone out",
-		"送到", "送达", "到了", "到货", "到没到", "发货", "出货", "发了", "发出", "寄出", "出库", "什么时候发", "发没发", "在路上",
-		"送过去", "送过来", "运过去", "运过来",
-		// Or why it has not: late, held up, pushed back.
-		"late", "delayed", "delay", "held up", "running behind", "behind schedule", "pushed back", "stuck", "frozen", "still waiting",
-		"晚了", "延误", "延迟", "耽误", "推迟", "卡住", "卡着", "还没到", "还没发",
+		"credit limit", "credit line", "信用额度", "授信",
 	}},
 	// Delivery: where and when goods go, however the sending is named.
 	{name: "delivery", keys: []string{"delivery_window", "delivery_address"}, cues: []string{
 		"deliver*", "ship", "ship to", "shipping address", "ship-to", "address", "when to send", "where to send",
 		"bring my stuff", "bring the goods", "bring my order", "send the goods", "send the order", "drop off", "drop stuff off", "drop things off", "drop it off", "send goods", "sending goods", "sending the goods", "dispatch to", "receiving", "receive the goods",
 		"送货", "配送", "收货", "地址", "送到哪", "几点送", "寄到", "寄给", "发到哪", "发货到", "送到", "送去", "什么时候送",
-		"truck", "trucks", "lorry", "lorries", "gate", "loading bay", "dock", "卸货", "van arrive", "arrive at her", "arrive at his", "arrive at my", "arrive at their", "几点到", "要货",
+		"truck", "trucks", "lorry", "lorries", "gate", "loading bay", "dock", "卸货", "drop parcels", "drop the parcels", "drop off parcels", "parcels at", "van arrive", "arrive at her", "arrive at his", "arrive at my", "arrive at their", "几点到", "要货",
 	}},
 	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
 		"invoice*", "billing", "billed", "be billed", "bill me", "bill us", "bill her", "bill him", "bill them", "receipt*", "fapiao",
@@ -216,7 +231,7 @@ var rules = []rule{
 	// Whether one of the user's dealings was paid ("上次那批纸的钱付了没有？",
 	// "has the desk order been paid?"): the payments near the question.
 	{name: "paid", kinds: []string{"payment"}, topical: true, dealing: true, cues: []string{
-		"paid", "been paid", "paid for", "settled", "付了", "付清", "结清", "钱到了", "到账", "付过",
+		"paid", "been paid", "paid for", "settled", "付了", "付清", "结清", "钱到了", "到账", "付过", "付款了", "付款没", "付没付", "已付款",
 	}},
 	{name: "payment", keys: []string{"payment_terms"}, kinds: []string{"payment_terms"}, cues: []string{
 		"payment term*", "pay on", "pay us", "when do i pay", "when do we get paid", "credit term*",

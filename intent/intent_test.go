@@ -137,6 +137,17 @@ func TestDetect(t *testing.T) {
 		{"what are his buying habits?", []string{"purchases"}},
 		{"这位顾客下单有什么习惯", []string{"purchases"}},
 		{"这位客户的订单都怎么样了", []string{"orders"}},
+		{"这位客户的沟通习惯", []string{"communication"}}, // the channel, the language and the style at once
+		{"Give me Bob's profile.", []string{"about_me"}},
+		{"这个客户有什么特别的要求吗？", []string{"preferences"}},
+		{"the cooking mitt order reach her already or not ah?", []string{"order_moves"}}, // the order, not how to reach her
+		{"Did she call off the metal platter purchase?", []string{"order_moves"}},
+		{"明亮电子的信用额度是多少？", []string{"budget"}},
+		{"那十二托的货什么时候出发？", []string{"order_moves"}}, // goods counted out are one of the user's dealings
+		{"运费怎么收？", []string{"rule_lookup"}},
+		{"When can we drop parcels at her workplace?", []string{"delivery"}},
+		{"联华那张发票付款了没有？", []string{"invoice", "paid"}},
+		{"客户 cancel 了已经 ship 出去的单，要怎么 handle？", []string{"rule_lookup", "delivery"}},
 		{"How much margin is there on this account?", []string{"margin"}},
 		{"她那边我们利润怎么样", []string{"margin"}},
 	}
