@@ -87,13 +87,30 @@ func containsAny(q string, words []string) bool {
 // dealings (dealing), not of an order of things or a payment for anything
 // ("the order of the planets", "the payment for Olympics tickets").
 func dealsWith(q string) bool {
-	for _, m := range dealing.FindAllStringIndex(q, -1) {
-		if rest := q[m[1]:]; !strings.HasPrefix(rest, " of ") && !strings.HasPrefix(rest, " for ") {
+	for at := 0; at < len(q); {
+		m := dealing.FindStringSubmatchIndex(q[at:])
+		if m == nil {
+			return false
+		}
+		// After a contraction the words it opened may still be someone's:
+		// "when's his consignment leaving?".
+		if contractions[q[at+m[2]:at+m[3]]] {
+			at += m[3]
+			continue
+		}
+		if rest := q[at+m[1]:]; !strings.HasPrefix(rest, " of ") && !strings.HasPrefix(rest, " for ") {
 			return true
 		}
+		at += m[1]
 	}
 	return false
 }
+
+// contractions are the words before "'s" that name no one: "what's the
+// order of …" is no one's order.
+var contractions = map[string]bool{"it's": true, "what's": true, "that's": true, "there's": true, "here's": true, "who's": true,
+	"where's": true, "how's": true, "when's": true, "let's": true, "he's": true, "she's": true, "one's": true, "everyone's": true,
+	"someone's": true, "somebody's": true, "anyone's": true, "nobody's": true, "today's": true, "tomorrow's": true, "world's": true}
 
 // Refers reports whether text refers to someone or something as known: a
 // person ("my", "you", 你们), or a thing with a definite word ("the
@@ -280,7 +297,7 @@ var (
 	// dealing is one of the user's dealings with us spoken of as known:
 	// "has the big desk order gone through?", "when is that shipment
 	// leaving?". An agent asks it about the user it serves.
-	dealing = regexp.MustCompile(`\b(the|this|that|these|those|my|her|his|their|our)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|bills?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
+	dealing = regexp.MustCompile(`\b(the|this|that|these|those|my|her|his|their|our|which|[a-z][\w-]*'s)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|bills?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
 	// imperative opens a request in English; request marks one anywhere.
 	imperative = regexp.MustCompile(`^(please|kindly|tell|show|give|list|remind|keep|use|make|send|write|reply|answer|follow|stick|go|be|stop|don't|do not|same|as usual|like before|like last time|let me know|fill me in|brief me|update me)\b`)
 	request    = regexp.MustCompile(`\b(please|i want|i'd like|i would like|i need|like before|like last time|as usual|same as)\b`)
@@ -311,9 +328,9 @@ var (
 	zhTag    = []string{"不", "没", "没有", "对吧", "是吧", "的吧", "没错吧"}
 	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家", "女士", "先生", "小姐"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
-	// zhCounted points at goods counted out, as one speaks of a dealing:
-	// 那十二托, 这两万套, 那些.
-	zhCounted = regexp.MustCompile(`那些|[那这][0-9一二两三四五六七八九十百千万几]+[托箱件套批单张包袋台把]`)
+	// zhCounted points at goods or orders counted out, as one speaks of a
+	// dealing: 那十二托, 这两万套, 那些, 撤了一单, 第二笔.
+	zhCounted = regexp.MustCompile(`那些|[那这][0-9一二两三四五六七八九十百千万几]+[托箱件套批单张包袋台把]|[一两二三四五六七八九十几0-9]+(笔单|笔订单|单)|第[一二三四五六七八九十0-9]+[笔单]`)
 	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回", "那张账单", "这张账单", "那份账单", "我的账单", "那张发票", "这张发票"}
 	// zhRequest marks a request in Chinese.
 	zhRequest = []string{"请", "按", "照", "想要", "我要", "给我", "帮我", "告诉我", "别", "不要", "直接", "能不能", "可不可以", "能否", "麻烦",

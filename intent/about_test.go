@@ -28,6 +28,13 @@ func TestDealing(t *testing.T) {
 		{"联华那张发票付款了没有？", true},
 		{"这几天天气怎么样？", false}, // days are no goods
 		{"一百块钱能买什么？", false},
+		{"Which purchase did she call off ahead of dispatch?", true},
+		{"olivia's orders, anything late?", true}, // a name's
+		{"When's his big packaging consignment leaving the depot?", true},
+		{"what's the order of the planets?", false}, // a contraction is no one's
+		{"第二笔为啥晚了", true},
+		{"Carol是不是撤了一单", true},
+		{"我能借一笔钱吗", false},
 	}
 	for _, tt := range tests {
 		if got := intent.Dealing(tt.question); got != tt.want {

@@ -197,7 +197,7 @@ var rules = []rule{
 		"晚了", "延误", "延迟", "耽误", "推迟", "卡住", "卡着", "还没到", "还没发",
 		// Or where it got to, or whether it was called off.
 		"leave the depot", "leaving the depot", "left the depot", "leave the warehouse", "leaving the warehouse", "reach her already", "reach him already", "reached her", "reached him", "reach her yet", "reach him yet",
-		"call off", "called off", "calling off", "cancelled", "canceled", "取消了", "撤单",
+		"call off", "called off", "calling off", "cancelled", "canceled", "取消了", "撤单", "撤回", "撤了",
 	}},
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
 		"contact*", "reach me", "reach her", "reach him", "reach them", "reach you", "be reached", "reach out", "way to reach", "get hold of", "call me", "phone me", "email me", "text me", "get in touch",
