@@ -37,6 +37,8 @@ var layers = map[string]int{
 	"mneme/intent":            0,
 	"mneme/partitions":        0,
 	"mneme/embedding/usem":    0,
+	// Watches the stores for a stall; takes their pings as functions.
+	"mneme/stall": 0,
 	// Recall's settings, below the service that reads them.
 	"mneme/recallconfig": 1,
 	// Documents split into sections, of a page only what its reader sees.
