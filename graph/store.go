@@ -142,3 +142,20 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// answerCypher is the smallest statement there is.
+const answerCypher = "RETURN 1"
+
+// Answer runs the smallest statement there is, once (no retry), so that
+// its return proves the database answered just now: Ping may only borrow a
+// pooled connection, which a database stopped with SIGSTOP still seems to
+// have. The stall watcher calls it; it ends when ctx does.
+func (s *Store) Answer(ctx context.Context) error {
+	session := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.db, AccessMode: neo4j.AccessModeRead})
+	defer func() { _ = session.Close(ctx) }()
+	res, err := session.Run(ctx, answerCypher, nil)
+	if err == nil {
+		_, err = res.Consume(ctx)
+	}
+	return translate(err)
+}

@@ -416,6 +416,19 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
+func TestAnswer(t *testing.T) {
+	s := testStore(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	// Twice: the second borrows the first's pooled connection, and must
+	// still ask the database.
+	for range 2 {
+		if err := s.Answer(ctx); err != nil {
+			t.Fatalf("Answer = %v", err)
+		}
+	}
+}
+
 // TestUnavailable needs no server: it points a driver at a closed port.
 func TestUnavailable(t *testing.T) {
 	t.Parallel()
@@ -447,6 +460,7 @@ func TestUnavailable(t *testing.T) {
 		call func(ctx context.Context, s *Store) error
 	}{
 		{"Ping", func(ctx context.Context, s *Store) error { return s.Ping(ctx) }},
+		{"Answer", func(ctx context.Context, s *Store) error { return s.Answer(ctx) }},
 		{"GetMemory", func(ctx context.Context, s *Store) error { _, err := s.GetMemory(ctx, "t", "m"); return err }},
 		{"CreateMemories", func(ctx context.Context, s *Store) error {
 			_, err := s.CreateMemories(ctx, []memory.Memory{newMemory("t", "u", "x")})
