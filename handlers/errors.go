@@ -55,11 +55,16 @@ const statusClientClosed = 499
 // and a message that reveals nothing they may not know; the cause is logged.
 func (a *api) fail(c *gin.Context, err error) {
 	ctx := c.Request.Context()
-	// The server cancels a request's context when its connection closes.
+	// The server cancels a request's context when its connection closes;
+	// the stall guard cancels it, for its cause, when a store stalls.
 	if errors.Is(ctx.Err(), context.Canceled) {
-		a.log.InfoContext(ctx, "client closed request", "status", statusClientClosed, "err", err)
-		c.AbortWithStatus(statusClientClosed)
-		return
+		cause := context.Cause(ctx)
+		if errors.Is(cause, context.Canceled) {
+			a.log.InfoContext(ctx, "client closed request", "status", statusClientClosed, "err", err)
+			c.AbortWithStatus(statusClientClosed)
+			return
+		}
+		err = unavailable(cause)
 	}
 	status, code, msg := classify(err)
 	if status >= 500 {

@@ -2,8 +2,6 @@ package handlers
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -33,9 +31,7 @@ const (
 func (a *api) requestID(c *gin.Context) {
 	id := c.GetHeader("X-Request-ID")
 	if !saneRequestID(id) {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		id = hex.EncodeToString(b[:])
+		id = newRequestID()
 	}
 	c.Header("X-Request-ID", id)
 	// Answers are JSON whatever they hold: no browser may guess otherwise.

@@ -76,6 +76,10 @@ type Options struct {
 	// Knowledge imports knowledge-base documents; without it the routes
 	// answer 501.
 	Knowledge Knowledge
+	// Stalls, when set, refuses /v1 and MCP requests with 503 while a
+	// store is stalled, and those under way when a stall begins; nil
+	// lets them wait for the stores' own deadlines.
+	Stalls Stalls
 }
 
 // MCPEndpoint serves the Model Context Protocol (package mcp).
@@ -106,6 +110,7 @@ type api struct {
 	tracer    trace.Tracer
 	graph     *graphquery.Service
 	knowledge Knowledge
+	stalls    Stalls
 
 	// queryParams holds what each /v1 route takes in its query string,
 	// by method and route as gin writes it (c.FullPath).
@@ -142,7 +147,7 @@ func New(opts Options) (http.Handler, error) {
 		export: opts.Export, working: opts.Sessions,
 		tokens: opts.Tokens, limiter: opts.Limiter, mcp: opts.MCP,
 		observe: opts.Observer, tracer: opts.Tracer, graph: opts.Graph,
-		knowledge: opts.Knowledge,
+		knowledge: opts.Knowledge, stalls: opts.Stalls,
 	}
 	if a.tracer == nil {
 		a.tracer = noop.NewTracerProvider().Tracer("mneme")
@@ -185,7 +190,7 @@ func New(opts Options) (http.Handler, error) {
 	// looked up, as a malformed query string is (params.go): the check
 	// costs less than the lookup, and /openapi.json tells every route's
 	// parameters to anyone anyway.
-	v1 := r.Group("/v1", a.knownQuery, a.singleHeaders, a.authenticate, a.rateLimit)
+	v1 := r.Group("/v1", a.stalled, a.knownQuery, a.singleHeaders, a.authenticate, a.rateLimit)
 	v1.POST("/memories", a.handle(a.createMemories))
 	v1.GET("/memories", a.handle(a.listMemories))
 	v1.GET("/memories/:id", a.handle(a.getMemory))
@@ -249,11 +254,14 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/users/:id/export", a.handle(a.exportUser))
 
 	// The MCP endpoint: the same keys, tenant sync and rate limits as /v1.
-	r.POST(mcpRoute, a.singleHeaders, a.authenticate, a.rateLimit, a.handle(a.serveMCP))
+	r.POST(mcpRoute, a.stalled, a.singleHeaders, a.authenticate, a.rateLimit, a.handle(a.serveMCP))
 
 	var err error
 	if a.queryParams, err = queryParamsOf(r, OpenAPI); err != nil {
 		return nil, err
+	}
+	if a.stalls != nil {
+		return a.guardStalls(r, a.stalls), nil
 	}
 	return r, nil
 }
