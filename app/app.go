@@ -47,6 +47,7 @@ import (
 	"mneme/recalllog"
 	"mneme/session"
 	"mneme/signouts"
+	"mneme/stall"
 	"mneme/tracing"
 	"mneme/usernames"
 	"mneme/web"
@@ -138,6 +139,11 @@ type App struct {
 	Limiter *ratelimit.Limiter
 	Quota   *quota.Tracker
 
+	// Stalls pings Neo4j and Redis while Run runs, and the handler refuses
+	// API requests with 503 while one is stalled; nil when
+	// -stall-timeout is 0.
+	Stalls *stall.Watcher
+
 	cfg Config
 	log *slog.Logger
 	// tool marks an App of a short-lived command: its Run leaves the
@@ -205,6 +211,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	if a.Redis, err = openRedis(startCtx, cfg, log); err != nil {
 		return nil, err
+	}
+	if cfg.Server.StallTimeout > 0 {
+		if a.Stalls, err = stall.New(stall.Options{
+			Stores: []stall.Store{
+				{Name: "neo4j", Ping: store.Answer},
+				{Name: "redis", Ping: func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() }},
+			},
+			Timeout: cfg.Server.StallTimeout, Logger: log,
+		}); err != nil {
+			return nil, err
+		}
 	}
 	a.Metrics = metrics.New(metrics.Options{Queue: a.queueProbe})
 	if a.Tracing, err = tracing.New(ctx, cfg.Server.OTLPEndpoint, "memoryd"); err != nil {
@@ -362,6 +379,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Export: userExports{a.Export}, Graph: a.Graph, Knowledge: a.Documents,
 		Observer: a.Metrics, Metrics: a.Metrics.Handler(), Tracer: a.Tracing.Tracer(),
 	}
+	if a.Stalls != nil { // a nil *stall.Watcher must stay a nil interface
+		hopts.Stalls = a.Stalls
+	}
 	// The panel seals its sessions under a key of its own derived from the
 	// identity secret, which every replica shares.
 	a.Census, err = census.New(census.Options{
@@ -398,8 +418,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return a, nil
 }
 
-// Ready reports whether Neo4j and Redis both answer.
+// Ready reports whether Neo4j and Redis both answer: not while one is
+// stalled, and not when a ping fails.
 func (a *App) Ready(ctx context.Context) error {
+	if a.Stalls != nil {
+		if err := a.Stalls.Err(); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	return errors.Join(a.Store.Ping(ctx), a.Redis.Ping(ctx).Err())
@@ -457,7 +483,7 @@ func openGraph(ctx context.Context, cfg Config, log *slog.Logger) (*graph.Store,
 }
 
 func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (redis.UniversalClient, error) {
-	client, addr, err := newRedis(cfg.Redis)
+	client, addr, err := newRedis(cfg.Redis, redisReadTimeout(cfg.Server.StallTimeout))
 	if err != nil {
 		return nil, err
 	}
@@ -476,20 +502,35 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (redis.Univers
 	}
 }
 
+// redisReadTimeout is how long a Redis call waits for an answer: longer
+// than a stall takes to be noticed, so that the stall watcher, not a
+// command's timeout, decides that a silent Redis is stalled; go-redis's
+// default (0) with the watch off.
+func redisReadTimeout(stallTimeout time.Duration) time.Duration {
+	if stallTimeout <= 0 {
+		return 0
+	}
+	return stallTimeout + 1500*time.Millisecond
+}
+
 // newRedis returns the Redis client cfg describes and the address it
-// names. A call ends at its context's deadline: go-redis otherwise waits
-// out its own read timeout, once for each retry, on a Redis that has
-// stopped answering.
-func newRedis(cfg RedisConfig) (redis.UniversalClient, string, error) {
+// names, waiting readTimeout for an answer (go-redis's default when 0). A
+// call ends at its context's deadline: go-redis otherwise waits out its
+// read timeout, once for each retry, on a Redis that has stopped
+// answering.
+func newRedis(cfg RedisConfig, readTimeout time.Duration) (redis.UniversalClient, string, error) {
 	opts, err := redis.ParseURL(cfg.URL)
 	if err != nil {
 		return nil, "", fmt.Errorf("redis url: %w", err)
 	}
 	opts.ContextTimeoutEnabled = true
+	if readTimeout > 0 {
+		opts.ReadTimeout = readTimeout
+	}
 	if nodes := cfg.clusterAddrs(); len(nodes) > 0 {
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: nodes, Username: opts.Username, Password: opts.Password, TLSConfig: opts.TLSConfig,
-			ContextTimeoutEnabled: true,
+			ContextTimeoutEnabled: true, ReadTimeout: opts.ReadTimeout,
 		}), strings.Join(nodes, ","), nil
 	}
 	return redis.NewClient(opts), opts.Addr, nil

@@ -82,6 +82,10 @@ type ServerConfig struct {
 	Addr         string        // where the HTTP API listens
 	MaxBody      int64         // request body limit in bytes
 	StartTimeout time.Duration // how long start-up waits for the stores
+	// StallTimeout is how long a store may leave a ping unanswered before
+	// it counts as stalled and API requests are refused with 503 until it
+	// answers; 0 watches nothing.
+	StallTimeout time.Duration
 	// OTLPEndpoint receives the traces by OTLP over HTTP; "" turns
 	// tracing off.
 	OTLPEndpoint string
@@ -186,7 +190,7 @@ type LogConfig struct {
 // Defaults returns the configuration used when nothing is set.
 func Defaults() Config {
 	return Config{
-		Server: ServerConfig{Addr: "127.0.0.1:8080", MaxBody: 1 << 20, StartTimeout: 60 * time.Second},
+		Server: ServerConfig{Addr: "127.0.0.1:8080", MaxBody: 1 << 20, StartTimeout: 60 * time.Second, StallTimeout: 2 * time.Second},
 		Neo4j:  Neo4jConfig{URI: "bolt://127.0.0.1:7687", Timeout: 15 * time.Second},
 		Redis:  RedisConfig{URL: "redis://127.0.0.1:6379/0"},
 		Embedding: EmbeddingConfig{
@@ -224,6 +228,7 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (Config, 
 	b.bind(stringValue(&s.Addr), "addr", "MNEME_ADDR", "HTTP listen address")
 	b.bind(int64Value(&s.MaxBody), "max-body", "", "request body limit in bytes")
 	b.bind(durationValue(&s.StartTimeout), "start-timeout", "", "how long start-up waits for Neo4j and Redis")
+	b.bind(durationValue(&s.StallTimeout), "stall-timeout", "", "how long Neo4j or Redis may leave a ping unanswered before API requests get 503 until it answers; 0 = never")
 	b.bind(stringValue(&s.OTLPEndpoint), "otlp-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTLP/HTTP endpoint that receives traces, e.g. http://127.0.0.1:4318; empty = no tracing")
 
 	n := &cfg.Neo4j
@@ -339,6 +344,9 @@ func (c Config) Validate() error {
 	}
 	if c.Server.StartTimeout <= 0 {
 		bad("-start-timeout: %s must be positive", c.Server.StartTimeout)
+	}
+	if c.Server.StallTimeout < 0 {
+		bad("-stall-timeout: %s must not be negative (0 turns the watch off)", c.Server.StallTimeout)
 	}
 	if u, err := url.Parse(c.Neo4j.URI); err != nil || !oneOf(u.Scheme, "bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc") || u.Host == "" {
 		bad("-neo4j-uri (NEO4J_URI): %q is not a bolt:// or neo4j:// URI", c.Neo4j.URI)

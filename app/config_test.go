@@ -89,7 +89,7 @@ func TestLoadGood(t *testing.T) {
 			c.Log.Level = slog.LevelDebug
 		},
 		"flags-beat-environment": func(c *Config) {
-			c.Server = ServerConfig{Addr: "127.0.0.1:9999", MaxBody: 2048, StartTimeout: 5 * time.Second}
+			c.Server = ServerConfig{Addr: "127.0.0.1:9999", MaxBody: 2048, StartTimeout: 5 * time.Second, StallTimeout: 0}
 			c.Policy.Timeout = 20 * time.Millisecond
 			c.Neo4j.Timeout = time.Minute
 			c.Queue.Workers = true
@@ -210,7 +210,7 @@ func TestSettingsKeepTheirNames(t *testing.T) {
 	flags := []string{"addr", "neo4j-uri", "neo4j-timeout", "redis-url", "embedder", "embed-url", "embed-model",
 		"model-dir", "calibrations", "dedup-threshold", "embed-query-prefix", "embed-passage-prefix",
 		"embed-dim", "embed-batch", "embed-timeout", "embed-retries", "max-body", "vector-floor", "policy-timeout",
-		"start-timeout", "session-ttl", "session-max-turns", "session-max-bytes", "session-scan", "recall-exact-max",
+		"start-timeout", "stall-timeout", "session-ttl", "session-max-turns", "session-max-bytes", "session-scan", "recall-exact-max",
 		"recall-log-cap", "rerank-url", "rerank-model", "rerank-timeout", "seed", "queue-prefix", "queue-shards",
 		"queue-batch", "workers", "janitor-every", "ttl", "archive-after", "user-cap", "janitor-lock-ttl",
 		"audit-cap", "audit-retention",

@@ -22,6 +22,13 @@ func (a *App) queueProbe(ctx context.Context) (metrics.QueueState, error) {
 		st := a.QueueWorkers.Stats()
 		s.Retries, s.DeadLettered = st.Retries.Load(), st.DeadLettered.Load()
 	}
+	// A stalled Redis would hold the scrape for the collector's whole
+	// deadline: /metrics answers at once, the probe down.
+	if a.Stalls != nil {
+		if err := a.Stalls.Err(); err != nil {
+			return s, err
+		}
+	}
 	n := a.Queue.Shards()
 	pipe := a.Redis.Pipeline()
 	lens := make([]*redis.IntCmd, n)

@@ -51,7 +51,7 @@ func TestRedisCallEndsAtItsDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			client, _, err := newRedis(tt.cfg)
+			client, _, err := newRedis(tt.cfg, redisReadTimeout(2*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -35,6 +35,9 @@ func (a *App) workers() []worker {
 	if a.tool {
 		return ws
 	}
+	if a.Stalls != nil {
+		ws = append(ws, worker{"stall watcher", a.Stalls.Run})
+	}
 	ws = append(ws, worker{"session expiry", a.SessionExpiry.Run}, worker{"tallies", a.reconcileAtStart})
 	if a.janitorRunner != nil {
 		ws = append(ws, worker{"janitor", a.janitorRunner.Run})
