@@ -5,7 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -16,6 +19,46 @@ import (
 // control, to stop and start the server again (env is added to the script's
 // environment).
 func OwnServer(t testing.TB, script string) (string, func(action string, env ...string) string) {
+	t.Helper()
+	addr, ctl, _ := ownServer(t, script)
+	return addr, ctl
+}
+
+// OwnPausableServer is OwnServer for a test that freezes the server:
+// pause stops its process with SIGSTOP, as a frozen machine stops, so that
+// its port still takes connections and nothing answers; the resume it
+// returns sends SIGCONT, and so does the test's end if the test has not.
+func OwnPausableServer(t testing.TB, script string) (addr string, pause func() (resume func())) {
+	t.Helper()
+	addr, _, dir := ownServer(t, script)
+	pidFile := filepath.Join(dir, strings.TrimSuffix(script, ".sh")+".pid")
+	return addr, func() func() {
+		t.Helper()
+		raw, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if err != nil {
+			t.Fatalf("%s: %v", pidFile, err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatalf("SIGSTOP %s: %v", script, err)
+		}
+		var once sync.Once
+		resume := func() {
+			once.Do(func() {
+				if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+					t.Errorf("SIGCONT %s: %v", script, err)
+				}
+			})
+		}
+		t.Cleanup(resume)
+		return resume
+	}
+}
+
+func ownServer(t testing.TB, script string) (string, func(action string, env ...string) string, string) {
 	t.Helper()
 	root := moduleRoot(t)
 	dir := filepath.Join(t.TempDir(), strings.TrimSuffix(script, ".sh"))
@@ -33,7 +76,7 @@ func OwnServer(t testing.TB, script string) (string, func(action string, env ...
 	}
 	addr := ctl("start")
 	t.Cleanup(func() { ctl("stop") })
-	return addr, ctl
+	return addr, ctl, dir
 }
 
 // moduleRoot is the directory holding go.mod, above the test's own.
