@@ -167,7 +167,7 @@ var rules = []rule{
 		"rule", "rules", "the rule*", "our rule*", "my rule*", "policy", "policies", "procedure*", "process",
 		"regulation*", "guideline*", "requirement*", "allowed", "permitted", "approv*", "sign-off", "sign off", "signs off",
 		"how do i handle", "how should i handle", "how to handle", "how do we handle", "what do i do when", "what should i do when", "what to do when",
-		"规矩", "规则", "流程", "规定", "审批", "批准", "谁批", "允许", "制度", "规章", "怎么处理", "如何处理", "该怎么办", "怎么收", "收多少", "怎么算", "如何计算", "收费标准",
+		"规矩", "规则", "流程", "规定", "审批", "批准", "谁批", "允许", "制度", "规章", "怎么处理", "如何处理", "该怎么办", "怎么收", "收多少", "坏了怎么办", "损坏了怎么办", "破损了怎么办", "丢了怎么办", "丢件怎么办", "怎么算", "如何计算", "收费标准",
 		// What a rule settles, said as people say it: who nods a big order
 		// through, whether opened goods go back, what delivery costs.
 		"点头", "拍板", "说了算", "还能退", "能退吗", "能不能退", "do we charge", "charge for",
@@ -176,6 +176,13 @@ var rules = []rule{
 		"what happens if", "what happens when", "what happens", "what do you do if", "what do you do for", "what do we do if", "会怎样", "会怎么样",
 		"what are the steps", "steps to", "how to do if", "how to do when", "what to do if", "what should i do if", "what do i do if",
 		"what needs checking", "needs checking", "what to check", "what should i check", "怎么 handle", "怎么handle", "如何 handle",
+	}},
+	// What a word of the trade means here: a term defined ("华东包括哪几个
+	// 省？", "what does a pallet order mean?"). Only definitions near the
+	// question answer it.
+	{name: "definition", kinds: []string{"definition"}, topical: true, cues: []string{
+		"mean", "means", "meaning", "stand for", "stands for", "definition", "defined", "count as", "counts as", "what counts",
+		"什么意思", "啥意思", "指的是", "指什么", "包括哪", "包含哪", "定义", "一托", "每托", "一箱", "每箱",
 	}},
 	{name: "membership", keys: []string{"membership_expiry", "membership"}, kinds: []string{"membership"}, cues: []string{
 		"membership", "member", "members", "vip", "subscription", "subscribe*", "renew*", "tier", "loyalty", "status level", "my level", "perks", "lapse*",

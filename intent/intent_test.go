@@ -145,6 +145,10 @@ func TestDetect(t *testing.T) {
 		{"明亮电子的信用额度是多少？", []string{"budget"}},
 		{"那十二托的货什么时候出发？", []string{"order_moves"}}, // goods counted out are one of the user's dealings
 		{"运费怎么收？", []string{"rule_lookup"}},
+		{"顾客收到的东西坏了怎么办？", []string{"rule_lookup"}},
+		{"华东包括哪几个省？", []string{"definition"}},
+		{"年度采购预算是多少？", []string{"budget"}}, // 预算是 holds no definition
+		{"What does a pallet order mean here?", []string{"definition"}},
 		{"When can we drop parcels at her workplace?", []string{"delivery"}},
 		{"联华那张发票付款了没有？", []string{"invoice", "paid"}},
 		{"客户 cancel 了已经 ship 出去的单，要怎么 handle？", []string{"rule_lookup", "delivery"}},
