@@ -439,3 +439,28 @@ func TestArgumentErrorsNameTheArgument(t *testing.T) {
 		})
 	}
 }
+
+// An analyst's tools that write are refused as forbidden whatever their
+// arguments hold, as REST refuses them.
+func TestAnalystsNeverWrite(t *testing.T) {
+	f := apptest.Start(t)
+	bot := session(t, f, "support-bot")
+	var written mcp.RememberOut
+	call(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "alice", "type": "semantic", "content": "Alice's office moved to Lisbon in May."},
+	}}, &written)
+	ana := session(t, f, apptest.Analyst)
+	turns := []map[string]any{{"role": "user", "content": "My budget is 300 euros."}}
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+	}{
+		{"remember without agent_id", mcp.ToolRemember, map[string]any{"memories": []map[string]any{{"user_id": "alice", "type": "profile", "content": "Alice likes tea."}}}},
+		{"remember naming an agent", mcp.ToolRemember, map[string]any{"memories": []map[string]any{{"user_id": "alice", "agent_id": "support-bot", "type": "profile", "content": "Alice likes tea."}}}},
+		{"remember without user_id", mcp.ToolRemember, map[string]any{"memories": []map[string]any{{"type": "profile", "content": "Alice likes tea."}}}},
+		{"ingest", mcp.ToolIngest, map[string]any{"user_id": "alice", "turns": turns}},
+		{"forget", mcp.ToolForget, map[string]any{"memory_id": written.Results[0].ID}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { refused(t, ana, tc.tool, tc.args, "forbidden") })
+	}
+}

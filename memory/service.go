@@ -242,9 +242,10 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 	if agent == "" && p.Kind == KindAgent {
 		agent = p.ID
 	}
-	if p.Kind == KindAgent && agent != p.ID {
+	if p.Kind == KindAgent && agent != p.ID || p.Kind == KindAnalyst {
 		// An agent writes as itself; naming another agent is not a parameter
-		// policy can widen.
+		// policy can widen. An analyst never writes, whatever the memory
+		// holds: first, before any field is judged.
 		return Memory{}, ErrForbidden
 	}
 	if p.Kind == KindUser && agent == "" {

@@ -54,14 +54,15 @@ const JobIngest = "ingest"
 // nothing again (nor what was deleted since), other turns under the key are
 // refused.
 func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.IngestResult, error) {
+	// Who may not write learns it whatever the request holds.
+	if !WritesAsItself(p, r.AgentID) {
+		return memory.IngestResult{}, memory.ErrForbidden
+	}
 	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.IngestResult{}, err
 	}
 	if most := 128 - len(":"+strconv.Itoa(MaxExtractedPerRun-1)); len(idemKey) > most || !utf8.ValidString(idemKey) {
 		return memory.IngestResult{}, memory.Invalid("Idempotency-Key", fmt.Sprintf("must be UTF-8 of at most %d bytes", most))
-	}
-	if !WritesAsItself(p, r.AgentID) {
-		return memory.IngestResult{}, memory.ErrForbidden
 	}
 	if err := s.mayWriteAbout(ctx, p, r.UserID, s.now().UTC()); err != nil {
 		return memory.IngestResult{}, err
@@ -93,14 +94,15 @@ func keyFound(found []memory.NewMemory, idemKey string) []memory.NewMemory {
 // writes its memories (ApplyIngestJobs). idemKey, when given, makes a
 // retried call return the first call's job.
 func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.JobStatus, error) {
+	// Who may not write learns it whatever the request holds.
+	if !WritesAsItself(p, r.AgentID) {
+		return memory.JobStatus{}, memory.ErrForbidden
+	}
 	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.JobStatus{}, err
 	}
 	if len(idemKey) > 128 {
 		return memory.JobStatus{}, memory.Invalid("idempotency_key", "must be at most 128 bytes")
-	}
-	if !WritesAsItself(p, r.AgentID) {
-		return memory.JobStatus{}, memory.ErrForbidden
 	}
 	now := s.now().UTC()
 	// Every extracted memory is decided again when the job is applied.
@@ -276,9 +278,10 @@ func (s *Service) extractFor(ctx context.Context, r memory.IngestRequest) ([]mem
 }
 
 // WritesAsItself reports whether an author a request names is empty or the
-// principal's own: nobody writes as another agent or user.
+// principal's own: nobody writes as another agent or user, and analysts,
+// who only read, never write at all.
 func WritesAsItself(p memory.Principal, agentID string) bool {
-	return agentID == "" || agentID == AuthorOf(p)
+	return p.Kind != memory.KindAnalyst && (agentID == "" || agentID == AuthorOf(p))
 }
 
 // AuthorOf is the agent id a principal's memories carry.

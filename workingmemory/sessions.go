@@ -16,6 +16,9 @@ import (
 // AppendTurns adds turns to the open session id, opening it if needed.
 func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string, r memory.AppendRequest) (memory.Session, error) {
 	switch {
+	// Who may not write learns it whatever the request holds.
+	case p.Kind != memory.KindAgent && p.Kind != memory.KindUser, !WritesAsItself(p, r.AgentID):
+		return memory.Session{}, memory.ErrForbidden
 	case !memory.ValidName(id):
 		return memory.Session{}, memory.Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
 	case !memory.ValidName(r.UserID):
@@ -26,8 +29,6 @@ func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string
 		return memory.Session{}, memory.Invalid("turns", fmt.Sprintf("at most %d turns per request", MaxIngestTurns))
 	case r.TTLSeconds < 0 || time.Duration(r.TTLSeconds)*time.Second > memory.MaxSessionTTL:
 		return memory.Session{}, memory.Invalid("ttl_seconds", fmt.Sprintf("must be between 0 and %d", int(memory.MaxSessionTTL/time.Second)))
-	case p.Kind != memory.KindAgent && p.Kind != memory.KindUser, !WritesAsItself(p, r.AgentID):
-		return memory.Session{}, memory.ErrForbidden
 	}
 	now := s.now().UTC()
 	if err := ValidateTurns(r.Turns, now); err != nil {

@@ -1,0 +1,46 @@
+package handlers_test
+
+import (
+	"net/http"
+	"testing"
+
+	"mneme/client"
+	"mneme/internal/apptest"
+)
+
+// An analyst never writes: every write path answers 403 forbidden, whatever
+// the body holds, not a complaint about a field that would make no
+// difference.
+func TestAnalystsNeverWrite(t *testing.T) {
+	f := apptest.Start(t)
+	id := write(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice's office moved to Lisbon in May."}).ID
+	turn := map[string]any{"role": "user", "content": "My budget is 300 euros."}
+	for _, tc := range []struct {
+		name, method, path string
+		body               any
+	}{
+		{"a memory without agent_id", http.MethodPost, "/v1/memories", map[string]any{"user_id": "alice", "type": "profile", "content": "Alice likes tea."}},
+		{"a memory naming an agent", http.MethodPost, "/v1/memories", map[string]any{"user_id": "alice", "agent_id": "support-bot", "type": "profile", "content": "Alice likes tea."}},
+		{"a memory without user_id", http.MethodPost, "/v1/memories", map[string]any{"type": "profile", "content": "Alice likes tea."}},
+		{"a memory of no type", http.MethodPost, "/v1/memories", map[string]any{"user_id": "alice", "content": "Alice likes tea."}},
+		{"an empty memory", http.MethodPost, "/v1/memories", map[string]any{}},
+		{"a batch", http.MethodPost, "/v1/memories", map[string]any{"memories": []map[string]any{{"user_id": "alice", "type": "profile", "content": "Alice likes tea."}}}},
+		{"an async batch", http.MethodPost, "/v1/memories?async=true", map[string]any{"memories": []map[string]any{{"user_id": "alice", "type": "profile", "content": "Alice likes tea."}}}},
+		{"an ingest", http.MethodPost, "/v1/ingest", map[string]any{"user_id": "alice", "turns": []any{turn}}},
+		{"an ingest without user_id", http.MethodPost, "/v1/ingest", map[string]any{"turns": []any{turn}}},
+		{"an ingest without turns", http.MethodPost, "/v1/ingest?sync=true", map[string]any{"user_id": "alice"}},
+		{"a session turn", http.MethodPost, "/v1/sessions/s-ana/turns", map[string]any{"user_id": "alice", "turns": []any{turn}}},
+		{"a session turn without user_id", http.MethodPost, "/v1/sessions/s-ana/turns", map[string]any{"turns": []any{turn}}},
+		{"a session turn without turns", http.MethodPost, "/v1/sessions/s-ana/turns", map[string]any{"user_id": "alice"}},
+		{"a change", http.MethodPatch, "/v1/memories/" + id, map[string]any{"content": "Alice's office moved to Porto."}},
+		{"a delete", http.MethodDelete, "/v1/memories/" + id, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.Do(t, apptest.Analyst, tc.method, tc.path, tc.body)
+			var e struct{ Code string }
+			if r.Decode(t, &e); r.Status != http.StatusForbidden || e.Code != "forbidden" {
+				t.Errorf("%d %s, want 403 forbidden", r.Status, r.Body)
+			}
+		})
+	}
+}
