@@ -184,6 +184,9 @@ func classify(err error) (status int, code, msg string) {
 	case errors.Is(err, policyadmin.ErrPolicyUntranslatable):
 		// Before unavailable, which it wraps: retrying cannot help.
 		return http.StatusServiceUnavailable, "policy_untranslatable", policyadmin.ErrPolicyUntranslatable.Error()
+	case errors.Is(err, policyadmin.ErrPolicyTimeout):
+		// Before unavailable, which it wraps: it was the policy, not a store.
+		return http.StatusServiceUnavailable, "policy_timeout", policyadmin.ErrPolicyTimeout.Error()
 	case errors.Is(err, memory.ErrUnavailable):
 		return http.StatusServiceUnavailable, "unavailable", "a backing store is unavailable; retry later"
 	default:

@@ -10,6 +10,7 @@ import (
 
 	"mneme/app"
 	"mneme/client"
+	"mneme/identity"
 	"mneme/internal/apptest"
 	"mneme/memory"
 	"mneme/policyadmin"
@@ -184,5 +185,74 @@ func TestSimulateFailingDraft(t *testing.T) {
 				t.Errorf("%s: body %.300s does not say %q", tc.name, r.Body, tc.says)
 			}
 		}
+	}
+}
+
+// TestSlowPolicyIsRefusedAndBounded shows through the router that a revision
+// whose decisions outlast the evaluation budget is refused on push and on
+// activation (422 policy_too_slow, the revision in force unchanged), and
+// that a rule slow on an input no check tries answers 503 policy_timeout,
+// not a backing store's 503.
+func TestSlowPolicyIsRefusedAndBounded(t *testing.T) {
+	f := apptest.StartWith(t, func(c *app.Config) { c.Policy.Timeout = 200 * time.Millisecond })
+	base := bundled(t, f)
+	slow := func(cond string) []policyadmin.PolicyModule {
+		return edited(base, "authz.rego", func(s string) string {
+			return s + "\npermits contains \"slow\" if {\n" + cond +
+				"\tcount({1 | some i in numbers.range(1, 3000); some k in numbers.range(1, 3000); i == k + 100000}) >= 0\n}\n"
+		})
+	}
+	push := func(step string, modules []policyadmin.PolicyModule) int64 {
+		t.Helper()
+		r := f.Do(t, apptest.Admin, "PUT", "/v1/policy", policyadmin.NewPolicy{Message: step, Modules: modules})
+		expectResponse(t, step, r, http.StatusCreated)
+		var pushed struct {
+			Revision policyadmin.PolicyRevision `json:"revision"`
+		}
+		r.Decode(t, &pushed)
+		return pushed.Revision.Number
+	}
+	active := func() int64 {
+		t.Helper()
+		r := f.Do(t, apptest.Admin, "GET", "/v1/policy", nil)
+		expectResponse(t, "policy state", r, http.StatusOK)
+		var st policyadmin.PolicyState
+		r.Decode(t, &st)
+		return st.Active
+	}
+
+	// Slow on deletes by admins of restricted procedures: the check's
+	// representative decisions meet it.
+	r := f.Do(t, apptest.Admin, "PUT", "/v1/policy", policyadmin.NewPolicy{Message: "slow deletes", Modules: slow(
+		"\tinput.action == \"delete\"\n\tinput.principal.kind == \"admin\"\n\tinput.resource.type == \"procedural\"\n\tinput.resource.sensitivity == \"restricted\"\n")})
+	expectResponse(t, "push a policy slow on admins' deletes", r, http.StatusUnprocessableEntity, policyadmin.RejectTooSlow)
+	if !strings.Contains(string(r.Body), "takes longer than the 200ms a decision may take") {
+		t.Errorf("refusal %s does not say what was slow", r.Body)
+	}
+
+	// Slow on writes of kind slowpoke only: no check meets it, so it is
+	// stored and activated; such a write then answers policy_timeout.
+	slowpoke := push("slow on slowpokes", slow("\tinput.action == \"write\"\n\tinput.resource.kind == \"slowpoke\"\n"))
+	r = f.Do(t, apptest.Admin, "POST", "/v1/policy/revisions/"+strconv.FormatInt(slowpoke, 10)+"/activate", nil)
+	expectResponse(t, "activate the slowpoke revision", r, http.StatusOK)
+	r = f.Do(t, "support-bot", "POST", "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Kind: "slowpoke", Content: "Alice walks slowly."})
+	expectResponse(t, "write a slowpoke", r, http.StatusServiceUnavailable, "policy_timeout")
+	if !strings.Contains(string(r.Body), "the access policy took too long to decide; retry later or roll the policy back") {
+		t.Errorf("policy timeout says %s", r.Body)
+	}
+	r = f.Do(t, "support-bot", "POST", "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Kind: "fact", Content: "Alice walks to work."})
+	expectResponse(t, "write a fact", r, http.StatusCreated)
+
+	// Slow on deletes once the tenant grants to slow-grantee: pushed while
+	// it has no such grant, refused on activation once it has.
+	grantSlow := push("slow with a grant", slow("\tinput.action == \"delete\"\n\tdata.grants[input.principal.tenant][\"slow-grantee\"]\n"))
+	r = f.Do(t, apptest.Admin, "POST", "/v1/principals", identity.NewPrincipal{Kind: memory.KindAgent, ID: "slow-grantee"})
+	expectResponse(t, "create slow-grantee", r, http.StatusCreated)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/grants", policyadmin.NewGrant{Grantee: "slow-grantee", Source: "*", Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityInternal})
+	expectResponse(t, "grant to slow-grantee", r, http.StatusCreated)
+	r = f.Do(t, apptest.Admin, "POST", "/v1/policy/revisions/"+strconv.FormatInt(grantSlow, 10)+"/activate", nil)
+	expectResponse(t, "activate the revision slow with the grant", r, http.StatusUnprocessableEntity, policyadmin.RejectTooSlow)
+	if got := active(); got != slowpoke {
+		t.Errorf("active revision %d after a refused activation, want %d", got, slowpoke)
 	}
 }

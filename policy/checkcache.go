@@ -17,7 +17,10 @@ import (
 // and then activated is checked once. A failure is not kept: it is checked
 // again, as before. (The pushdown probes also try the read rules at the
 // time of the check; a rule that turns on at a later date is judged as of
-// the first check, as it is for the revision already active.)
+// the first check, as it is for the revision already active.) The timing
+// check decides with the tenant's grants and settings, so a pass is kept
+// for the grant revision it ran at: after a change of grants or settings,
+// the modules are checked again.
 //
 // Reports are kept by tenant as well as digest, so that how fast a check
 // answers tells a tenant nothing about another's policies.

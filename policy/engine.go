@@ -118,6 +118,9 @@ type Engine struct {
 	checks *checkGate
 	// passed are the checks that passed, which pass again at once.
 	passed *passedChecks
+	// hot limits the evaluations of tenants whose policy ran out of time
+	// (slow.go).
+	hot *hotTenants
 }
 
 var _ memory.Authorizer = (*Engine)(nil)
@@ -125,7 +128,7 @@ var _ memory.Authorizer = (*Engine)(nil)
 // New compiles the policy and prepares its queries, once. It starts with no
 // grants.
 func New(ctx context.Context, opts Options) (*Engine, error) {
-	e := &Engine{log: opts.Logger, timeout: opts.Timeout, sink: opts.Decisions, cache: map[string]*Revision{}, grants: map[string][]memory.Grant{}, checks: newCheckGate(), passed: newPassedChecks(maxPassedChecks)}
+	e := &Engine{log: opts.Logger, timeout: opts.Timeout, sink: opts.Decisions, cache: map[string]*Revision{}, grants: map[string][]memory.Grant{}, checks: newCheckGate(), passed: newPassedChecks(maxPassedChecks), hot: newHotTenants(hotSlots(), time.Now)}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -178,6 +181,9 @@ func (e *Engine) prepare(ctx context.Context, number int64, digest string, modul
 	}
 	// The caller that puts r in use gives its pushdown the grants.
 	r.pd, r.memo = newPushdown(ctx, compiler, e.store, e.log), newDecisionMemo()
+	if number >= 0 { // a revision tenants may run, not a draft
+		r.pd.hot = e.hot
+	}
 	return r, nil
 }
 
@@ -306,7 +312,11 @@ func (e *Engine) decide(ctx context.Context, rev *Revision, p memory.Principal, 
 	if d, ok := rev.memo.get(gen, key, now); ok {
 		return d, nil
 	}
-	b, err := e.eval(ctx, rev.decide, inputValue(p, action, r, now))
+	tenant := p.Tenant
+	if rev.Number < 0 { // a draft: no tenant runs it
+		tenant = ""
+	}
+	b, err := e.eval(ctx, tenant, rev.decide, inputValue(p, action, r, now))
 	if err != nil {
 		return memory.Decision{}, fmt.Errorf("policy: decide %s: %w", action, err)
 	}
@@ -331,11 +341,11 @@ func (e *Engine) Covers(s memory.Scope, r memory.Resource) bool { return Matches
 // as a scope of p's tenant with a Filter. A policy it cannot translate gives
 // an empty scope.
 func (e *Engine) ReadScope(ctx context.Context, p memory.Principal, userID string, now time.Time) (memory.Scope, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	evalCtx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	f, err := e.Revision(p.Tenant).pd.filter(ctx, p, userID, now)
+	f, err := e.Revision(p.Tenant).pd.filter(evalCtx, p, userID, now)
 	if err != nil {
-		return memory.Scope{}, fmt.Errorf("policy: read scope: %w", outOfTime(err))
+		return memory.Scope{}, fmt.Errorf("policy: read scope: %w", e.timedOut(ctx, p.Tenant, err))
 	}
 	return memory.Scope{Tenant: p.Tenant, Filter: &f}, nil
 }
@@ -346,7 +356,7 @@ func (e *Engine) ReadScope(ctx context.Context, p memory.Principal, userID strin
 // mirror of allow that ReadScope replaced, kept to compare the two.
 func (e *Engine) ClauseScope(ctx context.Context, p memory.Principal, userID string, now time.Time) (memory.Scope, error) {
 	r := memory.Resource{Tenant: p.Tenant, UserID: userID}
-	b, err := e.eval(ctx, e.Revision(p.Tenant).scope, inputValue(p, memory.ActionRead, r, now))
+	b, err := e.eval(ctx, p.Tenant, e.Revision(p.Tenant).scope, inputValue(p, memory.ActionRead, r, now))
 	if err != nil {
 		return memory.Scope{}, fmt.Errorf("policy: read scope: %w", err)
 	}
@@ -404,23 +414,29 @@ func (e *Engine) SetGrants(ctx context.Context, grants []memory.Grant) error {
 	return nil
 }
 
-// eval runs a prepared query under the engine's deadline and returns the
-// bindings of its only result.
-func (e *Engine) eval(ctx context.Context, q rego.PreparedEvalQuery, input ast.Value) (rego.Vars, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+// eval runs a prepared query of tenant's policy ("" for a draft) under the
+// engine's deadline, in one of its slots while it is hot (slow.go), and
+// returns the bindings of its only result.
+func (e *Engine) eval(caller context.Context, tenant string, q rego.PreparedEvalQuery, input ast.Value) (rego.Vars, error) {
+	ctx, cancel := context.WithTimeout(caller, e.timeout)
 	defer cancel()
 	if err := ctx.Err(); err != nil {
-		return nil, outOfTime(err)
+		return nil, e.timedOut(caller, tenant, err)
 	}
+	release, err := e.hot.enter(ctx, tenant)
+	if err != nil {
+		return nil, e.timedOut(caller, tenant, err)
+	}
+	defer release()
 	rs, err := q.Eval(ctx, rego.EvalParsedInput(input))
 	// A deadline reached while evaluating may have cut the evaluation short,
 	// with or without an error from OPA; either way it denies, and callers
 	// can tell a timeout with errors.Is.
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if err != nil {
-			return nil, outOfTime(fmt.Errorf("%w: %w", ctxErr, err))
+			return nil, e.timedOut(caller, tenant, fmt.Errorf("%w: %w", ctxErr, err))
 		}
-		return nil, outOfTime(ctxErr)
+		return nil, e.timedOut(caller, tenant, ctxErr)
 	}
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func (e *Engine) GuardActions(ctx context.Context, p memory.Principal, r memory.
 	if r.Tenant != p.Tenant {
 		return nil, fmt.Errorf("policy: guard: %s", tenantMismatch)
 	}
-	b, err := e.eval(ctx, e.state(p.Tenant).rev.guard, input)
+	b, err := e.eval(ctx, p.Tenant, e.state(p.Tenant).rev.guard, input)
 	if err != nil {
 		return nil, fmt.Errorf("policy: guard: %w", err)
 	}

@@ -51,17 +51,24 @@ func pushdownProbes(cases []decisionCase, now time.Time) []decisionCase {
 }
 
 // checkPushdown compiles rev's read filter for every probe as the pushdown
-// would, and returns a RejectCompile naming each expression it cannot
-// translate and for whom.
+// would, and returns a RejectTooSlow naming those whose compilation
+// outlasts the engine's deadline, as it would at request time, or a
+// RejectCompile naming each expression it cannot translate and for whom.
 func (e *Engine) checkPushdown(ctx context.Context, rev *Revision) error {
 	cases, err := decisionTable()
 	if err != nil {
 		return fmt.Errorf("policy: decision table: %w", err)
 	}
-	var whys []string
+	var whys, slow []string
 	whom := map[string][]string{}
 	for _, pr := range pushdownProbes(cases, time.Now().UTC()) {
-		why, err := untranslatableFor(ctx, rev, pr)
+		why, err := e.untranslatableFor(ctx, rev, pr)
+		if errors.Is(err, errSlowFilter) {
+			if slow = append(slow, "the read filter of "+describe(pr.Principal)); len(slow) == maxSlowProbes {
+				break
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -71,6 +78,9 @@ func (e *Engine) checkPushdown(ctx context.Context, rev *Revision) error {
 			}
 			whom[why] = append(whom[why], who)
 		}
+	}
+	if len(slow) > 0 {
+		return e.tooSlow(slow)
 	}
 	var problems []string
 	for _, why := range whys {
@@ -82,9 +92,15 @@ func (e *Engine) checkPushdown(ctx context.Context, rev *Revision) error {
 	return nil
 }
 
+// errSlowFilter is a read filter whose compilation outlasted the engine's
+// deadline twice.
+var errSlowFilter = errors.New("read filter too slow")
+
 // untranslatableFor compiles rev's read filter for probe's principal,
-// grants, settings and clock, and returns what cannot be translated, or "".
-func untranslatableFor(ctx context.Context, rev *Revision, probe decisionCase) (string, error) {
+// grants, settings and clock, under the engine's deadline (once more when
+// it ran out: a busy host may delay it once), and returns what cannot be
+// translated, or "", or errSlowFilter.
+func (e *Engine) untranslatableFor(ctx context.Context, rev *Revision, probe decisionCase) (string, error) {
 	grants, err := grantsValue(probe.Grants)
 	if err != nil {
 		return "", fmt.Errorf("policy: pushdown probe: %w", err)
@@ -98,7 +114,18 @@ func untranslatableFor(ctx context.Context, rev *Revision, probe decisionCase) (
 	if pd.err != nil {
 		return "", reject(policyadmin.RejectCompile, "read filter: "+pd.err.Error())
 	}
-	_, err = pd.compile(ctx, probe.Principal, probe.Now)
+	for attempt := 0; ; attempt++ {
+		compileCtx, cancel := context.WithTimeout(ctx, e.timeout)
+		_, err = pd.compile(compileCtx, probe.Principal, probe.Now)
+		expired := compileCtx.Err() != nil
+		cancel()
+		if !expired || ctx.Err() != nil {
+			break
+		}
+		if attempt == 1 {
+			return "", errSlowFilter
+		}
+	}
 	switch {
 	case errors.Is(err, ErrUntranslatable):
 		return strings.TrimPrefix(err.Error(), ErrUntranslatable.Error()+": "), nil

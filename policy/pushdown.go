@@ -60,6 +60,9 @@ type pushdown struct {
 
 	// compiles counts partial evaluations, for tests.
 	compiles atomic.Int64
+	// hot limits the partial evaluations of tenants whose policy ran out
+	// of time (slow.go); nil for a draft's.
+	hot *hotTenants
 
 	mu    sync.Mutex
 	gen   uint64
@@ -189,7 +192,12 @@ func (pd *pushdown) filter(ctx context.Context, p memory.Principal, userID strin
 		return forUser(entry.filter, userID), nil
 	}
 
+	release, err := pd.hot.enter(ctx, p.Tenant)
+	if err != nil {
+		return memory.Filter{}, err
+	}
 	all, err := pd.compile(ctx, p, now)
+	release()
 	if errors.Is(err, ErrUntranslatable) {
 		pd.log.ErrorContext(ctx, "policy pushdown cannot translate the read policy; refusing reads",
 			"tenant", p.Tenant, "principal_kind", p.Kind, "principal", p.ID, "err", err)

@@ -245,17 +245,21 @@ func (e *Engine) compile(ctx context.Context, number int64, modules []policyadmi
 // be activated: it parses as Rego v1, calls no built-in outside the sandbox,
 // compiles in strict mode, defines allow, reasons and scope in package
 // mneme.authz, has a read policy the pushdown can translate for every kind
-// of principal, and passes its own tests, the bundled tests and the bundled
-// decision table. Checks run one at a time under a memory budget
+// of principal, passes its own tests, the bundled tests and the bundled
+// decision table, and decides each case of that table and a representative
+// set of inputs for tenant within the engine's deadline (slow.go). Checks run one at a time under a memory budget
 // (checkgate.go); modules that passed before pass again at once
 // (checkcache.go).
 func (e *Engine) CheckPolicy(ctx context.Context, tenant string, modules []policyadmin.PolicyModule) (report policyadmin.PolicyReport, err error) {
-	digest := policyadmin.PolicyDigest(modules)
+	// The timing check decides with the tenant's grants and settings: a
+	// pass holds while they do.
+	st := e.state(tenant)
+	digest := fmt.Sprintf("%s@%d.%d", policyadmin.PolicyDigest(modules), st.grants, st.settings)
 	if report, ok := e.passed.get(tenant, digest); ok {
 		return report, nil
 	}
 	err = e.checks.run(ctx, tenant, func(ctx context.Context) error {
-		report, err = e.checkPolicy(ctx, modules)
+		report, err = e.checkPolicy(ctx, tenant, modules)
 		return err
 	})
 	if err == nil {
@@ -264,7 +268,7 @@ func (e *Engine) CheckPolicy(ctx context.Context, tenant string, modules []polic
 	return report, err
 }
 
-func (e *Engine) checkPolicy(ctx context.Context, modules []policyadmin.PolicyModule) (policyadmin.PolicyReport, error) {
+func (e *Engine) checkPolicy(ctx context.Context, tenant string, modules []policyadmin.PolicyModule) (policyadmin.PolicyReport, error) {
 	rev, own, err := e.compile(ctx, -1, modules)
 	if err != nil {
 		return policyadmin.PolicyReport{}, err
@@ -273,6 +277,18 @@ func (e *Engine) checkPolicy(ctx context.Context, modules []policyadmin.PolicyMo
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	if err := e.checkPushdown(ctx, rev); err != nil {
+		return policyadmin.PolicyReport{}, err
+	}
+	// Slow decisions first: the tests would meet them too, and run out of
+	// time saying less. A decision case that allows otherwise than the
+	// table says is reported after the tests, which say more.
+	var table error
+	report.DecisionCases, table = e.runDecisionTable(ctx, rev)
+	var rejected *policyadmin.PolicyRejectedError
+	if table != nil && (!errors.As(table, &rejected) || rejected.Code == policyadmin.RejectTooSlow) {
+		return policyadmin.PolicyReport{}, table
+	}
+	if err := e.checkTiming(ctx, tenant, rev); err != nil {
 		return policyadmin.PolicyReport{}, err
 	}
 
@@ -292,8 +308,8 @@ func (e *Engine) checkPolicy(ctx context.Context, modules []policyadmin.PolicyMo
 	if report.BundledTests, err = runTests(ctx, "bundled ", rev.Modules, bundled); err != nil {
 		return policyadmin.PolicyReport{}, err
 	}
-	if report.DecisionCases, err = e.runDecisionTable(ctx, rev); err != nil {
-		return policyadmin.PolicyReport{}, err
+	if table != nil {
+		return policyadmin.PolicyReport{}, table
 	}
 	return report, nil
 }
@@ -372,14 +388,14 @@ func decisionTable() ([]decisionCase, error) {
 }
 
 // runDecisionTable checks the allow of every case of the bundled decision
-// table against rev; reasons are the bundled policy's wording and are not
-// compared.
+// table against rev, each decided within the engine's deadline; reasons are
+// the bundled policy's wording and are not compared.
 func (e *Engine) runDecisionTable(ctx context.Context, rev *Revision) (int, error) {
 	cases, err := decisionTable()
 	if err != nil {
 		return 0, fmt.Errorf("policy: decision table: %w", err)
 	}
-	var problems []string
+	var problems, slow []string
 	for _, tc := range cases {
 		grants, err := grantsValue(tc.Grants)
 		if err != nil {
@@ -390,19 +406,34 @@ func (e *Engine) runDecisionTable(ctx context.Context, rev *Revision) (int, erro
 			return 0, fmt.Errorf("policy: decision table %q: %w", tc.Name, err)
 		}
 		store := inmem.NewFromObjectWithOpts(map[string]any{"grants": grants, "settings": settings}, inmem.OptReturnASTValuesOnRead(true))
-		rs, err := rego.New(
+		q, err := rego.New(
 			rego.Query(decideQuery),
 			rego.Compiler(rev.Compiler),
 			rego.Store(store),
 			rego.StrictBuiltinErrors(true),
-			rego.ParsedInput(inputValue(tc.Principal, tc.Action, tc.Resource, tc.Now)),
-		).Eval(ctx)
+		).PrepareForEval(ctx)
+		if err != nil {
+			return 0, reject(policyadmin.RejectCompile, astProblems(err)...)
+		}
+		rs, tooSlow, err := e.timedEval(ctx, q, inputValue(tc.Principal, tc.Action, tc.Resource, tc.Now))
+		if tooSlow {
+			if slow = append(slow, fmt.Sprintf("the decision of bundled decision case %q", tc.Name)); len(slow) == maxSlowProbes {
+				break
+			}
+			continue
+		}
+		if err != nil && ctx.Err() != nil {
+			return 0, err
+		}
 		allow := err == nil && len(rs) == 1 && rs[0].Bindings["allow"] == true
 		if allow != tc.Allow {
 			problems = append(problems, fmt.Sprintf("bundled decision case %q: allow = %v, want %v", tc.Name, allow, tc.Allow))
 		}
 	}
-	if len(problems) > 0 {
+	switch {
+	case len(slow) > 0:
+		return len(cases), e.tooSlow(slow)
+	case len(problems) > 0:
 		return len(cases), reject(policyadmin.RejectTestFailed, problems...)
 	}
 	return len(cases), nil

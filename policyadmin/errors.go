@@ -55,6 +55,13 @@ func (untranslatable) Error() string {
 }
 func (untranslatable) Lasting() bool { return true }
 
+// ErrPolicyTimeout is a decision of the policy in force that did not end
+// within the engine's deadline while its caller still waited: the policy's
+// doing, most likely a slow rule on the input at hand, not a backing
+// store's. It denies, and comes wrapped with memory.ErrUnavailable, as a
+// decision delayed by a busy host would succeed when retried.
+var ErrPolicyTimeout = errors.New("the access policy took too long to decide; retry later or roll the policy back")
+
 // PolicyRejectedError is a policy that may not become a revision or be
 // activated, with a stable Code and what was wrong.
 type PolicyRejectedError struct {
