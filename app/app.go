@@ -487,6 +487,10 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (redis.Univers
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil { // Neo4j's start took the time
+		_ = client.Close()
+		return nil, fmt.Errorf("the start timeout (%s) ran out before Redis at %s was tried", cfg.Server.StartTimeout, addr)
+	}
 	for {
 		err := client.Ping(ctx).Err()
 		if err == nil {

@@ -67,6 +67,7 @@ func TestAStalledStoreGives503AtOnce(t *testing.T) {
 	f := apptest.StartWith(t, func(c *app.Config) {
 		c.Neo4j.URI, c.Neo4j.User, c.Neo4j.Password, c.Neo4j.Database = neo4jURI, "", "", ""
 		c.Redis.URL, c.Redis.Cluster = redisURL, ""
+		c.Server.StallTimeout = 2 * time.Second // the default, which the fixture raises
 	})
 	const (
 		underWayWithin = 4 * time.Second // the stall timeout, a ping interval and room

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -54,6 +55,9 @@ func TestCommands(t *testing.T) {
 
 	// Erase a user: the receipt counts what went, a second erase counts zeros.
 	m := f.Do(t, "order-bot", "POST", "/v1/memories", memory.NewMemory{UserID: "carol", Type: memory.TypeSemantic, Content: "Carol's budget is 100k"})
+	if m.Status != http.StatusCreated {
+		t.Fatalf("write = %d %s", m.Status, m.Body)
+	}
 	var created memory.Memory
 	m.Decode(t, &created)
 	for i, want := range []int64{1, 0} {
@@ -72,6 +76,9 @@ func TestCommands(t *testing.T) {
 
 	// Delete with a reason: the tombstone keeps it, as the user's export shows.
 	m = f.Do(t, "order-bot", "POST", "/v1/memories", memory.NewMemory{UserID: "dan", Type: memory.TypeSemantic, Content: "Dan's budget is 80k"})
+	if m.Status != http.StatusCreated {
+		t.Fatalf("write = %d %s", m.Status, m.Body)
+	}
 	m.Decode(t, &created)
 	if out, err = memctl(f.Keys["admin"], "delete", created.ID, "Dan", "asked", "by", "mail"); err != nil || !strings.Contains(out, created.ID) {
 		t.Fatalf("delete with a reason = %q, %v", out, err)

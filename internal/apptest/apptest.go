@@ -111,9 +111,12 @@ func config(redisURL string) app.Config {
 	// The lexical embedder: fast and deterministic; tests of the real model
 	// load it themselves.
 	cfg.Embedding.Kind, cfg.Embedding.Dim = app.EmbedderBuiltin, testenv.EmbeddingDimension
-	cfg.Server.StartTimeout = 30 * time.Second
-	// A loaded CI machine must not turn slow decisions into denials.
+	// A loaded CI machine (a test that boots a Neo4j of its own beside
+	// the others) must not fail a start, turn slow decisions into denials
+	// or a slow store into a stalled one; the stall test sets its own.
+	cfg.Server.StartTimeout = 90 * time.Second
 	cfg.Policy.Timeout = 5 * time.Second
+	cfg.Server.StallTimeout = 10 * time.Second
 	// A queue of this test process's own: workers of other processes on
 	// the same Redis must not apply its jobs to their graphs.
 	cfg.Queue.Prefix = "mneme-test-" + memory.NewID("q")
