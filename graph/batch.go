@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/memory"
+	"mneme/userids"
 )
 
 // CreateMemories commits ms in one transaction: all or nothing. The caller
@@ -292,15 +294,17 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	// The decoder keeps the dedup answers raw: they are read into similar
 	// only once the row count is known to be right.
 	type row struct {
-		state   memory.BatchState
-		similar any
-		erasing []string
+		state     memory.BatchState
+		similar   any
+		erasing   []string
+		conflicts any
 	}
 	replays = map[string]memory.Memory{}
 	rows, err := readAll(ctx, tx, cypher, params, func(r *neo4j.Record) (row, error) {
 		st, err := batchStateOf(r)
 		similar, _ := r.Get("similar")
 		erasing, _ := r.Get("erasing")
+		conflicts, _ := r.Get("case_conflict")
 		deleted, _ := r.Get("deleted")
 		ds, _ := deleted.([]any)
 		for _, d := range ds {
@@ -337,7 +341,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 				replays[key] = m
 			}
 		}
-		return row{st, similar, strs(erasing)}, err
+		return row{st, similar, strs(erasing), conflicts}, err
 	})
 	if err != nil {
 		return memory.BatchState{}, "", nil, err
@@ -345,8 +349,8 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	if len(rows) != 1 {
 		return memory.BatchState{}, "", nil, fmt.Errorf("graph: batch state returned %d rows", len(rows))
 	}
-	if len(rows[0].erasing) > 0 {
-		return memory.BatchState{}, "", nil, errUserErasing
+	if err := refusal(rows[0].erasing, rows[0].conflicts); err != nil {
+		return memory.BatchState{}, "", nil, err
 	}
 	if g != nil {
 		if err := decodeSimilar(rows[0].similar, similar); err != nil {
@@ -390,13 +394,30 @@ func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
 
 // lockBatch write-locks the users, sessions and entities the batch links
 // to (see cypherLockBatch), and fails with errUserErasing when one of the
-// users is being erased.
+// users is being erased, with a *userids.CaseConflictError when it would
+// make a user whose id differs from another's only by case.
 func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) error {
-	erasing, _, err := readOne(ctx, tx, cypherLockBatchChecked, lockParams(tenant, ms), column("erasing", strs))
-	if err == nil && len(erasing) > 0 {
-		err = errUserErasing
+	refused, _, err := readOne(ctx, tx, cypherLockBatchChecked, lockParams(tenant, ms), func(r *neo4j.Record) (error, error) {
+		erasing, _ := r.Get("erasing")
+		conflict, _ := r.Get("case_conflict")
+		return refusal(strs(erasing), conflict), nil
+	})
+	return cmp.Or(err, refused)
+}
+
+// refusal refuses a write, under its locks, about a user being erased
+// (errUserErasing) or that it would make beside a user whose id differs
+// from its own only by case (case_conflict, see cypherErasingUsers); nil
+// when neither.
+func refusal(erasing []string, conflict any) error {
+	c, ok := conflict.(map[string]any)
+	switch {
+	case len(erasing) > 0:
+		return errUserErasing
+	case !ok:
+		return nil
 	}
-	return err
+	return &userids.CaseConflictError{ID: str(c["id"]), Existing: str(c["existing"])}
 }
 
 // errUserErasing refuses a write about a user whose erase has begun and not
@@ -414,14 +435,14 @@ func (erasingError) Lasting() bool { return true }
 
 // lockParams lists what cypherLockBatch locks, each kind sorted by id.
 func lockParams(tenant string, ms []memory.Memory) map[string]any {
-	users, sessions := map[string]bool{}, map[string]bool{}
+	users, sessions := map[string]any{}, map[string]bool{}
 	scopes := map[[2]string]bool{}
 	entities := map[string]memory.Entity{}
 	for _, m := range ms {
 		if sc := memory.ScopeOf(m); sc != memory.ScopeUser {
 			scopes[[2]string{sc, m.ScopeID}] = true
 		} else {
-			users[m.UserID] = true
+			users[m.UserID] = userids.Fold(m.UserID)
 		}
 		if m.SessionID != "" {
 			sessions[m.SessionID] = true
@@ -440,6 +461,7 @@ func lockParams(tenant string, ms []memory.Memory) map[string]any {
 	return map[string]any{
 		"tenant":   tenant,
 		"users":    slices.Sorted(maps.Keys(users)),
+		"folds":    users,
 		"scopes":   scopeRows,
 		"sessions": slices.Sorted(maps.Keys(sessions)),
 		"entities": entityParams(ents),

@@ -23,9 +23,14 @@ const (
 	// one, for a whole transaction. A write links its agents last, in
 	// sorted order (createRows), after every lock taken here, so the locks
 	// that linking takes cannot close a cycle either.
+	//
+	// A user the write makes gets its folded id ($folds, by id) and the
+	// mark _created, which cypherErasingUsers reads and removes in the same
+	// query.
 	cypherLockBatch = `CALL {
   UNWIND $users AS id
   MERGE (u:User {tenant: $tenant, id: id})
+  ON CREATE SET u.id_fold = $folds[id], u._created = true
   SET u._lock = true
   REMOVE u._lock
 }
@@ -55,17 +60,31 @@ CALL {
 	// cypherErasingUsers returns the users among $users that an erase has
 	// marked (cypherBeginUserErase). Read under the users' locks, it sees
 	// every erase begun before the write: the write must not commit.
+	//
+	// It returns too, as case_conflict ({id, existing}), the first user the
+	// write made (_created) whose folded id another user of the tenant has
+	// (userids.Fold), or null: the write must not commit either. A user that existed
+	// before is written about by its exact id, whatever others there are.
 	cypherErasingUsers = `CALL {
   UNWIND $users AS id
   MATCH (u:User {tenant: $tenant, id: id})
   WHERE u.erasing IS NOT NULL
   RETURN collect(id) AS erasing
+}
+CALL {
+  UNWIND $users AS id
+  MATCH (u:User {tenant: $tenant, id: id}) WHERE u._created
+  REMOVE u._created
+  WITH u
+  MATCH (o:User {tenant: $tenant, id_fold: u.id_fold}) WHERE o.id <> u.id
+  WITH u, o ORDER BY u.id, o.id
+  RETURN head(collect({id: u.id, existing: o.id})) AS case_conflict
 }`
 
 	// cypherLockBatchChecked is cypherLockBatch for writes that read
 	// nothing else under the locks.
 	cypherLockBatchChecked = cypherLockBatch + "\n" + cypherErasingUsers + `
-RETURN erasing`
+RETURN erasing, case_conflict`
 
 	// cypherBatchState returns the stored memories holding the batch's
 	// idempotency keys, the hashes of those keys whose memory was deleted
@@ -73,7 +92,7 @@ RETURN erasing`
 	// (cypherReinforce), and the active memories of its slots ({user_id,
 	// key}).
 	cypherBatchState = cypherBatchStateCalls + `
-RETURN dups, deleted, repeated, heads, erasing`
+RETURN dups, deleted, repeated, heads, erasing, case_conflict`
 
 	cypherBatchStateCalls = cypherErasingUsers + `
 CALL {

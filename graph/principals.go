@@ -6,6 +6,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/memory"
+	"mneme/userids"
 )
 
 // EnsureAgent creates the agent if needed and sets its team when team is
@@ -26,6 +27,6 @@ func (s *Store) EnsureUser(ctx context.Context, tenant, id, name string) error {
 		return memory.Invalid("user", "tenant and id are required")
 	}
 	return s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		return exec(ctx, tx, cypherEnsureUser, map[string]any{"tenant": tenant, "id": id, "name": strOrNil(name)})
+		return exec(ctx, tx, cypherEnsureUser, map[string]any{"tenant": tenant, "id": id, "id_fold": userids.Fold(id), "name": strOrNil(name)})
 	})
 }

@@ -31,6 +31,7 @@ var schema = []string{
 	ddlTallyKey, ddlTallyAnchor, ddlTallyPending,
 	ddlPolicyStateTenant, ddlPolicyRevisionID,
 	ddlMemoryFullTextPartition,
+	ddlUserFold,
 	// identity (schema_cypher.go; the queries live in package keystore)
 	ddlTenantID, ddlPrincipalID, ddlAPIKeyHash, ddlAPIKeyOwner, ddlPrincipalList,
 }

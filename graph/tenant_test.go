@@ -40,6 +40,9 @@ var crossTenantAllowlist = map[string]string{
 	// then set them by element id.
 	"cypherMissingFactSignatures": "one-time fact signature backfill at start-up",
 	"cypherSetFactSignatures":     "one-time fact signature backfill at start-up",
+	// The same for users' folded ids (keystore.EnsureUserFolds).
+	"cypherUsersWithoutFold": "one-time user id fold backfill at start-up",
+	"cypherSetUserFolds":     "one-time user id fold backfill at start-up",
 	// analysis.Census counts nodes carrying labels the graph never uses,
 	// in any tenant or none, for tests that prove queries wrote nothing.
 	// It reads counts only, and no client input reaches it.

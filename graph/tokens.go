@@ -17,11 +17,11 @@ var (
 	tokenLabels = []string{"APIKey", "Agent", "DeletedKey", "Document", "Entity", "Grant", "Memory", "MemoryTally", "PolicyRevision",
 		"PolicyState", "Principal", "RepeatKey", "Scope", "Session", "TallyAnchor", "TallyPending", "Tenant", "Tombstone", "User"}
 	tokenTypes      = []string{"ABOUT", "IN_SESSION", "MENTIONS", "SECTION_OF", "SHARED_IN", "SUPERSEDES", "WRITTEN_BY"}
-	tokenProperties = []string{"_erased_entities", "_erased_memories", "_erased_sessions", "_erasing", "_lock", "_unseen",
+	tokenProperties = []string{"_created", "_erased_entities", "_erased_memories", "_erased_sessions", "_erasing", "_lock", "_unseen",
 		"access_count", "activated_at", "activated_by", "active", "agent_id", "aliases", "author", "body", "by", "claimed_at", "claimed_until",
 		"confidence", "content", "created_at", "deleted_at", "digest", "eid", "embedding", "embedding_dim", "embedding_model",
 		"entities", "epoch", "erasing", "evidence_count", "evidence_keys", "evidence_sessions", "expires_at", "fact_numbers",
-		"fact_text", "fence", "format", "grace_until", "grant_revision", "hash", "headings", "history", "id", "idem_key",
+		"fact_text", "fence", "format", "grace_until", "grant_revision", "hash", "headings", "history", "id", "id_fold", "idem_key",
 		"importance", "imported_at", "key", "kind", "last_accessed_at", "last_revision", "last_used_at", "memory", "n", "name",
 		"number", "part", "partition", "position", "prev", "principal_id", "props", "reason", "removed_at", "revoked_at", "roles",
 		"rotated_to", "running_until", "scope", "scope_id", "sections", "sens", "sens_rank", "sensitivity", "session_id", "source", "status",

@@ -515,8 +515,10 @@ func (p *Pool) retryable(e entry, err error) bool {
 	var inv *memory.InvalidError
 	var guarded *memory.GuardError
 	var quota *memory.QuotaError
+	// A refusal with a code of its own (userids.CaseConflictError) is one.
+	var refused interface{ RefusalCode() string }
 	switch {
-	case errors.As(err, &inv), errors.As(err, &guarded), errors.As(err, &quota),
+	case errors.As(err, &inv), errors.As(err, &guarded), errors.As(err, &quota), errors.As(err, &refused),
 		errors.Is(err, memory.ErrForbidden), errors.Is(err, memory.ErrIdempotencyKeyReused):
 		return false
 	case errors.Is(err, memory.ErrUnavailable) && !lasting(err):

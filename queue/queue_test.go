@@ -15,6 +15,7 @@ import (
 	"mneme/internal/testenv"
 	"mneme/memory"
 	"mneme/queue"
+	"mneme/userids"
 )
 
 const kind = "test"
@@ -195,7 +196,8 @@ func TestOrderPerUserAcrossPools(t *testing.T) {
 // order; a job that fails once alone and then succeeds is done after two
 // attempts; one that always fails goes to the dead-letter stream after
 // MaxAttempts and is marked failed; bad input, an idempotency key of
-// another write, a guard's or a quota's refusal is dead-lettered at once; the
+// another write, a guard's or a quota's refusal, or one with a code of its
+// own (a user id that differs from another's by case), is dead-lettered at once; the
 // user's later jobs still apply, in order.
 func TestRetryThenDeadLetter(t *testing.T) {
 	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
@@ -225,10 +227,12 @@ func TestRetryThenDeadLetter(t *testing.T) {
 				return &memory.GuardError{Field: "content", Kinds: []string{"password"}}
 			case seq == 8:
 				return lastingTrouble{}
+			case seq == 9:
+				return &userids.CaseConflictError{ID: "Alice", Existing: "alice"}
 			}
 			return nil
 		}
-		jobs := make([]memory.JobStatus, 9)
+		jobs := make([]memory.JobStatus, 10)
 		for seq := range jobs {
 			jobs[seq] = enqueue(t, q, tenant, "alice", seq, "")
 		}
@@ -242,7 +246,7 @@ func TestRetryThenDeadLetter(t *testing.T) {
 		}
 		p := startPool(t, q, r, queue.PoolOptions{MaxAttempts: 4, Describe: describe})
 		waitFor(t, "the last job", func() bool {
-			st := status(t, q, tenant, jobs[8].ID).Status
+			st := status(t, q, tenant, jobs[9].ID).Status
 			return st == memory.JobDone || st == memory.JobFailed
 		})
 
@@ -262,6 +266,7 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			// Unavailable, but lasting (a user being erased): counted, so
 			// that it does not hold the shard.
 			{8, memory.JobFailed, 4},
+			{9, memory.JobFailed, 1},
 		}
 		for _, tc := range tests {
 			st := status(t, q, tenant, jobs[tc.seq].ID)
@@ -294,8 +299,8 @@ func TestRetryThenDeadLetter(t *testing.T) {
 			}
 			dead += int(n)
 		}
-		if dead != 6 || p.Stats().DeadLettered.Load() != 6 {
-			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 6", dead, p.Stats().DeadLettered.Load())
+		if dead != 7 || p.Stats().DeadLettered.Load() != 7 {
+			t.Errorf("dead-letter streams hold %d entries (pool counted %d), want 7", dead, p.Stats().DeadLettered.Load())
 		}
 		// The operator's dead letter keeps the cause.
 		causes := 0

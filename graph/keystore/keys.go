@@ -10,6 +10,7 @@ import (
 	"mneme/graph/neo"
 	"mneme/identity"
 	"mneme/memory"
+	"mneme/userids"
 )
 
 var _ identity.Store = (*Store)(nil)
@@ -97,7 +98,7 @@ func (s *Store) CreateTenant(ctx context.Context, t identity.Tenant, admin ident
 
 func principalParams(tenant string, p identity.Principal) map[string]any {
 	return map[string]any{
-		"tenant": tenant, "kind": p.Kind, "id": p.ID, "team": strOrNil(p.Team), "roles": listOrNil(p.Roles), "name": strOrNil(p.Name),
+		"tenant": tenant, "kind": p.Kind, "id": p.ID, "id_fold": userids.Fold(p.ID), "team": strOrNil(p.Team), "roles": listOrNil(p.Roles), "name": strOrNil(p.Name),
 		"created_at": p.CreatedAt.UTC(),
 	}
 }

@@ -10,7 +10,7 @@ const principalSideNodes = `
 FOREACH (_ IN CASE WHEN $kind = 'agent' THEN [1] ELSE [] END |
   MERGE (a:Agent {tenant: $tenant, id: $id}) SET a.team = coalesce($team, a.team))
 FOREACH (_ IN CASE WHEN $kind = 'user' THEN [1] ELSE [] END |
-  MERGE (u:User {tenant: $tenant, id: $id}) SET u.name = coalesce($name, u.name))`
+  MERGE (u:User {tenant: $tenant, id: $id}) ON CREATE SET u.id_fold = $id_fold SET u.name = coalesce($name, u.name))`
 
 const (
 	// cypherTenantInUse finds a tenant that exists, or has principals from
@@ -124,4 +124,28 @@ RETURN count(k) AS n`
 	cypherTouchKeys = `UNWIND $ids AS id
 MATCH (k:APIKey {tenant: $tenant, id: id})
 SET k.last_used_at = $at`
+)
+
+// Queries of users.go: users whose ids differ only by case.
+const (
+	// cypherUserCaseTwin returns the user of the tenant whose folded id is
+	// $id_fold (userids.Fold), the least by id, when there is no user $id:
+	// a user the tenant knows is written about as it is.
+	cypherUserCaseTwin = `OPTIONAL MATCH (u:User {tenant: $tenant, id: $id})
+WITH u WHERE u IS NULL
+MATCH (o:User {tenant: $tenant, id_fold: $id_fold})
+RETURN o.id AS existing ORDER BY existing LIMIT 1`
+
+	// cypherUsersWithoutFold and cypherSetUserFolds are the one-time
+	// migration that gives users stored before folded ids existed theirs
+	// (computed in Go). They span every tenant by design and are
+	// allowlisted in TestCypherIsTenantScoped.
+	cypherUsersWithoutFold = `MATCH (u:User)
+WHERE u.id_fold IS NULL
+RETURN elementId(u) AS eid, u.id AS id
+LIMIT $batch`
+	cypherSetUserFolds = `UNWIND $rows AS row
+MATCH (u:User)
+WHERE elementId(u) = row.eid
+SET u.id_fold = row.id_fold`
 )

@@ -56,6 +56,8 @@ var layers = map[string]int{
 	"mneme/quota":       3,
 	"mneme/census":      3,
 	"mneme/usernames":   3,
+	// The rule of user ids: exact, and no two that differ only by case.
+	"mneme/userids": 3,
 	// Admins read the recall log.
 	"mneme/recalllog": 3,
 	// Analysts' graph queries under the compiled policy filter.
