@@ -209,6 +209,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := store.EnsureSchema(ctx, a.Embed.Dimension()); err != nil {
 		return nil, fmt.Errorf("neo4j schema: %w", err)
 	}
+	// Users stored before folded ids, by which a write finds a user whose
+	// id differs from its own only by case, get theirs.
+	if err := keys.EnsureUserFolds(ctx); err != nil {
+		return nil, err
+	}
 	if a.Redis, err = openRedis(startCtx, cfg, log); err != nil {
 		return nil, err
 	}
@@ -315,7 +320,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	if a.Working, err = workingmemory.New(workingmemory.Options{
 		Memories: a.Metrics.ExtractedWrites(a.Service), Sessions: a.Sessions, Authz: a.Policy, Extract: extract.New(cfg.Extract, log, nil),
-		Queue: a.Queue, Quota: quotaPort, Logger: log,
+		Queue: a.Queue, Quota: quotaPort, Users: keys, Logger: log,
 	}); err != nil {
 		return nil, err
 	}

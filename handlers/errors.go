@@ -31,6 +31,15 @@ type retryLater interface {
 	RetryAfterSeconds() int
 }
 
+// refusal is a refusal from a package the handlers do not import
+// (userids.CaseConflictError, workingmemory.TurnOrderError) that names its
+// own stable code, in a message the client may read: 409 when it conflicts
+// with what is stored (it wraps memory.ErrConflict), else 422.
+type refusal interface {
+	error
+	RefusalCode() string
+}
+
 // badRequest is malformed input found while decoding, before the domain.
 type badRequest struct {
 	code, msg string
@@ -103,6 +112,7 @@ func classify(err error) (status int, code, msg string) {
 	var graphLimit *graphquery.LimitError
 	var quota *memory.QuotaError
 	var busy *policyadmin.CheckBusyError
+	var refused refusal
 	switch {
 	// identity's errors, before the domain errors they wrap.
 	case errors.Is(err, identity.ErrTenantExists):
@@ -115,6 +125,10 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusUnprocessableEntity, "unknown_principal", err.Error()
 	case errors.Is(err, identity.ErrNoOwner):
 		return http.StatusUnprocessableEntity, "unknown_principal", "no principal of that kind and id: create it first (POST /v1/principals)"
+	case errors.As(err, &refused) && errors.Is(err, memory.ErrConflict):
+		return http.StatusConflict, refused.RefusalCode(), refused.Error()
+	case errors.As(err, &refused):
+		return http.StatusUnprocessableEntity, refused.RefusalCode(), refused.Error()
 	case errors.As(err, &busy):
 		return http.StatusTooManyRequests, "policy_check_busy", busy.Error()
 	case errors.As(err, &limited):

@@ -7,6 +7,8 @@ import (
 
 	"mneme/memory"
 	"mneme/policyadmin"
+	"mneme/userids"
+	"mneme/workingmemory"
 )
 
 // The errors this package maps for policy administration, whichever part
@@ -48,5 +50,27 @@ func TestAuditReasonsAreTheAPICodes(t *testing.T) {
 		if _, code, _ := classify(err); memory.AuditReason(err) != code {
 			t.Errorf("%v: audit reason %q, API code %q", err, memory.AuditReason(err), code)
 		}
+	}
+}
+
+// Refusals of packages the handlers do not import name their own code: a
+// conflict with what is stored is 409, anything else 422.
+func TestClassifyRefusals(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		err        error
+		wantStatus int
+		wantCode   string
+	}{
+		{"a user id's case twin", fmt.Errorf("write: %w", &userids.CaseConflictError{ID: "Carol", Existing: "carol"}), http.StatusConflict, userids.CodeCaseConflict},
+		{"a turn out of order", fmt.Errorf("append: %w", &workingmemory.TurnOrderError{Index: 1}), http.StatusUnprocessableEntity, workingmemory.CodeTurnOutOfOrder},
+		{"another user's session", fmt.Errorf("session s is about another user: %w", memory.ErrSessionTaken), http.StatusConflict, "session_taken"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, code, msg := classify(tt.err)
+			if status != tt.wantStatus || code != tt.wantCode || msg == "" {
+				t.Errorf("classify = (%d, %q, %q), want (%d, %q)", status, code, msg, tt.wantStatus, tt.wantCode)
+			}
+		})
 	}
 }

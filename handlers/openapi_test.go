@@ -532,6 +532,20 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	expectResponse(t, "append turns", r, http.StatusOK)
 	r = f.Do(t, bot, "GET", "/v1/sessions/s-open", nil)
 	expectResponse(t, "get session", r, http.StatusOK)
+	r = f.Do(t, bot, "POST", "/v1/sessions/s-open/turns", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "This was said long before.", At: time.Now().UTC().Add(-time.Hour)},
+	}})
+	expectResponse(t, "append a turn out of order", r, http.StatusUnprocessableEntity, "turn_out_of_order")
+	r = f.Do(t, bot, "POST", "/v1/sessions/s-other/turns", memory.AppendRequest{UserID: "Alice", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "Hello."}}})
+	expectResponse(t, "append about a case twin of a user", r, http.StatusConflict, "user_id_case_conflict")
+	r = f.Do(t, bot, "POST", "/v1/ingest?sync=true", memory.IngestRequest{UserID: "bob", SessionID: "s-open", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "My budget is 20k."},
+	}})
+	expectResponse(t, "ingest in another user's session", r, http.StatusConflict, "session_taken")
+	r = f.Do(t, bot, "POST", "/v1/ingest", memory.IngestRequest{UserID: "ALICE", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "My budget is 20k."}}})
+	expectResponse(t, "ingest about a case twin of a user", r, http.StatusConflict, "user_id_case_conflict")
+	r = f.Do(t, bot, "POST", "/v1/memories", memory.NewMemory{UserID: "Alice", Type: memory.TypeEpisodic, Content: "Alice asked about order 43"})
+	expectResponse(t, "create about a case twin of a user", r, http.StatusConflict, "user_id_case_conflict")
 	r = f.Do(t, bot, "POST", "/v1/recall", memory.RecallRequest{UserID: "alice", SessionID: "s-open", Query: "office supplies budget"})
 	expectResponse(t, "recall with session", r, http.StatusOK)
 	r = f.Do(t, bot, "POST", "/v1/sessions/s-open/close", nil)

@@ -26,6 +26,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"mneme/memory"
+	"mneme/workingmemory"
 )
 
 // Defaults for Options.
@@ -105,6 +106,9 @@ const (
 	errTaken     = "TAKEN"
 	errClosing   = "CLOSING"
 	errFull      = "FULL"
+	// errOrder is followed by the session's latest turn time, in Unix
+	// milliseconds.
+	errOrder = "ORDER"
 )
 
 var appendScript = redis.NewScript(`
@@ -125,12 +129,17 @@ if ttl == 0 or guest then ttl = tonumber(redis.call('HGET', KEYS[1], 'ttl') or A
 local n = redis.call('LLEN', KEYS[2])
 local bytes = tonumber(redis.call('HGET', KEYS[1], 'bytes') or '0')
 local add = tonumber(ARGV[13])
-if n + #ARGV - 13 > tonumber(ARGV[8]) or bytes + add > tonumber(ARGV[9]) then return redis.error_reply('FULL') end
+if n + #ARGV - 16 > tonumber(ARGV[8]) or bytes + add > tonumber(ARGV[9]) then return redis.error_reply('FULL') end
+-- Turns come in the order they were said: the earliest new one may be
+-- earlier than the session's latest by the skew (ARGV[16]) at most.
+local latest = tonumber(redis.call('HGET', KEYS[1], 'latest') or '')
+if latest and tonumber(ARGV[14]) < latest - tonumber(ARGV[16]) then return redis.error_reply('ORDER ' .. latest) end
+if not latest or tonumber(ARGV[15]) > latest then latest = tonumber(ARGV[15]) end
 if not exists then
   redis.call('HSET', KEYS[1], 'user', ARGV[1], 'agent', ARGV[2], 'owner_kind', ARGV[3], 'owner_id', ARGV[4], 'created', now, 'state', 'open')
 end
-redis.call('HSET', KEYS[1], 'updated', now, 'ttl', ttl, 'bytes', bytes + add)
-for i = 14, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('HSET', KEYS[1], 'updated', now, 'ttl', ttl, 'bytes', bytes + add, 'latest', latest)
+for i = 17, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 local keep = ttl + tonumber(ARGV[10])
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[11])
 redis.call('PEXPIRE', KEYS[1], keep)
@@ -140,7 +149,9 @@ if redis.call('PTTL', KEYS[4]) < keep then redis.call('PEXPIRE', KEYS[4], keep) 
 return 1
 `)
 
-// Append implements memory.SessionStore.
+// Append implements memory.SessionStore. Turns earlier than the session's
+// latest by more than workingmemory.TurnSkew are refused with a
+// *workingmemory.TurnOrderError.
 func (s *Store) Append(ctx context.Context, sess memory.Session, turns []memory.Turn, ttl time.Duration, now time.Time) (memory.Session, error) {
 	args := []any{
 		sess.UserID, sess.AgentID, sess.Owner.Kind, sess.Owner.ID, now.UnixMilli(), ttl.Milliseconds(),
@@ -157,9 +168,16 @@ func (s *Store) Append(ctx context.Context, sess memory.Session, turns []memory.
 		size += len(t.Content)
 		encoded[i] = raw
 	}
-	args = append(append(args, size), encoded...)
+	first, last := span(turns)
+	args = append(append(args, size, first, last, workingmemory.TurnSkew.Milliseconds()), encoded...)
 	keys := []string{metaKey(sess.Tenant, sess.ID), turnsKey(sess.Tenant, sess.ID), dueKey(sess.Tenant), userKey(sess.Tenant, sess.UserID)}
 	if err := appendScript.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
+		if latest, ok := strings.CutPrefix(strings.TrimPrefix(err.Error(), "ERR "), errOrder+" "); ok {
+			ms, perr := strconv.ParseInt(latest, 10, 64)
+			if oerr := workingmemory.CheckTurnOrder(turns, time.UnixMilli(ms)); perr == nil && oerr != nil {
+				return memory.Session{}, oerr
+			}
+		}
 		return memory.Session{}, scriptError(err)
 	}
 	// Listed after its due set holds the session: see prune.
@@ -167,6 +185,20 @@ func (s *Store) Append(ctx context.Context, sess memory.Session, turns []memory.
 		return memory.Session{}, unavailable(err)
 	}
 	return s.Get(ctx, sess.Tenant, sess.ID)
+}
+
+// span is the Unix milliseconds of the earliest and the latest of turns.
+func span(turns []memory.Turn) (first, last int64) {
+	for i, t := range turns {
+		ms := t.At.UnixMilli()
+		if i == 0 || ms < first {
+			first = ms
+		}
+		if i == 0 || ms > last {
+			last = ms
+		}
+	}
+	return first, last
 }
 
 func scriptError(err error) error {

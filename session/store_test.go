@@ -14,6 +14,7 @@ import (
 
 	"mneme/internal/testenv"
 	"mneme/memory"
+	"mneme/workingmemory"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -410,6 +411,68 @@ func TestGuestKeepsTheOwnersTTL(t *testing.T) {
 		}
 		if want := t0.Add(3 * time.Minute); !got.ExpiresAt.Equal(want) {
 			t.Errorf("after the owner's append: expires %s, want %s", got.ExpiresAt, want)
+		}
+	})
+}
+
+// TestAppendRefusesTurnsOutOfOrder: a turn earlier than the session's
+// latest by more than the skew is refused, with nothing of its append
+// kept; one within the skew is taken. A session from before the latest
+// turn time was kept takes any.
+func TestAppendRefusesTurnsOutOfOrder(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		tenant := testenv.Tenant(t)
+		s := New(Options{Redis: rdb, TTL: time.Hour})
+		at := func(d time.Duration, text string) memory.Turn {
+			return memory.Turn{Role: memory.RoleUser, Content: text, At: t0.Add(d)}
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-ord", "alice"), []memory.Turn{at(0, "first"), at(10*time.Minute, "latest")}, 0, t0); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			name  string
+			turns []memory.Turn
+			index int // of the refused turn; -1: taken
+			last  time.Duration
+		}{
+			{"within the skew", []memory.Turn{at(6*time.Minute, "a little late")}, -1, 0},
+			{"before the skew", []memory.Turn{at(4*time.Minute, "too late")}, 0, 10 * time.Minute},
+			{"from 1970", []memory.Turn{{Role: memory.RoleUser, Content: "old", At: time.Unix(0, 0).UTC()}}, 0, 10 * time.Minute},
+			{"second of two", []memory.Turn{at(11*time.Minute, "later"), at(time.Minute, "too late")}, 1, 11 * time.Minute},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				before, err := s.Get(ctx, tenant, "s-ord")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.Append(ctx, open(tenant, "s-ord", "alice"), tt.turns, 0, t0)
+				if tt.index < 0 {
+					if err != nil || len(got.Turns) != len(before.Turns)+len(tt.turns) {
+						t.Errorf("append = %d turns, %v; want %d, nil", len(got.Turns), err, len(before.Turns)+len(tt.turns))
+					}
+					return
+				}
+				var order *workingmemory.TurnOrderError
+				if !errors.As(err, &order) || order.Index != tt.index || !order.Last.Equal(t0.Add(tt.last)) {
+					t.Fatalf("append = %v, want turns[%d] refused after %v", err, tt.index, t0.Add(tt.last))
+				}
+				if after, err := s.Get(ctx, tenant, "s-ord"); err != nil || len(after.Turns) != len(before.Turns) {
+					t.Errorf("a refused append kept turns: %d, was %d (%v)", len(after.Turns), len(before.Turns), err)
+				}
+			})
+		}
+		// A session that keeps no latest turn time takes any turn, and
+		// keeps the time from then on.
+		if err := rdb.HDel(ctx, metaKey(tenant, "s-ord"), "latest").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, open(tenant, "s-ord", "alice"), []memory.Turn{at(time.Minute, "older")}, 0, t0); err != nil {
+			t.Errorf("append to a session without its latest time: %v", err)
+		}
+		var order *workingmemory.TurnOrderError
+		if _, err := s.Append(ctx, open(tenant, "s-ord", "alice"), []memory.Turn{at(-10*time.Minute, "oldest")}, 0, t0); !errors.As(err, &order) {
+			t.Errorf("append after it = %v, want a TurnOrderError", err)
 		}
 	})
 }

@@ -67,6 +67,9 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 	if err := s.mayWriteAbout(ctx, p, r.UserID, s.now().UTC()); err != nil {
 		return memory.IngestResult{}, err
 	}
+	if err := s.mayFile(ctx, p, r); err != nil {
+		return memory.IngestResult{}, err
+	}
 	found, err := s.extractFor(ctx, r)
 	if err != nil {
 		return memory.IngestResult{}, err
@@ -109,6 +112,9 @@ func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.
 	if err := s.mayWriteAbout(ctx, p, r.UserID, now); err != nil {
 		return memory.JobStatus{}, err
 	}
+	if err := s.mayFile(ctx, p, r); err != nil {
+		return memory.JobStatus{}, err
+	}
 	// What the turns hold is known only when a worker extracts it: an
 	// ingestion is accepted while the tenant has room for one memory more.
 	if s.quota != nil {
@@ -145,6 +151,31 @@ func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.
 func (s *Service) mayWriteAbout(ctx context.Context, p memory.Principal, userID string, now time.Time) error {
 	probe := memory.Resource{Tenant: p.Tenant, UserID: userID, AgentID: AuthorOf(p), Type: memory.TypeEpisodic, Sensitivity: memory.SensitivityInternal}
 	return s.require(ctx, p, memory.ActionWrite, probe, now)
+}
+
+// mayFile decides, once p may write about the user, whether what an
+// ingestion finds may be filed as asked: about a user id that does not
+// differ only by case from a user the tenant knows (checkUserID), and in a
+// session that is not open about another user, whose node would link two
+// users' memories. That session answers as an append to it does
+// (memory.ErrSessionTaken), which says no more than the append would.
+func (s *Service) mayFile(ctx context.Context, p memory.Principal, r memory.IngestRequest) error {
+	if err := s.checkUserID(ctx, p.Tenant, r.UserID); err != nil {
+		return err
+	}
+	if r.SessionID == "" {
+		return nil
+	}
+	sess, err := s.sessions.Get(ctx, p.Tenant, r.SessionID)
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case sess.UserID != r.UserID:
+		return fmt.Errorf("session %s is about another user: %w", r.SessionID, memory.ErrSessionTaken)
+	}
+	return nil
 }
 
 // ApplyIngestJobs extracts the memories of queued ingestions and writes

@@ -53,6 +53,14 @@ func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string
 		t.At, t.Content = t.At.UTC(), maskSecrets(t.Content)
 		turns[i] = t
 	}
+	// The store checks the first of them against the session's latest
+	// turn, as it appends them.
+	if err := CheckTurnOrder(turns, time.Time{}); err != nil {
+		return memory.Session{}, err
+	}
+	if err := s.checkUserID(ctx, p.Tenant, r.UserID); err != nil {
+		return memory.Session{}, err
+	}
 	open := memory.Session{ID: id, Tenant: p.Tenant, UserID: r.UserID, AgentID: AuthorOf(p), Owner: p}
 	return s.sessions.Append(ctx, open, turns, time.Duration(r.TTLSeconds)*time.Second, now)
 }
@@ -308,11 +316,15 @@ func sessionRecord(sess memory.Session, found []memory.NewMemory) memory.NewMemo
 	ents = ents[:min(len(ents), memory.MaxEntities)]
 	first, last := sess.CreatedAt, sess.UpdatedAt
 	if len(sess.Turns) > 0 {
-		first, last = sess.Turns[0].At, sess.Turns[len(sess.Turns)-1].At
+		first, last = turnSpan(sess.Turns)
+	}
+	first, last = first.UTC(), last.UTC()
+	span := fmt.Sprintf("on %s %s–%s", first.Format(time.DateOnly), first.Format("15:04"), last.Format("15:04"))
+	if first.Format(time.DateOnly) != last.Format(time.DateOnly) {
+		span = fmt.Sprintf("from %s to %s", first.Format("2006-01-02 15:04"), last.Format("2006-01-02 15:04"))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Conversation on %s %s–%s UTC (session %s, %d turns) about %s",
-		first.Format(time.DateOnly), first.Format("15:04"), last.Format("15:04"), sess.ID, len(sess.Turns), strings.Join(topics, ", "))
+	fmt.Fprintf(&b, "Conversation %s UTC (session %s, %d turns) about %s", span, sess.ID, len(sess.Turns), strings.Join(topics, ", "))
 	if len(ents) > 0 {
 		names := make([]string, len(ents))
 		for i, e := range ents {

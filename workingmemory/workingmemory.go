@@ -44,7 +44,11 @@ type Options struct {
 	Queue memory.JobQueue
 	// Quota, when set, admits a queued ingestion as the memory service
 	// admits a write.
-	Quota  memory.Quota
+	Quota memory.Quota
+	// Users, when set, refuses turns and ingestions about a user id that
+	// differs only by case from a user the tenant knows, before they reach
+	// the graph (whose write refuses them too, later).
+	Users  UserIDs
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
@@ -56,6 +60,7 @@ type Service struct {
 	sessions memory.SessionStore
 	queue    memory.JobQueue
 	quota    memory.Quota
+	users    UserIDs
 	authz    memory.Authorizer
 	extract  memory.Extractor
 	log      *slog.Logger
@@ -82,7 +87,24 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{memories: o.Memories, sessions: o.Sessions, queue: o.Queue, quota: o.Quota, authz: o.Authz, extract: o.Extract, log: o.Logger, now: o.Now}, nil
+	return &Service{memories: o.Memories, sessions: o.Sessions, queue: o.Queue, quota: o.Quota, users: o.Users, authz: o.Authz, extract: o.Extract, log: o.Logger, now: o.Now}, nil
+}
+
+// UserIDs checks the user id a conversation is about; graph/keystore.Store
+// implements it.
+type UserIDs interface {
+	// CheckUserID refuses (with a *userids.CaseConflictError) an id the
+	// tenant does not know as a user that differs only by case from one it
+	// knows.
+	CheckUserID(ctx context.Context, tenant, id string) error
+}
+
+// checkUserID asks Users, when set.
+func (s *Service) checkUserID(ctx context.Context, tenant, id string) error {
+	if s.users == nil {
+		return nil
+	}
+	return s.users.CheckUserID(ctx, tenant, id)
 }
 
 // require asks policy (see memory.Require).
