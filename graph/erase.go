@@ -309,17 +309,13 @@ type TenantNode struct {
 // the whole database: an audit tool (did an erase leave anything behind?),
 // not a request path.
 func (s *Store) TenantNodes(ctx context.Context, tenant string) ([]TenantNode, error) {
-	var out []TenantNode
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		out, err = readAll(ctx, tx, cypherTenantNodes, map[string]any{"tenant": tenant}, func(r *neo4j.Record) (TenantNode, error) {
+	return inRead(ctx, s, func(tx neo4j.ManagedTransaction) ([]TenantNode, error) {
+		return readAll(ctx, tx, cypherTenantNodes, map[string]any{"tenant": tenant}, func(r *neo4j.Record) (TenantNode, error) {
 			m := r.AsMap()
 			props, _ := m["props"].(map[string]any)
 			delete(props, "embedding")
 			embedded, _ := m["embedded"].(bool)
 			return TenantNode{Labels: strs(m["labels"]), Props: props, Embedded: embedded}, nil
 		})
-		return err
 	})
-	return out, err
 }

@@ -45,13 +45,9 @@ func getMemory(ctx context.Context, tx neo4j.ManagedTransaction, tenant, id stri
 // GetMemory returns the memory id of tenant in any status, or
 // memory.ErrNotFound.
 func (s *Store) GetMemory(ctx context.Context, tenant, id string) (memory.Memory, error) {
-	var m memory.Memory
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		m, err = getMemory(ctx, tx, tenant, id)
-		return err
+	return inRead(ctx, s, func(tx neo4j.ManagedTransaction) (memory.Memory, error) {
+		return getMemory(ctx, tx, tenant, id)
 	})
-	return m, err
 }
 
 // ListMemories returns the memories in scope that match q, newest first by
@@ -313,13 +309,9 @@ func (s *Store) SearchVectorIndex(ctx context.Context, tenant, userID string, ve
 // search runs a recall search, unsized: one plan for every request.
 func (s *Store) search(ctx context.Context, cypher string, params map[string]any) ([]memory.Hit, error) {
 	cypher, params = unsized(cypher, params)
-	var out []memory.Hit
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		out, err = readAll(ctx, tx, cypher, params, hitOf)
-		return err
+	return inRead(ctx, s, func(tx neo4j.ManagedTransaction) ([]memory.Hit, error) {
+		return readAll(ctx, tx, cypher, params, hitOf)
 	})
-	return out, err
 }
 
 func clampLimit(n, def, most int) int {

@@ -28,6 +28,17 @@ func readOne[T any](ctx context.Context, tx neo4j.ManagedTransaction, cypher str
 	return neo.ReadOne(ctx, tx, cypher, params, decode)
 }
 
+// inRead returns what work reads in a read transaction of s.
+func inRead[T any](ctx context.Context, s *Store, work func(tx neo4j.ManagedTransaction) (T, error)) (T, error) {
+	var out T
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		out, err = work(tx)
+		return err
+	})
+	return out, err
+}
+
 func column[T any](name string, decode func(any) T) func(*neo4j.Record) (T, error) {
 	return neo.Column(name, decode)
 }

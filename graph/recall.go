@@ -14,12 +14,9 @@ var _ memory.SearchStore = (*Store)(nil)
 
 // PartitionSize counts the memories of one user in every status.
 func (s *Store) PartitionSize(ctx context.Context, tenant, userID string) (int, error) {
-	var n int64
 	cypher, params := unsized(cypherPartitionSize, map[string]any{"tenant": tenant, "user_id": userID})
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		n, err = count(ctx, tx, cypher, params)
-		return err
+	n, err := inRead(ctx, s, func(tx neo4j.ManagedTransaction) (int64, error) {
+		return count(ctx, tx, cypher, params)
 	})
 	return int(n), err
 }
@@ -64,13 +61,9 @@ func (s *Store) Expand(ctx context.Context, scope memory.Scope, q memory.ExpandQ
 		return nil, nil
 	}
 	cypher, params = unsized(cypher, params)
-	var out []memory.Expansion
-	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
-		var err error
-		out, err = readAll(ctx, tx, cypher, params, expansionOf)
-		return err
+	return inRead(ctx, s, func(tx neo4j.ManagedTransaction) ([]memory.Expansion, error) {
+		return readAll(ctx, tx, cypher, params, expansionOf)
 	})
-	return out, err
 }
 
 // expansionOf reads a record of expandQuery.
