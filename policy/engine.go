@@ -425,7 +425,7 @@ func (e *Engine) eval(caller context.Context, tenant string, q rego.PreparedEval
 	}
 	release, err := e.hot.enter(ctx, tenant)
 	if err != nil {
-		return nil, e.timedOut(caller, tenant, err)
+		return nil, e.shed(caller, err)
 	}
 	defer release()
 	rs, err := q.Eval(ctx, rego.EvalParsedInput(input))

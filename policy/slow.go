@@ -106,6 +106,18 @@ func (h *hotTenants) isHot(tenant string) bool {
 	return t != nil && h.now().Before(t.until)
 }
 
+// shed is the error of an evaluation that ran out of time waiting for a
+// slot of its hot tenant: the policy's timeout, as its slowness made the
+// wait, but no new one, so that the tenant cools once its own decisions are
+// quick again however busy the host (a wait that heated it would keep a
+// loaded tenant limited for as long as the load lasts).
+func (e *Engine) shed(caller context.Context, err error) error {
+	if caller.Err() != nil {
+		return outOfTime(err)
+	}
+	return fmt.Errorf("%w: %w: %w", memory.ErrUnavailable, policyadmin.ErrPolicyTimeout, err)
+}
+
 // timedOut turns err, from an evaluation under a deadline derived from
 // caller, into the error the caller gets. The caller's own end (its
 // request's deadline, a cancel) is only out of time (outOfTime); the

@@ -186,6 +186,32 @@ func TestHotTenantRunsFewEvaluations(t *testing.T) {
 	}
 }
 
+// A decision that runs out of time waiting for its hot tenant's slot is a
+// policy timeout, but does not keep the tenant hot: a busy host alone must
+// not hold a tenant's policy to one slot for as long as the load lasts.
+func TestWaitingDoesNotHeat(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	e := newEngine(t, Options{Timeout: 50 * time.Millisecond})
+	e.hot = newHotTenants(1, func() time.Time { return now })
+	e.hot.ranOut("acme")
+	release, err := e.hot.enter(ctx, "acme") // the one slot, taken
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	now = now.Add(hotCooldown - time.Second)
+	bot := memory.Principal{Tenant: "acme", Kind: memory.KindAgent, ID: "support-bot"}
+	r := memory.Resource{ID: "m1", Tenant: "acme", UserID: "alice", AgentID: "support-bot", Type: memory.TypeSemantic, Sensitivity: memory.SensitivityInternal, Status: memory.StatusActive}
+	if _, err := e.Decide(ctx, bot, memory.ActionRead, r, testNow); !errors.Is(err, policyadmin.ErrPolicyTimeout) {
+		t.Fatalf("a decision waiting for the slot past its deadline: %v, want a policy timeout", err)
+	}
+	now = now.Add(2 * time.Second)
+	if e.hot.isHot("acme") {
+		t.Error("acme still hot after its cooldown: the wait heated it again")
+	}
+}
+
 func TestHotTenants(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHotTenants(2, func() time.Time { return now })
