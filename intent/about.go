@@ -75,7 +75,7 @@ func Dealing(question string) bool {
 	if q == "" || !asks(q) {
 		return false
 	}
-	return dealsWith(q) || containsAny(q, zhDealing) || zhCounted.MatchString(q)
+	return dealsWith(q) || containsAny(q, zhDealing) || zhCounted.MatchString(q) || bought.MatchString(q)
 }
 
 // containsAny reports whether q holds any of words.
@@ -328,6 +328,9 @@ var (
 	zhTag    = []string{"不", "没", "没有", "对吧", "是吧", "的吧", "没错吧"}
 	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家", "女士", "先生", "小姐"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
+	// bought points at what someone bought or ordered: "the workstations
+	// she bought", 我上次订的.
+	bought = regexp.MustCompile(`\b(i|she|he|they|we) (bought|ordered|purchased)\b|[我她他](们)?(上次|之前|前几天|刚)?(买|订|下单)的`)
 	// zhCounted points at goods or orders counted out, as one speaks of a
 	// dealing: 那十二托, 这两万套, 那些, 撤了一单, 第二笔.
 	zhCounted = regexp.MustCompile(`那些|[那这][0-9一二两三四五六七八九十百千万几]+[托箱件套批单张包袋台把]|[一两二三四五六七八九十几0-9]+(笔单|笔订单|单)|第[一二三四五六七八九十0-9]+[笔单]`)

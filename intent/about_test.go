@@ -35,6 +35,9 @@ func TestDealing(t *testing.T) {
 		{"第二笔为啥晚了", true},
 		{"Carol是不是撤了一单", true},
 		{"我能借一笔钱吗", false},
+		{"Why are the workstations she bought stuck and not moving?", true},
+		{"我上次订的纸到了吗？", true},
+		{"What should I buy for my mother?", false},
 	}
 	for _, tt := range tests {
 		if got := intent.Dealing(tt.question); got != tt.want {

@@ -205,6 +205,9 @@ var rules = []rule{
 		// Or where it got to, or whether it was called off.
 		"leave the depot", "leaving the depot", "left the depot", "leave the warehouse", "leaving the warehouse", "reach her already", "reach him already", "reached her", "reached him", "reach her yet", "reach him yet",
 		"call off", "called off", "calling off", "cancelled", "canceled", "取消了", "撤单", "撤回", "撤了",
+		// Or whether it went through, and by which parcel number.
+		"gone through", "go through yet", "waiting on", "on hold", "not moving",
+		"tracking number", "tracking no", "tracking code", "快递号", "快递单号", "运单号", "追踪码", "物流单号", "单号是多少",
 	}},
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
 		"contact*", "reach me", "reach her", "reach him", "reach them", "reach you", "be reached", "reach out", "way to reach", "get hold of", "call me", "phone me", "email me", "text me", "get in touch",

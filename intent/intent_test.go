@@ -145,6 +145,8 @@ func TestDetect(t *testing.T) {
 		{"明亮电子的信用额度是多少？", []string{"budget"}},
 		{"那十二托的货什么时候出发？", []string{"order_moves"}}, // goods counted out are one of the user's dealings
 		{"运费怎么收？", []string{"rule_lookup"}},
+		{"她那批用完即扔的碗筷快递号是多少？", []string{"order_moves"}},
+		{"Why hasn't her big furniture purchase gone through yet?", []string{"order_moves"}},
 		{"顾客收到的东西坏了怎么办？", []string{"rule_lookup"}},
 		{"华东包括哪几个省？", []string{"definition"}},
 		{"年度采购预算是多少？", []string{"budget"}}, // 预算是 holds no definition
