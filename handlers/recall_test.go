@@ -501,38 +501,6 @@ func TestRecallLogAndAccessCounts(t *testing.T) {
 	wantAPIError(t, "recall log without user_id", err, http.StatusBadRequest, "invalid_argument")
 }
 
-// A recall that returns nothing is in the recall log too, its question
-// masked as any other's: questions that find nothing are how an agent
-// would probe what is known about a user.
-func TestEmptyRecallIsLogged(t *testing.T) {
-	f := apptest.Start(t)
-	got := recall(t, f, "support-bot", client.RecallRequest{UserID: "alice", Query: "Is alice's password: hunter2-Qx9 still the one on file?"})
-	if len(got.Memories) != 0 {
-		t.Fatalf("recall = %v, want nothing", recalledIDs(got))
-	}
-	var log struct {
-		Recalls []memory.RecallRecord `json:"recalls"`
-	}
-	admin := f.Client(t, apptest.Admin)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(log.Recalls) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("after 10 s the recall log holds no entry for the empty recall")
-		}
-		time.Sleep(50 * time.Millisecond)
-		if err := admin.Do(t.Context(), http.MethodGet, "/v1/recall-log?user_id=alice", nil, &log); err != nil {
-			t.Fatalf("recall log as admin: %v", err)
-		}
-	}
-	rec := log.Recalls[0]
-	if len(log.Recalls) != 1 || rec.Caller.ID != "support-bot" || rec.UserID != "alice" || len(rec.Memories) != 0 {
-		t.Errorf("log = %+v, want one entry by support-bot about alice with no memories", log.Recalls)
-	}
-	if strings.Contains(rec.Query, "hunter2") || !strings.Contains(rec.Query, "still the one on file") {
-		t.Errorf("logged question %q, want it with the password masked", rec.Query)
-	}
-}
-
 func TestRecallLogCapAndErase(t *testing.T) {
 	f := apptest.Start(t)
 	ctx := context.Background()

@@ -218,7 +218,6 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 	st.Scope = lap()
 	if scope.Empty() {
 		result.Context = ContextBlock(nil)
-		s.record(ctx, p, r, result, now)
 		return result, nil
 	}
 	who := <-named

@@ -51,16 +51,17 @@ const (
 // maxLoggedQuery caps the question kept in the recall log.
 const maxLoggedQuery = 200
 
-// record hands an answered recall to the recorder, unless it was quiet. A
-// recall that returned nothing is recorded too: asking about a user is
-// what the log shows, and questions that find nothing are how one probes.
+// record hands an answered recall to the recorder, unless it was quiet.
 func (s *Service) record(ctx context.Context, p Principal, r RecallRequest, res RecallResult, now time.Time) {
-	if r.Quiet {
+	if len(res.Memories) == 0 || r.Quiet {
 		return
 	}
-	q := []rune(r.Query)[:min(utf8.RuneCountInString(r.Query), maxLoggedQuery)]
+	q := r.Query
+	if utf8.RuneCountInString(q) > maxLoggedQuery {
+		q = string([]rune(q)[:maxLoggedQuery])
+	}
 	rec := RecallRecord{
-		At: now, Tenant: p.Tenant, UserID: r.UserID, Query: string(q),
+		At: now, Tenant: p.Tenant, UserID: r.UserID, Query: q,
 		Caller:       Principal{Tenant: p.Tenant, Kind: p.Kind, ID: p.ID},
 		Memories:     make([]RecalledMemory, len(res.Memories)),
 		ContextChars: utf8.RuneCountInString(res.Context), Truncated: res.Truncated,

@@ -69,7 +69,8 @@ func (s *Service) WarmUp(ctx context.Context) error {
 // reaches, as each of callers in its own tenant about user, whom none of
 // them should know: a caller's read filter (its grants, its tenant's own
 // policy) is part of the statements' text, and the warm tenants' callers
-// cannot share every one. Nothing is stored, and the recalls are quiet.
+// cannot share every one. Nothing is stored, and a recall that finds
+// nothing records nothing.
 func (s *Service) WarmRecallAs(ctx context.Context, callers []Principal, user string) error {
 	return errors.Join(s.warmRecall(ctx, callers, user), s.warmGraph(ctx, callers, user))
 }
@@ -120,7 +121,7 @@ func (s *Service) warmRecall(ctx context.Context, callers []Principal, user stri
 	for i, p := range callers {
 		wg.Go(func() {
 			for _, q := range WarmQueries {
-				if _, err := s.Recall(ctx, p, RecallRequest{UserID: user, Query: q, SessionID: "warmup-session", Quiet: true}); err != nil {
+				if _, err := s.Recall(ctx, p, RecallRequest{UserID: user, Query: q, SessionID: "warmup-session"}); err != nil {
 					errs[i] = fmt.Errorf("warm-up recall as %s: %w", p.Kind, err)
 					return
 				}
