@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"mneme/internal/apptest"
 	"mneme/memory"
@@ -93,6 +94,7 @@ func TestPolicyCommands(t *testing.T) {
 		if rep.AllowToDeny > 0 {
 			break
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if rep.AllowToDeny == 0 || rep.Changes[0].Decision.Resource.ID != plan.ID {
 		t.Errorf("replay: %+v", rep)
@@ -113,7 +115,14 @@ func TestPolicyCommands(t *testing.T) {
 	if r := f.Do(t, apptest.Admin, "GET", "/v1/memories/"+plan.ID, nil); r.Status != 404 {
 		t.Errorf("admin read the plan under revision %s: %d", n, r.Status)
 	}
-	if out := must("decisions", "result=deny", "principal=admin:admin", "limit=1"); !strings.Contains(out, plan.ID) || !strings.Contains(out, `"policy_revision": `+n) {
+	var out string
+	for range 50 { // the log is written asynchronously
+		if out = must("decisions", "result=deny", "principal=admin:admin", "limit=1"); strings.Contains(out, plan.ID) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(out, plan.ID) || !strings.Contains(out, `"policy_revision": `+n) {
 		t.Errorf("decisions: %s", out)
 	}
 	var st policyadmin.PolicyState
