@@ -332,8 +332,8 @@ var (
 	// she bought", 我上次订的.
 	bought = regexp.MustCompile(`\b(i|she|he|they|we) (bought|ordered|purchased)\b|[我她他](们)?(上次|之前|前几天|刚)?(买|订|下单)的`)
 	// zhCounted points at goods or orders counted out, as one speaks of a
-	// dealing: 那十二托, 这两万套, 那些, 撤了一单, 第二笔.
-	zhCounted = regexp.MustCompile(`那些|[那这][0-9一二两三四五六七八九十百千万几]+[托箱件套批单张包袋台把]|[一两二三四五六七八九十几0-9]+(笔单|笔订单|单)|第[一二三四五六七八九十0-9]+[笔单]`)
+	// dealing: 那十二托, 这两万套, 那些, 撤了一单, 第二笔, 那张一百二十张办公桌的订单.
+	zhCounted = regexp.MustCompile(`那些|[那这][0-9一二两三四五六七八九十百千万几]+[托箱件套批单张包袋台把]|[一两二三四五六七八九十几0-9]+(笔单|笔订单|单)|第[一二三四五六七八九十0-9]+[笔单]|[那这][张个份][^，。？！?]{0,15}(订单|单子)`)
 	zhDealing = []string{"那批", "这批", "那单", "这单", "那笔", "这笔", "上次", "上回", "那张账单", "这张账单", "那份账单", "我的账单", "那张发票", "这张发票"}
 	// zhRequest marks a request in Chinese.
 	zhRequest = []string{"请", "按", "照", "想要", "我要", "给我", "帮我", "告诉我", "别", "不要", "直接", "能不能", "可不可以", "能否", "麻烦",

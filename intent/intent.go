@@ -99,7 +99,7 @@ var rules = []rule{
 		"to the point", "get to the point", "straight to the point", "long-winded", "wordy", "verbose", "tl;dr", "tldr",
 		"how should i answer", "how to answer", "how to reply", "how should we reply", "the way i like",
 		"风格", "简洁", "简短", "简单点", "重点", "长篇", "啰嗦", "啰唆", "废话", "直接说", "说人话", "详细点", "详细一点",
-		"怎么回复", "怎么回答", "回复方式", "回答方式", "语气", "上次那样", "上次那个", "老样子",
+		"怎么回复", "怎么回答", "回复方式", "回答方式", "语气", "上次那样", "老样子",
 		"多详细", "详细程度", "写多少", "答复", "什么样的回答", "什么样的回复", "怎样的回答", "怎样的回复",
 		"long explanation*", "detailed explanation*", "explanations", "chatty", "talkative",
 		"keep it short", "keep it brief", "keep it simple", "long essay*", "essays", "long message*", "wall of text",
@@ -175,7 +175,9 @@ var rules = []rule{
 		"playbook", "protocol", "sop", "what steps", "which steps", "steps do we", "steps to follow",
 		"what happens if", "what happens when", "what happens", "what do you do if", "what do you do for", "what do we do if", "会怎样", "会怎么样",
 		"what are the steps", "steps to", "how to do if", "how to do when", "what to do if", "what should i do if", "what do i do if",
-		"what needs checking", "needs checking", "what to check", "what should i check", "怎么 handle", "怎么handle", "如何 handle",
+		"what needs checking", "needs checking", "what to check", "what should i check", "what should i verify", "what to verify", "what do i verify",
+		"what do i offer", "what should i offer", "what can i offer", "what do we offer",
+		"要检查", "检查些什么", "检查什么", "要核对", "核对什么", "哪几步", "哪些步骤", "什么步骤", "几个步骤", "满多少", "可以退", "怎么 handle", "怎么handle", "如何 handle",
 	}},
 	// What a word of the trade means here: a term defined ("华东包括哪几个
 	// 省？", "what does a pallet order mean?"). Only definitions near the
@@ -271,7 +273,7 @@ var rules = []rule{
 	}},
 	// Refunds: what was given back to the user, however it is asked.
 	{name: "refunds", kinds: []string{"refund"}, cues: []string{
-		"refund*", "money back", "reimburs*", "退款", "退钱", "退了多少", "退过款", "退给", "返还",
+		"refund*", "money back", "reimburs*", "money went back", "went back to him", "went back to her", "paid back", "gave back", "given back", "money returned", "退款", "退钱", "退了多少", "退过款", "退给", "返还",
 	}},
 	// Orders as a whole: the user's orders, however many; a question about
 	// one order names it, and vector and full-text search serve it. A bare
