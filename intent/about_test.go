@@ -37,6 +37,8 @@ func TestDealing(t *testing.T) {
 		{"我能借一笔钱吗", false},
 		{"Why are the workstations she bought stuck and not moving?", true},
 		{"我上次订的纸到了吗？", true},
+		{"那张一百二十张办公桌的订单为什么卡住了？", true}, // 那张 … 的订单, however many desks between
+		{"这张桌子多少钱？", false},
 		{"What should I buy for my mother?", false},
 	}
 	for _, tt := range tests {

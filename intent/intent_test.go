@@ -156,6 +156,11 @@ func TestDetect(t *testing.T) {
 		{"客户 cancel 了已经 ship 出去的单，要怎么 handle？", []string{"rule_lookup", "delivery"}},
 		{"How much margin is there on this account?", []string{"margin"}},
 		{"她那边我们利润怎么样", []string{"margin"}},
+		{"新买家想采购，我这边该走哪几步？", []string{"rule_lookup"}},
+		{"满多少钱包邮？", []string{"rule_lookup"}},
+		{"没拆封的东西几天内可以退？", []string{"rule_lookup"}},
+		{"Was she paid back for the broken lamps?", []string{"refunds"}},
+		{"上次那个扶手坏了的事处理得怎么样了？", nil}, // 上次那个 alone names no style
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
