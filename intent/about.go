@@ -176,6 +176,19 @@ var (
 	zhPreference = []string{"要求", "偏好", "喜好", "习惯", "比较好", "最好", "方便"}
 )
 
+// Phatic reports whether text only checks that the line works or that
+// someone is there ("can you hear me?", "are you still there?", "能听到我说
+// 话吗", "在吗"): it asks about nothing, however much it says "me".
+func Phatic(text string) bool {
+	q := strings.TrimRight(plain(text), "?？!！.。~ ")
+	return phatic.MatchString(q) || zhPhatic.MatchString(q)
+}
+
+var (
+	phatic   = regexp.MustCompile(`^(hello|hi|hey)?[ ,]*((can|could|do) you (hear|see|read) me( now| ok| okay| alright| at all)?|(are )?you (still )?(there|around|online|with me)|is (this|it) working|testing( 1 2 3)?|anyone there|anybody there)$`)
+	zhPhatic = regexp.MustCompile(`^(喂|你好)?[，, ]*(能|可以)?(听得?到|听得?见|看得?到|看得?见)(我)?(说话|的声音|的消息)?(吗|么|没有?)?$|^(喂|你好)?[，, ]*(还)?在(吗|么|不在)$|^(喂|你好)?[，, ]*有人(在)?(吗|么)$`)
+)
+
 // Requests reports whether text, not a question, asks for something: "tell
 // me my preferences", "keep it short, like before", "按老规矩处理", "我还想要上
 // 次那个风格", or a few words typed as a search ("contact preference", "送货

@@ -48,6 +48,29 @@ func TestDealing(t *testing.T) {
 	}
 }
 
+func TestPhatic(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"can you hear me?", true},
+		{"Hey, you still there?", true},
+		{"能听到我说话吗", true},
+		{"喂，听得见吗？", true},
+		{"在吗", true},
+		{"can you hear me about the order?", false},
+		{"Do you see my order?", false},
+		{"能听到我说话吗？我的订单到了吗", false},
+		{"在公司吗", false},
+		{"are you there tomorrow for the delivery?", false},
+	}
+	for _, tt := range tests {
+		if got := intent.Phatic(tt.text); got != tt.want {
+			t.Errorf("Phatic(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
 func TestRequests(t *testing.T) {
 	tests := []struct {
 		text string

@@ -442,7 +442,7 @@ func question(r RecallRequest, who intent.Person, terms []string, text []Hit, pa
 		docs[i] = h.Memory.Content
 	}
 	q := relevance.Analyse(terms, docs, partition)
-	q.AboutUser, q.Identifiers = r.UserID != "" && intent.About(r.Query, who), facts.Identifiers(r.Query)
+	q.AboutUser, q.Identifiers, q.Social = r.UserID != "" && intent.About(r.Query, who), facts.Identifiers(r.Query), q.Social || intent.Phatic(r.Query)
 	q.AboutDealing, q.World = r.UserID != "" && !q.AboutUser && intent.Dealing(r.Query), !q.AboutUser && intent.General(r.Query)
 	q.Asks, q.Refers, q.Requests, q.Prefers, q.HowTo = intent.Asks(r.Query), intent.Refers(r.Query), intent.Requests(r.Query), intent.Prefers(r.Query), intent.HowTo(r.Query)
 	return q

@@ -327,8 +327,11 @@ func (r Rules) unrelatedMeaning(e Evidence) bool {
 // (AgreeFloor); one about things in general (World: "增值税专用发票和普通发
 // 票有啥区别", "上海今天天气怎么样") whatever the embedder finds, since the
 // words they share (a city, an invoice type) are what pulls the two near.
+// A statement that asks for nothing ("I'm at the office now") shares its
+// words with a memory only when the embedder finds the two near too.
 func (r Rules) worldWords(q Question, e Evidence) bool {
-	return q.Asks && (q.World || !q.Refers && !q.AboutUser && !(e.Vector && e.Similarity >= r.AgreeFloor))
+	near := e.Vector && e.Similarity >= r.AgreeFloor
+	return q.Asks && (q.World || !q.Refers && !q.AboutUser && !near) || !q.Asks && !q.Requests && !near
 }
 
 // Passed is a memory that passed a gate on its own evidence.

@@ -98,6 +98,7 @@ func TestGates(t *testing.T) {
 	topical := Question{Topical: true, Requests: true, Terms: []Term{term("big", 1, false), term("orders", 1, true)}}
 	asking := Question{Asks: true, Refers: true, Terms: []Term{term("damaged", 1, false), term("seats", 1, false)}}
 	dealing := Question{AboutDealing: true, Terms: []Term{term("desk", 1, false), term("order", 5, true)}}
+	statement := Question{Refers: true, Terms: []Term{term("office", 2, true)}} // "I'm at the office now"
 	tests := []struct {
 		name string
 		q    Question
@@ -115,6 +116,8 @@ func TestGates(t *testing.T) {
 		{"full text on every word, the meaning unrelated", known, Evidence{Text: true, Coverage: 1, Vector: true, Similarity: -0.002}, GateText},
 		{"full text with the vector side agreeing", known, Evidence{Text: true, Coverage: 1.0 / 3, Vector: true, Similarity: 0.2}, GateText},
 		{"full text with the vector side agreeing, on a question about unknown things", foreign, Evidence{Text: true, Coverage: 0.3, Vector: true, Similarity: 0.27}, ""},
+		{"full text on every word of a statement, the meaning far", statement, Evidence{Text: true, Coverage: 1, Vector: true, Similarity: 0.1}, ""},
+		{"full text on every word of a statement, the meaning near", statement, Evidence{Text: true, Coverage: 1, Vector: true, Similarity: 0.2}, GateText},
 		{"full text with the vector side not agreeing", known, Evidence{Text: true, Coverage: 1.0 / 3, Vector: true, Similarity: 0.1}, ""},
 		{"full text on every word of a question about the world, the meaning far", Question{Asks: true, Terms: known.Terms}, Evidence{Text: true, Coverage: 1, Vector: true, Similarity: 0.1}, ""},
 		{"full text on every word of a question about the world, the meaning near", Question{Asks: true, Terms: known.Terms}, Evidence{Text: true, Coverage: 1, Vector: true, Similarity: 0.2}, GateText},
