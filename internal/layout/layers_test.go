@@ -66,6 +66,8 @@ var layers = map[string]int{
 	"mneme/documents": 3,
 	// Working memory: open sessions, closed into memories.
 	"mneme/workingmemory": 3,
+	// Who a session id belongs to, open or closed.
+	"mneme/sessionowners": 3,
 
 	// The Neo4j stores' shared plumbing: transactions, error translation
 	// into the domain's errors, record readers. No Cypher of its own.
@@ -88,8 +90,10 @@ var layers = map[string]int{
 	"mneme/metrics": 4,
 	"mneme/tracing": 4,
 
-	// Stores beside graph, on its runner: identity records.
+	// Stores beside graph, on its runner: identity records, the owners of
+	// session ids.
 	"mneme/graph/keystore": 4,
+	"mneme/graph/sessions": 4,
 
 	// Stores beside graph that put its scope predicate or its tally
 	// fragments in their queries: the census, the sweeps, documents.
@@ -181,7 +185,7 @@ func TestNoPackageTooLarge(t *testing.T) {
 var owners = map[string][]string{
 	"github.com/gin-gonic/gin":            {"mneme/handlers"},
 	"github.com/open-policy-agent/opa":    {"mneme/policy"},
-	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/graph/tally", "mneme/graph/documents", "mneme/graph/policystore", "mneme/internal/testenv"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/sessions", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/graph/tally", "mneme/graph/documents", "mneme/graph/policystore", "mneme/internal/testenv"},
 	"github.com/modelcontextprotocol":     {"mneme/mcp"},
 	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
 }
