@@ -27,6 +27,7 @@ import (
 	graphdocs "mneme/graph/documents"
 	"mneme/graph/keystore"
 	"mneme/graph/policystore"
+	graphsessions "mneme/graph/sessions"
 	"mneme/graph/tally"
 	"mneme/graphquery"
 	"mneme/handlers"
@@ -46,6 +47,7 @@ import (
 	"mneme/ratelimit"
 	"mneme/recalllog"
 	"mneme/session"
+	"mneme/sessionowners"
 	"mneme/signouts"
 	"mneme/stall"
 	"mneme/tracing"
@@ -298,15 +300,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.Partitions = sizes
 	search := sizedSearch{SearchStore: store, sizes: sizes}
+	// A session id stays one user's and its opener's for good: writes
+	// that name it are checked against the open session and the graph.
+	owners := sessionowners.New(graphsessions.New(store.Runner()), a.Sessions)
 	a.MemoryOptions = memory.Options{
 		// The graph's failures are counted, and each stage traced, as
 		// they pass.
-		Store:  a.Tracing.Graph(a.Metrics.Graph(store)),
+		Store:  a.Tracing.Graph(a.Metrics.Graph(owners.Store(store))),
 		Authz:  a.Tracing.Authorizer(a.Policy),
 		Embed:  a.Tracing.Embedder(a.Embed),
 		Logger: log,
 		Recall: recallCfg, Write: writeCfg, Search: a.Tracing.GraphSearch(a.Metrics.GraphSearch(search)), Recorder: a.Recorder,
-		Guard: a.Policy, Writes: a.Tracing.GraphWrites(a.Metrics.GraphWrites(store)), Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
+		Guard: a.Policy, Writes: a.Tracing.GraphWrites(a.Metrics.GraphWrites(owners.Writes(store))), Warm: store, Confirm: store, Forget: store, Fence: a.Queue,
 		Erasers: a.Erasers, Janitor: a.Metrics.Sweeper(a.Janitor),
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
@@ -320,7 +325,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	if a.Working, err = workingmemory.New(workingmemory.Options{
 		Memories: a.Metrics.ExtractedWrites(a.Service), Sessions: a.Sessions, Authz: a.Policy, Extract: extract.New(cfg.Extract, log, nil),
-		Queue: a.Queue, Quota: quotaPort, Users: keys, Logger: log,
+		Queue: a.Queue, Quota: quotaPort, Users: keys, Owners: owners, Logger: log,
 	}); err != nil {
 		return nil, err
 	}

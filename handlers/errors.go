@@ -188,7 +188,7 @@ func classify(err error) (status int, code, msg string) {
 	case errors.Is(err, memory.ErrSessionFull):
 		return http.StatusConflict, "session_full", "the session reached its cap of turns or bytes; close it and start a new one"
 	case errors.Is(err, memory.ErrSessionTaken):
-		return http.StatusConflict, "session_taken", "another agent or user opened this session: its turns become memories written as them, so append to a session of your own"
+		return http.StatusConflict, "session_taken", "this session id belongs to another user or agent (open or closed): one session links one user's memories, written by whoever opened it, so use a session id of your own"
 	case errors.Is(err, memory.ErrSessionClosing):
 		return http.StatusConflict, "session_closing", "the session is being closed and takes no more turns"
 	case errors.Is(err, memory.ErrIdempotencyKeyReused):

@@ -213,7 +213,8 @@ func TestSessionCapsAndErrors(t *testing.T) {
 		status        int
 		code          string
 	}{
-		{"another user in the session", bot, "full-1", client.AppendRequest{UserID: "bob", Turns: userTurns("hi")}, 403, "forbidden"},
+		// Its turns would close into memories of one session about two users.
+		{"another user in the session", bot, "full-1", client.AppendRequest{UserID: "bob", Turns: userTurns("hi")}, 409, "session_taken"},
 		// Its turns would close into memories written as support-bot.
 		{"another agent in the session", "order-bot", "full-1", client.AppendRequest{UserID: "alice", Turns: userTurns("hi")}, 409, "session_taken"},
 		{"bob writes for alice", "bob", "b-1", client.AppendRequest{UserID: "alice", Turns: userTurns("hi")}, 403, "forbidden"},

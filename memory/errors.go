@@ -28,10 +28,11 @@ var (
 	// ErrSessionClosing means the session is being turned into memories
 	// and takes no more turns.
 	ErrSessionClosing = errors.New("session closing")
-	// ErrSessionTaken means another principal opened the session: its
-	// turns become memories written as the opener, so only the opener and
-	// the user the session is about add to them.
-	ErrSessionTaken = errors.New("session opened by another principal")
+	// ErrSessionTaken means the session id belongs to another user or
+	// principal, open or closed: a session's turns become memories about
+	// its user written as its opener, so only the opener and that user add
+	// to them, and no other user's memories join them under its id.
+	ErrSessionTaken = errors.New("session belongs to another user or principal")
 	// ErrIdempotencyKeyReused means a write's idempotency key came before
 	// with another request (another body, kind of job or sender): replaying
 	// the first answer would silently drop this one.

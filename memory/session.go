@@ -26,8 +26,8 @@ type Session struct {
 type SessionStore interface {
 	// Append adds turns to the session s.ID of s.Tenant, opening it with
 	// s's user and owner if it does not exist, and pushes its expiry ttl
-	// into the future. A session of another user is ErrForbidden; one
-	// opened by another principal than s.Owner, unless s.Owner is its user,
+	// into the future. A session of another user, or one opened by another
+	// principal than s.Owner unless s.Owner is its user, is
 	// ErrSessionTaken; one past its caps ErrSessionFull; one being closed
 	// ErrSessionClosing.
 	Append(ctx context.Context, s Session, turns []Turn, ttl time.Duration, now time.Time) (Session, error)

@@ -519,7 +519,7 @@ func (p *Pool) retryable(e entry, err error) bool {
 	var refused interface{ RefusalCode() string }
 	switch {
 	case errors.As(err, &inv), errors.As(err, &guarded), errors.As(err, &quota), errors.As(err, &refused),
-		errors.Is(err, memory.ErrForbidden), errors.Is(err, memory.ErrIdempotencyKeyReused):
+		errors.Is(err, memory.ErrForbidden), errors.Is(err, memory.ErrIdempotencyKeyReused), errors.Is(err, memory.ErrSessionTaken):
 		return false
 	case errors.Is(err, memory.ErrUnavailable) && !lasting(err):
 		return true

@@ -204,9 +204,9 @@ func span(turns []memory.Turn) (first, last int64) {
 func scriptError(err error) error {
 	// Some Redis versions prefix a script's error reply with "ERR ".
 	switch strings.TrimPrefix(err.Error(), "ERR ") {
-	case errWrongUser:
-		return memory.ErrForbidden
-	case errTaken:
+	// A session is about one user and written by its owner: another user's
+	// turns would join its memories under its id.
+	case errWrongUser, errTaken:
 		return memory.ErrSessionTaken
 	case errClosing:
 		return memory.ErrSessionClosing
@@ -234,6 +234,19 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (memory.Session, err
 		return memory.Session{}, unavailable(err)
 	}
 	return decode(tenant, id, meta.Val(), turns.Val())
+}
+
+// Owner returns whom an open (or closing) session is about and who writes
+// its memories, found false when no session of that id is open; it reads
+// no turns.
+func (s *Store) Owner(ctx context.Context, tenant, id string) (userID, agentID string, found bool, err error) {
+	v, err := s.rdb.HMGet(ctx, metaKey(tenant, id), "user", "agent").Result()
+	if err != nil {
+		return "", "", false, unavailable(err)
+	}
+	userID, _ = v[0].(string)
+	agentID, _ = v[1].(string)
+	return userID, agentID, userID != "", nil
 }
 
 func decode(tenant, id string, h map[string]string, raw []string) (memory.Session, error) {
@@ -533,5 +546,5 @@ func unavailableOrNil(err error) error {
 // permanent reports an error that retrying cannot fix.
 func permanent(err error) bool {
 	var inv *memory.InvalidError
-	return errors.Is(err, memory.ErrForbidden) || errors.As(err, &inv)
+	return errors.Is(err, memory.ErrForbidden) || errors.Is(err, memory.ErrSessionTaken) || errors.As(err, &inv)
 }

@@ -75,8 +75,8 @@ func TestAppendGetClaimFinish(t *testing.T) {
 			t.Errorf("key TTL = %s, want the session TTL plus grace", ttl)
 		}
 
-		if _, err := s.Append(ctx, open(tenant, "s-1", "bob"), turns("hi"), 0, t0); !errors.Is(err, memory.ErrForbidden) {
-			t.Errorf("append for another user: err = %v, want ErrForbidden", err)
+		if _, err := s.Append(ctx, open(tenant, "s-1", "bob"), turns("hi"), 0, t0); !errors.Is(err, memory.ErrSessionTaken) {
+			t.Errorf("append for another user: err = %v, want ErrSessionTaken", err)
 		}
 		if _, err := s.Get(ctx, tenant, "s-none"); !errors.Is(err, memory.ErrNotFound) {
 			t.Errorf("get missing: err = %v", err)

@@ -156,9 +156,10 @@ func (s *Service) mayWriteAbout(ctx context.Context, p memory.Principal, userID 
 // mayFile decides, once p may write about the user, whether what an
 // ingestion finds may be filed as asked: about a user id that does not
 // differ only by case from a user the tenant knows (checkUserID), and in a
-// session that is not open about another user, whose node would link two
-// users' memories. That session answers as an append to it does
-// (memory.ErrSessionTaken), which says no more than the append would.
+// session that is not another user's or another agent's, open or closed,
+// whose node would link two users' memories. That session answers as an
+// append to it does (memory.ErrSessionTaken), which says no more than the
+// append would.
 func (s *Service) mayFile(ctx context.Context, p memory.Principal, r memory.IngestRequest) error {
 	if err := s.checkUserID(ctx, p.Tenant, r.UserID); err != nil {
 		return err
@@ -167,13 +168,18 @@ func (s *Service) mayFile(ctx context.Context, p memory.Principal, r memory.Inge
 		return nil
 	}
 	sess, err := s.sessions.Get(ctx, p.Tenant, r.SessionID)
+	author := AuthorOf(p)
 	switch {
 	case errors.Is(err, memory.ErrNotFound):
-		return nil
+		return s.checkOwner(ctx, p.Tenant, r.SessionID, r.UserID, author)
 	case err != nil:
 		return err
 	case sess.UserID != r.UserID:
 		return fmt.Errorf("session %s is about another user: %w", r.SessionID, memory.ErrSessionTaken)
+	case sess.AgentID != author && author != "user:"+r.UserID:
+		// Its memories are written as its owner: another agent's would
+		// join them under its id.
+		return fmt.Errorf("session %s belongs to another author: %w", r.SessionID, memory.ErrSessionTaken)
 	}
 	return nil
 }

@@ -61,6 +61,11 @@ func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string
 	if err := s.checkUserID(ctx, p.Tenant, r.UserID); err != nil {
 		return memory.Session{}, err
 	}
+	// A closed session's id stays its user's and agent's; an open one's
+	// the store guards as it appends.
+	if err := s.checkOwner(ctx, p.Tenant, id, r.UserID, AuthorOf(p)); err != nil {
+		return memory.Session{}, err
+	}
 	open := memory.Session{ID: id, Tenant: p.Tenant, UserID: r.UserID, AgentID: AuthorOf(p), Owner: p}
 	return s.sessions.Append(ctx, open, turns, time.Duration(r.TTLSeconds)*time.Second, now)
 }
@@ -77,7 +82,14 @@ func (s *Service) GetSession(ctx context.Context, p memory.Principal, id string)
 	if s.require(ctx, p, memory.ActionRead, memory.SessionResource(sess.Tenant, sess.UserID, sess.AgentID), s.now().UTC()) != nil {
 		return memory.Session{}, memory.ErrNotFound
 	}
-	sess.Turns = sess.TurnsFor(p)
+	if turns := sess.TurnsFor(p); len(turns) < len(sess.Turns) {
+		// What is hidden from the reader does not count in what they see:
+		// its size would tell that it exists.
+		sess.Turns, sess.Bytes = turns, 0
+		for _, t := range turns {
+			sess.Bytes += len(t.Content)
+		}
+	}
 	return sess, nil
 }
 

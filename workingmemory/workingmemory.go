@@ -48,7 +48,11 @@ type Options struct {
 	// Users, when set, refuses turns and ingestions about a user id that
 	// differs only by case from a user the tenant knows, before they reach
 	// the graph (whose write refuses them too, later).
-	Users  UserIDs
+	Users UserIDs
+	// Owners, when set, refuses to open or ingest into a session id whose
+	// memories are another user's or another agent's (a closed session's
+	// id); the open sessions refuse it themselves.
+	Owners SessionOwners
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
@@ -61,6 +65,7 @@ type Service struct {
 	queue    memory.JobQueue
 	quota    memory.Quota
 	users    UserIDs
+	owners   SessionOwners
 	authz    memory.Authorizer
 	extract  memory.Extractor
 	log      *slog.Logger
@@ -87,7 +92,7 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{memories: o.Memories, sessions: o.Sessions, queue: o.Queue, quota: o.Quota, users: o.Users, authz: o.Authz, extract: o.Extract, log: o.Logger, now: o.Now}, nil
+	return &Service{memories: o.Memories, sessions: o.Sessions, queue: o.Queue, quota: o.Quota, users: o.Users, owners: o.Owners, authz: o.Authz, extract: o.Extract, log: o.Logger, now: o.Now}, nil
 }
 
 // UserIDs checks the user id a conversation is about; graph/keystore.Store
@@ -97,6 +102,23 @@ type UserIDs interface {
 	// tenant does not know as a user that differs only by case from one it
 	// knows.
 	CheckUserID(ctx context.Context, tenant, id string) error
+}
+
+// SessionOwners says who a session id belongs to once it closed;
+// sessionowners.Guard implements it.
+type SessionOwners interface {
+	// CheckSession refuses, with memory.ErrSessionTaken, a session id the
+	// graph holds memories under about another user than userID, or
+	// written by another author than agentID (unless it is the user's).
+	CheckSession(ctx context.Context, tenant, id, userID, agentID string) error
+}
+
+// checkOwner asks Owners, when set.
+func (s *Service) checkOwner(ctx context.Context, tenant, id, userID, agentID string) error {
+	if s.owners == nil {
+		return nil
+	}
+	return s.owners.CheckSession(ctx, tenant, id, userID, agentID)
 }
 
 // checkUserID asks Users, when set.
