@@ -107,6 +107,7 @@ func classify(err error) (status int, code, msg string) {
 	var inv *memory.InvalidError
 	var bad *badRequest
 	var rejected *policyadmin.PolicyRejectedError
+	var ceiling *policyadmin.CeilingError
 	var guarded *memory.GuardError
 	var limited retryLater
 	var graphLimit *graphquery.LimitError
@@ -181,6 +182,8 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusUnauthorized, "unauthenticated", "a valid API key is required (Authorization: Bearer <key>)"
 	case errors.Is(err, memory.ErrNotFound):
 		return http.StatusNotFound, "not_found", "not found"
+	case errors.As(err, &ceiling):
+		return http.StatusForbidden, "sensitivity_above_ceiling", ceiling.Error()
 	case errors.Is(err, memory.ErrBackdate):
 		return http.StatusForbidden, "backdate_forbidden", "only admins and imports may set observed_at further back than 5 minutes"
 	case errors.Is(err, memory.ErrForbidden):

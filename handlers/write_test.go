@@ -1,13 +1,16 @@
 package handlers_test
 
 import (
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"mneme/client"
 	"mneme/internal/apptest"
 	"mneme/memory"
+	"mneme/policyadmin"
 	"mneme/workingmemory"
 )
 
@@ -614,5 +617,56 @@ func TestASignIsNoRepeat(t *testing.T) {
 	}
 	if got := getMemory(t, f, apptest.Admin, note.ID); got.Status != client.StatusCandidate || got.EvidenceCount != 1 {
 		t.Errorf("the agent's note: %s, evidence %d; want still a candidate of one", got.Status, got.EvidenceCount)
+	}
+}
+
+// TestUserWritesNothingAboveTheirCeiling: an end user may not write, nor
+// raise by PATCH, a memory about themselves above the tenant's ceiling
+// (user_max_sensitivity), where they could neither read nor delete it; the
+// refusal names the ceiling. Agents are not bound by it, and a raised
+// ceiling lets the user write up to it.
+func TestUserWritesNothingAboveTheirCeiling(t *testing.T) {
+	f := apptest.Start(t)
+	alice := f.Client(t, "alice")
+	_, err := alice.Add(t.Context(), client.NewMemory{UserID: "alice", Type: client.TypeProfile,
+		Sensitivity: memory.SensitivityRestricted, Content: "My secret wish is a pony."})
+	wantAPIError(t, "alice writes a restricted memory", err, http.StatusForbidden, "sensitivity_above_ceiling")
+	var e *client.Error
+	if errors.As(err, &e) && !strings.Contains(e.Message, "above internal") {
+		t.Errorf("refusal %q does not name the ceiling internal", e.Message)
+	}
+	page, err := f.Client(t, apptest.Admin).List(t.Context(), client.ListOptions{UserID: "alice", Limit: 100})
+	if err != nil || slices.ContainsFunc(page.Memories, func(m client.Memory) bool { return strings.Contains(m.Content, "pony") }) {
+		t.Errorf("after the refusal the store holds %+v, %v; want no pony", page.Memories, err)
+	}
+
+	stamps := write(t, f, "alice", client.NewMemory{UserID: "alice", Type: client.TypeProfile, Content: "I collect stamps from Macau."})
+	raised := memory.SensitivityConfidential
+	_, err = alice.Update(t.Context(), stamps.ID, 0, client.UpdateRequest{Sensitivity: &raised})
+	wantAPIError(t, "alice raises her memory to confidential", err, http.StatusForbidden, "sensitivity_above_ceiling")
+	if got, err := alice.Get(t.Context(), stamps.ID); err != nil || got.Version != stamps.Version || got.Sensitivity != memory.SensitivityInternal {
+		t.Errorf("alice's memory after the refused PATCH: %+v, %v; want version %d, internal", got, err, stamps.Version)
+	}
+
+	if m := write(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeProfile, Kind: "risk",
+		Sensitivity: memory.SensitivityRestricted, Content: "Alice's account needs a second check on refunds."}); m.Sensitivity != memory.SensitivityRestricted {
+		t.Errorf("support-bot's restricted memory about alice: %+v", m)
+	}
+
+	r := f.Do(t, apptest.Admin, http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityConfidential})
+	expectResponse(t, "raise the ceiling", r, http.StatusOK)
+	wish := write(t, f, "alice", client.NewMemory{UserID: "alice", Type: client.TypeProfile,
+		Sensitivity: memory.SensitivityConfidential, Content: "My secret wish is a pony."})
+	if _, err := alice.Get(t.Context(), wish.ID); err != nil {
+		t.Errorf("alice reads her confidential memory under the raised ceiling: %v", err)
+	}
+	if _, err := alice.Delete(t.Context(), wish.ID); err != nil {
+		t.Errorf("alice deletes her confidential memory under the raised ceiling: %v", err)
+	}
+	_, err = alice.Add(t.Context(), client.NewMemory{UserID: "alice", Type: client.TypeProfile,
+		Sensitivity: memory.SensitivityRestricted, Content: "My other wish is a castle."})
+	wantAPIError(t, "alice writes a restricted memory under the raised ceiling", err, http.StatusForbidden, "sensitivity_above_ceiling")
+	if errors.As(err, &e) && !strings.Contains(e.Message, "above confidential") {
+		t.Errorf("refusal %q does not name the ceiling confidential", e.Message)
 	}
 }

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -119,7 +120,8 @@ func RequireManage(ctx context.Context, d Decider, p Principal, now time.Time, l
 
 // Require returns nil when policy lets p do action on r. An error denies:
 // one wrapping ErrUnavailable (the engine ran out of time) is returned as
-// it is, so that the client retries; any other is logged and refused.
+// it is, so that the client retries; any other is logged and refused. A
+// denial is ErrForbidden, or the decision's Refusal where it has one.
 func Require(ctx context.Context, d Decider, p Principal, action string, r Resource, now time.Time, log *slog.Logger) error {
 	dec, err := d.Decide(ctx, p, action, r, now)
 	switch {
@@ -129,7 +131,7 @@ func Require(ctx context.Context, d Decider, p Principal, action string, r Resou
 		log.WarnContext(ctx, "policy error; denying", "action", action, "err", err)
 		return ErrForbidden
 	case !dec.Allow:
-		return ErrForbidden
+		return cmp.Or(dec.Refusal, ErrForbidden)
 	}
 	return nil
 }

@@ -240,4 +240,8 @@ func (s Scope) Empty() bool {
 type Decision struct {
 	Allow   bool     `json:"allow"`
 	Reasons []string `json:"reasons,omitempty"`
+	// Refusal, when the policy says why a denial may be told to the client
+	// (a user's write above their ceiling), is the error to refuse with; it
+	// wraps ErrForbidden. Nil: a plain ErrForbidden.
+	Refusal error `json:"-"`
 }

@@ -38,9 +38,11 @@ import (
 const DefaultTimeout = 50 * time.Millisecond
 
 // The queries the engine prepares. Their rules are the contract with the Rego
-// policy: see the package comment of rego/authz.rego.
+// policy: see the package comment of rego/authz.rego. write_ceiling is
+// optional (a policy edited before it existed lacks it): collected, so
+// that a missing rule leaves the decision defined.
 const (
-	decideQuery = "allow := data.mneme.authz.allow; reasons := data.mneme.authz.reasons"
+	decideQuery = "allow := data.mneme.authz.allow; reasons := data.mneme.authz.reasons; ceiling := [c | c := data.mneme.authz.write_ceiling]"
 	scopeQuery  = "scope := data.mneme.authz.scope"
 )
 
@@ -329,6 +331,11 @@ func (e *Engine) decide(ctx context.Context, rev *Revision, p memory.Principal, 
 		return memory.Decision{}, fmt.Errorf("policy: decide %s: reasons: %w", action, err)
 	}
 	d := memory.Decision{Allow: allow, Reasons: capReasons(reasons)}
+	if ceiling, ok := b["ceiling"].([]any); !allow && ok && len(ceiling) == 1 && action == memory.ActionWrite {
+		if c, ok := ceiling[0].(string); ok && memory.SensitivityRank(c) >= 0 {
+			d.Refusal = &policyadmin.CeilingError{Sensitivity: r.Sensitivity, Ceiling: c}
+		}
+	}
 	rev.memo.put(gen, key, d, from, until)
 	return d, nil
 }

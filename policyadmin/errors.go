@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"mneme/memory"
 )
 
 // ErrUnknownGrantee is a grant for an agent the tenant does not have: only
@@ -61,6 +63,21 @@ func (untranslatable) Lasting() bool { return true }
 // store's. It denies, and comes wrapped with memory.ErrUnavailable, as a
 // decision delayed by a busy host would succeed when retried.
 var ErrPolicyTimeout = errors.New("the access policy took too long to decide; retry later or roll the policy back")
+
+// CeilingError refuses an end user's write that sets a sensitivity above
+// the highest the tenant lets its users read about themselves
+// (user_max_sensitivity): they could neither read nor delete the memory,
+// while the agents that serve them would. It is a memory.ErrForbidden.
+type CeilingError struct {
+	Sensitivity, Ceiling string
+}
+
+func (e *CeilingError) Error() string {
+	return fmt.Sprintf("sensitivity %s is above %s, the highest this tenant lets its users read about themselves: "+
+		"a memory you could not read back nor delete is not written; send sensitivity %s or lower", e.Sensitivity, e.Ceiling, e.Ceiling)
+}
+
+func (e *CeilingError) Unwrap() error { return memory.ErrForbidden }
 
 // PolicyRejectedError is a policy that may not become a revision or be
 // activated, with a stable Code and what was wrong.

@@ -202,7 +202,14 @@ user_writable_types := {"profile", "episodic"}
 
 # A user writes as "user:<id>" and never as an agent: a memory an end user
 # could attribute to support-bot would be read back as support-bot's own.
+# And only up to their ceiling: above it they could neither read nor delete
+# what they said, while every agent that serves them still reads it.
 permits contains "user writes a memory about themselves" if {
+	user_writes_about_themselves
+	rank_at_most(input.resource.sensitivity, user_max_sensitivity)
+}
+
+user_writes_about_themselves if {
 	input.principal.kind == "user"
 	input.action == "write"
 	input.resource.user_id == input.principal.id
@@ -210,6 +217,19 @@ permits contains "user writes a memory about themselves" if {
 	input.resource.type in user_writable_types
 	object.get(input.resource, "scope", "user") == "user"
 }
+
+# write_ceiling is the ceiling a user's write about themselves went above,
+# and only then: the engine names it in the refusal (code
+# sensitivity_above_ceiling), so that the user knows what to send instead.
+# Optional in an edited policy: without it the refusal is plain forbidden.
+write_ceiling := user_max_sensitivity if {
+	user_writes_about_themselves
+	is_number(ranks[input.resource.sensitivity])
+	is_number(ranks[user_max_sensitivity])
+	not rank_at_most(input.resource.sensitivity, user_max_sensitivity)
+}
+
+denials contains sprintf("sensitivity %s is above the user's ceiling %s", [input.resource.sensitivity, write_ceiling]) if write_ceiling
 
 # Admins do everything within their tenant, and only they manage grants and
 # keys.

@@ -195,6 +195,39 @@ test_user_writes_profile_and_episodic_about_themselves if {
 	allowed(user, "write", mem({"type": "episodic", "agent_id": "user:u1"}))
 }
 
+# A user writes nothing they could not read back and delete: not above the
+# tenant's ceiling, whose name the refusal carries.
+test_user_does_not_write_above_their_ceiling if {
+	mine := {"type": "profile", "agent_id": "user:u1"}
+	allowed(user, "write", mem(object.union(mine, {"sensitivity": "internal"})))
+	not allowed(user, "write", mem(object.union(mine, {"sensitivity": "confidential"})))
+	not allowed(user, "write", mem(object.union(mine, {"sensitivity": "restricted"})))
+	authz.write_ceiling == "internal" with input as in_put(user, "write", mem(object.union(mine, {"sensitivity": "restricted"})))
+		with data.grants as {}
+	reasons(user, "write", mem(object.union(mine, {"sensitivity": "restricted"}))) == {"sensitivity restricted is above the user's ceiling internal"}
+}
+
+test_user_write_ceiling_is_the_tenant_setting if {
+	mine := {"type": "profile", "agent_id": "user:u1"}
+	allowed_with({"acme": {"user_max_sensitivity": "confidential"}}, user, "write", mem(object.union(mine, {"sensitivity": "confidential"})))
+	not allowed_with({"acme": {"user_max_sensitivity": "public"}}, user, "write", mem(object.union(mine, {"sensitivity": "internal"})))
+	authz.write_ceiling == "public" with input as in_put(user, "write", mem(object.union(mine, {"sensitivity": "internal"})))
+		with data.grants as {} with data.settings as {"acme": {"user_max_sensitivity": "public"}}
+}
+
+# write_ceiling names only that refusal: not a write allowed, nor one refused
+# for another reason, nor anyone's but a user's.
+test_write_ceiling_only_for_a_users_write_above_it if {
+	mine := {"type": "profile", "agent_id": "user:u1", "sensitivity": "restricted"}
+	not authz.write_ceiling with input as in_put(user, "write", mem(object.union(mine, {"sensitivity": "internal"}))) with data.grants as {}
+	not authz.write_ceiling with input as in_put(user, "write", mem(object.union(mine, {"type": "semantic"}))) with data.grants as {}
+	not authz.write_ceiling with input as in_put(user, "write", mem(object.union(mine, {"user_id": "u2"}))) with data.grants as {}
+	not authz.write_ceiling with input as in_put(user, "read", mem(mine)) with data.grants as {}
+	not authz.write_ceiling with input as in_put(agent, "write", mem({"sensitivity": "restricted"})) with data.grants as {}
+	allowed(agent, "write", mem({"sensitivity": "restricted"}))
+	allowed(admin, "write", mem(mine))
+}
+
 test_user_does_not_write_semantic_or_procedural if {
 	not allowed(user, "write", mem({"type": "semantic", "agent_id": "user:u1"}))
 	not allowed(user, "write", mem({"type": "procedural", "agent_id": "user:u1"}))
