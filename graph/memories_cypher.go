@@ -52,11 +52,12 @@ RETURN p.status AS status, p.version AS version, p.user_id AS user_id, p.key AS 
 	// raises the sensitivity raises the older versions holding the same
 	// text, once case, width, spacing, punctuation and invisible marks are
 	// left aside (fact_text, facts.Signature): reclassified, it must not stay
-	// readable through them.
+	// readable through them. A candidate superseded before anyone confirmed
+	// it is marked never_active: it held at no time, so as_of never finds it.
 	cypherSupersedeHead = `MATCH (n:Memory {tenant: $tenant, id: $id})
 MATCH (p:Memory {tenant: $tenant, id: $prev_id})
 CALL (p) { ` + tallyDownP + ` }
-SET p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated_at
+SET p.never_active = CASE WHEN p.status = 'candidate' THEN true END, p.status = 'superseded', p.valid_to = n.valid_from, p.updated_at = n.updated_at
 WITH n, p
 CALL (p) { ` + tallyUpP + ` }
 CREATE (n)-[:SUPERSEDES {at: n.created_at, reason: $reason}]->(p)

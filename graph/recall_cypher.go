@@ -214,16 +214,19 @@ RETURN count(m) AS touched`
 )
 
 // cypherRecallFilters are the conditions every recall search shares: what
-// was true (active now, or valid at $as_of, superseded or expired since),
-// then the request's filters, each
+// was true (active now, or valid at $as_of, superseded or expired since, or
+// shared knowledge retired since: archived with its validity closed, as a
+// removed document's sections are), never a version that was never active
+// (a candidate superseded or expired unconfirmed: never_active), then the
+// request's filters, each
 // off when its parameter is null. They are one text whatever the request
 // asks, so that Neo4j plans each search once: none of them picks an index
 // (the searches seek the user's partition, the vector or the full-text
 // index first), so a filter that is off costs a null test per memory.
 const cypherRecallFilters = `(CASE WHEN $as_of IS NULL
   THEN m.status = 'active' AND (m.valid_to IS NULL OR m.valid_to > $now)
-  ELSE m.status IN ['active', 'superseded', 'expired'] AND m.created_at <= $as_of AND m.valid_from <= $as_of
-    AND (m.valid_to IS NULL OR m.valid_to > $as_of) END)
+  ELSE (m.status IN ['active', 'superseded', 'expired'] OR m.status = 'archived' AND m.valid_to IS NOT NULL AND coalesce(m.scope, 'user') <> 'user')
+    AND m.never_active IS NULL AND m.created_at <= $as_of AND m.valid_from <= $as_of AND (m.valid_to IS NULL OR m.valid_to > $as_of) END)
 AND ($types IS NULL OR m.type IN $types) AND ($kinds IS NULL OR m.kind IN $kinds)
 AND ($from IS NULL OR m.created_at >= $from) AND ($to IS NULL OR m.created_at < $to)
 AND ($in_session IS NULL OR m.session_id = $in_session)

@@ -23,7 +23,7 @@ var (
 		"entities", "epoch", "erasing", "evidence_count", "evidence_keys", "evidence_sessions", "expires_at", "fact_numbers",
 		"fact_text", "fence", "format", "grace_until", "grant_revision", "hash", "headings", "history", "id", "id_fold", "idem_key",
 		"importance", "imported_at", "key", "kind", "last_accessed_at", "last_revision", "last_used_at", "memory", "n", "name",
-		"number", "part", "partition", "position", "prev", "principal_id", "props", "reason", "removed_at", "revoked_at", "roles",
+		"never_active", "number", "part", "partition", "position", "prev", "principal_id", "props", "reason", "removed_at", "revoked_at", "roles",
 		"rotated_to", "running_until", "scope", "scope_id", "sections", "sens", "sens_rank", "sensitivity", "session_id", "source", "status",
 		"status_changed_at", "status_reason", "team", "tenant", "title", "type", "updated_at", "user_id",
 		"user_max_sensitivity", "user_ref", "users_read_shared", "valid_from", "valid_to", "version", "written_at"}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"mneme/client"
 	"mneme/documents"
 	graphdocs "mneme/graph/documents"
 	"mneme/identity"
@@ -207,6 +208,52 @@ func TestKnowledgeRecalledByAgents(t *testing.T) {
 	}
 	if ok, _ := recallFinds(t, f, "order-bot", q, "SF-2231"); ok {
 		t.Errorf("an agent of another team recalls the team's section")
+	}
+}
+
+// recallFindsAsOf is recallFinds for what was true at then.
+func recallFindsAsOf(t *testing.T, f *apptest.Fixture, who, query, text string, then time.Time) bool {
+	t.Helper()
+	rec := f.Do(t, who, http.MethodPost, "/v1/recall", memory.RecallRequest{UserID: "alice", Query: query, AsOf: &then})
+	if rec.Status != http.StatusOK {
+		t.Fatalf("recall as %s as of %s: %d %s", who, then, rec.Status, rec.Body)
+	}
+	var got memory.RecallResult
+	rec.Decode(t, &got)
+	return slices.ContainsFunc(got.Memories, func(m memory.Recalled) bool { return strings.Contains(m.Memory.Content, text) })
+}
+
+// TestKnowledgeRemovedStaysInAsOf: a removed document's section no longer
+// holds, but as_of a time it was in force still answers what the rule was
+// then; a memory an agent deleted is gone from as_of too.
+func TestKnowledgeRemovedStaysInAsOf(t *testing.T) {
+	f := apptest.Start(t)
+	if r, res := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "ribbons",
+		Content: "# Ribbon\n\nThe ribbon colour for gift orders is always crimson red.\n"}); r.Status != http.StatusOK || res.Counts == nil || res.Counts.Created != 1 {
+		t.Fatalf("import: %d %s, want 1 created", r.Status, r.Body)
+	}
+	forgotten := create(t, f, "support-bot", client.NewMemory{
+		UserID: "alice", Type: client.TypeProfile, Content: "Alice wants crimson red ribbon on her gift orders.",
+	})
+	then := time.Now().UTC()
+	const q, rule, hers = "What colour is the gift ribbon?", "always crimson red", "Alice wants crimson red ribbon"
+	if !recallFindsAsOf(t, f, "support-bot", q, rule, then) || !recallFindsAsOf(t, f, "support-bot", q, hers, then) {
+		t.Fatalf("as of %s before the removal, the section or alice's memory is missing", then)
+	}
+	if n, err := f.Client(t, apptest.Admin).RemoveKnowledge(t.Context(), "ribbons"); err != nil || n != 1 {
+		t.Fatalf("remove: %d, %v; want 1 section archived", n, err)
+	}
+	if _, err := f.Client(t, "support-bot").Delete(t.Context(), forgotten.ID); err != nil {
+		t.Fatalf("support-bot deletes its memory: %v", err)
+	}
+	if ok, _ := recallFinds(t, f, "support-bot", q, rule); ok {
+		t.Errorf("recall now finds the removed section")
+	}
+	if !recallFindsAsOf(t, f, "support-bot", q, rule, then) {
+		t.Errorf("as of %s, when it was in force, the removed section is not found", then)
+	}
+	if recallFindsAsOf(t, f, "support-bot", q, hers, then) {
+		t.Errorf("as of %s, the memory support-bot deleted is found again", then)
 	}
 }
 

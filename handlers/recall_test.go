@@ -152,6 +152,49 @@ func TestRecallAsOf(t *testing.T) {
 	}
 }
 
+// TestRecallAsOfNeverReturnsACandidate: an agent's guess that was never
+// confirmed held at no time, so as_of does not find it once a newer version
+// superseded it, neither for the agent nor for the user it is about.
+func TestRecallAsOfNeverReturnsACandidate(t *testing.T) {
+	f := apptest.Start(t)
+	guess := create(t, f, "support-bot", client.NewMemory{
+		UserID: "bob", Type: client.TypeProfile, Kind: "preference", Key: "snack",
+		Content: "Bob loves durian pastries for office snacks.",
+	})
+	if guess.Status != client.StatusCandidate {
+		t.Fatalf("support-bot's preference is %s, want a candidate", guess.Status)
+	}
+	edit := "Bob loves lychee pastries for office snacks."
+	next, err := f.Client(t, "support-bot").Update(t.Context(), guess.ID, 0, client.UpdateRequest{Content: &edit})
+	if err != nil || next.Status != client.StatusCandidate {
+		t.Fatalf("PATCH the candidate: %+v, %v; want a new candidate", next, err)
+	}
+	if old, err := f.Client(t, apptest.Admin).Get(t.Context(), guess.ID); err != nil || old.Status != client.StatusSuperseded {
+		t.Fatalf("first version after the PATCH: %+v, %v; want it superseded", old, err)
+	}
+	then := guess.CreatedAt
+	for _, who := range []string{"support-bot", "bob"} {
+		got := recalledIDs(recall(t, f, who, client.RecallRequest{UserID: "bob", Query: "What snacks does Bob like?", AsOf: &then}))
+		if has(got, guess.ID) {
+			t.Errorf("%s: as of %s = %v, holds the never-confirmed %s", who, then, got, guess.ID)
+		}
+	}
+	// Confirmed, the second version holds from then on; the first still
+	// held at no time.
+	if m, err := f.Client(t, "bob").Confirm(t.Context(), next.ID); err != nil || m.Status != client.StatusActive {
+		t.Fatalf("bob confirms %s: %+v, %v", next.ID, m, err)
+	}
+	now := time.Now().UTC()
+	q := client.RecallRequest{UserID: "bob", Query: "What snacks does Bob like?", AsOf: &now}
+	if got := recalledIDs(recall(t, f, "support-bot", q)); !has(got, next.ID) || has(got, guess.ID) {
+		t.Errorf("as of now after the confirmation = %v, want %s and not %s", got, next.ID, guess.ID)
+	}
+	q.AsOf = &then
+	if got := recalledIDs(recall(t, f, "support-bot", q)); has(got, guess.ID) {
+		t.Errorf("as of %s after the confirmation = %v, holds the never-confirmed %s", then, got, guess.ID)
+	}
+}
+
 func TestRecallDecayPrefersRecentEpisodes(t *testing.T) {
 	f := apptest.Start(t)
 	ctx := context.Background()

@@ -29,12 +29,13 @@ RETURN m.id AS id, m.user_id AS user_id, m.type AS type, m.status AS status, m.i
 	// cypherTransition moves memories that are still live; one changed
 	// meanwhile (superseded, erased, already archived) is left alone. An
 	// expired memory stops being valid; an archived one stays valid but is
-	// no longer recalled.
+	// no longer recalled. A candidate that leaves unconfirmed was never
+	// active: never_active keeps as_of from finding it.
 	cypherTransition = `MATCH (m:Memory {tenant: $tenant})
 WHERE m.id IN $ids AND m.status IN ['active', 'candidate']
 WITH m ORDER BY m.user_id
 CALL (m) { ` + graph.TallyDown + ` }
-SET m.status = $to, m.status_reason = $reason, m.status_changed_at = $at,
+SET m.never_active = CASE WHEN m.status = 'candidate' THEN true END, m.status = $to, m.status_reason = $reason, m.status_changed_at = $at,
     m.valid_to = CASE WHEN $to = 'expired' THEN coalesce(m.valid_to, $at) ELSE m.valid_to END
 WITH m
 CALL (m) { ` + graph.TallyUp + ` }

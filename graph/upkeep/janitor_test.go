@@ -170,3 +170,34 @@ func TestActiveUsers(t *testing.T) {
 		t.Errorf("ActiveUsers(most 1) = %v, %v; want one user", users, err)
 	}
 }
+
+// A candidate the janitor expires unconfirmed held at no time: as_of within
+// its lifetime does not find it, while an active memory expired beside it is
+// found.
+func TestExpiredCandidateIsNotFoundAsOf(t *testing.T) {
+	g, s := testStores(t)
+	tenant := testenv.Tenant(t)
+	fact := newMemory(tenant, "u1", "orders from Lyon ship by rail freight")
+	guess := newMemory(tenant, "u1", "orders from Lyon probably ship by river barge")
+	guess.Status = memory.StatusCandidate
+	if _, err := g.CreateMemories(graphtest.Ctx(t), []memory.Memory{fact, guess}); err != nil {
+		t.Fatal(err)
+	}
+	ended := fact.ValidFrom.Add(30 * janitor.Day)
+	if n, err := s.Transition(graphtest.Ctx(t), tenant, []string{fact.ID, guess.ID}, memory.StatusExpired, memory.ReasonTTL, ended); err != nil || n != 2 {
+		t.Fatalf("Transition: %d, %v; want 2 expired", n, err)
+	}
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	q := memory.SearchQuery{UserID: "u1", Text: "Lyon ship", Now: time.Now(), Limit: 10, AsOf: fact.ValidFrom.Add(janitor.Day)}
+	hits, err := g.SearchFullText(graphtest.Ctx(t), whole, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.Memory.ID)
+	}
+	if !slices.Equal(got, []string{fact.ID}) {
+		t.Errorf("as_of while both were live = %v, want only the active one %s (candidate %s)", got, fact.ID, guess.ID)
+	}
+}
