@@ -42,6 +42,7 @@ func findSecrets(text string) [][2]int {
 			out = append(out, [2]int{m[2], m[3]})
 		}
 	}
+	out = append(out, findNamedCredentials(text, "secret")...)
 	return append(out, findMnemeKeys(text)...)
 }
 
@@ -162,14 +163,14 @@ func entropy(s string) float64 {
 	return h
 }
 
-// Passwords are recognised by being named: "password: …", "密码是…", or
+// Passwords are recognised by being named: "password: …", "pw: …", "密码是…", or
 // "passwd hunter2", "密码 abc12345": named with no verb, the word after
 // must look like a secret (bare). A quoted value is the password whole,
 // spaces and all ("passphrase is "correct horse battery staple"",
 // 口令是“芝麻开门”), and so are the words after "passphrase:" up to the end
 // of the clause.
 var (
-	passwordEN     = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passcode|passphrase|passwort|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
+	passwordEN     = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|pw|passcode|passphrase|passwort|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
 	passwordZH     = regexp.MustCompile(`(?:密码|密碼|口令|パスワード|비밀번호)\s*(?:是|为|為|改成|改为|は|[:：=])\s*["']?([!-~]{4,}(?: [!-~]+)*)`)
 	passwordBare   = regexp.MustCompile(`(?i)(?:\b(?:password|passwd|pwd|passcode|passphrase|passwort|contraseña|mot de passe)\s+|(?:密码|密碼|口令|パスワード|비밀번호)\s*)["']?([!-~]{6,})`)
 	passwordQuoted = regexp.MustCompile(`(?i)(?:\b(password|passwd|pwd|passcode|pass ?phrase|passwort|pin)\b["']?\s*((?:is|was)\b|[:=：])?|(?:密码|密碼|口令|パスワード|비밀번호)\s*(?:是|为|為|改成|改为|は|[:：=]))\s*(?:"([^"\n]{1,128})"|'([^'\n]{1,128})'|“([^”\n]{1,128})”|‘([^’\n]{1,128})’|「([^」\n]{1,128})」|『([^』\n]{1,128})』)`)
@@ -211,7 +212,7 @@ func findPasswords(text string) [][2]int {
 			out = append(out, [2]int{m[2], m[2] + len(v)})
 		}
 	}
-	return out
+	return append(out, findNamedCredentials(text, "pass")...)
 }
 
 // bare tells a secret written right after the word password from prose
@@ -328,10 +329,14 @@ var cnID = regexp.MustCompile(`\d{6}(?:` + groupBreak + `)?\d{8}(?:` + groupBrea
 // line break with the spaces around it.
 const groupBreak = `[ \-]|[ \t]*\r?\n[ \t]*`
 
+// findCNIDs finds resident identity numbers: valid ones (ValidCNID), and
+// any of the right shape that a label names one (labelledCNID): "身份证号
+// 110101199003077777" is an ID number with a wrong check digit, mistyped
+// or made up, and as private as a right one.
 func findCNIDs(text string) [][2]int {
 	var out [][2]int
 	for _, m := range cnID.FindAllStringIndex(text, -1) {
-		if isolated(text, m[0], m[1], nil) && ValidCNID(idChars(text[m[0]:m[1]])) {
+		if isolated(text, m[0], m[1], nil) && (ValidCNID(idChars(text[m[0]:m[1]])) || labelledCNID(text, m[0])) {
 			out = append(out, [2]int{m[0], m[1]})
 		}
 	}

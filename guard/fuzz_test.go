@@ -23,6 +23,9 @@ func FuzzScan(f *testing.F) {
 		"card ٤١١١١١١١١١١١١١١١", "phone ¹³⁹¹²³⁴⁵⁶⁷⁸", "ID ١١٠١٠١١٩٩٠٠٣٠٧٤٥١٤", "card ④①①①①①①①①①①①①①①①",
 		"card 4\u03011\u030111111111111111", "card \u202e1111111111111114\u202c", "\u202eliame yb ton\u202c 13812345678",
 		"mail bоb.smith@example.cоm", "телефона13812345678", "my key is mn_acme_ bf3FB9cKSydbSS66yqJ9aQms",
+		"pw: Tr0ub4dor&3", "pass: hunter2x!", "secret: Tr0ub4dor&3", "login bob / Tr0ub4dor&3", "credentials: bob:Tr0ub4dor&3",
+		"SSN 219-09-9999", "social security number 536-22-1234", "passport number E12345678", "护照号 E12345678",
+		"身份证号 110101199003077777", "身份证号：１１０１０１１９９００３０７７７７７", "pass: the salt", "SSN format is XXX-XX-XXXX",
 	} {
 		f.Add(s)
 	}
@@ -45,8 +48,14 @@ func FuzzScan(f *testing.F) {
 			v := newView(text[fd.Start:fd.End]).text
 			switch fd.Kind {
 			case KindCNID:
-				if !ValidCNID(idChars(v)) && !ValidCNID(idChars(reverse(v))) {
-					t.Fatalf("cn_id %q fails its checksum", v)
+				before := newView(text[:fd.Start]).text
+				labelled := len(idChars(v)) == 18 && labelledCNID(before, len(before))
+				if !ValidCNID(idChars(v)) && !ValidCNID(idChars(reverse(v))) && !labelled {
+					t.Fatalf("cn_id %q fails its checksum and no label names it", v)
+				}
+			case KindIDNumber:
+				if n := len(onlyDigits(v)); n < 6 || n > 9 {
+					t.Fatalf("id_number %q has %d digits", v, n)
 				}
 			case KindBankCard:
 				if !ValidCard(onlyDigits(v)) && !ValidCard(onlyDigits(reverse(v))) {

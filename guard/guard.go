@@ -2,6 +2,8 @@
 // remembered: passwords, API keys and tokens, Chinese resident identity
 // numbers (GB 11643 checksum and birth date), bank card numbers (Luhn),
 // phone numbers, e-mail addresses and health terms, in Chinese and English.
+// Social security and passport numbers, and a resident identity number
+// whose check digit is wrong, count when a label names them.
 // It only detects and masks; what to do with a finding (reject, redact or
 // allow) is policy, decided elsewhere. On the way out, QuoteLine keeps what
 // was remembered inside the block a model reads it in.
@@ -18,6 +20,9 @@ const (
 	KindPassword = "password"
 	KindSecret   = "secret"
 	KindCNID     = "cn_id"
+	// KindIDNumber is an identity document's number other than a Chinese
+	// resident identity number: a social security or a passport number.
+	KindIDNumber = "id_number"
 	KindBankCard = "bank_card"
 	KindPhone    = "phone"
 	KindEmail    = "email"
@@ -25,7 +30,7 @@ const (
 )
 
 // Kinds lists every finding kind.
-var Kinds = []string{KindPassword, KindSecret, KindCNID, KindBankCard, KindPhone, KindEmail, KindHealth}
+var Kinds = []string{KindPassword, KindSecret, KindCNID, KindIDNumber, KindBankCard, KindPhone, KindEmail, KindHealth}
 
 // Finding is one sensitive value: its kind and its byte span in the text.
 type Finding struct {
@@ -43,6 +48,7 @@ var detectors = []struct {
 	{KindPassword, findPasswords},
 	{KindEmail, findEmails},
 	{KindCNID, spacedOut(findCNIDs)},
+	{KindIDNumber, findIDNumbers},
 	{KindBankCard, spacedOut(findBankCards)},
 	{KindPhone, spacedOut(findPhones)},
 	{KindHealth, findHealthTerms},
