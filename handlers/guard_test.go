@@ -57,6 +57,16 @@ func TestGuardNeverStoresOrLogsRawValues(t *testing.T) {
 		{"resident id", "Alice's 身份证号 is " + cnID, []string{"cn_id"}},
 		{"password", "her dashboard password: " + pass, []string{"password"}},
 		{"several", "key " + secret + " and id " + cnID, []string{"cn_id", "secret"}},
+		{"pw", "Bob says pw: " + pass, []string{"password"}},
+		{"pass", "his vpn pass: hunter2x!", []string{"password"}},
+		{"secret", "Bob says secret: " + pass, []string{"secret"}},
+		{"login pair", "login bob / " + pass, []string{"password"}},
+		{"credentials pair", "credentials: bob:" + pass, []string{"password"}},
+		{"ssn", "Bob's SSN 219-09-9999", []string{"id_number"}},
+		{"social security number", "social security number 536-22-1234", []string{"id_number"}},
+		{"passport", "passport number E12345678", []string{"id_number"}},
+		{"chinese passport", "护照号 E12345678", []string{"id_number"}},
+		{"labelled resident id with a wrong check digit", "身份证号 110101199003077777", []string{"cn_id"}},
 	}
 	bot := f.Client(t, "support-bot")
 	for _, tc := range rejected {
@@ -123,7 +133,7 @@ func TestGuardNeverStoresOrLogsRawValues(t *testing.T) {
 
 	// Nothing rejected or redacted is in the graph or in the log.
 	ctx := context.Background()
-	for _, raw := range []string{secret, cnID, pass, card, email, illness} {
+	for _, raw := range []string{secret, cnID, pass, card, email, illness, "hunter2x!", "219-09-9999", "536-22-1234", "E12345678", "110101199003077777"} {
 		n, err := f.App.Store.CountText(ctx, f.Tenant, raw)
 		if err != nil {
 			t.Fatal(err)

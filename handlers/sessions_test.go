@@ -465,7 +465,7 @@ func TestSessionTurnsAUserReads(t *testing.T) {
 	appendTurns(t, f, "support-bot", id, client.AppendRequest{UserID: "alice", Turns: []client.Turn{
 		{Role: memory.RoleSystem, Content: "INTERNAL: Alice margin is 3%, credit risk HIGH"},
 		{Role: memory.RoleTool, Content: "crm.lookup -> landed cost 41k"},
-		{Role: memory.RoleUser, Content: "Hi, any discount? My password is Hunter2hunter2 and my card 4111 1111 1111 1111, ID 110101199003074514."},
+		{Role: memory.RoleUser, Content: "Hi, any discount? My password is Hunter2hunter2 and my card 4111 1111 1111 1111, ID 110101199003074514. Also pw: Tr0ub4dor&3, login bob / Hunter3x!, SSN 219-09-9999, passport number E12345678, 身份证号 110101199003077777."},
 		{Role: memory.RoleAssistant, Content: "Let me check the discount for you."},
 	}})
 	roles := func(s client.Session) (out []string) {
@@ -486,7 +486,7 @@ func TestSessionTurnsAUserReads(t *testing.T) {
 		if who == "alice" && (strings.Contains(got.Context, "margin") || strings.Contains(got.Context, "landed cost")) {
 			t.Errorf("alice's session block holds the agent's turns: %q", got.Context)
 		}
-		for _, secret := range []string{"Hunter2hunter2", "4111 1111", "110101199003074514"} {
+		for _, secret := range []string{"Hunter2hunter2", "4111 1111", "110101199003074514", "Tr0ub4dor&3", "Hunter3x!", "219-09-9999", "E12345678", "110101199003077777"} {
 			if strings.Contains(got.Context, secret) || strings.Contains(fmt.Sprint(s.Turns), secret) {
 				t.Errorf("%s reads %q in the session", who, secret)
 			}
@@ -496,7 +496,7 @@ func TestSessionTurnsAUserReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(fmt.Sprint(raw.Turns), "[REDACTED:bank_card]") {
+	if !strings.Contains(fmt.Sprint(raw.Turns), "[REDACTED:bank_card]") || !strings.Contains(fmt.Sprint(raw.Turns), "[REDACTED:id_number]") {
 		t.Errorf("stored turns %+v: want the card masked", raw.Turns)
 	}
 }

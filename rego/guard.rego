@@ -18,6 +18,7 @@ default_actions := {
 	"password": {"*": "reject"},
 	"secret": {"*": "reject"},
 	"cn_id": {"*": "reject"},
+	"id_number": {"*": "reject"},
 	"bank_card": {"*": "redact"},
 	"phone": {"*": "redact"},
 	"email": {"*": "redact"},

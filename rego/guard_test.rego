@@ -19,6 +19,11 @@ test_secrets_and_ids_are_rejected if {
 	guard.actions == {"password": "reject", "secret": "reject", "cn_id": "reject"} with input as in_put("profile", "contact", ["password", "secret", "cn_id"])
 }
 
+test_social_security_and_passport_numbers_are_rejected if {
+	guard.actions == {"id_number": "reject"} with input as in_put("profile", "contact", ["id_number"])
+	guard.actions == {"id_number": "reject"} with input as in_put("episodic", "order", ["id_number"])
+}
+
 test_bank_card_is_redacted_everywhere if {
 	guard.actions == {"bank_card": "redact"} with input as in_put("profile", "contact", ["bank_card"])
 	guard.actions == {"bank_card": "redact"} with input as in_put("episodic", "order", ["bank_card"])

@@ -98,7 +98,7 @@ func (s *Service) GetSession(ctx context.Context, p memory.Principal, id string)
 // session's life nor come back in recall's session block. Phones and
 // e-mails wait for the close, where policy may keep them in a contact
 // preference.
-var sessionMasked = []string{guard.KindPassword, guard.KindSecret, guard.KindCNID, guard.KindBankCard}
+var sessionMasked = []string{guard.KindPassword, guard.KindSecret, guard.KindCNID, guard.KindIDNumber, guard.KindBankCard}
 
 func maskSecrets(text string) string {
 	return guard.Redact(text, guard.Scan(text), sessionMasked)
