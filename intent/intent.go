@@ -12,7 +12,10 @@ package intent
 import (
 	"slices"
 	"strings"
+	"time"
 	"unicode"
+
+	"mneme/period"
 )
 
 // Ask is what a question about the user asks for. A memory answers it when
@@ -74,6 +77,10 @@ type rule struct {
 	// question speaks of someone else, or of contacting, answering or
 	// serving someone (DealsWithSomeone).
 	dealsWithSomeone bool
+	// periodic is true for an intent whose slots are bound to a period
+	// (a budget): a question that names one ("the Q4 budget") asks for
+	// the slot of that period, "budget_q4", as package extract keys it.
+	periodic bool
 	// broad is true for an intent that asks for a whole kind of memory
 	// (every preference): beside an intent for one slot ("contact
 	// preference", "how does she prefer her answers?") it adds nothing, as
@@ -224,7 +231,7 @@ var rules = []rule{
 		"语言", "中文", "英文", "普通话", "粤语", "说什么话", "用什么话",
 	}},
 	// Budget: how much the user may spend, asked of them or of anyone.
-	{name: "budget", keys: []string{"budget"}, kinds: []string{"budget", "credit_limit"}, cues: []string{
+	{name: "budget", keys: []string{"budget"}, kinds: []string{"budget", "credit_limit"}, periodic: true, cues: []string{
 		"budget*", "spend", "spending", "spend limit", "spending cap", "spending limit", "afford", "how much money",
 		"预算", "能花", "可以花", "花多少", "经费", "开支", "开销", "采购额", "额度",
 		"credit limit", "credit line", "信用额度", "授信",
@@ -326,12 +333,29 @@ func Detect(text string) Ask {
 	for _, r := range fired {
 		topical = topical && r.topical
 		a.Names = append(a.Names, r.name)
-		a.Keys = union(a.Keys, r.keys)
+		a.Keys = union(a.Keys, periodKeys(r, text))
 		a.Kinds = union(a.Kinds, r.kinds)
 		a.Types = union(a.Types, r.types)
 	}
 	a.Topical = topical && len(a.Names) > 0 && namesSubject(withoutPerson(rest))
 	return a
+}
+
+// periodKeys are the slots r asks for: of the period the question names,
+// when r is periodic and it names one ("What is the Q4 budget?" asks for
+// budget_q4; the budgets of other periods, and one of no period, still
+// answer by their kind). A question is read without a time: "next year's
+// budget" names no period it could key.
+func periodKeys(r rule, text string) []string {
+	p := period.Of(text, time.Time{}).Key()
+	if !r.periodic || p == "" {
+		return r.keys
+	}
+	keys := make([]string, len(r.keys))
+	for i, k := range r.keys {
+		keys[i] = k + "_" + p
+	}
+	return keys
 }
 
 // withoutPerson blanks out the words that refer to the user ("she", "the

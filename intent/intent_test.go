@@ -195,6 +195,44 @@ func TestMatchPrefersTheSlot(t *testing.T) {
 	}
 }
 
+// TestBudgetOfAPeriod: a question about the budget of a period prefers the
+// budget of that period (its slot), and still reaches the budgets of other
+// periods and of none by their kind; a question that names no period
+// prefers the budget of none.
+func TestBudgetOfAPeriod(t *testing.T) {
+	tests := []struct {
+		q, key string
+		want   int
+	}{
+		{"What is the Q4 budget?", "budget_q4", 3},
+		{"What is the Q4 budget?", "budget_2027_q1", 2},
+		{"What is the Q4 budget?", "budget", 2},
+		{"What's our budget for 2027?", "budget_2027", 3},
+		{"What's our budget for 2027?", "budget_q4", 2},
+		{"what is the monthly budget", "budget_monthly", 3},
+		{"What is the budget?", "budget", 3},
+		{"What is the budget?", "budget_q4", 2},
+		{"What is next year's budget?", "budget_2027", 2},
+		{"四季度预算是多少？", "budget_q4", 3},
+		{"第一季度的预算是多少", "budget_q1", 3},
+		{"第一季度的预算是多少", "budget_q4", 2},
+		{"下半年预算多少", "budget_h2", 3},
+		{"2027年的预算是多少？", "budget_2027", 3},
+		{"预算是多少？", "budget", 3},
+		{"预算是多少？", "budget_2027_q1", 2},
+		{"Q3的信用额度是多少", "credit_limit_q3", 2},
+	}
+	for _, tt := range tests {
+		kind := "budget"
+		if tt.key == "credit_limit_q3" {
+			kind = "credit_limit"
+		}
+		if got := Detect(tt.q).Match("semantic", kind, tt.key); got != tt.want {
+			t.Errorf("Detect(%q).Match(key %s) = %d, want %d", tt.q, tt.key, got, tt.want)
+		}
+	}
+}
+
 func TestTopical(t *testing.T) {
 	tests := []struct {
 		q       string

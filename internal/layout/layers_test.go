@@ -34,13 +34,16 @@ var layers = map[string]int{
 	"mneme/client":            0,
 	"mneme/deploy":            0,
 	"mneme/relevance":         0,
-	"mneme/intent":            0,
-	"mneme/partitions":        0,
-	"mneme/embedding/usem":    0,
+	// The period a statement or a question names.
+	"mneme/period":         0,
+	"mneme/partitions":     0,
+	"mneme/embedding/usem": 0,
 	// Watches the stores for a stall; takes their pings as functions.
 	"mneme/stall": 0,
 	// Recall's settings, below the service that reads them.
 	"mneme/recallconfig": 1,
+	// What a question about the user asks for; reads its period.
+	"mneme/intent": 1,
 	// Documents split into sections, of a page only what its reader sees.
 	"mneme/knowledge": 1,
 	// The domain.
