@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"mneme/internal/httpjson"
 	"mneme/memory"
+	"mneme/period"
 )
 
 // LLMConfig points at an OpenAI-compatible chat-completions endpoint.
@@ -127,8 +129,12 @@ func (l *LLM) ask(ctx context.Context, turns []memory.Turn) ([]memory.NewMemory,
 	said := strings.ToLower(transcript(turns))
 	var out []memory.NewMemory
 	for _, a := range answer.Memories {
+		key := strings.ToLower(strings.TrimSpace(a.Key))
+		if slices.ContainsFunc(amountSlots, func(s amountSlot) bool { return s.key == key }) {
+			key = periodKey(key, period.Of(a.Content, lastSaid(turns))) // a budget of another period is another slot, as the rules key it
+		}
 		m := memory.NewMemory{
-			Type: a.Type, Kind: a.Kind, Key: a.Key, Content: a.Content,
+			Type: a.Type, Kind: a.Kind, Key: key, Content: a.Content,
 			Importance: ptr(a.Importance), Confidence: ptr(confidenceStated), Source: sourceConversation,
 		}
 		for _, e := range a.Entities {
@@ -148,6 +154,18 @@ func (l *LLM) ask(ctx context.Context, turns []memory.Turn) ([]memory.NewMemory,
 		return nil, fmt.Errorf("%w: every memory failed validation", errMalformed)
 	}
 	return kept, nil
+}
+
+// lastSaid is when the last turn that carries a time was said: what a
+// relative period ("next year") is read against. Zero when none does.
+func lastSaid(turns []memory.Turn) time.Time {
+	var at time.Time
+	for _, t := range turns {
+		if t.At.After(at) {
+			at = t.At
+		}
+	}
+	return at.UTC()
 }
 
 // transcript is what the model reads: the user's turns only, as the rules

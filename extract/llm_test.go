@@ -139,3 +139,26 @@ func TestNewWithoutURLIsTheRules(t *testing.T) {
 		t.Fatal("with no LLM configured, New must return the rule extractor")
 	}
 }
+
+// TestLLMBudgetKeyedByItsPeriod: a budget the model reports under the plain
+// budget key is keyed by the period its content names, as the rules key
+// it, relative periods read against when the turns were said.
+func TestLLMBudgetKeyedByItsPeriod(t *testing.T) {
+	answer := `{"memories":[
+	 {"type":"semantic","kind":"budget","key":"budget","content":"Q4 procurement budget is 150,000 CNY","importance":0.8,"entities":[]},
+	 {"type":"semantic","kind":"budget","key":"budget","content":"下一年一季度预算为9万元 (next year's Q1)","importance":0.8,"entities":[]},
+	 {"type":"semantic","kind":"budget","key":"budget","content":"Budget is 100,000 CNY","importance":0.8,"entities":[]}
+	]}`
+	srv := chatServer(t, http.StatusOK, answer, 0, nil)
+	got, err := llm(srv.URL, time.Second).Extract(context.Background(), conversation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, m := range got {
+		keys = append(keys, m.Key)
+	}
+	if want := []string{"budget_q4", "budget_2027_q1", "budget"}; !cmp.Equal(keys, want) {
+		t.Errorf("keys = %v, want %v", keys, want)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"mneme/guard"
 	"mneme/memory"
+	"mneme/period"
 )
 
 // Rules is the rule-based extractor. It reads only what the user said:
@@ -105,9 +106,10 @@ func fromSentence(s string, ref time.Time) []memory.NewMemory {
 			Importance: ptr(importance), Confidence: ptr(confidenceStated), Source: sourceConversation,
 		})
 	}
+	named := period.Of(s, ref)
 	for _, slot := range amountSlots {
-		if a, ok := slotAmount(s, slot.words); ok {
-			add(memory.TypeSemantic, slot.kind, slot.key, slot.label+" "+a.format(), importanceAmountSlot)
+		if a, ok := slotAmount(s, slot.words, named.Spans); ok {
+			add(memory.TypeSemantic, slot.kind, periodKey(slot.key, named), slot.label+" "+a.format(), importanceAmountSlot)
 		}
 	}
 	for _, f := range dateFacts {
@@ -177,21 +179,40 @@ func sentences(text string) []string {
 }
 
 // amountSlots are facts whose value is an amount and whose slot a newer
-// statement replaces.
-var amountSlots = []struct {
-	kind, key, label string
-	words            []string
-}{
+// statement replaces. They are bound to a period: a budget that names one
+// is keyed by it (periodKey).
+var amountSlots = []amountSlot{
 	{"budget", "budget", "Budget", []string{"budget", "预算"}},
 	{"credit_limit", "credit_limit", "Credit limit", []string{"credit limit", "信用额度", "授信额度"}},
+}
+
+// amountSlot is one fact of amountSlots: its kind, key, the label its
+// memory's content starts with, and the words that name it.
+type amountSlot struct {
+	kind, key, label string
+	words            []string
+}
+
+// periodKey is the slot key of a period-bound fact: key qualified by the
+// period the statement names, "budget_q4", "budget_2027_q1", "budget_2027",
+// "budget_h1", "budget_annual", "budget_monthly" (see period.Period.Key),
+// so that a budget for another period never replaces this one; key alone
+// when it names none, and the same key for the same period, so that a
+// budget restated replaces the last one as before.
+func periodKey(key string, p period.Period) string {
+	if k := p.Key(); k != "" {
+		return key + "_" + k
+	}
+	return key
 }
 
 // question marks a clause that asks rather than states.
 var question = regexp.MustCompile(`(?i)^\s*(is|are|was|what|what's|how|do|does|did|can|could|will|would|should)\b|吗|多少|是否|什么|怎么|几`)
 
 // slotAmount finds the amount a sentence states for a keyword: the first
-// amount after it, else the last one before it. A question states nothing.
-func slotAmount(s string, words []string) (amount, bool) {
+// amount after it, else the last one before it. A question states nothing,
+// and a year that names the period (at spans) is no amount.
+func slotAmount(s string, words []string, spans [][2]int) (amount, bool) {
 	lower := strings.ToLower(s)
 	for _, w := range words {
 		i := strings.Index(lower, w)
@@ -209,6 +230,9 @@ func slotAmount(s string, words []string) (amount, bool) {
 			}
 			if slices.ContainsFunc(found, func(f guard.Finding) bool { return f.Start < a.end && a.start < f.End }) {
 				continue // a card or phone number: the guard masks it in the text, so no amount may repeat it
+			}
+			if !a.explicit && slices.ContainsFunc(spans, func(p [2]int) bool { return p[0] < a.end && a.start < p[1] }) {
+				continue // "for 2027", "2027年": the period, not a sum
 			}
 			if a.start > i {
 				return a, true

@@ -53,7 +53,7 @@ func TestRulesFindFacts(t *testing.T) {
 		{"budget zh digits", "我的预算是10万。", []found{{Type: "semantic", Kind: "budget", Key: "budget", Content: "Budget 100,000: 我的预算是10万"}}},
 		{"budget zh short", "预算15万", []found{{Type: "semantic", Kind: "budget", Key: "budget", Content: "Budget 150,000: 预算15万"}}},
 		{"budget zh numerals", "预算调整为十五万元", []found{{Type: "semantic", Kind: "budget", Key: "budget", Content: "Budget 150,000 CNY: 预算调整为十五万元"}}},
-		{"budget amount first", "We have 2,000,000 yuan of budget this year", []found{{Type: "semantic", Kind: "budget", Key: "budget", Content: "Budget 2,000,000 CNY: We have 2,000,000 yuan of budget this year"}}},
+		{"budget amount first", "We have 2,000,000 yuan of budget this year", []found{{Type: "semantic", Kind: "budget", Key: "budget_2026", Content: "Budget 2,000,000 CNY: We have 2,000,000 yuan of budget this year"}}},
 		{"credit limit", "Our credit limit is 80k.", []found{{Type: "semantic", Kind: "credit_limit", Key: "credit_limit", Content: "Credit limit 80,000: Our credit limit is 80k"}}},
 		{"preference en", "I prefer short answers.", []found{{Type: "profile", Kind: "preference", Key: "answer_style", Content: "I prefer short answers"}}},
 		{"preference en object", "I love green tea", []found{{Type: "profile", Kind: "preference", Key: "preference:green-tea", Content: "I love green tea"}}},
@@ -250,5 +250,67 @@ func TestPreferenceKeyHoldsNoPersonalData(t *testing.T) {
 				t.Errorf("extract %q: key %q", text, m.Key)
 			}
 		}
+	}
+}
+
+// TestBudgetPeriods: a budget that names its period is keyed by it, so that
+// the budgets of two periods are two slots; one that names none keeps the
+// plain key. Relative periods are read against when the turn was said
+// (2026-10-08).
+func TestBudgetPeriods(t *testing.T) {
+	tests := []struct {
+		text, key, content string
+	}{
+		{"Our Q4 procurement budget is 150k CNY.", "budget_q4", "Budget 150,000 CNY"},
+		{"For next year's Q1 the budget is 90k CNY.", "budget_2027_q1", "Budget 90,000 CNY"},
+		{"My budget for Q1 is 90k CNY", "budget_q1", "Budget 90,000 CNY"},
+		{"The budget for 2027 is 90k", "budget_2027", "Budget 90,000"},
+		{"Budget for 2027 is 2000000 yuan", "budget_2027", "Budget 2,000,000 CNY"},
+		{"FY2027 budget: $1.2m", "budget_2027", "Budget 1,200,000 USD"},
+		{"Our H2 budget is 60k", "budget_h2", "Budget 60,000"},
+		{"The budget for next quarter is 40k", "budget_2027_q1", "Budget 40,000"},
+		{"Our annual budget is 500k", "budget_annual", "Budget 500,000"},
+		{"Our monthly budget is 5k", "budget_monthly", "Budget 5,000"},
+		{"My credit limit for Q3 is 200k", "credit_limit_q3", "Credit limit 200,000"},
+		{"My budget is 100k", "budget", "Budget 100,000"},
+		{"The budget is 150k, delivery on 2027-03-01", "budget", "Budget 150,000"},
+		{"一季度预算是9万", "budget_q1", "Budget 90,000"},
+		{"第四季度的采购预算是15万元", "budget_q4", "Budget 150,000 CNY"},
+		{"明年一季度预算9万", "budget_2027_q1", "Budget 90,000"},
+		{"上半年预算30万", "budget_h1", "Budget 300,000"},
+		{"下半年预算二十万", "budget_h2", "Budget 200,000"},
+		{"2027年预算200万", "budget_2027", "Budget 2,000,000"},
+		{"明年的预算是50万", "budget_2027", "Budget 500,000"},
+		{"年度预算50万", "budget_annual", "Budget 500,000"},
+		{"每月预算5000元", "budget_monthly", "Budget 5,000 CNY"},
+		{"预算是15万", "budget", "Budget 150,000"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.text, func(t *testing.T) {
+			ms := extractUser(t, tc.text)
+			if len(ms) != 1 || ms[0].Key != tc.key || !strings.HasPrefix(ms[0].Content, tc.content+":") {
+				t.Fatalf("extract %q: %+v, want key %s and content %q…", tc.text, summarise(ms), tc.key, tc.content)
+			}
+		})
+	}
+}
+
+// TestBudgetsOfTwoPeriodsInOneConversation: the Q4 budget and next year's
+// Q1 budget are both kept; a restated Q4 budget replaces the first.
+func TestBudgetsOfTwoPeriodsInOneConversation(t *testing.T) {
+	ms, err := NewRules(func() time.Time { return said }).Extract(context.Background(), []memory.Turn{
+		{Role: memory.RoleUser, Content: "Our Q4 procurement budget is 150k CNY.", At: said},
+		{Role: memory.RoleUser, Content: "For next year's Q1 the budget is 90k CNY.", At: said.Add(time.Minute)},
+		{Role: memory.RoleUser, Content: "第四季度预算改成16万元。", At: said.Add(2 * time.Minute)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []found{
+		{Type: "semantic", Kind: "budget", Key: "budget_2027_q1", Content: "Budget 90,000 CNY: For next year's Q1 the budget is 90k CNY"},
+		{Type: "semantic", Kind: "budget", Key: "budget_q4", Content: "Budget 160,000 CNY: 第四季度预算改成16万元"},
+	}
+	if diff := cmp.Diff(want, summarise(ms)); diff != "" {
+		t.Errorf("budgets (-want +got):\n%s", diff)
 	}
 }

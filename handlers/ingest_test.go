@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,6 +19,46 @@ func ingest(t *testing.T, f *apptest.Fixture, who string, req client.IngestReque
 		t.Fatalf("ingest as %s: %v", who, err)
 	}
 	return out
+}
+
+// Budgets of two periods are two facts: next year's Q1 budget does not
+// supersede the Q4 one, a question about the Q4 budget answers with it
+// first, and one about the Q1 budget with that; the same in Chinese.
+func TestIngestBudgetsOfTwoPeriods(t *testing.T) {
+	for _, lang := range []struct {
+		name, q4, q1, askQ4, askQ1, wantQ4, wantQ1 string
+	}{
+		{"english", "Our Q4 procurement budget is 150k CNY.", "For next year's Q1 the budget is 90k CNY.", "What is the Q4 budget?", "What is the Q1 budget?", "150,000", "90,000"},
+		{"chinese", "我们第四季度的采购预算是15万元。", "明年一季度的预算是9万元。", "四季度预算是多少？", "一季度预算是多少？", "150,000", "90,000"},
+	} {
+		t.Run(lang.name, func(t *testing.T) {
+			f := apptest.Start(t)
+			const bot = "order-bot"
+			now := time.Now().UTC()
+			one := ingest(t, f, bot, client.IngestRequest{UserID: "alice", SessionID: "conv-1", Turns: []client.Turn{
+				{Role: memory.RoleUser, Content: lang.q4, At: now.Add(-time.Hour)},
+			}})
+			two := ingest(t, f, bot, client.IngestRequest{UserID: "alice", SessionID: "conv-2", Turns: []client.Turn{
+				{Role: memory.RoleUser, Content: lang.q1, At: now},
+			}})
+			if len(one.Memories) != 1 || len(two.Memories) != 1 {
+				t.Fatalf("stored %+v then %+v", one.Memories, two.Memories)
+			}
+			q4, q1 := one.Memories[0], two.Memories[0]
+			if q4.Key != "budget_q4" || q1.Key != fmt.Sprintf("budget_%d_q1", now.Year()+1) || q1.Supersedes != "" || q1.Version != 1 {
+				t.Errorf("keys %s, %s; the second supersedes %q (version %d), want nothing", q4.Key, q1.Key, q1.Supersedes, q1.Version)
+			}
+			if got, err := f.Client(t, bot).Get(t.Context(), q4.ID); err != nil || got.Status != client.StatusActive {
+				t.Fatalf("the Q4 budget after the Q1 one: %+v, %v; want it active", got, err)
+			}
+			for _, ask := range []struct{ q, id, want string }{{lang.askQ4, q4.ID, lang.wantQ4}, {lang.askQ1, q1.ID, lang.wantQ1}} {
+				got := recall(t, f, bot, client.RecallRequest{UserID: "alice", Query: ask.q})
+				if len(got.Memories) == 0 || got.Memories[0].Memory.ID != ask.id || !strings.Contains(got.Memories[0].Memory.Content, ask.want) {
+					t.Errorf("recall %q = %v, want %s (%s) first", ask.q, recalledIDs(got), ask.id, ask.want)
+				}
+			}
+		})
+	}
 }
 
 // The budget case: two conversations, days apart, state a budget; recall
