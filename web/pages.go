@@ -399,7 +399,10 @@ type policyData struct {
 	DiffB     string
 	Diff      string
 	SimInput  string
-	Sim       *policyadmin.Simulation
+	// SimOf is the revision the simulation form names; empty means the
+	// active one.
+	SimOf string
+	Sim   *policyadmin.Simulation
 	// Edit is the grant the grant form edits; nil makes a new one.
 	Edit          *memory.Grant
 	Types         []string
@@ -485,8 +488,9 @@ func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, d p
 	return p.policyView(w, r, c, d)
 }
 
-// simulate decides one input against the active policy and shows it on the
-// policy page. The input's principal is always in the caller's tenant.
+// simulate decides one input against a stored revision and shows it on the
+// policy page: the revision the form names, or the active one when it
+// names none. The input's principal is always in the caller's tenant.
 func (p *Panel) simulate(w http.ResponseWriter, r *http.Request, c caller) error {
 	raw := r.PostFormValue("input")
 	var in policyadmin.DecisionInput
@@ -494,11 +498,25 @@ func (p *Panel) simulate(w http.ResponseWriter, r *http.Request, c caller) error
 		return memory.Invalid("input", "is not a decision input in JSON")
 	}
 	in.Principal.Tenant, in.Resource.Tenant = c.Tenant, c.Tenant
-	sim, err := p.admin.Simulate(r.Context(), c.Principal, policyadmin.SimulateRequest{Input: in, Explain: true})
+	of := strings.TrimSpace(r.PostFormValue("revision"))
+	var n int64
+	if of == "" {
+		state, err := p.admin.PolicyStatus(r.Context(), c.Principal)
+		if err != nil {
+			return err
+		}
+		n = state.Active
+	} else {
+		var err error
+		if n, err = strconv.ParseInt(of, 10, 64); err != nil {
+			return memory.Invalid("revision", "must be a revision number (empty: the active one)")
+		}
+	}
+	sim, err := p.admin.Simulate(r.Context(), c.Principal, policyadmin.SimulateRequest{Revision: &n, Input: in, Explain: true})
 	if err != nil {
 		return err
 	}
-	return p.policyPage(w, r, c, policyData{SimInput: raw, Sim: &sim})
+	return p.policyPage(w, r, c, policyData{SimInput: raw, SimOf: of, Sim: &sim})
 }
 
 // replay decides the recent logged decisions again against a draft, and
