@@ -138,7 +138,8 @@ type Store interface {
 	// Remove archives the document's active memories, valid until at, and
 	// marks it removed, in one step, returning how many it archived; while
 	// an import holds the document it removes nothing and returns
-	// memory.ErrConflict.
+	// memory.ErrConflict, and a document removed already (and not imported
+	// since) is memory.ErrNotFound.
 	Remove(ctx context.Context, tenant, id string, at time.Time) (int, error)
 	// Release lets the claim of an import that failed go.
 	Release(ctx context.Context, tenant, id string) error

@@ -19,6 +19,8 @@ type fakeStore struct {
 	links  map[string][]Placed // by document
 	status map[string]string   // by memory id
 	claims map[string]claim    // by document
+	// removed holds the documents removed and not imported since.
+	removed map[string]bool
 }
 
 // claim is a document's claimed scope and until when, and until when an
@@ -29,7 +31,7 @@ type claim struct {
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{docs: map[string]Info{}, links: map[string][]Placed{}, status: map[string]string{}, claims: map[string]claim{}}
+	return &fakeStore{docs: map[string]Info{}, links: map[string][]Placed{}, status: map[string]string{}, claims: map[string]claim{}, removed: map[string]bool{}}
 }
 
 func (s *fakeStore) Claim(ctx context.Context, tenant, id, kind, scopeID string, run bool, now, until time.Time) (bool, error) {
@@ -77,6 +79,7 @@ func (s *fakeStore) Record(ctx context.Context, _ string, d Info, placed []Place
 		return err
 	}
 	s.docs[d.ID] = d
+	delete(s.removed, d.ID)
 	if placed == nil {
 		c := s.claims[d.ID]
 		s.claims[d.ID] = claim{scope: c.scope}
@@ -105,8 +108,12 @@ func (s *fakeStore) Remove(ctx context.Context, tenant, id string, at time.Time)
 	if s.claims[id].until.After(at) {
 		return 0, memory.ErrConflict
 	}
+	if s.removed[id] {
+		return 0, memory.ErrNotFound
+	}
 	n, _ := s.Retire(ctx, tenant, id, nil, at)
 	delete(s.docs, id)
+	s.removed[id] = true
 	return n, nil
 }
 
@@ -256,6 +263,9 @@ func TestImportKeepsItsScope(t *testing.T) {
 	}
 	if n, err := s.Remove(ctx, root, "rules"); err != nil || n != 3 {
 		t.Fatalf("Remove = %d, %v; want 3", n, err)
+	}
+	if n, err := s.Remove(ctx, root, "rules"); !errors.Is(err, memory.ErrNotFound) || n != 0 {
+		t.Errorf("Remove again = %d, %v; want ErrNotFound", n, err)
 	}
 	if res, err := s.Import(ctx, root, ImportRequest{ID: "rules", Content: doc(3, nil, -1)}); err != nil || res.Counts.Created != 3 {
 		t.Fatalf("import after removal: %+v, %v; want 3 created", res.Counts, err)

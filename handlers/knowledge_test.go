@@ -123,6 +123,13 @@ func TestKnowledgeReimportWritesOnlyWhatChanged(t *testing.T) {
 	if !strings.Contains(string(list.Body), `"documents":[]`) {
 		t.Errorf("list after remove: %s, want no document", list.Body)
 	}
+	// Nothing is left to remove: 404, as for an id never imported.
+	for _, id := range []string{doc, "never-imported"} {
+		again := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/knowledge/documents/"+id, nil)
+		if again.Status != http.StatusNotFound || !strings.Contains(string(again.Body), `"code":"not_found"`) {
+			t.Errorf("remove %s again: %d %s, want 404 not_found", id, again.Status, again.Body)
+		}
+	}
 }
 
 // TestKnowledgeImportIsGuarded: a section holding a password refuses the

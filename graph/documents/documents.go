@@ -141,24 +141,30 @@ func (s *Store) List(ctx context.Context, tenant string) ([]documents.Info, erro
 
 // Remove archives the document's active memories and marks it removed, in
 // one transaction that takes the document node's lock first, as Claim and
-// Record do; while an import's claim holds, it removes nothing
-// (documents.Store).
+// Record do; while an import's claim holds, it removes nothing, and a
+// document removed already is not found (documents.Store).
 func (s *Store) Remove(ctx context.Context, tenant, id string, at time.Time) (int, error) {
 	var n int64
 	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
 		args := map[string]any{"tenant": tenant, "id": id, "at": at.UTC()}
-		busy, found, err := neo.ReadOne(ctx, tx, cypherLockForRemoval, args, func(r *neo4j.Record) (bool, error) {
-			v, _ := r.Get("busy")
-			b, _ := v.(bool)
-			return b, nil
+		type lock struct{ busy, removed bool }
+		l, found, err := neo.ReadOne(ctx, tx, cypherLockForRemoval, args, func(r *neo4j.Record) (lock, error) {
+			busy, _ := r.Get("busy")
+			removed, _ := r.Get("removed")
+			b, _ := busy.(bool)
+			rm, _ := removed.(bool)
+			return lock{busy: b, removed: rm}, nil
 		})
 		switch {
 		case err != nil:
 			return err
 		case !found:
 			return memory.ErrNotFound
-		case busy:
+		case l.busy:
 			return fmt.Errorf("%w: document %s is being imported; remove it once the import has ended", memory.ErrConflict, id)
+		case l.removed:
+			// Nothing is left to retire: as for an id never imported.
+			return fmt.Errorf("%w: document %s is removed already", memory.ErrNotFound, id)
 		}
 		args["all"], args["ids"] = true, []string{}
 		if n, err = neo.Count(ctx, tx, cypherRetire, args); err != nil {

@@ -69,10 +69,11 @@ ORDER BY d.id`
 SET d.removed_at = $at, d.sections = 0`
 
 	// cypherLockForRemoval takes the node's write lock (claimed_at), as
-	// cypherClaim does, and says whether an import's claim still holds.
+	// cypherClaim does, and says whether an import's claim still holds and
+	// whether the document is removed already.
 	cypherLockForRemoval = `MATCH (d:Document {tenant: $tenant, id: $id})
 SET d.claimed_at = $at
-RETURN coalesce(d.claimed_until, $at) > $at AS busy`
+RETURN coalesce(d.claimed_until, $at) > $at AS busy, d.removed_at IS NOT NULL AS removed`
 
 	cypherRelease = `MATCH (d:Document {tenant: $tenant, id: $id})
 SET d.claimed_until = null, d.running_until = null`

@@ -152,6 +152,20 @@ func TestDocumentRoundTrip(t *testing.T) {
 	if _, err := s.Document(ctx, tenant, "guide"); err != nil {
 		t.Errorf("a removed document is still known: %v", err)
 	}
+	// Removing it again finds nothing to retire: not found, as an id
+	// never imported; while an import holds it, busy comes first.
+	if n, err := s.Remove(ctx, tenant, "guide", retireAt.Add(time.Second)); !errors.Is(err, memory.ErrNotFound) || n != 0 {
+		t.Errorf("Remove of a removed document = %d, %v; want ErrNotFound", n, err)
+	}
+	if ok, err := s.Claim(ctx, tenant, "guide", memory.ScopeTeam, "sales", false, retireAt, retireAt.Add(documents.ClaimFor)); err != nil || !ok {
+		t.Fatalf("Claim of a removed document = %v, %v", ok, err)
+	}
+	if _, err := s.Remove(ctx, tenant, "guide", retireAt.Add(time.Second)); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("Remove of a removed document an import holds: %v, want ErrConflict", err)
+	}
+	if err := s.Release(ctx, tenant, "guide"); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range placed {
 		if m, err := g.GetMemory(ctx, tenant, p.MemoryID); err != nil || m.Status != memory.StatusArchived {
 			t.Errorf("memory %s after Remove: %+v, %v; want archived, kept", p.MemoryID, m.Status, err)
