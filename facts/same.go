@@ -75,6 +75,13 @@ func LookAlike(s string) bool {
 	return latin && strings.ContainsFunc(s, func(r rune) bool { return unicode.In(r, unicode.Cyrillic, unicode.Greek) })
 }
 
+// Label reports whether s reads as what it is, as a memory's kind or key
+// must: no control or invisible character (Invisible), no surrounding
+// space, and no letters that may look like others (LookAlike).
+func Label(s string) bool {
+	return !strings.ContainsFunc(s, Invisible) && strings.TrimSpace(s) == s && !LookAlike(s)
+}
+
 // normalise keeps only letters and digits, lower-cased, composed and
 // width-folded.
 func normalise(s string) string {

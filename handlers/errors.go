@@ -124,6 +124,8 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusConflict, "key_inactive", "the key is revoked, expired or rotated already"
 	case errors.Is(err, policyadmin.ErrUnknownGrantee), errors.Is(err, policyadmin.ErrUnknownSource):
 		return http.StatusUnprocessableEntity, "unknown_principal", err.Error()
+	case errors.Is(err, identity.ErrUnknownRole):
+		return http.StatusUnprocessableEntity, "unknown_role", err.Error()
 	case errors.Is(err, identity.ErrNoOwner):
 		return http.StatusUnprocessableEntity, "unknown_principal", "no principal of that kind and id: create it first (POST /v1/principals)"
 	case errors.As(err, &refused) && errors.Is(err, memory.ErrConflict):

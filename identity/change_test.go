@@ -15,12 +15,14 @@ func TestValidChange(t *testing.T) {
 	tests := []struct {
 		name, kind string
 		change     PrincipalChange
-		field      string // "" when the change is valid
+		field      string // "" when the change is valid; "unknown role": ErrUnknownRole
 	}{
 		{"a user's name", memory.KindUser, PrincipalChange{Name: text("Ann Li")}, ""},
 		{"clearing a user's name", memory.KindUser, PrincipalChange{Name: text("")}, ""},
 		{"an agent's team", memory.KindAgent, PrincipalChange{Team: text("billing")}, ""},
-		{"an analyst's roles", memory.KindAnalyst, PrincipalChange{Roles: &[]string{"finance"}}, ""},
+		{"an analyst's roles", memory.KindAnalyst, PrincipalChange{Roles: &[]string{"analyst", "analyst_full"}}, ""},
+		{"an analyst's unknown role", memory.KindAnalyst, PrincipalChange{Roles: &[]string{"analyst", "superuser"}}, "unknown role"},
+		{"an analyst given the admin role", memory.KindAnalyst, PrincipalChange{Roles: &[]string{"admin"}}, "unknown role"},
 		{"nothing", memory.KindUser, PrincipalChange{}, "body"},
 		{"a name on an agent", memory.KindAgent, PrincipalChange{Name: text("Bot")}, "name"},
 		{"a team on a user", memory.KindUser, PrincipalChange{Team: text("support")}, "team"},
@@ -37,6 +39,10 @@ func TestValidChange(t *testing.T) {
 			switch {
 			case tt.field == "" && err != nil:
 				t.Errorf("validChange = %v, want valid", err)
+			case tt.field == "unknown role":
+				if !errors.Is(err, ErrUnknownRole) || !strings.Contains(err.Error(), "analyst, analyst_full") {
+					t.Errorf("validChange = %v, want ErrUnknownRole naming the known roles", err)
+				}
 			case tt.field != "" && (!errors.As(err, &inv) || inv.Field != tt.field):
 				t.Errorf("validChange = %v, want invalid %s", err, tt.field)
 			}

@@ -19,6 +19,9 @@ var (
 	ErrKeyInactive = fmt.Errorf("key is revoked or expired: %w", memory.ErrConflict)
 	// ErrNoOwner: a key was asked for a principal that does not exist.
 	ErrNoOwner = errors.New("no such principal to own the key")
+	// ErrUnknownRole: an analyst was given a role that is not one of
+	// AnalystRoles, which the policy gives nothing to read.
+	ErrUnknownRole = errors.New("unknown analyst role")
 	// ErrKeySecret: the server secret keys are hashed with is missing or short.
 	ErrKeySecret = fmt.Errorf("MNEME_KEY_SECRET must be set to at least %d bytes (e.g. `openssl rand -hex 32`)", MinSecretLen)
 )
@@ -35,6 +38,8 @@ func auditReason(err error) string {
 		return "key_inactive"
 	case errors.Is(err, ErrNoOwner):
 		return "unknown_principal"
+	case errors.Is(err, ErrUnknownRole):
+		return "unknown_role"
 	}
 	return memory.AuditReason(err)
 }

@@ -3,9 +3,11 @@ package memory
 import (
 	"context"
 	"testing"
+
+	"mneme/facts"
 )
 
-// invisibleCases holds a character of each class Invisible refuses: each
+// invisibleCases holds a character of each class facts.Invisible refuses: each
 // shows as nothing, or as a plain space or line, beside the text around it.
 var invisibleCases = []struct {
 	name string
@@ -59,7 +61,7 @@ var visibleCases = []struct {
 func TestInvisibleInKindsAndKeys(t *testing.T) {
 	for _, tt := range invisibleCases {
 		t.Run(tt.name, func(t *testing.T) {
-			if !Invisible(tt.r) {
+			if !facts.Invisible(tt.r) {
 				t.Fatalf("Invisible(%U) = false", tt.r)
 			}
 			word := "pre" + string(tt.r) + "ference"
@@ -86,7 +88,7 @@ func TestInvisibleInKindsAndKeys(t *testing.T) {
 	}
 	for _, tt := range visibleCases {
 		t.Run(tt.name, func(t *testing.T) {
-			if Invisible(tt.r) {
+			if facts.Invisible(tt.r) {
 				t.Fatalf("Invisible(%U) = true", tt.r)
 			}
 			f := newFixture(t, RecallConfig{})

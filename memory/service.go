@@ -229,10 +229,13 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 	return out[0], nil
 }
 
-// Invisible reports a character that makes keys, kinds and ids which look
-// alike but differ (facts.Invisible). policyadmin checks grant kinds and
-// module names with it too.
-func Invisible(r rune) bool { return facts.Invisible(r) }
+// KindRule says which kinds ValidKind accepts.
+const KindRule = "must be at most 64 bytes, without control or invisible characters, line separators, no-break spaces, surrounding spaces, full-width forms or Latin letters mixed with Cyrillic or Greek ones"
+
+// ValidKind reports whether k, composed (facts.Composed), may be a memory's
+// kind: one that reads as the kind it is (facts.Label), so that a grant
+// naming it names that kind; grants' kinds follow it too.
+func ValidKind(k string) bool { return len(k) <= 64 && facts.Label(k) }
 
 func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error) {
 	// Text that looks alike is stored alike: one form of "é", one slot.
@@ -281,11 +284,11 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("content", "must be valid UTF-8 without NUL characters")
 	case utf8.RuneCountInString(n.Content) > MaxContentChars:
 		return Memory{}, Invalid("content", fmt.Sprintf("must be at most %d characters", MaxContentChars))
-	case len(n.Kind) > 64 || strings.ContainsFunc(n.Kind, Invisible) || strings.TrimSpace(n.Kind) != n.Kind || facts.LookAlike(n.Kind):
+	case !ValidKind(n.Kind):
 		// A kind a grant names must be the kind it reads as: no zero-width
 		// "pre\u200bference", no Cyrillic е or full-width ｅ in "preference".
-		return Memory{}, Invalid("kind", "must be at most 64 bytes, without control or invisible characters, line separators, no-break spaces, surrounding spaces, full-width forms or Latin letters mixed with Cyrillic or Greek ones")
-	case len(n.Key) > 128 || strings.ContainsFunc(n.Key, Invisible) || strings.TrimSpace(n.Key) != n.Key || facts.LookAlike(n.Key):
+		return Memory{}, Invalid("kind", KindRule)
+	case len(n.Key) > 128 || !facts.Label(n.Key):
 		return Memory{}, Invalid("key", "must be at most 128 bytes, without control or invisible characters, line separators, no-break spaces, surrounding spaces, full-width forms or Latin letters mixed with Cyrillic or Greek ones")
 	case len(n.Source) > 64:
 		return Memory{}, Invalid("source", "must be at most 64 bytes")
@@ -305,7 +308,7 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, Invalid("entities", fmt.Sprintf("a memory mentions at most %d entities", MaxEntities))
 	}
 	for _, e := range n.Entities {
-		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 || strings.ContainsFunc(e.ID, Invisible) || strings.ContainsFunc(e.Kind+e.Name, unicode.IsControl) {
+		if e.ID == "" || len(e.ID) > 128 || len(e.Name) > 256 || len(e.Kind) > 64 || strings.ContainsFunc(e.ID, facts.Invisible) || strings.ContainsFunc(e.Kind+e.Name, unicode.IsControl) {
 			return Memory{}, Invalid("entities", "each entity needs an id (≤ 128 bytes, no invisible characters), kind ≤ 64, name ≤ 256, none with control characters")
 		}
 		if len(e.Aliases) > MaxEntityAliases {

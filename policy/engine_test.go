@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 
+	"mneme/identity"
 	"mneme/memory"
 	"mneme/policyadmin"
 	regofiles "mneme/rego"
@@ -453,5 +455,30 @@ func TestPackageComments(t *testing.T) {
 				t.Errorf("package comments %q, want one starting %q", docs, "Package "+name+" ")
 			}
 		})
+	}
+}
+
+// TestAnalystRoles keeps identity.AnalystRoles, the roles an analyst may be
+// given, equal to the bundled policy's analyst_roles.
+func TestAnalystRoles(t *testing.T) {
+	modules, err := loadModules(regofiles.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []func(*rego.Rego){rego.Query("roles := object.keys(data.mneme.authz.analyst_roles)")}
+	for _, m := range modules {
+		opts = append(opts, rego.ParsedModule(m))
+	}
+	rs, err := rego.New(opts...).Eval(context.Background())
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("eval: %v, %d results", err, len(rs))
+	}
+	var got []string
+	for _, r := range rs[0].Bindings["roles"].([]any) {
+		got = append(got, r.(string))
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff(identity.AnalystRoles, got); diff != "" {
+		t.Errorf("identity.AnalystRoles differ from the Rego analyst_roles (-go +rego):\n%s", diff)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"mneme/facts"
 	"mneme/memory"
 )
 
@@ -328,13 +329,20 @@ func buildGrant(tenant string, n NewGrant, now time.Time) (memory.Grant, error) 
 	if len(n.Kinds) > MaxGrantKinds {
 		return memory.Grant{}, memory.Invalid("kinds", fmt.Sprintf("at most %d kinds", MaxGrantKinds))
 	}
-	for _, k := range n.Kinds {
-		if k == "" || len(k) > 64 || strings.ContainsFunc(k, memory.Invisible) || strings.TrimSpace(k) != k {
-			return memory.Grant{}, memory.Invalid("kinds", "each kind is 1–64 bytes, without control or invisible characters, line separators, no-break spaces or surrounding spaces")
+	// A kind is a memory's kind, by the rule that memories' kinds follow:
+	// one no memory may have ("ｅmail" with a full-width ｅ) would make a
+	// grant that shares nothing.
+	kinds := make([]string, len(n.Kinds))
+	for i, k := range n.Kinds {
+		if kinds[i] = facts.Composed(k); kinds[i] == "" || !memory.ValidKind(kinds[i]) {
+			return memory.Grant{}, memory.Invalid("kinds", "each kind is a memory kind: not empty, and "+memory.KindRule)
 		}
+	}
+	if n.Kinds == nil {
+		kinds = nil
 	}
 	return memory.Grant{
 		ID: memory.NewID("grant"), Tenant: tenant, Grantee: n.Grantee, Source: n.Source, Types: distinct(n.Types),
-		Kinds: distinct(n.Kinds), MaxSensitivity: n.MaxSensitivity, ExpiresAt: n.ExpiresAt, CreatedAt: now,
+		Kinds: distinct(kinds), MaxSensitivity: n.MaxSensitivity, ExpiresAt: n.ExpiresAt, CreatedAt: now,
 	}, nil
 }

@@ -3,10 +3,14 @@ package policyadmin
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
+
+	"mneme/memory"
 )
 
-// invisibleCases are a few of the characters memory.Invisible refuses
+// invisibleCases are a few of the characters facts.Invisible refuses
 // (memory's tests hold every class): grant kinds and module names use it.
 var invisibleCases = []struct {
 	name string
@@ -49,5 +53,52 @@ func TestInvisibleInGrantKindsAndModuleNames(t *testing.T) {
 				t.Errorf("push module %q: %v, want %s", name, err, RejectInvalid)
 			}
 		})
+	}
+}
+
+// TestGrantKindsFollowTheMemoryKindRule: a grant names kinds by the rule
+// memories' kinds follow, so that no grant names a kind no memory may
+// have: look-alike letters are refused, in a new grant and a change, and a
+// kind is kept composed, as memories' kinds are.
+func TestGrantKindsFollowTheMemoryKindRule(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []string{
+		"\uff45mail",            // full-width ｅ
+		"pr\u0435ference",       // Cyrillic е among Latin letters
+		"\u0301email",           // a combining mark with nothing to sit on
+		"\ufb01le",              // the ligature ﬁ
+		strings.Repeat("k", 65), // longer than a memory's kind may be
+	} {
+		t.Run(kind, func(t *testing.T) {
+			if memory.ValidKind(kind) {
+				t.Fatalf("memory.ValidKind(%q) = true: not a case of the rule", kind)
+			}
+			f := newFixture(t)
+			n := validGrant()
+			n.Kinds = []string{kind}
+			_, err := f.svc.CreateGrant(ctx, adminAcme, n)
+			var inv *memory.InvalidError
+			if !errors.As(err, &inv) || inv.Field != "kinds" || !strings.Contains(inv.Error(), memory.KindRule) {
+				t.Errorf("create with kind %q: %v, want invalid kinds saying the memory kind rule", kind, err)
+			}
+			g, err := f.svc.CreateGrant(ctx, adminAcme, validGrant())
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := []string{"email", kind}
+			if _, err = f.svc.UpdateGrant(ctx, adminAcme, g.ID, GrantChange{Kinds: &kinds}); fieldOf(t, err) != "kinds" {
+				t.Errorf("update to kinds %q: %v, want invalid kinds", kinds, err)
+			}
+		})
+	}
+	f := newFixture(t)
+	n := validGrant()
+	n.Kinds = []string{"cafe\u0301", "caf\u00e9", "报销"}
+	g, err := f.svc.CreateGrant(ctx, adminAcme, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"caf\u00e9", "报销"}; !slices.Equal(g.Kinds, want) {
+		t.Errorf("kinds = %q, want %q (composed, once each)", g.Kinds, want)
 	}
 }

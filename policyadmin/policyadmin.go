@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"mneme/facts"
 	"mneme/memory"
 )
 
@@ -239,7 +240,7 @@ func validModules(modules []PolicyModule) error {
 		// control or invisible character may change what it shows.
 		case m.Name == "" || len(m.Name) > 128 || path.Ext(m.Name) != ".rego" || path.Clean(m.Name) != m.Name ||
 			strings.HasPrefix(m.Name, "/") || strings.HasPrefix(m.Name, ".") || strings.Contains(m.Name, "..") ||
-			strings.ContainsFunc(m.Name, memory.Invisible) || !utf8.ValidString(m.Name):
+			strings.ContainsFunc(m.Name, facts.Invisible) || !utf8.ValidString(m.Name):
 			problems = append(problems, fmt.Sprintf("modules[%d].name %q: must be a relative file name ending in .rego", i, m.Name))
 		case seen[m.Name]:
 			problems = append(problems, fmt.Sprintf("modules[%d].name %q: appears twice", i, m.Name))
