@@ -409,6 +409,9 @@ func TestArgumentErrorsNameTheArgument(t *testing.T) {
 		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":"high"}]}`, "memories[0].importance: must be a number"},
 		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":1e400}]}`, "memories[0].importance: is out of range"},
 		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","scope":{"kind":"tenant","colour":1}}]}`, "memories[0].scope.colour: unknown field (the fields are id, kind)"},
+		// The service's checks name the one memory as the schema's do.
+		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":2}]}`, "memories[0].importance: must be between 0 and 1"},
+		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":0.5},{"user_id":"alice","type":"semantic","content":"y","importance":-1}]}`, "memories[1].importance: must be between 0 and 1"},
 		{"ingest", `true`, "arguments must be a JSON object"},
 		{"ingest", `{"user_id":"alice","turns":[{"role":"user","content":"hi","at":"yesterday"}]}`, "turns[0].at: " + rfc3339},
 		{"ingest", `{"user_id":"alice","turns":{}}`, "turns: must be an array"},

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -235,6 +236,12 @@ func (t *tools) remember(ctx context.Context, p memory.Principal, in rememberIn)
 		}
 	}
 	results, err := t.svc.Write(ctx, p, batch)
+	var inv *memory.InvalidError
+	if len(batch) == 1 && errors.As(err, &inv) && inv.Field != "" && !strings.HasPrefix(inv.Field, "memories[") {
+		// The service names the item of a batch of more than one; remember
+		// always sends a list, so its one memory is named as well.
+		err = memory.Invalid("memories[0]."+inv.Field, inv.Reason)
+	}
 	t.observe.Wrote(p.Tenant, results, err)
 	if err != nil {
 		return RememberOut{}, err
