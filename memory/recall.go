@@ -550,7 +550,7 @@ func (s *Service) rerank(ctx context.Context, query string, ranked []Recalled) e
 func validateRecall(r *RecallRequest, now time.Time) error {
 	switch {
 	case !ValidName(r.UserID):
-		return Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
+		return Invalid("user_id", "is missing or not a user id: 1–64 ASCII letters, digits or -_.:@, not dots alone")
 	case r.SessionID != "" && !ValidName(r.SessionID):
 		return Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
 	case r.SessionOnly && r.SessionID == "":
@@ -560,7 +560,7 @@ func validateRecall(r *RecallRequest, now time.Time) error {
 	case utf8.RuneCountInString(r.Query) > MaxQueryChars:
 		return Invalid("query", fmt.Sprintf("must be at most %d characters", MaxQueryChars))
 	case r.K < 0 || r.K > MaxRecallK:
-		return Invalid("k", fmt.Sprintf("must be between 1 and %d", MaxRecallK))
+		return Invalid("k", fmt.Sprintf("must be between 0 and %d (0: the default, 5)", MaxRecallK))
 	case r.Budget < 0 || r.Budget > MaxRecallBudget:
 		return Invalid("budget", fmt.Sprintf("must be between 0 and %d characters", MaxRecallBudget))
 	case r.From != nil && r.To != nil && !r.From.Before(*r.To):

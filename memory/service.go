@@ -269,7 +269,7 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 	case !ValidTenant(tenant):
 		return Memory{}, Invalid("tenant", "must be 1–64 letters, digits or -.:@")
 	case scope == "" && !ValidName(n.UserID):
-		return Memory{}, Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
+		return Memory{}, Invalid("user_id", "is missing or not a user id: 1–64 ASCII letters, digits or -_.:@, not dots alone")
 	case n.ValidTo != nil && !n.ValidTo.After(now):
 		return Memory{}, Invalid("valid_to", "must be in the future")
 	case (scope == "" || agent != "") && !validAuthor(agent):

@@ -67,7 +67,7 @@ func (s *Service) RecallLog(ctx context.Context, p memory.Principal, userID stri
 	}
 	switch {
 	case !memory.ValidName(userID):
-		return nil, memory.Invalid("user_id", "is required: 1–64 letters, digits or -_.:@")
+		return nil, memory.Invalid("user_id", "is missing or not a user id: 1–64 ASCII letters, digits or -_.:@, not dots alone")
 	case limit < 0 || limit > MaxLimit:
 		return nil, memory.Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxLimit))
 	}
