@@ -107,7 +107,11 @@ func FuzzBatchOrOne(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if !isBatch(body) {
+		batch, mixed := isBatch(body)
+		if batch && mixed {
+			t.Fatalf("%q is a batch and mixed", body)
+		}
+		if !batch {
 			return
 		}
 		var top map[string]json.RawMessage

@@ -37,7 +37,13 @@ func (a *api) createMemories(c *gin.Context) error {
 		return err
 	}
 	var batch []memory.NewMemory
-	if isBatch(body) {
+	batched, mixed := isBatch(body)
+	if mixed {
+		// Decoded as one memory, it would be refused for an unknown field
+		// "memories", which tells the client nothing of the rule.
+		return &badRequest{"bad_json", `a batch body holds only "memories": put user_id and the other fields in each memory`}
+	}
+	if batched {
 		var req batchRequest
 		if err := decodeStrict(body, &req); err != nil {
 			return err
@@ -83,7 +89,7 @@ func (a *api) createMemories(c *gin.Context) error {
 			status = http.StatusCreated
 		}
 	}
-	if !isBatch(body) {
+	if !batched {
 		r := results[0]
 		if r.Memory == nil {
 			c.JSON(status, r)
@@ -106,14 +112,15 @@ func (a *api) createMemories(c *gin.Context) error {
 }
 
 // isBatch tells a batch body from a single memory: a batch is an object
-// whose only key is "memories".
-func isBatch(body []byte) bool {
+// whose only key is "memories"; mixed is an object with "memories" beside
+// other keys, which is neither.
+func isBatch(body []byte) (batch, mixed bool) {
 	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil || len(top) != 1 {
-		return false
+	if json.Unmarshal(body, &top) != nil {
+		return false, false
 	}
 	_, ok := top["memories"]
-	return ok
+	return ok && len(top) == 1, ok && len(top) > 1
 }
 
 func (a *api) getMemory(c *gin.Context) error {

@@ -31,4 +31,12 @@ func TestRefusalsSayWhatIsWrong(t *testing.T) {
 	if r := f.Do(t, "support-bot", http.MethodPost, "/v1/recall", map[string]any{"user_id": "alice", "query": "x", "k": 0}); r.Status != http.StatusOK {
 		t.Errorf("recall with k 0: %d %s, want 200", r.Status, r.Body)
 	}
+
+	// A batch body holds only memories; one that also names a user is
+	// told so, not that "memories" is an unknown field.
+	r := f.Do(t, "support-bot", http.MethodPost, "/v1/memories", map[string]any{"user_id": "bob", "memories": []map[string]any{{"type": "episodic", "content": "Bob called."}}})
+	expectResponse(t, "batch with user_id", r, http.StatusBadRequest, "bad_json")
+	if !strings.Contains(string(r.Body), `a batch body holds only \"memories\"`) {
+		t.Errorf("batch with user_id: %s, want it to say a batch holds only memories", r.Body)
+	}
 }
