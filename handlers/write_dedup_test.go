@@ -92,6 +92,9 @@ func TestAsyncWritesEndLikeSyncOnes(t *testing.T) {
 	as := func(user string, n client.NewMemory) client.NewMemory {
 		n.UserID = user
 		n.Content = strings.ReplaceAll(n.Content, "%s", user)
+		if n.SessionID != "" { // a session id belongs to one user
+			n.SessionID += "-" + user
+		}
 		return n
 	}
 	type outcome struct{ Outcome, Status, Reason, Ref string }
