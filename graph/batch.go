@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -297,6 +298,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		state     memory.BatchState
 		similar   any
 		erasing   []string
+		erased    []string
 		conflicts any
 	}
 	replays = map[string]memory.Memory{}
@@ -304,6 +306,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 		st, err := batchStateOf(r)
 		similar, _ := r.Get("similar")
 		erasing, _ := r.Get("erasing")
+		erased, _ := r.Get("erased")
 		conflicts, _ := r.Get("case_conflict")
 		deleted, _ := r.Get("deleted")
 		ds, _ := deleted.([]any)
@@ -341,7 +344,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 				replays[key] = m
 			}
 		}
-		return row{st, similar, strs(erasing), conflicts}, err
+		return row{st, similar, strs(erasing), strs(erased), conflicts}, err
 	})
 	if err != nil {
 		return memory.BatchState{}, "", nil, err
@@ -349,7 +352,7 @@ func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string
 	if len(rows) != 1 {
 		return memory.BatchState{}, "", nil, fmt.Errorf("graph: batch state returned %d rows", len(rows))
 	}
-	if err := refusal(rows[0].erasing, rows[0].conflicts); err != nil {
+	if err := refusal(rows[0].erasing, rows[0].erased, rows[0].conflicts); err != nil {
 		return memory.BatchState{}, "", nil, err
 	}
 	if g != nil {
@@ -393,25 +396,31 @@ func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
 }
 
 // lockBatch write-locks the users, sessions and entities the batch links
-// to (see cypherLockBatch), and fails with errUserErasing when one of the
-// users is being erased, with a *userids.CaseConflictError when it would
-// make a user whose id differs from another's only by case.
+// to (see cypherLockBatch), and fails with memory.ErrUserErased when the
+// erase of one of the users began after the batch's write about them did,
+// with errUserErasing when one of the users is being erased, with a
+// *userids.CaseConflictError when it would make a user whose id differs
+// from another's only by case.
 func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) error {
 	refused, _, err := readOne(ctx, tx, cypherLockBatchChecked, lockParams(tenant, ms), func(r *neo4j.Record) (error, error) {
 		erasing, _ := r.Get("erasing")
+		erased, _ := r.Get("erased")
 		conflict, _ := r.Get("case_conflict")
-		return refusal(strs(erasing), conflict), nil
+		return refusal(strs(erasing), strs(erased), conflict), nil
 	})
 	return cmp.Or(err, refused)
 }
 
-// refusal refuses a write, under its locks, about a user being erased
+// refusal refuses a write, under its locks, about a user whose erase began
+// after the write did (memory.ErrUserErased), about a user being erased
 // (errUserErasing) or that it would make beside a user whose id differs
 // from its own only by case (case_conflict, see cypherErasingUsers); nil
-// when neither.
-func refusal(erasing []string, conflict any) error {
+// when none.
+func refusal(erasing, erased []string, conflict any) error {
 	c, ok := conflict.(map[string]any)
 	switch {
+	case len(erased) > 0:
+		return memory.ErrUserErased
 	case len(erasing) > 0:
 		return errUserErasing
 	case !ok:
@@ -421,8 +430,9 @@ func refusal(erasing []string, conflict any) error {
 }
 
 // errUserErasing refuses a write about a user whose erase has begun and not
-// ended (EraseUser): unavailable (503) to a caller, who may try again once
-// the erase is over. To the queue it may last (Lasting): a queued job counts
+// ended (EraseUser), the write having begun after it (else
+// memory.ErrUserErased): unavailable (503) to a caller, who may try again
+// once the erase is over. To the queue it may last (Lasting): a queued job counts
 // its attempts and fails, for its sender to send again, rather than hold its
 // shard and every tenant's jobs behind it.
 var errUserErasing error = erasingError{}
@@ -433,9 +443,13 @@ func (erasingError) Error() string { return "graph: a user of the write is being
 func (erasingError) Unwrap() error { return memory.ErrUnavailable }
 func (erasingError) Lasting() bool { return true }
 
-// lockParams lists what cypherLockBatch locks, each kind sorted by id.
+// lockParams lists what cypherLockBatch locks, each kind sorted by id, and
+// what cypherErasingUsers checks: each user's tombstone id ($refs) and
+// when the user's earliest write of ms began ($began; none when no write
+// says, see memory.Memory.Began).
 func lockParams(tenant string, ms []memory.Memory) map[string]any {
 	users, sessions := map[string]any{}, map[string]bool{}
+	refs, began := map[string]any{}, map[string]any{}
 	scopes := map[[2]string]bool{}
 	entities := map[string]memory.Entity{}
 	for _, m := range ms {
@@ -443,6 +457,10 @@ func lockParams(tenant string, ms []memory.Memory) map[string]any {
 			scopes[[2]string{sc, m.ScopeID}] = true
 		} else {
 			users[m.UserID] = userids.Fold(m.UserID)
+			refs[m.UserID] = memory.UserTombstoneID(tenant, m.UserID)
+			if b, ok := began[m.UserID].(time.Time); !m.Began.IsZero() && (!ok || m.Began.Before(b)) {
+				began[m.UserID] = m.Began.UTC()
+			}
 		}
 		if m.SessionID != "" {
 			sessions[m.SessionID] = true
@@ -462,6 +480,8 @@ func lockParams(tenant string, ms []memory.Memory) map[string]any {
 		"tenant":   tenant,
 		"users":    slices.Sorted(maps.Keys(users)),
 		"folds":    users,
+		"refs":     refs,
+		"began":    began,
 		"scopes":   scopeRows,
 		"sessions": slices.Sorted(maps.Keys(sessions)),
 		"entities": entityParams(ents),

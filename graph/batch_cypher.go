@@ -57,9 +57,19 @@ CALL {
 	// one round trip takes the locks and reads under them.
 	cypherLockAndReadBatch = cypherLockBatch + "\n" + cypherBatchState
 
-	// cypherErasingUsers returns the users among $users that an erase has
-	// marked (cypherBeginUserErase). Read under the users' locks, it sees
-	// every erase begun before the write: the write must not commit.
+	// cypherErasingUsers returns, read under the users' locks, the users
+	// among $users that an erase has marked (cypherBeginUserErase) as
+	// erasing, and as erased those whose erase began after the write about
+	// them did ($began, by user; memory.Memory.Began): the write must not
+	// commit. The mark lasts while the erase runs and goes with the User
+	// node at its end; the time the erase began stays in the user's
+	// tombstone ($refs, by user; fence_at, see cypherUserTombstone), so a
+	// write that began before the erase is refused whenever it reaches its
+	// transaction, rather than store on a new User node what the user asked
+	// to be forgotten. A write that began after the erase began is refused
+	// while the user is marked, and is a new start once the erase is over.
+	// A write that says nothing of its start ($began[id] null) meets the
+	// mark only.
 	//
 	// It returns too, as case_conflict ({id, existing}), the first user the
 	// write made (_created) whose folded id another user of the tenant has
@@ -67,9 +77,11 @@ CALL {
 	// before is written about by its exact id, whatever others there are.
 	cypherErasingUsers = `CALL {
   UNWIND $users AS id
-  MATCH (u:User {tenant: $tenant, id: id})
-  WHERE u.erasing IS NOT NULL
-  RETURN collect(id) AS erasing
+  OPTIONAL MATCH (u:User {tenant: $tenant, id: id})
+  OPTIONAL MATCH (t:Tombstone {tenant: $tenant, id: $refs[id]})
+  WITH id, u.erasing IS NOT NULL AS marked, coalesce(t.fence_at > $began[id], false) AS before
+  RETURN collect(CASE WHEN marked AND NOT before THEN id END) AS erasing,
+    collect(CASE WHEN before THEN id END) AS erased
 }
 CALL {
   UNWIND $users AS id
@@ -84,7 +96,7 @@ CALL {
 	// cypherLockBatchChecked is cypherLockBatch for writes that read
 	// nothing else under the locks.
 	cypherLockBatchChecked = cypherLockBatch + "\n" + cypherErasingUsers + `
-RETURN erasing, case_conflict`
+RETURN erasing, erased, case_conflict`
 
 	// cypherBatchState returns the stored memories holding the batch's
 	// idempotency keys, the hashes of those keys whose memory was deleted
@@ -92,7 +104,7 @@ RETURN erasing, case_conflict`
 	// (cypherReinforce), and the active memories of its slots ({user_id,
 	// key}).
 	cypherBatchState = cypherBatchStateCalls + `
-RETURN dups, deleted, repeated, heads, erasing, case_conflict`
+RETURN dups, deleted, repeated, heads, erasing, erased, case_conflict`
 
 	cypherBatchStateCalls = cypherErasingUsers + `
 CALL {

@@ -29,7 +29,7 @@ CALL {
 	cypherLockReadSimilarTail = `
   RETURN collect({at: probe.at, hits: hits}) AS similar
 }
-RETURN dups, deleted, repeated, heads, erasing, case_conflict, similar`
+RETURN dups, deleted, repeated, heads, erasing, erased, case_conflict, similar`
 	cypherSimilarOnlyHead = `CALL {
 `
 	cypherSimilarOnlyTail = `

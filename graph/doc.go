@@ -52,7 +52,9 @@
 // write that then locks the node finds the mark and is refused until the
 // erase is over, while every read leaves the marked user's memories out
 // (cypherNotErasing); the erase also leaves a fence that refuses for good
-// the user's queued writes accepted before it. Policy and grant changes
+// the user's queued writes accepted before it, and the time it began,
+// which refuses for good the writes that began before it (fence_at,
+// memory.ErrUserErased), during the erase or after it. Policy and grant changes
 // lock the tenant's PolicyState.
 //
 // # Errors

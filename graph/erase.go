@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -69,8 +70,15 @@ const minEraseBatch = 50
 // halved down to minEraseBatch while a batch fails as unavailable).
 // The first marks the user as being erased (the User node, and the
 // tombstone with its fence): from its commit on, every write about the user
-// is refused as unavailable, to be retried once the erase is over, and no
-// read returns the user's memories. Each further transaction deletes a
+// is refused, as unavailable, to be retried once the erase is over, or as
+// below, and no read returns the user's memories. The tombstone keeps, too,
+// when that transaction began (fence_at, by the store's clock; a call that
+// finishes an erase cut short keeps the start of the erase it finishes): a
+// write about the user that began before it (memory.Memory.Began) was under
+// way when the user asked to be forgotten, and is refused for good, as
+// memory.ErrUserErased, whenever it reaches its transaction: during the
+// erase, or after it, when the User node is gone and the write would
+// otherwise make a new one. Each further transaction deletes a
 // batch; the one that finds the last batch also removes the user's
 // sessions, User and Agent nodes and marks the tombstone complete. An erase
 // cut short (a failed batch, a cancelled ctx, a crash) leaves the user
@@ -80,7 +88,7 @@ const minEraseBatch = 50
 func (s *Store) EraseUser(ctx context.Context, tenant, userID string, t memory.Tombstone) (memory.GraphErased, error) {
 	var out memory.GraphErased
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		return beginUserErase(ctx, tx, tenant, userID, t)
+		return beginUserErase(ctx, tx, tenant, userID, t, s.now())
 	})
 	batch := s.eraseBatch
 	for done := false; err == nil && !done; {
@@ -102,11 +110,12 @@ func (s *Store) EraseUser(ctx context.Context, tenant, userID string, t memory.T
 	return out, err
 }
 
-// beginUserErase is the first transaction of EraseUser: it marks the user
-// as being erased and writes the user's tombstone with its fence. Writes
-// about the user lock the User node and check the mark under the lock
-// (cypherErasingUsers), so none commits after this one.
-func beginUserErase(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone) error {
+// beginUserErase is the first transaction of EraseUser, begun at now: it
+// marks the user as being erased and writes the user's tombstone with its
+// fences. Writes about the user lock the User node and check the mark and
+// the tombstone under the lock (cypherErasingUsers), so none commits after
+// this one but those that began after now, once the erase is over.
+func beginUserErase(ctx context.Context, tx neo4j.ManagedTransaction, tenant, userID string, t memory.Tombstone, now time.Time) error {
 	if err := exec(ctx, tx, cypherBeginUserErase, map[string]any{"tenant": tenant, "user_id": userID}); err != nil {
 		return err
 	}
@@ -114,7 +123,7 @@ func beginUserErase(ctx context.Context, tx neo4j.ManagedTransaction, tenant, us
 		return nil
 	}
 	return exec(ctx, tx, cypherUserTombstone, map[string]any{
-		"tenant": tenant, "id": t.UserRef, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason, "fence": t.Fence,
+		"tenant": tenant, "id": t.UserRef, "deleted_at": t.At.UTC(), "by": t.By, "reason": t.Reason, "fence": t.Fence, "now": now.UTC(),
 	})
 }
 

@@ -106,12 +106,19 @@ RETURN count(*) AS n`
 
 	// cypherUserTombstone records that a user is being erased, under a hash
 	// of the user's id (memory.UserTombstoneID), with the highest fence of
-	// its erasures (memory.Fencer). erasing stays until the erase is
-	// complete (cypherUserTombstoneComplete): an audit can tell an erase cut
-	// short from a finished one.
+	// its erasures (memory.Fencer), and, as fence_at, when the latest of
+	// them began in the graph ($now): a write about the user that began
+	// before it is refused for good (cypherErasingUsers). A call that
+	// finishes an erase cut short, or runs beside one under way (erasing
+	// set), continues that erase and keeps its start. The tombstone stays
+	// as long as the graph, so no write is too slow for it. erasing stays
+	// until the erase is complete (cypherUserTombstoneComplete): an audit
+	// can tell an erase cut short from a finished one.
 	cypherUserTombstone = `MERGE (t:Tombstone {tenant: $tenant, id: $id})
+WITH t, t.erasing IS NOT NULL AND t.fence_at IS NOT NULL AS continued
 SET t.deleted_at = $deleted_at, t.by = $by, t.reason = $reason, t.kind = 'user', t.erasing = true,
-  t.fence = CASE WHEN t.fence IS NULL OR t.fence < $fence THEN $fence ELSE t.fence END`
+  t.fence = CASE WHEN t.fence IS NULL OR t.fence < $fence THEN $fence ELSE t.fence END,
+  t.fence_at = CASE WHEN continued OR t.fence_at > $now THEN t.fence_at ELSE $now END`
 
 	// cypherUserTombstoneComplete marks a user's tombstone as the record of
 	// a finished erase.

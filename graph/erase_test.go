@@ -75,8 +75,9 @@ func TestEraseUser(t *testing.T) {
 		}
 		if n.Labels[0] == "Tombstone" {
 			// A memory's may carry the hashed ref of its user (for an
-			// export); a user's has kind and fence instead. Never the id.
-			if n.Props["by"] != "admin:root" || len(n.Props) < 5 || len(n.Props) > 7 || n.Props["user_ref"] == "u1" {
+			// export); a user's has kind, fence and fence_at instead.
+			// Never the id.
+			if n.Props["by"] != "admin:root" || len(n.Props) < 5 || len(n.Props) > 8 || n.Props["user_ref"] == "u1" {
 				t.Errorf("tombstone %v", n.Props)
 			}
 			continue
@@ -267,7 +268,7 @@ func TestEraseWhileAQueuedWriteWaits(t *testing.T) {
 	ts := memory.Tombstone{At: time.Now(), By: "admin:root", Reason: "user erased", UserRef: memory.UserTombstoneID(tenant, "u1"), Fence: 100}
 	go func() {
 		_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-			err := beginUserErase(ctx, tx, tenant, "u1", ts)
+			err := beginUserErase(ctx, tx, tenant, "u1", ts, time.Now())
 			if err == nil {
 				close(locked)
 				<-commit
@@ -367,5 +368,160 @@ func TestConcurrentErasesOfOneMemory(t *testing.T) {
 	}
 	if n, _ := res.Records[0].Get("n"); n != int64(1) {
 		t.Errorf("the user's tallies hold %v memories, want 1 (the other one)", n)
+	}
+}
+
+// TestEraseUserRefusesWritesBegunBeforeIt: writes about a user that began
+// before the user's erase did, and reach their transaction only after it
+// (held between their start and their commit, as a slow embedder holds
+// one), are refused as the user's erased and leave nothing: direct,
+// deduplicated and batched with another user's, a new version, whether the
+// user had memories and a User node or had never been written about. The
+// erase keeps when it began in the user's tombstone (fence_at). A write
+// begun after the erase began is a new start once it is over; one that
+// says nothing of its start (a loader's) and a queued one above the fence
+// are not refused by time.
+func TestEraseUserRefusesWritesBegunBeforeIt(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	ctx := eraseCtx(t)
+	// "known" has a memory, so a User node; "fresh" has neither: the
+	// writes below would have been the first about them.
+	if _, err := s.CreateMemories(ctx, []memory.Memory{newMemory(tenant, "known", "known likes plum wine")}); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now() // the held writes began here
+	for _, user := range []string{"known", "fresh"} {
+		ts := memory.Tombstone{At: time.Now(), By: "admin:root", Reason: "user erased", UserRef: memory.UserTombstoneID(tenant, user), Fence: 10}
+		if _, err := s.EraseUser(ctx, tenant, user, ts); err != nil {
+			t.Fatalf("erase %s: %v", user, err)
+		}
+		tomb := query(t, `MATCH (t:Tombstone {tenant: $tenant, id: $id}) RETURN t.fence_at AS at`, map[string]any{"tenant": tenant, "id": ts.UserRef})
+		if at, ok := tomb[0]["at"].(time.Time); !ok || !at.After(began) || at.After(time.Now()) {
+			t.Errorf("%s's tombstone fence_at = %v, want when the erase began", user, tomb[0]["at"])
+		}
+	}
+	ended := time.Now()
+
+	held := func(user, content string) memory.Memory {
+		m := newMemory(tenant, user, content)
+		m.Began = began
+		return m
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, memory.ErrUserErased) {
+			t.Errorf("%s: %v, want the user's erased", what, err)
+		}
+	}
+	for _, user := range []string{"known", "fresh"} {
+		_, err := s.CreateMemories(ctx, []memory.Memory{held(user, user+" held secret, direct")})
+		refused(user+": a direct write", err)
+		_, err = s.WriteDeduped(ctx, dedupWrite(tenant, embedded(t, held(user, user+" held secret, deduplicated"))))
+		refused(user+": a deduplicated write", err)
+		bystander := newMemory(tenant, "bystander-"+user, "a held secret about someone else")
+		bystander.Began = began
+		_, err = s.CreateMemories(ctx, []memory.Memory{bystander, held(user, user+" held secret, batched")})
+		refused(user+": a batch with another user", err)
+	}
+	// A memory written since is a new start; a new version of it that
+	// began before the erase is refused all the same.
+	head := newMemory(tenant, "known", "known starts over")
+	head.Began = time.Now()
+	if _, err := s.CreateMemories(ctx, []memory.Memory{head}); err != nil {
+		t.Fatalf("a write begun after the erase: %v", err)
+	}
+	_, err := s.ReplaceMemory(ctx, tenant, head.ID, 0, held("known", "known held secret, a new version"))
+	refused("known: a new version", err)
+	if n, err := s.CountText(ctx, tenant, "held secret"); err != nil || n != 0 {
+		t.Errorf("refused content stored %d times (%v)", n, err)
+	}
+	if rows := query(t, `MATCH (u:User {tenant: $tenant}) WHERE u.id STARTS WITH 'bystander' RETURN u.id AS id`, map[string]any{"tenant": tenant}); len(rows) != 0 {
+		t.Errorf("a refused batch left users %v", rows)
+	}
+
+	// Writes that began after the erase, that do not say when they began,
+	// or are queued above the fence, are written.
+	after := newMemory(tenant, "fresh", "fresh starts over")
+	after.Began = ended
+	untimed := newMemory(tenant, "fresh", "fresh loaded by a loader")
+	queued := newMemory(tenant, "fresh", "fresh queued after the erase")
+	queued.QueueSeq = 11
+	ws, err := s.WriteEvents(ctx, []memory.Memory{after, untimed, queued})
+	if err != nil {
+		t.Fatalf("writes after the erase: %v", err)
+	}
+	for i, w := range ws {
+		if w.Outcome != memory.OutcomeCreated {
+			t.Errorf("write %d after the erase: outcome %s, want created", i, w.Outcome)
+		}
+	}
+}
+
+// TestEraseUnderWayRefusesWritesBegunBeforeIt: while a user's erase is under
+// way (here: cut short after its first batch, so the user stays marked), a
+// write about the user that began before the erase is refused as the
+// user's erased, for good; one that began after it is refused as
+// unavailable, to be tried again once the erase is over.
+func TestEraseUnderWayRefusesWritesBegunBeforeIt(t *testing.T) {
+	s := New(testenv.Neo4j(t), Options{Database: testenv.Neo4jDatabase(), EraseBatch: 2})
+	testStore(t)
+	tenant := testenv.Tenant(t)
+	ctx := eraseCtx(t)
+	ms := []memory.Memory{newMemory(tenant, "u1", "u1 one"), newMemory(tenant, "u1", "u1 two"), newMemory(tenant, "u1", "u1 three")}
+	if _, err := s.CreateMemories(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	before := newMemory(tenant, "u1", "u1 held secret, begun before the erase")
+	before.Began = time.Now()
+	ts := memory.Tombstone{At: time.Now(), By: "admin:root", Reason: "user erased", UserRef: memory.UserTombstoneID(tenant, "u1")}
+	crashAfterFirstBatch(t, s, tenant, "u1", ts, 2)
+	if _, err := s.CreateMemories(ctx, []memory.Memory{before}); !errors.Is(err, memory.ErrUserErased) {
+		t.Errorf("a write begun before the erase: %v, want the user's erased", err)
+	}
+	since := newMemory(tenant, "u1", "u1 held secret, begun during the erase")
+	since.Began = time.Now()
+	if _, err := s.CreateMemories(ctx, []memory.Memory{since}); !errors.Is(err, memory.ErrUnavailable) || errors.Is(err, memory.ErrUserErased) {
+		t.Errorf("a write begun during the erase: %v, want unavailable", err)
+	}
+	if n, err := s.CountText(ctx, tenant, "held secret"); err != nil || n != 0 {
+		t.Errorf("refused content stored %d times (%v)", n, err)
+	}
+	if _, err := s.EraseUser(ctx, tenant, "u1", ts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateMemories(ctx, []memory.Memory{before}); !errors.Is(err, memory.ErrUserErased) {
+		t.Errorf("a write begun before the erase, once it is over: %v, want the user's erased", err)
+	}
+	if _, err := s.CreateMemories(ctx, []memory.Memory{since}); err != nil {
+		t.Errorf("a write begun during the erase, once it is over: %v, want it written", err)
+	}
+}
+
+// TestEraseStartOnlyRises: the start a user's tombstone keeps is the
+// latest erase's, by the store's clock; an erase on a replica whose clock
+// is behind does not lower it.
+func TestEraseStartOnlyRises(t *testing.T) {
+	testStore(t)
+	tenant := testenv.Tenant(t)
+	ctx := eraseCtx(t)
+	start := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	at := func(now time.Time) *Store {
+		return New(testenv.Neo4j(t), Options{Database: testenv.Neo4jDatabase(), Now: func() time.Time { return now }})
+	}
+	ts := memory.Tombstone{At: time.Now(), By: "admin:root", Reason: "user erased", UserRef: memory.UserTombstoneID(tenant, "u1")}
+	for _, now := range []time.Time{start, start.Add(-time.Hour)} {
+		if _, err := at(now).EraseUser(ctx, tenant, "u1", ts); err != nil {
+			t.Fatal(err)
+		}
+		tomb := query(t, `MATCH (t:Tombstone {tenant: $tenant, id: $id}) RETURN t.fence_at AS at`, map[string]any{"tenant": tenant, "id": ts.UserRef})
+		if got, _ := tomb[0]["at"].(time.Time); !got.Equal(start) {
+			t.Errorf("erased at %v: fence_at = %v, want %v", now, tomb[0]["at"], start)
+		}
+	}
+	m := newMemory(tenant, "u1", "u1 began an hour before")
+	m.Began = start.Add(-time.Hour)
+	if _, err := at(start).CreateMemories(ctx, []memory.Memory{m}); !errors.Is(err, memory.ErrUserErased) {
+		t.Errorf("a write begun before the erase: %v, want the user's erased", err)
 	}
 }

@@ -65,6 +65,9 @@ func TestClassifyRefusals(t *testing.T) {
 		{"a user id's case twin", fmt.Errorf("write: %w", &userids.CaseConflictError{ID: "Carol", Existing: "carol"}), http.StatusConflict, userids.CodeCaseConflict},
 		{"a turn out of order", fmt.Errorf("append: %w", &workingmemory.TurnOrderError{Index: 1}), http.StatusUnprocessableEntity, workingmemory.CodeTurnOutOfOrder},
 		{"another user's session", fmt.Errorf("session s is about another user: %w", memory.ErrSessionTaken), http.StatusConflict, "session_taken"},
+		// Not unavailable: a client that retries 503s would write again,
+		// after the erase, what was under way before it.
+		{"a write begun before its user's erase", fmt.Errorf("write: %w", memory.ErrUserErased), http.StatusConflict, memory.CodeUserErased},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, code, msg := classify(tt.err)

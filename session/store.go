@@ -493,6 +493,9 @@ func (e *Expirer) RunOnce(ctx context.Context) (int, error) {
 		if n != 1 {
 			continue
 		}
+		// Its memories are written from the turns read now: should the
+		// user be erased before they are, they are refused.
+		wctx := memory.BeginWrite(ctx, e.now())
 		sess, err := e.store.Get(ctx, tenant, id)
 		if errors.Is(err, memory.ErrNotFound) {
 			continue
@@ -500,7 +503,7 @@ func (e *Expirer) RunOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return ended, err
 		}
-		if err := e.end(ctx, sess); err != nil && !permanent(err) {
+		if err := e.end(wctx, sess); err != nil && !permanent(err) {
 			// The claim lapses after the lease and the session is tried again.
 			e.log.WarnContext(ctx, "ending an expired session failed; will retry", "tenant", tenant, "session", id, "err", err)
 			continue

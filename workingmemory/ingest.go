@@ -54,6 +54,9 @@ const JobIngest = "ingest"
 // nothing again (nor what was deleted since), other turns under the key are
 // refused.
 func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.IngestResult, error) {
+	// What the turns hold reached Mneme now, whatever extraction takes: a
+	// user erased meanwhile is not written about (memory.BeginWrite).
+	ctx = memory.BeginWrite(ctx, s.now())
 	// Who may not write learns it whatever the request holds.
 	if !WritesAsItself(p, r.AgentID) {
 		return memory.IngestResult{}, memory.ErrForbidden
