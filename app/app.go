@@ -25,6 +25,7 @@ import (
 	"mneme/graph"
 	"mneme/graph/analysis"
 	graphdocs "mneme/graph/documents"
+	"mneme/graph/exportstore"
 	"mneme/graph/keystore"
 	"mneme/graph/policystore"
 	graphsessions "mneme/graph/sessions"
@@ -357,7 +358,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// Data-subject exports read the graph, open sessions and the recall log,
 	// and are recorded in the admin audit trail.
 	if a.Export, err = export.New(export.Options{
-		Graph: store, Sessions: a.Sessions, Recalls: a.RecallLog, Names: keys, Authz: a.Policy, Audit: a.Audit, Logger: log,
+		Graph: exportstore.New(store.Runner()), Sessions: a.Sessions, Recalls: a.RecallLog, Names: keys, Authz: a.Policy, Audit: a.Audit, Logger: log,
 	}); err != nil {
 		return nil, err
 	}
@@ -421,9 +422,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if a.Handler, err = handlers.New(hopts); err != nil {
+	h, err := handlers.New(hopts)
+	if err != nil {
 		return nil, err
 	}
+	a.Handler = beginWrites(h, time.Now)
 	ok = true
 	return a, nil
 }

@@ -8,12 +8,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/memory"
 	"mneme/userids"
+	"mneme/writefence"
 )
 
 // CreateMemories commits ms in one transaction: all or nothing. The caller
@@ -262,7 +262,7 @@ func supersedeRows(ss []memory.Supersession) []map[string]any {
 // replays are the memories that the writes of the batch's keys reinforced,
 // by key, when the batch retries those writes (see RepeatKey).
 func lockAndRead(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory, g *probeGroup, similar [][]memory.Hit) (st memory.BatchState, reused string, replays map[string]memory.Memory, err error) {
-	params := lockParams(tenant, ms)
+	params := lockParams(ctx, tenant, ms)
 	slots := map[memory.Slot]bool{}
 	// The batch's keys by their hash, and each key's first memory: the
 	// retry of a key whose memory was deleted, or whose write reinforced
@@ -396,13 +396,13 @@ func batchStateOf(r *neo4j.Record) (memory.BatchState, error) {
 }
 
 // lockBatch write-locks the users, sessions and entities the batch links
-// to (see cypherLockBatch), and fails with memory.ErrUserErased when the
+// to (see cypherLockBatch), and fails with errUserErased when the
 // erase of one of the users began after the batch's write about them did,
 // with errUserErasing when one of the users is being erased, with a
 // *userids.CaseConflictError when it would make a user whose id differs
 // from another's only by case.
 func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, ms []memory.Memory) error {
-	refused, _, err := readOne(ctx, tx, cypherLockBatchChecked, lockParams(tenant, ms), func(r *neo4j.Record) (error, error) {
+	refused, _, err := readOne(ctx, tx, cypherLockBatchChecked, lockParams(ctx, tenant, ms), func(r *neo4j.Record) (error, error) {
 		erasing, _ := r.Get("erasing")
 		erased, _ := r.Get("erased")
 		conflict, _ := r.Get("case_conflict")
@@ -412,7 +412,7 @@ func lockBatch(ctx context.Context, tx neo4j.ManagedTransaction, tenant string, 
 }
 
 // refusal refuses a write, under its locks, about a user whose erase began
-// after the write did (memory.ErrUserErased), about a user being erased
+// after the write did (errUserErased), about a user being erased
 // (errUserErasing) or that it would make beside a user whose id differs
 // from its own only by case (case_conflict, see cypherErasingUsers); nil
 // when none.
@@ -420,7 +420,7 @@ func refusal(erasing, erased []string, conflict any) error {
 	c, ok := conflict.(map[string]any)
 	switch {
 	case len(erased) > 0:
-		return memory.ErrUserErased
+		return errUserErased
 	case len(erasing) > 0:
 		return errUserErasing
 	case !ok:
@@ -431,7 +431,7 @@ func refusal(erasing, erased []string, conflict any) error {
 
 // errUserErasing refuses a write about a user whose erase has begun and not
 // ended (EraseUser), the write having begun after it (else
-// memory.ErrUserErased): unavailable (503) to a caller, who may try again
+// errUserErased): unavailable (503) to a caller, who may try again
 // once the erase is over. To the queue it may last (Lasting): a queued job counts
 // its attempts and fails, for its sender to send again, rather than hold its
 // shard and every tenant's jobs behind it.
@@ -443,11 +443,22 @@ func (erasingError) Error() string { return "graph: a user of the write is being
 func (erasingError) Unwrap() error { return memory.ErrUnavailable }
 func (erasingError) Lasting() bool { return true }
 
+// errUserErased is writefence.ErrUserErased as the store returns it: a
+// conflict with what is stored (memory.ErrConflict), which no retry heals.
+var errUserErased error = userErasedError{}
+
+type userErasedError struct{}
+
+func (userErasedError) Error() string   { return writefence.ErrUserErased.Error() }
+func (userErasedError) Unwrap() []error { return []error{writefence.ErrUserErased, memory.ErrConflict} }
+
 // lockParams lists what cypherLockBatch locks, each kind sorted by id, and
-// what cypherErasingUsers checks: each user's tombstone id ($refs) and
-// when the user's earliest write of ms began ($began; none when no write
-// says, see memory.Memory.Began).
-func lockParams(tenant string, ms []memory.Memory) map[string]any {
+// what cypherErasingUsers checks: each user's tombstone id ($refs) and,
+// for the users of ms's memories that are not queued, when the write
+// began ($began: the start ctx carries, writefence.BeginWrite; none when
+// it carries none). The fence orders queued memories (QueueSeq).
+func lockParams(ctx context.Context, tenant string, ms []memory.Memory) map[string]any {
+	mark, marked := writefence.Began(ctx)
 	users, sessions := map[string]any{}, map[string]bool{}
 	refs, began := map[string]any{}, map[string]any{}
 	scopes := map[[2]string]bool{}
@@ -458,8 +469,8 @@ func lockParams(tenant string, ms []memory.Memory) map[string]any {
 		} else {
 			users[m.UserID] = userids.Fold(m.UserID)
 			refs[m.UserID] = memory.UserTombstoneID(tenant, m.UserID)
-			if b, ok := began[m.UserID].(time.Time); !m.Began.IsZero() && (!ok || m.Began.Before(b)) {
-				began[m.UserID] = m.Began.UTC()
+			if marked && m.QueueSeq == 0 {
+				began[m.UserID] = mark.UTC()
 			}
 		}
 		if m.SessionID != "" {

@@ -60,7 +60,7 @@ CALL {
 	// cypherErasingUsers returns, read under the users' locks, the users
 	// among $users that an erase has marked (cypherBeginUserErase) as
 	// erasing, and as erased those whose erase began after the write about
-	// them did ($began, by user; memory.Memory.Began): the write must not
+	// them did ($began, by user; writefence.BeginWrite): the write must not
 	// commit. The mark lasts while the erase runs and goes with the User
 	// node at its end; the time the erase began stays in the user's
 	// tombstone ($refs, by user; fence_at, see cypherUserTombstone), so a

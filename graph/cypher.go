@@ -24,6 +24,10 @@ const memoryProjection = `m {.*, ` + memoryProjectionLinks
 // memoryProjectionLean is memoryProjection without the embedding, for listings.
 const memoryProjectionLean = `m {` + memoryFields + `, ` + memoryProjectionLinks
 
+// MemoryProjectionLean is memoryProjectionLean for the stores of graph's
+// subpackages (graph/exportstore), which decode it with MemoryOf.
+const MemoryProjectionLean = memoryProjectionLean
+
 // memoryFields are the properties decodeMemory reads but the embedding. A
 // projection that leaves the embedding out names them rather than taking
 // .* and dropping it: .* reads every property, and decoding the embedding,

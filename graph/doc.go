@@ -5,7 +5,9 @@
 // constraints and range, vector and full-text indexes. The stores beside it
 // run on the same transaction runner (Store.Runner): keystore keeps tenants,
 // principals and API keys, policystore a tenant's policy revisions and
-// settings, upkeep serves the janitor and the re-embedder; package neo holds the plumbing they share.
+// settings, upkeep serves the janitor and the re-embedder, exportstore reads
+// a user's records for a data-subject export; package neo holds the
+// plumbing they share.
 //
 // # Files
 //
@@ -54,7 +56,7 @@
 // (cypherNotErasing); the erase also leaves a fence that refuses for good
 // the user's queued writes accepted before it, and the time it began,
 // which refuses for good the writes that began before it (fence_at,
-// memory.ErrUserErased), during the erase or after it. Policy and grant changes
+// writefence.ErrUserErased), during the erase or after it. Policy and grant changes
 // lock the tenant's PolicyState.
 //
 // # Errors

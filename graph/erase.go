@@ -74,12 +74,12 @@ const minEraseBatch = 50
 // below, and no read returns the user's memories. The tombstone keeps, too,
 // when that transaction began (fence_at, by the store's clock; a call that
 // finishes an erase cut short keeps the start of the erase it finishes): a
-// write about the user that began before it (memory.Memory.Began) was under
-// way when the user asked to be forgotten, and is refused for good, as
-// memory.ErrUserErased, whenever it reaches its transaction: during the
-// erase, or after it, when the User node is gone and the write would
-// otherwise make a new one. Each further transaction deletes a
-// batch; the one that finds the last batch also removes the user's
+// write about the user that began before it (its ctx says when:
+// writefence.BeginWrite) was under way when the user asked to be
+// forgotten, and is refused for good, as writefence.ErrUserErased,
+// whenever it reaches its transaction: during the erase, or after it, when
+// the User node is gone and the write would otherwise make a new one. Each
+// further transaction deletes a batch; the one that finds the last batch also removes the user's
 // sessions, User and Agent nodes and marks the tombstone complete. An erase
 // cut short (a failed batch, a cancelled ctx, a crash) leaves the user
 // marked, so still unreadable and unwritable; calling EraseUser again

@@ -132,6 +132,8 @@ REMOVE t.erasing`
 	// row of a read, so it seeks the user through the (tenant, id)
 	// constraint: a third of the cost of walking the memory's edges to it.
 	cypherNotErasing = `NOT EXISTS { MATCH (eu:User {tenant: $tenant, id: m.user_id}) WHERE eu.erasing }`
+	// NotErasing is cypherNotErasing for graph's subpackages.
+	NotErasing = cypherNotErasing
 
 	// cypherTenantNodes returns every property of every node of a tenant: an
 	// audit that an erase left nothing behind. Embeddings are left out, they

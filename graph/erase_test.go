@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"mneme/internal/testenv"
 	"mneme/memory"
+	"mneme/writefence"
 )
 
 var _ memory.Forgetter = (*Store)(nil)
@@ -403,35 +405,31 @@ func TestEraseUserRefusesWritesBegunBeforeIt(t *testing.T) {
 	}
 	ended := time.Now()
 
-	held := func(user, content string) memory.Memory {
-		m := newMemory(tenant, user, content)
-		m.Began = began
-		return m
-	}
+	// The held writes' context says when they began (writefence.BeginWrite).
+	heldCtx := writefence.BeginWrite(ctx, began)
+	held := func(user, content string) memory.Memory { return newMemory(tenant, user, content) }
 	refused := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, memory.ErrUserErased) {
+		if !errors.Is(err, writefence.ErrUserErased) {
 			t.Errorf("%s: %v, want the user's erased", what, err)
 		}
 	}
 	for _, user := range []string{"known", "fresh"} {
-		_, err := s.CreateMemories(ctx, []memory.Memory{held(user, user+" held secret, direct")})
+		_, err := s.CreateMemories(heldCtx, []memory.Memory{held(user, user+" held secret, direct")})
 		refused(user+": a direct write", err)
-		_, err = s.WriteDeduped(ctx, dedupWrite(tenant, embedded(t, held(user, user+" held secret, deduplicated"))))
+		_, err = s.WriteDeduped(heldCtx, dedupWrite(tenant, embedded(t, held(user, user+" held secret, deduplicated"))))
 		refused(user+": a deduplicated write", err)
 		bystander := newMemory(tenant, "bystander-"+user, "a held secret about someone else")
-		bystander.Began = began
-		_, err = s.CreateMemories(ctx, []memory.Memory{bystander, held(user, user+" held secret, batched")})
+		_, err = s.CreateMemories(heldCtx, []memory.Memory{bystander, held(user, user+" held secret, batched")})
 		refused(user+": a batch with another user", err)
 	}
 	// A memory written since is a new start; a new version of it that
 	// began before the erase is refused all the same.
 	head := newMemory(tenant, "known", "known starts over")
-	head.Began = time.Now()
-	if _, err := s.CreateMemories(ctx, []memory.Memory{head}); err != nil {
+	if _, err := s.CreateMemories(writefence.BeginWrite(ctx, time.Now()), []memory.Memory{head}); err != nil {
 		t.Fatalf("a write begun after the erase: %v", err)
 	}
-	_, err := s.ReplaceMemory(ctx, tenant, head.ID, 0, held("known", "known held secret, a new version"))
+	_, err := s.ReplaceMemory(heldCtx, tenant, head.ID, 0, held("known", "known held secret, a new version"))
 	refused("known: a new version", err)
 	if n, err := s.CountText(ctx, tenant, "held secret"); err != nil || n != 0 {
 		t.Errorf("refused content stored %d times (%v)", n, err)
@@ -441,19 +439,22 @@ func TestEraseUserRefusesWritesBegunBeforeIt(t *testing.T) {
 	}
 
 	// Writes that began after the erase, that do not say when they began,
-	// or are queued above the fence, are written.
-	after := newMemory(tenant, "fresh", "fresh starts over")
-	after.Began = ended
-	untimed := newMemory(tenant, "fresh", "fresh loaded by a loader")
+	// or are queued above the fence (whatever their context says: the
+	// fence orders those), are written.
 	queued := newMemory(tenant, "fresh", "fresh queued after the erase")
 	queued.QueueSeq = 11
-	ws, err := s.WriteEvents(ctx, []memory.Memory{after, untimed, queued})
-	if err != nil {
-		t.Fatalf("writes after the erase: %v", err)
-	}
-	for i, w := range ws {
-		if w.Outcome != memory.OutcomeCreated {
-			t.Errorf("write %d after the erase: outcome %s, want created", i, w.Outcome)
+	for _, w := range []struct {
+		name string
+		ctx  context.Context
+		m    memory.Memory
+	}{
+		{"begun after the erase", writefence.BeginWrite(ctx, ended), newMemory(tenant, "fresh", "fresh starts over")},
+		{"untimed", ctx, newMemory(tenant, "fresh", "fresh loaded by a loader")},
+		{"queued", heldCtx, queued},
+	} {
+		ws, err := s.WriteEvents(w.ctx, []memory.Memory{w.m})
+		if err != nil || len(ws) != 1 || ws[0].Outcome != memory.OutcomeCreated {
+			t.Errorf("a write %s: %v, %v; want created", w.name, ws, err)
 		}
 	}
 }
@@ -473,15 +474,15 @@ func TestEraseUnderWayRefusesWritesBegunBeforeIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := newMemory(tenant, "u1", "u1 held secret, begun before the erase")
-	before.Began = time.Now()
+	beforeCtx := writefence.BeginWrite(ctx, time.Now())
 	ts := memory.Tombstone{At: time.Now(), By: "admin:root", Reason: "user erased", UserRef: memory.UserTombstoneID(tenant, "u1")}
 	crashAfterFirstBatch(t, s, tenant, "u1", ts, 2)
-	if _, err := s.CreateMemories(ctx, []memory.Memory{before}); !errors.Is(err, memory.ErrUserErased) {
+	if _, err := s.CreateMemories(beforeCtx, []memory.Memory{before}); !errors.Is(err, writefence.ErrUserErased) {
 		t.Errorf("a write begun before the erase: %v, want the user's erased", err)
 	}
 	since := newMemory(tenant, "u1", "u1 held secret, begun during the erase")
-	since.Began = time.Now()
-	if _, err := s.CreateMemories(ctx, []memory.Memory{since}); !errors.Is(err, memory.ErrUnavailable) || errors.Is(err, memory.ErrUserErased) {
+	sinceCtx := writefence.BeginWrite(ctx, time.Now())
+	if _, err := s.CreateMemories(sinceCtx, []memory.Memory{since}); !errors.Is(err, memory.ErrUnavailable) || errors.Is(err, writefence.ErrUserErased) {
 		t.Errorf("a write begun during the erase: %v, want unavailable", err)
 	}
 	if n, err := s.CountText(ctx, tenant, "held secret"); err != nil || n != 0 {
@@ -490,10 +491,10 @@ func TestEraseUnderWayRefusesWritesBegunBeforeIt(t *testing.T) {
 	if _, err := s.EraseUser(ctx, tenant, "u1", ts); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateMemories(ctx, []memory.Memory{before}); !errors.Is(err, memory.ErrUserErased) {
+	if _, err := s.CreateMemories(beforeCtx, []memory.Memory{before}); !errors.Is(err, writefence.ErrUserErased) {
 		t.Errorf("a write begun before the erase, once it is over: %v, want the user's erased", err)
 	}
-	if _, err := s.CreateMemories(ctx, []memory.Memory{since}); err != nil {
+	if _, err := s.CreateMemories(sinceCtx, []memory.Memory{since}); err != nil {
 		t.Errorf("a write begun during the erase, once it is over: %v, want it written", err)
 	}
 }
@@ -520,8 +521,7 @@ func TestEraseStartOnlyRises(t *testing.T) {
 		}
 	}
 	m := newMemory(tenant, "u1", "u1 began an hour before")
-	m.Began = start.Add(-time.Hour)
-	if _, err := at(start).CreateMemories(ctx, []memory.Memory{m}); !errors.Is(err, memory.ErrUserErased) {
+	if _, err := at(start).CreateMemories(writefence.BeginWrite(ctx, start.Add(-time.Hour)), []memory.Memory{m}); !errors.Is(err, writefence.ErrUserErased) {
 		t.Errorf("a write begun before the erase: %v, want the user's erased", err)
 	}
 }

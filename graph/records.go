@@ -162,6 +162,10 @@ func memoryOf(r *neo4j.Record) (memory.Memory, error) {
 	return decodeMemory(v)
 }
 
+// MemoryOf decodes a memory projected as "memory" (MemoryProjectionLean),
+// for graph's subpackages.
+func MemoryOf(r *neo4j.Record) (memory.Memory, error) { return memoryOf(r) }
+
 // hitOf reads the "memory" and "score" columns of a record.
 func hitOf(r *neo4j.Record) (memory.Hit, error) {
 	m, err := memoryOf(r)

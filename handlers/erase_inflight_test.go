@@ -20,6 +20,7 @@ import (
 	"mneme/internal/apptest"
 	"mneme/internal/testenv"
 	"mneme/memory"
+	"mneme/writefence"
 )
 
 // embedGate is an OpenAI-compatible embeddings endpoint that answers with
@@ -173,7 +174,7 @@ func TestEraseUserWithWritesInFlight(t *testing.T) {
 	refused := func(step string, errs []error) {
 		t.Helper()
 		for i, err := range errs {
-			wantAPIError(t, fmt.Sprintf("%s, write %d", step, i), err, http.StatusConflict, memory.CodeUserErased)
+			wantAPIError(t, fmt.Sprintf("%s, write %d", step, i), err, http.StatusConflict, writefence.CodeUserErased)
 		}
 	}
 	forgotten := func(step, user, token string) {

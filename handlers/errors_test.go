@@ -9,6 +9,7 @@ import (
 	"mneme/policyadmin"
 	"mneme/userids"
 	"mneme/workingmemory"
+	"mneme/writefence"
 )
 
 // The errors this package maps for policy administration, whichever part
@@ -66,8 +67,9 @@ func TestClassifyRefusals(t *testing.T) {
 		{"a turn out of order", fmt.Errorf("append: %w", &workingmemory.TurnOrderError{Index: 1}), http.StatusUnprocessableEntity, workingmemory.CodeTurnOutOfOrder},
 		{"another user's session", fmt.Errorf("session s is about another user: %w", memory.ErrSessionTaken), http.StatusConflict, "session_taken"},
 		// Not unavailable: a client that retries 503s would write again,
-		// after the erase, what was under way before it.
-		{"a write begun before its user's erase", fmt.Errorf("write: %w", memory.ErrUserErased), http.StatusConflict, memory.CodeUserErased},
+		// after the erase, what was under way before it. The graph returns
+		// it as a conflict with what is stored.
+		{"a write begun before its user's erase", fmt.Errorf("write: %w (%w)", writefence.ErrUserErased, memory.ErrConflict), http.StatusConflict, writefence.CodeUserErased},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, code, msg := classify(tt.err)

@@ -29,67 +29,14 @@ type Forgetter interface {
 	// about the user fail with ErrUnavailable until the erase is over; an
 	// erase cut short stays so, and a second call finishes it, counting
 	// what was left. After a finished erase a second call finds nothing.
-	// A write about the user that began (Memory.Began) before the erase
-	// began fails with ErrUserErased, during the erase or after it: what
-	// it holds was sent or read before the user asked to be forgotten. The
-	// erase's start is kept in the user's tombstone (t.UserRef, which must
-	// be UserTombstoneID's), where the write's transaction reads it.
+	// A write about the user that began (its ctx says when:
+	// writefence.BeginWrite) before the erase began fails with
+	// writefence.ErrUserErased, a conflict (ErrConflict), during the
+	// erase or after it: what it holds was sent or read before the user
+	// asked to be forgotten. The erase's start is kept in the user's
+	// tombstone (t.UserRef, which must be UserTombstoneID's), where the
+	// write's transaction reads it.
 	EraseUser(ctx context.Context, tenant, userID string, t Tombstone) (GraphErased, error)
-}
-
-// ErrUserErased refuses a write about a user whose erase began after the
-// write did: the write was under way when the user asked to be forgotten,
-// and nothing of it is stored, during the erase or after it. It never heals
-// by retrying, so it is a conflict with what is stored (ErrConflict) with a
-// code of its own (CodeUserErased), not unavailable: a client that retries
-// 503s would otherwise write again, after the erase, what was sent before
-// it. A write that began after the erase began is refused as unavailable
-// while the erase runs, and is a new start once it is over.
-var ErrUserErased error = userErasedError{}
-
-// CodeUserErased is the stable code of ErrUserErased.
-const CodeUserErased = "user_erased"
-
-type userErasedError struct{}
-
-func (userErasedError) Error() string {
-	return "the user was erased after this write began: nothing of it was stored, since it holds what was sent before the erase; write it again only if it is to be remembered about the user from now on"
-}
-
-// Unwrap makes the error an ErrConflict.
-func (userErasedError) Unwrap() error { return ErrConflict }
-
-// RefusalCode is the stable code clients see (CodeUserErased).
-func (userErasedError) RefusalCode() string { return CodeUserErased }
-
-// writeBeganKey marks a context with when the write it carries began.
-type writeBeganKey struct{}
-
-// BeginWrite returns ctx marked as carrying a write that began at t, unless
-// it carries one that began earlier. The services stamp every memory they
-// write with the mark (Memory.Began), or, where ctx has none, with the time
-// they were called. A caller that reads what it will write before it calls
-// them (a session's close reads its turns, an ingestion runs its
-// extractor over the request's) marks ctx first, before that read.
-//
-// A user's erase refuses the writes about the user that began before it
-// (Forgetter.EraseUser, ErrUserErased): one slowed between its start and
-// its transaction (a slow embedder) must not store, after the erase, words
-// that reached Mneme before it.
-func BeginWrite(ctx context.Context, t time.Time) context.Context {
-	if b, ok := ctx.Value(writeBeganKey{}).(time.Time); ok && !b.After(t) {
-		return ctx
-	}
-	return context.WithValue(ctx, writeBeganKey{}, t.UTC())
-}
-
-// writeBegan is when the write ctx carries began (BeginWrite), and
-// otherwise now.
-func writeBegan(ctx context.Context, now time.Time) time.Time {
-	if b, ok := ctx.Value(writeBeganKey{}).(time.Time); ok && b.Before(now) {
-		return b
-	}
-	return now.UTC()
 }
 
 // Tombstone is what stays of an erased memory or user: who erased it, when

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -286,48 +285,5 @@ func TestDeleteErasedMeanwhile(t *testing.T) {
 	f.store.erasedMeanwhile = true
 	if _, err := f.svc.Delete(context.Background(), agentSupport, m.ID, ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("delete of a memory erased meanwhile: %v, want ErrNotFound", err)
-	}
-}
-
-// TestWriteBegan: every memory a write stores carries when the write began
-// (Memory.Began), which a user's erase compares with its own end: the
-// earliest time BeginWrite marked on the write's context, else the
-// service's clock when the write was called. A mark later than the clock
-// (another replica's clock ahead) is not taken: the write began no later
-// than it was called.
-func TestWriteBegan(t *testing.T) {
-	bg := context.Background()
-	tests := []struct {
-		name string
-		ctx  context.Context
-		want time.Time
-	}{
-		{"unmarked: when called", bg, testNow},
-		{"marked before the call", BeginWrite(bg, testNow.Add(-time.Minute)), testNow.Add(-time.Minute)},
-		{"marked after the call", BeginWrite(bg, testNow.Add(time.Minute)), testNow},
-		{"the earliest mark", BeginWrite(BeginWrite(bg, testNow.Add(-2*time.Minute)), testNow.Add(-time.Minute)), testNow.Add(-2 * time.Minute)},
-		{"an earlier mark wins", BeginWrite(BeginWrite(bg, testNow.Add(-time.Minute)), testNow.Add(-2*time.Minute)), testNow.Add(-2 * time.Minute)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, RecallConfig{})
-			got, err := create(tt.ctx, f.svc, agentSupport, []NewMemory{validNew(), validNew()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, m := range got {
-				if !m.Began.Equal(tt.want) {
-					t.Errorf("memory %d began %v, want %v", i, m.Began, tt.want)
-				}
-			}
-			prev := stored("mem_1", "Alice prefers tea.")
-			f.store.memories[prev.ID] = prev
-			if _, err := f.svc.Update(tt.ctx, agentSupport, prev.ID, 0, UpdateRequest{Content: ptr("Alice prefers green tea.")}); err != nil {
-				t.Fatal(err)
-			}
-			if next := f.store.replaced[0].Next; !next.Began.Equal(tt.want) {
-				t.Errorf("a new version began %v, want %v", next.Began, tt.want)
-			}
-		})
 	}
 }

@@ -92,12 +92,6 @@ type Memory struct {
 	// write that was not queued). The store refuses it when the user was
 	// erased with a fence at or above it (Tombstone.Fence).
 	QueueSeq int64 `json:"-"`
-	// Began is when the write of the memory began, before it read anything
-	// it holds (its request, a session's turns); zero for a write that is
-	// queued (QueueSeq orders those) or loads data of no live request. The
-	// store refuses the memory when its user's erase began after Began
-	// (see BeginWrite, ErrUserErased).
-	Began time.Time `json:"-"`
 	// EvidenceCount is how many writes observed this memory: one for the
 	// write that created it, one more for each duplicate that reinforced it.
 	EvidenceCount int `json:"evidence_count,omitempty"`

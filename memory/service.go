@@ -213,7 +213,6 @@ func (s *Service) Import(ctx context.Context, n NewMemory, createdAt time.Time, 
 	if err != nil {
 		return Memory{}, err
 	}
-	m.Began = writeBegan(ctx, s.now()) // see BeginWrite
 	if status != "" {
 		if !slices.Contains(Statuses, status) {
 			return Memory{}, Invalid("status", "must be one of "+strings.Join(Statuses, ", "))
@@ -488,7 +487,6 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 	if u == (UpdateRequest{}) { // a version that changes nothing
 		return Memory{}, Invalid("body", "nothing to change: give content, kind, sensitivity, importance or confidence")
 	}
-	began := writeBegan(ctx, s.now()) // before the version it builds on is read; see BeginWrite
 	prev, err := s.Get(ctx, p, id)
 	if err != nil {
 		return Memory{}, err
@@ -510,7 +508,6 @@ func (s *Service) Update(ctx context.Context, p Principal, id string, ifMatch in
 	if err != nil {
 		return Memory{}, err
 	}
-	next.Began = began
 	// A new version of a temporary memory ends when it did; the store
 	// refuses one of a version no longer current. One of a candidate is
 	// still a guess: only the user's confirmation makes it active.

@@ -317,7 +317,7 @@ func TestCreateDefaults(t *testing.T) {
 		Tenant: "acme", UserID: "alice", Type: TypeSemantic, Content: "Alice prefers tea over coffee.",
 		Status: StatusActive, Sensitivity: SensitivityInternal, Importance: 0.5, Confidence: 1,
 		ValidFrom: testNow, CreatedAt: testNow, UpdatedAt: testNow, Version: 1, EvidenceCount: 1,
-		EmbeddingModel: "fake", EmbeddingDim: 2, Began: testNow,
+		EmbeddingModel: "fake", EmbeddingDim: 2,
 	}
 	with := func(edit func(*Memory)) Memory { m := base; edit(&m); return m }
 	tests := []struct {
@@ -702,7 +702,7 @@ func TestUpdate(t *testing.T) {
 
 	// next is what build makes of prev at testNow, before the update applies.
 	next := prev
-	next.ValidFrom, next.CreatedAt, next.UpdatedAt, next.Version, next.Began = testNow, testNow, testNow, 1, testNow
+	next.ValidFrom, next.CreatedAt, next.UpdatedAt, next.Version = testNow, testNow, testNow, 1
 	next.EmbeddingModel, next.EmbeddingDim = "fake", 2
 	with := func(edit func(*Memory)) Memory { m := next; edit(&m); return m }
 

@@ -105,7 +105,6 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 		return nil, err
 	}
 	now := s.now().UTC()
-	began := writeBegan(ctx, now) // see BeginWrite
 	results := make([]WriteResult, len(in))
 	var keep []Memory
 	var keepAt []int
@@ -114,7 +113,6 @@ func (s *Service) Write(ctx context.Context, p Principal, in []NewMemory) ([]Wri
 		if err != nil {
 			return nil, prefixField(err, i, len(in))
 		}
-		m.Began = began
 		if err := s.require(ctx, p, ActionWrite, ResourceOf(m), now); err != nil {
 			return nil, err
 		}

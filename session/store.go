@@ -27,6 +27,7 @@ import (
 
 	"mneme/memory"
 	"mneme/workingmemory"
+	"mneme/writefence"
 )
 
 // Defaults for Options.
@@ -495,7 +496,7 @@ func (e *Expirer) RunOnce(ctx context.Context) (int, error) {
 		}
 		// Its memories are written from the turns read now: should the
 		// user be erased before they are, they are refused.
-		wctx := memory.BeginWrite(ctx, e.now())
+		wctx := writefence.BeginWrite(ctx, e.now())
 		sess, err := e.store.Get(ctx, tenant, id)
 		if errors.Is(err, memory.ErrNotFound) {
 			continue

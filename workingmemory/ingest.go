@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"mneme/memory"
+	"mneme/writefence"
 )
 
 // Ingestion limits.
@@ -55,8 +56,8 @@ const JobIngest = "ingest"
 // refused.
 func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.IngestResult, error) {
 	// What the turns hold reached Mneme now, whatever extraction takes: a
-	// user erased meanwhile is not written about (memory.BeginWrite).
-	ctx = memory.BeginWrite(ctx, s.now())
+	// user erased meanwhile is not written about (writefence.BeginWrite).
+	ctx = writefence.BeginWrite(ctx, s.now())
 	// Who may not write learns it whatever the request holds.
 	if !WritesAsItself(p, r.AgentID) {
 		return memory.IngestResult{}, memory.ErrForbidden

@@ -11,6 +11,7 @@ import (
 
 	"mneme/guard"
 	"mneme/memory"
+	"mneme/writefence"
 )
 
 // AppendTurns adds turns to the open session id, opening it if needed.
@@ -109,8 +110,8 @@ func maskSecrets(text string) string {
 func (s *Service) CloseSession(ctx context.Context, p memory.Principal, id string) (memory.CloseResult, error) {
 	// The close writes what it reads of the session now: if the session's
 	// user is erased before its memories are written, they are refused
-	// (memory.BeginWrite).
-	ctx = memory.BeginWrite(ctx, s.now())
+	// (writefence.BeginWrite).
+	ctx = writefence.BeginWrite(ctx, s.now())
 	sess, err := s.GetSession(ctx, p, id)
 	if err != nil {
 		return memory.CloseResult{}, err
@@ -142,7 +143,7 @@ func (s *Service) CloseSession(ctx context.Context, p memory.Principal, id strin
 // key derived from the session. The caller makes sure this replica decides
 // with the tenant's current policy and grants: a request has synced its
 // tenant already; the expiry worker, which runs outside a request, syncs it
-// first (see app). A caller that read sess marks ctx with memory.BeginWrite
+// first (see app). A caller that read sess marks ctx with writefence.BeginWrite
 // before it did.
 func (s *Service) EndSession(ctx context.Context, sess memory.Session) (memory.CloseResult, error) {
 	found, err := s.extract.Extract(ctx, sess.Turns)

@@ -40,6 +40,8 @@ var layers = map[string]int{
 	"mneme/embedding/usem": 0,
 	// Watches the stores for a stall; takes their pings as functions.
 	"mneme/stall": 0,
+	// The start of a write, which a user's erase fences off.
+	"mneme/writefence": 0,
 	// Recall's settings, below the service that reads them.
 	"mneme/recallconfig": 1,
 	// What a question about the user asks for; reads its period.
@@ -100,9 +102,10 @@ var layers = map[string]int{
 
 	// Stores beside graph that put its scope predicate or its tally
 	// fragments in their queries: the census, the sweeps, documents.
-	"mneme/graph/tally":     5,
-	"mneme/graph/upkeep":    5,
-	"mneme/graph/documents": 5,
+	"mneme/graph/tally":       5,
+	"mneme/graph/upkeep":      5,
+	"mneme/graph/documents":   5,
+	"mneme/graph/exportstore": 5,
 	// Stores beside graph that take its policy state's lock: policy
 	// revisions and settings.
 	"mneme/graph/policystore": 5,
@@ -188,7 +191,7 @@ func TestNoPackageTooLarge(t *testing.T) {
 var owners = map[string][]string{
 	"github.com/gin-gonic/gin":            {"mneme/handlers"},
 	"github.com/open-policy-agent/opa":    {"mneme/policy"},
-	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/sessions", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/graph/tally", "mneme/graph/documents", "mneme/graph/policystore", "mneme/internal/testenv"},
+	"github.com/neo4j/neo4j-go-driver":    {"mneme/graph", "mneme/graph/neo", "mneme/graph/keystore", "mneme/graph/sessions", "mneme/graph/upkeep", "mneme/graph/analysis", "mneme/graph/tally", "mneme/graph/documents", "mneme/graph/policystore", "mneme/graph/exportstore", "mneme/internal/testenv"},
 	"github.com/modelcontextprotocol":     {"mneme/mcp"},
 	"github.com/prometheus/client_golang": {"mneme/metrics", "mneme/handlers", "mneme/app"},
 }

@@ -1,4 +1,6 @@
-package graph
+package exportstore
+
+import "mneme/graph"
 
 // Queries of export.go: everything the graph holds about one user, for a
 // data-subject export.
@@ -6,8 +8,8 @@ const (
 	// cypherExportMemories lists every memory about a user in every status,
 	// oldest first, without embeddings (numbers derived from the content).
 	cypherExportMemories = `MATCH (m:Memory {tenant: $tenant, user_id: $user_id})
-WHERE ` + cypherNotErasing + `
-RETURN ` + memoryProjectionLean + `
+WHERE ` + graph.NotErasing + `
+RETURN ` + graph.MemoryProjectionLean + `
 ORDER BY m.created_at, m.id`
 
 	// cypherExportTombstones lists the tombstones about a user: those of
