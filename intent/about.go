@@ -302,11 +302,11 @@ var (
 	// how much …"); closing ends an English question typed without its
 	// mark: a tag
 	// ("…, right") or the question word last ("pushed back, to when").
-	clause  = regexp.MustCompile(`, (what|which|who|when|where|how|why)\b`)
+	clause  = regexp.MustCompile(`, (what|what's|whats|which|who|when|where|how|why)\b`)
 	closing = regexp.MustCompile(`(, ?(right|correct|yeah|yes|no|isn't it|aren't they|don't they|doesn't she|doesn't he)|\b(when|where|why|how|what|who|which))$`)
 	// person is a word for the user: the speaker, the person an agent
 	// speaks of, or the customer.
-	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|the (customer|client|user|buyer)|this (customer|client|user|buyer|person|guy))\b`)
+	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|the (customer|client|user|buyer)|this (customer|client|user|buyer|person|guy|lady|gentleman|woman|man|fellow))\b`)
 	// dealing is one of the user's dealings with us spoken of as known:
 	// "has the big desk order gone through?", "when is that shipment
 	// leaving?". An agent asks it about the user it serves.

@@ -201,6 +201,8 @@ func TestAbout(t *testing.T) {
 		{"你们能给我推荐个餐厅吗", "", false}, // a favour asked, nothing of the speaker's
 		{"Did I ask when you are open during the festive season?", "u01", true},
 		{"does she still want the short answers", "", true},
+		{"What line of business is this lady in?", "", true},
+		{"What line of business is the lady at the counter in?", "", false},
 		{"How should we contact Alice?", "alice", true},
 		{"When does Alice's membership expire", "alice", true},
 		{"what did the customer order last time?", "", true},
@@ -337,6 +339,7 @@ func TestAsks(t *testing.T) {
 	}{
 		{"What happened with the damaged seats?", true},
 		{"will your prices go up next year", true},
+		{"someones parcel is overdue, whats the drill", true},
 		{"上次那批纸的钱付了没有？", true},
 		{"Bob 为什么不高兴", true},
 		{"tell me a joke", false},

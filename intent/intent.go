@@ -132,7 +132,7 @@ var rules = []rule{
 	// one ("contact preference").
 	{name: "preferences", kinds: []string{"preference"}, broad: true, cues: []string{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
-		"my taste*", "my habit*", "how i like", "dislike*",
+		"my taste*", "my habit*", "how i like", "dislike*", "quirk*", "standing instruction*",
 		"偏好", "喜好", "喜欢什么", "我喜欢", "习惯", "口味", "讨厌",
 		"what have i asked you", "what did i ask you to", "asked you to", "my requests", "我的要求", "提过哪些要求", "提过什么要求", "提过啥要求", "说过哪些要求", "说过什么要求", "说过啥要求",
 		"喜欢怎样", "喜欢怎么样", "平时喜欢", "特别的要求", "特殊要求", "特别要求", "特殊的要求",

@@ -36,6 +36,8 @@ func TestDetect(t *testing.T) {
 		{"大单要谁点头？", []string{"rule_lookup"}},
 		{"东西拆了还能退吗", []string{"rule_lookup"}},
 		{"quick rundown on this customer pls", []string{"about_me"}},
+		{"what are his quirks?", []string{"preferences"}},
+		{"Any standing instructions for this customer?", []string{"preferences"}},
 		{"这人啥情况，给我大概讲讲", []string{"about_me"}},
 		{"remind me who she is, like her role n where she works", []string{"about_me", "company"}},
 		{"这家一般多久给我们结一次钱", []string{"payment"}},
