@@ -569,8 +569,8 @@ func validateRecall(r *RecallRequest, now time.Time) error {
 		return Invalid("as_of", "must be a time after 1970 and not in the future")
 	case slices.ContainsFunc(r.Types, func(t string) bool { return !slices.Contains(Types, t) }):
 		return Invalid("types", "each must be one of "+strings.Join(Types, ", "))
-	case slices.ContainsFunc(r.Kinds, func(k string) bool { return k == "" || len(k) > 64 }):
-		return Invalid("kinds", "each kind is 1–64 bytes")
+	case len(r.Kinds) > 64 || slices.ContainsFunc(r.Kinds, func(k string) bool { return k == "" || len(k) > 64 }):
+		return Invalid("kinds", "at most 64 kinds, each of 1–64 bytes")
 	}
 	r.K = cmp.Or(r.K, DefaultRecallK)
 	return nil

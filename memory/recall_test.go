@@ -43,6 +43,8 @@ func TestRecallValidation(t *testing.T) {
 		{"budget negative", func(r *RecallRequest) { r.Budget = -1 }, "budget"},
 		{"budget over max", func(r *RecallRequest) { r.Budget = MaxRecallBudget + 1 }, "budget"},
 		{"unknown type", func(r *RecallRequest) { r.Types = []string{TypeSemantic, "dream"} }, "types"},
+		{"too many kinds", func(r *RecallRequest) { r.Kinds = slices.Repeat([]string{"budget"}, 65) }, "kinds"},
+		{"kinds at max", func(r *RecallRequest) { r.Kinds = slices.Repeat([]string{"budget"}, 64) }, ""},
 		{"query at max", func(r *RecallRequest) { r.Query = strings.Repeat("é", MaxQueryChars) }, ""},
 		{"k at max", func(r *RecallRequest) { r.K = MaxRecallK }, ""},
 		{"budget at max", func(r *RecallRequest) { r.Budget = MaxRecallBudget }, ""},
