@@ -167,7 +167,7 @@ func General(text string) bool {
 }
 
 var (
-	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette|translate|how long does (a|an) \w+ take|weather|forecast|recycle|recycling|(vat|tax|exchange|interest) rates?|forward calls|how (do|can) i (set up|configure|install|enable|disable|reset|turn on|turn off))\b`)
+	general   = regexp.MustCompile(`\b(industry|industries|sector|market|markets|in general|generally|typical|typically|normal|going rate|going price|wholesale price|difference between|differences between|someone|somebody|is it rude|is it polite|etiquette|translate|how long does (a|an) \w+ take|weather|forecast|recycle|recycling|(vat|tax|exchange|interest) rates?|forward calls|how (do|can) i (set up|configure|install|enable|disable|reset|turn on|turn off)|outages?|(website|web site|site|app|portal|system|server|platform|page|link)s? (is |are )?(down|offline|not working|working|broken|loading|slow)|(is|are) (down|offline) (today|now|right now|again))\b`)
 	zhGeneral = []string{"行业", "业内", "市场价", "行情", "一般来说", "通常来说", "普遍", "区别", "一回事", "别人", "礼貌", "翻译", "怎么开通", "如何开通", "天气", "红包", "高铁", "动车", "改名字", "怎么设置", "如何设置"}
 )
 
@@ -313,7 +313,7 @@ var (
 	dealing = regexp.MustCompile(`\b(the|this|that|these|those|my|her|his|their|our|which|[a-z][\w-]*'s)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|bills?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
 	// imperative opens a request in English; request marks one anywhere.
 	imperative = regexp.MustCompile(`^(please|kindly|tell|show|give|list|remind|keep|use|make|send|write|reply|answer|follow|stick|go|be|stop|don't|do not|same|as usual|like before|like last time|let me know|fill me in|brief me|update me)\b`)
-	request    = regexp.MustCompile(`\b(please|i want|i'd like|i would like|i need|like before|like last time|as usual|same as)\b`)
+	request    = regexp.MustCompile(`\b(please|i want|i'd like|i would like|i need|like before|like last time|as usual|same as|the usual( (way|rules?|process|procedure|routine))?)\b`)
 	// known speaks of us or of a thing as known.
 	known = regexp.MustCompile(`\b(you|your|yours|the|this|that|these|those)\b`)
 	// possessive opens a search for something of someone's: "my budget".
