@@ -45,18 +45,19 @@ type criTruth struct {
 	} `json:"conflicts"`
 }
 
-// Read reads every CRI dataset under dir (a directory holding
+// readCRIDatasets reads every CRI dataset under dir (a directory holding
 // conversations.jsonl and ground_truth.json, or one whose subdirectories
 // do, as scripts/longconv.sh leaves them). Each dataset is one
 // conversation; its name is the conversation's id and its user's.
-func Read(dir string) ([]Conversation, []Question, error) {
+func readCRIDatasets(dir string) (Data, error) {
+	d := Data{Format: FormatCRI}
 	var dirs []string
 	if isDataset(dir) {
 		dirs = []string{dir}
 	} else {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return nil, nil, err
+			return d, err
 		}
 		for _, e := range entries {
 			if sub := filepath.Join(dir, e.Name()); e.IsDir() && isDataset(sub) {
@@ -65,18 +66,16 @@ func Read(dir string) ([]Conversation, []Question, error) {
 		}
 	}
 	if len(dirs) == 0 {
-		return nil, nil, fmt.Errorf("longconv: no conversations.jsonl with ground_truth.json in %s or its subdirectories (scripts/longconv.sh fetches them)", dir)
+		return d, fmt.Errorf("longconv: no %s, nor conversations.jsonl with ground_truth.json, in %s or its subdirectories (scripts/locomo.sh and scripts/longconv.sh fetch them)", locomoFile, dir)
 	}
-	var cs []Conversation
-	var qs []Question
-	for _, d := range dirs {
-		c, q, err := readCRI(d)
+	for _, sub := range dirs {
+		c, q, err := readCRI(sub)
 		if err != nil {
-			return nil, nil, fmt.Errorf("longconv: %s: %w", d, err)
+			return Data{}, fmt.Errorf("longconv: %s: %w", sub, err)
 		}
-		cs, qs = append(cs, c), append(qs, q...)
+		d.Conversations, d.Questions = append(d.Conversations, c), append(d.Questions, q...)
 	}
-	return cs, qs, nil
+	return d, nil
 }
 
 func isDataset(dir string) bool {
