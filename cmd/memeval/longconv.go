@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -21,11 +22,11 @@ import (
 // memory per turn, asks their questions as each conversation's user and
 // prints evidence recall@5 by split, category and span.
 func runLongconv(ctx context.Context, a *app.App, dir string, limit int, asJSON, verbose bool, stdout, stderr io.Writer) error {
-	cs, qs, err := longconv.Read(dir)
+	data, err := longconv.Open(dir)
 	if err != nil {
 		return err
 	}
-	cs, qs = longconv.Truncate(cs, qs, limit)
+	cs, qs := longconv.Truncate(data.Conversations, data.Questions, limit)
 	var suffix [4]byte
 	_, _ = rand.Read(suffix[:])
 	tenant := "longconv-" + hex.EncodeToString(suffix[:])
@@ -55,14 +56,19 @@ func runLongconv(ctx context.Context, a *app.App, dir string, limit int, asJSON,
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Embedder      string          `json:"embedder"`
-			Dimension     int             `json:"dimension"`
-			Conversations int             `json:"conversations"`
-			Turns         int             `json:"turns"`
-			Report        longconv.Report `json:"report"`
-		}{a.Embed.Model(), a.Embed.Dimension(), len(cs), turns, rep})
+			Embedder        string          `json:"embedder"`
+			Dimension       int             `json:"dimension"`
+			Format          string          `json:"format"`
+			Conversations   int             `json:"conversations"`
+			Turns           int             `json:"turns"`
+			Questions       int             `json:"questions"`
+			LeftOut         map[string]int  `json:"left_out,omitempty"`
+			SkippedEvidence int             `json:"skipped_evidence"`
+			Report          longconv.Report `json:"report"`
+		}{a.Embed.Model(), a.Embed.Dimension(), data.Format, len(cs), turns, len(outcomes), data.LeftOut, data.SkippedEvidence, rep})
 	}
-	fmt.Fprintf(stdout, "embedder %s, dimension %d, k=%d; %d conversations, %d turns\n\n", a.Embed.Model(), a.Embed.Dimension(), longconv.K, len(cs), turns)
+	fmt.Fprintf(stdout, "embedder %s, dimension %d, k=%d; %s data: %d conversations, %d turns, %d questions asked\n", a.Embed.Model(), a.Embed.Dimension(), longconv.K, data.Format, len(cs), turns, len(outcomes))
+	fmt.Fprintf(stdout, "left out of the dataset's questions: %s; evidence ids naming no turn, skipped: %d\n\n", leftOut(data.LeftOut), data.SkippedEvidence)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "group\tquestions\tevidence recall@5\tany@5\tall@5\tevidence unstored\t")
 	groups := make([]string, 0, len(rep))
@@ -73,7 +79,7 @@ func runLongconv(ctx context.Context, a *app.App, dir string, limit int, asJSON,
 		// all first, then the held-out part: the honest figures lead.
 		rank := func(g string) int {
 			switch {
-			case g == "all":
+			case g == "all", strings.HasPrefix(g, "all/"):
 				return 0
 			case strings.HasPrefix(g, longconv.SplitHeldOut):
 				return 1
@@ -99,4 +105,16 @@ func runLongconv(ctx context.Context, a *app.App, dir string, limit int, asJSON,
 			o.Split, q.ID, q.Conversation, q.Category, o.Sessions, q.Query, q.Evidence, o.Got, o.Found, len(q.Evidence))
 	}
 	return nil
+}
+
+// leftOut says how many questions were left out, by why.
+func leftOut(n map[string]int) string {
+	if len(n) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, why := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%d %s", n[why], why))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -19,12 +19,13 @@
 // tuned calibration.
 //
 // With -longconv DIR it measures long multi-session conversations instead
-// (package seed/longconv, data from scripts/longconv.sh): every turn is
-// written through the memory service as one memory, dated and filed under
-// its session, every question asked as the conversation's user, and it
-// prints evidence recall@5 overall and, for the tuning part and the
-// held-out part apart, by category and by whether the evidence spans one
-// session or several. -limit N writes only the first N turns.
+// (package seed/longconv, LoCoMo from scripts/locomo.sh or the CRI
+// benchmark from scripts/longconv.sh): every turn is written through the
+// memory service as one memory, dated and filed under its session, every
+// question asked as the conversation's user, and it prints evidence
+// recall@5 overall and, overall and for the tuning part and the held-out
+// part apart, by category and by whether the evidence spans one session or
+// several. -limit N writes only the first N turns.
 package main
 
 import (
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	calibrate := fs.String("calibrate", "", "tune the gate and fusion weights on the tuning questions first and write the calibration into this directory")
 	reuse := fs.String("reuse", "", "ask again about the datasets an earlier run loaded under this tenant prefix (eval-1a2b3c4d) instead of loading them")
-	longDir := fs.String("longconv", "", "instead of the datasets, write the long conversations in this directory (scripts/longconv.sh prints it) one memory per turn and score evidence recall@5")
+	longDir := fs.String("longconv", "", "instead of the datasets, write the long conversations in this directory (scripts/locomo.sh or scripts/longconv.sh prints it) one memory per turn and score evidence recall@5")
 	distractors := fs.Int("distractors", 0, "also give every user of the datasets this many memories that answer none of the questions: user turns of the long conversations in -distractors-from")
 	distractorsFrom := fs.String("distractors-from", "", "the long-conversation directory (scripts/longconv.sh prints it) -distractors takes its texts from")
 	minHeldOut := fs.Float64("min-heldout", 0, "fail unless the held-out part's recall@5 is at least this and its unrelated questions stay empty at least -min-unrelated-empty of the time; 0: report only")

@@ -141,7 +141,7 @@ func TestScore(t *testing.T) {
 		{Question: Question{Category: "a", Evidence: []string{"1"}}, Split: SplitHeldOut, Sessions: 2, Found: 1},
 		{Question: Question{Category: "b", Evidence: []string{"1"}}, Split: SplitTune, Sessions: 1},
 	})
-	for g, n := range map[string]int{"all": 2, "heldout": 1, "heldout/a": 1, "heldout/multi-session": 1, "tune/b": 1, "tune/single-session": 1} {
+	for g, n := range map[string]int{"all": 2, "all/a": 1, "all/b": 1, "all/multi-session": 1, "all/single-session": 1, "heldout": 1, "heldout/a": 1, "heldout/multi-session": 1, "tune/b": 1, "tune/single-session": 1} {
 		if rep[g].Questions != n {
 			t.Errorf("group %s has %d questions, want %d (%v)", g, rep[g].Questions, n, rep)
 		}

@@ -235,9 +235,9 @@ func Score(os []Outcome) Scores {
 	return s
 }
 
-// Report holds scores by group: "all", each split, and within each split
-// each category and "single-session" or "multi-session" evidence, named
-// split/group.
+// Report holds scores by group: "all", each split, and within all the
+// questions and within each split each category and "single-session" or
+// "multi-session" evidence, named all/group and split/group.
 type Report map[string]Scores
 
 // Summarise scores outcomes by group.
@@ -248,7 +248,7 @@ func Summarise(os []Outcome) Report {
 		if o.Sessions > 1 {
 			span = "multi-session"
 		}
-		for _, g := range []string{"all", o.Split, o.Split + "/" + o.Question.Category, o.Split + "/" + span} {
+		for _, g := range []string{"all", "all/" + o.Question.Category, "all/" + span, o.Split, o.Split + "/" + o.Question.Category, o.Split + "/" + span} {
 			groups[g] = append(groups[g], o)
 		}
 	}
