@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"mneme/facts"
 	"mneme/guard"
 	"mneme/intent"
 	"mneme/recallconfig"
@@ -426,26 +425,14 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	}
 	f.intent = intentHits(f.ask, f.intent, f.shared)
 	info.Candidates = SourceCounts{Vector: len(f.vector), FullText: len(f.text), Graph: len(f.graph), Intent: len(f.intent)}
-	f.question = question(r, who, terms, f.text, max(info.PartitionSize, len(f.vector)))
-	f.question.Topical = f.ask.Topical
+	docs := make([]string, len(f.text))
+	for i, h := range f.text {
+		docs[i] = h.Memory.Content
+	}
+	f.question = intent.Question(r.Query, who, r.UserID != "", f.ask, terms, docs, max(info.PartitionSize, len(f.vector)))
 	f.nearest = nearest(f.vector, r.UserID, s.recall.SubjectTop)
 	f.leader, f.lead = lead(f.vector, r.UserID)
 	return f, nil
-}
-
-// question weighs the question's keywords by how many of the user's
-// memories contain them, counted among the full-text hits (every memory
-// sharing a keyword, up to the search's limit) against the partition's size.
-func question(r RecallRequest, who intent.Person, terms []string, text []Hit, partition int) relevance.Question {
-	docs := make([]string, len(text))
-	for i, h := range text {
-		docs[i] = h.Memory.Content
-	}
-	q := relevance.Analyse(terms, docs, partition)
-	q.AboutUser, q.Identifiers, q.Social = r.UserID != "" && intent.About(r.Query, who), facts.Identifiers(r.Query), q.Social || intent.Phatic(r.Query)
-	q.AboutDealing, q.World = r.UserID != "" && !q.AboutUser && intent.Dealing(r.Query), !q.AboutUser && intent.General(r.Query)
-	q.Asks, q.Refers, q.Requests, q.Prefers, q.HowTo = intent.Asks(r.Query), intent.Refers(r.Query), intent.Requests(r.Query), intent.Prefers(r.Query), intent.HowTo(r.Query)
-	return q
 }
 
 func (s *Service) graphOn() bool { return !s.recall.NoGraph }
