@@ -416,6 +416,8 @@ func TestRedactSpans(t *testing.T) {
 		{"overridden words keep their override", "\u202eliame yb ton\u202c 13812345678", "\u202eliame yb ton\u202c [REDACTED:phone]"},
 		{"email with a cyrillic letter", "mail bоb.smith@example.cоm ok", "mail [REDACTED:email] ok"},
 		{"mathematical bold mobile", "call 𝟏𝟑𝟖𝟏𝟐𝟑𝟒𝟓𝟔𝟕𝟖 at 𝟔", "call [REDACTED:phone] at 𝟔"},
+		{"card split by hangul fillers", "card 4111\u31641111\u115f1111\uffa01111 ok", "card [REDACTED:bank_card] ok"},
+		{"mobile split by a reserved ignorable", "call 138\u20651234\U000E00805678 now", "call [REDACTED:phone] now"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

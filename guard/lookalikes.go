@@ -66,5 +66,5 @@ func (w *words) latinAt(i int) bool {
 }
 
 func inWord(r rune) bool {
-	return unicode.In(r, unicode.L, unicode.Nd, unicode.M, unicode.Cf) || strings.ContainsRune("._%+-@", r)
+	return unicode.In(r, unicode.L, unicode.Nd, unicode.M) || ignorable(r) || strings.ContainsRune("._%+-@", r)
 }

@@ -9,23 +9,39 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // oneLine turns every way a text can start a new line into a space: the
 // line breaks, and every other control character but tab, which some
 // readers split lines on too (Python's splitlines takes FS, GS and RS). It
-// drops the invisible marks that reorder or hide what a line shows (bidi
-// overrides and isolates, zero-width characters).
+// drops every character that shows as nothing (ignorable): a tag split by
+// one, "</mem\u2060ories>", reads as the tag to a model, and is defused as
+// one.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r < 0x20 && r != '\t', r >= 0x7f && r <= 0x9f, r == 0x2028, r == 0x2029:
 			return ' '
-		case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0xfeff:
+		case ignorable(r):
 			return -1
 		}
 		return r
 	}, strings.ReplaceAll(s, "\r\n", " "))
+}
+
+// ignorable reports a character that Unicode lets show as nothing, or that
+// reorders or hides what a line shows: every format character (category
+// Cf: zero-width spaces and joiners, the word joiner and invisible
+// operators, bidi marks, overrides and isolates, the soft hyphen, the
+// Mongolian vowel separator, the byte order mark, tag characters) and the
+// rest of the default-ignorable code points (variation selectors, the
+// combining grapheme joiner, Hangul fillers, the Khmer inherent vowels, the
+// reserved ones). Several models read tag characters as the ASCII they
+// mirror.
+func ignorable(r rune) bool {
+	return r >= utf8.RuneSelf && unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 }
 
 // QuoteLine returns s as one line of a block whose own tags are named tags: line

@@ -10,9 +10,10 @@ import (
 // view is a text as the detectors read it: full-width ASCII forms folded to
 // ASCII (the digits and letters Chinese input methods often type), the
 // digits of every script and the superscript and circled forms of digits
-// read as ASCII digits (see digitValue), invisible format characters
-// (zero-width spaces and joiners, bidi marks, soft hyphens) and combining
-// marks dropped, Cyrillic and Greek look-alikes of Latin letters read as
+// read as ASCII digits (see digitValue), characters that show as nothing
+// (ignorable: zero-width spaces and joiners, bidi marks, soft hyphens,
+// variation selectors, Hangul fillers, tag characters) and combining marks
+// dropped, Cyrillic and Greek look-alikes of Latin letters read as
 // Latin among Latin letters (see lookalikes), a number spelled in Chinese
 // numerals read as its digits (see spelledNumbers), every other space read
 // as one, and a URL escape of a printable ASCII character read as that
@@ -125,8 +126,8 @@ func fold(r rune) rune {
 	switch {
 	case r < utf8.RuneSelf:
 		return r
-	case unicode.In(r, unicode.Cf, unicode.Mn, unicode.Me):
-		return -1 // "4\u0301" and the keycap "4\ufe0f\u20e3" show a 4
+	case ignorable(r) || unicode.In(r, unicode.Mn, unicode.Me):
+		return -1 // "4\u0301", "4\u3164" and the keycap "4\ufe0f\u20e3" show a 4
 	case r >= 0xFF01 && r <= 0xFF5E:
 		return r - 0xFEE0
 	case r != ' ' && unicode.Is(unicode.Zs, r):
@@ -182,7 +183,7 @@ func unhex(c byte) (byte, bool) {
 }
 
 // span maps a span of the view back to the text; invisible characters
-// inside it, or right after it, fall in it, and so do format characters
+// inside it, or right after it, fall in it, and so do ignorable characters
 // right before it, down to floor: masked, a value leaves no bidi control
 // behind to turn its mask around.
 func (v view) span(start, end, floor int) (int, int) {
@@ -192,7 +193,7 @@ func (v view) span(start, end, floor int) (int, int) {
 	start, end = v.at[start], v.at[end]
 	for start > floor {
 		r, n := utf8.DecodeLastRuneInString(v.src[:start])
-		if !unicode.Is(unicode.Cf, r) {
+		if !ignorable(r) {
 			break
 		}
 		start -= n
