@@ -8,9 +8,10 @@ import (
 
 // namedShort is a credential given a value under a name that is also an
 // everyday word: "pass: hunter2x!", "secret: Tr0ub4dor&3". Group 1 is the
-// name, 2 the value. Only ':' or '=' gives the value, and it counts only
-// when it looks made up (credentialLike): "pass: the salt", "secret: none".
-var namedShort = regexp.MustCompile(`(?i)\b(pass|secret)\b\s*[:=：]\s*["']?([^\s"',;，。；]+)`)
+// name, 2 the value, to the next space, quote or Chinese punctuation (see
+// passwordEN). Only ':' or '=' gives the value, and it counts only when it
+// looks made up (credentialLike): "pass: the salt", "secret: none".
+var namedShort = regexp.MustCompile(`(?i)\b(pass|secret)\b\s*[:=：]\s*["']?([^\s"'，。；]+)`)
 
 // passNames are the words that make a "pass" a ticket, not a password:
 // "boarding pass: 12A".
@@ -25,7 +26,7 @@ var passNames = map[string]bool{
 // bob:Tr0ub4dor&3", "登录 bob/Tr0ub4dor&3". Between them stands a slash,
 // spaced or not, or a colon with no space around it ("login time: 9:30am"
 // is no pair). Group 1 is the password.
-var loginPair = regexp.MustCompile(`(?i)(?:\b(?:log-?in|log-?on|sign-?in|credentials?|creds)\b|登录|登陆|登入|账号密码|帳號密碼|帐号密码|凭据|凭证|憑證)\s*(?:(?:is|are)\b|[:=：]|是|为|為)?\s*[^\s/:："',;，。；]{1,64}(?:\s*/\s*|[:：])([^\s"',;，。；/][^\s"',;，。；]*)`)
+var loginPair = regexp.MustCompile(`(?i)(?:\b(?:log-?in|log-?on|sign-?in|credentials?|creds)\b|登录|登陆|登入|账号密码|帳號密碼|帐号密码|凭据|凭证|憑證)\s*(?:(?:is|are)\b|[:=：]|是|为|為)?\s*[^\s/:："',;，。；]{1,64}(?:\s*/\s*|[:：])([^\s"'，。；/][^\s"'，。；]*)`)
 
 // findNamedCredentials finds the values of namedShort named name and of
 // loginPair (when name is "pass").
@@ -35,16 +36,16 @@ func findNamedCredentials(text, name string) [][2]int {
 		if !strings.EqualFold(text[m[2]:m[3]], name) || name == "pass" && passNames[strings.ToLower(lastWord(text[:m[2]]))] {
 			continue
 		}
-		if v := strings.TrimRight(text[m[4]:m[5]], ".!?:"); credentialLike(v) {
-			out = append(out, [2]int{m[4], m[4] + len(v)})
+		if end := valueEnd(text, m[4], m[5]); credentialLike(clause(text[m[4]:end])) {
+			out = append(out, [2]int{m[4], end})
 		}
 	}
 	if name != "pass" {
 		return out
 	}
 	for _, m := range loginPair.FindAllStringSubmatchIndex(text, -1) {
-		if v := strings.TrimRight(text[m[2]:m[3]], ".!?:"); credentialLike(v) {
-			out = append(out, [2]int{m[2], m[2] + len(v)})
+		if end := valueEnd(text, m[2], m[3]); credentialLike(clause(text[m[2]:end])) {
+			out = append(out, [2]int{m[2], end})
 		}
 	}
 	return out

@@ -168,9 +168,14 @@ func entropy(s string) float64 {
 // must look like a secret (bare). A quoted value is the password whole,
 // spaces and all ("passphrase is "correct horse battery staple"",
 // 口令是“芝麻开门”), and so are the words after "passphrase:" up to the end
-// of the clause.
+// of the clause. An unquoted value runs to the next space, quote or Chinese
+// punctuation, whatever punctuation it ends with: "pw: hunter2x!" may be
+// the password "hunter2x!" as well as the sentence's, and so may
+// "hunter2x." or "hunter2x,"; masking the full stop too is the safe
+// mistake. Only deciding whether a value is prose ("password is
+// expired.") reads it without that punctuation (clause).
 var (
-	passwordEN     = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|pw|passcode|passphrase|passwort|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"',;，。；]+)`)
+	passwordEN     = regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|pw|passcode|passphrase|passwort|pin)\b["']?\s*(?:(is|was)|[:=：])\s*["']?([^\s"'，。；]+)`)
 	passwordZH     = regexp.MustCompile(`(?:密码|密碼|口令|パスワード|비밀번호)\s*(?:是|为|為|改成|改为|は|[:：=])\s*["']?([!-~]{4,}(?: [!-~]+)*)`)
 	passwordBare   = regexp.MustCompile(`(?i)(?:\b(?:password|passwd|pwd|passcode|passphrase|passwort|contraseña|mot de passe)\s+|(?:密码|密碼|口令|パスワード|비밀번호)\s*)["']?([!-~]{6,})`)
 	passwordQuoted = regexp.MustCompile(`(?i)(?:\b(password|passwd|pwd|passcode|pass ?phrase|passwort|pin)\b["']?\s*((?:is|was)\b|[:=：])?|(?:密码|密碼|口令|パスワード|비밀번호)\s*(?:是|为|為|改成|改为|は|[:：=]))\s*(?:"([^"\n]{1,128})"|'([^'\n]{1,128})'|“([^”\n]{1,128})”|‘([^’\n]{1,128})’|「([^」\n]{1,128})」|『([^』\n]{1,128})』)`)
@@ -192,28 +197,49 @@ func findPasswords(text string) [][2]int {
 		out = append(out, [2]int{m[g], m[g+1]})
 	}
 	for _, m := range passphraseEN.FindAllStringSubmatchIndex(text, -1) {
-		v := strings.TrimRight(text[m[2]:m[3]], ".!?")
-		out = append(out, [2]int{m[2], m[2] + len(v)})
+		out = append(out, [2]int{m[2], m[3]})
 	}
 	for _, m := range passwordEN.FindAllStringSubmatchIndex(text, -1) {
-		v := strings.TrimRight(text[m[4]:m[5]], ".!?")
+		end := valueEnd(text, m[4], m[5])
+		v := clause(text[m[4]:end])
 		// "password is expired" names a state, not a password: after "is",
 		// a plain lowercase word is prose. After ':' or '=' anything goes.
 		if v == "" || (m[2] >= 0 && isPlainWord(v)) {
 			continue
 		}
-		out = append(out, [2]int{m[4], m[4] + len(v)})
+		out = append(out, [2]int{m[4], end})
 	}
 	for _, m := range passwordZH.FindAllStringSubmatchIndex(text, -1) {
-		out = append(out, [2]int{m[2], m[3]})
+		if end := valueEnd(text, m[2], m[3]); end > m[2] {
+			out = append(out, [2]int{m[2], end})
+		}
 	}
 	for _, m := range passwordBare.FindAllStringSubmatchIndex(text, -1) {
-		if v := strings.TrimRight(text[m[2]:m[3]], `.!?"',;:`); bare(v) {
-			out = append(out, [2]int{m[2], m[2] + len(v)})
+		// A closing quote is the quote's, not the password's.
+		if v := text[m[2]:valueEnd(text, m[2], m[3])]; bare(clause(v)) {
+			out = append(out, [2]int{m[2], m[2] + len(strings.TrimRight(v, `"'`))})
 		}
 	}
 	return append(out, findNamedCredentials(text, "pass")...)
 }
+
+// valueEnd returns where the value in text[start:end], after a password's
+// name up to the next space or quote, ends: at end, or before a comma or
+// semicolon that a letter of another script follows, as Chinese writes the
+// clause after a password with no space ("密码：abc123，别忘了", the '，'
+// read as ',').
+func valueEnd(text string, start, end int) int {
+	for i := start; i < end && i+1 < len(text); i++ {
+		if (text[i] == ',' || text[i] == ';') && text[i+1] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return end
+}
+
+// clause returns v without the punctuation a sentence or clause may end
+// with, to tell a value from prose; a value found is masked with it.
+func clause(v string) string { return strings.TrimRight(v, `.!?"',;:`) }
 
 // bare tells a secret written right after the word password from prose
 // ("password reset", "password 2 times"): six characters or more, a digit

@@ -26,6 +26,7 @@ func FuzzScan(f *testing.F) {
 		"pw: Tr0ub4dor&3", "pass: hunter2x!", "secret: Tr0ub4dor&3", "login bob / Tr0ub4dor&3", "credentials: bob:Tr0ub4dor&3",
 		"SSN 219-09-9999", "social security number 536-22-1234", "passport number E12345678", "护照号 E12345678",
 		"身份证号 110101199003077777", "身份证号：１１０１０１１９９００３０７７７７７", "pass: the salt", "SSN format is XXX-XX-XXXX",
+		"pw: hunter2x!", "password: Sunflower#2024!, ok", "pw: hunter2x，别忘了", "密码是 ,，别", "passwd hunter2!\"",
 	} {
 		f.Add(s)
 	}

@@ -440,3 +440,41 @@ func TestRedactOnlyChosenKinds(t *testing.T) {
 		t.Errorf("kinds = %v", guard.KindsOf(fs))
 	}
 }
+
+// TestPasswordMaskedWhole: an unquoted password runs to the next space,
+// whatever punctuation it ends with, the full stop or comma that may be
+// the sentence's too; prose after a password's name stays.
+func TestPasswordMaskedWhole(t *testing.T) {
+	tests := []struct{ text, want string }{
+		{"pw: hunter2x!", "pw: [REDACTED:password]"},
+		{"pw: Tr0ub4dor&3!!", "pw: [REDACTED:password]"},
+		{"password: Sunflower#2024!", "password: [REDACTED:password]"},
+		{"her password is Sunflower#2024?", "her password is [REDACTED:password]"},
+		{"password: hunter2. Then she left", "password: [REDACTED:password] Then she left"},
+		{"pw: hunter2x, then call", "pw: [REDACTED:password] then call"},
+		{"pw: hunter2x;ok", "pw: [REDACTED:password]"},
+		{"my passwd hunter2!, don't tell", "my passwd [REDACTED:password] don't tell"},
+		{`my passwd "hunter2x!"`, `my passwd "[REDACTED:password]"`},
+		{`{"password":"hunter2x!","user":"bob"}`, `{"password":"[REDACTED:password]","user":"bob"}`},
+		{"pass: hunter2x!", "pass: [REDACTED:password]"},
+		{"wifi pass: hunter2x!.", "wifi pass: [REDACTED:password]"},
+		{"secret: Tr0ub4dor&3!", "secret: [REDACTED:secret]"},
+		{"login bob / Tr0ub4dor&3!, thanks", "login bob / [REDACTED:password] thanks"},
+		{"credentials: bob:hunter2x!!", "credentials: bob:[REDACTED:password]"},
+		{"passphrase: correct horse battery staple!", "passphrase: [REDACTED:password]"},
+		{"密码: abc123!@#，别忘了", "密码: [REDACTED:password]，别忘了"},
+		{"pw: hunter2x，别忘了", "pw: [REDACTED:password]，别忘了"},
+		{"Alice's password is expired.", "Alice's password is expired."},
+		{"the password was reset, she says", "the password was reset, she says"},
+		{"secret: none, she shares everything", "secret: none, she shares everything"},
+		{"pass: the salt, then the pepper", "pass: the salt, then the pepper"},
+		{"password: ...", "password: ..."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.text, func(t *testing.T) {
+			if got := guard.Masked(tc.text); got != tc.want {
+				t.Errorf("Masked(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+		})
+	}
+}
