@@ -27,6 +27,8 @@ func FuzzScan(f *testing.F) {
 		"SSN 219-09-9999", "social security number 536-22-1234", "passport number E12345678", "护照号 E12345678",
 		"身份证号 110101199003077777", "身份证号：１１０１０１１９９００３０７７７７７", "pass: the salt", "SSN format is XXX-XX-XXXX",
 		"pw: hunter2x!", "password: Sunflower#2024!, ok", "pw: hunter2x，别忘了", "密码是 ,，别", "passwd hunter2!\"",
+		"IBAN DE89 3704 0044 0532 0130 00", "GB82WEST12345698765432", "card 4111111111111111 exp 12/27 cvv 123",
+		"CVV2: 123", "有效期 12/27 安全码 123", "order SO-1007, invoice INV-2024-0031, 12/27",
 	} {
 		f.Add(s)
 	}
@@ -59,8 +61,11 @@ func FuzzScan(f *testing.F) {
 					t.Fatalf("id_number %q has %d digits", v, n)
 				}
 			case KindBankCard:
-				if !ValidCard(onlyDigits(v)) && !ValidCard(onlyDigits(reverse(v))) {
-					t.Fatalf("bank card %q is not a valid card number", v)
+				// A card number, an IBAN, or a card's security code (3–4
+				// digits) or expiry (month and year).
+				iban := strings.ReplaceAll(v, " ", "")
+				if n := len(onlyDigits(v)); !ValidCard(onlyDigits(v)) && !ValidCard(onlyDigits(reverse(v))) && !ValidIBAN(iban) && (n < 2 || n > 6) {
+					t.Fatalf("bank card %q is no card number, IBAN, security code or expiry", v)
 				}
 			case KindEmail:
 				if !strings.Contains(v, "@") && !strings.Contains(strings.ToLower(v), "at") {

@@ -1,6 +1,7 @@
 // Package guard finds secrets and personal identifiers in text before it is
 // remembered: passwords, API keys and tokens, Chinese resident identity
-// numbers (GB 11643 checksum and birth date), bank card numbers (Luhn),
+// numbers (GB 11643 checksum and birth date), bank card numbers (Luhn)
+// with their labelled security codes and expiry dates, IBANs (mod 97),
 // phone numbers, e-mail addresses and health terms, in Chinese and English.
 // Social security and passport numbers, and a resident identity number
 // whose check digit is wrong, count when a label names them.
@@ -23,6 +24,8 @@ const (
 	// KindIDNumber is an identity document's number other than a Chinese
 	// resident identity number: a social security or a passport number.
 	KindIDNumber = "id_number"
+	// KindBankCard is a payment card's number, its labelled security
+	// code or expiry date, or a bank account's IBAN.
 	KindBankCard = "bank_card"
 	KindPhone    = "phone"
 	KindEmail    = "email"
@@ -47,9 +50,11 @@ var detectors = []struct {
 	{KindSecret, findSecrets},
 	{KindPassword, findPasswords},
 	{KindEmail, findEmails},
+	{KindBankCard, findIBANs},
 	{KindCNID, spacedOut(findCNIDs)},
 	{KindIDNumber, findIDNumbers},
 	{KindBankCard, spacedOut(findBankCards)},
+	{KindBankCard, findCardDetails},
 	{KindPhone, spacedOut(findPhones)},
 	{KindHealth, findHealthTerms},
 }

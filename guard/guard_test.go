@@ -399,9 +399,9 @@ func TestRedactKeepsTheText(t *testing.T) {
 // TestRedactURLEncoded: a value found through its URL escapes is masked
 // escapes and all, and the escapes around it stay.
 func TestRedactURLEncoded(t *testing.T) {
-	text := "card=4111%201111%201111%201111&exp=12%2F27"
+	text := "card=4111%201111%201111%201111&exp=12%2F27&note=a%2Fb"
 	got := guard.Redact(text, guard.Scan(text), guard.Kinds)
-	if want := "card=[REDACTED:bank_card]&exp=12%2F27"; got != want {
+	if want := "card=[REDACTED:bank_card]&exp=[REDACTED:bank_card]&note=a%2Fb"; got != want {
 		t.Errorf("Redact = %q, want %q", got, want)
 	}
 }
@@ -476,5 +476,58 @@ func TestPasswordMaskedWhole(t *testing.T) {
 				t.Errorf("Masked(%q) = %q, want %q", tc.text, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBankDetails: an IBAN, whole or in groups, and a card's labelled
+// security code and expiry date are masked as a card is; order and invoice
+// numbers, a date without a label and an expiry with no card near it stay.
+func TestBankDetails(t *testing.T) {
+	tests := []struct{ text, want string }{
+		{"Alice IBAN DE89370400440532013000", "Alice IBAN [REDACTED:bank_card]"},
+		{"IBAN: DE89 3704 0044 0532 0130 00, thanks", "IBAN: [REDACTED:bank_card], thanks"},
+		{"pay to GB82WEST12345698765432.", "pay to [REDACTED:bank_card]."},
+		{"iban gb82 west 1234 5698 7654 32 please", "iban [REDACTED:bank_card] please"},
+		{"NL91ABNA0417164300 and FR1420041010050500013M02606", "[REDACTED:bank_card] and [REDACTED:bank_card]"},
+		{"账户 DE89370400440532013000 收款", "账户 [REDACTED:bank_card] 收款"},
+		{"card 4111111111111111 exp 12/27 cvv 123", "card [REDACTED:bank_card] exp [REDACTED:bank_card] cvv [REDACTED:bank_card]"},
+		{"CVV2: 123", "CVV2: [REDACTED:bank_card]"},
+		{"the cvc is 4567.", "the cvc is [REDACTED:bank_card]."},
+		{"security code: 321", "security code: [REDACTED:bank_card]"},
+		{"有效期 12/27 安全码 123", "有效期 [REDACTED:bank_card] 安全码 [REDACTED:bank_card]"},
+		{"信用卡有效期至 08/2029", "信用卡有效期至 [REDACTED:bank_card]"},
+		{"Visa expires 12/2027", "Visa expires [REDACTED:bank_card]"},
+		{"card ending 1111, valid thru 03-28", "card ending 1111, valid thru [REDACTED:bank_card]"},
+		// Near misses.
+		{"order SO-1007 shipped", "order SO-1007 shipped"},
+		{"invoice INV-2024-0031 for 1,200 EUR", "invoice INV-2024-0031 for 1,200 EUR"},
+		{"delivered 12/27 at noon", "delivered 12/27 at noon"},
+		{"the milk exp 12/27", "the milk exp 12/27"},
+		{"coupon expires 12/27", "coupon expires 12/27"},
+		{"card expires 12/27/2026 for the event", "card expires 12/27/2026 for the event"},
+		{"CVV is the code on the back", "CVV is the code on the back"},
+		{"IBAN DE89370400440532013001 has a typo", "IBAN DE89370400440532013001 has a typo"},
+		{"part DE12345678901234567890 in stock", "part DE12345678901234567890 in stock"},
+		{"ref DE893704004405320130001 is longer", "ref DE893704004405320130001 is longer"},
+		{"SKU AB12CD34EF56GH78", "SKU AB12CD34EF56GH78"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.text, func(t *testing.T) {
+			if got := guard.Masked(tc.text); got != tc.want {
+				t.Errorf("Masked(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidIBAN(t *testing.T) {
+	for iban, want := range map[string]bool{
+		"DE89370400440532013000": true, "GB82WEST12345698765432": true, "gb82west12345698765432": true,
+		"NO9386011117947": true, "DE89370400440532013001": false, "DE98370400440532013000": false,
+		"DE89-370400440532013000": false, "DE8": false,
+	} {
+		if got := guard.ValidIBAN(iban); got != want {
+			t.Errorf("ValidIBAN(%q) = %v, want %v", iban, got, want)
+		}
 	}
 }
