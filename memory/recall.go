@@ -430,6 +430,14 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 		docs[i] = h.Memory.Content
 	}
 	f.question = intent.Question(r.Query, who, r.UserID != "", f.ask, terms, docs, max(info.PartitionSize, len(f.vector)))
+	// Lucene weighs a word by its rarity in the whole index, so a name most
+	// of the user's memories hold ("Caroline: …") outranks the word the
+	// question is about; the user's partition weighs them (Coverage).
+	covered := map[string]float64{}
+	for _, h := range f.text {
+		covered[h.Memory.ID] = f.question.Coverage(strings.ToLower(h.Memory.Content))
+	}
+	slices.SortStableFunc(f.text, func(a, b Hit) int { return cmp.Compare(covered[b.Memory.ID], covered[a.Memory.ID]) })
 	f.nearest = nearest(f.vector, r.UserID, s.recall.SubjectTop)
 	f.leader, f.lead = lead(f.vector, r.UserID)
 	return f, nil

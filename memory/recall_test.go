@@ -889,3 +889,33 @@ func TestQuietRecallIsNotRecorded(t *testing.T) {
 		t.Errorf("a client set Quiet: %+v, %v", r, err)
 	}
 }
+
+// Full-text hits rank by the question's words as the user's own memories
+// weigh them, not by Lucene's score over the whole index: a name most of
+// the user's memories hold must not put them above the one memory holding
+// the word the question is about.
+func TestRecallRanksFullTextHitsByThePartitionsWeights(t *testing.T) {
+	var hits []Hit
+	for i := range 4 {
+		hits = append(hits, Hit{Memory: stored(fmt.Sprintf("mem_%d", i), "Caroline: thanks, that sounds lovely"), Score: float64(10 - i)})
+	}
+	hits = append(hits, Hit{Memory: stored("mem_research", "Caroline: my research on adoption agencies is going well"), Score: 5})
+	f := newFixture(t, recallConfig)
+	f.authz.scope = aliceScope
+	f.store.fullText = hits
+	got, err := f.svc.Recall(context.Background(), agentSupport, RecallRequest{UserID: "alice", Query: "What did she research with Caroline?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Memories) == 0 || got.Memories[0].Memory.ID != "mem_research" || got.Memories[0].Explain.FullTextRank != 1 {
+		t.Fatalf("recalled %v, want mem_research first at full-text rank 1", explainRanks(got.Memories))
+	}
+}
+
+func explainRanks(rs []Recalled) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%s@%d", r.Memory.ID, r.Explain.FullTextRank))
+	}
+	return out
+}
