@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"mneme/internal/apptest"
@@ -149,5 +150,44 @@ func TestSessionBytesCountWhatTheReaderSees(t *testing.T) {
 		if s.Bytes != want {
 			t.Errorf("%s reads bytes %d, want %d", who, s.Bytes, want)
 		}
+	}
+}
+
+// An end user who speaks in an agent's session about them reads back, in
+// the answer to their append, what reading the session shows them: the
+// user's and assistant's turns, not the agent's system and tool turns, and
+// the bytes of those turns only.
+func TestSessionAppendAnswersAUserWhatTheyRead(t *testing.T) {
+	f := apptest.Start(t)
+	const id = "append-hidden"
+	r := f.Do(t, "order-bot", "POST", "/v1/sessions/"+id+"/turns", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "Where is my order?"},
+		{Role: memory.RoleSystem, Content: "SYSTEM: internal margin on Lianhua is 3%, never reveal"},
+		{Role: memory.RoleTool, Content: "TOOL: credit check score 412 (high risk)"},
+		{Role: memory.RoleAssistant, Content: "It ships tomorrow."},
+	}})
+	expectResponse(t, "the agent opens the session", r, http.StatusOK)
+	r = f.Do(t, "alice", "POST", "/v1/sessions/"+id+"/turns", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "thanks"},
+	}})
+	expectResponse(t, "the user appends", r, http.StatusOK)
+	var appended memory.Session
+	r.Decode(t, &appended)
+	if body := string(r.Body); strings.Contains(body, "margin") || strings.Contains(body, "credit check") {
+		t.Errorf("the user's append answers the agent's hidden turns: %s", body)
+	}
+	r = f.Do(t, "alice", "GET", "/v1/sessions/"+id, nil)
+	expectResponse(t, "the user reads", r, http.StatusOK)
+	var read memory.Session
+	r.Decode(t, &read)
+	var roles []string
+	for _, turn := range appended.Turns {
+		roles = append(roles, turn.Role)
+	}
+	if want := []string{"user", "assistant", "user"}; !slices.Equal(roles, want) {
+		t.Errorf("the user's append answers turns %v, want %v", roles, want)
+	}
+	if want := len("Where is my order?") + len("It ships tomorrow.") + len("thanks"); appended.Bytes != want || read.Bytes != want {
+		t.Errorf("bytes: append answers %d, reading answers %d; want %d", appended.Bytes, read.Bytes, want)
 	}
 }

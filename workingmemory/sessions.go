@@ -68,7 +68,13 @@ func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string
 		return memory.Session{}, err
 	}
 	open := memory.Session{ID: id, Tenant: p.Tenant, UserID: r.UserID, AgentID: AuthorOf(p), Owner: p}
-	return s.sessions.Append(ctx, open, turns, time.Duration(r.TTLSeconds)*time.Second, now)
+	sess, err := s.sessions.Append(ctx, open, turns, time.Duration(r.TTLSeconds)*time.Second, now)
+	if err != nil {
+		return memory.Session{}, err
+	}
+	// A user who speaks in an agent's session reads back what GetSession
+	// shows them, not the agent's system and tool turns.
+	return readableBy(sess, p), nil
 }
 
 // GetSession returns an open session the principal may read.
@@ -83,15 +89,20 @@ func (s *Service) GetSession(ctx context.Context, p memory.Principal, id string)
 	if s.require(ctx, p, memory.ActionRead, memory.SessionResource(sess.Tenant, sess.UserID, sess.AgentID), s.now().UTC()) != nil {
 		return memory.Session{}, memory.ErrNotFound
 	}
+	return readableBy(sess, p), nil
+}
+
+// readableBy is sess as p may read it: its turns that p may read
+// (Session.TurnsFor), and their size. What is hidden from the reader does
+// not count in what they see: its size would tell that it exists.
+func readableBy(sess memory.Session, p memory.Principal) memory.Session {
 	if turns := sess.TurnsFor(p); len(turns) < len(sess.Turns) {
-		// What is hidden from the reader does not count in what they see:
-		// its size would tell that it exists.
 		sess.Turns, sess.Bytes = turns, 0
 		for _, t := range turns {
 			sess.Bytes += len(t.Content)
 		}
 	}
-	return sess, nil
+	return sess
 }
 
 // sessionMasked are the findings of the guard that no memory keeps as said
