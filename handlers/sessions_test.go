@@ -500,3 +500,52 @@ func TestSessionTurnsAUserReads(t *testing.T) {
 		t.Errorf("stored turns %+v: want the card masked", raw.Turns)
 	}
 }
+
+// A turn's `at` may lie in the past back to 1970, as a memory's
+// observed_at may; before that it is a slip, refused with a clear message
+// rather than dated as said or silently as now, in a session and in an
+// ingestion alike. An absent `at` is now.
+func TestTurnTimesBefore1970AreRefused(t *testing.T) {
+	f := apptest.Start(t)
+	turn := func(at string) []byte {
+		return fmt.Appendf(nil, `{"user_id":"alice","turns":[{"role":"user","content":"I prefer email.","at":%q}]}`, at)
+	}
+	for _, tc := range []struct {
+		name, at string
+		status   int
+	}{
+		{"year 1000", "1000-06-01T00:00:00Z", http.StatusBadRequest},
+		{"the eve of 1970", "1969-12-31T23:59:59Z", http.StatusBadRequest},
+		{"the eve of 1970 east of Greenwich", "1970-01-01T00:30:00+01:00", http.StatusBadRequest},
+		{"just after 1970", "1970-01-02T00:00:00Z", http.StatusOK},
+		{"far ahead", "2999-01-01T00:00:00Z", http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := "at-" + strings.ReplaceAll(tc.name, " ", "-")
+			r := f.Do(t, "support-bot", "POST", "/v1/sessions/"+id+"/turns", turn(tc.at))
+			checkTurnTime(t, "append", r, tc.status)
+			r = f.Do(t, "support-bot", "POST", "/v1/ingest?sync=true", turn(tc.at))
+			checkTurnTime(t, "ingest", r, tc.status)
+		})
+	}
+	r := f.Do(t, "support-bot", "POST", "/v1/sessions/at-absent/turns", []byte(`{"user_id":"alice","turns":[{"role":"user","content":"hi"}]}`))
+	expectResponse(t, "no at", r, http.StatusOK)
+	var s memory.Session
+	r.Decode(t, &s)
+	if at := s.Turns[0].At; time.Since(at) > time.Hour || time.Since(at) < -time.Hour {
+		t.Errorf("a turn without at is dated %s, want now", at)
+	}
+}
+
+func checkTurnTime(t *testing.T, step string, r apptest.Response, status int) {
+	t.Helper()
+	expectResponse(t, step, r, status)
+	if status != http.StatusBadRequest {
+		return
+	}
+	var e struct{ Code, Message string }
+	r.Decode(t, &e)
+	if e.Code != "invalid_argument" || !strings.Contains(e.Message, "turns[0].at") {
+		t.Errorf("%s: %s %q, want invalid_argument naming turns[0].at", step, e.Code, e.Message)
+	}
+}

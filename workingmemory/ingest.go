@@ -362,7 +362,10 @@ func validateTurn(t memory.Turn, now time.Time) error {
 	switch {
 	// A turn's time dates what it says ("tomorrow") and the conversation's
 	// record; a clock far ahead would date them in the future. The past is
-	// open: history imported from elsewhere keeps its dates.
+	// open, back to 1970 as for a memory's observed_at: history imported
+	// from elsewhere keeps its dates. An absent (zero) time is now.
+	case !t.At.IsZero() && t.At.UTC().Year() < 1970:
+		return memory.Invalid("at", "must be a time after 1970, or absent for now")
 	case t.At.After(now.Add(memory.ObservedSkew)):
 		return memory.Invalid("at", "must not be in the future")
 	case !slices.Contains(memory.Roles, t.Role):
