@@ -16,12 +16,16 @@ func (a *api) ingest(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	idemKey, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
 	var req memory.IngestRequest
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
 	if !sync {
-		job, err := a.working.IngestAsync(c.Request.Context(), principalOf(c), req, c.GetHeader("Idempotency-Key"))
+		job, err := a.working.IngestAsync(c.Request.Context(), principalOf(c), req, idemKey)
 		if err != nil {
 			return err
 		}
@@ -30,7 +34,7 @@ func (a *api) ingest(c *gin.Context) error {
 		c.JSON(http.StatusAccepted, job)
 		return nil
 	}
-	res, err := a.working.Ingest(c.Request.Context(), principalOf(c), req, c.GetHeader("Idempotency-Key"))
+	res, err := a.working.Ingest(c.Request.Context(), principalOf(c), req, idemKey)
 	if err != nil {
 		return err
 	}

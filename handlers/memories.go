@@ -61,13 +61,17 @@ func (a *api) createMemories(c *gin.Context) error {
 	}
 	// Queued or not, the memories carry the keys the header makes: a retry
 	// in the other mode then finds them stored and repeats nothing.
-	if err := keyed(batch, c.GetHeader("Idempotency-Key")); err != nil {
+	idemKey, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
+	if err := keyed(batch, idemKey); err != nil {
 		return err
 	}
 	if async, err := boolParam(c, "async"); err != nil {
 		return err
 	} else if async {
-		job, err := a.svc.CreateAsync(c.Request.Context(), principalOf(c), batch, c.GetHeader("Idempotency-Key"))
+		job, err := a.svc.CreateAsync(c.Request.Context(), principalOf(c), batch, idemKey)
 		if err != nil {
 			// The guard refuses a queued write now; what a worker writes
 			// is counted when it applies the job (metrics.Jobs).
@@ -336,6 +340,20 @@ func keyed(batch []memory.NewMemory, key string) error {
 		}
 	}
 	return nil
+}
+
+// idempotencyKey is the request's Idempotency-Key header, "" when it is
+// absent. A header given empty is refused rather than read as no key: the
+// client meant to protect its retries, and would silently lose it.
+func idempotencyKey(c *gin.Context) (string, error) {
+	vs := c.Request.Header.Values("Idempotency-Key")
+	if len(vs) == 0 {
+		return "", nil
+	}
+	if strings.TrimSpace(vs[0]) == "" {
+		return "", memory.Invalid("Idempotency-Key", "must not be empty: send a key, or no header for none")
+	}
+	return vs[0], nil
 }
 
 // maxIdempotencyKey is the longest idempotency key a memory may have.

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -668,5 +669,35 @@ func TestUserWritesNothingAboveTheirCeiling(t *testing.T) {
 	wantAPIError(t, "alice writes a restricted memory under the raised ceiling", err, http.StatusForbidden, "sensitivity_above_ceiling")
 	if errors.As(err, &e) && !strings.Contains(e.Message, "above confidential") {
 		t.Errorf("refusal %q does not name the ceiling confidential", e.Message)
+	}
+}
+
+// An Idempotency-Key header given empty (or blank) is refused on every
+// route that takes it, as an over-long one is, and nothing is written or
+// queued: read as no key, it would silently cost the client the retry
+// protection it meant to have.
+func TestEmptyIdempotencyKeyIsRefused(t *testing.T) {
+	f := apptest.Start(t)
+	mem := client.NewMemory{UserID: "carol", Type: client.TypeEpisodic, Content: "Carol asked for a quote on foam inserts."}
+	turns := client.IngestRequest{UserID: "carol", Turns: []client.Turn{{Role: memory.RoleUser, Content: "My budget is 5000 USD."}}}
+	for _, route := range []struct {
+		path string
+		body any
+	}{
+		{"/v1/memories", mem},
+		{"/v1/memories?async=true", mem},
+		{"/v1/ingest", turns},
+		{"/v1/ingest?sync=true", turns},
+	} {
+		for _, key := range []string{"", "   ", "\t"} {
+			r := f.Do(t, "support-bot", http.MethodPost, route.path, route.body, "Idempotency-Key", key)
+			expectResponse(t, fmt.Sprintf("%s under key %q", route.path, key), r, http.StatusBadRequest, "invalid_argument")
+			if !strings.Contains(string(r.Body), "Idempotency-Key") {
+				t.Errorf("%s under key %q: %s, want the header named", route.path, key, r.Body)
+			}
+		}
+	}
+	if got := list(t, f, "support-bot", "user_id=carol&limit=500"); len(got) != 0 {
+		t.Errorf("carol has %d memories after refused writes, want none", len(got))
 	}
 }
