@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"mneme/client"
@@ -14,6 +15,12 @@ import (
 func TestAnalystsNeverWrite(t *testing.T) {
 	f := apptest.Start(t)
 	id := write(t, f, "support-bot", client.NewMemory{UserID: "alice", Type: client.TypeSemantic, Content: "Alice's office moved to Lisbon in May."}).ID
+	// An analyst's role reads no profile: whether this one exists is none
+	// of its business, and its refusal says nothing of it.
+	hidden := write(t, f, "support-bot", client.NewMemory{UserID: "bob", Type: client.TypeProfile, Content: "Bob prefers calls after 6pm."}).ID
+	if r := f.Do(t, apptest.Analyst, http.MethodGet, "/v1/memories/"+hidden, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("the analyst reads bob's profile: %d %s", r.Status, r.Body)
+	}
 	turn := map[string]any{"role": "user", "content": "My budget is 300 euros."}
 	for _, tc := range []struct {
 		name, method, path string
@@ -34,6 +41,12 @@ func TestAnalystsNeverWrite(t *testing.T) {
 		{"a session turn without turns", http.MethodPost, "/v1/sessions/s-ana/turns", map[string]any{"user_id": "alice"}},
 		{"a change", http.MethodPatch, "/v1/memories/" + id, map[string]any{"content": "Alice's office moved to Porto."}},
 		{"a delete", http.MethodDelete, "/v1/memories/" + id, nil},
+		{"a change out of sight", http.MethodPatch, "/v1/memories/" + hidden, map[string]any{"content": "Bob prefers e-mail."}},
+		{"a change of nothing", http.MethodPatch, "/v1/memories/" + id, map[string]any{}},
+		{"a delete out of sight", http.MethodDelete, "/v1/memories/" + hidden, nil},
+		{"a delete of no memory", http.MethodDelete, "/v1/memories/mem_0000000000000000000000ff", nil},
+		{"a delete with too long a reason", http.MethodDelete, "/v1/memories/" + id + "?reason=" + strings.Repeat("x", 201), nil},
+		{"a confirmation out of sight", http.MethodPost, "/v1/memories/" + hidden + "/confirm", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := f.Do(t, apptest.Analyst, tc.method, tc.path, tc.body)

@@ -196,6 +196,9 @@ func timeParam(c *gin.Context, name string) (time.Time, error) {
 }
 
 func (a *api) updateMemory(c *gin.Context) error {
+	if err := neverWrites(principalOf(c)); err != nil {
+		return err
+	}
 	ifMatch, err := ifMatchOf(c.Request.Header.Values("If-Match"))
 	if err != nil {
 		return err
@@ -214,6 +217,9 @@ func (a *api) updateMemory(c *gin.Context) error {
 }
 
 func (a *api) confirmMemory(c *gin.Context) error {
+	if err := neverWrites(principalOf(c)); err != nil {
+		return err
+	}
 	m, err := a.svc.Confirm(c.Request.Context(), principalOf(c), c.Param("id"))
 	if err != nil {
 		return err
@@ -224,6 +230,9 @@ func (a *api) confirmMemory(c *gin.Context) error {
 }
 
 func (a *api) deleteMemory(c *gin.Context) error {
+	if err := neverWrites(principalOf(c)); err != nil {
+		return err
+	}
 	r, err := a.svc.Delete(c.Request.Context(), principalOf(c), c.Param("id"), c.Query("reason"))
 	if err != nil {
 		return err
@@ -338,6 +347,17 @@ func keyed(batch []memory.NewMemory, key string) error {
 		if key != "" && batch[i].IdempotencyKey == "" {
 			batch[i].IdempotencyKey = key + ":" + strconv.Itoa(i)
 		}
+	}
+	return nil
+}
+
+// neverWrites refuses an analyst before anything else: analysts never
+// write, change, confirm or delete, and learn it whatever the request
+// holds, not whether the memory it names exists or is out of their sight
+// (the service, which looks the memory up first, would answer 404 then).
+func neverWrites(p memory.Principal) error {
+	if p.Kind == memory.KindAnalyst {
+		return memory.ErrForbidden
 	}
 	return nil
 }

@@ -452,6 +452,12 @@ func TestAnalystsNeverWrite(t *testing.T) {
 	call(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
 		{"user_id": "alice", "type": "semantic", "content": "Alice's office moved to Lisbon in May."},
 	}}, &written)
+	// An analyst's role reads no profile: its refusal says nothing of one.
+	var profile mcp.RememberOut
+	call(t, bot, mcp.ToolRemember, map[string]any{"memories": []map[string]any{
+		{"user_id": "bob", "type": "profile", "content": "Bob prefers calls after 6pm."},
+	}}, &profile)
+	hidden := profile.Results[0].ID
 	ana := session(t, f, apptest.Analyst)
 	turns := []map[string]any{{"role": "user", "content": "My budget is 300 euros."}}
 	for _, tc := range []struct {
@@ -463,6 +469,9 @@ func TestAnalystsNeverWrite(t *testing.T) {
 		{"remember without user_id", mcp.ToolRemember, map[string]any{"memories": []map[string]any{{"type": "profile", "content": "Alice likes tea."}}}},
 		{"ingest", mcp.ToolIngest, map[string]any{"user_id": "alice", "turns": turns}},
 		{"forget", mcp.ToolForget, map[string]any{"memory_id": written.Results[0].ID}},
+		{"forget out of sight", mcp.ToolForget, map[string]any{"memory_id": hidden}},
+		{"forget no memory", mcp.ToolForget, map[string]any{"memory_id": "mem_0000000000000000000000ff"}},
+		{"confirm out of sight", mcp.ToolConfirm, map[string]any{"memory_id": hidden}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { refused(t, ana, tc.tool, tc.args, "forbidden") })
 	}

@@ -282,6 +282,11 @@ func (t *tools) ingest(ctx context.Context, p memory.Principal, in ingestIn) (me
 }
 
 func (t *tools) forget(ctx context.Context, p memory.Principal, in idIn) (memory.Receipt, error) {
+	// An analyst never deletes and learns it first, as over REST, not
+	// whether the memory exists or is out of their sight.
+	if p.Kind == memory.KindAnalyst {
+		return memory.Receipt{}, memory.ErrForbidden
+	}
 	r, err := t.svc.Delete(ctx, p, in.MemoryID, "forgotten through MCP")
 	if err != nil {
 		return memory.Receipt{}, err
@@ -302,5 +307,8 @@ func (t *tools) history(ctx context.Context, p memory.Principal, in idIn) (Histo
 }
 
 func (t *tools) confirm(ctx context.Context, p memory.Principal, in idIn) (memory.Memory, error) {
+	if p.Kind == memory.KindAnalyst { // as forget
+		return memory.Memory{}, memory.ErrForbidden
+	}
 	return t.svc.Confirm(ctx, p, in.MemoryID)
 }
