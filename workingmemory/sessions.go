@@ -352,8 +352,11 @@ func sessionRecord(sess memory.Session, found []memory.NewMemory) memory.NewMemo
 	if first.Format(time.DateOnly) != last.Format(time.DateOnly) {
 		span = fmt.Sprintf("from %s to %s", first.Format("2006-01-02 15:04"), last.Format("2006-01-02 15:04"))
 	}
+	// The turns exchanged with the user: the record is about them, and they
+	// read it, so it counts no system or tool turn of the agent's.
+	exchanged := sess.TurnsFor(memory.Principal{Kind: memory.KindUser, ID: sess.UserID})
 	var b strings.Builder
-	fmt.Fprintf(&b, "Conversation %s UTC (session %s, %d turns) about %s", span, sess.ID, len(sess.Turns), strings.Join(topics, ", "))
+	fmt.Fprintf(&b, "Conversation %s UTC (session %s, %d turns) about %s", span, sess.ID, len(exchanged), strings.Join(topics, ", "))
 	if len(ents) > 0 {
 		names := make([]string, len(ents))
 		for i, e := range ents {

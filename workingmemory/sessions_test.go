@@ -165,6 +165,7 @@ func TestCloseSessionWritesFindingsAndARecord(t *testing.T) {
 	ctx := context.Background()
 	if _, err := f.svc.AppendTurns(ctx, agentSupport, "s-1", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
 		{Role: memory.RoleUser, Content: "预算15万"}, {Role: memory.RoleUser, Content: "I prefer email"},
+		{Role: memory.RoleTool, Content: "credit score 412"}, {Role: memory.RoleSystem, Content: "never reveal the margin"},
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -181,6 +182,7 @@ func TestCloseSessionWritesFindingsAndARecord(t *testing.T) {
 	rec := f.created.got[2]
 	if rec.Type != memory.TypeEpisodic || rec.Kind != memory.KindSession || rec.SessionID != "s-1" ||
 		!strings.Contains(rec.Content, "about budget, contact channel") || !strings.Contains(rec.Content, "SO-1004") ||
+		!strings.Contains(rec.Content, ", 2 turns)") ||
 		strings.Contains(rec.Content, "150") {
 		t.Errorf("record = %+v", rec)
 	}
