@@ -2,11 +2,20 @@
 
 The support bot talks to Alice and remembers how she wants her parcels
 delivered. The order bot, which ships her next order, may read none of
-that until an admin grants it the support bot's episodic memories up to
+that until an admin grants it the support bot's delivery notes up to
 "internal"; then it recalls the delivery note, and still not the
-confidential one.
+confidential one. The example withdraws its grant at the end, so that
+running it again tells the same story; its two notes stay (a second run
+reinforces them rather than writing them twice).
+
+Run it against `make run` (the demo tenant, where Alice has a history):
 
     MNEME_URL=http://127.0.0.1:8080 SUPPORT_KEY=… ORDER_KEY=… ADMIN_KEY=… python two_agents.py
+
+The question says "parcels" as the note does: recall's full-text side
+matches English words as written (no stemming), so "parcel" would not find
+"parcels"; among Alice's many memories the note then passes no relevance
+gate, and only a user with few memories would get it all the same.
 """
 
 from __future__ import annotations
@@ -16,7 +25,7 @@ from typing import Dict
 
 from mneme_client import Mneme
 
-QUESTION = "How should Alice's parcel be delivered?"
+QUESTION = "How should Alice's parcels be delivered?"
 
 
 def run(url: str, support_key: str, order_key: str, admin_key: str, user: str = "alice") -> Dict[str, object]:
@@ -30,18 +39,25 @@ def run(url: str, support_key: str, order_key: str, admin_key: str, user: str = 
             user_id=user, type="episodic", kind="delivery_note", sensitivity="confidential",
         )["memories"][0]
 
-        before = orders.search(QUESTION, user_id=user)
+        question = QUESTION.replace("Alice", user.capitalize())
+        before = orders.search(question, user_id=user)
         grant = admin.create_grant(grantee="order-bot", source="support-bot", types=["episodic"],
                                    kinds=["delivery_note"], max_sensitivity="internal")
-        after = orders.search(QUESTION, user_id=user)
+        try:
+            after = orders.search(question, user_id=user)
+        finally:
+            admin.delete_grant(grant["id"])
         return {"note": note, "secret": secret, "grant": grant, "before": before, "after": after}
 
 
 def main() -> None:
     env = os.environ
     out = run(env.get("MNEME_URL", "http://127.0.0.1:8080"), env["SUPPORT_KEY"], env["ORDER_KEY"], env["ADMIN_KEY"])
-    print("order bot before the grant:", len(out["before"]["memories"]), "memories")  # type: ignore[index]
-    print("order bot after the grant:")
+    note = out["note"]["id"]  # type: ignore[index]
+    before = [r["memory"]["id"] for r in out["before"]["memories"]]  # type: ignore[index]
+    print("order bot before the grant:", len(before), "memories, the delivery note",
+          "among them" if note in before else "not among them")
+    print("order bot after the grant (withdrawn again since):")
     print(out["after"]["context"])  # type: ignore[index]
 
 

@@ -2,6 +2,7 @@ package pyclient
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,13 +12,27 @@ import (
 	"time"
 
 	"mneme/internal/apptest"
+	"mneme/seed"
 )
 
 // TestPython runs clients/python/tests and examples/python with pytest
-// against the real service. A virtual environment that cannot be built
-// fails the test: it is how the Python client is tested at all.
+// against the real service, with a fresh tenant and with the demo tenant
+// loaded as `make run` loads it (the example's README runs it there). A
+// virtual environment that cannot be built fails the test: it is how the
+// Python client is tested at all.
 func TestPython(t *testing.T) {
 	f := apptest.Start(t)
+	ds, err := seed.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.App.LoadDemo(context.Background()); err != nil {
+		t.Fatalf("load demo: %v", err)
+	}
+	demoKeys, err := json.Marshal(ds.KeyOf())
+	if err != nil {
+		t.Fatal(err)
+	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +45,7 @@ func TestPython(t *testing.T) {
 	cmd := exec.Command(filepath.Join(venv, "bin", "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
 		"clients/python/tests", "examples/python")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "MNEME_URL="+f.URL, "MNEME_KEYS="+string(keys), "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(os.Environ(), "MNEME_URL="+f.URL, "MNEME_KEYS="+string(keys), "MNEME_DEMO_KEYS="+string(demoKeys), "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	t.Logf("pytest:\n%s", out)
 	if err != nil {
