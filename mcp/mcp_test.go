@@ -143,6 +143,37 @@ func TestToolsAreListedWithSchemas(t *testing.T) {
 	}
 }
 
+// Each principal is offered the tools its kind may call: an analyst, who
+// never writes, only the read-only ones; the others every tool.
+func TestToolsAreListedByKind(t *testing.T) {
+	f := apptest.Start(t)
+	every := []string{"confirm", "forget", "history", "ingest", "list", "recall", "remember"}
+	for _, tc := range []struct {
+		who  string
+		want []string
+	}{
+		{apptest.Analyst, []string{"history", "list", "recall"}},
+		{"support-bot", every},
+		{"alice", every},
+		{apptest.Admin, every},
+	} {
+		t.Run(tc.who, func(t *testing.T) {
+			res, err := session(t, f, tc.who).ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, tc.want) {
+				t.Errorf("tools %v, want %v", names, tc.want)
+			}
+		})
+	}
+}
+
 func TestEveryToolAgainstTheRealService(t *testing.T) {
 	f := apptest.Start(t)
 	bot := session(t, f, "support-bot")
@@ -335,7 +366,10 @@ func TestUnauthenticatedCallsAreRefused(t *testing.T) {
 }
 
 // Requests the SDK refuses before any method runs are answered in JSON-RPC,
-// with the HTTP status the refusal calls for and the code that names it.
+// with the HTTP status the refusal calls for and the code that names it,
+// under the request's id whenever it could be read (null only when it
+// could not: the body is no JSON object, or is refused before its id is
+// read), so that a client can tell which of its requests failed.
 func TestRefusedRequestsAreJSONRPCErrors(t *testing.T) {
 	f := apptest.Start(t)
 	accept := []string{"Accept", "application/json, text/event-stream"}
@@ -344,26 +378,31 @@ func TestRefusedRequestsAreJSONRPCErrors(t *testing.T) {
 		body    string
 		headers []string
 		code    int
+		id      string // the answer's id, as JSON
 	}{
-		{"malformed JSON", `{"jsonrpc":"2.0",`, accept, -32700},
-		{"an id too large for a number", `{"jsonrpc":"2.0","id":` + strings.Repeat("9", 400) + `,"method":"tools/list"}`, accept, -32600},
-		{"an id past 64 bits", `{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}`, accept, -32600},
-		{"an id that is no integer", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, accept, -32600},
-		{"an id a float64 cannot hold", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, accept, -32600},
-		{"data after the message", `{"jsonrpc":"2.0","id":1,"method":"ping"} {}`, accept, -32700},
-		{"garbage after the message", `{"jsonrpc":"2.0","id":1,"method":"ping"}garbage`, accept, -32700},
-		{"an id given twice", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, accept, -32700},
-		{"an argument given twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list","arguments":{"user_id":"alice","user_id":"bob","limit":2}}}`, accept, -32700},
-		{"a NUL in an argument", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall","arguments":{"user_id":"alice","query":"tea\u0000"}}}`, accept, -32600},
-		{"a NUL in the id", `{"jsonrpc":"2.0","id":"a\u0000b","method":"ping"}`, accept, -32600},
-		{"an empty batch", `[]`, accept, -32600},
+		{"malformed JSON", `{"jsonrpc":"2.0",`, accept, -32700, "null"},
+		{"an id too large for a number", `{"jsonrpc":"2.0","id":` + strings.Repeat("9", 400) + `,"method":"tools/list"}`, accept, -32600, "null"},
+		{"an id past 64 bits", `{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}`, accept, -32600, "null"},
+		{"an id that is no integer", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, accept, -32600, "null"},
+		{"an id a float64 cannot hold", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, accept, -32600, "null"},
+		{"data after the message", `{"jsonrpc":"2.0","id":1,"method":"ping"} {}`, accept, -32700, "null"},
+		{"garbage after the message", `{"jsonrpc":"2.0","id":1,"method":"ping"}garbage`, accept, -32700, "null"},
+		{"an id given twice", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, accept, -32700, "null"},
+		{"an argument given twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list","arguments":{"user_id":"alice","user_id":"bob","limit":2}}}`, accept, -32700, "null"},
+		{"a NUL in an argument", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall","arguments":{"user_id":"alice","query":"tea\u0000"}}}`, accept, -32600, "null"},
+		{"a NUL in the id", `{"jsonrpc":"2.0","id":"a\u0000b","method":"ping"}`, accept, -32600, "null"},
+		{"an empty batch", `[]`, accept, -32600, "null"},
 		{"bytes that are not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"remember\",\"arguments\":" +
-			"{\"memories\":[{\"user_id\":\"alice\",\"type\":\"semantic\",\"content\":\"caf\xe9 au lait\"}]}}}", accept, -32700},
-		{"a batch", " \n[" + `{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`, accept, -32600},
-		{"a batch in a protocol version that had them", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, append([]string{"Mcp-Protocol-Version", "2025-03-26"}, accept...), -32600},
-		{"another JSON-RPC version", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, accept, -32600},
-		{"an unknown method", `{"jsonrpc":"2.0","id":1,"method":"nope"}`, accept, -32601},
-		{"no Accept header", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, -32600},
+			"{\"memories\":[{\"user_id\":\"alice\",\"type\":\"semantic\",\"content\":\"caf\xe9 au lait\"}]}}}", accept, -32700, "null"},
+		{"a batch", " \n[" + `{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`, accept, -32600, "null"},
+		{"a batch in a protocol version that had them", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, append([]string{"Mcp-Protocol-Version", "2025-03-26"}, accept...), -32600, "null"},
+		{"another JSON-RPC version", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, accept, -32600, "1"},
+		{"an unknown method", `{"jsonrpc":"2.0","id":1,"method":"nope"}`, accept, -32601, "1"},
+		{"no Accept header", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, -32600, "1"},
+		{"a tool call without params", `{"jsonrpc":"2.0","id":42,"method":"tools/call"}`, accept, -32600, "42"},
+		{"a resource read without params", `{"jsonrpc":"2.0","id":"r-7","method":"resources/read"}`, accept, -32600, `"r-7"`},
+		{"a completion without params", `{"jsonrpc":"2.0","id":-3,"method":"completion/complete"}`, accept, -32600, "-3"},
+		{"a log level without params", `{"jsonrpc":"2.0","id":0,"method":"logging/setLevel"}`, accept, -32600, "0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,14 +413,17 @@ func TestRefusedRequestsAreJSONRPCErrors(t *testing.T) {
 			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("Content-Type %q, want JSON", ct)
 			}
-			var got map[string]any
+			var got map[string]json.RawMessage
 			if err := json.Unmarshal(r.Body, &got); err != nil {
 				t.Fatalf("body %q is no JSON: %v", r.Body, err)
 			}
-			id, hasID := got["id"]
-			e, _ := got["error"].(map[string]any)
-			if got["jsonrpc"] != "2.0" || !hasID || id != nil || e["code"] != float64(tc.code) || e["message"] == "" {
-				t.Errorf("answer %s, want a JSON-RPC 2.0 error %d with a message and a null id", r.Body, tc.code)
+			var e struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(got["error"], &e)
+			if string(got["jsonrpc"]) != `"2.0"` || string(got["id"]) != tc.id || e.Code != tc.code || e.Message == "" {
+				t.Errorf("answer %s, want a JSON-RPC 2.0 error %d with a message and the id %s", r.Body, tc.code, tc.id)
 			}
 		})
 	}

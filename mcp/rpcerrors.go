@@ -18,8 +18,9 @@ const (
 	rpcMethodNotFound = -32601
 )
 
-// rpcError is a JSON-RPC error response. Its id is null: the request's id
-// could not be read, or the request was refused as a whole.
+// rpcError is a JSON-RPC error response. Its id is the request's when the
+// request was read far enough to know it, else null: the body was not one
+// JSON object, or was refused as a whole before its id was read.
 type rpcError struct {
 	JSONRPC string `json:"jsonrpc"`
 	ID      any    `json:"id"`
@@ -90,6 +91,12 @@ func screen(h http.Handler, limit int64, refusal func(http.Header, []byte) (int,
 				return
 			}
 		}
+		// From here on the id is known: a refusal the SDK answers in plain
+		// text (a call without params, say) goes back under it, so that
+		// the client can tell which of its requests failed.
+		if c, ok := w.(*catcher); ok {
+			c.id = requestID(body)
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	})
@@ -107,6 +114,18 @@ func integralID(body []byte) bool {
 	}
 	n, err := strconv.ParseInt(string(m.ID), 10, 64)
 	return err == nil && n <= 1<<53 && n >= -(1<<53)
+}
+
+// requestID returns the id of a JSON-RPC request, a string or a number, or
+// nil when it has none (a notification, or a body that is no object).
+func requestID(body []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 || m.ID[0] != '"' && m.ID[0] != '-' && (m.ID[0] < '0' || m.ID[0] > '9') {
+		return nil
+	}
+	return m.ID
 }
 
 // jsonErrors answers, in JSON-RPC, every request that the SDK refuses with a
@@ -127,6 +146,8 @@ type catcher struct {
 	http.ResponseWriter
 	status int
 	held   *bytes.Buffer
+	// id is the request's id, once screen has read it.
+	id json.RawMessage
 }
 
 func (c *catcher) WriteHeader(status int) {
@@ -165,6 +186,9 @@ func (c *catcher) finish() {
 	msg := strings.TrimSpace(c.held.String())
 	var e rpcError
 	e.JSONRPC, e.Error.Code, e.Error.Message = "2.0", rpcCode(c.status, msg), msg
+	if c.id != nil {
+		e.ID = c.id
+	}
 	if msg == "" {
 		e.Error.Message = http.StatusText(c.status)
 	}
