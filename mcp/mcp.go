@@ -127,7 +127,7 @@ func New(opts Options) (*Endpoint, error) {
 	if err := t.register(server); err != nil {
 		return nil, err
 	}
-	server.AddReceivingMiddleware(t.arguments)
+	server.AddReceivingMiddleware(t.arguments, t.listed)
 	return &Endpoint{Handler: jsonErrors(screen(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: opts.MaxBody,
 		// The SDK refuses loopback requests with a foreign Host header, a
@@ -187,6 +187,34 @@ func (t *tools) arguments(next sdk.MethodHandler) sdk.MethodHandler {
 			text.Text = (&ToolError{Code: "invalid_argument", Status: http.StatusBadRequest, Message: errArguments.Error()}).Error()
 		}
 		return res, err
+	}
+}
+
+// listed narrows tools/list to the tools the caller's kind may call: an
+// analyst, who never writes (memory.Service refuses every write of one,
+// and the policy's analyst rules only read), is offered the read-only
+// tools, not remember, ingest, forget and confirm, which would answer it
+// forbidden whatever it sent. Every other kind gets every tool: what each
+// call may touch is the policy's to decide, call by call.
+func (t *tools) listed(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*sdk.ListToolsResult)
+		if err != nil || !ok {
+			return res, err
+		}
+		if p, ok := t.principal(ctx); !ok || p.Kind != memory.KindAnalyst {
+			return res, err
+		}
+		readOnly := make([]*sdk.Tool, 0, len(list.Tools))
+		for _, tool := range list.Tools {
+			if tool.Annotations != nil && tool.Annotations.ReadOnlyHint {
+				readOnly = append(readOnly, tool)
+			}
+		}
+		narrowed := *list
+		narrowed.Tools = readOnly
+		return &narrowed, nil
 	}
 }
 
