@@ -51,6 +51,10 @@ const ClaimFor = 15 * time.Minute
 // another is a removal and a new import.
 var ErrOtherScope = errors.New("documents: the document was imported into another scope: remove it first")
 
+// ErrUnknownTeam: an import into a team that no agent of the tenant is in
+// would be read by no one; most likely the team's name is mistyped.
+var ErrUnknownTeam = errors.New("documents: no agent of this tenant is in that team: check its name, or give an agent the team first (PATCH /v1/principals/agent/{id})")
+
 // ErrImportRunning: imports of one document run one at a time; each plans
 // against what the one before it left, so that the later has the last word.
 var ErrImportRunning = errors.New("documents: an import of the document is under way: retry when it ends")
@@ -145,6 +149,11 @@ type Store interface {
 	Release(ctx context.Context, tenant, id string) error
 }
 
+// Teams tells whether a team has an agent; graph/keystore implements it.
+type Teams interface {
+	TeamHasAgent(ctx context.Context, tenant, team string) (bool, error)
+}
+
 // Writer writes memories through the write pipeline; memory.Service
 // implements it.
 type Writer interface {
@@ -167,6 +176,9 @@ type Options struct {
 	// done or failed (an admin's act changes what every agent recalls);
 	// nil records nothing.
 	Audit memory.Auditor
+	// Teams refuses an import into a team no agent is in (ErrUnknownTeam);
+	// nil checks nothing.
+	Teams Teams
 	Now   func() time.Time
 }
 
@@ -184,6 +196,7 @@ type Service struct {
 	sync   func(ctx context.Context, tenant string) error
 	quota  memory.Quota
 	audit  memory.Auditor
+	teams  Teams
 	now    func() time.Time
 }
 
@@ -202,7 +215,7 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{store: o.Store, writer: o.Writer, queue: o.Queue, sync: o.Sync, quota: o.Quota, audit: o.Audit, now: o.Now}, nil
+	return &Service{store: o.Store, writer: o.Writer, queue: o.Queue, sync: o.Sync, quota: o.Quota, audit: o.Audit, teams: o.Teams, now: o.Now}, nil
 }
 
 // record puts an act of p in the audit trail, unless policy refused a
@@ -227,7 +240,7 @@ var auditReasons = []struct {
 }{
 	{ErrTooLarge, "document_too_large"}, {ErrSections, "document_too_many_sections"}, {ErrEmpty, "document_empty"},
 	{ErrFormat, "document_format"}, {ErrID, "document_id"}, {ErrOtherScope, "document_scope"},
-	{ErrImportRunning, "document_busy"},
+	{ErrImportRunning, "document_busy"}, {ErrUnknownTeam, "unknown_team"},
 }
 
 func auditReason(err error) string {
@@ -312,6 +325,9 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 	if err != nil {
 		return Result{}, err
 	}
+	if err := s.knownTeam(ctx, p.Tenant, doc.ID, kind, scopeID); err != nil {
+		return Result{}, err
+	}
 	res = Result{Document: doc.ID, Sections: len(doc.Sections)}
 	if len(doc.Sections) > QueueAbove && s.queue != nil {
 		if err := s.admit(ctx, p.Tenant, doc); err != nil {
@@ -339,6 +355,26 @@ func (s *Service) Import(ctx context.Context, p memory.Principal, r ImportReques
 	}
 	res.Counts = &counts
 	return res, nil
+}
+
+// knownTeam returns ErrUnknownTeam when an import into team scope names a
+// team no agent of the tenant is in, as a grant naming no agent is
+// refused. A document already in that team's scope may be imported again
+// (or emptied) after its agents left: only a new scope must be read.
+func (s *Service) knownTeam(ctx context.Context, tenant, id, kind, team string) error {
+	if kind != memory.ScopeTeam || s.teams == nil {
+		return nil
+	}
+	if d, err := s.store.Document(ctx, tenant, id); err == nil && d.Scope == memory.ScopeTeam && d.ScopeID == team {
+		return nil
+	} else if err != nil && !errors.Is(err, memory.ErrNotFound) {
+		return err
+	}
+	ok, err := s.teams.TeamHasAgent(ctx, tenant, team)
+	if err == nil && !ok {
+		err = ErrUnknownTeam
+	}
+	return err
 }
 
 // admit asks the quota for room for what importing doc would write now:

@@ -160,6 +160,8 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusBadRequest, "document_id", err.Error()
 	case errors.Is(err, documents.ErrOtherScope):
 		return http.StatusConflict, "document_scope", err.Error()
+	case errors.Is(err, documents.ErrUnknownTeam):
+		return http.StatusUnprocessableEntity, "unknown_team", err.Error()
 	case errors.Is(err, documents.ErrImportRunning):
 		return http.StatusConflict, "document_busy", err.Error()
 	case errors.Is(err, memory.ErrNotConfigured):

@@ -434,3 +434,32 @@ func TestImportBodyLimit(t *testing.T) {
 	wantError(t, "an agent's body past the common limit", f.Do(t, "support-bot", http.MethodPost, "/v1/knowledge/import", doc(1<<20+1000)),
 		http.StatusRequestEntityTooLarge, "body_too_large")
 }
+
+// TestKnowledgeImportIntoAnUnknownTeam: team knowledge for a team no agent
+// is in (a mistyped name) would reach no one, so it is refused as 422
+// unknown_team and nothing is written, as a grant naming no agent is
+// refused as unknown_principal. A document already in a team's scope can
+// still be imported again once its agents have left the team.
+func TestKnowledgeImportIntoAnUnknownTeam(t *testing.T) {
+	f := apptest.Start(t)
+	content := "# Desk\n\n## Courier\n\nRefund parcels go with courier SF-2231 only.\n"
+	r, _ := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "desk", Scope: "team", Team: "suport", Content: content})
+	expectResponse(t, "import into a team no agent is in", r, http.StatusUnprocessableEntity, "unknown_team")
+	list := f.Do(t, apptest.Admin, http.MethodGet, "/v1/knowledge/documents", nil)
+	if list.Status != http.StatusOK || strings.Contains(string(list.Body), `"desk"`) {
+		t.Errorf("documents after the refused import: %d %s", list.Status, list.Body)
+	}
+
+	// support-bot's team is support (apptest.Agents).
+	if r, res := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "desk", Scope: "team", Team: "support", Content: content}); r.Status != http.StatusOK || res.Counts == nil || res.Counts.Created != 1 {
+		t.Fatalf("import into the support team: %d %s", r.Status, r.Body)
+	}
+	other := "sales"
+	r = f.Do(t, apptest.Admin, http.MethodPatch, "/v1/principals/agent/support-bot", identity.PrincipalChange{Team: &other})
+	expectResponse(t, "move support-bot to sales", r, http.StatusOK)
+	if r, _ := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "desk", Scope: "team", Team: "support", Content: content + "\n## Hours\n\nThe desk opens at nine.\n"}); r.Status != http.StatusOK {
+		t.Errorf("re-import of a team's document after its agents left: %d %s", r.Status, r.Body)
+	}
+	r, _ = importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "desk-2", Scope: "team", Team: "support", Content: content})
+	expectResponse(t, "a new document for the emptied team", r, http.StatusUnprocessableEntity, "unknown_team")
+}

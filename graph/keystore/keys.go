@@ -148,6 +148,16 @@ func (s *Store) AgentExists(ctx context.Context, tenant, id string) (bool, error
 	return err == nil, err
 }
 
+// TeamHasAgent reports whether an agent of the tenant is in team
+// (documents.Teams: knowledge for a team no agent is in reaches no one).
+func (s *Store) TeamHasAgent(ctx context.Context, tenant, team string) (bool, error) {
+	_, err := one(ctx, s.read, cypherTeamAgent, map[string]any{"tenant": tenant, "team": team}, neo.Column("id", func(any) bool { return true }))
+	if errors.Is(err, memory.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // ChangePrincipal sets the fields c names on a principal ("" and [] clear
 // them) and returns it as it now is, or memory.ErrNotFound.
 func (s *Store) ChangePrincipal(ctx context.Context, tenant, kind, id string, c identity.PrincipalChange) (identity.Principal, error) {

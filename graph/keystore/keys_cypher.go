@@ -39,6 +39,10 @@ RETURN p {.*} AS principal ORDER BY p.kind, p.id`
 	cypherGetPrincipal = `MATCH (p:Principal {tenant: $tenant, kind: $kind, id: $id})
 RETURN p {.*} AS principal`
 
+	// cypherTeamAgent finds one agent of the tenant in the team $team.
+	cypherTeamAgent = `MATCH (p:Principal {tenant: $tenant, kind: 'agent', team: $team})
+RETURN p.id AS id LIMIT 1`
+
 	// cypherChangePrincipal sets the fields a change names ($set_*) and
 	// leaves the others; a user's name goes to the user's node and an
 	// agent's team to the agent's, as at registration.
