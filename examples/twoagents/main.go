@@ -2,13 +2,16 @@
 // customer through a grant, with the Go client. The support bot remembers
 // how Alice wants her parcels delivered; the order bot may read none of it
 // until an admin grants it the support bot's delivery notes up to
-// "internal", and then still not the confidential one.
+// "internal", and then still not the confidential one. It withdraws its
+// grant at the end, so that a second run tells the same story; its notes
+// stay (a second run reinforces them). Run it against `make run`:
 //
 //	MNEME_URL=http://127.0.0.1:8080 SUPPORT_KEY=… ORDER_KEY=… ADMIN_KEY=… go run ./examples/twoagents
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +26,10 @@ func main() {
 	}
 }
 
-const question = "How should Alice's parcel be delivered?"
+// question says "parcels" as the note does: recall's full-text side matches
+// English words as written, and among the demo Alice's many memories no
+// other gate admits the note for "parcel".
+const question = "How should Alice's parcels be delivered?"
 
 // outcome is what the scenario saw, for its test.
 type outcome struct {
@@ -42,11 +48,11 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "order bot before the grant: %d memories\n", len(o.Before.Memories))
-	fmt.Fprintf(out, "order bot after grant %s:\n%s\n", o.Grant.ID, o.After.Context)
+	fmt.Fprintf(out, "order bot after grant %s (withdrawn again since):\n%s\n", o.Grant.ID, o.After.Context)
 	return nil
 }
 
-func scenario(ctx context.Context, url, supportKey, orderKey, adminKey string) (outcome, error) {
+func scenario(ctx context.Context, url, supportKey, orderKey, adminKey string) (_ outcome, err error) {
 	support := client.New(url, supportKey, nil)
 	orders := client.New(url, orderKey, nil)
 	admin := client.New(url, adminKey, nil)
@@ -75,6 +81,11 @@ func scenario(ctx context.Context, url, supportKey, orderKey, adminKey string) (
 	}); err != nil {
 		return o, fmt.Errorf("admin grants: %w", err)
 	}
+	defer func() {
+		if werr := admin.DeleteGrant(context.WithoutCancel(ctx), o.Grant.ID); werr != nil {
+			err = errors.Join(err, fmt.Errorf("admin withdraws the grant: %w", werr))
+		}
+	}()
 	if o.After, err = orders.Recall(ctx, client.RecallRequest{UserID: "alice", Query: question}); err != nil {
 		return o, fmt.Errorf("order bot recalls: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"mneme/client"
 	"mneme/internal/apptest"
+	"mneme/seed"
 )
 
 func TestTheOrderBotReadsTheNoteThroughTheGrant(t *testing.T) {
@@ -48,5 +49,70 @@ func TestTheOrderBotReadsTheNoteThroughTheGrant(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "before the grant: 0 memories") || !strings.Contains(out.String(), "concierge") {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// TestOnTheDemoDataAndAgain runs the scenario as the README does, against
+// the demo tenant where Alice has many memories, twice: each run shows the
+// note only after the grant, and leaves no grant behind.
+func TestOnTheDemoDataAndAgain(t *testing.T) {
+	f := apptest.Start(t)
+	ds, err := seed.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := f.App.LoadDemo(ctx); err != nil {
+		t.Fatalf("load demo: %v", err)
+	}
+	key := ds.KeyOf()
+	admin := client.New(f.URL, key["admin"], nil)
+	list := func() []client.Grant {
+		t.Helper()
+		set, err := admin.ListGrants(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set.Grants
+	}
+	// Grants like the scenario's left by an earlier version of it, which
+	// did not withdraw its grant, in a database tests reuse.
+	for _, g := range list() {
+		if g.Grantee == "order-bot" && g.Source == "support-bot" && slices.Equal(g.Kinds, []string{"delivery_note"}) {
+			if err := admin.DeleteGrant(ctx, g.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	grants := func() []string {
+		var ids []string
+		for _, g := range list() {
+			ids = append(ids, g.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	inForce := grants()
+	for _, run := range []string{"first", "second"} {
+		o, err := scenario(ctx, f.URL, key["support-bot"], key["order-bot"], key["admin"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := func(rs []client.Recalled) []string {
+			var out []string
+			for _, r := range rs {
+				out = append(out, r.Memory.ID)
+			}
+			return out
+		}
+		if slices.Contains(ids(o.Before.Memories), o.Note.ID) {
+			t.Errorf("%s run: the note came before the grant", run)
+		}
+		if after := ids(o.After.Memories); !slices.Contains(after, o.Note.ID) || slices.Contains(after, o.Secret.ID) {
+			t.Errorf("%s run: after the grant the order bot recalled %v, want the note %s and not the secret %s:\n%s", run, after, o.Note.ID, o.Secret.ID, o.After.Context)
+		}
+		if got := grants(); !slices.Equal(got, inForce) {
+			t.Errorf("%s run: grants %v after it, want %v", run, got, inForce)
+		}
 	}
 }
