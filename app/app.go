@@ -274,7 +274,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// graph.Store is the store of most parts; it is passed for each. Policy
 	// revisions and settings live beside it, on its runner.
 	if a.Admin, err = policyadmin.New(policyadmin.Options{
-		Policies: policystore.New(store.Runner()), Grants: store, Agents: keys, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
+		Policies: policystore.New(store.Runner()), Grants: store, Principals: keys, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
 		Audit: a.Audit, AuditLog: a.Audit,
 	}); err != nil {
 		return nil, err

@@ -107,7 +107,7 @@ func routesOnly(t *testing.T) http.Handler {
 		embedder       struct{ memory.Embedder }
 		policies       struct{ policyadmin.PolicyStore }
 		grants         struct{ policyadmin.GrantStore }
-		agentDirectory struct{ policyadmin.AgentDirectory }
+		agentDirectory struct{ policyadmin.Directory }
 		engine         struct{ policyadmin.PolicyEngine }
 		adminAuthz     struct{ policyadmin.Authorizer }
 		bus            struct{ policyadmin.RevisionBus }
@@ -142,7 +142,7 @@ func routesOnly(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	admin, err := policyadmin.New(policyadmin.Options{
-		Policies: policies{}, Grants: grants{}, Agents: agentDirectory{}, Engine: engine{}, Authz: adminAuthz{}, Bus: bus{}, Decisions: decisions{},
+		Policies: policies{}, Grants: grants{}, Principals: agentDirectory{}, Engine: engine{}, Authz: adminAuthz{}, Bus: bus{}, Decisions: decisions{},
 		Audit: auditor{}, AuditLog: auditLog{},
 	})
 	if err != nil {

@@ -694,6 +694,22 @@ func (e *Engine) Replay(ctx context.Context, tenant string, modules []policyadmi
 	return out, err
 }
 
+// DecideDraft decides each input against modules with the tenant's current
+// grants and settings, as Replay does, each under the deadline of a
+// decision: a decision that fails or outlasts it denies, saying why. It is
+// as many decisions as a request makes, on a draft that passed the checks,
+// so it takes no turn among them.
+func (e *Engine) DecideDraft(ctx context.Context, tenant string, modules []policyadmin.PolicyModule, inputs []policyadmin.DecisionInput) ([]memory.Decision, error) {
+	records := make([]policyadmin.DecisionRecord, len(inputs))
+	for i, in := range inputs {
+		if in.Principal.Tenant != tenant || in.Resource.Tenant != tenant {
+			return nil, fmt.Errorf("policy: decide draft: an input of another tenant than %s", tenant)
+		}
+		records[i] = policyadmin.DecisionRecord{Time: in.Now, Principal: in.Principal, Action: in.Action, Resource: in.Resource}
+	}
+	return e.replay(ctx, modules, records)
+}
+
 func (e *Engine) replay(ctx context.Context, modules []policyadmin.PolicyModule, records []policyadmin.DecisionRecord) ([]memory.Decision, error) {
 	rev, err := e.draft(ctx, modules)
 	if err != nil {

@@ -40,6 +40,9 @@ const (
 	// built-in given what it cannot take, a rule with two values): the
 	// draft's fault, as a retry would raise it again.
 	RejectEval = "policy_eval_error"
+	// RejectLocksOutAdmins is a policy under which none of the tenant's
+	// admins may manage the tenant: activated, nobody could administer it.
+	RejectLocksOutAdmins = "policy_locks_out_admins"
 )
 
 // ErrPolicyUntranslatable is an active policy whose read rules cannot be
@@ -62,7 +65,7 @@ func (untranslatable) Lasting() bool { return true }
 // doing, most likely a slow rule on the input at hand, not a backing
 // store's. It denies, and comes wrapped with memory.ErrUnavailable, as a
 // decision delayed by a busy host would succeed when retried.
-var ErrPolicyTimeout = errors.New("the access policy took too long to decide; retry later or roll the policy back")
+var ErrPolicyTimeout = errors.New("the access policy took too long to decide; retry later, or an admin of the tenant rolls the policy back (POST /v1/policy/rollback)")
 
 // CeilingError refuses an end user's write that sets a sensitivity above
 // the highest the tenant lets its users read about themselves

@@ -44,6 +44,8 @@ type fakePolicies struct {
 	log      []DecisionRecord
 	replay   []memory.Decision
 	replayed [][]PolicyModule // the draft of each Replay
+
+	lockedOut map[string]bool // admins DecideDraft denies, by id
 }
 
 func (f *fakePolicies) CreatePolicyRevision(_ context.Context, r PolicyRevision) (PolicyRevision, error) {
@@ -155,6 +157,16 @@ func (f *fakePolicies) Replay(_ context.Context, _ string, modules []PolicyModul
 	defer f.mu.Unlock()
 	f.replayed = append(f.replayed, modules)
 	return f.replay[:len(records)], nil
+}
+
+func (f *fakePolicies) DecideDraft(_ context.Context, _ string, _ []PolicyModule, inputs []DecisionInput) ([]memory.Decision, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]memory.Decision, len(inputs))
+	for i, in := range inputs {
+		out[i].Allow = !f.lockedOut[in.Principal.ID]
+	}
+	return out, nil
 }
 
 func (f *fakePolicies) Current(context.Context, string) (Revisions, bool, error) {
@@ -376,6 +388,14 @@ func (f fakeAgents) AgentExists(_ context.Context, tenant, id string) (bool, err
 	return slices.Contains(f[tenant], id), nil
 }
 
+// Admins returns the tenant's admins: "admin" in acme.
+func (f fakeAgents) Admins(_ context.Context, tenant string, _ int) ([]memory.Principal, error) {
+	if tenant != "acme" {
+		return nil, nil
+	}
+	return []memory.Principal{{Tenant: tenant, Kind: memory.KindAdmin, ID: "admin"}}, nil
+}
+
 // newFixture returns a Service on fresh fakes, with the fixed clock testNow
 // and a discarding logger. The grant store bumps the policy state's grant
 // revision on every change, as graph.Store does.
@@ -390,7 +410,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.grants.changed = f.policies.grantChanged
 	svc, err := New(Options{
-		Policies: f.policies, Grants: f.grants, Agents: f.agents, Engine: f.policies, Authz: f.authz,
+		Policies: f.policies, Grants: f.grants, Principals: f.agents, Engine: f.policies, Authz: f.authz,
 		Bus: f.policies, Decisions: f.policies, Audit: f.audit, AuditLog: f.audit,
 		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return testNow },
 	})

@@ -278,7 +278,7 @@ func (s *Service) knownAgents(ctx context.Context, tenant string, g, cur memory.
 		if c.id == "*" || c.id == c.was {
 			continue
 		}
-		ok, err := s.agents.AgentExists(ctx, tenant, c.id)
+		ok, err := s.principals.AgentExists(ctx, tenant, c.id)
 		if err == nil && !ok {
 			err = c.unknown
 		}

@@ -215,7 +215,7 @@ func (s *Service) CheckPolicy(ctx context.Context, p memory.Principal, modules [
 	if err := validModules(modules); err != nil {
 		return PolicyReport{}, err
 	}
-	return s.engine.CheckPolicy(ctx, p.Tenant, modules)
+	return s.checkRevision(ctx, p, modules)
 }
 
 func validModules(modules []PolicyModule) error {
@@ -257,18 +257,19 @@ func validModules(modules []PolicyModule) error {
 	return nil
 }
 
-// PolicyStatus returns the tenant's policy state.
+// PolicyStatus returns the tenant's policy state. The tenant's admins may
+// always read it, whatever its policy decides.
 func (s *Service) PolicyStatus(ctx context.Context, p memory.Principal) (PolicyState, error) {
-	if err := s.manage(ctx, p); err != nil {
+	if err := s.undo(ctx, p); err != nil {
 		return PolicyState{}, err
 	}
 	return s.policies.PolicyState(ctx, p.Tenant)
 }
 
 // ListPolicies returns the tenant's revisions, the bundled revision 0 first,
-// without modules.
+// without modules. The tenant's admins may always list them.
 func (s *Service) ListPolicies(ctx context.Context, p memory.Principal) ([]PolicyRevision, error) {
-	if err := s.manage(ctx, p); err != nil {
+	if err := s.undo(ctx, p); err != nil {
 		return nil, err
 	}
 	revs, err := s.policies.ListPolicyRevisions(ctx, p.Tenant)
@@ -280,9 +281,10 @@ func (s *Service) ListPolicies(ctx context.Context, p memory.Principal) ([]Polic
 	return append([]PolicyRevision{base}, revs...), nil
 }
 
-// Policy returns one revision with its modules.
+// Policy returns one revision with its modules. The tenant's admins may
+// always read it.
 func (s *Service) Policy(ctx context.Context, p memory.Principal, number int64) (PolicyRevision, error) {
-	if err := s.manage(ctx, p); err != nil {
+	if err := s.undo(ctx, p); err != nil {
 		return PolicyRevision{}, err
 	}
 	return s.revision(ctx, p.Tenant, number)
@@ -310,9 +312,10 @@ func (s *Service) bundled(tenant string) PolicyRevision {
 	}
 }
 
-// DiffPolicies returns a line diff from revision a to revision b.
+// DiffPolicies returns a line diff from revision a to revision b. The
+// tenant's admins may always read it.
 func (s *Service) DiffPolicies(ctx context.Context, p memory.Principal, a, b int64) (string, error) {
-	if err := s.manage(ctx, p); err != nil {
+	if err := s.undo(ctx, p); err != nil {
 		return "", err
 	}
 	ra, err := s.revision(ctx, p.Tenant, a)
@@ -328,9 +331,10 @@ func (s *Service) DiffPolicies(ctx context.Context, p memory.Principal, a, b int
 
 // ActivatePolicy checks revision number again (the bundled tests may have
 // changed since it was pushed) and makes it the tenant's policy on every
-// replica. Activating an earlier revision is a rollback.
+// replica. Activating an earlier revision is a rollback, which the tenant's
+// admins may always do (mayActivate).
 func (s *Service) ActivatePolicy(ctx context.Context, p memory.Principal, number int64) (PolicyState, error) {
-	err := s.manage(ctx, p)
+	err := s.mayActivate(ctx, p, number)
 	st := PolicyState{}
 	if err == nil {
 		st, err = s.activate(ctx, p, number)
@@ -339,14 +343,14 @@ func (s *Service) ActivatePolicy(ctx context.Context, p memory.Principal, number
 	return st, err
 }
 
-// activate is ActivatePolicy once manage has allowed it.
+// activate is ActivatePolicy once it is allowed.
 func (s *Service) activate(ctx context.Context, p memory.Principal, number int64) (PolicyState, error) {
 	rev, err := s.revision(ctx, p.Tenant, number)
 	if err != nil {
 		return PolicyState{}, err
 	}
 	if number != 0 {
-		if _, err := s.engine.CheckPolicy(ctx, p.Tenant, rev.Modules); err != nil {
+		if _, err := s.checkRevision(ctx, p, rev.Modules); err != nil {
 			return PolicyState{}, err
 		}
 	}
@@ -360,6 +364,8 @@ func (s *Service) activate(ctx context.Context, p memory.Principal, number int64
 // RollbackPolicy activates the revision that was active before the current
 // one, or revision to when to is not nil. It is one act in the audit
 // trail, policy.rollback, whose target is the revision it went back to.
+// The tenant's admins may always roll back, whatever the policy in force
+// decides: no revision locks them out of undoing it.
 func (s *Service) RollbackPolicy(ctx context.Context, p memory.Principal, to *int64) (PolicyState, error) {
 	st, target, err := s.rollback(ctx, p, to)
 	s.audit(ctx, p, AuditPolicyRollback, target, err, stateDetails(st))
@@ -369,12 +375,15 @@ func (s *Service) RollbackPolicy(ctx context.Context, p memory.Principal, to *in
 // rollback returns the new state and the audit target: the revision rolled
 // back to, or "policy" when it was never chosen.
 func (s *Service) rollback(ctx context.Context, p memory.Principal, to *int64) (PolicyState, string, error) {
-	if err := s.manage(ctx, p); err != nil {
-		return PolicyState{}, "policy", err
-	}
 	if to != nil {
+		if err := s.mayActivate(ctx, p, *to); err != nil {
+			return PolicyState{}, "policy", err
+		}
 		st, err := s.activate(ctx, p, *to)
 		return st, policyTarget(*to), err
+	}
+	if err := s.undo(ctx, p); err != nil {
+		return PolicyState{}, "policy", err
 	}
 	st, err := s.policies.PolicyState(ctx, p.Tenant)
 	if err != nil {
@@ -465,7 +474,7 @@ func (s *Service) Replay(ctx context.Context, p memory.Principal, req ReplayRequ
 	}
 	var check *PolicyReport
 	if req.Revision == nil {
-		report, err := s.engine.CheckPolicy(ctx, p.Tenant, modules)
+		report, err := s.checkRevision(ctx, p, modules)
 		if err != nil {
 			return ReplayReport{}, err
 		}

@@ -97,7 +97,7 @@ func TestPolicyAdminIsForAdmins(t *testing.T) {
 // method has to ask whether administration is configured.
 func TestNewRequiresEveryDependency(t *testing.T) {
 	f := newFixture(t)
-	full := Options{Policies: f.policies, Grants: f.grants, Agents: f.agents, Engine: f.policies, Authz: f.authz, Bus: f.policies, Decisions: f.policies,
+	full := Options{Policies: f.policies, Grants: f.grants, Principals: f.agents, Engine: f.policies, Authz: f.authz, Bus: f.policies, Decisions: f.policies,
 		Audit: f.audit, AuditLog: f.audit}
 	tests := []struct {
 		name string
@@ -105,7 +105,7 @@ func TestNewRequiresEveryDependency(t *testing.T) {
 	}{
 		{"Policies", func(o *Options) { o.Policies = nil }},
 		{"Grants", func(o *Options) { o.Grants = nil }},
-		{"Agents", func(o *Options) { o.Agents = nil }},
+		{"Principals", func(o *Options) { o.Principals = nil }},
 		{"Engine", func(o *Options) { o.Engine = nil }},
 		{"Authz", func(o *Options) { o.Authz = nil }},
 		{"Bus", func(o *Options) { o.Bus = nil }},

@@ -56,6 +56,10 @@ type PolicyEngine interface {
 	// Replay decides each record of tenant again against modules with the
 	// tenant's current grants and returns the draft's decisions in order.
 	Replay(ctx context.Context, tenant string, modules []PolicyModule, records []DecisionRecord) ([]memory.Decision, error)
+	// DecideDraft decides each input against modules with the tenant's
+	// current grants and settings, under the deadline of a decision: one
+	// that fails or outlasts it denies, with a reason saying so.
+	DecideDraft(ctx context.Context, tenant string, modules []PolicyModule, inputs []DecisionInput) ([]memory.Decision, error)
 }
 
 // RevisionBus tells every replica about policy and grant changes.
@@ -86,10 +90,12 @@ type GrantStore interface {
 	PutGrant(ctx context.Context, g memory.Grant) (memory.Grant, error)
 }
 
-// AgentDirectory knows a tenant's registered agents (package keystore).
-type AgentDirectory interface {
+// Directory knows a tenant's registered principals (package keystore).
+type Directory interface {
 	// AgentExists reports whether the tenant has an agent principal id.
 	AgentExists(ctx context.Context, tenant, id string) (bool, error)
+	// Admins returns up to limit of the tenant's admin principals.
+	Admins(ctx context.Context, tenant string, limit int) ([]memory.Principal, error)
 }
 
 // Authorizer is what administration needs of the engine that decides for

@@ -23,8 +23,9 @@ type Options struct {
 	Policies PolicyStore
 	// Grants keeps sharing grants.
 	Grants GrantStore
-	// Agents tells whether a grant's grantee is a registered agent.
-	Agents AgentDirectory
+	// Principals tells whether a grant's grantee is a registered agent,
+	// and who the tenant's admins are.
+	Principals Directory
 	// Engine checks, loads, simulates and replays policies.
 	Engine PolicyEngine
 	// Authz decides whether a principal may manage its tenant, and takes
@@ -49,17 +50,17 @@ type Options struct {
 // Service is policy administration for the admins of each tenant, and the
 // replica sync every request goes through before anything is decided.
 type Service struct {
-	policies  PolicyStore
-	grants    GrantStore
-	agents    AgentDirectory
-	engine    PolicyEngine
-	authz     Authorizer
-	bus       RevisionBus
-	decisions DecisionLog
-	auditor   memory.Auditor
-	auditLog  AuditLog
-	log       *slog.Logger
-	now       func() time.Time
+	policies   PolicyStore
+	grants     GrantStore
+	principals Directory
+	engine     PolicyEngine
+	authz      Authorizer
+	bus        RevisionBus
+	decisions  DecisionLog
+	auditor    memory.Auditor
+	auditLog   AuditLog
+	log        *slog.Logger
+	now        func() time.Time
 
 	grantsMu  sync.Mutex // serialises grant reloads into the policy engine
 	syncLocks tenantLocks
@@ -74,7 +75,7 @@ func New(opts Options) (*Service, error) {
 	}{
 		{"Policies", opts.Policies == nil},
 		{"Grants", opts.Grants == nil},
-		{"Agents", opts.Agents == nil},
+		{"Principals", opts.Principals == nil},
 		{"Engine", opts.Engine == nil},
 		{"Authz", opts.Authz == nil},
 		{"Bus", opts.Bus == nil},
@@ -90,7 +91,7 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{
-		policies: opts.Policies, grants: opts.Grants, agents: opts.Agents, engine: opts.Engine, authz: opts.Authz,
+		policies: opts.Policies, grants: opts.Grants, principals: opts.Principals, engine: opts.Engine, authz: opts.Authz,
 		bus: opts.Bus, decisions: opts.Decisions, log: opts.Logger, now: opts.Now,
 		auditor: opts.Audit, auditLog: opts.AuditLog,
 	}

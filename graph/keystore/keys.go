@@ -139,7 +139,7 @@ func (s *Store) Principal(ctx context.Context, tenant, kind, id string) (identit
 }
 
 // AgentExists reports whether the tenant has the agent principal id
-// (policyadmin.AgentDirectory: a grant's grantee must be one).
+// (policyadmin.Directory: a grant's grantee must be one).
 func (s *Store) AgentExists(ctx context.Context, tenant, id string) (bool, error) {
 	_, err := s.Principal(ctx, tenant, memory.KindAgent, id)
 	if errors.Is(err, memory.ErrNotFound) {
@@ -156,6 +156,20 @@ func (s *Store) TeamHasAgent(ctx context.Context, tenant, team string) (bool, er
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// Admins returns up to limit admin principals of the tenant, by id
+// (policyadmin.Directory: a policy must let one of them manage the tenant).
+func (s *Store) Admins(ctx context.Context, tenant string, limit int) ([]memory.Principal, error) {
+	var out []memory.Principal
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		ps, err := neo.ReadAll(ctx, tx, cypherListAdmins, map[string]any{"tenant": tenant, "limit": limit}, neo.Column("principal", decodePrincipal))
+		for _, p := range ps {
+			out = append(out, memory.Principal{Tenant: tenant, Kind: p.Kind, ID: p.ID, Roles: p.Roles})
+		}
+		return err
+	})
+	return out, err
 }
 
 // ChangePrincipal sets the fields c names on a principal ("" and [] clear

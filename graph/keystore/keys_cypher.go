@@ -36,6 +36,10 @@ SET p.name = coalesce(p.name, u.name)`
 	cypherListPrincipals = `MATCH (p:Principal {tenant: $tenant})
 RETURN p {.*} AS principal ORDER BY p.kind, p.id`
 
+	// cypherListAdmins returns a tenant's first admins by id.
+	cypherListAdmins = `MATCH (p:Principal {tenant: $tenant, kind: 'admin'})
+RETURN p {.*} AS principal ORDER BY p.id LIMIT $limit`
+
 	cypherGetPrincipal = `MATCH (p:Principal {tenant: $tenant, kind: $kind, id: $id})
 RETURN p {.*} AS principal`
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"mneme/graph/graphtest"
@@ -222,5 +223,38 @@ func TestAgentExists(t *testing.T) {
 		if got, err := s.AgentExists(ctx, tenant, id); err != nil || got != want {
 			t.Errorf("AgentExists(%s) = %v, %v; want %v", id, got, err, want)
 		}
+	}
+}
+
+// TestAdmins: a tenant's admins by id, up to the limit; not its other
+// principals, nor another tenant's admins.
+func TestAdmins(t *testing.T) {
+	s := testStore(t)
+	ctx := graphtest.Ctx(t)
+	tenant, other := testenv.Tenant(t), testenv.Tenant(t)
+	now := time.Now().UTC()
+	for _, p := range []struct {
+		tenant string
+		p      identity.Principal
+	}{
+		{tenant, identity.Principal{Kind: memory.KindAdmin, ID: "zed", CreatedAt: now}},
+		{tenant, identity.Principal{Kind: memory.KindAdmin, ID: "ann", Roles: []string{"admin"}, CreatedAt: now}},
+		{tenant, identity.Principal{Kind: memory.KindAgent, ID: "bot", CreatedAt: now}},
+		{other, identity.Principal{Kind: memory.KindAdmin, ID: "globex-admin", CreatedAt: now}},
+	} {
+		if err := s.CreatePrincipal(ctx, p.tenant, p.p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Admins(ctx, tenant, 10)
+	want := []memory.Principal{
+		{Tenant: tenant, Kind: memory.KindAdmin, ID: "ann", Roles: []string{"admin"}},
+		{Tenant: tenant, Kind: memory.KindAdmin, ID: "zed"},
+	}
+	if err != nil || !cmp.Equal(got, want, cmpopts.EquateEmpty()) {
+		t.Errorf("Admins = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := s.Admins(ctx, tenant, 1); err != nil || len(got) != 1 || got[0].ID != "ann" {
+		t.Errorf("Admins limited to 1 = %+v, %v", got, err)
 	}
 }
