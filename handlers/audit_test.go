@@ -54,7 +54,7 @@ func TestAuditTrail(t *testing.T) {
 	expectResponse(t, "admin deletes a memory", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "DELETE", "/v1/users/"+gone, nil)
 	expectResponse(t, "erase a user", r, http.StatusOK)
-	r = f.Do(t, apptest.Admin, "PUT", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityInternal})
+	r = f.Do(t, apptest.Admin, "PATCH", "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityInternal})
 	expectResponse(t, "put the settings", r, http.StatusOK)
 	r = f.Do(t, apptest.Admin, "POST", "/v1/janitor/sweep", nil)
 	expectResponse(t, "sweep", r, http.StatusOK)

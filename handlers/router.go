@@ -251,6 +251,7 @@ func New(opts Options) (http.Handler, error) {
 	// Who may see what: tenant settings of the policy, data-subject export.
 	v1.GET("/policy/settings", a.handle(a.getSettings))
 	v1.PUT("/policy/settings", a.handle(a.putSettings))
+	v1.PATCH("/policy/settings", a.handle(a.patchSettings))
 	v1.GET("/users/:id/export", a.handle(a.exportUser))
 
 	// The MCP endpoint: the same keys, tenant sync and rate limits as /v1.

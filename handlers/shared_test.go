@@ -223,7 +223,7 @@ func TestUsersNeverWriteSharedKnowledge(t *testing.T) {
 	if has(recalledIDs(recall(t, f, "alice", client.RecallRequest{UserID: "alice", Query: question})), rule.ID) {
 		t.Errorf("alice reads the tenant's rule although its settings do not say so")
 	}
-	if resp := f.Do(t, apptest.Admin, http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UsersReadShared: true}); resp.Status != http.StatusOK {
+	if resp := f.Do(t, apptest.Admin, http.MethodPatch, "/v1/policy/settings", policyadmin.Settings{UsersReadShared: true}); resp.Status != http.StatusOK {
 		t.Fatalf("put settings = %d %s", resp.Status, resp.Body)
 	}
 	if !has(recalledIDs(recall(t, f, "alice", client.RecallRequest{UserID: "alice", Query: question})), rule.ID) {

@@ -22,12 +22,21 @@ func (a *api) getSettings(c *gin.Context) error {
 	return nil
 }
 
+// putSettings replaces every setting; patchSettings changes those given.
 func (a *api) putSettings(c *gin.Context) error {
-	var req policyadmin.Settings
+	return a.changeSettings(c, a.admin.PutSettings)
+}
+
+func (a *api) patchSettings(c *gin.Context) error {
+	return a.changeSettings(c, a.admin.PatchSettings)
+}
+
+func (a *api) changeSettings(c *gin.Context, change func(context.Context, memory.Principal, policyadmin.SettingsChange) (policyadmin.Settings, error)) error {
+	var req policyadmin.SettingsChange
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
-	s, err := a.admin.PutSettings(c.Request.Context(), principalOf(c), req)
+	s, err := change(c.Request.Context(), principalOf(c), req)
 	if err != nil {
 		return err
 	}

@@ -212,7 +212,7 @@ func TestUserSensitivityCeiling(t *testing.T) {
 		put := func(level string) {
 			t.Helper()
 			var s policyadmin.Settings
-			if err := admin.Do(t.Context(), http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: level}, &s); err != nil || level != "" && s.UserMaxSensitivity != level {
+			if err := admin.Do(t.Context(), http.MethodPatch, "/v1/policy/settings", map[string]string{"user_max_sensitivity": level}, &s); err != nil || level != "" && s.UserMaxSensitivity != level {
 				t.Fatalf("put settings %q: %+v, %v", level, s, err)
 			}
 		}
@@ -374,7 +374,7 @@ func TestReadPathsMatchDecisions(t *testing.T) {
 		}
 	}
 	ceiling := []string{"", client.SensitivityPublic, client.SensitivityConfidential}[rng.IntN(3)]
-	if err := f.Client(t, apptest.Admin).Do(ctx, http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: ceiling}, nil); err != nil {
+	if err := f.Client(t, apptest.Admin).Do(ctx, http.MethodPatch, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: ceiling}, nil); err != nil {
 		t.Fatalf("settings: %v", err)
 	}
 	t.Logf("ceiling %q", ceiling)

@@ -654,7 +654,7 @@ func TestUserWritesNothingAboveTheirCeiling(t *testing.T) {
 		t.Errorf("support-bot's restricted memory about alice: %+v", m)
 	}
 
-	r := f.Do(t, apptest.Admin, http.MethodPut, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityConfidential})
+	r := f.Do(t, apptest.Admin, http.MethodPatch, "/v1/policy/settings", policyadmin.Settings{UserMaxSensitivity: memory.SensitivityConfidential})
 	expectResponse(t, "raise the ceiling", r, http.StatusOK)
 	wish := write(t, f, "alice", client.NewMemory{UserID: "alice", Type: client.TypeProfile,
 		Sensitivity: memory.SensitivityConfidential, Content: "My secret wish is a pony."})

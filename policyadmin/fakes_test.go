@@ -124,12 +124,18 @@ func (f *fakePolicies) UseGrants(_ context.Context, _ string, revision int64, gr
 	return nil
 }
 
-func (f *fakePolicies) PutSettings(_ context.Context, _ string, st Settings) error {
+func (f *fakePolicies) ChangeSettings(_ context.Context, _ string, c SettingsChange) (Settings, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.state.Settings = st
+	before := f.state.Settings
+	if c.UserMaxSensitivity != nil {
+		f.state.Settings.UserMaxSensitivity = *c.UserMaxSensitivity
+	}
+	if c.UsersReadShared != nil {
+		f.state.Settings.UsersReadShared = *c.UsersReadShared
+	}
 	f.state.GrantRevision++
-	return nil
+	return before, nil
 }
 
 func (f *fakePolicies) UseSettings(_ context.Context, _ string, _ int64, st Settings) error {

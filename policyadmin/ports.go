@@ -26,9 +26,10 @@ type PolicyStore interface {
 	// PolicyState returns the tenant's state; a tenant nobody changed has
 	// the zero state (revision 0, epoch 0, grant revision 0).
 	PolicyState(ctx context.Context, tenant string) (PolicyState, error)
-	// PutSettings replaces the tenant's settings and bumps its grant
-	// revision in the same transaction, so replicas reload them.
-	PutSettings(ctx context.Context, tenant string, s Settings) error
+	// ChangeSettings sets the settings c gives, leaves the others, and
+	// bumps the tenant's grant revision in the same transaction, so
+	// replicas reload them; it returns the settings as they were.
+	ChangeSettings(ctx context.Context, tenant string, c SettingsChange) (Settings, error)
 }
 
 // PolicyEngine is what administration needs from the policy engine beyond

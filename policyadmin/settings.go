@@ -45,23 +45,75 @@ func (s *Service) TenantSettings(ctx context.Context, p memory.Principal) (Setti
 	return st.Settings.effective(), nil
 }
 
-// PutSettings replaces the tenant's settings and puts them in force on
-// every replica at once, as a grant change does. It is audited: the
-// settings decide what every end user may read.
-func (s *Service) PutSettings(ctx context.Context, p memory.Principal, in Settings) (_ Settings, err error) {
-	defer func() {
-		s.audit(ctx, p, AuditSettingsPut, "tenant:"+p.Tenant, err, map[string]string{
-			"user_max_sensitivity": in.UserMaxSensitivity, "users_read_shared": strconv.FormatBool(in.UsersReadShared),
-		})
-	}()
+// SettingsChange is what an admin sends to change the settings: a field
+// left out (nil) is not changed by PATCH, and is missing to PUT, which
+// replaces them all. An empty ceiling is the policy's default.
+type SettingsChange struct {
+	UserMaxSensitivity *string `json:"user_max_sensitivity"`
+	UsersReadShared    *bool   `json:"users_read_shared"`
+}
+
+// PutSettings replaces the tenant's settings, every one of which c must
+// give: a setting left out is a mistake, not a wish for its default.
+func (s *Service) PutSettings(ctx context.Context, p memory.Principal, c SettingsChange) (Settings, error) {
+	return s.changeSettings(ctx, p, c, true)
+}
+
+// PatchSettings changes the settings c gives and leaves the others.
+func (s *Service) PatchSettings(ctx context.Context, p memory.Principal, c SettingsChange) (Settings, error) {
+	return s.changeSettings(ctx, p, c, false)
+}
+
+// changeSettings changes the tenant's settings and puts them in force on
+// every replica at once, as a grant change does. It is audited with each
+// setting it changed, before and after, defaults filled in: the settings
+// decide what every end user may read.
+func (s *Service) changeSettings(ctx context.Context, p memory.Principal, c SettingsChange, all bool) (_ Settings, err error) {
+	var details map[string]string
+	defer func() { s.audit(ctx, p, AuditSettingsPut, "tenant:"+p.Tenant, err, details) }()
 	if err := s.manage(ctx, p); err != nil {
 		return Settings{}, err
 	}
-	if in.UserMaxSensitivity != "" && memory.SensitivityRank(in.UserMaxSensitivity) < 0 {
+	if all {
+		const why = "is required: PUT replaces every setting (PATCH /v1/policy/settings changes only those given)"
+		switch {
+		case c.UserMaxSensitivity == nil:
+			return Settings{}, memory.Invalid("user_max_sensitivity", why)
+		case c.UsersReadShared == nil:
+			return Settings{}, memory.Invalid("users_read_shared", why)
+		}
+	}
+	if c.UserMaxSensitivity != nil && *c.UserMaxSensitivity != "" && memory.SensitivityRank(*c.UserMaxSensitivity) < 0 {
 		return Settings{}, memory.Invalid("user_max_sensitivity", "must be one of "+strings.Join(memory.Sensitivities, ", "))
 	}
-	if err := s.policies.PutSettings(ctx, p.Tenant, in); err != nil {
+	before, err := s.policies.ChangeSettings(ctx, p.Tenant, c)
+	if err != nil {
 		return Settings{}, err
 	}
-	return in.effective(), s.changed(ctx, p.Tenant)
+	after := before
+	if c.UserMaxSensitivity != nil {
+		after.UserMaxSensitivity = *c.UserMaxSensitivity
+	}
+	if c.UsersReadShared != nil {
+		after.UsersReadShared = *c.UsersReadShared
+	}
+	details = settingsChanged(before.effective(), after.effective())
+	return after.effective(), s.changed(ctx, p.Tenant)
+}
+
+// settingsChanged names each setting that differs from before to after,
+// with both values: "user_max_sensitivity": "public -> internal"; and
+// "changed": "none" when none does.
+func settingsChanged(before, after Settings) map[string]string {
+	d := map[string]string{}
+	if before.UserMaxSensitivity != after.UserMaxSensitivity {
+		d["user_max_sensitivity"] = before.UserMaxSensitivity + " -> " + after.UserMaxSensitivity
+	}
+	if before.UsersReadShared != after.UsersReadShared {
+		d["users_read_shared"] = strconv.FormatBool(before.UsersReadShared) + " -> " + strconv.FormatBool(after.UsersReadShared)
+	}
+	if len(d) == 0 {
+		d["changed"] = "none"
+	}
+	return d
 }

@@ -94,30 +94,36 @@ func TestPolicyRevisions(t *testing.T) {
 	}
 }
 
-func TestPutSettings(t *testing.T) {
+// TestChangeSettings: a change sets the settings it gives and leaves the
+// others, returns the settings as they were, and bumps the grant revision.
+func TestChangeSettings(t *testing.T) {
 	s := testStore(t)
 	ctx := graphtest.Ctx(t)
 	tenant := testenv.Tenant(t)
-	for _, want := range []policyadmin.Settings{
-		{UserMaxSensitivity: "internal", UsersReadShared: true},
-		{}, // empty fields remove the settings
+	str := func(s string) *string { return &s }
+	yes, no := true, false
+	for i, step := range []struct {
+		change       policyadmin.SettingsChange
+		before, want policyadmin.Settings
+	}{
+		{policyadmin.SettingsChange{UserMaxSensitivity: str("public"), UsersReadShared: &yes}, policyadmin.Settings{}, policyadmin.Settings{UserMaxSensitivity: "public", UsersReadShared: true}},
+		{policyadmin.SettingsChange{UsersReadShared: &no}, policyadmin.Settings{UserMaxSensitivity: "public", UsersReadShared: true}, policyadmin.Settings{UserMaxSensitivity: "public"}},
+		{policyadmin.SettingsChange{UserMaxSensitivity: str("confidential")}, policyadmin.Settings{UserMaxSensitivity: "public"}, policyadmin.Settings{UserMaxSensitivity: "confidential"}},
+		{policyadmin.SettingsChange{UserMaxSensitivity: str("")}, policyadmin.Settings{UserMaxSensitivity: "confidential"}, policyadmin.Settings{}}, // "" removes the ceiling
 	} {
-		if err := s.PutSettings(ctx, tenant, want); err != nil {
+		before, err := s.ChangeSettings(ctx, tenant, step.change)
+		if err != nil {
 			t.Fatal(err)
 		}
 		st, err := s.PolicyState(ctx, tenant)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Settings != want {
-			t.Errorf("settings %+v, want %+v", st.Settings, want)
+		if before != step.before || st.Settings != step.want {
+			t.Errorf("step %d: before %+v, after %+v; want %+v, %+v", i, before, st.Settings, step.before, step.want)
 		}
-	}
-	st, err := s.PolicyState(ctx, tenant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.GrantRevision != 2 {
-		t.Errorf("grant revision %d after two settings changes, want 2", st.GrantRevision)
+		if st.GrantRevision != int64(i+1) {
+			t.Errorf("step %d: grant revision %d, want %d", i, st.GrantRevision, i+1)
+		}
 	}
 }

@@ -9,18 +9,30 @@ import (
 	"mneme/policyadmin"
 )
 
-// PutSettings replaces the tenant's policy settings; an empty field removes
-// the setting (the policy's default applies).
-func (s *Store) PutSettings(ctx context.Context, tenant string, st policyadmin.Settings) error {
+// ChangeSettings sets the tenant's policy settings that c gives and leaves
+// the others, in one transaction under the policy state's lock, and returns
+// the settings as they were. An empty ceiling removes it (the policy's
+// default applies).
+func (s *Store) ChangeSettings(ctx context.Context, tenant string, c policyadmin.SettingsChange) (policyadmin.Settings, error) {
 	var ceiling any
-	if st.UserMaxSensitivity != "" {
-		ceiling = st.UserMaxSensitivity
+	if c.UserMaxSensitivity != nil && *c.UserMaxSensitivity != "" {
+		ceiling = *c.UserMaxSensitivity
 	}
-	return s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
-		return neo.Exec(ctx, tx, cypherPutSettings, map[string]any{
-			"tenant": tenant, "user_max_sensitivity": ceiling, "users_read_shared": st.UsersReadShared,
-		})
+	params := map[string]any{
+		"tenant":      tenant,
+		"set_ceiling": c.UserMaxSensitivity != nil, "user_max_sensitivity": ceiling,
+		"set_shared": c.UsersReadShared != nil, "users_read_shared": c.UsersReadShared != nil && *c.UsersReadShared,
+	}
+	var before policyadmin.Settings
+	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		before, _, err = neo.ReadOne(ctx, tx, cypherChangeSettings, params, neo.Column("before", func(v any) policyadmin.Settings {
+			m, _ := v.(map[string]any)
+			return decodeSettings(m)
+		}))
+		return err
 	})
+	return before, err
 }
 
 func decodeSettings(p map[string]any) policyadmin.Settings {

@@ -7,7 +7,12 @@ package policystore
 import "mneme/graph"
 
 const (
-	cypherPutSettings = graph.MergePolicyState + `SET st.grant_revision = st.grant_revision + 1,
-    st.user_max_sensitivity = $user_max_sensitivity,
-    st.users_read_shared = $users_read_shared`
+	// cypherChangeSettings reads the settings under the lock
+	// MergePolicyState takes, so two changes of different settings both
+	// hold, and sets those the change gives ($set_*).
+	cypherChangeSettings = graph.MergePolicyState + `WITH st, {user_max_sensitivity: st.user_max_sensitivity, users_read_shared: st.users_read_shared} AS before
+SET st.grant_revision = st.grant_revision + 1,
+    st.user_max_sensitivity = CASE WHEN $set_ceiling THEN $user_max_sensitivity ELSE before.user_max_sensitivity END,
+    st.users_read_shared = CASE WHEN $set_shared THEN $users_read_shared ELSE before.users_read_shared END
+RETURN before`
 )
