@@ -10,8 +10,10 @@ import (
 	"mneme/memory"
 )
 
-// CreateGrant stores g as given (the caller sets ID and CreatedAt). A grant
-// id that exists in the tenant is memory.ErrConflict.
+// CreateGrant stores g as given (the caller sets ID and CreatedAt), or
+// returns the grant identical to g the tenant has already, with its own id,
+// storing nothing. A grant id that exists in the tenant is
+// memory.ErrConflict.
 func (s *Store) CreateGrant(ctx context.Context, g memory.Grant) (memory.Grant, error) {
 	switch {
 	case g.Tenant == "":
@@ -20,8 +22,10 @@ func (s *Store) CreateGrant(ctx context.Context, g memory.Grant) (memory.Grant, 
 		return memory.Grant{}, memory.Invalid("id", "is required")
 	}
 	params := map[string]any{"tenant": g.Tenant, "id": g.ID, "grantee": g.Grantee, "source": g.Source, "props": grantProps(g)}
+	var existing any
 	err := s.write(ctx, func(tx neo4j.ManagedTransaction) error {
-		_, found, err := readOne(ctx, tx, cypherCreateGrant, params, column("created", integer))
+		v, found, err := readOne(ctx, tx, cypherCreateGrant, params, column("existing", func(v any) any { return v }))
+		existing = v
 		if err == nil && !found {
 			err = errGrantAgentGone
 		}
@@ -29,6 +33,9 @@ func (s *Store) CreateGrant(ctx context.Context, g memory.Grant) (memory.Grant, 
 	})
 	if err != nil {
 		return memory.Grant{}, err
+	}
+	if existing != nil {
+		return decodeGrant(existing), nil
 	}
 	return g, nil
 }

@@ -24,14 +24,24 @@ const (
 	// The grant is made only if its agents exist, looked for under the
 	// policy state's lock, which an agent's deletion takes too to revoke
 	// its grants: of the two, the later sees what the earlier did.
+	// A grant identical to one the tenant has (same agents, sensitivity
+	// and expiry, the same types and kinds in any order) is not made again:
+	// the one it has is returned, looked for under the same lock.
 	cypherCreateGrant = MergePolicyState + `WITH st
 OPTIONAL MATCH (a:Principal {tenant: $tenant, kind: 'agent', id: $grantee})
 OPTIONAL MATCH (s:Principal {tenant: $tenant, kind: 'agent', id: $source})
 WITH st, a, s WHERE a IS NOT NULL AND ($source = '*' OR s IS NOT NULL)
-SET st.grant_revision = st.grant_revision + 1
-CREATE (g:Grant {tenant: $tenant, id: $id})
-SET g += $props
-RETURN 1 AS created`
+OPTIONAL MATCH (same:Grant {tenant: $tenant, grantee: $grantee, source: $source, max_sensitivity: $props.max_sensitivity})
+WHERE same.id IS NOT NULL AND same.id <> $id
+  AND size(same.types) = size($props.types) AND all(t IN $props.types WHERE t IN same.types)
+  AND size(coalesce(same.kinds, [])) = size(coalesce($props.kinds, [])) AND all(k IN coalesce($props.kinds, []) WHERE k IN same.kinds)
+  AND (same.expires_at = $props.expires_at OR same.expires_at IS NULL AND $props.expires_at IS NULL)
+WITH st, head(collect(same {.*})) AS existing
+FOREACH (_ IN CASE WHEN existing IS NULL THEN [1] ELSE [] END |
+  SET st.grant_revision = st.grant_revision + 1
+  CREATE (g:Grant {tenant: $tenant, id: $id})
+  SET g += $props)
+RETURN existing`
 
 	// The grant is looked for under the policy state's lock, so that of
 	// concurrent changes the later ones see what the earlier did (a grant

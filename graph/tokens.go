@@ -21,11 +21,11 @@ var (
 		"access_count", "activated_at", "activated_by", "active", "agent_id", "aliases", "author", "body", "by", "claimed_at", "claimed_until",
 		"confidence", "content", "created_at", "deleted_at", "digest", "eid", "embedding", "embedding_dim", "embedding_model",
 		"entities", "epoch", "erasing", "evidence_count", "evidence_keys", "evidence_sessions", "expires_at", "fact_numbers",
-		"fact_text", "fence", "fence_at", "format", "grace_until", "grant_revision", "hash", "headings", "history", "id", "id_fold", "idem_key",
-		"importance", "imported_at", "key", "kind", "last_accessed_at", "last_revision", "last_used_at", "memory", "n", "name",
+		"fact_text", "fence", "fence_at", "format", "grace_until", "grant_revision", "grantee", "hash", "headings", "history", "id", "id_fold", "idem_key",
+		"importance", "imported_at", "key", "kind", "kinds", "last_accessed_at", "last_revision", "last_used_at", "max_sensitivity", "memory", "n", "name",
 		"never_active", "number", "part", "partition", "position", "prev", "principal_id", "props", "reason", "removed_at", "revoked_at", "roles",
 		"rotated_to", "running_until", "scope", "scope_id", "sections", "sens", "sens_rank", "sensitivity", "session_id", "source", "status",
-		"status_changed_at", "status_reason", "team", "tenant", "title", "type", "updated_at", "user_id",
+		"status_changed_at", "status_reason", "team", "tenant", "title", "type", "types", "updated_at", "user_id",
 		"user_max_sensitivity", "user_ref", "users_read_shared", "valid_from", "valid_to", "version", "written_at"}
 )
 

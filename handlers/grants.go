@@ -16,11 +16,15 @@ func (a *api) createGrant(c *gin.Context) error {
 	if err := a.bind(c, &req); err != nil {
 		return err
 	}
-	g, err := a.admin.CreateGrant(c.Request.Context(), principalOf(c), req)
+	g, created, err := a.admin.CreateGrant(c.Request.Context(), principalOf(c), req)
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusCreated, g)
+	status := http.StatusCreated
+	if !created { // the tenant has this grant already: it is the answer
+		status = http.StatusOK
+	}
+	c.JSON(status, g)
 	return nil
 }
 

@@ -66,7 +66,7 @@ func TestGrantAndPolicyChangesAreAudited(t *testing.T) {
 	}
 	mods := []PolicyModule{{Name: "authz.rego", Source: "package mneme.authz\n"}}
 
-	g, err := f.svc.CreateGrant(ctx, adminAcme, NewGrant{Grantee: "order-bot", Source: "support-bot", Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityInternal})
+	g, _, err := f.svc.CreateGrant(ctx, adminAcme, NewGrant{Grantee: "order-bot", Source: "support-bot", Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityInternal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestGrantAndPolicyChangesAreAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Refused by policy: left to the decision log.
-	if _, err := f.svc.CreateGrant(ctx, agentSupport, NewGrant{}); err == nil {
+	if _, _, err := f.svc.CreateGrant(ctx, agentSupport, NewGrant{}); err == nil {
 		t.Fatal("an agent created a grant")
 	}
 	if err := f.svc.PutGrant(context.Background(), memory.Grant{ID: "grant_seed", Tenant: "acme", Grantee: "order-bot", Source: "*", Types: []string{memory.TypeSemantic}, MaxSensitivity: memory.SensitivityPublic}); err != nil {

@@ -24,35 +24,46 @@ type NewGrant struct {
 }
 
 // CreateGrant stores a sharing grant and makes it effective at once, on
-// every replica.
-func (s *Service) CreateGrant(ctx context.Context, p memory.Principal, n NewGrant) (memory.Grant, error) {
-	g, err := s.createGrant(ctx, p, n)
+// every replica. A grant identical to one the tenant has (the same agents,
+// types and kinds in any order, sensitivity and expiry) is not made again:
+// CreateGrant returns that one, and created false, so that running the
+// same set-up twice leaves one grant.
+func (s *Service) CreateGrant(ctx context.Context, p memory.Principal, n NewGrant) (g memory.Grant, created bool, err error) {
+	g, created, err = s.createGrant(ctx, p, n)
 	target := "grant"
 	if g.ID != "" {
 		target = grantTarget(g.ID)
 	}
-	s.audit(ctx, p, AuditGrantCreate, target, err, grantDetails(g))
-	return g, err
+	details := grantDetails(g)
+	if err == nil && !created {
+		details["existing"] = "true"
+	}
+	s.audit(ctx, p, AuditGrantCreate, target, err, details)
+	return g, created, err
 }
 
-func (s *Service) createGrant(ctx context.Context, p memory.Principal, n NewGrant) (memory.Grant, error) {
+func (s *Service) createGrant(ctx context.Context, p memory.Principal, n NewGrant) (memory.Grant, bool, error) {
 	if err := s.manage(ctx, p); err != nil {
-		return memory.Grant{}, err
+		return memory.Grant{}, false, err
 	}
-	g, err := buildGrant(p.Tenant, n, s.now().UTC())
+	built, err := buildGrant(p.Tenant, n, s.now().UTC())
 	if err != nil {
-		return memory.Grant{}, err
+		return memory.Grant{}, false, err
 	}
-	if err := s.knownAgents(ctx, p.Tenant, g, memory.Grant{}); err != nil {
-		return memory.Grant{}, err
+	if err := s.knownAgents(ctx, p.Tenant, built, memory.Grant{}); err != nil {
+		return memory.Grant{}, false, err
 	}
-	if g, err = s.grants.CreateGrant(ctx, g); errors.Is(err, memory.ErrNotFound) {
+	g, err := s.grants.CreateGrant(ctx, built)
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
 		// An agent of the grant was deleted since knownAgents looked.
-		return memory.Grant{}, cmp.Or(s.knownAgents(ctx, p.Tenant, g, memory.Grant{}), ErrUnknownGrantee)
-	} else if err != nil {
-		return memory.Grant{}, err
+		return memory.Grant{}, false, cmp.Or(s.knownAgents(ctx, p.Tenant, built, memory.Grant{}), ErrUnknownGrantee)
+	case err != nil:
+		return memory.Grant{}, false, err
+	case g.ID != built.ID: // the tenant has this grant already
+		return g, false, nil
 	}
-	return g, s.grantsChanged(ctx, p.Tenant)
+	return g, true, s.grantsChanged(ctx, p.Tenant)
 }
 
 // PutGrant stores a grant with a fixed id on behalf of the system (seed),

@@ -62,7 +62,7 @@ func TestCreateGrantValidation(t *testing.T) {
 			f := newFixture(t)
 			n := validGrant()
 			tt.edit(&n)
-			g, err := f.svc.CreateGrant(context.Background(), adminAcme, n)
+			g, _, err := f.svc.CreateGrant(context.Background(), adminAcme, n)
 			if tt.wantField == "" {
 				if err != nil {
 					t.Fatalf("CreateGrant: %v", err)
@@ -91,7 +91,7 @@ func TestCreateGrant(t *testing.T) {
 	// Repeats say nothing more: the grant keeps each once.
 	n.Types, n.Kinds, n.ExpiresAt = []string{memory.TypeSemantic, memory.TypeSemantic}, []string{"order", "order"}, &expires
 
-	g, err := f.svc.CreateGrant(context.Background(), adminAcme, n)
+	g, _, err := f.svc.CreateGrant(context.Background(), adminAcme, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestGrantForAnUnknownAgent(t *testing.T) {
 		f.agents["globex"] = []string{"globex-bot"}
 		n := validGrant()
 		n.Grantee, n.Source = tt.grantee, tt.source
-		if _, err := f.svc.CreateGrant(context.Background(), adminAcme, n); !errors.Is(err, tt.want) {
+		if _, _, err := f.svc.CreateGrant(context.Background(), adminAcme, n); !errors.Is(err, tt.want) {
 			t.Errorf("grant to %s of %s: %v, want %v", tt.grantee, tt.source, err, tt.want)
 		}
 		if len(f.grants.grants) != 0 {
@@ -154,7 +154,7 @@ func TestGrantForAnUnknownAgent(t *testing.T) {
 		}
 	}
 	f := newFixture(t)
-	g, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant())
+	g, _, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestGrantForAnUnknownAgent(t *testing.T) {
 // grants, in force on every replica, for nothing.
 func TestEmptyGrantChange(t *testing.T) {
 	f := newFixture(t)
-	g, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant())
+	g, _, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestGrantsRequireManage(t *testing.T) {
 			f.authz.decide = tt.decide
 			ctx := context.Background()
 
-			if _, err := f.svc.CreateGrant(ctx, agentSupport, validGrant()); !errors.Is(err, memory.ErrForbidden) {
+			if _, _, err := f.svc.CreateGrant(ctx, agentSupport, validGrant()); !errors.Is(err, memory.ErrForbidden) {
 				t.Errorf("CreateGrant err = %v, want memory.ErrForbidden", err)
 			}
 			if err := f.svc.DeleteGrant(ctx, agentSupport, "grant_1"); !errors.Is(err, memory.ErrForbidden) {
@@ -267,7 +267,7 @@ func TestDeleteGrant(t *testing.T) {
 func TestCreateGrantStoreError(t *testing.T) {
 	f := newFixture(t)
 	f.grants.createErr = memory.ErrUnavailable
-	if _, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant()); !errors.Is(err, memory.ErrUnavailable) {
+	if _, _, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant()); !errors.Is(err, memory.ErrUnavailable) {
 		t.Fatalf("err = %v, want memory.ErrUnavailable", err)
 	}
 	if len(f.policies.usedGrants) != 0 || len(f.policies.published) != 0 {
@@ -307,7 +307,7 @@ func TestReloadGrantsErrors(t *testing.T) {
 			f.grants.listErr = tt.listErr
 			f.policies.useErr = tt.setErr
 			// The grant is stored; the error says it is not yet effective.
-			g, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant())
+			g, _, err := f.svc.CreateGrant(context.Background(), adminAcme, validGrant())
 			if !errors.Is(err, boom) {
 				t.Fatalf("err = %v, want boom", err)
 			}
@@ -425,7 +425,7 @@ func TestGrantSetCarriesItsRevision(t *testing.T) {
 	if set.Revision != 0 || set.Grants == nil || len(set.Grants) != 0 {
 		t.Errorf("empty tenant: %+v, want revision 0 and [] (never null)", set)
 	}
-	g, err := f.svc.CreateGrant(ctx, adminAcme, validGrant())
+	g, _, err := f.svc.CreateGrant(ctx, adminAcme, validGrant())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,5 +438,38 @@ func TestGrantSetCarriesItsRevision(t *testing.T) {
 	f.authz.decide = denyAction(memory.ActionManage)
 	if _, err := f.svc.Grants(ctx, agentSupport); !errors.Is(err, memory.ErrForbidden) {
 		t.Errorf("Grants as an agent: %v", err)
+	}
+}
+
+// TestCreatingAGrantTwiceKeepsOne: a grant identical to one the tenant has,
+// its types in another order, is answered with that one (created false),
+// and changes neither the grants nor their revision; a grant that differs
+// in anything is made.
+func TestCreatingAGrantTwiceKeepsOne(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	n := validGrant()
+	n.Types = []string{memory.TypeSemantic, memory.TypeEpisodic}
+	first, created, err := f.svc.CreateGrant(ctx, adminAcme, n)
+	if err != nil || !created {
+		t.Fatalf("first grant: created %v, %v", created, err)
+	}
+	revision := f.policies.state.GrantRevision
+
+	n.Types = []string{memory.TypeEpisodic, memory.TypeSemantic, memory.TypeEpisodic}
+	again, created, err := f.svc.CreateGrant(ctx, adminAcme, n)
+	if err != nil || created || again.ID != first.ID {
+		t.Errorf("the same grant again: %+v, created %v, %v; want grant %s, not created", again, created, err, first.ID)
+	}
+	if len(f.grants.grants) != 1 || f.policies.state.GrantRevision != revision {
+		t.Errorf("the same grant again left %d grants at revision %d, want 1 at %d", len(f.grants.grants), f.policies.state.GrantRevision, revision)
+	}
+	if e := f.audit.events[len(f.audit.events)-1]; e.Target != grantTarget(first.ID) || e.Details["existing"] != "true" {
+		t.Errorf("audit of the same grant again: %+v", e)
+	}
+
+	n.MaxSensitivity = memory.SensitivityPublic
+	if other, created, err := f.svc.CreateGrant(ctx, adminAcme, n); err != nil || !created || other.ID == first.ID {
+		t.Errorf("a grant of another sensitivity: %+v, created %v, %v", other, created, err)
 	}
 }

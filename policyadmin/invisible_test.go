@@ -30,11 +30,11 @@ func TestInvisibleInGrantKindsAndModuleNames(t *testing.T) {
 			f := newFixture(t)
 			n := validGrant()
 			n.Kinds = []string{kind}
-			_, err := f.svc.CreateGrant(ctx, adminAcme, n)
+			_, _, err := f.svc.CreateGrant(ctx, adminAcme, n)
 			if field := fieldOf(t, err); field != "kinds" {
 				t.Errorf("create with kind %q: field = %q, want kinds (err %v)", kind, field, err)
 			}
-			g, err := f.svc.CreateGrant(ctx, adminAcme, validGrant())
+			g, _, err := f.svc.CreateGrant(ctx, adminAcme, validGrant())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,12 +76,12 @@ func TestGrantKindsFollowTheMemoryKindRule(t *testing.T) {
 			f := newFixture(t)
 			n := validGrant()
 			n.Kinds = []string{kind}
-			_, err := f.svc.CreateGrant(ctx, adminAcme, n)
+			_, _, err := f.svc.CreateGrant(ctx, adminAcme, n)
 			var inv *memory.InvalidError
 			if !errors.As(err, &inv) || inv.Field != "kinds" || !strings.Contains(inv.Error(), memory.KindRule) {
 				t.Errorf("create with kind %q: %v, want invalid kinds saying the memory kind rule", kind, err)
 			}
-			g, err := f.svc.CreateGrant(ctx, adminAcme, validGrant())
+			g, _, err := f.svc.CreateGrant(ctx, adminAcme, validGrant())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func TestGrantKindsFollowTheMemoryKindRule(t *testing.T) {
 	f := newFixture(t)
 	n := validGrant()
 	n.Kinds = []string{"cafe\u0301", "caf\u00e9", "报销"}
-	g, err := f.svc.CreateGrant(ctx, adminAcme, n)
+	g, _, err := f.svc.CreateGrant(ctx, adminAcme, n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,9 @@ type DecisionLog interface {
 // GrantStore keeps sharing grants. Every change bumps the tenant's grant
 // revision (PolicyState.GrantRevision) in the same transaction.
 type GrantStore interface {
+	// CreateGrant stores g, or returns the grant identical to it (same
+	// agents, types and kinds as sets, sensitivity and expiry) that the
+	// tenant has already, with its own id, storing nothing.
 	CreateGrant(ctx context.Context, g memory.Grant) (memory.Grant, error)
 	ListGrants(ctx context.Context, tenant string) ([]memory.Grant, error)
 	DeleteGrant(ctx context.Context, tenant, id string) error

@@ -569,7 +569,7 @@ func (p *Panel) createGrant(w http.ResponseWriter, r *http.Request, c caller) er
 	if err != nil {
 		return err
 	}
-	if _, err := p.admin.CreateGrant(r.Context(), c.Principal, n); err != nil {
+	if _, _, err := p.admin.CreateGrant(r.Context(), c.Principal, n); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/panel/policy", http.StatusSeeOther)

@@ -1094,6 +1094,14 @@ func testGrants(t *testing.T, s Store, f *fixture) {
 	if _, err := s.CreateGrant(ctx(t), g1); !errors.Is(err, memory.ErrConflict) {
 		t.Errorf("CreateGrant(duplicate id) = %v, want ErrConflict", err)
 	}
+	// The same grant again, its types and kinds in another order, is not
+	// made twice: the one the tenant has is returned.
+	again := g1
+	again.ID, again.CreatedAt = memory.NewID("grant"), base.Add(time.Hour)
+	again.Types = []string{memory.TypeProfile, memory.TypeSemantic}
+	if got, err := s.CreateGrant(ctx(t), again); err != nil || got.ID != g1.ID {
+		t.Errorf("CreateGrant(identical to g1) = %+v, %v; want g1 returned", got, err)
+	}
 	got, err := s.ListGrants(ctx(t), f.tenant)
 	if err != nil {
 		t.Fatal(err)
