@@ -380,7 +380,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("neo4j schema of documents: %w", err)
 	}
 	if a.Documents, err = documents.New(documents.Options{
-		Store: docStore, Writer: a.Service, Queue: a.Queue, Sync: a.Admin.Sync, Quota: quotaPort, Audit: a.Audit, Teams: keys,
+		Store: docStore, Writer: a.Service, Authz: a.Policy, Queue: a.Queue, Sync: a.Admin.Sync, Quota: quotaPort, Audit: a.Audit, Teams: keys,
 	}); err != nil {
 		return nil, err
 	}

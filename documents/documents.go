@@ -165,7 +165,11 @@ type Writer interface {
 type Options struct {
 	Store  Store
 	Writer Writer
-	Queue  memory.JobQueue
+	// Authz decides whether a principal may read a document's knowledge,
+	// as it does for the sections themselves: the listing shows only
+	// what the policy lets the caller read.
+	Authz memory.Decider
+	Queue memory.JobQueue
 	// Sync brings a tenant's policy up to date before a queued import is
 	// applied outside a request.
 	Sync func(ctx context.Context, tenant string) error
@@ -192,6 +196,7 @@ const (
 type Service struct {
 	store  Store
 	writer Writer
+	authz  memory.Decider
 	queue  memory.JobQueue
 	sync   func(ctx context.Context, tenant string) error
 	quota  memory.Quota
@@ -209,13 +214,16 @@ func New(o Options) (*Service, error) {
 	if o.Writer == nil {
 		missing = append(missing, errors.New("documents: a writer is required"))
 	}
+	if o.Authz == nil {
+		missing = append(missing, errors.New("documents: an authorizer is required"))
+	}
 	if err := errors.Join(missing...); err != nil {
 		return nil, err
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{store: o.Store, writer: o.Writer, queue: o.Queue, sync: o.Sync, quota: o.Quota, audit: o.Audit, teams: o.Teams, now: o.Now}, nil
+	return &Service{store: o.Store, writer: o.Writer, authz: o.Authz, queue: o.Queue, sync: o.Sync, quota: o.Quota, audit: o.Audit, teams: o.Teams, now: o.Now}, nil
 }
 
 // record puts an act of p in the audit trail, unless policy refused a
@@ -568,12 +576,41 @@ func sectionMemory(kind, scopeID, docID string, sec knowledge.Section) memory.Ne
 	return n
 }
 
-// List returns the tenant's documents.
+// List returns the tenant's documents whose knowledge the policy lets p
+// read, decided as for the sections themselves (sectionResource): a
+// document's id, title and scope are its knowledge's too. A decision that
+// ran out of time fails the listing, as a read would; another error
+// denies.
 func (s *Service) List(ctx context.Context, p memory.Principal) ([]Info, error) {
 	if err := admin(p); err != nil {
 		return nil, err
 	}
-	return s.store.List(ctx, p.Tenant)
+	all, err := s.store.List(ctx, p.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	var out []Info
+	for _, d := range all {
+		dec, err := s.authz.Decide(ctx, p, memory.ActionRead, sectionResource(p.Tenant, d), now)
+		switch {
+		case errors.Is(err, memory.ErrUnavailable):
+			return nil, err
+		case err == nil && dec.Allow:
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// sectionResource is the policy view of a document's sections: shared
+// knowledge of its scope, written by an admin, of the sensitivity the
+// write path gives a section.
+func sectionResource(tenant string, d Info) memory.Resource {
+	return memory.Resource{
+		Tenant: tenant, Type: memory.TypeSemantic, Kind: KindSection, Sensitivity: memory.SensitivityInternal,
+		Status: memory.StatusActive, Scope: d.Scope, ScopeID: d.ScopeID, Author: memory.AuthorAgent,
+	}
 }
 
 // Remove retires every section of a document and marks it removed; the

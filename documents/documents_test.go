@@ -159,7 +159,7 @@ func newTestService(t *testing.T, q memory.JobQueue) (*Service, *fakeStore, *fak
 	t.Helper()
 	st := newFakeStore()
 	w := &fakeWriter{store: st, heads: map[string]string{}}
-	o := Options{Store: st, Writer: w}
+	o := Options{Store: st, Writer: w, Authz: allowAll{}}
 	if q != nil {
 		o.Queue = q
 	}
@@ -396,7 +396,7 @@ func (w failingWriter) Write(ctx context.Context, p memory.Principal, in []memor
 func TestFailedBatchLeavesItsPredecessorsLinked(t *testing.T) {
 	st := newFakeStore()
 	w := &fakeWriter{store: st, heads: map[string]string{}}
-	s, err := New(Options{Store: st, Writer: failingWriter{w}})
+	s, err := New(Options{Store: st, Writer: failingWriter{w}, Authz: allowAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +475,7 @@ func TestQueuedImportIsAdmitted(t *testing.T) {
 	q := &fakeQueue{}
 	st := newFakeStore()
 	quota := &roomFor{n: QueueAbove + 5}
-	s, err := New(Options{Store: st, Writer: &fakeWriter{store: st, heads: map[string]string{}}, Queue: q, Quota: quota})
+	s, err := New(Options{Store: st, Writer: &fakeWriter{store: st, heads: map[string]string{}}, Authz: allowAll{}, Queue: q, Quota: quota})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,5 +496,72 @@ func TestQueuedImportIsAdmitted(t *testing.T) {
 	}
 	if len(quota.asked) != 1 || quota.asked[0] != 2 {
 		t.Errorf("the re-import asked for room for %v memories, want [2]", quota.asked)
+	}
+}
+
+// allowAll lets everyone read everything.
+type allowAll struct{}
+
+func (allowAll) Decide(context.Context, memory.Principal, string, memory.Resource, time.Time) (memory.Decision, error) {
+	return memory.Decision{Allow: true}, nil
+}
+
+// listStore lists the documents it holds.
+type listStore struct {
+	*fakeStore
+	listed []Info
+}
+
+func (s listStore) List(context.Context, string) ([]Info, error) { return s.listed, nil }
+
+// decideBy decides with a function.
+type decideBy func(r memory.Resource) (memory.Decision, error)
+
+func (f decideBy) Decide(_ context.Context, _ memory.Principal, _ string, r memory.Resource, _ time.Time) (memory.Decision, error) {
+	return f(r)
+}
+
+// TestListShowsWhatPolicyLetsTheCallerRead: a document is listed only when
+// the policy lets the caller read its knowledge, decided on the resource
+// its sections are; a decision out of time fails the listing.
+func TestListShowsWhatPolicyLetsTheCallerRead(t *testing.T) {
+	admin := memory.Principal{Tenant: "acme", Kind: memory.KindAdmin, ID: "root"}
+	st := listStore{fakeStore: newFakeStore(), listed: []Info{
+		{ID: "handbook", Scope: memory.ScopeTenant},
+		{ID: "support-faq", Scope: memory.ScopeTeam, ScopeID: "support"},
+	}}
+	for name, tc := range map[string]struct {
+		decide func(memory.Resource) (memory.Decision, error)
+		want   []string
+		err    error
+	}{
+		"everything": {func(memory.Resource) (memory.Decision, error) { return memory.Decision{Allow: true}, nil }, []string{"handbook", "support-faq"}, nil},
+		"nothing":    {func(memory.Resource) (memory.Decision, error) { return memory.Decision{}, nil }, nil, nil},
+		"tenant only": {func(r memory.Resource) (memory.Decision, error) {
+			return memory.Decision{Allow: r.Scope == memory.ScopeTenant}, nil
+		}, []string{"handbook"}, nil},
+		"out of time": {func(memory.Resource) (memory.Decision, error) { return memory.Decision{}, memory.ErrUnavailable }, nil, memory.ErrUnavailable},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var seen []memory.Resource
+			s, err := New(Options{Store: st, Writer: &fakeWriter{store: st.fakeStore, heads: map[string]string{}}, Authz: decideBy(func(r memory.Resource) (memory.Decision, error) {
+				seen = append(seen, r)
+				return tc.decide(r)
+			})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.List(context.Background(), admin)
+			var ids []string
+			for _, d := range got {
+				ids = append(ids, d.ID)
+			}
+			if !errors.Is(err, tc.err) || !slices.Equal(ids, tc.want) {
+				t.Errorf("List = %v, %v; want %v, %v", ids, err, tc.want, tc.err)
+			}
+			if len(seen) == 0 || seen[0].Kind != KindSection || seen[0].Tenant != "acme" || seen[0].Scope != memory.ScopeTenant {
+				t.Errorf("decided on %+v, want the handbook's sections", seen)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"mneme/identity"
 	"mneme/internal/apptest"
 	"mneme/memory"
+	"mneme/policyadmin"
 )
 
 // handbook is a Markdown document of n sections, each a rule of its own;
@@ -462,4 +464,40 @@ func TestKnowledgeImportIntoAnUnknownTeam(t *testing.T) {
 	}
 	r, _ = importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "desk-2", Scope: "team", Team: "support", Content: content})
 	expectResponse(t, "a new document for the emptied team", r, http.StatusUnprocessableEntity, "unknown_team")
+}
+
+// TestKnowledgeListingFollowsThePolicy: the documents an admin lists are
+// those whose knowledge the tenant's policy lets the admin read; under a
+// policy that hides the knowledge base from reads, the listing shows none,
+// as recall and reads would.
+func TestKnowledgeListingFollowsThePolicy(t *testing.T) {
+	f := apptest.Start(t)
+	if r, _ := importDoc(t, f, apptest.Admin, documents.ImportRequest{ID: "handbook", Content: handbook(2, nil, -1)}); r.Status != http.StatusOK {
+		t.Fatalf("import: %d %s", r.Status, r.Body)
+	}
+	listed := func() int {
+		t.Helper()
+		r := f.Do(t, apptest.Admin, http.MethodGet, "/v1/knowledge/documents", nil)
+		expectResponse(t, "list documents", r, http.StatusOK)
+		var list struct{ Documents []documents.Info }
+		r.Decode(t, &list)
+		return len(list.Documents)
+	}
+	if n := listed(); n != 1 {
+		t.Fatalf("listed %d documents, want the handbook", n)
+	}
+
+	hidden := edited(bundled(t, f), "authz.rego", func(s string) string {
+		s = strings.Replace(s, "\tknown_sensitivity\n}", "\tknown_sensitivity\n\tnot kb_hidden\n}", 1)
+		return s + "\nkb_hidden if {\n\tinput.action == \"read\"\n\tinput.resource.kind == \"kb_section\"\n}\n"
+	})
+	r := f.Do(t, apptest.Admin, http.MethodPut, "/v1/policy", policyadmin.NewPolicy{Message: "no knowledge base", Modules: hidden})
+	expectResponse(t, "push a policy hiding the knowledge base", r, http.StatusCreated)
+	var pushed struct{ Revision policyadmin.PolicyRevision }
+	r.Decode(t, &pushed)
+	r = f.Do(t, apptest.Admin, http.MethodPost, "/v1/policy/revisions/"+strconv.FormatInt(pushed.Revision.Number, 10)+"/activate", nil)
+	expectResponse(t, "activate it", r, http.StatusOK)
+	if n := listed(); n != 0 {
+		t.Errorf("listed %d documents under a policy that lets the admin read none of their knowledge", n)
+	}
 }
