@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -415,6 +416,10 @@ type policyData struct {
 	DraftModule string
 	DraftSource string
 	DraftError  string
+	// Refused says the policy in force refused the caller the grants or
+	// the decision log: the page still shows the state and revisions,
+	// which a tenant's admin may always read and roll back.
+	Refused string
 	// status is the page's HTTP status: a refused draft is shown on the
 	// page itself, with the status the API would answer.
 	status int
@@ -445,7 +450,10 @@ func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, d p
 	if d.Revisions, err = p.admin.ListPolicies(ctx, c.Principal); err != nil {
 		return err
 	}
-	if d.Grants, err = p.admin.Grants(ctx, c.Principal); err != nil {
+	d.Grants, err = p.admin.Grants(ctx, c.Principal)
+	if refusedByPolicy(err) {
+		d.Refused = err.Error()
+	} else if err != nil {
 		return err
 	}
 	if edit := q.Get("edit"); edit != "" {
@@ -458,9 +466,12 @@ func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, d p
 			return memory.ErrNotFound
 		}
 	}
-	if d.Decisions, err = p.admin.Decisions(ctx, c.Principal, policyadmin.DecisionQuery{
+	d.Decisions, err = p.admin.Decisions(ctx, c.Principal, policyadmin.DecisionQuery{
 		Principal: q.Get("principal"), Result: q.Get("result"), Action: q.Get("action"), Limit: 50,
-	}); err != nil {
+	})
+	if refusedByPolicy(err) {
+		d.Refused = err.Error()
+	} else if err != nil {
 		return err
 	}
 	if d.DraftModule == "" {
@@ -486,6 +497,12 @@ func (p *Panel) policyPage(w http.ResponseWriter, r *http.Request, c caller, d p
 		}
 	}
 	return p.policyView(w, r, c, d)
+}
+
+// refusedByPolicy reports whether err is the policy in force refusing the
+// caller, or running out of time deciding: what rolling it back undoes.
+func refusedByPolicy(err error) bool {
+	return errors.Is(err, memory.ErrForbidden) || errors.Is(err, policyadmin.ErrPolicyTimeout)
 }
 
 // simulate decides one input against a stored revision and shows it on the
