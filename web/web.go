@@ -407,7 +407,7 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, c *caller, err erro
 		// Before unavailable, which both wrap: the stores are fine, and
 		// sending the admin to Neo4j and Redis would waste the time it
 		// takes to roll the policy back.
-		status, v.Title, v.Message, v.Data = http.StatusServiceUnavailable, "Policy", policyFailure(r, c, err), policyHelp{Rollback: c != nil && c.Kind == memory.KindAdmin}
+		status, v.Title, v.Message, v.Data = http.StatusServiceUnavailable, "Policy", policyFailure(c, err), policyHelp{Rollback: c != nil && c.Kind == memory.KindAdmin}
 	case errors.Is(err, memory.ErrUnavailable):
 		status, v.Title, v.Message = http.StatusServiceUnavailable, "Unavailable", "A store does not answer; try again shortly."
 	case errors.As(err, &limited):
@@ -433,24 +433,18 @@ type policyHelp struct{ Rollback bool }
 
 // policyFailure says, for the error page, that the tenant's policy failed
 // the request, not a store, and what to do: retry, or roll the policy back.
-// Rollback is itself decided by the policy (may the admin manage the
-// tenant?): when that is what failed, on the Policy page or its forms, the
-// page says so rather than offering a rollback that would fail the same
-// way.
-func policyFailure(r *http.Request, c *caller, err error) string {
+// An admin's rollback is decided by the built-in rule, never by the revision
+// in force, so it is offered whatever that revision fails on.
+func policyFailure(c *caller, err error) string {
 	admin := c != nil && c.Kind == memory.KindAdmin
-	managing := r.URL.Path == "/panel/policy" || strings.HasPrefix(r.URL.Path, "/panel/policy/") || strings.HasPrefix(r.URL.Path, "/panel/grants")
 	if errors.Is(err, policyadmin.ErrPolicyUntranslatable) {
 		if !admin {
 			return "The tenant's access policy cannot be applied to this request (its read rules do not translate into a query); the stores are fine. Ask an admin of the tenant to roll the policy back."
 		}
 		return "The tenant's access policy cannot be applied to this request (its read rules do not translate into a query); the stores are fine. Retrying will not help: roll the policy back to the previous revision (below, or on the Policy page)."
 	}
-	switch {
-	case !admin:
+	if !admin {
 		return "The tenant's access policy took too long to decide; the stores are fine. Try again in a moment; if it keeps happening, ask an admin of the tenant to roll the policy back."
-	case managing:
-		return "The tenant's access policy took too long to decide whether you may manage the tenant; the stores are fine. Try again in a moment. While it keeps timing out on that decision, the policy cannot be rolled back with your key, here or through the API: another admin of the tenant for whom it decides in time can roll it back."
 	}
 	return "The tenant's access policy took too long to decide; the stores are fine. Try again in a moment; if it keeps happening, the policy in force is too slow for this request: roll it back to the previous revision (below, or on the Policy page)."
 }
