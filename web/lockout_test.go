@@ -5,9 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
-	"mneme/graph/policystore"
 	"mneme/internal/apptest"
 	"mneme/memory"
 	"mneme/policyadmin"
@@ -29,18 +27,7 @@ func TestPanelRollsBackAPolicyThatLocksTheAdminOut(t *testing.T) {
 				"\nlocked_out if input.principal.id == \"admin\"\n"
 		}
 	}
-	store := policystore.New(f.App.Store.Runner())
-	rev, err := store.CreatePolicyRevision(ctx, policyadmin.PolicyRevision{Tenant: f.Tenant, Author: "admin:admin", CreatedAt: time.Now().UTC(), Modules: base.Modules})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.ActivatePolicy(ctx, f.Tenant, rev.Number, "admin:admin", time.Now().UTC())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.App.Bus.Announce(ctx, f.Tenant, policyadmin.Revisions{Policy: st.Active, PolicyEpoch: st.Epoch, Grants: st.GrantRevision}); err != nil {
-		t.Fatal(err)
-	}
+	f.ForcePolicy(t, base.Modules)
 	if s := f.Do(t, "admin", http.MethodGet, "/v1/grants", nil).Status; s != http.StatusForbidden {
 		t.Fatalf("the locking revision is not in force: grants answer %d", s)
 	}
