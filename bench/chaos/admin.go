@@ -5,6 +5,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -17,8 +18,10 @@ func (l *load) adminLoop(ctx context.Context) {
 	nextErase := time.Now().Add(every)
 	erased := 0
 	type openGrant struct {
-		id    string
-		index int
+		id string
+		// indexes are the oracle's grants it stands for: creating a grant
+		// the tenant has already answers with that one.
+		indexes []int
 		// retry: a delete of it got no answer, and may have applied.
 		retry bool
 	}
@@ -45,7 +48,9 @@ func (l *load) adminLoop(ctx context.Context) {
 				status, err := l.do(op, kind, l.admin, "DELETE", "/v1/grants/"+url.PathEscape(g.id), nil, nil, nil)
 				switch {
 				case err == nil, g.retry && status == 404:
-					l.o.grantClosed(g.index, time.Now())
+					for _, i := range g.indexes {
+						l.o.grantClosed(i, time.Now())
+					}
 					grants = grants[1:]
 				case status == 0 || status == 503:
 					grants[0].retry = true
@@ -70,7 +75,11 @@ func (l *load) adminLoop(ctx context.Context) {
 				body["kinds"] = g.Kinds
 			}
 			if _, err := l.do(op, "grant.create", l.admin, "POST", "/v1/grants", body, nil, &made); err == nil {
-				grants = append(grants, openGrant{id: made.ID, index: i})
+				if j := slices.IndexFunc(grants, func(o openGrant) bool { return o.id == made.ID }); j >= 0 {
+					grants[j].indexes = append(grants[j].indexes, i)
+				} else {
+					grants = append(grants, openGrant{id: made.ID, indexes: []int{i}})
+				}
 			}
 		case 1:
 			if embargoFrom.IsZero() {
