@@ -17,13 +17,14 @@ import (
 // user's nearest memories answer it at a lower similarity than a question
 // about anything else ("who wrote Pride and Prejudice?", "给我讲个笑话吧").
 //
-// It holds when question is a question (not a greeting, thanks or
-// request) that refers to the user: by a first- or third-person word, a
+// It holds when question is a question, or a request for what is known
+// ("summarise what we know about Bob"; not a greeting, thanks or other
+// request), that refers to the user: by a first- or third-person word, a
 // word for the customer, or the user's id or name (Person). "me" as the one
 // a request is for ("tell me a joke", "给我讲个笑话吧") does not count.
 func About(question string, who Person) bool {
 	q := plain(question)
-	if q == "" || !asks(q) {
+	if q == "" || !asks(q) && !inform.MatchString(q) {
 		return false
 	}
 	// A question after a first clause is about whom it names itself: "we
@@ -149,7 +150,17 @@ func DealsWithSomeone(text string) bool {
 	return otherPerson.MatchString(q) || interaction.MatchString(q) || containsAny(q, zhOther)
 }
 
+// Someones reports whether text speaks of one person, the speaker or
+// another: "按她的老规矩来", "the usual for me", but not "按我们的老规矩" (the
+// tenant's).
+func Someones(text string) bool {
+	q := lower(text)
+	return otherPerson.MatchString(q) || oneself.MatchString(q) || containsAny(strings.ReplaceAll(q, "我们", ""), zhSomeone)
+}
+
 var (
+	oneself     = regexp.MustCompile(`\b(i|i'm|i've|i'd|me|my|mine|myself)\b`)
+	zhSomeone   = []string{"我", "她", "他", "客户", "顾客", "这位", "那位"}
 	otherPerson = regexp.MustCompile(`\b(she|she's|her|hers|he|he's|him|his|they|their|them|customer|customers|client|clients|account|buyer)\b`)
 	interaction = regexp.MustCompile(`\b(contact\w*|reach\w*|repl\w*|respond\w*|answer\w*|call\w*|email\w*|writ\w*|talk\w*|deal\w*|handl\w*|serv\w*|bill\w*|ship\w*|deliver\w*|getting back|get back)\b`)
 	zhOther     = []string{"她", "他", "客户", "顾客", "老板", "这位", "那位", "联系", "沟通", "回复", "回消息", "发消息", "回信", "打电话", "打交道", "送货", "对接", "服务", "开票"}
@@ -311,8 +322,11 @@ var (
 	// "has the big desk order gone through?", "when is that shipment
 	// leaving?". An agent asks it about the user it serves.
 	dealing = regexp.MustCompile(`\b(the|this|that|these|those|my|her|his|their|our|which|[a-z][\w-]*'s)( [\w-]+){0,3} (orders?|shipments?|deliver(y|ies)|parcels?|packages?|purchases?|invoices?|bills?|payments?|batch(es)?|consignments?|refunds?|quot(e|es|ation|ations))\b`)
+	// inform opens a request for what is known, which asks as a question
+	// does: "summarise what we know about Bob".
+	inform = regexp.MustCompile(`^(tell me|show me|give me|list|summari[sz]e|describe|recap|sum up|outline|fill me in|brief me)\b`)
 	// imperative opens a request in English; request marks one anywhere.
-	imperative = regexp.MustCompile(`^(please|kindly|tell|show|give|list|remind|keep|use|make|send|write|reply|answer|follow|stick|go|be|stop|don't|do not|same|as usual|like before|like last time|let me know|fill me in|brief me|update me)\b`)
+	imperative = regexp.MustCompile(`^(please|kindly|tell|show|give|list|remind|summari[sz]e|describe|recap|outline|keep|use|make|send|write|reply|answer|follow|stick|go|be|stop|don't|do not|same|as usual|like before|like last time|let me know|fill me in|brief me|update me)\b`)
 	request    = regexp.MustCompile(`\b(please|i want|i'd like|i would like|i need|like before|like last time|as usual|same as|the usual( (way|rules?|process|procedure|routine))?)\b`)
 	// known speaks of us or of a thing as known.
 	known = regexp.MustCompile(`\b(you|your|yours|the|this|that|these|those)\b`)

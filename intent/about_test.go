@@ -262,6 +262,12 @@ func TestAbout(t *testing.T) {
 		// Statements and orders are not questions, whoever they name.
 		{"I want the same style as last time", "", false},
 		{"按老规矩处理", "", false},
+		// A request for what is known asks as a question does; other
+		// requests do not.
+		{"Summarise what we know about Bob.", "bob", true},
+		{"Tell me what you know about Bob", "bob", true},
+		{"tell me a joke", "", false},
+		{"describe the weather in Paris", "", false},
 		// A user id inside another word names nobody.
 		{"What is the status of ticket u011?", "u01", false},
 		{"", "", false},

@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode"
 
+	"golang.org/x/text/unicode/norm"
+
 	"mneme/period"
 )
 
@@ -77,6 +79,10 @@ type rule struct {
 	// question speaks of someone else, or of contacting, answering or
 	// serving someone (DealsWithSomeone).
 	dealsWithSomeone bool
+	// someones is true for an intent that fires only when the question
+	// names the user or speaks of one person, the speaker or another
+	// (Someones); "we" and "our" are the tenant.
+	someones bool
 	// periodic is true for an intent whose slots are bound to a period
 	// (a budget): a question that names one ("the Q4 budget") asks for
 	// the slot of that period, "budget_q4", as package extract keys it.
@@ -90,6 +96,12 @@ type rule struct {
 
 // ruleKinds are the kinds of memory that say how things are done.
 var ruleKinds = []string{"rule", "how_to", "procedure"}
+
+// usualCues ask for the usual way.
+var usualCues = []string{
+	"as usual", "the usual", "usual way", "same as always", "same as before", "same as last time", "like last time",
+	"老规矩", "照旧", "照常", "按惯例", "惯例", "老办法", "按以前", "和以前一样", "跟以前一样", "老一套",
+}
 
 // rules are the intents. Each cue is a way people ask about that part of
 // themselves, not a word of any stored memory: a question naming an order or
@@ -133,6 +145,8 @@ var rules = []rule{
 	{name: "preferences", kinds: []string{"preference"}, broad: true, cues: []string{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
 		"my taste*", "my habit*", "how i like", "dislike*", "quirk*", "standing instruction*",
+		"her habit*", "his habit*", "their habit*", "customer's habit*", "client's habit*", "buyer's habit*",
+		"the way i normally like", "the way i usually like", "how i normally like", "how i usually like",
 		"偏好", "喜好", "喜欢什么", "我喜欢", "习惯", "口味", "讨厌",
 		"what have i asked you", "what did i ask you to", "asked you to", "my requests", "我的要求", "提过哪些要求", "提过什么要求", "提过啥要求", "说过哪些要求", "说过什么要求", "说过啥要求",
 		"喜欢怎样", "喜欢怎么样", "平时喜欢", "特别的要求", "特殊要求", "特别要求", "特殊的要求",
@@ -159,13 +173,13 @@ var rules = []rule{
 		"notes on me", "notes on her", "notes on him", "notes on them", "lowdown", "low-down", "the scoop on",
 		"profile", "profiles", "基本情况", "基本信息", "大致情况", "概况",
 	}},
+	// Someone's usual way: "按她的老规矩来", "do the usual for Alice", "same
+	// as always for me" ask how that person likes things done. Before the
+	// rules, which take the same words when no one is named.
+	{name: "usual_for_someone", kinds: []string{"preference"}, broad: true, someones: true, cues: usualCues},
 	// Rules the usual way: "as usual" names no subject, so every current
 	// rule and procedure answers it.
-	{name: "rules", kinds: ruleKinds, types: []string{typeProcedural}, cues: []string{
-		"as usual", "the usual", "usual way", "same as always", "same as before", "same as last time", "like last time",
-		"the drill", "standard way",
-		"老规矩", "照旧", "照常", "按惯例", "惯例", "老办法", "按以前", "和以前一样", "跟以前一样", "老一套",
-	}},
+	{name: "rules", kinds: ruleKinds, types: []string{typeProcedural}, cues: append([]string{"the drill", "standard way"}, usualCues...)},
 	// Rules about something: asked by name ("which rules apply to big
 	// orders?") or by what a rule settles (who approves, what is allowed,
 	// how a case is handled, how a charge is worked out). Only rules near
@@ -310,7 +324,16 @@ var rules = []rule{
 
 // Detect returns what a question about the user asks for; Empty when it is
 // not one.
-func Detect(text string) Ask {
+func Detect(text string) Ask { return detect(text, false) }
+
+// DetectFor is Detect on a question asked about who, with their name cut
+// out (Unnamed); naming them speaks of someone.
+func DetectFor(question string, who Person) Ask {
+	question = norm.NFC.String(question)
+	return detect(Unnamed(question, who), len(who.spans(question)) > 0)
+}
+
+func detect(text string, named bool) Ask {
 	lower := " " + normalise(plain(text)) + " "
 	var a Ask
 	// Each rule reads what the rules before it left: "按老规矩处理" is the
@@ -318,7 +341,7 @@ func Detect(text string) Ask {
 	rest := lower
 	var fired []rule
 	for _, r := range rules {
-		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(rest, c) }) || r.dealing && !Dealing(text) || r.dealsWithSomeone && !DealsWithSomeone(text) {
+		if !slices.ContainsFunc(r.cues, func(c string) bool { return has(rest, c) }) || r.dealing && !Dealing(text) || r.dealsWithSomeone && !DealsWithSomeone(text) || r.someones && !named && !Someones(text) {
 			continue
 		}
 		for _, c := range r.cues {

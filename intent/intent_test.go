@@ -177,6 +177,33 @@ func TestDetect(t *testing.T) {
 	}
 }
 
+// The usual way of one person is how they like things done; with no one
+// named, it is the tenant's rules.
+func TestDetectForTheUsualOfSomeone(t *testing.T) {
+	bob := Person{ID: "bob", Name: "Bob"}
+	tests := []struct {
+		q    string
+		want []string
+	}{
+		{"按老规矩处理", []string{"rules"}},
+		{"按我们的老规矩处理", []string{"rules"}},
+		{"Same as always, please.", []string{"rules"}},
+		{"按 Bob 的老规矩处理。", []string{"usual_for_someone"}},
+		{"照旧办就行，按她的老规矩来。", []string{"usual_for_someone"}},
+		{"Do the usual for Bob.", []string{"usual_for_someone"}},
+		{"same as usual for me", []string{"usual_for_someone"}},
+		{"Tell me everything you've got on this customer's habits.", []string{"preferences"}},
+		{"Do things the way I normally like, ok?", []string{"preferences"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.q, func(t *testing.T) {
+			if got := DetectFor(tt.q, bob).Names; !slices.Equal(got, tt.want) {
+				t.Errorf("DetectFor(%q) = %v, want %v", tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestMatchPrefersTheSlot(t *testing.T) {
 	a := Detect("我的会员什么时候到期")
 	tests := []struct {

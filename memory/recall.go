@@ -366,7 +366,7 @@ func (s *Service) candidates(ctx context.Context, scope Scope, r RecallRequest, 
 	// The user's name is no subject: "what does Alice prefer?" asks for
 	// all her preferences.
 	unnamed := intent.Unnamed(r.Query, who)
-	f := found{near: map[string]float64{}, ask: intent.Detect(unnamed)}
+	f := found{near: map[string]float64{}, ask: intent.DetectFor(r.Query, who)}
 	terms := s.recall.Keywords(unnamed)
 	g, gctx := errgroup.WithContext(ctx)
 	if !f.ask.Empty() {
