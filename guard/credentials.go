@@ -77,3 +77,48 @@ func credentialLike(v string) bool {
 	}
 	return letter && other
 }
+
+// oneTimeCode is a one-time or verification code after its label: "one-time
+// code is 839201", "OTP: 839201", "验证码 839201". Group 1 is the code: four
+// to eight digits, or two groups of three. Such a code opens an account as a
+// password does, for minutes, and is found as one (KindPassword), so that a
+// policy treats it as it treats a password. A number that goes on ("OTP
+// 2024123456789") is no code.
+var oneTimeCode = regexp.MustCompile(`(?i)(?:\b(?:one[\- ]?time (?:pass)?(?:code|word|pin)|otp(?: code)?|verification code|2fa code|two[\- ]factor code|log-?in code|sign-?in code|authentication code)\b|验证码|驗證碼|校验码|校驗碼|动态码|動態碼|动态密码|動態密碼|短信码)["']?\s*(?:(?:is|was)\b|[:=：#]|是|为|為)?\s*["']?(\d{4,8}|\d{3}[ \-]\d{3})\b`)
+
+// findOneTimeCodes finds labelled one-time codes (oneTimeCode).
+func findOneTimeCodes(text string) [][2]int {
+	var out [][2]int
+	for _, m := range oneTimeCode.FindAllStringSubmatchIndex(text, -1) {
+		if isolated(text, m[2], m[3], map[string]bool{}) {
+			out = append(out, [2]int{m[2], m[3]})
+		}
+	}
+	return out
+}
+
+// spacedLetters is a word written one letter at a time with a space between
+// each, four letters or more: "p a s s w o r d". Group 1 is the word. The
+// "s" of "Alice's" is no letter of it.
+var spacedLetters = regexp.MustCompile(`(?:^|[^A-Za-z'’])((?:[A-Za-z] ){3,}[A-Za-z])\b`)
+
+// spacedLabels is detect that also reads each letter-spaced word joined, so
+// that a label written out to slip past a reader ("p a s s w o r d is
+// hunter2x!") names its value as it does written whole. The joined word is
+// padded with spaces to the run's length: what detect finds keeps its
+// offsets in text.
+func spacedLabels(detect func(string) [][2]int) func(string) [][2]int {
+	return func(text string) [][2]int {
+		out := detect(text)
+		runs := spacedLetters.FindAllStringSubmatchIndex(text, -1)
+		if len(runs) == 0 {
+			return out
+		}
+		b := []byte(text)
+		for _, m := range runs {
+			word := strings.ReplaceAll(text[m[2]:m[3]], " ", "")
+			copy(b[m[2]:m[3]], word+strings.Repeat(" ", m[3]-m[2]-len(word)))
+		}
+		return append(out, detect(string(b))...)
+	}
+}

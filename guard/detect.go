@@ -366,7 +366,7 @@ func findCNIDs(text string) [][2]int {
 			out = append(out, [2]int{m[0], m[1]})
 		}
 	}
-	return out
+	return append(out, findGroupedCNIDs(text)...)
 }
 
 // idChars returns the digits and letters of s, without its separators.

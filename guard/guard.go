@@ -3,8 +3,10 @@
 // numbers (GB 11643 checksum and birth date), bank card numbers (Luhn)
 // with their labelled security codes and expiry dates, IBANs (mod 97),
 // phone numbers, e-mail addresses and health terms, in Chinese and English.
-// Social security and passport numbers, and a resident identity number
-// whose check digit is wrong, count when a label names them.
+// Social security, passport and driver's licence numbers, one-time codes,
+// and a resident identity number whose check digit is wrong, count when a
+// label names them; a label written one letter at a time ("p a s s w o r
+// d") names its value too. Numbers are read whole however they are grouped.
 // It only detects and masks; what to do with a finding (reject, redact or
 // allow) is policy, decided elsewhere. On the way out, QuoteLine keeps what
 // was remembered inside the block a model reads it in.
@@ -18,11 +20,13 @@ import (
 // Finding kinds. Policies and API errors name findings by these, never by
 // the value found.
 const (
+	// KindPassword is a password, a passphrase or a one-time code.
 	KindPassword = "password"
 	KindSecret   = "secret"
 	KindCNID     = "cn_id"
 	// KindIDNumber is an identity document's number other than a Chinese
-	// resident identity number: a social security or a passport number.
+	// resident identity number: a social security, a passport or a
+	// driver's licence number.
 	KindIDNumber = "id_number"
 	// KindBankCard is a payment card's number, its labelled security
 	// code or expiry date, or a bank account's IBAN.
@@ -47,12 +51,13 @@ var detectors = []struct {
 	kind string
 	find func(string) [][2]int
 }{
-	{KindSecret, findSecrets},
-	{KindPassword, findPasswords},
+	{KindSecret, spacedLabels(findSecrets)},
+	{KindPassword, spacedLabels(findPasswords)},
+	{KindPassword, spacedLabels(findOneTimeCodes)},
 	{KindEmail, findEmails},
 	{KindBankCard, findIBANs},
-	{KindCNID, spacedOut(findCNIDs)},
-	{KindIDNumber, findIDNumbers},
+	{KindCNID, spacedLabels(spacedOut(findCNIDs))},
+	{KindIDNumber, spacedLabels(findIDNumbers)},
 	{KindBankCard, spacedOut(findBankCards)},
 	{KindBankCard, findCardDetails},
 	{KindPhone, spacedOut(findPhones)},

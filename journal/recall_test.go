@@ -62,7 +62,8 @@ func TestRecallLogMasksTheQuestion(t *testing.T) {
 		t.Cleanup(func() { delKeys(rdb, recallKey(tenant, "bob")) })
 		l := NewRecallLog(rdb, 10, time.Hour)
 		q := "How does Bob want to be contacted? his card is 5500005555555559, password=Hunter2!xyz, ID 110101199003074514, " +
-			"his other card ٤١١١١١١١١١١١١١١١, mail bоb.smith@example.cоm"
+			"his other card ٤١١١١١١١١١١١١١١١, mail bоb.smith@example.cоm, 她的身份证号 1101 0519 4912 3100 2X, passport number E 8765 4321, " +
+			"one-time code is 839201, driver's licence number D123-4567-8901, p a s s w o r d is wq9Zt!ppa"
 		if err := l.Append(ctx, memory.RecallRecord{At: time.Now(), Tenant: tenant, UserID: "bob", Query: q}); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +71,8 @@ func TestRecallLogMasksTheQuestion(t *testing.T) {
 		if err != nil || len(got) != 1 {
 			t.Fatalf("RecentRecalls: %v, %d", err, len(got))
 		}
-		for _, secret := range []string{"5500005555555559", "Hunter2!xyz", "110101199003074514", "١١١١١١", "smith@"} {
+		for _, secret := range []string{"5500005555555559", "Hunter2!xyz", "110101199003074514", "١١١١١١", "smith@",
+			"4912 3100", "8765 4321", "839201", "4567-8901", "wq9Zt!ppa"} {
 			if strings.Contains(got[0].Query, secret) {
 				t.Errorf("the logged question keeps %q: %s", secret, got[0].Query)
 			}

@@ -377,3 +377,26 @@ func TestSessionRecordCapsEntities(t *testing.T) {
 		t.Errorf("the record names %d entities, want %d", len(rec.Entities), memory.MaxEntities)
 	}
 }
+
+// A turn keeps none of what no memory keeps as said by default, however it
+// is written; contact details wait for the close.
+func TestTurnsMaskSecrets(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"cn id in fours", "我的身份证号 1101 0519 4912 3100 2X", "我的身份证号 [REDACTED:cn_id]"},
+		{"passport in groups", "passport number E 1234 5678, thanks", "passport number [REDACTED:id_number], thanks"},
+		{"driver's licence", "driver's licence number D123-4567-8901", "driver's licence number [REDACTED:id_number]"},
+		{"one-time code", "验证码 839201", "验证码 [REDACTED:password]"},
+		{"letter-spaced password", "p a s s w o r d is hunter2x!", "p a s s w o r d is [REDACTED:password]"},
+		{"grouped order number", "order 1234 5678 9012 3456 78", "order 1234 5678 9012 3456 78"},
+		{"phone", "call 138 1234 5678", "call 138 1234 5678"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := maskSecrets(tc.text); got != tc.want {
+				t.Errorf("maskSecrets(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+		})
+	}
+}
