@@ -302,8 +302,9 @@ func deletedSince(results []memory.WriteResult) string {
 	return ""
 }
 
-// stored is what a write stored or reinforced: a memory left out as not
-// worth keeping is not part of the result.
+// stored is what a write stored or reinforced, each memory with the kinds
+// the guard masked in it: a memory left out as not worth keeping is not
+// part of the result.
 func stored(results []memory.WriteResult, err error) ([]memory.Memory, error) {
 	if err != nil {
 		return nil, err
@@ -311,7 +312,9 @@ func stored(results []memory.WriteResult, err error) ([]memory.Memory, error) {
 	ms := make([]memory.Memory, 0, len(results))
 	for _, r := range results {
 		if r.Memory != nil {
-			ms = append(ms, *r.Memory)
+			m := *r.Memory
+			m.Redacted = r.Redacted // what the writer must know was masked
+			ms = append(ms, m)
 		}
 	}
 	return ms, nil

@@ -117,6 +117,10 @@ func (c *creator) Write(_ context.Context, p memory.Principal, in []memory.NewMe
 		m := memory.Memory{ID: memory.NewID("mem"), Tenant: p.Tenant, UserID: n.UserID, AgentID: AuthorOf(p),
 			SessionID: n.SessionID, Type: n.Type, Kind: n.Kind, Content: n.Content, IdempotencyKey: n.IdempotencyKey}
 		out[i] = memory.WriteResult{Outcome: memory.OutcomeCreated, ID: m.ID, Memory: &m}
+		// The guard policy's default for health terms: masked, and said so.
+		if masked := strings.ReplaceAll(m.Content, "allergic", "[REDACTED:health]"); masked != m.Content {
+			m.Content, out[i].Redacted = masked, []string{"health"}
+		}
 	}
 	return out, nil
 }
@@ -194,6 +198,38 @@ func TestCloseSessionWritesFindingsAndARecord(t *testing.T) {
 	}
 	if _, err := f.svc.CloseSession(ctx, agentSupport, "s-1"); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("closing again: err = %v, want ErrNotFound", err)
+	}
+}
+
+// A close says what the guard masked in each memory it wrote, as a write
+// does: a writer told "Guest is [REDACTED:health] to peanuts" and nothing
+// else could not tell an allergy from a hidden word of any kind.
+func TestCloseSessionSaysWhatWasMasked(t *testing.T) {
+	found := []memory.NewMemory{
+		{Type: memory.TypeProfile, Kind: "preference", Key: "diet", Content: "I am allergic to peanuts"},
+	}
+	f := newFixture(t, found)
+	ctx := context.Background()
+	if _, err := f.svc.AppendTurns(ctx, agentSupport, "s-h", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "I am allergic to peanuts"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.svc.CloseSession(ctx, agentSupport, "s-h")
+	if err != nil || len(res.Memories) != 2 {
+		t.Fatalf("close = %+v, %v", res, err)
+	}
+	if got := res.Memories[0]; got.Content != "I am [REDACTED:health] to peanuts" || !slices.Equal(got.Redacted, []string{"health"}) {
+		t.Errorf("memory = %q redacted %v, want the health term masked and named", got.Content, got.Redacted)
+	}
+	if got := res.Memories[1]; got.Redacted != nil {
+		t.Errorf("record redacted %v, want none", got.Redacted)
+	}
+	ing, err := f.svc.Ingest(ctx, agentSupport, memory.IngestRequest{UserID: "bob", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "I am allergic to peanuts"},
+	}}, "")
+	if err != nil || len(ing.Memories) == 0 || !slices.Equal(ing.Memories[0].Redacted, []string{"health"}) {
+		t.Errorf("ingest = %+v, %v; want the first memory's redacted to name health", ing, err)
 	}
 }
 
