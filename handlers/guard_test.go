@@ -67,6 +67,12 @@ func TestGuardNeverStoresOrLogsRawValues(t *testing.T) {
 		{"passport", "passport number E12345678", []string{"id_number"}},
 		{"chinese passport", "护照号 E12345678", []string{"id_number"}},
 		{"labelled resident id with a wrong check digit", "身份证号 110101199003077777", []string{"cn_id"}},
+		{"resident id in fours", "Alice 的身份证号 1101 0519 4912 3100 2X", []string{"cn_id"}},
+		{"resident id in fours in english", "Alice's ID number 1101 0519 4912 3100 2X", []string{"cn_id"}},
+		{"passport in groups", "Alice's passport number E 1234 5678", []string{"id_number"}},
+		{"driver's licence", "Alice's driver's licence number is D123-4567-8901", []string{"id_number"}},
+		{"one-time code", "Alice's one-time code is 839201", []string{"password"}},
+		{"letter-spaced password", "Alice's p a s s w o r d is hunter2x!", []string{"password"}},
 	}
 	bot := f.Client(t, "support-bot")
 	for _, tc := range rejected {
