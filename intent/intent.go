@@ -144,7 +144,7 @@ var rules = []rule{
 	// one ("contact preference").
 	{name: "preferences", kinds: []string{"preference"}, broad: true, cues: []string{
 		"preference*", "prefer", "prefers", "preferred", "my likes", "what i like", "what do i like", "things i like",
-		"my taste*", "my habit*", "how i like", "dislike*", "quirk*", "standing instruction*",
+		"my taste*", "my habit*", "how i like", "dislike*", "quirk*", "standing instruction*", "standing requirement*",
 		"her habit*", "his habit*", "their habit*", "customer's habit*", "client's habit*", "buyer's habit*",
 		"the way i normally like", "the way i usually like", "how i normally like", "how i usually like",
 		"偏好", "喜好", "喜欢什么", "我喜欢", "习惯", "口味", "讨厌",
@@ -158,14 +158,14 @@ var rules = []rule{
 	// the gym?" is not).
 	{name: "guidance", kinds: []string{"preference"}, dealsWithSomeone: true, cues: []string{
 		"keep in mind", "when dealing with", "deal with me", "likes to be handled", "like to be handled", "dealt with", "be treated", "picky", "fussy", "particular about", "i should know", "heads up", "heads-up", "watch out", "look out for", "be aware", "be careful", "good to know", "should i know", "should we know", "need to know",
-		"打交道", "注意什么", "注意些什么", "注意事项", "注意点", "要注意", "需要注意", "留意", "讲究", "忌讳", "须知", "来往", "雷区",
+		"打交道", "注意什么", "需要知道", "该知道", "应该知道", "注意些什么", "注意事项", "注意点", "要注意", "需要注意", "留意", "讲究", "忌讳", "须知", "来往", "雷区",
 		"no-go", "no go", "does she mind", "does he mind", "do they mind", "mind being",
 	}},
 	// The user as a whole: their profile, and what they may spend, which
 	// is as much a part of what is known of them.
 	{name: "about_me", types: []string{typeProfile}, kinds: []string{"budget", "credit_limit"}, cues: []string{
 		"about me", "know me", "my profile", "who am i", "remember about me", "remember me",
-		"关于我", "了解我", "我的资料", "我的信息", "我是谁", "记得我", "我的情况", "我的档案",
+		"关于我", "了解我", "我的资料", "我的信息", "记了我", "记着我", "我哪些信息", "我什么信息", "我是谁", "记得我", "我的情况", "我的档案",
 		"about myself", "on file", "know of me", "told you about me", "知道我", "对我了解", "对我的了解", "我的底细",
 		"who she is", "who he is", "who they are", "rundown", "run-down", "overview", "fill me in", "brief me", "background on",
 		"什么来头", "啥来头", "大概讲讲", "介绍一下",
@@ -196,7 +196,7 @@ var rules = []rule{
 		"playbook", "protocol", "sop", "what steps", "which steps", "steps do we", "steps to follow",
 		"what happens if", "what happens when", "what happens", "what do you do if", "what do you do for", "what do we do if", "会怎样", "会怎么样",
 		"what are the steps", "steps to", "how to do if", "how to do when", "what to do if", "what should i do if", "what do i do if",
-		"what needs checking", "needs checking", "what to check", "what should i check", "what should i verify", "what to verify", "what do i verify",
+		"what needs checking", "needs checking", "double-check", "double check", "what to check", "what should i check", "what should i verify", "what to verify", "what do i verify",
 		"what do i offer", "what should i offer", "what can i offer", "what do we offer",
 		"要检查", "检查些什么", "检查什么", "要核对", "核对什么", "哪几步", "哪些步骤", "什么步骤", "几个步骤", "满多少", "可以退", "怎么 handle", "怎么handle", "如何 handle",
 	}},
@@ -318,7 +318,7 @@ var rules = []rule{
 		"her role", "his role", "their role", "her job", "his job",
 		"what business", "which business", "my business", "organisation", "organization", "my workplace", "where i work",
 		"which city", "what city", "based in", "where is she based", "where is he based", "where are they based", "where am i based",
-		"公司", "单位", "在哪工作", "在哪上班", "高就", "做什么的", "干什么的", "干啥的", "做啥的", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",
+		"公司", "单位", "在哪工作", "在哪上班", "高就", "做什么的", "做什么生意", "做啥生意", "什么行业", "哪个行业", "干什么的", "干啥的", "做啥的", "哪家厂", "哪个厂", "厂子", "哪个城市", "哪座城市", "所在城市",
 	}},
 }
 

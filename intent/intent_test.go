@@ -163,6 +163,11 @@ func TestDetect(t *testing.T) {
 		{"没拆封的东西几天内可以退？", []string{"rule_lookup"}},
 		{"Was she paid back for the broken lamps?", []string{"refunds"}},
 		{"上次那个扶手坏了的事处理得怎么样了？", nil}, // 上次那个 alone names no style
+		{"What are this customer's standing requirements on our side?", []string{"preferences"}},
+		{"你们都记了我哪些信息？", []string{"about_me"}},
+		{"你们记录的我是做什么生意的？", []string{"company"}},
+		{"What do I need to double-check before issuing a VAT invoice?", []string{"rule_lookup", "invoice"}},
+		{"给她回消息前我需要知道什么？", []string{"answer_style", "guidance"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
