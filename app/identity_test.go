@@ -159,6 +159,9 @@ func TestUserName(t *testing.T) {
 	if name, err := names.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "Ethan Zhou" {
 		t.Errorf("recall reads %q, %v; want Ethan Zhou", name, err)
 	}
+	if users, err := names.UserNames(ctx, f.Tenant, 100); err != nil || users["u-9f2"] != "Ethan Zhou" {
+		t.Errorf("the tenant's named users %v, %v; want u-9f2 as Ethan Zhou", users, err)
+	}
 	for _, bad := range []identity.NewPrincipal{
 		{Kind: memory.KindAgent, ID: "named-bot", Name: "Bot"},
 		{Kind: memory.KindUser, ID: "u-long", Name: strings.Repeat("x", identity.MaxUserName+1)},
@@ -181,10 +184,17 @@ func TestUserName(t *testing.T) {
 	if name, err := f.App.Names.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "Ethan Chow" {
 		t.Errorf("after the rename recall reads %q, %v; want Ethan Chow", name, err)
 	}
+	// Questions about another user know the new name at once too.
+	if who, err := f.App.Names.Person(ctx, f.Tenant, "someone-else"); err != nil || !who.NamesOther("What does Ethan Chow prefer?") {
+		t.Errorf("another user's recall reads %+v, %v; want Ethan Chow among the others", who, err)
+	}
 	r = f.Do(t, apptest.Admin, http.MethodDelete, "/v1/users/u-9f2", nil)
 	want(t, "erase", r, http.StatusOK)
 	if name, err := names.UserName(ctx, f.Tenant, "u-9f2"); err != nil || name != "" {
 		t.Errorf("after the erase recall reads %q, %v; want nothing", name, err)
+	}
+	if users, err := names.UserNames(ctx, f.Tenant, 100); err != nil || users["u-9f2"] != "" {
+		t.Errorf("after the erase the tenant's named users %v, %v; want u-9f2 gone", users, err)
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 // a request is for ("tell me a joke", "给我讲个笑话吧") does not count.
 func About(question string, who Person) bool {
 	q := plain(question)
-	if q == "" || !asks(q) && !inform.MatchString(q) {
+	if q == "" || !asks(q) && !inform.MatchString(q) || who.NamesOther(question) {
 		return false
 	}
 	// A question after a first clause is about whom it names itself: "we
@@ -384,6 +384,39 @@ var (
 // does not name Bill (Chinese names have no case and count anywhere).
 type Person struct {
 	ID, Name string
+	// Others are the tenant's users known by a name (the user among them
+	// or not): a question that names another ("what does Alice prefer?"
+	// asked about Bob) is about that person, not the user.
+	Others []Person
+}
+
+// NamesOther reports whether question names one of p.Others and not p:
+// "what answer style do Alice and Bob like?" is about both, and "Alice"
+// names no one else for Alice Wang, though Alice Chen is a user too.
+func (p Person) NamesOther(question string) bool {
+	question = norm.NFC.String(question)
+	if len(p.spans(question)) > 0 {
+		return false
+	}
+	lower := strings.ToLower(question)
+	return slices.ContainsFunc(p.Others, func(o Person) bool {
+		return o.ID != p.ID && o.mayBeIn(lower) && len(o.spans(question)) > 0
+	})
+}
+
+// mayBeIn reports whether the lower-cased question holds p's id or a word
+// of p's name, which spans then checks: most of a tenant's users are not
+// named, and this is cheap.
+func (p Person) mayBeIn(lower string) bool {
+	if p.ID != "" && strings.Contains(lower, strings.ToLower(p.ID)) {
+		return true
+	}
+	for w := range strings.FieldsSeq(strings.ToLower(p.Name)) {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // nameWord is one way of naming the user, lower-cased; proper ones count

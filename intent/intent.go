@@ -327,9 +327,13 @@ var rules = []rule{
 func Detect(text string) Ask { return detect(text, false) }
 
 // DetectFor is Detect on a question asked about who, with their name cut
-// out (Unnamed); naming them speaks of someone.
+// out (Unnamed); naming them speaks of someone. A question naming another
+// user asks for nothing of who's.
 func DetectFor(question string, who Person) Ask {
 	question = norm.NFC.String(question)
+	if who.NamesOther(question) {
+		return Ask{}
+	}
 	return detect(Unnamed(question, who), len(who.spans(question)) > 0)
 }
 

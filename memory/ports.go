@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"time"
+
+	"mneme/intent"
 )
 
 // Store is what the memory services need from the system of record.
@@ -178,10 +180,11 @@ type Eraser interface {
 	EraseUser(ctx context.Context, tenant, userID string) (int64, error)
 }
 
-// UserNames tells the name a user is known by besides the id ("Ethan
-// Zhou"), which agents use to speak of the user in questions; "" when the
-// user has none. Forget drops what it may keep of a user who is erased.
+// UserNames tells how questions may name a user: the name the user is
+// known by besides the id ("Ethan Zhou"; "" when none), and the names of
+// the tenant's other users (intent.Person). Forget drops what it may keep
+// of a user who is erased.
 type UserNames interface {
-	UserName(ctx context.Context, tenant, userID string) (string, error)
+	Person(ctx context.Context, tenant, userID string) (intent.Person, error)
 	Forget(tenant, userID string)
 }

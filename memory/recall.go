@@ -344,19 +344,17 @@ func relatedToQuery(xs []Expansion, near map[string]float64) []Expansion {
 	return out
 }
 
-// person returns how a question may name the user: by the id, and by the
-// user's name when one is known. A store that fails costs the name, not
-// the recall.
+// person returns how a question may name the user: by the id, by the
+// user's name when one is known, and how it names the tenant's other users.
+// A store that fails costs the names, not the recall.
 func (s *Service) person(ctx context.Context, tenant, user string) intent.Person {
-	who := intent.Person{ID: user}
 	if s.names == nil || user == "" {
-		return who
+		return intent.Person{ID: user}
 	}
-	name, err := s.names.UserName(ctx, tenant, user)
+	who, err := s.names.Person(ctx, tenant, user)
 	if err != nil {
-		s.log.WarnContext(ctx, "recall without the user's name", "user_id", user, "err", err)
+		s.log.WarnContext(ctx, "recall without the users' names", "user_id", user, "err", err)
 	}
-	who.Name = name
 	return who
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"mneme/intent"
 	"mneme/relevance"
 )
 
@@ -827,8 +828,15 @@ type fakeNames struct {
 	forgot []string
 }
 
-func (f *fakeNames) UserName(_ context.Context, _, user string) (string, error) {
-	return f.names[user], f.err
+func (f *fakeNames) Person(_ context.Context, _, user string) (intent.Person, error) {
+	if f.err != nil {
+		return intent.Person{ID: user}, f.err
+	}
+	who := intent.Person{ID: user, Name: f.names[user]}
+	for id, name := range f.names {
+		who.Others = append(who.Others, intent.Person{ID: id, Name: name})
+	}
+	return who, nil
 }
 
 func (f *fakeNames) Forget(_, user string) { f.forgot = append(f.forgot, user) }
@@ -862,6 +870,41 @@ func TestRecallKnowsTheUserByName(t *testing.T) {
 			}
 			if diff := cmp.Diff([][]string{{tt.embed}}, f.embed.calls); diff != "" {
 				t.Errorf("embedded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A question naming another of the tenant's users is about that user: the
+// user's own preferences and nearest memories do not answer it for them.
+func TestRecallOfAQuestionNamingAnotherUser(t *testing.T) {
+	style := stored("mem_style", "short answers, no long explanations")
+	style.Type, style.Kind, style.Key = TypeProfile, "preference", "answer_style"
+	city := stored("mem_city", "lives in Lyon")
+	names := &fakeNames{names: map[string]string{"alice": "Alice Wang", "bob": "Bob Chen", "alice2": "Alice Chen"}}
+	tests := []struct {
+		query string
+		want  map[string]string // id -> gate
+	}{
+		{"What does Alice prefer?", map[string]string{"mem_style": relevance.GateIntent}},
+		{"What does she prefer?", map[string]string{"mem_style": relevance.GateIntent}},
+		{"What does Bob prefer?", map[string]string{}},
+		{"What answer style do Alice and Bob like?", map[string]string{"mem_style": relevance.GateIntent}},
+		{"Bob 喜欢什么样的回复？", map[string]string{}},
+		{"Where does Bob work these days?", map[string]string{}},
+		{"Where does Alice work these days?", map[string]string{"mem_style": relevance.GateSubject, "mem_city": relevance.GateSubject}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			cfg := recallConfig
+			cfg.SubjectFloor, cfg.SubjectTop = 0.1, 3
+			f := vectorFixture(t, cfg, []Hit{{Memory: city, Score: 0.2}, {Memory: style, Score: 0.15}})
+			opts := f.options(t, cfg)
+			opts.Names = names
+			f.svc = f.service(t, opts)
+			gates, _ := recallGates(t, f, tt.query)
+			if diff := cmp.Diff(tt.want, gates); diff != "" {
+				t.Errorf("gates (-want +got):\n%s", diff)
 			}
 		})
 	}

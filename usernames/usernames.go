@@ -1,5 +1,6 @@
 // Package usernames remembers the names users are known by ("Ethan Zhou"),
-// read from the store, for recall to take in a question as naming the user.
+// read from the store, for recall to take in a question as naming the user,
+// or another of the tenant's users.
 // Each replica reads a user's name at most once a TTL; a renamed user is
 // known by the new name within it, and an erased user's name leaves the
 // replica that erased the user at once (Forget) and the others within it.
@@ -7,19 +8,29 @@ package usernames
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"mneme/intent"
 )
 
 // TTL is how long a name is kept; MaxKept how many names at most.
+// MaxNamed is how many named users of a tenant a question is read against:
+// in a tenant with more, a question naming another user is not told from
+// one about the user, as matching them all would cost every recall.
 const (
-	TTL     = time.Minute
-	MaxKept = 10_000
+	TTL      = time.Minute
+	MaxKept  = 10_000
+	MaxNamed = 5_000
 )
 
-// Source reads the name of a user: graph/keystore.Store.
+// Source reads the name of a user, and the tenant's named users (id to
+// name, at most limit of them): graph/keystore.Store.
 type Source interface {
 	UserName(ctx context.Context, tenant, userID string) (string, error)
+	UserNames(ctx context.Context, tenant string, limit int) (map[string]string, error)
 }
 
 // Cache implements memory.UserNames over a Source.
@@ -27,8 +38,9 @@ type Cache struct {
 	src Source
 	now func() time.Time
 
-	mu   sync.Mutex
-	kept map[[2]string]kept
+	mu    sync.Mutex
+	kept  map[[2]string]kept
+	named map[string]named
 }
 
 type kept struct {
@@ -36,12 +48,17 @@ type kept struct {
 	at   time.Time
 }
 
+type named struct {
+	users []intent.Person
+	at    time.Time
+}
+
 // New returns a Cache reading src; now is the clock (nil: time.Now).
 func New(src Source, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{src: src, now: now, kept: map[[2]string]kept{}}
+	return &Cache{src: src, now: now, kept: map[[2]string]kept{}, named: map[string]named{}}
 }
 
 // UserName returns the user's name, "" when the user has none, from what
@@ -67,9 +84,50 @@ func (c *Cache) UserName(ctx context.Context, tenant, user string) (string, erro
 	return name, nil
 }
 
+// Person returns how a question may name user (memory.UserNames): by the
+// id and name, and the tenant's named users beside (intent.Person.Others).
+func (c *Cache) Person(ctx context.Context, tenant, user string) (intent.Person, error) {
+	name, err := c.UserName(ctx, tenant, user)
+	if err != nil {
+		return intent.Person{ID: user}, err
+	}
+	users, err := c.users(ctx, tenant)
+	return intent.Person{ID: user, Name: name, Others: users}, err
+}
+
+// users returns the tenant's named users, from what was read less than TTL
+// ago or else from the source; none in a tenant of more than MaxNamed.
+func (c *Cache) users(ctx context.Context, tenant string) ([]intent.Person, error) {
+	c.mu.Lock()
+	n, ok := c.named[tenant]
+	c.mu.Unlock()
+	if ok && c.now().Sub(n.at) < TTL {
+		return n.users, nil
+	}
+	m, err := c.src.UserNames(ctx, tenant, MaxNamed+1)
+	if err != nil {
+		return nil, err
+	}
+	var users []intent.Person
+	if len(m) <= MaxNamed {
+		for id, name := range m {
+			users = append(users, intent.Person{ID: id, Name: name})
+		}
+		slices.SortFunc(users, func(a, b intent.Person) int { return strings.Compare(a.ID, b.ID) })
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.named) >= MaxKept {
+		clear(c.named)
+	}
+	c.named[tenant] = named{users: users, at: c.now()}
+	return users, nil
+}
+
 // Forget drops what is kept of a user.
 func (c *Cache) Forget(tenant, user string) {
 	c.mu.Lock()
 	delete(c.kept, [2]string{tenant, user})
+	delete(c.named, tenant)
 	c.mu.Unlock()
 }

@@ -3,6 +3,7 @@ package usernames
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -17,6 +18,17 @@ type source struct {
 func (s *source) UserName(_ context.Context, _, user string) (string, error) {
 	s.lookups++
 	return s.names[user], s.err
+}
+
+func (s *source) UserNames(_ context.Context, _ string, limit int) (map[string]string, error) {
+	s.lookups++
+	users := map[string]string{}
+	for id, name := range s.names {
+		if len(users) < limit {
+			users[id] = name
+		}
+	}
+	return users, s.err
 }
 
 func TestCache(t *testing.T) {
@@ -49,5 +61,33 @@ func TestCache(t *testing.T) {
 	c.Forget("t", "u1")
 	if _, err := c.UserName(ctx, "t", "u1"); err == nil {
 		t.Error("a failed read: no error")
+	}
+}
+
+// Person knows the user by name and the tenant's other named users; a
+// tenant with more than MaxNamed is read against none of them.
+func TestCachePerson(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	src := &source{names: map[string]string{"u1": "Ethan Zhou", "u2": "Alice Wang"}}
+	c := New(src, func() time.Time { return now })
+	ctx := context.Background()
+	who, err := c.Person(ctx, "t", "u1")
+	if err != nil || who.Name != "Ethan Zhou" || len(who.Others) != 2 || !who.NamesOther("what does Alice prefer?") || who.NamesOther("what does Ethan prefer?") {
+		t.Fatalf("Person = %+v, %v", who, err)
+	}
+	n := src.lookups
+	if _, err := c.Person(ctx, "t", "u1"); err != nil || src.lookups != n {
+		t.Errorf("read again within the TTL: %d lookups, want %d", src.lookups, n)
+	}
+	c.Forget("t", "u2")
+	if _, err := c.Person(ctx, "t", "u1"); err != nil || src.lookups != n+1 {
+		t.Errorf("after Forget: %d lookups, want the users read again (%d)", src.lookups, n+1)
+	}
+	for i := range MaxNamed {
+		src.names[fmt.Sprintf("x%d", i)] = "X"
+	}
+	now = now.Add(TTL)
+	if who, err := c.Person(ctx, "t", "u1"); err != nil || who.Name != "Ethan Zhou" || len(who.Others) != 0 {
+		t.Errorf("a tenant of more than MaxNamed: %d others, %v; want the name and none", len(who.Others), err)
 	}
 }

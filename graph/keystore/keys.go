@@ -67,6 +67,26 @@ func (s *Store) UserName(ctx context.Context, tenant, id string) (string, error)
 	return name, err
 }
 
+// UserNames returns up to limit of the tenant's users that have a name, id
+// to name (usernames.Source).
+func (s *Store) UserNames(ctx context.Context, tenant string, limit int) (map[string]string, error) {
+	var rows [][2]string
+	err := s.read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		rows, err = neo.ReadAll(ctx, tx, cypherUserNames, map[string]any{"tenant": tenant, "limit": limit}, func(r *neo4j.Record) ([2]string, error) {
+			id, _ := r.Get("id")
+			name, _ := r.Get("name")
+			return [2]string{str(id), str(name)}, nil
+		})
+		return err
+	})
+	users := make(map[string]string, len(rows))
+	for _, r := range rows {
+		users[r[0]] = r[1]
+	}
+	return users, err
+}
+
 // CreateTenant stores a tenant, its first admin and the admin's key in one
 // transaction; a tenant that exists, or has principals, is
 // identity.ErrTenantExists.

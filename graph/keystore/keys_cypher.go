@@ -72,6 +72,11 @@ RETURN size(keys) AS keys`
 	cypherUserName = `MATCH (u:User {tenant: $tenant, id: $id})
 RETURN u.name AS name`
 
+	// cypherUserNames lists the tenant's users that have a name.
+	cypherUserNames = `MATCH (u:User {tenant: $tenant})
+WHERE u.name IS NOT NULL AND u.name <> ''
+RETURN u.id AS id, u.name AS name ORDER BY u.id LIMIT $limit`
+
 	// cypherDeleteUser removes a user's registration and keys; a user who
 	// has neither removes nothing.
 	cypherDeleteUser = `OPTIONAL MATCH (k:APIKey {tenant: $tenant, kind: 'user', principal_id: $id})
