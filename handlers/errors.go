@@ -85,6 +85,11 @@ func (a *api) fail(c *gin.Context, err error) {
 	if errors.As(err, &limited) {
 		c.Header("Retry-After", strconv.Itoa(limited.RetryAfterSeconds()))
 	}
+	if errors.Is(err, memory.ErrSessionClosing) {
+		// A close under way ends in seconds, and a claim that lapsed is
+		// taken by the next close.
+		c.Header("Retry-After", "2")
+	}
 	if status == http.StatusUnauthorized {
 		// RFC 9110: a 401 names the scheme that would be accepted.
 		c.Header("WWW-Authenticate", `Bearer realm="mneme"`)
@@ -197,7 +202,7 @@ func classify(err error) (status int, code, msg string) {
 	case errors.Is(err, memory.ErrSessionTaken):
 		return http.StatusConflict, "session_taken", "this session id belongs to another user or agent (open or closed): one session links one user's memories, written by whoever opened it, so use a session id of your own"
 	case errors.Is(err, memory.ErrSessionClosing):
-		return http.StatusConflict, "session_closing", "the session is being closed and takes no more turns"
+		return http.StatusConflict, "session_closing", "the session is being closed and takes no more turns: a close retried after Retry-After finds it closed (404) or closes it"
 	case errors.Is(err, memory.ErrIdempotencyKeyReused):
 		return http.StatusUnprocessableEntity, "idempotency_key_reused", "this idempotency key (the Idempotency-Key header, or a memory's idempotency_key) was used before for a different request or memory: send a new key for a new one"
 	case errors.Is(err, memory.ErrConflict):

@@ -33,9 +33,9 @@ type SessionStore interface {
 	Append(ctx context.Context, s Session, turns []Turn, ttl time.Duration, now time.Time) (Session, error)
 	// Get returns an open session, or ErrNotFound.
 	Get(ctx context.Context, tenant, id string) (Session, error)
-	// Claim marks an open session as closing and returns it, or
-	// ErrNotFound. A claim not finished in time is offered to the expiry
-	// worker again.
+	// Claim marks an open session as closing and returns it; ErrNotFound,
+	// or ErrSessionClosing while another holds it. A claim that lapsed is
+	// taken again, by the expiry worker or a close.
 	Claim(ctx context.Context, tenant, id string, now time.Time) (Session, error)
 	// Finish removes a claimed session.
 	Finish(ctx context.Context, tenant, id string) error

@@ -274,18 +274,21 @@ func decode(tenant, id string, h map[string]string, raw []string) (memory.Sessio
 
 // claimScript marks a session closing when it is open (ARGV[3] = "open")
 // or due (its score is not after ARGV[1]); it returns 1 when claimed, 0
-// when not, and -1 when the session's data is gone.
+// when not, and -1 when the session's data is gone. A close (mode open)
+// takes over a closing session whose claim lapsed, as the expiry worker
+// would: the close that claimed it failed, and this one ends it now.
 var claimScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('ZREM', KEYS[2], ARGV[4])
   return -1
 end
 local state = redis.call('HGET', KEYS[1], 'state')
+local due = redis.call('ZSCORE', KEYS[2], ARGV[4])
+local lapsed = due and tonumber(due) <= tonumber(ARGV[1])
 if ARGV[3] == 'open' then
-  if state ~= 'open' then return 0 end
-else
-  local due = redis.call('ZSCORE', KEYS[2], ARGV[4])
-  if not due or tonumber(due) > tonumber(ARGV[1]) then return 0 end
+  if state ~= 'open' and not lapsed then return 0 end
+elseif not lapsed then
+  return 0
 end
 redis.call('HSET', KEYS[1], 'state', 'closing')
 redis.call('ZADD', KEYS[2], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[4])
@@ -304,16 +307,47 @@ func (s *Store) claim(ctx context.Context, tenant, id, mode string, now time.Tim
 	return n, nil
 }
 
-// Claim implements memory.SessionStore.
+// Claim implements memory.SessionStore. A session another close or the
+// expiry worker is ending now is memory.ErrSessionClosing: it is there, and
+// gone once they are done.
 func (s *Store) Claim(ctx context.Context, tenant, id string, now time.Time) (memory.Session, error) {
 	n, err := s.claim(ctx, tenant, id, "open", now)
 	if err != nil {
 		return memory.Session{}, err
 	}
-	if n != 1 {
+	switch n {
+	case 0:
+		return memory.Session{}, memory.ErrSessionClosing
+	case -1:
 		return memory.Session{}, memory.ErrNotFound
 	}
 	return s.Get(ctx, tenant, id)
+}
+
+// releaseScript opens again a session claimed at ARGV[1] (its due score is
+// still that claim's, ARGV[1] + ARGV[2]), due again at its last turn plus
+// its TTL; it returns 1 when it did, 0 when the claim is no longer there.
+var releaseScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'state') ~= 'closing' then return 0 end
+local due = redis.call('ZSCORE', KEYS[2], ARGV[3])
+if not due or tonumber(due) ~= tonumber(ARGV[1]) + tonumber(ARGV[2]) then return 0 end
+local open = tonumber(redis.call('HGET', KEYS[1], 'updated') or ARGV[1]) + tonumber(redis.call('HGET', KEYS[1], 'ttl') or '0')
+redis.call('HSET', KEYS[1], 'state', 'open')
+redis.call('ZADD', KEYS[2], open, ARGV[3])
+local keep = math.max(open - tonumber(ARGV[1]), 0) + tonumber(ARGV[4])
+redis.call('PEXPIRE', KEYS[1], keep)
+redis.call('PEXPIRE', KEYS[3], keep)
+return 1
+`)
+
+// Release opens again a session that Claim claimed at claimedAt and that
+// could not be ended: a close that failed leaves it open, so that the close
+// can be retried, and the expiry worker ends it at its usual time. A claim
+// taken over since (its lease lapsed) is left to its new holder.
+func (s *Store) Release(ctx context.Context, tenant, id string, claimedAt time.Time) error {
+	keys := []string{metaKey(tenant, id), dueKey(tenant), turnsKey(tenant, id)}
+	err := releaseScript.Run(ctx, s.rdb, keys, claimedAt.UnixMilli(), s.opts.Lease.Milliseconds(), member(tenant, id), s.opts.Grace.Milliseconds()).Err()
+	return unavailableOrNil(err)
 }
 
 // Finish implements memory.SessionStore.

@@ -89,8 +89,8 @@ func TestAppendGetClaimFinish(t *testing.T) {
 		if err != nil || len(claimed.Turns) != 3 {
 			t.Fatalf("claim = %+v, %v", claimed, err)
 		}
-		if _, err := s.Claim(ctx, tenant, "s-1", t0.Add(2*time.Minute)); !errors.Is(err, memory.ErrNotFound) {
-			t.Errorf("second claim: err = %v, want ErrNotFound", err)
+		if _, err := s.Claim(ctx, tenant, "s-1", t0.Add(2*time.Minute)); !errors.Is(err, memory.ErrSessionClosing) {
+			t.Errorf("second claim: err = %v, want ErrSessionClosing", err)
 		}
 		if _, err := s.Append(ctx, open(tenant, "s-1", "alice"), turns("more"), 0, t0); !errors.Is(err, memory.ErrSessionClosing) {
 			t.Errorf("append while closing: err = %v, want ErrSessionClosing", err)

@@ -130,18 +130,44 @@ func (s *Service) CloseSession(ctx context.Context, p memory.Principal, id strin
 	if err := s.require(ctx, p, memory.ActionWrite, memory.SessionResource(sess.Tenant, sess.UserID, sess.AgentID), s.now().UTC()); err != nil {
 		return memory.CloseResult{}, err
 	}
-	if sess, err = s.sessions.Claim(ctx, p.Tenant, id, s.now().UTC()); err != nil {
+	claimedAt := s.now().UTC()
+	if sess, err = s.sessions.Claim(ctx, p.Tenant, id, claimedAt); err != nil {
 		return memory.CloseResult{}, err
 	}
 	res, err := s.EndSession(ctx, sess)
 	if err != nil {
-		// The claim lapses and the expiry worker tries again.
+		s.release(ctx, sess, claimedAt)
 		return memory.CloseResult{}, err
 	}
 	if err := s.sessions.Finish(ctx, sess.Tenant, sess.ID); err != nil {
 		return memory.CloseResult{}, err
 	}
 	return res, nil
+}
+
+// sessionReleaser opens a claimed session again; session.Store implements
+// it.
+type sessionReleaser interface {
+	Release(ctx context.Context, tenant, id string, claimedAt time.Time) error
+}
+
+// releaseTimeout bounds the release of a failed close's claim, which runs
+// even when the close's own request was cancelled.
+const releaseTimeout = 5 * time.Second
+
+// release opens again the session whose close failed, so that a retry of
+// the close claims it at once. Should that fail too, the claim lapses after
+// its lease, and then a retry or the expiry worker takes the session.
+func (s *Service) release(ctx context.Context, sess memory.Session, claimedAt time.Time) {
+	r, ok := s.sessions.(sessionReleaser)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if err := r.Release(ctx, sess.Tenant, sess.ID, claimedAt); err != nil {
+		s.log.WarnContext(ctx, "a failed close left its session closing until the claim lapses", "tenant", sess.Tenant, "session", sess.ID, "err", err)
+	}
 }
 
 // EndSession turns a claimed session into long-term memories, written as
