@@ -212,7 +212,7 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusServiceUnavailable, "policy_untranslatable", policyadmin.ErrPolicyUntranslatable.Error()
 	case errors.Is(err, policyadmin.ErrPolicyTimeout):
 		// Before unavailable, which it wraps: it was the policy, not a store.
-		return http.StatusServiceUnavailable, "policy_timeout", policyadmin.ErrPolicyTimeout.Error()
+		return http.StatusServiceUnavailable, "policy_timeout", policyadmin.TimeoutMessage(err)
 	case errors.Is(err, memory.ErrUnavailable):
 		return http.StatusServiceUnavailable, "unavailable", "a backing store is unavailable; retry later"
 	default:

@@ -432,7 +432,7 @@ func (e *Engine) eval(caller context.Context, tenant string, q rego.PreparedEval
 	}
 	release, err := e.hot.enter(ctx, tenant)
 	if err != nil {
-		return nil, e.shed(caller, err)
+		return nil, e.shed(caller, tenant, err)
 	}
 	defer release()
 	rs, err := q.Eval(ctx, rego.EvalParsedInput(input))

@@ -111,11 +111,17 @@ func (h *hotTenants) isHot(tenant string) bool {
 // wait, but no new one, so that the tenant cools once its own decisions are
 // quick again however busy the host (a wait that heated it would keep a
 // loaded tenant limited for as long as the load lasts).
-func (e *Engine) shed(caller context.Context, err error) error {
+func (e *Engine) shed(caller context.Context, tenant string, err error) error {
 	if caller.Err() != nil {
 		return outOfTime(err)
 	}
-	return fmt.Errorf("%w: %w: %w", memory.ErrUnavailable, policyadmin.ErrPolicyTimeout, err)
+	return fmt.Errorf("%w: %w: %w", memory.ErrUnavailable, e.policyTimeout(tenant), err)
+}
+
+// policyTimeout is the ErrPolicyTimeout of tenant's policy in force, which
+// tells whether rolling it back may help.
+func (e *Engine) policyTimeout(tenant string) error {
+	return &policyadmin.PolicyTimeoutError{Revision: e.Revision(tenant).Number}
 }
 
 // timedOut turns err, from an evaluation under a deadline derived from
@@ -128,7 +134,7 @@ func (e *Engine) timedOut(caller context.Context, tenant string, err error) erro
 		return outOfTime(err)
 	}
 	e.hot.ranOut(tenant)
-	return fmt.Errorf("%w: %w: %w", memory.ErrUnavailable, policyadmin.ErrPolicyTimeout, err)
+	return fmt.Errorf("%w: %w: %w", memory.ErrUnavailable, e.policyTimeout(tenant), err)
 }
 
 // timedEval evaluates q on input under the engine's deadline, and once more

@@ -269,3 +269,36 @@ func TestHotTenants(t *testing.T) {
 		t.Errorf("nil gate: %v", err)
 	}
 }
+
+// A policy timeout points an admin at a rollback only when an admin's
+// revision is in force: under the bundled policy, rolling back cannot help,
+// and the engine was overloaded.
+func TestPolicyTimeoutSaysWhatHelps(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Options{Timeout: slowTimeout})
+	e.hot = newHotTenants(1, time.Now)
+	if err := e.UsePolicy(ctx, "acme", 1, 1, withSlowRule(t, e, slowpoke)); err != nil {
+		t.Fatal(err)
+	}
+	slow := memory.Resource{Tenant: "acme", UserID: "alice", AgentID: "support-bot", Type: memory.TypeSemantic, Kind: "slowpoke", Sensitivity: memory.SensitivityInternal, Status: memory.StatusActive}
+	_, err := e.Decide(ctx, memory.Principal{Tenant: "acme", Kind: memory.KindAgent, ID: "support-bot"}, memory.ActionWrite, slow, testNow)
+	if msg := policyadmin.TimeoutMessage(err); !errors.Is(err, policyadmin.ErrPolicyTimeout) || !strings.Contains(msg, "rolls the policy back") {
+		t.Errorf("timeout under revision 1: %v, says %q; want a rollback", err, msg)
+	}
+
+	// globex runs the bundled policy; busy, its one slot held, a decision
+	// runs out of time waiting.
+	e.hot.ranOut("globex")
+	release, err := e.hot.enter(ctx, "globex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	quick := slow
+	quick.Tenant, quick.Kind = "globex", "fact"
+	_, err = e.Decide(ctx, memory.Principal{Tenant: "globex", Kind: memory.KindAgent, ID: "support-bot"}, memory.ActionWrite, quick, testNow)
+	msg := policyadmin.TimeoutMessage(err)
+	if !errors.Is(err, policyadmin.ErrPolicyTimeout) || strings.Contains(msg, "roll") || !strings.Contains(msg, "overloaded") {
+		t.Errorf("timeout under the bundled policy: %v, says %q; want overloaded, and no rollback", err, msg)
+	}
+}

@@ -64,8 +64,35 @@ func (untranslatable) Lasting() bool { return true }
 // within the engine's deadline while its caller still waited: the policy's
 // doing, most likely a slow rule on the input at hand, not a backing
 // store's. It denies, and comes wrapped with memory.ErrUnavailable, as a
-// decision delayed by a busy host would succeed when retried.
-var ErrPolicyTimeout = errors.New("the access policy took too long to decide; retry later, or an admin of the tenant rolls the policy back (POST /v1/policy/rollback)")
+// decision delayed by a busy host would succeed when retried. The engine
+// returns it as a *PolicyTimeoutError, which says what may help.
+var ErrPolicyTimeout = errors.New("the access policy took too long to decide; retry later")
+
+// PolicyTimeoutError is ErrPolicyTimeout under the policy revision in force
+// (0: the bundled policy). Rolling the policy back helps only when an
+// admin's revision is in force; under the bundled one, the engine was
+// overloaded.
+type PolicyTimeoutError struct{ Revision int64 }
+
+func (e *PolicyTimeoutError) Error() string {
+	if e.Revision == 0 {
+		return "the policy engine is overloaded: the bundled access policy took too long to decide; retry later"
+	}
+	return fmt.Sprintf("the access policy took too long to decide; retry later, or an admin of the tenant rolls the policy back (POST /v1/policy/rollback; revision %d is in force)", e.Revision)
+}
+
+// Is makes a *PolicyTimeoutError match ErrPolicyTimeout.
+func (e *PolicyTimeoutError) Is(target error) bool { return target == ErrPolicyTimeout }
+
+// TimeoutMessage is what a client is told of err, which matches
+// ErrPolicyTimeout.
+func TimeoutMessage(err error) string {
+	var t *PolicyTimeoutError
+	if errors.As(err, &t) {
+		return t.Error()
+	}
+	return ErrPolicyTimeout.Error()
+}
 
 // CeilingError refuses an end user's write that sets a sensitivity above
 // the highest the tenant lets its users read about themselves

@@ -407,7 +407,7 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, c *caller, err erro
 		// Before unavailable, which both wrap: the stores are fine, and
 		// sending the admin to Neo4j and Redis would waste the time it
 		// takes to roll the policy back.
-		status, v.Title, v.Message, v.Data = http.StatusServiceUnavailable, "Policy", policyFailure(c, err), policyHelp{Rollback: c != nil && c.Kind == memory.KindAdmin}
+		status, v.Title, v.Message, v.Data = http.StatusServiceUnavailable, "Policy", policyFailure(c, err), policyHelp{Rollback: c != nil && c.Kind == memory.KindAdmin && !bundledTimeout(err)}
 	case errors.Is(err, memory.ErrUnavailable):
 		status, v.Title, v.Message = http.StatusServiceUnavailable, "Unavailable", "A store does not answer; try again shortly."
 	case errors.As(err, &limited):
@@ -443,10 +443,20 @@ func policyFailure(c *caller, err error) string {
 		}
 		return "The tenant's access policy cannot be applied to this request (its read rules do not translate into a query); the stores are fine. Retrying will not help: roll the policy back to the previous revision (below, or on the Policy page)."
 	}
+	if bundledTimeout(err) {
+		return "The policy engine is overloaded: the bundled access policy took too long to decide; the stores are fine. Try again in a moment."
+	}
 	if !admin {
 		return "The tenant's access policy took too long to decide; the stores are fine. Try again in a moment; if it keeps happening, ask an admin of the tenant to roll the policy back."
 	}
 	return "The tenant's access policy took too long to decide; the stores are fine. Try again in a moment; if it keeps happening, the policy in force is too slow for this request: roll it back to the previous revision (below, or on the Policy page)."
+}
+
+// bundledTimeout reports a policy timeout under the bundled policy, which
+// no rollback changes.
+func bundledTimeout(err error) bool {
+	var t *policyadmin.PolicyTimeoutError
+	return errors.As(err, &t) && t.Revision == 0
 }
 
 // render executes a page into a buffer first, so that a template error
