@@ -223,7 +223,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.Server.StallTimeout > 0 {
 		if a.Stalls, err = stall.New(stall.Options{
 			Stores: []stall.Store{
-				{Name: "neo4j", Ping: store.Answer},
+				// Under a burst its ping may wait behind the requests it is
+				// answering: those answers keep it from counting as stalled.
+				{Name: "neo4j", Ping: store.Answer, Answered: store.Runner().Answered},
 				{Name: "redis", Ping: func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() }},
 			},
 			Timeout: cfg.Server.StallTimeout, Logger: log,

@@ -23,6 +23,11 @@ const DefaultInterval = 500 * time.Millisecond
 type Store struct {
 	Name string
 	Ping func(ctx context.Context) error
+	// Answered, when set, is when the store last answered one of its other
+	// callers (zero: never). A store busy enough to leave a ping waiting
+	// while it answers them is slow, not stalled: it is stalled once it has
+	// answered nothing, the ping included, for the timeout.
+	Answered func() time.Time
 }
 
 // Options configures a Watcher.
@@ -126,7 +131,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 }
 
 // watch pings store i, one ping at a time, until ctx ends. A ping
-// unanswered after the timeout stalls the store; the stall ends when a ping
+// unanswered after the timeout stalls the store, unless the store answered
+// another caller within the timeout (Store.Answered): then it stalls once
+// it has answered nothing for the timeout. The stall ends when a ping
 // succeeds, or fails before the timeout (the store refuses: it is down, not
 // stalled). A ping that fails after the timeout, at its own deadline, ends
 // nothing. Each ping has its own context, which ends at twice the timeout
@@ -140,11 +147,20 @@ func (w *Watcher) watch(ctx context.Context, i int) {
 		go func() { done <- s.Ping(pctx) }()
 		timer := time.NewTimer(w.timeout)
 		var err error
-		select {
-		case err = <-done:
-		case <-timer.C:
-			w.set(i, &Error{Store: s.Name, Since: start})
-			err = <-done
+	wait:
+		for {
+			select {
+			case err = <-done:
+				break wait
+			case <-timer.C:
+				if d := untilSilent(s, w.timeout); d > 0 {
+					timer.Reset(d)
+					continue
+				}
+				w.set(i, &Error{Store: s.Name, Since: start})
+				err = <-done
+				break wait
+			}
 		}
 		timer.Stop()
 		cancel()
@@ -160,6 +176,19 @@ func (w *Watcher) watch(ctx context.Context, i int) {
 		case <-time.After(w.interval):
 		}
 	}
+}
+
+// untilSilent is how long until s will have answered none of its callers
+// for timeout; 0 when it has not, or when it does not say (Store.Answered).
+func untilSilent(s Store, timeout time.Duration) time.Duration {
+	if s.Answered == nil {
+		return 0
+	}
+	last := s.Answered()
+	if last.IsZero() {
+		return 0
+	}
+	return max(time.Until(last.Add(timeout)), 0)
 }
 
 // set records store i's stall, or its end when e is nil.

@@ -121,7 +121,7 @@ func TestWatcher(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			neo, red := newStore(t, "answer"), newStore(t, "answer")
-			w := watch(t, Store{"neo4j", neo.ping}, Store{"redis", red.ping})
+			w := watch(t, Store{Name: "neo4j", Ping: neo.ping}, Store{Name: "redis", Ping: red.ping})
 			for _, s := range tt.steps {
 				neo.set(s.neo4j)
 				red.set(s.redis)
@@ -147,7 +147,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{"no store", Options{Timeout: time.Second}},
 		{"a store without a name", Options{Stores: []Store{{Ping: ping}}, Timeout: time.Second}},
 		{"a store without a ping", Options{Stores: []Store{{Name: "redis"}}, Timeout: time.Second}},
-		{"no timeout", Options{Stores: []Store{{"redis", ping}}}},
+		{"no timeout", Options{Stores: []Store{{Name: "redis", Ping: ping}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,7 +179,7 @@ func TestGuard(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			red := newStore(t, "answer")
-			w := watch(t, Store{"redis", red.ping})
+			w := watch(t, Store{Name: "redis", Ping: red.ping})
 			if tt.stallFirst {
 				red.set("hang")
 				eventually(t, "a stall", func() bool { return w.Err() != nil })
@@ -245,4 +245,44 @@ func TestGuard(t *testing.T) {
 			}
 		})
 	}
+}
+
+// busy is a store whose other callers get answers while its pings wait,
+// as a store busy with a burst of requests answers them: one answer
+// whenever asked, until silence.
+type busy struct {
+	mu     sync.Mutex
+	silent time.Time // when it stopped answering; zero while it answers
+}
+
+func (b *busy) silence() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.silent = time.Now()
+}
+
+func (b *busy) answered() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.silent.IsZero() {
+		return time.Now()
+	}
+	return b.silent
+}
+
+// A store that leaves its pings waiting while it answers its other callers
+// is slow, not stalled; once it answers nothing, it is stalled.
+func TestSlowStoreThatAnswersIsNotStalled(t *testing.T) {
+	neo := newStore(t, "hang")
+	load := &busy{}
+	w := watch(t, Store{Name: "neo4j", Ping: neo.ping, Answered: load.answered})
+	// Pings time out and fail at their deadline, one after another, while
+	// requests are answered.
+	for end := time.Now().Add(6 * testTimeout); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if err := w.Err(); err != nil {
+			t.Fatalf("a store that answers its requests is stalled: %v", err)
+		}
+	}
+	load.silence()
+	eventually(t, "the silent store stalled", func() bool { return stalledStore(w) == "neo4j" })
 }

@@ -2,6 +2,8 @@ package neo
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -17,6 +19,9 @@ type Runner struct {
 	driver  neo4j.DriverWithContext
 	db      string
 	timeout time.Duration
+	// answered is when the server last answered a transaction, in Unix
+	// nanoseconds.
+	answered atomic.Int64
 }
 
 // NewRunner returns a Runner over driver on database db ("" is the server's
@@ -65,5 +70,19 @@ func (r *Runner) Run(ctx context.Context, mode neo4j.AccessMode, timeout time.Du
 	} else {
 		_, err = session.ExecuteWrite(ctx, fn, txTimeout)
 	}
+	var refused *neo4j.Neo4jError
+	if err == nil || errors.As(err, &refused) {
+		r.answered.Store(time.Now().UnixNano())
+	}
 	return Translate(err)
+}
+
+// Answered is when the server last answered a transaction run here,
+// committed or refused by the server; zero before the first. A server that
+// answers them is alive, however long its answers take.
+func (r *Runner) Answered() time.Time {
+	if n := r.answered.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
