@@ -13,16 +13,27 @@ import (
 	"mneme/workingmemory"
 )
 
-// flakyMemories fails its first write as a store that cannot answer, and
-// keeps what later writes bring.
+// flakyMemories keeps what it is given under its idempotency keys, as the
+// memory service does, refusing a key reused for other content; its first
+// write is stored but answered as a store that did not answer (a commit
+// whose answer was lost).
 type flakyMemories struct {
 	workingmemory.Memories
 	writes  int
+	keys    map[string]string
 	written []memory.NewMemory
 }
 
 func (m *flakyMemories) Write(_ context.Context, _ memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
 	m.writes++
+	for _, n := range in {
+		if prev, ok := m.keys[n.IdempotencyKey]; ok && prev != n.Content {
+			return nil, memory.ErrIdempotencyKeyReused
+		}
+	}
+	for _, n := range in {
+		m.keys[n.IdempotencyKey] = n.Content
+	}
 	if m.writes == 1 {
 		return nil, memory.ErrUnavailable
 	}
@@ -40,26 +51,31 @@ func (allowAll) Decide(context.Context, memory.Principal, string, memory.Resourc
 	return memory.Decision{Allow: true}, nil
 }
 
-type findsOne struct{}
+// findsEachTurn finds one memory in each turn.
+type findsEachTurn struct{}
 
-func (findsOne) Extract(context.Context, []memory.Turn) ([]memory.NewMemory, error) {
-	return []memory.NewMemory{{Type: memory.TypeProfile, Content: "Alice prefers parcels in the morning."}}, nil
+func (findsEachTurn) Extract(_ context.Context, turns []memory.Turn) ([]memory.NewMemory, error) {
+	out := make([]memory.NewMemory, len(turns))
+	for i, t := range turns {
+		out[i] = memory.NewMemory{Type: memory.TypeProfile, Content: "Alice said: " + t.Content}
+	}
+	return out, nil
 }
 
 type noQueue struct{ memory.JobQueue }
 
-// TestAFailedCloseCanBeRetried: a close whose memories cannot be written
-// leaves the session open, as GET shows it: turns are taken again and the
-// close retried at once ends it.
+// TestAFailedCloseCanBeRetried: a close that fails leaves the session open,
+// as GET shows it: turns are taken again, and the close retried at once
+// ends it, with them, even though the failed close stored what it found.
 func TestAFailedCloseCanBeRetried(t *testing.T) {
 	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := context.Background()
 		tenant := testenv.Tenant(t)
 		store := New(Options{Redis: rdb})
-		mems := &flakyMemories{}
+		mems := &flakyMemories{keys: map[string]string{}}
 		now := t0.Add(10 * time.Second)
 		wm, err := workingmemory.New(workingmemory.Options{
-			Memories: mems, Sessions: store, Authz: allowAll{}, Extract: findsOne{}, Queue: noQueue{},
+			Memories: mems, Sessions: store, Authz: allowAll{}, Extract: findsEachTurn{}, Queue: noQueue{},
 			Logger: quiet, Now: func() time.Time { return now },
 		})
 		if err != nil {

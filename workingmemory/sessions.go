@@ -194,7 +194,10 @@ func (s *Service) EndSession(ctx context.Context, sess memory.Session) (memory.C
 		found = found[:MaxExtractedPerRun-1]
 	}
 	found = append(found, sessionRecord(sess, found))
-	idem := fmt.Sprintf("session:%s:%d", sess.ID, sess.CreatedAt.UnixMilli())
+	// Keyed by the turns too: a close that failed leaves the session open,
+	// and one retried after more turns came is not the same request, so
+	// that what the failed one wrote is reinforced, not refused as a reuse.
+	idem := fmt.Sprintf("session:%s:%d:%d", sess.ID, sess.CreatedAt.UnixMilli(), len(sess.Turns))
 	for i := range found {
 		found[i].Tenant, found[i].AgentID = "", ""
 		found[i].UserID, found[i].SessionID = sess.UserID, sess.ID
