@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -22,12 +23,13 @@ func Same(a, b string, cosine, threshold float64) bool {
 	if marks(a) != marks(b) {
 		return false
 	}
-	na, nb := normalise(a), normalise(b)
-	if na == nb {
-		return true
-	}
+	// Numbers before the text: "1,5 and 225" and "15 and 2,25" normalise
+	// alike, but are not the same numbers.
 	if !slices.Equal(Numbers(a), Numbers(b)) {
 		return false
+	}
+	if normalise(a) == normalise(b) {
+		return true
 	}
 	return cosine >= threshold
 }
@@ -97,7 +99,8 @@ func normalise(s string) string {
 // marks returns what of s normalise drops but a fact turns on, in order:
 // symbols (comparison, currency, arrows, emoji, ticks), percent signs, a
 // minus before a number and the separators inside one ("1.2", "5/10",
-// "1-3", "1:2"; not the thousands comma of "1,500").
+// "1-3", "1:2", the decimal comma of "1,5"; not the thousands comma of
+// "1,500").
 func marks(s string) string {
 	rs := []rune(foldWidth(s))
 	digit := func(i int) bool { return i >= 0 && i < len(rs) && unicode.IsDigit(rs[i]) }
@@ -110,9 +113,43 @@ func marks(s string) string {
 			b.WriteRune(r) // a minus sign
 		case strings.ContainsRune(".-/:", r) && digit(i-1) && digit(i+1):
 			b.WriteRune(r)
+		case r == ',' && digit(i-1) && digit(i+1) && !thousandsComma(rs, i):
+			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// thousandsComma reports whether the comma rs[i] groups thousands: the
+// number it stands in is digits in groups split by commas, the first of one
+// to three digits not led by a zero and every other of exactly three
+// ("1,500", "12,345,678"). Any other comma between digits is part of how
+// the number is written: "1,5", "2,00" and "0,75" are the decimals 1.5,
+// 2.00 and 0.75 written with a comma, as much of Europe does, and "1,2,3"
+// is a list; none of them is the number its digits make joined.
+func thousandsComma(rs []rune, i int) bool {
+	digit := func(k int) bool { return k >= 0 && k < len(rs) && unicode.IsDigit(rs[k]) }
+	if rs[i] != ',' || !digit(i-1) || !digit(i+1) {
+		return false
+	}
+	start := i // the number's first digit
+	for start > 0 && (digit(start-1) || rs[start-1] == ',' && digit(start-2)) {
+		start--
+	}
+	end := i // past its last digit
+	for end < len(rs) && (digit(end) || rs[end] == ',' && digit(end+1)) {
+		end++
+	}
+	groups := strings.Split(string(rs[start:end]), ",")
+	if first := []rune(groups[0]); len(first) > 3 || first[0] == '0' {
+		return false
+	}
+	for _, g := range groups[1:] {
+		if utf8.RuneCountInString(g) != 3 {
+			return false
+		}
+	}
+	return true
 }
 
 // numberUnits are suffixes that belong to a number: 100k, 15万, 20%.
@@ -133,7 +170,7 @@ func Numbers(s string) []string {
 			j := i
 			var b strings.Builder
 			for j < len(rs) && (unicode.IsDigit(rs[j]) || (rs[j] == ',' || rs[j] == '.') && j+1 < len(rs) && unicode.IsDigit(rs[j+1])) {
-				if rs[j] != ',' {
+				if rs[j] != ',' || !thousandsComma(rs, j) {
 					b.WriteRune(rs[j])
 				}
 				j++

@@ -13,6 +13,13 @@ func TestNumbersOf(t *testing.T) {
 		{"budget 100k", []string{"100k"}},
 		{"budget 100 k for 2026", []string{"100k", "2026"}},
 		{"100,000 euros", []string{"100000"}},
+		{"12,345,678 units", []string{"12345678"}},
+		{"discount 1,5%", []string{"1,5%"}}, // a decimal comma is no thousands comma
+		{"2,5 kg", []string{"2,5"}},
+		{"2,00 cartons", []string{"2,00"}},
+		{"0,750 l", []string{"0,750"}},
+		{"1,2,3", []string{"1,2,3"}},
+		{"1,5000", []string{"1,5000"}},
 		{"price 1.5m", []string{"1.5m"}},
 		{"预算15万", []string{"15万"}},
 		{"预算十五万元", []string{"十五万"}},
@@ -53,6 +60,15 @@ func TestSameFact(t *testing.T) {
 		// Not marks: punctuation, a thousands comma, an id's dash, width.
 		{"Budget: 1,500 USD.", "budget 1500 usd", 0, true},
 		{"Order SO-1001 shipped!", "order so-1001 shipped", 0, true},
+		{"Stock 12,345,678 units", "stock 12345678 units", 0, true},
+		// A decimal comma is not: the digits joined are another number.
+		{"Dana's discount is 1,5%.", "Dana's discount is 15%.", 0.99, false},
+		{"Parcel weighs 2,5 kg", "Parcel weighs 25 kg", 0.99, false},
+		{"Order 2,00 cartons", "Order 200 cartons", 0.99, false},
+		{"Dose 0,75 ml", "Dose 075 ml", 0.99, false},
+		{"Budget 1,5000 USD", "Budget 15000 USD", 0.99, false},
+		{"Box A 1,5 kg, box B 225 g", "Box A 15 kg, box B 2,25 g", 0.99, false},
+		{"Dana's discount is 1,5%.", "dana's discount is 1,5%", 0, true},
 		{"Price ＄100", "price $100", 0, true},
 		{"用户喜欢简短的回答。", "用户喜欢简短的回答", 0, true},                        // punctuation
 		{"budget 100k", "budget 150k", 0.99, false},                 // numbers differ
@@ -93,6 +109,30 @@ func TestLookAlike(t *testing.T) {
 	} {
 		if got := LookAlike(tt.name); got != tt.want {
 			t.Errorf("LookAlike(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestThousandsComma(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want bool // of the first comma
+	}{
+		{"1,500", true},
+		{"12,345,678", true},
+		{"budget 100,000.50 USD", true},
+		{"1,5", false},
+		{"2,00", false},
+		{"0,75", false},
+		{"0,750", false}, // a zero alone leads no grouping
+		{"1,5000", false},
+		{"1234,567", false},
+		{"1,500,5", false}, // one bad group spoils the number
+		{"1,2,3", false},
+	} {
+		rs := []rune(tt.text)
+		if got := thousandsComma(rs, slices.Index(rs, ',')); got != tt.want {
+			t.Errorf("thousandsComma(%q) = %v, want %v", tt.text, got, tt.want)
 		}
 	}
 }

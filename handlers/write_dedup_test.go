@@ -188,3 +188,48 @@ func ref(seen map[string]string, id string, i int) string {
 	seen[id] = fmt.Sprintf("#%d", i)
 	return seen[id]
 }
+
+// Two facts whose numbers differ only by a decimal comma are two memories:
+// "1,5%" is not "15%". A thousands comma is only how a number is grouped:
+// "1,500" repeats "1500".
+func TestDecimalCommaIsAnotherNumber(t *testing.T) {
+	f := apptest.Start(t)
+	c := f.Client(t, "support-bot")
+	write := func(user, content string) client.WriteResult {
+		t.Helper()
+		w, err := c.Add(t.Context(), client.NewMemory{UserID: user, Type: client.TypeSemantic, Kind: "note", Content: content})
+		if err != nil || len(w.Results) != 1 {
+			t.Fatalf("write %q: %+v, %v", content, w, err)
+		}
+		return w.Results[0]
+	}
+	for _, tt := range []struct {
+		user, first, second, want string
+	}{
+		{"dana", "Dana's discount is 1,5%.", "Dana's discount is 15%.", client.OutcomeCreated},
+		{"erik", "Erik's parcel weighs 2,5 kg.", "Erik's parcel weighs 25 kg.", client.OutcomeCreated},
+		{"fay", "Fay ordered 2,00 cartons.", "Fay ordered 200 cartons.", client.OutcomeCreated},
+		{"gus", "Gus's budget is 1,500 USD.", "Gus's budget is 1500 USD.", client.OutcomeReinforced},
+	} {
+		t.Run(tt.user, func(t *testing.T) {
+			first := write(tt.user, tt.first)
+			second := write(tt.user, tt.second)
+			if first.Outcome != client.OutcomeCreated || second.Outcome != tt.want {
+				t.Fatalf("outcomes %q then %q, want created then %q", first.Outcome, second.Outcome, tt.want)
+			}
+			var contents []string
+			for _, m := range list(t, f, "support-bot", "user_id="+tt.user) {
+				contents = append(contents, m.Content)
+			}
+			slices.Sort(contents)
+			want := []string{tt.first, tt.second}
+			if tt.want == client.OutcomeReinforced {
+				want = want[:1]
+			}
+			slices.Sort(want)
+			if diff := cmp.Diff(want, contents); diff != "" {
+				t.Errorf("stored contents (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
