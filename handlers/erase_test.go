@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
 	"mneme/client"
@@ -416,8 +418,12 @@ func TestEraseUserWhileAWriteIsApplied(t *testing.T) {
 		t.Errorf("%d tombstones, want the user's only", tombstones)
 	}
 	scanRedis(t, ctx, f.App.Redis, []string{secret, user})
-	_, err = c.Job(t.Context(), job.ID)
-	wantAPIError(t, "the erased job", err, http.StatusNotFound, "not_found")
+	// The job stays, done, its memory erased: the worker that finished it
+	// after the erase left it so.
+	if st, err := c.Job(t.Context(), job.ID); err != nil || st.Status != memory.JobDone ||
+		!slices.Equal(st.Memories, []client.JobMemory{{Outcome: memory.OutcomeErased}}) {
+		t.Errorf("the erased job: %+v, %v; want done, its memory erased", st, err)
+	}
 	for _, who := range []string{bot, apptest.Admin} {
 		if listed, _ := json.Marshal(list(t, f, who, "user_id="+user+"&limit=500")); strings.Contains(string(listed), secret) {
 			t.Errorf("%s lists the erased write: %s", who, listed)
@@ -486,4 +492,93 @@ func TestEraseRunsToItsEndWhenTheCallerHangsUp(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// A queued write whose user is erased, before its job ran or after, reads
+// as done with each memory's outcome erased, for its sender and admins
+// alike: not as a job that never was, which its sender might send again.
+// Nothing of what it said, nor the user id, stays in Redis.
+func TestErasedUsersJobsSayErased(t *testing.T) {
+	f := apptest.StartLogged(t, io.Discard) // its queue workers are not started: the test runs its own
+	const bot = "order-bot"
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	secret := "zq" + hex.EncodeToString(b[:])
+	user := "erin-" + secret[2:]
+	c := f.Client(t, bot)
+	send := func(contents ...string) client.Job {
+		t.Helper()
+		var ms []client.NewMemory
+		for _, content := range contents {
+			ms = append(ms, client.NewMemory{UserID: user, Type: client.TypeEpisodic, Kind: "note", Content: content})
+		}
+		st, err := c.AddAsync(t.Context(), ms...)
+		if err != nil || st.Status != memory.JobQueued {
+			t.Fatalf("async write: %+v, %v", st, err)
+		}
+		return st
+	}
+
+	// One job runs before the erase.
+	ran := send("Erin asked about order " + secret + "-1")
+	pool := queue.NewPool(f.App.Queue, queue.PoolOptions{Backoff: 10 * time.Millisecond, LeaseTTL: 2 * time.Second})
+	pool.Handle(memory.JobMemories, f.App.Service.ApplyMemoryJobs)
+	if err := pool.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var done client.Job
+	deadline := time.Now().Add(time.Minute)
+	for done.Status != memory.JobDone {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first job did not run: %+v", done)
+		}
+		time.Sleep(20 * time.Millisecond)
+		var err error
+		if done, err = c.Job(t.Context(), ran.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := pool.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(done.Memories) != 1 || done.Memories[0].Outcome != client.OutcomeCreated {
+		t.Fatalf("the first job: %+v, want one memory created", done)
+	}
+	// Two more wait in the queue when the user is erased.
+	one := send("Erin's parcel " + secret + "-2 is late")
+	two := send("Erin prefers "+secret+"-3 boxes", "Erin pays by "+secret+"-4")
+
+	receipt, err := f.Client(t, apptest.Admin).DeleteUser(t.Context(), user)
+	if err != nil {
+		t.Fatalf("erase: %v", err)
+	}
+	if receipt.Counts["queue"] != 2 || receipt.Counts[memory.PlaceGraphMemories] != 1 {
+		t.Errorf("receipt %v, want 2 queued jobs and 1 memory", receipt.Counts)
+	}
+	erased := client.JobMemory{Outcome: memory.OutcomeErased}
+	for _, tt := range []struct {
+		name string
+		job  client.Job
+		want []client.JobMemory
+	}{
+		{"the job that ran", ran, []client.JobMemory{{ID: done.Memories[0].ID, Outcome: memory.OutcomeErased}}},
+		{"a queued job", one, []client.JobMemory{erased}},
+		{"a queued batch", two, []client.JobMemory{erased, erased}},
+	} {
+		for _, who := range []string{bot, apptest.Admin} {
+			st, err := f.Client(t, who).Job(t.Context(), tt.job.ID)
+			if err != nil || st.Status != memory.JobDone || st.FinishedAt == nil || st.ErrorCode != "" {
+				t.Errorf("%s reads %s: %+v, %v; want done", who, tt.name, st, err)
+				continue
+			}
+			if diff := cmp.Diff(tt.want, st.Memories); diff != "" {
+				t.Errorf("%s reads %s: memories (-want +got):\n%s", who, tt.name, diff)
+			}
+		}
+		_, err := f.Client(t, "support-bot").Job(t.Context(), tt.job.ID)
+		wantAPIError(t, "another agent reads "+tt.name, err, http.StatusNotFound, "not_found")
+	}
+	scanRedis(t, t.Context(), f.App.Redis, []string{secret, user})
 }

@@ -542,12 +542,13 @@ func (p *Pool) backoff(attempt int) time.Duration {
 	return min(d, p.opts.MaxBackoff)
 }
 
-// finishScript updates a job's status unless the job was erased meanwhile.
+// finishScript updates a job's status unless the job's user was erased
+// meanwhile (its status gone, or left as erased).
 // It runs inside pipelines, so it is sent whole (EVAL): EVALSHA could meet a
 // server that has not seen it and fail the pipeline.
 // KEYS: status key. ARGV: field, value pairs.
 var finishScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HGET', KEYS[1], 'erased') ~= '1' then
   redis.call('HSET', KEYS[1], unpack(ARGV))
 end
 return 0`)

@@ -13,6 +13,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -194,8 +195,9 @@ end
 //
 // KEYS: idem key, status key, user jobs key, stream, sequence.
 // ARGV: job id, ttl ms, job JSON, status fields JSON-free: kind, accepted_at,
-// owner JSON; then "1" when the job has an idempotency key, and the job's
-// fingerprint. Without a key, KEYS[1] is a name in the shard's slot that is
+// owner JSON; then "1" when the job has an idempotency key, the job's
+// fingerprint, and the number of memories it was sent with (0 when it
+// depends on what the job extracts). Without a key, KEYS[1] is a name in the shard's slot that is
 // never written: a script's keys must all be in one slot on a Redis
 // Cluster, "" included.
 var enqueueScript = redis.NewScript(nextSeq + `
@@ -211,7 +213,7 @@ if ARGV[7] == '1' then
   end
   redis.call('SET', idem, ARGV[1] .. '|' .. ARGV[8], 'PX', ARGV[2])
 end
-redis.call('HSET', KEYS[2], 'status', 'queued', 'kind', ARGV[4], 'accepted_at', ARGV[5], 'owner', ARGV[6], 'idem', idem)
+redis.call('HSET', KEYS[2], 'status', 'queued', 'kind', ARGV[4], 'accepted_at', ARGV[5], 'owner', ARGV[6], 'idem', idem, 'size', ARGV[9])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
@@ -271,7 +273,7 @@ func (q *Queue) Enqueue(ctx context.Context, job memory.Job) (memory.JobStatus, 
 	}
 	keys := []string{idem, q.statusKey(shard, job.Tenant, job.ID), q.userJobsKey(shard, job.Tenant, job.UserID), q.Stream(shard), q.seqKey(shard)}
 	id, err := enqueueScript.Run(ctx, q.rdb, keys,
-		job.ID, q.ttl.Milliseconds(), body, job.Kind, job.AcceptedAt.Format(time.RFC3339Nano), owner, idempotent, fingerprint).Text()
+		job.ID, q.ttl.Milliseconds(), body, job.Kind, job.AcceptedAt.Format(time.RFC3339Nano), owner, idempotent, fingerprint, jobSize(job)).Text()
 	if err != nil {
 		return memory.JobStatus{}, unavailable("enqueue", err)
 	}
@@ -279,6 +281,16 @@ func (q *Queue) Enqueue(ctx context.Context, job memory.Job) (memory.JobStatus, 
 		return memory.JobStatus{}, memory.ErrIdempotencyKeyReused
 	}
 	return q.Status(ctx, job.Tenant, id)
+}
+
+// jobSize is the number of memories a job was sent with, or 0 when that
+// is up to what the job extracts (an ingestion).
+func jobSize(job memory.Job) int {
+	var items []json.RawMessage
+	if job.Kind != memory.JobMemories || json.Unmarshal(job.Payload, &items) != nil {
+		return 0
+	}
+	return len(items)
 }
 
 // Status returns a job of the tenant, or memory.ErrNotFound.
@@ -329,9 +341,12 @@ func (q *Queue) FenceUser(ctx context.Context, tenant, userID string) (int64, er
 }
 
 // EraseUser removes a user's queued jobs — waiting and dead-lettered — with
-// their statuses and idempotency keys, and returns how many jobs it removed
-// from the streams. A job a worker already holds is not reached here: fence
-// the user first (FenceUser) so that it is dropped or refused.
+// their idempotency keys, and returns how many jobs it removed from the
+// streams. A job a worker already holds is not reached here: fence the user
+// first (FenceUser) so that it is dropped or refused. Each job's status
+// stays, content-free, as done with every memory erased (eraseStatus):
+// its sender, told the job was accepted, learns what became of it rather
+// than meet a job that never was, and does not send it again.
 func (q *Queue) EraseUser(ctx context.Context, tenant, userID string) (int64, error) {
 	shard := q.shardOf(tenant, userID)
 	var removed int64
@@ -348,23 +363,75 @@ func (q *Queue) EraseUser(ctx context.Context, tenant, userID string) (int64, er
 		return removed, unavailable("erase job statuses", err)
 	}
 	for _, id := range ids {
-		sk := q.statusKey(shard, tenant, id)
-		idem, err := q.rdb.HGet(ctx, sk, "idem").Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return removed, unavailable("erase job status", err)
-		}
-		keys := []string{sk}
-		if idem != "" {
-			keys = append(keys, idem)
-		}
-		if err := q.rdb.Del(ctx, keys...).Err(); err != nil {
-			return removed, unavailable("erase job status", err)
+		if err := q.eraseStatus(ctx, q.statusKey(shard, tenant, id), userID); err != nil {
+			return removed, err
 		}
 	}
 	if err := q.rdb.Del(ctx, jobsKey).Err(); err != nil {
 		return removed, unavailable("erase job set", err)
 	}
 	return removed, nil
+}
+
+// erasedStatusScript turns a job's status into what stays of it once its
+// user is erased, and deletes its idempotency key (so that a write sent
+// afresh after the erase is a new one): done, every memory erased, no
+// error and no key, marked so that a worker finishing the job later
+// leaves it so (finishScript). A status gone (expired) stays gone.
+//
+// KEYS: status key, idempotency key (or a name never written). ARGV:
+// memories JSON, finished_at, owner JSON.
+var erasedStatusScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HDEL', KEYS[1], 'idem', 'error', 'error_code', 'size')
+redis.call('HSET', KEYS[1], 'status', 'done', 'erased', '1', 'memories', ARGV[1], 'finished_at', ARGV[2], 'owner', ARGV[3])
+return 1`)
+
+// eraseStatus keeps, of the status of a job about the erased user userID,
+// when it was accepted and finished, its kind, attempts and sender, and of
+// each memory its id (an id is content-free, as a tombstone keeps it) with
+// the outcome erased. A job not yet done has one memory per memory it was
+// sent with, one for an ingestion, which extracted none yet. The sender is
+// kept as the principal that may read the status, but for the erased user
+// sending about themself: their id goes, and only admins see the job.
+func (q *Queue) eraseStatus(ctx context.Context, key, userID string) error {
+	h, err := q.rdb.HGetAll(ctx, key).Result()
+	if err != nil {
+		return unavailable("erase job status", err)
+	}
+	if len(h) == 0 || h["erased"] == "1" {
+		return nil
+	}
+	var was []memory.JobMemory
+	_ = json.Unmarshal([]byte(h["memories"]), &was)
+	if len(was) == 0 {
+		n, _ := strconv.Atoi(h["size"])
+		was = make([]memory.JobMemory, max(n, 1))
+	}
+	ms := make([]memory.JobMemory, len(was))
+	for i, m := range was {
+		ms[i] = memory.JobMemory{ID: m.ID, Outcome: memory.OutcomeErased}
+	}
+	body, err := json.Marshal(ms)
+	if err != nil {
+		return fmt.Errorf("queue: erase job status: %w", err)
+	}
+	finished := h["finished_at"]
+	if _, err := time.Parse(time.RFC3339Nano, finished); err != nil {
+		finished = q.now().UTC().Format(time.RFC3339Nano)
+	}
+	var owner memory.Principal
+	_ = json.Unmarshal([]byte(h["owner"]), &owner)
+	if owner.Kind == memory.KindUser && owner.ID == userID {
+		owner = memory.Principal{Tenant: owner.Tenant, Kind: memory.KindUser}
+	}
+	ownerJSON, _ := json.Marshal(owner)
+	idem := cmp.Or(h["idem"], key+":idem:none")
+	if err := erasedStatusScript.Run(ctx, q.rdb, []string{key, idem}, body, finished, ownerJSON).Err(); err != nil {
+		return unavailable("erase job status", err)
+	}
+	return nil
 }
 
 // eraseFrom deletes the entries of one user from a stream, acknowledging

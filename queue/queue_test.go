@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/redis/go-redis/v9"
 
 	"mneme/internal/testenv"
@@ -471,9 +474,13 @@ func TestEraseUser(t *testing.T) {
 		if q.Place() != "queue" {
 			t.Errorf("Place = %q", q.Place())
 		}
+		// Each job stays, done, content-free, with its memories erased.
 		for _, j := range alice {
-			if _, err := q.Status(t.Context(), tenant, j.ID); !errors.Is(err, memory.ErrNotFound) {
-				t.Errorf("status of an erased job: %v, want ErrNotFound", err)
+			st := status(t, q, tenant, j.ID)
+			want := memory.JobStatus{ID: j.ID, Kind: kind, Status: memory.JobDone, AcceptedAt: j.AcceptedAt,
+				Memories: []memory.JobMemory{{Outcome: memory.OutcomeErased}}, Owner: j.Owner}
+			if diff := cmp.Diff(want, st, cmpopts.IgnoreFields(memory.JobStatus{}, "FinishedAt")); diff != "" || st.FinishedAt == nil {
+				t.Errorf("status of an erased job (-want +got):\n%s (finished at %v)", diff, st.FinishedAt)
 			}
 		}
 		r := newRecorder()
@@ -488,6 +495,105 @@ func TestEraseUser(t *testing.T) {
 		// The idempotency keys went with the jobs: the same key is a new job.
 		if again := enqueue(t, q, tenant, "alice", 9, "k-0"); again.ID == alice[0].ID {
 			t.Error("an erased job's idempotency key still answers")
+		}
+	})
+}
+
+// TestEraseUserKeepsJobsContentFree: once its user is erased, a memories
+// job reads as done with one erased memory per memory sent, before it ran
+// or after (keeping the ids, which tombstones keep too), and nothing of
+// what it said; a job the user sent about themself names them no more,
+// so that only admins read it; a worker finishing a job it held leaves
+// the erased status as it is.
+func TestEraseUserKeepsJobsContentFree(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		prefix := "qtest-" + testenv.Tenant(t)
+		q := newQueueAt(t, rdb, prefix, 1)
+		tenant := testenv.Tenant(t)
+		const secret = "zq-plans-a-trip-to-oslo"
+		send := func(p memory.Principal, contents ...string) memory.JobStatus {
+			t.Helper()
+			var in []memory.NewMemory
+			for _, c := range contents {
+				in = append(in, memory.NewMemory{UserID: "alice", Type: memory.TypeSemantic, Content: c})
+			}
+			payload, _ := json.Marshal(in)
+			st, err := q.Enqueue(t.Context(), memory.Job{Kind: memory.JobMemories, Tenant: tenant, UserID: "alice",
+				Principal: p, Payload: payload, IdempotencyKey: "k-" + contents[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}
+		bot := memory.Principal{Tenant: tenant, Kind: memory.KindAgent, ID: "bot"}
+		queued := send(bot, "one "+secret, "two "+secret)
+		self := send(memory.Principal{Tenant: tenant, Kind: memory.KindUser, ID: "alice"}, "mine "+secret)
+
+		// A job that ran before the erase: a pool applies it.
+		ran := send(bot, "ran "+secret)
+		p := queue.NewPool(q, queue.PoolOptions{Backoff: 10 * time.Millisecond, LeaseTTL: 2 * time.Second})
+		p.Handle(memory.JobMemories, func(_ context.Context, jobs []memory.Job) ([]memory.JobResult, error) {
+			out := make([]memory.JobResult, len(jobs))
+			for i, j := range jobs {
+				out[i].Memories = []memory.JobMemory{{ID: "mem-" + j.ID, Outcome: memory.OutcomeCreated, Status: "active", Reason: "inference"}}
+			}
+			return out, nil
+		})
+		if err := p.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the jobs to run", func() bool {
+			for _, j := range []memory.JobStatus{queued, self, ran} {
+				if status(t, q, tenant, j.ID).Status != memory.JobDone {
+					return false
+				}
+			}
+			return true
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		queued = send(bot, "late one "+secret, "late two "+secret) // accepted, never run
+
+		if _, err := q.EraseUser(t.Context(), tenant, "alice"); err != nil {
+			t.Fatal(err)
+		}
+		erased := memory.JobMemory{Outcome: memory.OutcomeErased}
+		for _, tt := range []struct {
+			name  string
+			job   memory.JobStatus
+			owner memory.Principal
+			want  []memory.JobMemory
+		}{
+			{"queued", queued, bot, []memory.JobMemory{erased, erased}},
+			{"sent by the user", self, memory.Principal{Tenant: tenant, Kind: memory.KindUser}, []memory.JobMemory{{ID: "mem-" + self.ID, Outcome: memory.OutcomeErased}}},
+			{"ran", ran, bot, []memory.JobMemory{{ID: "mem-" + ran.ID, Outcome: memory.OutcomeErased}}},
+		} {
+			st := status(t, q, tenant, tt.job.ID)
+			if st.Status != memory.JobDone || st.FinishedAt == nil || st.Error != "" || st.ErrorCode != "" {
+				t.Errorf("%s: status %+v, want done", tt.name, st)
+			}
+			if diff := cmp.Diff(tt.want, st.Memories); diff != "" {
+				t.Errorf("%s: memories (-want +got):\n%s", tt.name, diff)
+			}
+			if diff := cmp.Diff(tt.owner, st.Owner); diff != "" {
+				t.Errorf("%s: owner (-want +got):\n%s", tt.name, diff)
+			}
+		}
+		keys, err := testenv.ScanKeys(t.Context(), rdb, prefix+":*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if typ, _ := rdb.Type(t.Context(), k).Result(); typ != "hash" {
+				continue
+			}
+			h, _ := rdb.HGetAll(t.Context(), k).Result()
+			if b, _ := json.Marshal(h); strings.Contains(string(b), secret) || strings.Contains(string(b), "alice") {
+				t.Errorf("%s keeps %s", k, b)
+			}
 		}
 	})
 }
