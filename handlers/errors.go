@@ -119,6 +119,7 @@ func classify(err error) (status int, code, msg string) {
 	var quota *memory.QuotaError
 	var busy *policyadmin.CheckBusyError
 	var refused refusal
+	var field *memory.ForbiddenFieldError
 	switch {
 	// identity's errors, before the domain errors they wrap.
 	case errors.Is(err, identity.ErrTenantExists):
@@ -195,6 +196,9 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusForbidden, "sensitivity_above_ceiling", ceiling.Error()
 	case errors.Is(err, memory.ErrBackdate):
 		return http.StatusForbidden, "backdate_forbidden", "only admins and imports may set observed_at further back than 5 minutes"
+	case errors.As(err, &field):
+		// The same code as any refusal, with the field that was refused.
+		return http.StatusForbidden, "forbidden", field.Error()
 	case errors.Is(err, memory.ErrForbidden):
 		return http.StatusForbidden, "forbidden", "policy does not allow this action"
 	case errors.Is(err, memory.ErrSessionFull):

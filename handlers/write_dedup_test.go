@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -229,6 +230,39 @@ func TestDecimalCommaIsAnotherNumber(t *testing.T) {
 			slices.Sort(want)
 			if diff := cmp.Diff(want, contents); diff != "" {
 				t.Errorf("stored contents (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A write body naming another tenant or another author than the caller is
+// refused, 403 forbidden, with a message that names the refused field, on
+// every form of the write; naming the caller's own tenant is no refusal.
+func TestWriteNamingAnotherPrincipalSaysWhichField(t *testing.T) {
+	f := apptest.Start(t)
+	mem := func(extra string) string {
+		return `{"user_id":"alice","type":"semantic","kind":"note","content":"Alice asked about field refusals"` + extra + `}`
+	}
+	for _, tt := range []struct {
+		name, path, body, field string
+	}{
+		{"another tenant", "/v1/memories", mem(`,"tenant":"globex"`), "tenant"},
+		{"another tenant, queued", "/v1/memories?async=true", mem(`,"tenant":"globex"`), "tenant"},
+		{"another tenant in a batch", "/v1/memories", `{"memories":[` + mem("") + `,` + mem(`,"tenant":"globex"`) + `]}`, "tenant"},
+		{"another agent", "/v1/memories", mem(`,"agent_id":"finance-bot"`), "agent_id"},
+		{"own tenant", "/v1/memories", mem(`,"tenant":"` + f.Tenant + `"`), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.Do(t, "support-bot", http.MethodPost, tt.path, []byte(tt.body))
+			if tt.field == "" {
+				expectResponse(t, tt.name, r, http.StatusCreated)
+				return
+			}
+			expectResponse(t, tt.name, r, http.StatusForbidden, "forbidden")
+			var e struct{ Message string }
+			r.Decode(t, &e)
+			if !strings.HasPrefix(e.Message, tt.field+": names another ") {
+				t.Errorf("message %q, want one that names %s", e.Message, tt.field)
 			}
 		})
 	}

@@ -51,6 +51,13 @@ func (e *InvalidError) Error() string {
 	return e.Field + ": " + e.Reason
 }
 
+// ForbiddenFieldError refuses a write whose Field names a principal other
+// than the caller: another tenant than its key's, another author than
+// itself. It is ErrForbidden, with a message that says which field.
+type ForbiddenFieldError struct{ InvalidError }
+
+func (e *ForbiddenFieldError) Unwrap() error { return ErrForbidden }
+
 // Invalid returns an *InvalidError.
 func Invalid(field, reason string) error { return &InvalidError{Field: field, Reason: reason} }
 

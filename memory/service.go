@@ -241,26 +241,21 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 	// Text that looks alike is stored alike: one form of "é", one slot.
 	n.Content, n.Kind, n.Key = facts.Composed(n.Content), facts.Composed(n.Kind), facts.Composed(n.Key)
 	tenant := cmp.Or(n.Tenant, p.Tenant)
-	agent := n.AgentID
-	if agent == "" && p.Kind == KindAgent {
-		agent = p.ID
-	}
-	if p.Kind == KindAgent && agent != p.ID || p.Kind == KindAnalyst {
-		// An agent writes as itself; naming another agent is not a parameter
-		// policy can widen. An analyst never writes, whatever the memory
-		// holds: first, before any field is judged.
+	// An agent writes as itself, a user as "user:" and their id (what a user
+	// writes about themselves has no agent author; the prefix keeps it apart
+	// from every agent id); an admin names the author. Naming another is
+	// not a parameter policy can widen: the memory would be read back as
+	// that author's own.
+	agent, own := n.AgentID, map[string]string{KindAgent: p.ID, KindUser: "user:" + p.ID}[p.Kind]
+	if p.Kind == KindAnalyst {
+		// An analyst never writes, whatever the memory holds: first,
+		// before any field is judged.
 		return Memory{}, ErrForbidden
 	}
-	if p.Kind == KindUser && agent == "" {
-		// What a user writes about themselves has no agent author; the
-		// prefix keeps it apart from every agent id.
-		agent = "user:" + p.ID
+	if (p.Kind == KindAgent || p.Kind == KindUser) && cmp.Or(agent, own) != own {
+		return Memory{}, &ForbiddenFieldError{InvalidError{"agent_id", "names another author than the caller: an agent writes as itself, a user as user:<their id>; leave agent_id out"}}
 	}
-	if p.Kind == KindUser && agent != "user:"+p.ID {
-		// Nor may a user name an agent (or another user) as the author:
-		// the memory would be read back as that agent's own.
-		return Memory{}, ErrForbidden
-	}
+	agent = cmp.Or(agent, own)
 	scope, scopeID, err := sharedScope(n, &agent)
 	if err != nil {
 		return Memory{}, err
@@ -268,6 +263,8 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 	switch {
 	case !ValidTenant(tenant):
 		return Memory{}, Invalid("tenant", "must be 1–64 letters, digits or -.:@")
+	case tenant != p.Tenant: // whatever policy says
+		return Memory{}, &ForbiddenFieldError{InvalidError{"tenant", "names another tenant than the API key's: a key writes in its own tenant only; leave tenant out"}}
 	case scope == "" && !ValidName(n.UserID):
 		return Memory{}, Invalid("user_id", "is missing or not a user id: 1–64 ASCII letters, digits or -_.:@, not dots alone")
 	case n.ValidTo != nil && !n.ValidTo.After(now):

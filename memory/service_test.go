@@ -284,6 +284,35 @@ func TestCreateBatch(t *testing.T) {
 	}
 }
 
+// A write naming another tenant, or another author than its caller, is
+// refused before policy is asked, and says which field.
+func TestCreateMayNotNameAnotherPrincipal(t *testing.T) {
+	otherTenant := validNew()
+	otherTenant.Tenant = "globex"
+	otherAgent := validNew()
+	otherAgent.AgentID = "billing-bot"
+	for _, tt := range []struct {
+		name  string
+		in    NewMemory
+		field string
+	}{
+		{"tenant", otherTenant, "tenant"},
+		{"agent", otherAgent, "agent_id"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, RecallConfig{})
+			_, err := create(context.Background(), f.svc, agentSupport, []NewMemory{tt.in})
+			var field *ForbiddenFieldError
+			if !errors.Is(err, ErrForbidden) || !errors.As(err, &field) || field.Field != tt.field {
+				t.Fatalf("err = %v, want ErrForbidden naming %s", err, tt.field)
+			}
+			if n := f.store.calls(); n != 0 || len(f.authz.decisions) != 0 {
+				t.Errorf("store got %d calls, policy %d; want none", n, len(f.authz.decisions))
+			}
+		})
+	}
+}
+
 func TestCreateAgentMayNotNameAnotherAgent(t *testing.T) {
 	other := validNew()
 	other.AgentID = "billing-bot"
