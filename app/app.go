@@ -65,9 +65,12 @@ type App struct {
 	// build a variant of it (the recall benchmark).
 	MemoryOptions memory.Options
 	Store         *graph.Store
-	Redis         redis.UniversalClient
-	Policy        *policy.Engine
-	Embed         memory.Embedder
+	// Keys keeps tenants, principals and their keys, and the agents and
+	// users memories are linked to.
+	Keys   *keystore.Store
+	Redis  redis.UniversalClient
+	Policy *policy.Engine
+	Embed  memory.Embedder
 	// Calibration is the embedding model's floor, dedup threshold and
 	// fusion weights.
 	Calibration calibration.Calibration
@@ -189,6 +192,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a := &App{Store: store, cfg: cfg, log: log}
 	// Tenants, principals, keys and users' names, in the graph's database.
 	keys := keystore.New(store.Runner())
+	a.Keys = keys
 	ok := false
 	defer func() {
 		if !ok {

@@ -51,11 +51,11 @@ func (s seedSink) PutAPIKey(ctx context.Context, key string, p memory.Principal)
 }
 
 func (s seedSink) EnsureAgent(ctx context.Context, tenant, id, team string) error {
-	return s.a.Store.EnsureAgent(ctx, tenant, id, team)
+	return s.a.Keys.EnsureAgent(ctx, tenant, id, team)
 }
 
 func (s seedSink) EnsureUser(ctx context.Context, tenant, id, name string) error {
-	return s.a.Store.EnsureUser(ctx, tenant, id, name)
+	return s.a.Keys.EnsureUser(ctx, tenant, id, name)
 }
 
 func (s seedSink) PutGrant(ctx context.Context, g memory.Grant) error {

@@ -146,3 +146,7 @@ const (
 	ddlAPIKeyOwner   = `CREATE INDEX apikey_tenant_owner IF NOT EXISTS FOR (n:APIKey) ON (n.tenant, n.kind, n.principal_id)`
 	ddlPrincipalList = `CREATE INDEX principal_tenant IF NOT EXISTS FOR (n:Principal) ON (n.tenant)`
 )
+
+// ddlUserFold finds the users whose ids differ only by case in one seek
+// (package keystore writes the folded ids).
+const ddlUserFold = `CREATE INDEX user_tenant_fold IF NOT EXISTS FOR (n:User) ON (n.tenant, n.id_fold)`

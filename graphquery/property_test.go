@@ -16,6 +16,7 @@ import (
 	"mneme/graph"
 	"mneme/graph/analysis"
 	"mneme/graph/graphtest"
+	"mneme/graph/keystore"
 	"mneme/graphquery"
 	"mneme/internal/testenv"
 	"mneme/memory"
@@ -72,7 +73,7 @@ func newWorld(t *testing.T, rng *rand.Rand, g *graph.Store, engine *policy.Engin
 	}
 	for i := range nAgents {
 		w.agents = append(w.agents, fmt.Sprintf("agent-%d", i))
-		if err := g.EnsureAgent(ctx, w.tenant, w.agents[i], "team"); err != nil {
+		if err := keystore.New(g.Runner()).EnsureAgent(ctx, w.tenant, w.agents[i], "team"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -137,7 +137,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			continue
 		}
 		fmt.Fprintf(stderr, "loading %s (%d memories) into tenant %s\n", name, len(ds.Memories), tenant)
-		if loaded[name], err = eval.Load(ctx, a.Service, a.Admin, a.Store, ds, tenant); err != nil {
+		if loaded[name], err = eval.Load(ctx, a.Service, a.Admin, a.Keys, ds, tenant); err != nil {
 			return fmt.Errorf("load %s: %w", name, err)
 		}
 	}

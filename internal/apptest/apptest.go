@@ -136,13 +136,13 @@ func provision(t testing.TB, instance *app.App, url string) *Fixture {
 		f.Keys[name] = key
 	}
 	for id, team := range Agents {
-		if err := instance.Store.EnsureAgent(ctx, f.Tenant, id, team); err != nil {
+		if err := instance.Keys.EnsureAgent(ctx, f.Tenant, id, team); err != nil {
 			t.Fatalf("ensure agent: %v", err)
 		}
 		add(id, memory.Principal{Tenant: f.Tenant, Kind: memory.KindAgent, ID: id}, team)
 	}
 	for _, id := range Users {
-		if err := instance.Store.EnsureUser(ctx, f.Tenant, id, ""); err != nil {
+		if err := instance.Keys.EnsureUser(ctx, f.Tenant, id, ""); err != nil {
 			t.Fatalf("ensure user: %v", err)
 		}
 		add(id, memory.Principal{Tenant: f.Tenant, Kind: memory.KindUser, ID: id})
@@ -158,7 +158,7 @@ func provision(t testing.TB, instance *app.App, url string) *Fixture {
 func (f *Fixture) AddUser(t testing.TB, id string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := f.App.Store.EnsureUser(ctx, f.Tenant, id, ""); err != nil {
+	if err := f.App.Keys.EnsureUser(ctx, f.Tenant, id, ""); err != nil {
 		t.Fatalf("ensure user: %v", err)
 	}
 	key := identity.NewAPIKey(f.Tenant)

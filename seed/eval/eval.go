@@ -177,7 +177,7 @@ type Granter interface {
 	PutGrant(ctx context.Context, g memory.Grant) error
 }
 
-// Directory registers agents and users: graph.Store.
+// Directory registers agents and users: keystore.Store (package graph/keystore).
 type Directory interface {
 	EnsureAgent(ctx context.Context, tenant, id, team string) error
 	EnsureUser(ctx context.Context, tenant, id, name string) error

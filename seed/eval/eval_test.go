@@ -134,7 +134,7 @@ func TestEvalOnDemoData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Load(ctx, f.App.Service, f.App.Admin, f.App.Store, demo, f.Tenant)
+	l, err := Load(ctx, f.App.Service, f.App.Admin, f.App.Keys, demo, f.Tenant)
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -188,7 +188,7 @@ func TestEvalHeldOut(t *testing.T) {
 	}
 	loaded := map[string]*Loaded{}
 	for name, ds := range map[string]*seed.Dataset{DatasetDemo: demo, DatasetGenerated: Generate()} {
-		if loaded[name], err = Load(ctx, f.App.Service, f.App.Admin, f.App.Store, ds, f.Tenant+"-"+name[:3]); err != nil {
+		if loaded[name], err = Load(ctx, f.App.Service, f.App.Admin, f.App.Keys, ds, f.Tenant+"-"+name[:3]); err != nil {
 			t.Fatalf("load %s: %v", name, err)
 		}
 	}

@@ -60,7 +60,7 @@ func TestSentences(t *testing.T) {
 	f := apptest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	l, err := Load(ctx, f.App.Service, f.App.Admin, f.App.Store, demo, f.Tenant+"-dem")
+	l, err := Load(ctx, f.App.Service, f.App.Admin, f.App.Keys, demo, f.Tenant+"-dem")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package graph
+package keystore
 
 import (
 	"context"
@@ -8,6 +8,10 @@ import (
 	"mneme/memory"
 	"mneme/userids"
 )
+
+// The agents and users memories are linked to: the nodes a write's
+// WRITTEN_BY and ABOUT point at, with the team and name recall and policy
+// read (their keys: keys.go).
 
 // EnsureAgent creates the agent if needed and sets its team when team is
 // not empty.
