@@ -95,17 +95,6 @@ func intentHits(ask intent.Ask, own, shared []Hit) []Hit {
 	return out
 }
 
-// rules are the relevance gate's thresholds from the recall configuration.
-func (s *Service) rules() relevance.Rules {
-	c := s.recall
-	return relevance.Rules{
-		VectorFloor: c.VectorFloor, StrongFloor: c.StrongFloor, UnseenMax: c.UnseenMax,
-		Coverage: c.Coverage, AgreedCoverage: c.AgreedCoverage, AgreeFloor: c.AgreeFloor,
-		NeighbourFloor: c.ExpansionFloor, SubjectFloor: c.SubjectFloor,
-		LeadFloor: c.LeadFloor, LeadMargin: c.LeadMargin,
-	}
-}
-
 // gate runs every candidate through the relevance gate and records the
 // gate each passed. When none passes on its own evidence it returns the
 // guesses of the subject and lead gates, if any, and nothing else:
@@ -114,7 +103,7 @@ func (s *Service) rules() relevance.Rules {
 // they are nearer the question than all of those ("what did he want a
 // price for?" shares "want" with a memory about calls).
 func (s *Service) gate(byID map[string]*Recalled, f found, named map[string]bool) []*Recalled {
-	rules := s.rules()
+	rules := s.recall.Rules()
 	// A full-text hit outside the vector search's first candidates still
 	// has its similarity measured: the gate judges it as it would there.
 	measured := map[string]bool{}

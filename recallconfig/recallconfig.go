@@ -7,6 +7,7 @@ import (
 	"context"
 	"math"
 
+	"mneme/relevance"
 	"mneme/tokens"
 )
 
@@ -166,4 +167,14 @@ func (c Config) WithDefaults() Config {
 // more relevant. It returns one score per document, in order.
 type Reranker interface {
 	Rerank(ctx context.Context, query string, docs []string) ([]float64, error)
+}
+
+// Rules are the relevance gate's thresholds of c.
+func (c Config) Rules() relevance.Rules {
+	return relevance.Rules{
+		VectorFloor: c.VectorFloor, StrongFloor: c.StrongFloor, UnseenMax: c.UnseenMax,
+		Coverage: c.Coverage, AgreedCoverage: c.AgreedCoverage, AgreeFloor: c.AgreeFloor,
+		NeighbourFloor: c.ExpansionFloor, SubjectFloor: c.SubjectFloor,
+		LeadFloor: c.LeadFloor, LeadMargin: c.LeadMargin,
+	}
 }
