@@ -276,6 +276,7 @@ type Explain struct {
 	GraphHops        int      `json:"graph_hops,omitempty"`
 	GraphPath        []string `json:"graph_path,omitempty"`
 	SessionRank      int      `json:"session_rank,omitempty"`
+	AdjacentRank     int      `json:"adjacent_rank,omitempty"`
 	Fused            float64  `json:"fused"`
 	AgeDays          float64  `json:"age_days"`
 	DecayFactor      float64  `json:"decay_factor"`

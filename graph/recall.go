@@ -45,8 +45,9 @@ func (s *Store) SearchVectorApprox(ctx context.Context, scope memory.Scope, q me
 }
 
 // Expand returns the memories of q.UserID in scope reached from the entities
-// named in q.Text (q.Hops steps), from the entities of q.Seeds (one step) and
-// from q.SessionID, fewest steps first, then newest. A superseded memory
+// named in q.Text (q.Hops steps), from the entities of q.Seeds (one step), the
+// memories said just before and after each seed in its session and from
+// q.SessionID, fewest steps first, then newest. A superseded memory
 // reached on the way counts as the active head of its chain unless
 // q.Filters.AsOf is set.
 func (s *Store) Expand(ctx context.Context, scope memory.Scope, q memory.ExpandQuery) ([]memory.Expansion, error) {

@@ -159,6 +159,20 @@ MATCH (e)<-[:MENTIONS]-(found:Memory {tenant: $tenant})
 WHERE NOT found.id IN $seeds AND found.user_id IN $user_ids
 RETURN found, 1 AS hop, 'hit' AS via, ['Memory:' + s.id, 'Entity:' + e.id, 'Memory:' + found.id] AS path`
 
+	// The turns said just before and just after each first hit in its
+	// session, by observed time (created_at, then id): the reply to a
+	// question that matched one speaker's turn is the other's next turn.
+	// Filters and scope apply to what is found, as to every part.
+	cypherExpandAdjacent = `UNWIND $seeds AS sid
+MATCH (s:Memory {tenant: $tenant, id: sid})-[:IN_SESSION]->(ses:Session {tenant: $tenant})<-[:IN_SESSION]-(o:Memory {tenant: $tenant})
+WHERE s.user_id IN $user_ids AND o.user_id = s.user_id AND o <> s
+WITH s, ses, o, o.created_at < s.created_at OR o.created_at = s.created_at AND o.id < s.id AS before
+ORDER BY o.created_at, o.id
+WITH s, ses, before, collect(o) AS os
+WITH s, ses, CASE WHEN before THEN os[-1] ELSE os[0] END AS found
+WHERE NOT found.id IN $seeds
+RETURN found, 1 AS hop, 'adjacent' AS via, ['Memory:' + s.id, 'Session:' + ses.id, 'Memory:' + found.id] AS path`
+
 	// The session's memories, from its node: scanning the user's memories
 	// for the session id read the whole partition.
 	cypherExpandSession = `UNWIND $sessions AS sid
@@ -402,7 +416,7 @@ func expandQuery(scope memory.Scope, q memory.ExpandQuery) (string, map[string]a
 	}
 	params["fanout"], params["max_degree"], params["hub_max"] = expandFanout, expandMaxDegree, max(3, q.Partition/4)
 	params["resolve"], params["vec"] = q.Filters.AsOf.IsZero(), float64s(q.Filters.Embedding)
-	return cypherExpandNamedHead + pred + cypherExpandNamed + strings.Join([]string{cypherExpandNamedHop1, cypherExpandNamedHop2Head + pred + cypherExpandNamedHop2, cypherExpandSeeds, cypherExpandSession}, "\nUNION\n") +
+	return cypherExpandNamedHead + pred + cypherExpandNamed + strings.Join([]string{cypherExpandNamedHop1, cypherExpandNamedHop2Head + pred + cypherExpandNamedHop2, cypherExpandSeeds, cypherExpandAdjacent, cypherExpandSession}, "\nUNION\n") +
 		"\n}" + cypherExpandResolve + filters + pred + cypherExpandBest + memoryProjectionAsked + cypherExpandOrder, params
 }
 

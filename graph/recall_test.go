@@ -434,6 +434,48 @@ func TestExpandSession(t *testing.T) {
 	}
 }
 
+// The turns said just before and just after a first hit in its session join
+// the expansion with the path through the session and their similarity to
+// the question: not a turn two away, nor one of another session, nor
+// another user's in a session of the same id, though said in between.
+func TestExpandAdjacentTurns(t *testing.T) {
+	s := testStore(t)
+	tenant := testenv.Tenant(t)
+	start := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	turn := func(user, session string, minute int, content string) memory.Memory {
+		m := newMemory(tenant, user, content)
+		m.SessionID, m.Embedding = session, unitAt(float64(minute)/10)
+		m.CreatedAt, m.UpdatedAt, m.ValidFrom = start.Add(time.Duration(minute)*time.Minute), start, start
+		return m
+	}
+	var ts []memory.Memory
+	for i, c := range []string{"hi Mel", "how was the weekend?", "what did you paint?", "a sunrise over the lake", "lovely"} {
+		ts = append(ts, turn("u1", "s-1", 2*i, c))
+	}
+	other := []memory.Memory{turn("u1", "s-2", 3, "another session"), turn("u2", "s-1", 5, "another user")}
+	if _, err := s.CreateMemories(testCtx(t), append(append([]memory.Memory{}, ts...), other...)); err != nil {
+		t.Fatal(err)
+	}
+	whole := memory.Scope{Tenant: tenant, Clauses: []memory.Clause{{}}}
+	q := memory.SearchQuery{UserID: "u1", Embedding: unitAt(0), Now: time.Now()}
+	xs, err := s.Expand(testCtx(t), whole, memory.ExpandQuery{UserID: "u1", Seeds: []string{ts[2].ID}, Filters: q, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, x := range xs {
+		if x.Via != "adjacent" || x.Hop != 1 || x.Similarity == nil {
+			t.Errorf("%s: via %s, hop %d, similarity %v; want adjacent, 1 and one", x.Memory.Content, x.Via, x.Hop, deref(x.Similarity))
+		}
+		got[x.Memory.Content] = x.Path
+	}
+	path := func(m memory.Memory) []string { return []string{"Memory:" + ts[2].ID, "Session:s-1", "Memory:" + m.ID} }
+	want := map[string][]string{ts[1].Content: path(ts[1]), ts[3].Content: path(ts[3])}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("adjacent turns (-want +got):\n%s", diff)
+	}
+}
+
 // unitAt is the unit vector at angle in the plane of the first two
 // dimensions: its cosine to unitAt(0) is cos(angle).
 func unitAt(angle float64) []float32 {

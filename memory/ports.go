@@ -113,7 +113,8 @@ type ExpandQuery struct {
 	// expanded Hops (1 or 2) steps to the memories that mention them.
 	Text string
 	Hops int
-	// Seeds are ids of first hits whose entities are expanded one step.
+	// Seeds are ids of first hits whose entities are expanded one step,
+	// and whose turns just before and after in their session join.
 	Seeds []string
 	// Partition is the size of the user's partition: an entity a large
 	// share of it mentions (the user's company) lends a first hit nothing.

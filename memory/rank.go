@@ -17,6 +17,7 @@ const (
 	SourceVector   = "vector"
 	SourceFullText = "fulltext"
 	SourceGraph    = "graph"
+	SourceAdjacent = "adjacent"
 )
 
 // rank fuses the sources by weighted reciprocal rank, keeps what clears the
@@ -53,7 +54,7 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 			c.Explain.VectorSimilarity = *h.Similarity
 		}
 	}
-	graphRank, sessionRank := 0, 0
+	graphRank, sessionRank, adjacentRank := 0, 0, 0
 	named := map[string]bool{}
 	for _, x := range f.graph {
 		c := get(x.Memory)
@@ -68,6 +69,10 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 		if e.GraphRank == 0 {
 			graphRank++
 			e.GraphRank, e.GraphHops, e.GraphPath = graphRank, x.Hop, x.Path
+		}
+		if x.Via == "adjacent" && e.AdjacentRank == 0 {
+			adjacentRank++
+			e.AdjacentRank = adjacentRank
 		}
 		if x.Via == "entity" && x.Hop == 1 { // a second hop mentions another entity
 			named[x.Memory.ID] = true
@@ -103,6 +108,7 @@ func (s *Service) rank(f found, now time.Time) []Recalled {
 		add(e.FullTextRank > 0 && (e.TermCoverage >= cfg.AgreedCoverage || e.Gate == relevance.GateText), SourceFullText, cfg.FullTextWeight, e.FullTextRank)
 		add(e.GraphRank > 0, SourceGraph, cfg.GraphWeight, e.GraphRank)
 		add(e.SessionRank > 0, SourceSession, cfg.SessionWeight, e.SessionRank)
+		add(e.AdjacentRank > 0, SourceAdjacent, cfg.AdjacentWeight, e.AdjacentRank)
 		add(e.IntentRank > 0, SourceIntent, cfg.IntentWeight, e.IntentRank)
 		if len(e.Sources) == 0 {
 			continue

@@ -154,6 +154,25 @@ func TestRecallGraphSourcesAndFloor(t *testing.T) {
 			want:     []string{},
 		},
 		{
+			// The other speaker's reply to the turn the question matched:
+			// a graph neighbour through the session, and a source of its own.
+			name:   "the turn said next to a hit rides along, through its session",
+			vector: []Hit{{Memory: hit, Score: 0.9}},
+			seeded: []Expansion{
+				{Memory: linked, Hop: 1, Via: "adjacent", Path: []string{"Memory:mem_hit", "Session:s-1", "Memory:mem_linked"}},
+				{Memory: unrelated, Hop: 1, Via: "adjacent", Path: []string{"Memory:mem_hit", "Session:s-1", "Memory:mem_unrelated"}},
+			},
+			// Found by two sources at the first rank, the reply leads.
+			want:    []string{"mem_linked", "mem_hit"},
+			wantSrc: map[string][]string{"mem_hit": {SourceVector}, "mem_linked": {SourceGraph, SourceAdjacent}},
+		},
+		{
+			name:   "an unrelated question lends no turn of its session",
+			vector: []Hit{{Memory: hit, Score: 0.1}},
+			seeded: []Expansion{{Memory: linked, Hop: 1, Via: "adjacent", Path: []string{"Memory:mem_hit", "Session:s-1", "Memory:mem_linked"}}},
+			want:   []string{},
+		},
+		{
 			name:   "a neighbour unrelated to the question is not recalled through expansion",
 			vector: []Hit{{Memory: hit, Score: 0.9}},
 			seeded: []Expansion{via(linked), via(unrelated), via(opposed)},

@@ -171,13 +171,16 @@ type Explain struct {
 	GraphHops  int      `json:"graph_hops,omitempty"`
 	// GraphPath is how graph expansion reached the memory: "query",
 	// "Entity:<id>", "Memory:<id>", "Session:<id>", "SUPERSEDED_BY", ….
-	GraphPath        []string `json:"graph_path,omitempty"`
-	SessionRank      int      `json:"session_rank,omitempty"`
-	Fused            float64  `json:"fused"`
-	AgeDays          float64  `json:"age_days"`
-	DecayFactor      float64  `json:"decay_factor"`
-	ImportanceFactor float64  `json:"importance_factor"`
-	ProfileFactor    float64  `json:"profile_factor"`
+	GraphPath   []string `json:"graph_path,omitempty"`
+	SessionRank int      `json:"session_rank,omitempty"`
+	// AdjacentRank is the memory's place among the turns said next to a
+	// first hit in its session.
+	AdjacentRank     int     `json:"adjacent_rank,omitempty"`
+	Fused            float64 `json:"fused"`
+	AgeDays          float64 `json:"age_days"`
+	DecayFactor      float64 `json:"decay_factor"`
+	ImportanceFactor float64 `json:"importance_factor"`
+	ProfileFactor    float64 `json:"profile_factor"`
 	// MMRMaxSimilarity is the memory's highest similarity to the memories
 	// chosen before it, when MMR ordered the answer.
 	MMRMaxSimilarity *float64 `json:"mmr_max_similarity,omitempty"`

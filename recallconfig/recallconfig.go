@@ -48,6 +48,10 @@ type Config struct {
 	// Session counts memories of the caller's session; Intent those a
 	// question about the user asks for by kind or slot.
 	VectorWeight, FullTextWeight, GraphWeight, SessionWeight, IntentWeight float64
+	// AdjacentWeight adds to a graph neighbour said just before or after a
+	// first hit in its session (the reply to the turn a question matched)
+	// a source of its own, ranked in the order the expansion found them.
+	AdjacentWeight float64
 	// Candidates is how many hits each source contributes before fusion.
 	Candidates int
 	// Keywords, when set, replaces tokens.Keywords in turning a question
@@ -137,6 +141,7 @@ func (c Config) WithDefaults() Config {
 	def(&c.GraphWeight, 0.8)
 	def(&c.SessionWeight, 0.5)
 	def(&c.IntentWeight, 0.8)
+	def(&c.AdjacentWeight, 0.4)
 	def(&c.ProfileBoost, 1.2)
 	def(&c.RuleBoost, 1.2)
 	def(&c.MMRLambda, 0.5)
