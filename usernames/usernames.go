@@ -16,7 +16,8 @@ import (
 	"mneme/intent"
 )
 
-// TTL is how long a name is kept; MaxKept how many names at most.
+// TTL is how long a name is kept; MaxKept how many names (and tenants'
+// lists) at most.
 // MaxNamed is how many named users of a tenant a question is read against:
 // in a tenant with more, a question naming another user is not told from
 // one about the user, as matching them all would cost every recall.
@@ -39,18 +40,13 @@ type Cache struct {
 	now func() time.Time
 
 	mu    sync.Mutex
-	kept  map[[2]string]kept
-	named map[string]named
+	names map[[2]string]kept[string]
+	named map[string]kept[[]intent.Person]
 }
 
-type kept struct {
-	name string
-	at   time.Time
-}
-
-type named struct {
-	users []intent.Person
-	at    time.Time
+type kept[V any] struct {
+	v  V
+	at time.Time
 }
 
 // New returns a Cache reading src; now is the clock (nil: time.Now).
@@ -58,30 +54,15 @@ func New(src Source, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{src: src, now: now, kept: map[[2]string]kept{}, named: map[string]named{}}
+	return &Cache{src: src, now: now, names: map[[2]string]kept[string]{}, named: map[string]kept[[]intent.Person]{}}
 }
 
 // UserName returns the user's name, "" when the user has none, from what
 // was read less than TTL ago or else from the source.
 func (c *Cache) UserName(ctx context.Context, tenant, user string) (string, error) {
-	k := [2]string{tenant, user}
-	c.mu.Lock()
-	n, ok := c.kept[k]
-	c.mu.Unlock()
-	if ok && c.now().Sub(n.at) < TTL {
-		return n.name, nil
-	}
-	name, err := c.src.UserName(ctx, tenant, user)
-	if err != nil {
-		return "", err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.kept) >= MaxKept {
-		clear(c.kept)
-	}
-	c.kept[k] = kept{name: name, at: c.now()}
-	return name, nil
+	return readThrough(c, c.names, [2]string{tenant, user}, func() (string, error) {
+		return c.src.UserName(ctx, tenant, user)
+	})
 }
 
 // Person returns how a question may name user (memory.UserNames): by the
@@ -91,43 +72,52 @@ func (c *Cache) Person(ctx context.Context, tenant, user string) (intent.Person,
 	if err != nil {
 		return intent.Person{ID: user}, err
 	}
-	users, err := c.users(ctx, tenant)
+	users, err := readThrough(c, c.named, tenant, func() ([]intent.Person, error) { return c.users(ctx, tenant) })
 	return intent.Person{ID: user, Name: name, Others: users}, err
 }
 
-// users returns the tenant's named users, from what was read less than TTL
-// ago or else from the source; none in a tenant of more than MaxNamed.
+// users reads the tenant's named users; none in a tenant of more than
+// MaxNamed.
 func (c *Cache) users(ctx context.Context, tenant string) ([]intent.Person, error) {
-	c.mu.Lock()
-	n, ok := c.named[tenant]
-	c.mu.Unlock()
-	if ok && c.now().Sub(n.at) < TTL {
-		return n.users, nil
-	}
 	m, err := c.src.UserNames(ctx, tenant, MaxNamed+1)
-	if err != nil {
+	if err != nil || len(m) > MaxNamed {
 		return nil, err
 	}
-	var users []intent.Person
-	if len(m) <= MaxNamed {
-		for id, name := range m {
-			users = append(users, intent.Person{ID: id, Name: name})
-		}
-		slices.SortFunc(users, func(a, b intent.Person) int { return strings.Compare(a.ID, b.ID) })
+	users := make([]intent.Person, 0, len(m))
+	for id, name := range m {
+		users = append(users, intent.Person{ID: id, Name: name})
+	}
+	slices.SortFunc(users, func(a, b intent.Person) int { return strings.Compare(a.ID, b.ID) })
+	return users, nil
+}
+
+// readThrough returns what m keeps under k if it was read less than TTL
+// ago, or else what read gives, which m then keeps (at most MaxKept
+// entries).
+func readThrough[K comparable, V any](c *Cache, m map[K]kept[V], k K, read func() (V, error)) (V, error) {
+	c.mu.Lock()
+	e, ok := m[k]
+	c.mu.Unlock()
+	if ok && c.now().Sub(e.at) < TTL {
+		return e.v, nil
+	}
+	v, err := read()
+	if err != nil {
+		return v, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.named) >= MaxKept {
-		clear(c.named)
+	if len(m) >= MaxKept {
+		clear(m)
 	}
-	c.named[tenant] = named{users: users, at: c.now()}
-	return users, nil
+	m[k] = kept[V]{v: v, at: c.now()}
+	return v, nil
 }
 
 // Forget drops what is kept of a user.
 func (c *Cache) Forget(tenant, user string) {
 	c.mu.Lock()
-	delete(c.kept, [2]string{tenant, user})
+	delete(c.names, [2]string{tenant, user})
 	delete(c.named, tenant)
 	c.mu.Unlock()
 }
