@@ -111,19 +111,21 @@ var rules = []rule{
 	// language and the answers' style at once ("这位客户的沟通习惯").
 	{name: "communication", keys: []string{"contact_channel", "language", "answer_style"}, cues: []string{
 		"沟通习惯", "怎么沟通", "如何沟通", "沟通上", "沟通偏好", "communication style", "communication preference*", "how to communicate", "like to communicate",
+		// How to answer someone is in which words and language, and where.
+		"how should i answer", "how to answer", "how to reply", "how should we reply", "how should i reply", "how do i reply", "how should we answer",
 	}},
 	{name: "answer_style", keys: []string{"answer_style"}, cues: []string{
 		"style", "tone", "format", "concise", "brief", "briefly", "shorter", "short answer*", "long answer*",
 		"answers", "replies", "answer length", "how long should", "how detailed", "how much detail",
 		"to the point", "get to the point", "straight to the point", "long-winded", "wordy", "verbose", "tl;dr", "tldr",
-		"how should i answer", "how to answer", "how to reply", "how should we reply", "the way i like",
+		"the way i like",
 		"风格", "简洁", "简短", "简单点", "重点", "长篇", "啰嗦", "啰唆", "废话", "直接说", "说人话", "详细点", "详细一点",
 		"怎么回复", "怎么回答", "回复方式", "回答方式", "语气", "上次那样", "老样子",
 		"多详细", "详细程度", "写多少", "答复", "什么样的回答", "什么样的回复", "怎样的回答", "怎样的回复",
 		"long explanation*", "detailed explanation*", "explanations", "chatty", "talkative",
 		"keep it short", "keep it brief", "keep it simple", "long essay*", "essays", "long message*", "wall of text",
 		"短一点", "长话短说", "别太长", "太长了",
-		"cut to the chase", "分条", "分点", "回邮件", "回消息", "咋回", "how should i reply", "how do i reply", "how should we answer", "replied to", "reply to her", "reply to him",
+		"cut to the chase", "分条", "分点", "回邮件", "回消息", "咋回", "replied to", "reply to her", "reply to him",
 		"itemised", "itemized", "bullet point*", "paragraphs", "写多细", "多细", "写东西", "一句话",
 		"every detail", "every last detail", "all the details", "nitty-gritty", "nitty gritty",
 		"answer me", "reply to me",

@@ -164,6 +164,8 @@ func TestDetect(t *testing.T) {
 		{"Was she paid back for the broken lamps?", []string{"refunds"}},
 		{"上次那个扶手坏了的事处理得怎么样了？", nil}, // 上次那个 alone names no style
 		{"What are this customer's standing requirements on our side?", []string{"preferences"}},
+		{"How should I answer her?", []string{"communication"}}, // the words, the language and the channel
+		{"how should i reply to olivia", []string{"communication"}},
 		{"你们都记了我哪些信息？", []string{"about_me"}},
 		{"你们记录的我是做什么生意的？", []string{"company"}},
 		{"What do I need to double-check before issuing a VAT invoice?", []string{"rule_lookup", "invoice"}},
