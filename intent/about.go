@@ -21,10 +21,16 @@ import (
 // ("summarise what we know about Bob"; not a greeting, thanks or other
 // request), that refers to the user: by a first- or third-person word, a
 // word for the customer, or the user's id or name (Person). "me" as the one
-// a request is for ("tell me a joke", "给我讲个笑话吧") does not count.
+// a request is for ("tell me a joke", "给我讲个笑话吧") does not count. A
+// question that names another user (who.Others) and not this one is not.
 func About(question string, who Person) bool {
+	return !who.NamesOther(question) && about(question, who)
+}
+
+// about is About for a question that names none of who.Others.
+func about(question string, who Person) bool {
 	q := plain(question)
-	if q == "" || !asks(q) && !inform.MatchString(q) || who.NamesOther(question) {
+	if q == "" || !asks(q) && !inform.MatchString(q) {
 		return false
 	}
 	// A question after a first clause is about whom it names itself: "we
@@ -388,6 +394,18 @@ type Person struct {
 	// or not): a question that names another ("what does Alice prefer?"
 	// asked about Bob) is about that person, not the user.
 	Others []Person
+	// lowered are the id and the words of the name lower-cased, read ahead
+	// by NewPerson for a list many questions are read against.
+	lowered []string
+}
+
+// NewPerson returns the user id known by name, read ahead for Others.
+func NewPerson(id, name string) Person {
+	return Person{ID: id, Name: name, lowered: lowerWords(id, name)}
+}
+
+func lowerWords(id, name string) []string {
+	return append([]string{strings.ToLower(id)}, strings.Fields(strings.ToLower(name))...)
 }
 
 // NamesOther reports whether question names one of p.Others and not p:
@@ -408,15 +426,11 @@ func (p Person) NamesOther(question string) bool {
 // of p's name, which spans then checks: most of a tenant's users are not
 // named, and this is cheap.
 func (p Person) mayBeIn(lower string) bool {
-	if p.ID != "" && strings.Contains(lower, strings.ToLower(p.ID)) {
-		return true
+	words := p.lowered
+	if words == nil {
+		words = lowerWords(p.ID, p.Name)
 	}
-	for w := range strings.FieldsSeq(strings.ToLower(p.Name)) {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(words, func(w string) bool { return w != "" && strings.Contains(lower, w) })
 }
 
 // nameWord is one way of naming the user, lower-cased; proper ones count

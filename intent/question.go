@@ -13,8 +13,9 @@ import (
 // that user's name; ask is what Detect read in it.
 func Question(text string, who Person, forUser bool, ask Ask, terms, docs []string, n int) relevance.Question {
 	q := relevance.Analyse(terms, docs, n)
-	q.AboutUser, q.Identifiers, q.Social = forUser && About(text, who), facts.Identifiers(text), q.Social || Phatic(text)
-	q.AboutDealing, q.World = forUser && !q.AboutUser && !who.NamesOther(text) && Dealing(text), !q.AboutUser && General(text)
+	other := who.NamesOther(text) // about another user, neither the user nor a dealing of theirs
+	q.AboutUser, q.Identifiers, q.Social = forUser && !other && about(text, who), facts.Identifiers(text), q.Social || Phatic(text)
+	q.AboutDealing, q.World = forUser && !q.AboutUser && !other && Dealing(text), !q.AboutUser && General(text)
 	q.Asks, q.Refers, q.Requests, q.Prefers, q.HowTo = Asks(text), Refers(text), Requests(text), Prefers(text), HowTo(text)
 	q.Topical = ask.Topical
 	return q

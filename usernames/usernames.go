@@ -85,7 +85,7 @@ func (c *Cache) users(ctx context.Context, tenant string) ([]intent.Person, erro
 	}
 	users := make([]intent.Person, 0, len(m))
 	for id, name := range m {
-		users = append(users, intent.Person{ID: id, Name: name})
+		users = append(users, intent.NewPerson(id, name))
 	}
 	slices.SortFunc(users, func(a, b intent.Person) int { return strings.Compare(a.ID, b.ID) })
 	return users, nil
