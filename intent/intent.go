@@ -2,7 +2,7 @@
 // words: "tell me my preferences", "what do you know about me", "我还想要上次
 // 那个风格", "按老规矩处理". Such a question shares no word with the memory it
 // means; what it names is a kind of memory (a preference, a rule, a
-// procedure) or a slot (answer_style, membership_expiry). Detect maps a
+// procedure) or a slot (answer_style, membership_expiry). DetectFor maps a
 // question, in Chinese or English, to those kinds, slots and types; About
 // tells whether a question asks about the user at all ("which firm am I
 // with?"), whatever it names. The rules are pure and know nothing of any one
@@ -314,7 +314,7 @@ var rules = []rule{
 		"profession", "where do i work", "who do i work for", "which company", "work for", "works for", "who are they",
 		"管啥的", "管什么的", "负责什么", "负责啥",
 		"works at", "work at", "for a living", "which outfit", "what outfit",
-		// The user's name is cut out before Detect: "where does Alice work?"
+		// The user's name is cut out before the rules read: "where does Alice work?"
 		// reads "where does work?".
 		"where does she work", "where does he work", "where do they work", "where does work", "where she works", "where he works", "where they work",
 		"her role", "his role", "their role", "her job", "his job",
@@ -324,13 +324,9 @@ var rules = []rule{
 	}},
 }
 
-// Detect returns what a question about the user asks for; Empty when it is
-// not one.
-func Detect(text string) Ask { return detect(text, false) }
-
-// DetectFor is Detect on a question asked about who, with their name cut
-// out (Unnamed); naming them speaks of someone. A question naming another
-// user asks for nothing of who's.
+// DetectFor returns what a question asked about who asks for; Empty when
+// it is not one. who's name is cut out first (Unnamed); naming them speaks
+// of someone. A question naming another user asks for nothing of who's.
 func DetectFor(question string, who Person) Ask {
 	question = norm.NFC.String(question)
 	if who.NamesOther(question) {

@@ -173,9 +173,9 @@ func TestDetect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
-			got := Detect(tt.q)
+			got := detectAlone(tt.q)
 			if !slices.Equal(got.Names, tt.want) {
-				t.Errorf("Detect(%q) = %v, want %v", tt.q, got.Names, tt.want)
+				t.Errorf("detectAlone(%q) = %v, want %v", tt.q, got.Names, tt.want)
 			}
 			if got.Empty() != (len(tt.want) == 0) {
 				t.Errorf("Empty() = %v with %v", got.Empty(), got)
@@ -212,7 +212,7 @@ func TestDetectForTheUsualOfSomeone(t *testing.T) {
 }
 
 func TestMatchPrefersTheSlot(t *testing.T) {
-	a := Detect("我的会员什么时候到期")
+	a := detectAlone("我的会员什么时候到期")
 	tests := []struct {
 		typ, kind, key string
 		want           int
@@ -226,7 +226,7 @@ func TestMatchPrefersTheSlot(t *testing.T) {
 			t.Errorf("Match(%s, %s, %s) = %d, want %d", tt.typ, tt.kind, tt.key, got, tt.want)
 		}
 	}
-	if got := Detect("what do you know about me").Match("profile", "company", "company"); got != 1 {
+	if got := detectAlone("what do you know about me").Match("profile", "company", "company"); got != 1 {
 		t.Errorf("a question about the user as a whole matches profile memories by type: got %d", got)
 	}
 }
@@ -263,8 +263,8 @@ func TestBudgetOfAPeriod(t *testing.T) {
 		if tt.key == "credit_limit_q3" {
 			kind = "credit_limit"
 		}
-		if got := Detect(tt.q).Match("semantic", kind, tt.key); got != tt.want {
-			t.Errorf("Detect(%q).Match(key %s) = %d, want %d", tt.q, tt.key, got, tt.want)
+		if got := detectAlone(tt.q).Match("semantic", kind, tt.key); got != tt.want {
+			t.Errorf("detectAlone(%q).Match(key %s) = %d, want %d", tt.q, tt.key, got, tt.want)
 		}
 	}
 }
@@ -293,8 +293,8 @@ func TestTopical(t *testing.T) {
 		{"What is the status of order SO-1001?", false},
 	}
 	for _, tt := range tests {
-		if got := Detect(tt.q).Topical; got != tt.topical {
-			t.Errorf("Detect(%q).Topical = %v, want %v (%v)", tt.q, got, tt.topical, Detect(tt.q).Names)
+		if got := detectAlone(tt.q).Topical; got != tt.topical {
+			t.Errorf("detectAlone(%q).Topical = %v, want %v (%v)", tt.q, got, tt.topical, detectAlone(tt.q).Names)
 		}
 	}
 }
@@ -324,12 +324,12 @@ func TestTraditionalReadsAsSimplified(t *testing.T) {
 		{"他們公司的採購預算是多少", "他们公司的采购预算是多少"},
 		{"請問發票寄到哪個地址", "请问发票寄到哪个地址"},
 	} {
-		want := Detect(tc.simplified)
+		want := detectAlone(tc.simplified)
 		if want.Empty() {
 			t.Fatalf("%q asks for nothing: the case tests nothing", tc.simplified)
 		}
-		if got := Detect(tc.traditional); !reflect.DeepEqual(got, want) {
-			t.Errorf("Detect(%q) = %+v, want %+v as for %q", tc.traditional, got, want, tc.simplified)
+		if got := detectAlone(tc.traditional); !reflect.DeepEqual(got, want) {
+			t.Errorf("detectAlone(%q) = %+v, want %+v as for %q", tc.traditional, got, want, tc.simplified)
 		}
 		who := Person{ID: "u1"}
 		if About(tc.traditional, who) != About(tc.simplified, who) || General(tc.traditional) != General(tc.simplified) {
@@ -337,3 +337,6 @@ func TestTraditionalReadsAsSimplified(t *testing.T) {
 		}
 	}
 }
+
+// detectAlone reads a question asked about no one named.
+func detectAlone(q string) Ask { return DetectFor(q, Person{}) }

@@ -10,7 +10,7 @@ import (
 // among docs, the full-text hits (every memory sharing a keyword, up to
 // the search's limit), against the n memories of the partition; and whom
 // and what it asks about. forUser says the recall names a user, who is
-// that user's name; ask is what Detect read in it.
+// that user's name; ask is what DetectFor read in it.
 func Question(text string, who Person, forUser bool, ask Ask, terms, docs []string, n int) relevance.Question {
 	q := relevance.Analyse(terms, docs, n)
 	other := who.NamesOther(text) // about another user, neither the user nor a dealing of theirs
