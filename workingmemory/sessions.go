@@ -388,7 +388,11 @@ func sessionRecord(sess memory.Session, found []memory.NewMemory) memory.NewMemo
 	// read it, so it counts no system or tool turn of the agent's.
 	exchanged := sess.TurnsFor(memory.Principal{Kind: memory.KindUser, ID: sess.UserID})
 	var b strings.Builder
-	fmt.Fprintf(&b, "Conversation %s UTC (session %s, %d turns) about %s", span, sess.ID, len(exchanged), strings.Join(topics, ", "))
+	turns := fmt.Sprintf("%d turns", len(exchanged))
+	if len(exchanged) == 1 {
+		turns = "1 turn"
+	}
+	fmt.Fprintf(&b, "Conversation %s UTC (session %s, %s) about %s", span, sess.ID, turns, strings.Join(topics, ", "))
 	if len(ents) > 0 {
 		names := make([]string, len(ents))
 		for i, e := range ents {

@@ -150,6 +150,23 @@ func newFixture(t *testing.T, found []memory.NewMemory) *fixture {
 	return f
 }
 
+func TestCloseSessionRecordCountsOneTurn(t *testing.T) {
+	f := newFixture(t, []memory.NewMemory{{Type: memory.TypeProfile, Kind: "preference", Key: "contact_channel", Content: "I prefer email"}})
+	ctx := context.Background()
+	if _, err := f.svc.AppendTurns(ctx, agentSupport, "s-1", memory.AppendRequest{UserID: "alice", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "I prefer email"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.CloseSession(ctx, agentSupport, "s-1"); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.created.got[len(f.created.got)-1]
+	if rec.Kind != memory.KindSession || !strings.Contains(rec.Content, ", 1 turn)") {
+		t.Errorf("record = %q, want it to count \"1 turn\"", rec.Content)
+	}
+}
+
 func TestNewNamesWhatIsMissing(t *testing.T) {
 	_, err := New(Options{})
 	for _, name := range []string{"Memories", "Sessions", "Authz", "Extract", "Queue"} {
