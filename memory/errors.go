@@ -58,6 +58,11 @@ type ForbiddenFieldError struct{ InvalidError }
 
 func (e *ForbiddenFieldError) Unwrap() error { return ErrForbidden }
 
+// ForbiddenAuthor refuses a write whose agent_id names another author.
+func ForbiddenAuthor() error {
+	return &ForbiddenFieldError{InvalidError{"agent_id", "names another author than the caller: an agent writes as itself, a user as user:<their id>; leave agent_id out"}}
+}
+
 // Invalid returns an *InvalidError.
 func Invalid(field, reason string) error { return &InvalidError{Field: field, Reason: reason} }
 

@@ -253,7 +253,7 @@ func (s *Service) build(p Principal, n NewMemory, now time.Time) (Memory, error)
 		return Memory{}, ErrForbidden
 	}
 	if (p.Kind == KindAgent || p.Kind == KindUser) && cmp.Or(agent, own) != own {
-		return Memory{}, &ForbiddenFieldError{InvalidError{"agent_id", "names another author than the caller: an agent writes as itself, a user as user:<their id>; leave agent_id out"}}
+		return Memory{}, ForbiddenAuthor()
 	}
 	agent = cmp.Or(agent, own)
 	scope, scopeID, err := sharedScope(n, &agent)

@@ -59,8 +59,8 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 	// user erased meanwhile is not written about (writefence.BeginWrite).
 	ctx = writefence.BeginWrite(ctx, s.now())
 	// Who may not write learns it whatever the request holds.
-	if !WritesAsItself(p, r.AgentID) {
-		return memory.IngestResult{}, memory.ErrForbidden
+	if err := writesAsItself(p, r.AgentID); err != nil {
+		return memory.IngestResult{}, err
 	}
 	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.IngestResult{}, err
@@ -102,8 +102,8 @@ func keyFound(found []memory.NewMemory, idemKey string) []memory.NewMemory {
 // retried call return the first call's job.
 func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.IngestRequest, idemKey string) (memory.JobStatus, error) {
 	// Who may not write learns it whatever the request holds.
-	if !WritesAsItself(p, r.AgentID) {
-		return memory.JobStatus{}, memory.ErrForbidden
+	if err := writesAsItself(p, r.AgentID); err != nil {
+		return memory.JobStatus{}, err
 	}
 	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.JobStatus{}, err
@@ -323,6 +323,18 @@ func (s *Service) extractFor(ctx context.Context, r memory.IngestRequest) ([]mem
 // who only read, never write at all.
 func WritesAsItself(p memory.Principal, agentID string) bool {
 	return p.Kind != memory.KindAnalyst && (agentID == "" || agentID == AuthorOf(p))
+}
+
+// writesAsItself refuses what WritesAsItself does not allow: an analyst
+// plainly, another author with a message naming agent_id.
+func writesAsItself(p memory.Principal, agentID string) error {
+	switch {
+	case p.Kind == memory.KindAnalyst:
+		return memory.ErrForbidden
+	case !WritesAsItself(p, agentID):
+		return memory.ForbiddenAuthor()
+	}
+	return nil
 }
 
 // AuthorOf is the agent id a principal's memories carry.

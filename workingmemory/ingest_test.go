@@ -184,11 +184,19 @@ func TestIngestNothingFound(t *testing.T) {
 func TestIngestRefusesImpersonationAndErrors(t *testing.T) {
 	req := memory.IngestRequest{UserID: "alice", AgentID: "billing-bot", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "remember the dock closes at 5"}}}
 	f := newFixture(t, budget)
-	if _, err := f.svc.Ingest(context.Background(), agentSupport, req, ""); !errors.Is(err, memory.ErrForbidden) {
-		t.Errorf("sync as another agent: err = %v, want ErrForbidden", err)
+	// Refused as forbidden, with a message that names the field.
+	namesField := func(err error) bool {
+		var field *memory.ForbiddenFieldError
+		return errors.Is(err, memory.ErrForbidden) && errors.As(err, &field) && field.Field == "agent_id"
 	}
-	if _, err := f.svc.IngestAsync(context.Background(), agentSupport, req, ""); !errors.Is(err, memory.ErrForbidden) {
-		t.Errorf("async as another agent: err = %v, want ErrForbidden", err)
+	if _, err := f.svc.Ingest(context.Background(), agentSupport, req, ""); !namesField(err) {
+		t.Errorf("sync as another agent: err = %v, want ErrForbidden naming agent_id", err)
+	}
+	if _, err := f.svc.IngestAsync(context.Background(), agentSupport, req, ""); !namesField(err) {
+		t.Errorf("async as another agent: err = %v, want ErrForbidden naming agent_id", err)
+	}
+	if _, err := f.svc.AppendTurns(context.Background(), agentSupport, "s-other", memory.AppendRequest{UserID: "alice", AgentID: "billing-bot", Turns: req.Turns}); !namesField(err) {
+		t.Errorf("turns as another agent: err = %v, want ErrForbidden naming agent_id", err)
 	}
 	if len(f.created.got) != 0 || len(f.queue.jobs) != 0 {
 		t.Errorf("impersonation wrote %d memories, queued %d jobs", len(f.created.got), len(f.queue.jobs))

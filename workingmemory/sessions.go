@@ -18,8 +18,10 @@ import (
 func (s *Service) AppendTurns(ctx context.Context, p memory.Principal, id string, r memory.AppendRequest) (memory.Session, error) {
 	switch {
 	// Who may not write learns it whatever the request holds.
-	case p.Kind != memory.KindAgent && p.Kind != memory.KindUser, !WritesAsItself(p, r.AgentID):
+	case p.Kind != memory.KindAgent && p.Kind != memory.KindUser:
 		return memory.Session{}, memory.ErrForbidden
+	case writesAsItself(p, r.AgentID) != nil:
+		return memory.Session{}, writesAsItself(p, r.AgentID)
 	case !memory.ValidName(id):
 		return memory.Session{}, memory.Invalid("session_id", "must be 1–64 letters, digits or -_.:@")
 	case !memory.ValidName(r.UserID):
