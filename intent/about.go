@@ -269,7 +269,7 @@ func Asks(text string) bool {
 // mark or a tag ("…, right", "pushed back to when", "付钱利索不", "都记着的吧"), starts as English questions
 // do, or holds a Chinese question word.
 func asks(q string) bool {
-	return strings.HasSuffix(q, "?") || strings.HasSuffix(q, "？") || opening.MatchString(q) || clause.MatchString(q) || closing.MatchString(q) || containsAny(q, zhQuestion) ||
+	return strings.HasSuffix(q, "?") || strings.HasSuffix(q, "？") || opening.MatchString(q) && !wish.MatchString(q) || clause.MatchString(q) || closing.MatchString(q) || containsAny(q, zhQuestion) ||
 		slices.ContainsFunc(zhTag, func(t string) bool { return strings.HasSuffix(q, t) }) || aNotA(q)
 }
 
@@ -315,6 +315,8 @@ func ascii(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' ||
 var (
 	// opening is how an English question starts.
 	opening = regexp.MustCompile(`^(what|what's|whats|which|who|whom|whose|when|where|how|hows|why|do|does|did|is|are|am|was|were|can|could|should|would|will|have|has|had|any|anything|anyone|anybody)\b`)
+	// wish opens a parting wish, not a question ("have a good weekend").
+	wish = regexp.MustCompile(`^have (a|an|fun)\b`)
 	// clause opens a question after a first clause ("after the increase,
 	// how much …"); closing ends an English question typed without its
 	// mark: a tag
@@ -394,6 +396,9 @@ type Person struct {
 	// or not): a question that names another ("what does Alice prefer?"
 	// asked about Bob) is about that person, not the user.
 	Others []Person
+	// Asking is true when the user asks themselves: "照旧办" unnamed is
+	// their usual way, as "same as always for me" is.
+	Asking bool
 	// lowered are the id and the words of the name lower-cased, read ahead
 	// by NewPerson for a list many questions are read against.
 	lowered []string

@@ -371,6 +371,8 @@ func TestAsks(t *testing.T) {
 		{"能不能直接说重点", false},
 		{"hey, thanks so much", false},
 		{"节后再联系吧", false},
+		{"Have a nice evening, and thanks for fixing the invoice", false},
+		{"Have you shipped it?", true},
 		{"ok great, talk later", false},
 	}
 	for _, tt := range tests {

@@ -223,6 +223,7 @@ func (s *Service) Recall(ctx context.Context, p Principal, r RecallRequest) (Rec
 		return result, nil
 	}
 	who := <-named
+	who.Asking = p.Kind == KindUser && p.ID == r.UserID
 	query, err := s.embed.EmbedQuery(ctx, intent.Unnamed(r.Query, who))
 	if err == nil && len(query) != s.embed.Dimension() {
 		err = fmt.Errorf("a query vector of dimension %d from model %s of dimension %d", len(query), s.embed.Model(), s.embed.Dimension())
