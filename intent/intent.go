@@ -113,6 +113,7 @@ var rules = []rule{
 		"沟通习惯", "怎么沟通", "如何沟通", "沟通上", "沟通偏好", "communication style", "communication preference*", "how to communicate", "like to communicate",
 		// How to answer someone is in which words and language, and where.
 		"how should i answer", "how to answer", "how to reply", "how should we reply", "how should i reply", "how do i reply", "how should we answer",
+		"沟通方式", "方式沟通", "怎么回她", "怎么回他", "方式回她", "方式回他",
 	}},
 	{name: "answer_style", keys: []string{"answer_style"}, cues: []string{
 		"style", "tone", "format", "concise", "brief", "briefly", "shorter", "short answer*", "long answer*",
@@ -200,7 +201,8 @@ var rules = []rule{
 		"what are the steps", "steps to", "how to do if", "how to do when", "what to do if", "what should i do if", "what do i do if",
 		"what needs checking", "needs checking", "double-check", "double check", "what to check", "what should i check", "what should i verify", "what to verify", "what do i verify",
 		"what do i offer", "what should i offer", "what can i offer", "what do we offer",
-		"要检查", "检查些什么", "检查什么", "要核对", "核对什么", "哪几步", "哪些步骤", "什么步骤", "几个步骤", "满多少", "可以退", "怎么 handle", "怎么handle", "如何 handle",
+		"walk me through", "walk me thru", "talk me through",
+		"要检查", "检查些什么", "检查什么", "要核对", "核对什么", "哪几步", "哪些步骤", "什么步骤", "几个步骤", "满多少", "可以退", "处理顺序", "什么顺序", "要查哪些", "查哪些", "怎么 handle", "怎么handle", "如何 handle",
 	}},
 	// What a word of the trade means here: a term defined ("华东包括哪几个
 	// 省？", "what does a pallet order mean?"). Only definitions near the
@@ -234,6 +236,12 @@ var rules = []rule{
 		"gone through", "go through yet", "waiting on", "on hold", "not moving",
 		"tracking number", "tracking no", "tracking code", "快递号", "快递单号", "运单号", "追踪码", "物流单号", "单号是多少",
 	}},
+	// What the user called off, asked of no order in particular ("what did
+	// she call off?"): the orders, the cancelled one among them. Before
+	// contact, which would take "call" of "call off".
+	{name: "cancellations", kinds: []string{"order_status"}, cues: []string{
+		"call off", "called off", "calling off", "取消了哪", "取消了什么", "取消过哪", "取消过什么", "撤了哪",
+	}},
 	{name: "contact", keys: []string{"contact_channel"}, cues: []string{
 		"contact*", "reach me", "reach her", "reach him", "reach them", "reach you", "be reached", "reach out", "way to reach", "get hold of", "call me", "phone me", "email me", "text me", "get in touch",
 		"ring me", "ring her", "ring him", "ring them", "give her a ring", "give him a ring", "give me a ring", "write to her", "write to him", "write to me", "message her", "message him", "message me",
@@ -244,7 +252,7 @@ var rules = []rule{
 		// Not "speak" alone: "speak soon" is a goodbye.
 		"language", "in chinese", "in english", "in mandarin", "in cantonese", "which tongue", "speak chinese", "speak english", "speak mandarin",
 		"speaks chinese", "speaks english", "speaks mandarin", "does she speak", "does he speak", "do they speak", "do i speak",
-		"语言", "中文", "英文", "普通话", "粤语", "说什么话", "用什么话",
+		"语言", "中文", "英文", "普通话", "粤语", "说什么话", "用什么话", "文字",
 	}},
 	// Budget: how much the user may spend, asked of them or of anyone.
 	{name: "budget", keys: []string{"budget"}, kinds: []string{"budget", "credit_limit"}, periodic: true, cues: []string{
@@ -258,6 +266,7 @@ var rules = []rule{
 		"bring my stuff", "bring the goods", "bring my order", "send the goods", "send the order", "drop off", "drop stuff off", "drop things off", "drop it off", "send goods", "sending goods", "sending the goods", "dispatch to", "receiving", "receive the goods",
 		"送货", "配送", "收货", "地址", "送到哪", "几点送", "寄到", "寄给", "发到哪", "发货到", "送到", "送去", "什么时候送",
 		"truck", "trucks", "lorry", "lorries", "gate", "loading bay", "dock", "卸货", "drop parcels", "drop the parcels", "drop off parcels", "parcels at", "van arrive", "arrive at her", "arrive at his", "arrive at my", "arrive at their", "几点到", "要货",
+		"shipping instruction*", "delivery instruction*", "drop-off*", "delivery slot*", "time slot*",
 	}},
 	{name: "invoice", keys: []string{"invoice_type", "invoice_schedule"}, kinds: []string{"invoice_preference"}, cues: []string{
 		"invoice*", "billing", "billed", "be billed", "bill me", "bill us", "bill her", "bill him", "bill them", "receipt*", "fapiao",
@@ -325,14 +334,14 @@ var rules = []rule{
 }
 
 // DetectFor returns what a question asked about who asks for; Empty when
-// it is not one. who's name is cut out first (Unnamed); naming them speaks
-// of someone. A question naming another user asks for nothing of who's.
+// it is not one. who's name is cut out first (Unnamed); naming them, or
+// asking as them, speaks of someone. A question naming another user asks for nothing of who's.
 func DetectFor(question string, who Person) Ask {
 	question = norm.NFC.String(question)
 	if who.NamesOther(question) {
 		return Ask{}
 	}
-	return detect(Unnamed(question, who), len(who.spans(question)) > 0)
+	return detect(Unnamed(question, who), who.Asking || len(who.spans(question)) > 0)
 }
 
 func detect(text string, named bool) Ask {

@@ -170,6 +170,15 @@ func TestDetect(t *testing.T) {
 		{"你们记录的我是做什么生意的？", []string{"company"}},
 		{"What do I need to double-check before issuing a VAT invoice?", []string{"rule_lookup", "invoice"}},
 		{"给她回消息前我需要知道什么？", []string{"answer_style", "guidance"}},
+		{"他一般喜欢用什么方式沟通？", []string{"communication"}},
+		{"Any special delivery instructions for her?", []string{"delivery"}},
+		{"Which time slot suits him for drop-offs?", []string{"delivery"}},
+		{"给她发消息用哪种文字？", []string{"language"}},
+		{"A parcel came in damaged, walk me through what we do", []string{"rule_lookup"}},
+		{"退货的处理顺序是什么？", []string{"rule_lookup"}},
+		{"What did he call off last month?", []string{"cancellations"}},
+		{"她之前取消了什么？", []string{"cancellations"}},
+		{"Call me on my mobile", []string{"contact"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
@@ -200,6 +209,7 @@ func TestDetectForTheUsualOfSomeone(t *testing.T) {
 		{"Do the usual for Bob.", []string{"usual_for_someone"}},
 		{"same as usual for me", []string{"usual_for_someone"}},
 		{"Tell me everything you've got on this customer's habits.", []string{"preferences"}},
+		{"和上次一样，照旧", []string{"rules"}},
 		{"Do things the way I normally like, ok?", []string{"preferences"}},
 	}
 	for _, tt := range tests {
@@ -208,6 +218,13 @@ func TestDetectForTheUsualOfSomeone(t *testing.T) {
 				t.Errorf("DetectFor(%q) = %v, want %v", tt.q, got, tt.want)
 			}
 		})
+	}
+	// The user asking, unnamed: their own usual way.
+	bob.Asking = true
+	for _, q := range []string{"和上次一样，照旧", "Same as always, please."} {
+		if got := DetectFor(q, bob).Names; !slices.Equal(got, []string{"usual_for_someone"}) {
+			t.Errorf("DetectFor(%q) asked by the user = %v, want usual_for_someone", q, got)
+		}
 	}
 }
 
