@@ -296,7 +296,9 @@ func (r Rules) First(q Question, e Evidence) string {
 		return GateText
 	case e.Vector && e.Similarity >= r.StrongFloor:
 		return GateVector
-	case e.Vector && e.Similarity >= r.VectorFloor && q.Unseen() < r.UnseenMax:
+	case e.Vector && e.Similarity >= r.VectorFloor && (q.Unseen() < r.UnseenMax || e.Shared):
+		// Unseen is of the user's memories: it says nothing of what the
+		// tenant's shared rules know.
 		return GateVector
 	case e.Text && e.Coverage >= r.Coverage && !r.unrelatedMeaning(e) && !r.worldWords(q, e):
 		return GateText

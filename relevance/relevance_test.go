@@ -108,6 +108,10 @@ func TestGates(t *testing.T) {
 		{"strong similarity", foreign, Evidence{Vector: true, Similarity: 0.5}, GateVector},
 		{"weak similarity, known words", known, Evidence{Vector: true, Similarity: 0.27}, GateVector},
 		{"weak similarity to a question about unknown things", foreign, Evidence{Vector: true, Similarity: 0.27, Coverage: 1.0 / 7, Text: true}, ""},
+		// Unseen counts the user's memories, which know nothing of the
+		// tenant's rules.
+		{"weak similarity of shared knowledge to a question about words the user's memories lack", foreign, Evidence{Vector: true, Similarity: 0.27, Shared: true}, GateVector},
+		{"shared knowledge below the floor", foreign, Evidence{Vector: true, Similarity: 0.2, Shared: true}, ""},
 		{"below the floor", known, Evidence{Vector: true, Similarity: 0.2}, ""},
 		{"full text covering most words", known, Evidence{Text: true, Coverage: 2.0 / 3}, GateText},
 		{"full text on one common word", foreign, Evidence{Text: true, Coverage: 1.0 / 7}, ""},
