@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -31,5 +32,34 @@ func TestIntentHitsTakeMatchingSharedKnowledge(t *testing.T) {
 	}
 	if got := intentHits(intent.Ask{}, nil, shared); len(got) != 0 {
 		t.Errorf("with no ask, intent hits %v, want none", got)
+	}
+}
+
+// "照旧" from the user is their own usual way: their preferences, where an
+// agent saying it of nobody asks for the tenant's rules.
+func TestRecallTheUsualAskedByTheUser(t *testing.T) {
+	window := stored("mem_window", "deliveries on weekday mornings only")
+	window.Type, window.Kind, window.Key = TypeProfile, "preference", "delivery_window"
+	rule := stored("mem_rule", "free shipping above 5k")
+	rule.UserID, rule.Type, rule.Kind = "", TypeProcedural, "rule"
+	vector := []Hit{{Memory: window, Score: 0.05}, {Memory: rule, Score: 0.04}}
+	for _, tt := range []struct {
+		who  Principal
+		want string
+	}{{userAlice, "mem_window"}, {agentSupport, "mem_rule"}} {
+		t.Run(tt.who.ID, func(t *testing.T) {
+			f := vectorFixture(t, recallConfig, vector)
+			got, err := f.svc.Recall(context.Background(), tt.who, RecallRequest{UserID: "alice", Query: "跟上次一样，照旧办", K: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, r := range got.Memories {
+				ids = append(ids, r.Memory.ID)
+			}
+			if !slices.Contains(ids, tt.want) {
+				t.Errorf("%s asking: recalled %v, want %s among them", tt.who.ID, ids, tt.want)
+			}
+		})
 	}
 }
