@@ -148,12 +148,22 @@ func htmlBlocks(src string) ([]block, error) {
 			}
 			switch n.DataAtom {
 			case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+				// A heading left open (<h1>Vans<p>…) holds the blocks that
+				// follow it, which a browser shows as text below the
+				// heading: the heading is its words before the first block.
 				flush()
 				var h strings.Builder
-				collectText(n, &h, seen)
+				c := n.FirstChild
+				for ; c != nil && !breaksHeading(c); c = c.NextSibling {
+					collectText(c, &h, seen)
+				}
 				if text := strings.Join(strings.Fields(h.String()), " "); text != "" {
 					out = append(out, block{level: int(n.Data[1] - '0'), text: text})
 				}
+				for ; c != nil; c = c.NextSibling {
+					walk(c, list)
+				}
+				flush()
 				return
 			case atom.Ol, atom.Ul:
 				flush()
@@ -227,6 +237,19 @@ func collectText(n *html.Node, b *strings.Builder, seen sight.Seen) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		collectText(c, b, seen)
 	}
+}
+
+// breaksHeading reports whether n, inside a heading, starts text of its
+// own: a block, a list or another heading.
+func breaksHeading(n *html.Node) bool {
+	if n.Type != html.ElementNode {
+		return false
+	}
+	switch n.DataAtom {
+	case atom.Ol, atom.Ul, atom.Li, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	return blockElement(n.DataAtom)
 }
 
 func blockElement(a atom.Atom) bool {

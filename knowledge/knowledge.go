@@ -197,6 +197,8 @@ func sections(id string, blocks []block, partChars int) []Section {
 	var trail []string // headings by level-1 index
 	var paras []string
 	seen := map[string]int{} // heading trails met so far: the ordinal of the next
+	// bare is the level of the last heading while no text has followed it.
+	bare := 0
 	flush := func() {
 		if len(paras) == 0 {
 			return
@@ -219,18 +221,47 @@ func sections(id string, blocks []block, partChars int) []Section {
 		}
 		paras = nil
 	}
+	// A heading with neither text nor a subheading below it says
+	// something a reader sees ("# Refund window is 14 days"): it is a
+	// section of its own, its words the text under the headings above it.
+	// It takes the slot text under it would, so that text added below it
+	// later supersedes it.
+	flushBare := func() {
+		if bare == 0 {
+			return
+		}
+		headings := compact(trail)
+		place := strings.Join(headings, "\x1f")
+		ordinal := seen[place]
+		seen[place]++
+		text := headings[len(headings)-1]
+		s := Section{
+			Headings: headings[:len(headings)-1], Position: len(out), Text: text,
+			Procedure: isProcedure(headings, text),
+		}
+		s.Key = sectionKey(id, place, ordinal, 0)
+		s.Digest = digest(s.Content())
+		out = append(out, s)
+		bare = 0
+	}
 	for _, b := range blocks {
 		if b.level == 0 {
 			paras = append(paras, b.text)
+			bare = 0
 			continue
 		}
 		flush()
+		if bare >= b.level { // no subheading: the bare heading was a leaf
+			flushBare()
+		}
+		bare = b.level
 		if len(trail) < b.level {
 			trail = append(trail, make([]string, b.level-len(trail))...)
 		}
 		trail = append(trail[:b.level-1], b.text)
 	}
 	flush()
+	flushBare()
 	return out
 }
 

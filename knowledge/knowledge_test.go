@@ -69,6 +69,35 @@ func TestSplit(t *testing.T) {
 			want:  []outline{{"下单流程 › 第一部分", "先确认库存，再确认价格。", false}},
 		},
 		{
+			name: "a document all in one heading is that heading's text", format: knowledge.Markdown,
+			body:  "# Refund window is 14 days for unopened goods\n",
+			title: "Refund window is 14 days for unopened goods",
+			want:  []outline{{"", "Refund window is 14 days for unopened goods", false}},
+		},
+		{
+			name: "a heading with neither text nor subheadings is a section under the headings above it", format: knowledge.Markdown,
+			body:  "# Returns\n## Refund window is 14 days\n## How to ship a return\n# Shipping\nShips in two days.\n## Vans leave at noon\n",
+			title: "Returns",
+			want: []outline{
+				{"Returns", "Refund window is 14 days", false},
+				{"Returns", "How to ship a return", true},
+				{"Shipping", "Ships in two days.", false},
+				{"Shipping", "Vans leave at noon", false},
+			},
+		},
+		{
+			name: "blocks inside a heading left open are text below it", format: knowledge.HTML,
+			body:  "<h1>Vans<p>Delivery vans leave the depot at noon every weekday.",
+			title: "Vans",
+			want:  []outline{{"Vans", "Delivery vans leave the depot at noon every weekday.", false}},
+		},
+		{
+			name: "an HTML page of headings alone", format: knowledge.HTML,
+			body:  "<h1>Returns</h1><h2>Refund window is <b>14 days</b></h2>",
+			title: "Returns",
+			want:  []outline{{"Returns", "Refund window is 14 days", false}},
+		},
+		{
 			name: "chinese steps make a procedure", format: knowledge.Markdown,
 			body: "## 退货\n\n第一步：核对订单号。\n第二步：检查包装。\n",
 			want: []outline{{"退货", "第一步：核对订单号。\n第二步：检查包装。", true}},
@@ -147,7 +176,8 @@ func TestSplitRefuses(t *testing.T) {
 		body   []byte
 		want   error
 	}{
-		{"empty", "doc", knowledge.Markdown, []byte("# Only a heading\n\n   \n"), knowledge.ErrEmpty},
+		{"empty", "doc", knowledge.Markdown, []byte("---\ntitle: x\n---\n#\n\n   \n"), knowledge.ErrEmpty},
+		{"empty HTML", "doc", knowledge.HTML, []byte("<h1> </h1><p hidden>Not shown.</p><script>x()</script>"), knowledge.ErrEmpty},
 		{"too large", "doc", knowledge.Text, []byte(strings.Repeat("a", knowledge.MaxDocumentBytes+1)), knowledge.ErrTooLarge},
 		{"unknown format", "doc", knowledge.Format("pdf"), []byte("x"), knowledge.ErrFormat},
 		{"bad id", "a b", knowledge.Text, []byte("x"), knowledge.ErrID},
@@ -271,5 +301,22 @@ func TestFormatOf(t *testing.T) {
 	}
 	if _, ok := knowledge.FormatOf("scan.pdf"); ok {
 		t.Error("FormatOf(scan.pdf) claims a format")
+	}
+}
+
+// TestBareHeadingKeepsItsSlot: text written later under a heading that
+// stood alone takes the heading's slot, so a re-import supersedes it.
+func TestBareHeadingKeepsItsSlot(t *testing.T) {
+	before, err := knowledge.Split("faq", knowledge.Markdown, []byte("# FAQ\n## Refund window is 14 days\n"), knowledge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := knowledge.Split("faq", knowledge.Markdown, []byte("# FAQ\n## Refund window is 14 days\nFor unopened goods only.\n"), knowledge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.Sections) != 1 || len(after.Sections) != 1 || before.Sections[0].Key != after.Sections[0].Key ||
+		before.Sections[0].Digest == after.Sections[0].Digest {
+		t.Errorf("sections before %+v, after %+v: want one each, in the same slot, with other digests", before.Sections, after.Sections)
 	}
 }
