@@ -501,3 +501,46 @@ func TestKnowledgeListingFollowsThePolicy(t *testing.T) {
 		t.Errorf("listed %d documents under a policy that lets the admin read none of their knowledge", n)
 	}
 }
+
+// TestKnowledgeListCountsSectionsInForce: a section whose memory is deleted
+// leaves the document's count, and importing the document again writes it
+// anew.
+func TestKnowledgeListCountsSectionsInForce(t *testing.T) {
+	f := apptest.Start(t)
+	doc := documents.ImportRequest{ID: "hours", Content: "# Hours\n\n## Weekdays\n\nThe office opens at 9 am on weekdays.\n\n## Saturdays\n\nThe office opens at 10 am on Saturdays.\n"}
+	if r, res := importDoc(t, f, apptest.Admin, doc); r.Status != http.StatusOK || res.Counts == nil || res.Counts.Created != 2 {
+		t.Fatalf("import: %d %s, want 2 created", r.Status, r.Body)
+	}
+	sections := func() int {
+		t.Helper()
+		list := f.Do(t, apptest.Admin, http.MethodGet, "/v1/knowledge/documents", nil)
+		var docs struct{ Documents []documents.Info }
+		list.Decode(t, &docs)
+		if list.Status != http.StatusOK || len(docs.Documents) != 1 {
+			t.Fatalf("list: %d %s, want the one document", list.Status, list.Body)
+		}
+		return docs.Documents[0].Sections
+	}
+	if n := sections(); n != 2 {
+		t.Fatalf("listed with %d sections, want 2", n)
+	}
+	mems := f.Do(t, apptest.Admin, http.MethodGet, "/v1/memories?kind="+documents.KindSection+"&limit=10", nil)
+	var page struct{ Memories []memory.Memory }
+	mems.Decode(t, &page)
+	if len(page.Memories) != 2 {
+		t.Fatalf("section memories: %s, want 2", mems.Body)
+	}
+	if r := f.Do(t, apptest.Admin, http.MethodDelete, "/v1/memories/"+page.Memories[0].ID, nil); r.Status != http.StatusOK && r.Status != http.StatusNoContent {
+		t.Fatalf("delete a section's memory: %d %s", r.Status, r.Body)
+	}
+	if n := sections(); n != 1 {
+		t.Errorf("after deleting a section's memory, listed with %d sections, want 1", n)
+	}
+	if r, res := importDoc(t, f, apptest.Admin, doc); r.Status != http.StatusOK || res.Counts == nil ||
+		*res.Counts != (documents.Counts{Created: 1, Unchanged: 1}) {
+		t.Fatalf("re-import: %d %s, want the deleted section created again", r.Status, r.Body)
+	}
+	if n := sections(); n != 2 {
+		t.Errorf("after the re-import, listed with %d sections, want 2", n)
+	}
+}

@@ -59,9 +59,14 @@ WITH m
 CALL (m) { ` + graph.TallyUp + ` }
 RETURN count(m) AS n`
 
+	// cypherList counts a document's sections in force, as cypherSections
+	// reads them: a section whose memory was deleted, archived or
+	// superseded outside an import is no longer in force.
 	cypherList = `MATCH (d:Document {tenant: $tenant})
 WHERE d.removed_at IS NULL
-RETURN d.id AS id, d.title AS title, d.format AS format, d.sections AS sections,
+OPTIONAL MATCH (m:Memory {tenant: $tenant, status: 'active'})-[:SECTION_OF]->(d)
+WITH d, count(m) AS sections
+RETURN d.id AS id, d.title AS title, d.format AS format, sections,
        d.imported_at AS imported_at, d.scope AS scope, d.scope_id AS scope_id
 ORDER BY d.id`
 

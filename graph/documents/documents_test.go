@@ -120,8 +120,15 @@ func TestDocumentRoundTrip(t *testing.T) {
 		t.Errorf("Retire again = %d, %v; want 0", n, err)
 	}
 
-	if ds, err := s.List(ctx, tenant); err != nil || len(ds) != 1 || ds[0].ID != "guide" {
-		t.Fatalf("List = %v, %v; want the guide", ds, err)
+	if ds, err := s.List(ctx, tenant); err != nil || len(ds) != 1 || ds[0].ID != "guide" || ds[0].Sections != 3 {
+		t.Fatalf("List = %v, %v; want the guide with its 3 sections in force", ds, err)
+	}
+	// A section whose memory is deleted is no longer counted.
+	if err := g.DeleteMemory(ctx, tenant, placed[2].MemoryID, "admin", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.List(ctx, tenant); err != nil || len(ds) != 1 || ds[0].Sections != 2 {
+		t.Fatalf("List after deleting a section's memory = %v, %v; want the guide with 2 sections", ds, err)
 	}
 	// While an import holds the document, removing it removes nothing;
 	// once the claim is let go, it does.
@@ -131,16 +138,16 @@ func TestDocumentRoundTrip(t *testing.T) {
 	if n, err := s.Remove(ctx, tenant, "guide", retireAt); !errors.Is(err, memory.ErrConflict) || n != 0 {
 		t.Fatalf("Remove during an import = %d, %v; want ErrConflict", n, err)
 	}
-	if stored, _ := s.Sections(ctx, tenant, "guide"); len(stored) != 3 {
-		t.Errorf("Sections after a refused removal: %d, want 3", len(stored))
+	if stored, _ := s.Sections(ctx, tenant, "guide"); len(stored) != 2 {
+		t.Errorf("Sections after a refused removal: %d, want 2", len(stored))
 	}
 	if err := s.Release(ctx, tenant, "guide"); err != nil {
 		t.Fatal(err)
 	}
 	// Removing: every section archived, the document off the list, its
 	// history still linked.
-	if n, err := s.Remove(ctx, tenant, "guide", retireAt); err != nil || n != 3 {
-		t.Fatalf("Remove = %d, %v; want 3 archived", n, err)
+	if n, err := s.Remove(ctx, tenant, "guide", retireAt); err != nil || n != 2 {
+		t.Fatalf("Remove = %d, %v; want 2 archived", n, err)
 	}
 	// Archiving kept the tallies exact: a reconciliation mends nothing.
 	if r, err := tally.New(g.Runner()).Reconcile(ctx, tenant); err != nil || r.Mended != 0 {
@@ -166,7 +173,10 @@ func TestDocumentRoundTrip(t *testing.T) {
 	if err := s.Release(ctx, tenant, "guide"); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range placed {
+	for i, p := range placed {
+		if i == 2 { // deleted
+			continue
+		}
 		if m, err := g.GetMemory(ctx, tenant, p.MemoryID); err != nil || m.Status != memory.StatusArchived {
 			t.Errorf("memory %s after Remove: %+v, %v; want archived, kept", p.MemoryID, m.Status, err)
 		}
