@@ -386,11 +386,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("neo4j schema of documents: %w", err)
 	}
 	if a.Documents, err = documents.New(documents.Options{
-		Store: docStore, Writer: a.Service, Authz: a.Policy, Queue: a.Queue, Sync: a.Admin.Sync, Quota: quotaPort, Audit: a.Audit, Teams: keys,
+		Store: docStore, Writer: a.Metrics.Writes(a.Service), Authz: a.Policy, Queue: a.Queue, Sync: a.Admin.Sync, Quota: quotaPort, Audit: a.Audit, Teams: keys,
 	}); err != nil {
 		return nil, err
 	}
-	a.QueueWorkers.Handle(documents.JobImport, a.Metrics.Jobs(a.Documents.ApplyJobs))
+	// Its writer counts what an import writes, queued or not (Writes).
+	a.QueueWorkers.Handle(documents.JobImport, a.Documents.ApplyJobs)
 	hopts := handlers.Options{
 		Service: a.Service, Recalls: recalls, Admin: a.Admin, Identity: a.Identity, Sessions: a.Working, Logger: log, Ready: a.Ready, MaxBody: cfg.Server.MaxBody,
 		Export: userExports{a.Export}, Graph: a.Graph, Knowledge: a.Documents,

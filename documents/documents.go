@@ -112,6 +112,8 @@ type Placed struct {
 	// Created is false when the write path found the text restating a
 	// stored memory of the slot and reinforced that one instead.
 	Created bool
+	// Superseding: created as the new version of a section in force.
+	Superseding bool
 }
 
 // Store keeps documents and their sections' links. Package graph/documents
@@ -481,10 +483,15 @@ func (s *Service) apply(ctx context.Context, p memory.Principal, r ImportRequest
 			c.Created++
 		}
 	}
+	superseding := map[string]bool{}
 	for _, rep := range plan.Supersede {
 		if written[rep.New.Key] {
 			c.Superseded++
+			superseding[rep.New.Key] = true
 		}
+	}
+	for i := range placed {
+		placed[i].Superseding = superseding[placed[i].Key]
 	}
 	if err := s.store.Record(ctx, p.Tenant, info, nil); err != nil {
 		return Counts{}, nil, err

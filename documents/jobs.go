@@ -29,6 +29,11 @@ const ReasonLaterImport = "a later import of the document came first"
 // errLaterImport is apply's answer to a queued import that yields.
 var errLaterImport = errors.New("documents: " + ReasonLaterImport)
 
+// OutcomeSuperseded is a queued import's outcome of a section written as
+// the new version of one in force, which the import's counts call
+// superseded too.
+const OutcomeSuperseded = "superseded"
+
 // JobSubject is the queue's user of a document's imports. The '/' keeps it
 // out of the user ids: erasing a user never touches a document's jobs.
 func JobSubject(docID string) string { return "kb/" + docID }
@@ -73,7 +78,10 @@ func (s *Service) ApplyJobs(ctx context.Context, jobs []memory.Job) ([]memory.Jo
 		results[i].Memories = make([]memory.JobMemory, 0, len(placed))
 		for _, pl := range placed {
 			out := memory.OutcomeReinforced
-			if pl.Created {
+			switch {
+			case pl.Superseding:
+				out = OutcomeSuperseded
+			case pl.Created:
 				out = memory.OutcomeCreated
 			}
 			results[i].Memories = append(results[i].Memories, memory.JobMemory{ID: pl.MemoryID, Outcome: out, Status: memory.StatusActive})

@@ -144,6 +144,30 @@ func (w extractedWrites) Write(ctx context.Context, p memory.Principal, in []mem
 	return rs, err
 }
 
+// MemoryWriter writes memories as a principal; memory.Service is one.
+type MemoryWriter interface {
+	Write(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error)
+}
+
+// Writes wraps a writer that no handler counts for, a knowledge import's,
+// so that each memory it writes, and each write the guard refuses, counts
+// as the API's writes do, whether the import is written at once or
+// queued. Its jobs then pass through Jobs uncounted.
+func (m *Metrics) Writes(next MemoryWriter) MemoryWriter {
+	return counted{next: next, m: m}
+}
+
+type counted struct {
+	next MemoryWriter
+	m    *Metrics
+}
+
+func (w counted) Write(ctx context.Context, p memory.Principal, in []memory.NewMemory) ([]memory.WriteResult, error) {
+	rs, err := w.next.Write(ctx, p, in)
+	w.m.Wrote(p.Tenant, rs, err)
+	return rs, err
+}
+
 // Deleted counts a memory deleted through the API.
 func (m *Metrics) Deleted(r memory.Receipt) {
 	m.deletes.WithLabelValues("memory").Inc()
