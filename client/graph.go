@@ -151,9 +151,10 @@ func (c *Client) GraphNeighbourhood(ctx context.Context, from string, hops int, 
 	return out, err
 }
 
-// GraphPaths returns the shortest paths between two entities through
-// readable memories, of at most maxLength relationships (0: the default)
-// of the types via (none: MENTIONS and SUPERSEDES).
+// GraphPaths returns the shortest paths between two entities, each named
+// entity:ID or by its id alone when that holds no colon, through readable
+// memories, of at most maxLength relationships (0: the default) of the
+// types via (none: MENTIONS and SUPERSEDES).
 func (c *Client) GraphPaths(ctx context.Context, from, to string, maxLength int, via []string, limit int) ([]GraphPath, error) {
 	q := GraphFilter{Limit: limit}.values()
 	q.Set("from", from)

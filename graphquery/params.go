@@ -30,10 +30,17 @@ func ParseNeighbourhood(v url.Values) (NeighbourhoodQuery, error) {
 	return q, err
 }
 
-// ParsePaths reads from, to, max_length, via and limit.
+// ParsePaths reads from, to (each entity:ID, or an entity id without a
+// colon), max_length, via and limit.
 func ParsePaths(v url.Values) (PathQuery, error) {
-	q := PathQuery{From: v.Get("from"), To: v.Get("to"), Via: list(v, "via")}
+	q := PathQuery{Via: list(v, "via")}
 	var err error
+	if q.From, err = parseEntity("from", v.Get("from")); err != nil {
+		return q, err
+	}
+	if q.To, err = parseEntity("to", v.Get("to")); err != nil {
+		return q, err
+	}
 	if q.MaxLength, err = number(v, "max_length"); err != nil {
 		return q, err
 	}

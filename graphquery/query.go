@@ -1,6 +1,8 @@
 package graphquery
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -237,16 +239,34 @@ type ClassCount struct {
 	Rep   memory.Resource
 }
 
-// ParseRef reads "label:id".
-func ParseRef(s string) (NodeRef, error) {
+// ParseRef reads "label:id", the form every graph route names a node in:
+// the label is one of Labels and the id is all after the first colon, so
+// an entity whose id holds a colon is entity:trigger:破损.
+func ParseRef(s string) (NodeRef, error) { return parseRef("from", s) }
+
+func parseRef(field, s string) (NodeRef, error) {
 	label, id, ok := strings.Cut(s, ":")
-	if !ok || id == "" {
-		return NodeRef{}, memory.Invalid("from", "must be label:id, e.g. entity:lianhua-trading")
+	if !ok || label == "" || id == "" {
+		return NodeRef{}, memory.Invalid(field, "must be label:id, e.g. entity:lianhua-trading")
 	}
-	for _, l := range Labels {
-		if l == label {
-			return NodeRef{Label: label, ID: id}, nil
-		}
+	if !slices.Contains(Labels, label) {
+		return NodeRef{}, memory.Invalid(field, fmt.Sprintf("label %q must be one of %s (an entity id holding a colon is written entity:ID)", label, strings.Join(Labels, ", ")))
 	}
-	return NodeRef{}, memory.Invalid("from", "label must be one of "+strings.Join(Labels, ", "))
+	return NodeRef{Label: label, ID: id}, nil
+}
+
+// parseEntity reads one end of a path: entity:ID as a neighbourhood names
+// it, or the entity's id alone when it holds no colon.
+func parseEntity(field, s string) (string, error) {
+	if s == "" || !strings.Contains(s, ":") {
+		return s, nil // checkText refuses a missing one
+	}
+	ref, err := parseRef(field, s)
+	if err != nil {
+		return "", err
+	}
+	if ref.Label != LabelEntity {
+		return "", memory.Invalid(field, "paths run between entities: must be entity:ID, e.g. entity:lianhua-trading, not a "+ref.Label)
+	}
+	return ref.ID, nil
 }

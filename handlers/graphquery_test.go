@@ -119,9 +119,16 @@ func TestGraphAnswersOnlyWhatPolicyAllows(t *testing.T) {
 	if len(tl.Memories) != 2 || tl.Memories[1].Supersedes != tl.Memories[0].ID || tl.Memories[1].Version != 2 {
 		t.Errorf("timeline = %+v, want the budget's two versions, the second superseding the first", tl.Memories)
 	}
-	paths := graphGet[graphquery.Paths](t, f, apptest.Analyst, "/v1/graph/paths?from=lianhua-trading&to=SO-1001")
-	if len(paths.Paths) != 1 || len(paths.Paths[0].Nodes) != 3 || paths.Paths[0].Nodes[1].ID != readable.ID {
-		t.Errorf("paths = %+v, want one through the readable budget", paths.Paths)
+	// A path's ends are named as a neighbourhood's start is, entity:ID, or
+	// by the entity's id alone; another label is refused, not looked up.
+	for _, q := range []string{"from=lianhua-trading&to=SO-1001", "from=entity:lianhua-trading&to=entity:SO-1001", "from=entity:lianhua-trading&to=SO-1001"} {
+		paths := graphGet[graphquery.Paths](t, f, apptest.Analyst, "/v1/graph/paths?"+q)
+		if len(paths.Paths) != 1 || len(paths.Paths[0].Nodes) != 3 || paths.Paths[0].Nodes[1].ID != readable.ID {
+			t.Errorf("paths %s = %+v, want one through the readable budget", q, paths.Paths)
+		}
+	}
+	for _, q := range []string{"from=user:alice&to=entity:SO-1001", "from=entiti:lianhua-trading&to=SO-1001", "from=lianhua-trading&to=entity:"} {
+		expectResponse(t, "paths "+q, f.Do(t, apptest.Analyst, "GET", "/v1/graph/paths?"+q, nil), http.StatusBadRequest, "invalid_argument")
 	}
 
 	// Another tenant's analyst finds none of it.
