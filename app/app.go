@@ -243,8 +243,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.Redis.AddHook(a.Metrics.RedisHook())
 	a.Decisions = journal.NewDecisions(a.Redis, journal.DecisionOptions{Logger: log})
+	// The trail names an erased user by their tombstone's hash, which the
+	// graph keeps.
 	a.Audit = journal.NewAudit(a.Redis, journal.AuditOptions{
-		Cap: cfg.Audit.Cap, Retention: cfg.Audit.Retention, Logger: log,
+		Cap: cfg.Audit.Cap, Retention: cfg.Audit.Retention, Erased: exportstore.New(store.Runner()), Logger: log,
 	})
 	a.Bus = policysync.New(a.Redis, log)
 	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.Policy.Timeout, Decisions: a.Metrics.Decisions(a.Decisions)}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,4 +209,62 @@ func withoutStamps(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// TestAuditNamesAnErasedUserByTheHashAfterwards: once a user is erased,
+// every later act about them (an export, a change to their registration, a
+// key for them, an analyst's query) names them in the trail as the erase
+// did, by their tombstone's hash, never by the id it hashed; the acts done
+// before keep naming them, and a user never erased is named as before.
+func TestAuditNamesAnErasedUserByTheHashAfterwards(t *testing.T) {
+	f := apptest.Start(t)
+	const gone = "erin-after-erase"
+	f.AddUser(t, gone)
+	r := f.Do(t, "support-bot", "POST", "/v1/memories", memory.NewMemory{UserID: gone, Type: memory.TypeEpisodic, Content: "Asked about desk lamps on Monday."})
+	expectResponse(t, "write erin's memory", r, http.StatusCreated)
+	expectResponse(t, "export before the erase", f.Do(t, apptest.Admin, "GET", "/v1/users/"+gone+"/export", nil), http.StatusOK)
+	expectResponse(t, "erase", f.Do(t, apptest.Admin, "DELETE", "/v1/users/"+gone, nil), http.StatusOK)
+	before := len(auditEvents(t, f, apptest.Admin, "?limit=1000"))
+
+	expectResponse(t, "export after the erase", f.Do(t, apptest.Admin, "GET", "/v1/users/"+gone+"/export", nil), http.StatusOK)
+	f.Do(t, apptest.Admin, "PATCH", "/v1/principals/user/"+gone, map[string]any{"roles": []string{"user"}})
+	f.Do(t, apptest.Admin, "DELETE", "/v1/principals/user/"+gone, nil)
+	f.Do(t, apptest.Admin, "POST", "/v1/keys", map[string]any{"owner_kind": memory.KindUser, "owner_id": gone})
+	f.Do(t, apptest.Analyst, "GET", "/v1/graph/timeline?user="+gone, nil)
+	f.Do(t, apptest.Analyst, "GET", "/v1/graph/aggregates?by=type&user="+gone, nil)
+	r = f.Do(t, "support-bot", "POST", "/v1/memories", memory.NewMemory{UserID: "alice", Type: memory.TypeEpisodic, Content: "Asked about chairs on Tuesday."})
+	expectResponse(t, "write alice's memory", r, http.StatusCreated)
+	expectResponse(t, "alice's export", f.Do(t, apptest.Admin, "GET", "/v1/users/alice/export", nil), http.StatusOK)
+
+	events := auditEvents(t, f, apptest.Admin, "?limit=1000")
+	after := events[:len(events)-before] // newest first
+	hash := memory.UserTombstoneID(f.Tenant, gone)
+	targets := map[string]string{}
+	for _, e := range after {
+		targets[e.Action+" "+e.Target] = e.Outcome
+		if strings.Contains(e.Target, gone) || e.Details["user"] == gone {
+			t.Errorf("%s after the erase names the erased user: target %q, details %v", e.Action, e.Target, e.Details)
+		}
+	}
+	for _, want := range []string{
+		"user.export " + hash, "principal.change " + hash, "principal.delete " + hash, "key.create " + hash,
+		"graph.timeline " + hash, "user.export user:alice",
+	} {
+		if _, ok := targets[want]; !ok {
+			t.Errorf("no event %q after the erase in %v", want, targets)
+		}
+	}
+	var aggregate bool
+	for _, e := range after {
+		aggregate = aggregate || e.Action == "graph.aggregate" && e.Details["user"] == hash
+	}
+	if !aggregate {
+		t.Errorf("no graph.aggregate naming the hash as its user filter in %+v", after)
+	}
+	// The export before the erase names the user as it was.
+	if es := events[len(events)-before:]; !slices.ContainsFunc(es, func(e memory.AuditEvent) bool {
+		return e.Action == "user.export" && e.Target == "user:"+gone
+	}) {
+		t.Errorf("the export before the erase is not in the trail as it was: %+v", es)
+	}
 }

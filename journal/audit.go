@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,8 +38,17 @@ type AuditOptions struct {
 	SelfCap int64
 	// Retention is how long events are kept; DefaultAuditRetention when 0.
 	Retention time.Duration
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Erased tells which users were erased, whom the trail names by their
+	// tombstone's hash from then on; none when nil.
+	Erased ErasedUsers
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// ErasedUsers tells whether a user of a tenant was erased.
+// graph/exportstore.Store implements it.
+type ErasedUsers interface {
+	UserErased(ctx context.Context, tenant, userID string) (bool, error)
 }
 
 // Audit is the admin audit trail: one Redis stream per tenant, apart from
@@ -54,6 +64,7 @@ type Audit struct {
 	cap     int64
 	selfCap int64
 	keep    time.Duration
+	erased  ErasedUsers
 	now     func() time.Time
 }
 
@@ -61,7 +72,7 @@ var _ memory.Auditor = (*Audit)(nil)
 
 // NewAudit returns the audit trail on rdb.
 func NewAudit(rdb redis.UniversalClient, opts AuditOptions) *Audit {
-	a := &Audit{rdb: rdb, log: opts.Logger, cap: opts.Cap, selfCap: opts.SelfCap, keep: opts.Retention, now: opts.Now}
+	a := &Audit{rdb: rdb, log: opts.Logger, cap: opts.Cap, selfCap: opts.SelfCap, keep: opts.Retention, erased: opts.Erased, now: opts.Now}
 	if a.cap <= 0 {
 		a.cap = DefaultAuditCap
 	}
@@ -98,6 +109,7 @@ func (a *Audit) Audit(ctx context.Context, e memory.AuditEvent) {
 	if e.Outcome == "" {
 		e.Outcome = memory.AuditOK
 	}
+	a.pseudonymise(ctx, &e)
 	e.Target = bounded(e.Target)
 	if len(e.Details) > 0 {
 		details := make(map[string]string, len(e.Details))
@@ -129,6 +141,43 @@ func (a *Audit) Audit(ctx context.Context, e memory.AuditEvent) {
 		a.log.ErrorContext(ctx, "audit event not recorded", "action", e.Action, "tenant", e.Tenant, "err", err)
 	}
 }
+
+// pseudonymise names an erased user in e as their erase did, by their
+// tombstone's hash (memory.UserTombstoneID), never by the id it hashed: as
+// the target (user:ID) and as a graph query's user filter. When it cannot
+// tell, it names them by the hash too.
+func (a *Audit) pseudonymise(ctx context.Context, e *memory.AuditEvent) {
+	if a.erased == nil || e.Action == memory.AuditUserErase {
+		return // the erase names its user so itself
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	if id, ok := strings.CutPrefix(e.Target, "user:"); ok && a.wasErased(lctx, e, id) {
+		e.Target = memory.UserTombstoneID(e.Tenant, id)
+	}
+	if id := e.Details[userDetail]; a.wasErased(lctx, e, id) {
+		details := maps.Clone(e.Details)
+		details[userDetail] = memory.UserTombstoneID(e.Tenant, id)
+		e.Details = details
+	}
+}
+
+// wasErased reports whether the user id, named in e, was erased, and so
+// when it cannot tell.
+func (a *Audit) wasErased(ctx context.Context, e *memory.AuditEvent, id string) bool {
+	if id == "" || id == "self" {
+		return false
+	}
+	erased, err := a.erased.UserErased(ctx, e.Tenant, id)
+	if err != nil {
+		a.log.WarnContext(ctx, "audit: cannot tell whether a user was erased; naming them by the hash", "action", e.Action, "tenant", e.Tenant, "err", err)
+		return true
+	}
+	return erased
+}
+
+// userDetail is the detail that names a user (a graph query's filter).
+const userDetail = "user"
 
 // Events returns the tenant's events that match q, newest first: each
 // stream's first matches, merged.

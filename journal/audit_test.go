@@ -2,6 +2,8 @@ package journal
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +183,66 @@ func TestAuditKeepsUsersApart(t *testing.T) {
 					t.Errorf("events (-want +got):\n%s", diff)
 				}
 			})
+		}
+	})
+}
+
+// erasedUsers is an ErasedUsers of a fixed set; a user named "unknowable"
+// cannot be told.
+type erasedUsers map[string]bool
+
+func (e erasedUsers) UserErased(_ context.Context, _, userID string) (bool, error) {
+	if userID == "unknowable" {
+		return false, errors.New("graph unavailable")
+	}
+	return e[userID], nil
+}
+
+// TestAuditNamesErasedUsersByTheirHash: an act about a user who was erased
+// names them by their tombstone's hash, as the erase did, in its target and
+// a graph query's user filter; a user never erased is named as before, and
+// one whose erase cannot be told is named by the hash.
+func TestAuditNamesErasedUsersByTheirHash(t *testing.T) {
+	testenv.EachRedis(t, func(t *testing.T, rdb redis.UniversalClient) {
+		tenant := testenv.Tenant(t)
+		t.Cleanup(func() { delKeys(rdb, auditKey(tenant)) })
+		ctx := context.Background()
+		a := NewAudit(rdb, AuditOptions{Erased: erasedUsers{"erin": true}})
+		hash := func(id string) string { return memory.UserTombstoneID(tenant, id) }
+		tests := []struct {
+			action, target string
+			details        map[string]string
+			wantTarget     string
+			wantUser       string
+		}{
+			{action: memory.AuditUserErase, target: hash("erin"), wantTarget: hash("erin")},
+			{action: "user.export", target: "user:erin", wantTarget: hash("erin")},
+			{action: "key.create", target: "user:erin", details: map[string]string{"key": "k_1"}, wantTarget: hash("erin")},
+			{action: "graph.aggregate", details: map[string]string{"user": "erin", "by": "type"}, wantUser: hash("erin")},
+			{action: "graph.neighbourhood", target: "user:erin", details: map[string]string{"user": "alice"}, wantTarget: hash("erin"), wantUser: "alice"},
+			{action: "user.export", target: "user:alice", wantTarget: "user:alice"},
+			{action: "principal.change", target: "agent:erin", wantTarget: "agent:erin"},
+			{action: "user.export", target: "user:unknowable", wantTarget: hash("unknowable")},
+		}
+		for i, tt := range tests {
+			details := maps.Clone(tt.details)
+			a.Audit(ctx, memory.AuditEvent{
+				Time: time.Date(2026, 5, 1, 12, i, 0, 0, time.UTC), Tenant: tenant, Actor: "admin:root",
+				Action: tt.action, Target: tt.target, Details: details, Outcome: memory.AuditOK,
+			})
+			if !maps.Equal(details, tt.details) {
+				t.Errorf("%s: the caller's details changed to %v", tt.action, details)
+			}
+		}
+		got, err := a.Events(ctx, tenant, memory.AuditQuery{})
+		if err != nil || len(got) != len(tests) {
+			t.Fatalf("%d events, %v", len(got), err)
+		}
+		for i, tt := range tests {
+			e := got[len(got)-1-i]
+			if e.Target != tt.wantTarget || e.Details["user"] != tt.wantUser {
+				t.Errorf("%s %s: target %q, user %q; want %q, %q", tt.action, tt.target, e.Target, e.Details["user"], tt.wantTarget, tt.wantUser)
+			}
 		}
 	})
 }

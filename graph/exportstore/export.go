@@ -1,8 +1,10 @@
 // Package exportstore reads from Neo4j what Mneme holds about one user for
 // a data-subject export (package export): every memory about the user in
 // every version and status, and the content-free tombstones of the erased
-// ones. Store implements export.Graph over the transaction runner it shares
-// with package graph, whose memory projection it reads (graph.MemoryOf).
+// ones; and whether a user was erased, so that the audit trail names them
+// as their erase did. Store implements export.Graph over the transaction
+// runner it shares with package graph, whose memory projection it reads
+// (graph.MemoryOf).
 package exportstore
 
 import (
@@ -64,4 +66,17 @@ func decodeTombstone(v any) export.Tombstone {
 	return export.Tombstone{
 		ID: neo.Str(p["id"]), Kind: kind, DeletedAt: neo.TimeOf(p["deleted_at"]), By: neo.Str(p["by"]), Reason: neo.Str(p["reason"]),
 	}
+}
+
+// UserErased reports whether userID of tenant was erased: the graph holds
+// the user's tombstone, of an erase finished or under way. It implements
+// journal.ErasedUsers.
+func (s *Store) UserErased(ctx context.Context, tenant, userID string) (bool, error) {
+	var n int64
+	err := s.tx.Read(ctx, func(tx neo4j.ManagedTransaction) error {
+		var err error
+		n, err = neo.Count(ctx, tx, cypherUserErased, map[string]any{"tenant": tenant, "id": memory.UserTombstoneID(tenant, userID)})
+		return err
+	})
+	return n > 0, err
 }

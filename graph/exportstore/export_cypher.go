@@ -19,4 +19,10 @@ ORDER BY m.created_at, m.id`
 WHERE t.user_ref = $ref OR t.id = $ref
 RETURN t {.id, .kind, .deleted_at, .by, .reason} AS tombstone
 ORDER BY t.deleted_at, t.id`
+
+	// cypherUserErased counts the user's own tombstone, there from the
+	// start of their erase (memory.UserTombstoneID).
+	cypherUserErased = `MATCH (t:Tombstone {tenant: $tenant, id: $id})
+WHERE t.kind = 'user'
+RETURN count(t) AS n`
 )
