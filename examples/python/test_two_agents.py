@@ -48,3 +48,11 @@ def test_on_the_demo_data_and_again(url, demo_keys):
         assert "left with the building's concierge" in out["after"]["context"]
         assert sorted(g["id"] for g in grants(url, admin)) == in_force, f"{run} run left its grant in force"
     assert len(notes) == 1, "the second run wrote its note again rather than reinforcing it"
+
+
+def test_keys_default_to_the_demos(demo_keys):
+    """As the README runs it, with no key given: the demo's, which `make run` seeds."""
+    assert two_agents.keys({}) == (demo_keys["support-bot"], demo_keys["order-bot"], demo_keys["admin"])
+    assert two_agents.keys({"ADMIN_KEY": "mn_t_a"}) == (demo_keys["support-bot"], demo_keys["order-bot"], "mn_t_a")
+    given = {"SUPPORT_KEY": "mn_t_s", "ORDER_KEY": "mn_t_o", "ADMIN_KEY": "mn_t_a"}
+    assert two_agents.keys(given) == ("mn_t_s", "mn_t_o", "mn_t_a")

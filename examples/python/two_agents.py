@@ -10,7 +10,11 @@ reinforces them rather than writing them twice).
 
 Run it against `make run` (the demo tenant, where Alice has a history):
 
-    MNEME_URL=http://127.0.0.1:8080 SUPPORT_KEY=… ORDER_KEY=… ADMIN_KEY=… python two_agents.py
+    python two_agents.py
+
+It talks to http://127.0.0.1:8080 with the demo keys of support-bot,
+order-bot and admin that `make run` seeds (seed/demo.json); MNEME_URL,
+SUPPORT_KEY, ORDER_KEY and ADMIN_KEY name another server and other keys.
 
 The question says "parcels" as the note does: recall's full-text side
 matches English words as written (no stemming), so "parcel" would not find
@@ -20,8 +24,10 @@ gate, and only a user with few memories would get it all the same.
 
 from __future__ import annotations
 
+import json
 import os
-from typing import Dict
+from pathlib import Path
+from typing import Dict, Mapping, Tuple
 
 from mneme_client import Mneme
 
@@ -50,9 +56,25 @@ def run(url: str, support_key: str, order_key: str, admin_key: str, user: str = 
         return {"note": note, "secret": secret, "grant": grant, "before": before, "after": after}
 
 
+def demo_keys() -> Dict[str, str]:
+    """The demo tenant's API keys by principal id, as `make run` seeds them."""
+    demo = Path(__file__).resolve().parents[2] / "seed" / "demo.json"
+    return {k["id"]: k["key"] for k in json.loads(demo.read_text(encoding="utf-8"))["api_keys"]}
+
+
+def keys(env: Mapping[str, str]) -> Tuple[str, str, str]:
+    """SUPPORT_KEY, ORDER_KEY and ADMIN_KEY, each the demo's when not set."""
+    given = (env.get("SUPPORT_KEY"), env.get("ORDER_KEY"), env.get("ADMIN_KEY"))
+    if all(given):
+        return given  # type: ignore[return-value]
+    demo = demo_keys()
+    support, order, admin = given
+    return support or demo["support-bot"], order or demo["order-bot"], admin or demo["admin"]
+
+
 def main() -> None:
     env = os.environ
-    out = run(env.get("MNEME_URL", "http://127.0.0.1:8080"), env["SUPPORT_KEY"], env["ORDER_KEY"], env["ADMIN_KEY"])
+    out = run(env.get("MNEME_URL", "http://127.0.0.1:8080"), *keys(env))
     note = out["note"]["id"]  # type: ignore[index]
     before = [r["memory"]["id"] for r in out["before"]["memories"]]  # type: ignore[index]
     print("order bot before the grant:", len(before), "memories, the delivery note",

@@ -6,10 +6,15 @@
 // grant at the end, so that a second run tells the same story; its notes
 // stay (a second run reinforces them). Run it against `make run`:
 //
-//	MNEME_URL=http://127.0.0.1:8080 SUPPORT_KEY=… ORDER_KEY=… ADMIN_KEY=… go run ./examples/twoagents
+//	go run ./examples/twoagents
+//
+// It talks to http://127.0.0.1:8080 with the demo keys of support-bot,
+// order-bot and admin that `make run` seeds; MNEME_URL, SUPPORT_KEY,
+// ORDER_KEY and ADMIN_KEY name another server and other keys.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +22,7 @@ import (
 	"os"
 
 	"mneme/client"
+	"mneme/seed"
 )
 
 func main() {
@@ -43,13 +49,32 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	if url == "" {
 		url = "http://127.0.0.1:8080"
 	}
-	o, err := scenario(ctx, url, getenv("SUPPORT_KEY"), getenv("ORDER_KEY"), getenv("ADMIN_KEY"))
+	support, order, admin, err := keys(getenv)
+	if err != nil {
+		return err
+	}
+	o, err := scenario(ctx, url, support, order, admin)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "order bot before the grant: %d memories\n", len(o.Before.Memories))
 	fmt.Fprintf(out, "order bot after grant %s (withdrawn again since):\n%s\n", o.Grant.ID, o.After.Context)
 	return nil
+}
+
+// keys are SUPPORT_KEY, ORDER_KEY and ADMIN_KEY, each the demo tenant's
+// key of its principal when not set.
+func keys(getenv func(string) string) (support, order, admin string, err error) {
+	support, order, admin = getenv("SUPPORT_KEY"), getenv("ORDER_KEY"), getenv("ADMIN_KEY")
+	if support != "" && order != "" && admin != "" {
+		return support, order, admin, nil
+	}
+	ds, err := seed.Demo()
+	if err != nil {
+		return "", "", "", fmt.Errorf("the demo keys: %w", err)
+	}
+	demo := ds.KeyOf()
+	return cmp.Or(support, demo["support-bot"]), cmp.Or(order, demo["order-bot"]), cmp.Or(admin, demo["admin"]), nil
 }
 
 func scenario(ctx context.Context, url, supportKey, orderKey, adminKey string) (_ outcome, err error) {

@@ -115,4 +115,47 @@ func TestOnTheDemoDataAndAgain(t *testing.T) {
 			t.Errorf("%s run: grants %v after it, want %v", run, got, inForce)
 		}
 	}
+
+	// The command as the README runs it against `make run`: no key given,
+	// the demo's.
+	var out bytes.Buffer
+	getenv := func(k string) string { return map[string]string{"MNEME_URL": f.URL}[k] }
+	if err := run(ctx, getenv, &out); err != nil {
+		t.Fatalf("without keys: %v", err)
+	}
+	if !strings.Contains(out.String(), "left with the building's concierge") || strings.Contains(out.String(), "dispute") {
+		t.Errorf("without keys, output:\n%s", out.String())
+	}
+	if got := grants(); !slices.Equal(got, inForce) {
+		t.Errorf("grants %v after the run without keys, want %v", got, inForce)
+	}
+}
+
+// TestKeysDefaultToTheDemos: a key not given is the demo tenant's key of
+// its principal, which `make run` seeds; one given is used as it is.
+func TestKeysDefaultToTheDemos(t *testing.T) {
+	ds, err := seed.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo := ds.KeyOf()
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want [3]string
+	}{
+		{"none given", nil, [3]string{demo["support-bot"], demo["order-bot"], demo["admin"]}},
+		{"all given", map[string]string{"SUPPORT_KEY": "mn_t_s", "ORDER_KEY": "mn_t_o", "ADMIN_KEY": "mn_t_a"}, [3]string{"mn_t_s", "mn_t_o", "mn_t_a"}},
+		{"the admin's given", map[string]string{"ADMIN_KEY": "mn_t_a"}, [3]string{demo["support-bot"], demo["order-bot"], "mn_t_a"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, o, a, err := keys(func(k string) string { return c.env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := [3]string{s, o, a}; got != c.want || s == "" || o == "" || a == "" {
+				t.Errorf("keys = %q, want %q", got, c.want)
+			}
+		})
+	}
 }
