@@ -209,6 +209,9 @@ func classify(err error) (status int, code, msg string) {
 		return http.StatusConflict, "session_closing", "the session is being closed and takes no more turns: a close retried after Retry-After finds it closed (404) or closes it"
 	case errors.Is(err, memory.ErrIdempotencyKeyReused):
 		return http.StatusUnprocessableEntity, "idempotency_key_reused", "this idempotency key (the Idempotency-Key header, or a memory's idempotency_key) was used before for a different request or memory: send a new key for a new one"
+	case errors.Is(err, policyadmin.ErrPolicyChanged):
+		// Before conflict, which it wraps: it is no memory that changed.
+		return http.StatusConflict, "policy_changed", err.Error()
 	case errors.Is(err, memory.ErrConflict):
 		return http.StatusConflict, "conflict", "the memory changed: it is not the current version"
 	case errors.Is(err, policyadmin.ErrPolicyUntranslatable):

@@ -19,6 +19,11 @@ var ErrUnknownGrantee = errors.New("the grantee is no agent of this tenant: crea
 // memories of whoever registers that id later.
 var ErrUnknownSource = errors.New(`the source is no agent of this tenant: name an agent, or "*" for every author`)
 
+// ErrPolicyChanged is a rollback without a revision that found the
+// tenant's policy changed (activated or rolled back) while it was chosen:
+// where it would have gone may no longer be where the admin meant.
+var ErrPolicyChanged = fmt.Errorf("%w: the tenant's policy changed while the rollback was under way, and nothing was rolled back: read it again (GET /v1/policy) and roll back again if still needed", memory.ErrConflict)
+
 // Policy administration's own errors. Everything else it returns is one of
 // memory's shared sentinels (ErrNotFound, ErrForbidden, ErrUnavailable) or a
 // *memory.InvalidError, which the handlers already map.

@@ -46,6 +46,8 @@ type fakePolicies struct {
 	replayed [][]PolicyModule // the draft of each Replay
 
 	lockedOut map[string]bool // admins DecideDraft denies, by id
+
+	meanwhile func(*PolicyState) // changes the state as a rollback reaches the store
 }
 
 func (f *fakePolicies) CreatePolicyRevision(_ context.Context, r PolicyRevision) (PolicyRevision, error) {
@@ -78,6 +80,27 @@ func (f *fakePolicies) ActivatePolicy(_ context.Context, tenant string, n int64,
 	}
 	f.state.Active, f.state.Epoch = n, f.state.Epoch+1
 	f.state.History = append(f.state.History, n)
+	if l := f.state.Lineage; len(l) == 0 || l[len(l)-1] != n {
+		f.state.Lineage = append(slices.Clone(l), n)
+	}
+	return f.state, nil
+}
+
+func (f *fakePolicies) RollBackPolicy(_ context.Context, r Rollback) (PolicyState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.revisions[r.To]; !ok && r.To != 0 {
+		return PolicyState{}, memory.ErrNotFound
+	}
+	if f.meanwhile != nil {
+		f.meanwhile(&f.state)
+	}
+	if r.Epoch != f.state.Epoch {
+		return PolicyState{}, memory.ErrConflict
+	}
+	f.state.Active, f.state.Epoch = r.To, f.state.Epoch+1
+	f.state.History = append(f.state.History, r.To)
+	f.state.Lineage = slices.Clone(r.Lineage)
 	return f.state, nil
 }
 

@@ -2,6 +2,7 @@ package policyadmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -52,7 +53,12 @@ type PolicyState struct {
 	// Settings are the tenant's policy settings, loaded with its grants.
 	Settings Settings `json:"settings"`
 	// History lists the activated revisions, oldest first.
-	History     []int64    `json:"history"`
+	History []int64 `json:"history"`
+	// Lineage is what a rollback without a revision steps back through:
+	// the revisions activated and not since rolled back from, oldest
+	// first, the active one last. The bundled policy, revision 0, lies
+	// beneath them all; an empty lineage is left out.
+	Lineage     []int64    `json:"lineage,omitempty"`
 	ActivatedAt *time.Time `json:"activated_at,omitempty"`
 	ActivatedBy string     `json:"activated_by,omitempty"`
 }
@@ -345,14 +351,8 @@ func (s *Service) ActivatePolicy(ctx context.Context, p memory.Principal, number
 
 // activate is ActivatePolicy once it is allowed.
 func (s *Service) activate(ctx context.Context, p memory.Principal, number int64) (PolicyState, error) {
-	rev, err := s.revision(ctx, p.Tenant, number)
-	if err != nil {
+	if err := s.checkActivation(ctx, p, number); err != nil {
 		return PolicyState{}, err
-	}
-	if number != 0 {
-		if _, err := s.checkRevision(ctx, p, rev.Modules); err != nil {
-			return PolicyState{}, err
-		}
 	}
 	st, err := s.policies.ActivatePolicy(ctx, p.Tenant, number, p.Kind+":"+p.ID, s.now().UTC())
 	if err != nil {
@@ -361,11 +361,28 @@ func (s *Service) activate(ctx context.Context, p memory.Principal, number int64
 	return st, s.changed(ctx, p.Tenant)
 }
 
-// RollbackPolicy activates the revision that was active before the current
-// one, or revision to when to is not nil. It is one act in the audit
-// trail, policy.rollback, whose target is the revision it went back to.
-// The tenant's admins may always roll back, whatever the policy in force
-// decides: no revision locks them out of undoing it.
+// checkActivation checks revision number again before it is activated: it
+// must exist and, unless it is the bundled policy, pass every check.
+func (s *Service) checkActivation(ctx context.Context, p memory.Principal, number int64) error {
+	rev, err := s.revision(ctx, p.Tenant, number)
+	if err != nil || number == 0 {
+		return err
+	}
+	_, err = s.checkRevision(ctx, p, rev.Modules)
+	return err
+}
+
+// RollbackPolicy steps the tenant's policy back, or to revision to when to
+// is not nil. Without a revision it activates the one that was in force
+// before the active one was activated, skipping those rolled back from: each
+// rollback goes one step further back along the lineage of activations, down
+// to the bundled policy, and never returns to a revision it left. A
+// rollback to a revision of the lineage drops those after it from the
+// lineage as well; one to any other revision adds it, as an activation does.
+// It is one act in the audit trail, policy.rollback, whose target is the
+// revision it went back to. The tenant's admins may always roll back,
+// whatever the policy in force decides: no revision locks them out of
+// undoing it.
 func (s *Service) RollbackPolicy(ctx context.Context, p memory.Principal, to *int64) (PolicyState, error) {
 	st, target, err := s.rollback(ctx, p, to)
 	s.audit(ctx, p, AuditPolicyRollback, target, err, stateDetails(st))
@@ -375,28 +392,74 @@ func (s *Service) RollbackPolicy(ctx context.Context, p memory.Principal, to *in
 // rollback returns the new state and the audit target: the revision rolled
 // back to, or "policy" when it was never chosen.
 func (s *Service) rollback(ctx context.Context, p memory.Principal, to *int64) (PolicyState, string, error) {
+	var err error
 	if to != nil {
-		if err := s.mayActivate(ctx, p, *to); err != nil {
-			return PolicyState{}, "policy", err
-		}
-		st, err := s.activate(ctx, p, *to)
-		return st, policyTarget(*to), err
+		err = s.mayActivate(ctx, p, *to)
+	} else {
+		err = s.undo(ctx, p)
 	}
-	if err := s.undo(ctx, p); err != nil {
+	if err != nil {
 		return PolicyState{}, "policy", err
 	}
 	st, err := s.policies.PolicyState(ctx, p.Tenant)
 	if err != nil {
 		return PolicyState{}, "policy", err
 	}
-	prev := int64(0)
-	if n := len(st.History); n >= 2 {
-		prev = st.History[n-2]
-	} else if n == 0 || st.Active == 0 {
-		return PolicyState{}, "policy", memory.Invalid("revision", "nothing to roll back: the tenant runs the bundled policy")
+	var target int64
+	var lineage []int64
+	if to != nil {
+		target, lineage = *to, backTo(st.Lineage, *to)
+	} else {
+		var ok bool
+		if target, lineage, ok = stepBack(st); !ok {
+			return PolicyState{}, "policy", memory.Invalid("revision", "nothing to roll back: the tenant runs the bundled policy")
+		}
 	}
-	next, err := s.activate(ctx, p, prev)
-	return next, policyTarget(prev), err
+	if err := s.checkActivation(ctx, p, target); err != nil {
+		return PolicyState{}, policyTarget(target), err
+	}
+	next, err := s.policies.RollBackPolicy(ctx, Rollback{
+		Tenant: p.Tenant, To: target, Lineage: lineage, Epoch: st.Epoch, By: p.Kind + ":" + p.ID, At: s.now().UTC(),
+	})
+	if errors.Is(err, memory.ErrConflict) {
+		err = ErrPolicyChanged
+	}
+	if err != nil {
+		return PolicyState{}, policyTarget(target), err
+	}
+	return next, policyTarget(target), s.changed(ctx, p.Tenant)
+}
+
+// stepBack returns the revision a rollback without a revision activates and
+// the lineage it leaves: the active revision is dropped from the lineage's
+// end (as often as it was activated in a row), and the one before it is
+// the target, the bundled policy when none is. ok is false when there is
+// nothing to roll back: the bundled policy runs and the lineage holds no
+// other.
+func stepBack(st PolicyState) (target int64, lineage []int64, ok bool) {
+	lineage = slices.Clone(st.Lineage)
+	for len(lineage) > 0 && lineage[len(lineage)-1] == st.Active {
+		lineage = lineage[:len(lineage)-1]
+	}
+	if len(lineage) == 0 {
+		return 0, lineage, st.Active != 0
+	}
+	return lineage[len(lineage)-1], lineage, true
+}
+
+// backTo returns the lineage after a rollback to revision to: cut after its
+// last place in lineage, empty for the bundled policy when the lineage
+// does not hold it, and otherwise lineage with to added.
+func backTo(lineage []int64, to int64) []int64 {
+	for i, n := range slices.Backward(lineage) {
+		if n == to {
+			return slices.Clone(lineage[:i+1])
+		}
+	}
+	if to == 0 {
+		return []int64{}
+	}
+	return append(slices.Clone(lineage), to)
 }
 
 // stateDetails are the counters of a state after an activation.

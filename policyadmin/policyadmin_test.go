@@ -342,3 +342,81 @@ func TestWarmUpOnlyReads(t *testing.T) {
 		t.Errorf("err = %v, want the store's error", err)
 	}
 }
+
+// TestRollbackStepsBack: each rollback without a revision goes one step
+// further back through the revisions activated, never to one it left; a
+// rollback to a revision of the lineage leaves out those after it.
+func TestRollbackStepsBack(t *testing.T) {
+	ctx := context.Background()
+	mods := []PolicyModule{{Name: "authz.rego", Source: "package mneme.authz\n"}}
+	rev := func(n int64) *int64 { return &n }
+	for _, tc := range []struct {
+		name      string
+		activate  []int64
+		rollbacks []*int64 // nil: back to the previous revision
+		want      []int64  // the revision active after each rollback
+	}{
+		{"steps back to the bundled policy", []int64{1, 2}, []*int64{nil, nil}, []int64{1, 0}},
+		{"skips the revisions rolled back from", []int64{1, 2, 3}, []*int64{nil, nil, nil}, []int64{2, 1, 0}},
+		{"the same revision twice in a row is one step", []int64{1, 2, 2}, []*int64{nil}, []int64{1}},
+		{"an earlier revision activated again is a step of its own", []int64{1, 2, 1}, []*int64{nil, nil, nil}, []int64{2, 1, 0}},
+		{"to a revision of the lineage", []int64{1, 2, 3}, []*int64{rev(1), nil}, []int64{1, 0}},
+		{"to another revision", []int64{1, 3}, []*int64{rev(2), nil, nil}, []int64{2, 3, 1}},
+		{"to the bundled policy", []int64{1, 2}, []*int64{rev(0)}, []int64{0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			for range 3 {
+				if _, _, err := f.svc.PushPolicy(ctx, adminAcme, NewPolicy{Modules: mods}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, n := range tc.activate {
+				if _, err := f.svc.ActivatePolicy(ctx, adminAcme, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []int64
+			for _, to := range tc.rollbacks {
+				st, err := f.svc.RollbackPolicy(ctx, adminAcme, to)
+				if err != nil {
+					t.Fatalf("rollback after %v: %v", got, err)
+				}
+				got = append(got, st.Active)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("active after each rollback %v, want %v", got, tc.want)
+			}
+			if tc.want[len(tc.want)-1] != 0 {
+				return
+			}
+			var invalid *memory.InvalidError
+			if _, err := f.svc.RollbackPolicy(ctx, adminAcme, nil); !errors.As(err, &invalid) {
+				t.Errorf("rollback from the bundled policy with nothing before it: %v, want invalid", err)
+			}
+		})
+	}
+}
+
+// TestRollbackRacingAnActivation: a rollback that finds the policy changed
+// while it was chosen changes nothing and says so.
+func TestRollbackRacingAnActivation(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	mods := []PolicyModule{{Name: "authz.rego", Source: "package mneme.authz\n"}}
+	for n := int64(1); n <= 2; n++ {
+		if _, _, err := f.svc.PushPolicy(ctx, adminAcme, NewPolicy{Modules: mods}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.ActivatePolicy(ctx, adminAcme, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.policies.meanwhile = func(st *PolicyState) { st.Epoch++ }
+	if _, err := f.svc.RollbackPolicy(ctx, adminAcme, nil); !errors.Is(err, ErrPolicyChanged) {
+		t.Errorf("rollback racing a change: %v, want ErrPolicyChanged", err)
+	}
+	if f.policies.state.Active != 2 {
+		t.Errorf("active %d after a refused rollback, want 2", f.policies.state.Active)
+	}
+}

@@ -21,8 +21,15 @@ type PolicyStore interface {
 	// oldest first.
 	ListPolicyRevisions(ctx context.Context, tenant string) ([]PolicyRevision, error)
 	// ActivatePolicy makes number (0: the bundled policy) the tenant's active
-	// revision and bumps the epoch, or returns memory.ErrNotFound.
+	// revision, adds it to the lineage unless it ends with it, and bumps
+	// the epoch, or returns memory.ErrNotFound.
 	ActivatePolicy(ctx context.Context, tenant string, number int64, by string, at time.Time) (PolicyState, error)
+	// RollBackPolicy makes r.To the tenant's active revision with r.Lineage
+	// as its lineage, and bumps the epoch, if the epoch is still r.Epoch:
+	// otherwise the state changed meanwhile and it returns
+	// memory.ErrConflict, changing nothing. A missing revision is
+	// memory.ErrNotFound.
+	RollBackPolicy(ctx context.Context, r Rollback) (PolicyState, error)
 	// PolicyState returns the tenant's state; a tenant nobody changed has
 	// the zero state (revision 0, epoch 0, grant revision 0).
 	PolicyState(ctx context.Context, tenant string) (PolicyState, error)
@@ -30,6 +37,18 @@ type PolicyStore interface {
 	// bumps the tenant's grant revision in the same transaction, so
 	// replicas reload them; it returns the settings as they were.
 	ChangeSettings(ctx context.Context, tenant string, c SettingsChange) (Settings, error)
+}
+
+// Rollback is a rollback as the policy store applies it.
+type Rollback struct {
+	Tenant string
+	// To is the revision to activate, the last of Lineage unless it is 0.
+	To      int64
+	Lineage []int64
+	// Epoch is the tenant's epoch the rollback was chosen at.
+	Epoch int64
+	By    string
+	At    time.Time
 }
 
 // PolicyEngine is what administration needs from the policy engine beyond

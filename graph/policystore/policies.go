@@ -2,6 +2,7 @@ package policystore
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -98,6 +99,34 @@ func (s *Store) ActivatePolicy(ctx context.Context, tenant string, number int64,
 	return out, err
 }
 
+// RollBackPolicy makes revision r.To the tenant's policy with r.Lineage as
+// its lineage and bumps its epoch, if the epoch is still r.Epoch; otherwise
+// it changes nothing and returns memory.ErrConflict. A missing revision is
+// memory.ErrNotFound.
+func (s *Store) RollBackPolicy(ctx context.Context, r policyadmin.Rollback) (policyadmin.PolicyState, error) {
+	lineage := r.Lineage
+	if lineage == nil {
+		lineage = []int64{}
+	}
+	var out policyadmin.PolicyState
+	err := s.tx.Write(ctx, func(tx neo4j.ManagedTransaction) error {
+		row, _, err := neo.ReadOne(ctx, tx, cypherRollBackPolicy, map[string]any{
+			"tenant": r.Tenant, "number": r.To, "lineage": lineage, "epoch": r.Epoch, "by": r.By, "at": neo.TimeOrNil(r.At),
+		}, neo.Column("state", func(v any) map[string]any { m, _ := v.(map[string]any); return m }))
+		switch {
+		case err != nil:
+			return err
+		case row["found"] != true:
+			return memory.ErrNotFound
+		case row["current"] != true:
+			return memory.ErrConflict
+		}
+		out = decodePolicyState(row)
+		return nil
+	})
+	return out, err
+}
+
 // PolicyState returns the tenant's state; the zero state when nothing was
 // ever changed.
 func (s *Store) PolicyState(ctx context.Context, tenant string) (policyadmin.PolicyState, error) {
@@ -136,6 +165,13 @@ func decodePolicyState(v any) policyadmin.PolicyState {
 		for _, h := range hs {
 			st.History = append(st.History, neo.Integer(h))
 		}
+	}
+	if ls, ok := p["lineage"].([]any); ok {
+		for _, l := range ls {
+			st.Lineage = append(st.Lineage, neo.Integer(l))
+		}
+	} else {
+		st.Lineage = slices.Clone(st.History) // stored before lineages were kept
 	}
 	if t := neo.TimeOf(p["activated_at"]); !t.IsZero() {
 		st.ActivatedAt = &t

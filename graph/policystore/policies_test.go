@@ -2,6 +2,7 @@ package policystore
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func TestPolicyRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSt := policyadmin.PolicyState{Tenant: tenant, Active: 0, Epoch: 2, History: []int64{3, 0}, ActivatedAt: &at, ActivatedBy: "admin:two"}
+	wantSt := policyadmin.PolicyState{Tenant: tenant, Active: 0, Epoch: 2, History: []int64{3, 0}, Lineage: []int64{3, 0}, ActivatedAt: &at, ActivatedBy: "admin:two"}
 	if diff := cmp.Diff(wantSt, st); diff != "" {
 		t.Errorf("state after two activations (-want +got):\n%s", diff)
 	}
@@ -91,6 +92,36 @@ func TestPolicyRevisions(t *testing.T) {
 	}
 	if diff := cmp.Diff(st, again); diff != "" {
 		t.Errorf("PolicyState (-activate +read):\n%s", diff)
+	}
+
+	// Activating the active revision again leaves the lineage as it is.
+	for range 2 {
+		if st, err = s.ActivatePolicy(ctx, tenant, 3, "admin:root", at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(st.Lineage, []int64{3, 0, 3}) || !slices.Equal(st.History, []int64{3, 0, 3, 3}) {
+		t.Errorf("after activating 3 twice: lineage %v, history %v", st.Lineage, st.History)
+	}
+	back := policyadmin.Rollback{Tenant: tenant, To: 0, Lineage: []int64{3, 0}, Epoch: st.Epoch - 1, By: "admin:root", At: at}
+	if _, err := s.RollBackPolicy(ctx, back); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("rollback chosen at an old epoch: %v, want ErrConflict", err)
+	}
+	back.Epoch, back.To = st.Epoch, 9
+	if _, err := s.RollBackPolicy(ctx, back); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("rollback to a missing revision: %v, want ErrNotFound", err)
+	}
+	back.To = 0
+	rolled, err := s.RollBackPolicy(ctx, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSt = policyadmin.PolicyState{Tenant: tenant, Active: 0, Epoch: st.Epoch + 1, History: []int64{3, 0, 3, 3, 0}, Lineage: []int64{3, 0}, ActivatedAt: &at, ActivatedBy: "admin:root"}
+	if diff := cmp.Diff(wantSt, rolled); diff != "" {
+		t.Errorf("state after the rollback (-want +got):\n%s", diff)
+	}
+	if again, err = s.PolicyState(ctx, tenant); err != nil || !cmp.Equal(rolled, again) {
+		t.Errorf("PolicyState after the rollback: %+v, %v; want %+v", again, err, rolled)
 	}
 }
 
