@@ -128,9 +128,11 @@ func (a *api) activatePolicy(c *gin.Context) error {
 	return nil
 }
 
+// rollbackPolicy takes no body as {}: the previous revision, as the
+// answer of a policy_timeout says to send in an emergency.
 func (a *api) rollbackPolicy(c *gin.Context) error {
 	var req rollbackRequest
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bind(c, &req); err != nil && err != errEmptyBody {
 		return err
 	}
 	if req.Revision != nil && *req.Revision < 0 {
