@@ -91,3 +91,26 @@ func TestSettingsChangeOnlyWhatIsGiven(t *testing.T) {
 		t.Errorf("alice lists %d memories back under the internal ceiling, want 1", n)
 	}
 }
+
+// TestSettingsShowEverySetting: GET /v1/policy/settings and the answers of
+// PATCH and PUT name every setting in force, users_read_shared when it is
+// false too: PUT requires each, so what GET shows can be sent back as it is.
+func TestSettingsShowEverySetting(t *testing.T) {
+	f := apptest.Start(t)
+	keys := func(step string, r apptest.Response) {
+		t.Helper()
+		expectResponse(t, step, r, http.StatusOK)
+		var got map[string]any
+		r.Decode(t, &got)
+		for _, k := range []string{"user_max_sensitivity", "users_read_shared"} {
+			if _, ok := got[k]; !ok {
+				t.Errorf("%s: %s missing from %s", step, k, r.Body)
+			}
+		}
+	}
+	keys("GET by default", f.Do(t, apptest.Admin, "GET", "/v1/policy/settings", nil))
+	keys("PATCH users_read_shared false", f.Do(t, apptest.Admin, "PATCH", "/v1/policy/settings", map[string]any{"users_read_shared": false}))
+	r := f.Do(t, apptest.Admin, "GET", "/v1/policy/settings", nil)
+	keys("GET after the PATCH", r)
+	keys("PUT what GET showed", f.Do(t, apptest.Admin, "PUT", "/v1/policy/settings", r.Body))
+}

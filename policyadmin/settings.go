@@ -17,8 +17,9 @@ type Settings struct {
 	// themselves; "" means the policy's default, internal.
 	UserMaxSensitivity string `json:"user_max_sensitivity,omitempty"`
 	// UsersReadShared lets end users read the tenant's shared knowledge
-	// (its rules and procedures); by default they do not.
-	UsersReadShared bool `json:"users_read_shared,omitempty"`
+	// (its rules and procedures); by default they do not. It is always
+	// shown, false too: what is in force names every setting, as PUT must.
+	UsersReadShared bool `json:"users_read_shared"`
 }
 
 // DefaultUserMaxSensitivity is the bundled policy's ceiling for end users.
