@@ -43,3 +43,30 @@ func TestGrantKindsAndAnalystRolesAreChecked(t *testing.T) {
 	r = f.Do(t, apptest.Admin, http.MethodPatch, "/v1/principals/analyst/ana-new", map[string]any{"roles": []string{"superuser"}})
 	expectResponse(t, "analyst changed to an unknown role", r, http.StatusUnprocessableEntity, "unknown_role")
 }
+
+// TestRolesAreThoseOfTheKind: an agent, a user or an admin holds only the
+// role of its kind; another, such as admin on an agent, is refused as an
+// analyst's unknown role is, at creation and in a change, and the
+// principal keeps the roles it had.
+func TestRolesAreThoseOfTheKind(t *testing.T) {
+	f := apptest.Start(t)
+	for _, tc := range []struct{ kind, id, own string }{
+		{memory.KindAgent, "support-bot", "agent"},
+		{memory.KindUser, "alice", "user"},
+		{memory.KindAdmin, apptest.Admin, "admin"},
+	} {
+		for _, roles := range [][]string{{"admin", "superuser"}, {"analyst_full"}, {tc.own, "support"}} {
+			r := f.Do(t, apptest.Admin, http.MethodPatch, "/v1/principals/"+tc.kind+"/"+tc.id, map[string]any{"roles": roles})
+			expectResponse(t, tc.kind+" changed to roles "+strings.Join(roles, ","), r, http.StatusUnprocessableEntity, "unknown_role")
+			r = f.Do(t, apptest.Admin, http.MethodPost, "/v1/principals", map[string]any{"kind": tc.kind, "id": "new-" + tc.kind, "roles": roles})
+			expectResponse(t, "new "+tc.kind+" with roles "+strings.Join(roles, ","), r, http.StatusUnprocessableEntity, "unknown_role")
+		}
+		r := f.Do(t, apptest.Admin, http.MethodPatch, "/v1/principals/"+tc.kind+"/"+tc.id, map[string]any{"roles": []string{tc.own}})
+		expectResponse(t, tc.kind+" given its own role", r, http.StatusOK)
+	}
+	r := f.Do(t, "support-bot", http.MethodGet, "/v1/whoami", nil)
+	expectResponse(t, "whoami", r, http.StatusOK)
+	if strings.Contains(string(r.Body), "admin") || strings.Contains(string(r.Body), "superuser") {
+		t.Errorf("support-bot after refused changes: %s", r.Body)
+	}
+}

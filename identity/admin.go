@@ -171,8 +171,8 @@ func validFields(kind, team string, roles []string, name string) error {
 		if !memory.ValidName(r) {
 			return memory.Invalid("roles", "each must be 1–64 letters, digits or -_.:@")
 		}
-		if kind == memory.KindAnalyst && !slices.Contains(AnalystRoles, r) {
-			return fmt.Errorf("%w %q: an analyst's roles are %s", ErrUnknownRole, r, strings.Join(AnalystRoles, ", "))
+		if known := KindRoles[kind]; !slices.Contains(known, r) {
+			return fmt.Errorf("%w %q: %s roles are %s", ErrUnknownRole, r, kindsOf(kind), strings.Join(known, ", "))
 		}
 	}
 	return nil
@@ -182,6 +182,26 @@ func validFields(kind, team string, roles []string, name string) error {
 // (analyst_roles in rego/roles.rego; a policy test keeps them equal): a
 // role it does not know reads nothing, so an analyst is given none other.
 var AnalystRoles = []string{"analyst", "analyst_full"}
+
+// KindRoles are the roles a principal of each kind may hold: an analyst's
+// are AnalystRoles, and every other kind's is its kind alone, as the keys
+// Mneme makes itself name them (seed, warm-up). A policy reads
+// input.principal.roles, so no other role is given: one that grants nothing
+// today would grant what a later policy gives it.
+var KindRoles = map[string][]string{
+	memory.KindAnalyst: AnalystRoles,
+	memory.KindAgent:   {memory.KindAgent},
+	memory.KindUser:    {memory.KindUser},
+	memory.KindAdmin:   {memory.KindAdmin},
+}
+
+// kindsOf is "an agent's", "a user's", "an analyst's", "an admin's".
+func kindsOf(kind string) string {
+	if kind == memory.KindUser {
+		return "a user's"
+	}
+	return "an " + kind + "'s"
+}
 
 // Principals lists the caller's tenant's principals.
 func (s *Service) Principals(ctx context.Context, p memory.Principal) ([]Principal, error) {

@@ -23,6 +23,14 @@ func TestValidChange(t *testing.T) {
 		{"an analyst's roles", memory.KindAnalyst, PrincipalChange{Roles: &[]string{"analyst", "analyst_full"}}, ""},
 		{"an analyst's unknown role", memory.KindAnalyst, PrincipalChange{Roles: &[]string{"analyst", "superuser"}}, "unknown role"},
 		{"an analyst given the admin role", memory.KindAnalyst, PrincipalChange{Roles: &[]string{"admin"}}, "unknown role"},
+		{"an agent's own role", memory.KindAgent, PrincipalChange{Roles: &[]string{"agent"}}, ""},
+		{"a user's own role", memory.KindUser, PrincipalChange{Roles: &[]string{"user"}}, ""},
+		{"an admin's own role", memory.KindAdmin, PrincipalChange{Roles: &[]string{"admin"}}, ""},
+		{"clearing an agent's roles", memory.KindAgent, PrincipalChange{Roles: &[]string{}}, ""},
+		{"an agent given the admin role", memory.KindAgent, PrincipalChange{Roles: &[]string{"admin"}}, "unknown role: agent"},
+		{"an agent given an analyst's role", memory.KindAgent, PrincipalChange{Roles: &[]string{"agent", "analyst_full"}}, "unknown role: agent"},
+		{"a user given the admin role", memory.KindUser, PrincipalChange{Roles: &[]string{"admin"}}, "unknown role: user"},
+		{"an admin given an invented role", memory.KindAdmin, PrincipalChange{Roles: &[]string{"superuser"}}, "unknown role: admin"},
 		{"nothing", memory.KindUser, PrincipalChange{}, "body"},
 		{"a name on an agent", memory.KindAgent, PrincipalChange{Name: text("Bot")}, "name"},
 		{"a team on a user", memory.KindUser, PrincipalChange{Team: text("support")}, "team"},
@@ -42,6 +50,11 @@ func TestValidChange(t *testing.T) {
 			case tt.field == "unknown role":
 				if !errors.Is(err, ErrUnknownRole) || !strings.Contains(err.Error(), "analyst, analyst_full") {
 					t.Errorf("validChange = %v, want ErrUnknownRole naming the known roles", err)
+				}
+			case strings.HasPrefix(tt.field, "unknown role: "):
+				want := "roles are " + strings.TrimPrefix(tt.field, "unknown role: ")
+				if !errors.Is(err, ErrUnknownRole) || !strings.HasSuffix(err.Error(), want) {
+					t.Errorf("validChange = %v, want ErrUnknownRole ending %q", err, want)
 				}
 			case tt.field != "" && (!errors.As(err, &inv) || inv.Field != tt.field):
 				t.Errorf("validChange = %v, want invalid %s", err, tt.field)

@@ -19,9 +19,10 @@ var (
 	ErrKeyInactive = fmt.Errorf("key is revoked or expired: %w", memory.ErrConflict)
 	// ErrNoOwner: a key was asked for a principal that does not exist.
 	ErrNoOwner = errors.New("no such principal to own the key")
-	// ErrUnknownRole: an analyst was given a role that is not one of
-	// AnalystRoles, which the policy gives nothing to read.
-	ErrUnknownRole = errors.New("unknown analyst role")
+	// ErrUnknownRole: a principal was given a role its kind does not hold
+	// (KindRoles), such as an analyst a role the policy gives nothing to
+	// read, or an agent the admin role.
+	ErrUnknownRole = errors.New("unknown role")
 	// ErrKeySecret: the server secret keys are hashed with is missing or short.
 	ErrKeySecret = fmt.Errorf("MNEME_KEY_SECRET must be set to at least %d bytes (e.g. `openssl rand -hex 32`)", MinSecretLen)
 )
