@@ -18,7 +18,7 @@ func (a *api) listAudit(c *gin.Context) error {
 	q := memory.AuditQuery{Actor: c.Query("actor"), Action: c.Query("action")}
 	var err error
 	if q.Since, q.Limit, err = logWindow(c); err != nil {
-		return err
+		return a.adminFirst(c, err)
 	}
 	es, err := a.admin.AuditTrail(c.Request.Context(), principalOf(c), q)
 	if err != nil {

@@ -70,14 +70,49 @@ var errEmptyBody = &badRequest{"bad_json", "the request body is empty"}
 // that a client learns that what it sent was not read (and gets a JSON
 // answer, not a connection reset by a server that answered unread).
 func (a *api) bodyless(h func(*gin.Context) error) func(*gin.Context) error {
+	return a.bodylessOr(h, func(_ *gin.Context, err error) error { return err })
+}
+
+// bodylessOr is bodyless, with refused turning the refusal of a body into
+// the answer.
+func (a *api) bodylessOr(h func(*gin.Context) error, refused func(*gin.Context, error) error) func(*gin.Context) error {
 	return func(c *gin.Context) error {
 		if c.Request.ContentLength != 0 {
 			if err := a.bind(c, &struct{}{}); err != nil && err != errEmptyBody {
-				return err
+				return refused(c, err)
 			}
 		}
 		return h(c)
 	}
+}
+
+// adminBodyless is bodyless for a route of the tenant's admins: a body it
+// refuses is refused for the caller's rights first (adminFirst).
+func (a *api) adminBodyless(h func(*gin.Context) error) func(*gin.Context) error {
+	return a.bodylessOr(h, a.adminFirst)
+}
+
+// bindAdmin is bind for a route of the tenant's admins: a body it refuses
+// is refused for the caller's rights first (adminFirst).
+func (a *api) bindAdmin(c *gin.Context, v any) error {
+	if err := a.bind(c, v); err != nil {
+		return a.adminFirst(c, err)
+	}
+	return nil
+}
+
+// adminFirst returns why the caller may not administer its tenant, if it
+// may not, and otherwise bad, what its request was refused for: a caller
+// who may not use a route of the tenant's admins is refused 403 whatever
+// it sent, and learns nothing of the bodies and parameters the route
+// takes. The services decide the rights again, and audit, once a request
+// is read; asking here only when a request is refused keeps one decision
+// for each request that is read.
+func (a *api) adminFirst(c *gin.Context, bad error) error {
+	if err := a.admin.Administers(c.Request.Context(), principalOf(c)); err != nil {
+		return err
+	}
+	return bad
 }
 
 // decodeStrict decodes exactly one JSON value into v, rejecting unknown

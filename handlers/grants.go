@@ -13,7 +13,7 @@ import (
 
 func (a *api) createGrant(c *gin.Context) error {
 	var req policyadmin.NewGrant
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	g, created, err := a.admin.CreateGrant(c.Request.Context(), principalOf(c), req)
@@ -56,7 +56,7 @@ func (a *api) getGrant(c *gin.Context) error {
 
 func (a *api) updateGrant(c *gin.Context) error {
 	var req policyadmin.GrantChange
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	g, err := a.admin.UpdateGrant(c.Request.Context(), principalOf(c), c.Param("id"), req)

@@ -21,7 +21,7 @@ type keysResponse struct {
 
 func (a *api) createPrincipal(c *gin.Context) error {
 	var req identity.NewPrincipal
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	p, err := a.ident.CreatePrincipal(c.Request.Context(), principalOf(c), req)
@@ -52,7 +52,7 @@ func (a *api) getPrincipal(c *gin.Context) error {
 
 func (a *api) changePrincipal(c *gin.Context) error {
 	var req identity.PrincipalChange
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	p, err := a.ident.ChangePrincipal(c.Request.Context(), principalOf(c), c.Param("kind"), c.Param("id"), req)
@@ -73,7 +73,7 @@ func (a *api) deletePrincipal(c *gin.Context) error {
 
 func (a *api) createKey(c *gin.Context) error {
 	var req identity.NewKey
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	k, err := a.ident.CreateKey(c.Request.Context(), principalOf(c), req)
@@ -106,7 +106,7 @@ func (a *api) getKey(c *gin.Context) error {
 
 func (a *api) changeKey(c *gin.Context) error {
 	var req identity.KeyChange
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	k, err := a.ident.ChangeKey(c.Request.Context(), principalOf(c), c.Param("id"), req)
@@ -130,7 +130,7 @@ func (a *api) revokeKey(c *gin.Context) error {
 func (a *api) rotateKey(c *gin.Context) error {
 	var req identity.Rotation
 	if c.Request.ContentLength != 0 {
-		if err := a.bind(c, &req); err != nil {
+		if err := a.bindAdmin(c, &req); err != nil {
 			return err
 		}
 	}

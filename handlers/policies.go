@@ -52,7 +52,7 @@ func (a *api) policyStatus(c *gin.Context) error {
 
 func (a *api) pushPolicy(c *gin.Context) error {
 	var req policyadmin.NewPolicy
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	rev, report, err := a.admin.PushPolicy(c.Request.Context(), principalOf(c), req)
@@ -65,7 +65,7 @@ func (a *api) pushPolicy(c *gin.Context) error {
 
 func (a *api) testPolicy(c *gin.Context) error {
 	var req modulesRequest
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	report, err := a.admin.CheckPolicy(c.Request.Context(), principalOf(c), req.Modules)
@@ -88,7 +88,7 @@ func (a *api) listPolicies(c *gin.Context) error {
 func (a *api) getPolicy(c *gin.Context) error {
 	n, err := revisionParam(c.Param("number"), "number")
 	if err != nil {
-		return err
+		return a.adminFirst(c, err)
 	}
 	rev, err := a.admin.Policy(c.Request.Context(), principalOf(c), n)
 	if err != nil {
@@ -101,11 +101,11 @@ func (a *api) getPolicy(c *gin.Context) error {
 func (a *api) diffPolicies(c *gin.Context) error {
 	from, err := revisionParam(c.Query("from"), "from")
 	if err != nil {
-		return err
+		return a.adminFirst(c, err)
 	}
 	to, err := revisionParam(c.Query("to"), "to")
 	if err != nil {
-		return err
+		return a.adminFirst(c, err)
 	}
 	diff, err := a.admin.DiffPolicies(c.Request.Context(), principalOf(c), from, to)
 	if err != nil {
@@ -118,7 +118,7 @@ func (a *api) diffPolicies(c *gin.Context) error {
 func (a *api) activatePolicy(c *gin.Context) error {
 	n, err := revisionParam(c.Param("number"), "number")
 	if err != nil {
-		return err
+		return a.adminFirst(c, err)
 	}
 	st, err := a.admin.ActivatePolicy(c.Request.Context(), principalOf(c), n)
 	if err != nil {
@@ -133,10 +133,10 @@ func (a *api) activatePolicy(c *gin.Context) error {
 func (a *api) rollbackPolicy(c *gin.Context) error {
 	var req rollbackRequest
 	if err := a.bind(c, &req); err != nil && err != errEmptyBody {
-		return err
+		return a.adminFirst(c, err)
 	}
 	if req.Revision != nil && *req.Revision < 0 {
-		return memory.Invalid("revision", "must be a revision number: 0 or more")
+		return a.adminFirst(c, memory.Invalid("revision", "must be a revision number: 0 or more"))
 	}
 	st, err := a.admin.RollbackPolicy(c.Request.Context(), principalOf(c), req.Revision)
 	if err != nil {
@@ -148,7 +148,7 @@ func (a *api) rollbackPolicy(c *gin.Context) error {
 
 func (a *api) simulatePolicy(c *gin.Context) error {
 	var req policyadmin.SimulateRequest
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	sim, err := a.admin.Simulate(c.Request.Context(), principalOf(c), req)
@@ -161,7 +161,7 @@ func (a *api) simulatePolicy(c *gin.Context) error {
 
 func (a *api) replayPolicy(c *gin.Context) error {
 	var req policyadmin.ReplayRequest
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	report, err := a.admin.Replay(c.Request.Context(), principalOf(c), req)
@@ -176,7 +176,7 @@ func (a *api) listDecisions(c *gin.Context) error {
 	q := policyadmin.DecisionQuery{Principal: c.Query("principal"), Result: c.Query("result"), Action: c.Query("action")}
 	var err error
 	if q.Since, q.Limit, err = logWindow(c); err != nil {
-		return err
+		return a.adminFirst(c, err)
 	}
 	ds, err := a.admin.Decisions(c.Request.Context(), principalOf(c), q)
 	if err != nil {

@@ -210,7 +210,7 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/grants", a.handle(a.listGrants))
 	v1.GET("/grants/:id", a.handle(a.getGrant))
 	v1.PATCH("/grants/:id", a.handle(a.updateGrant))
-	v1.DELETE("/grants/:id", a.handle(a.bodyless(a.deleteGrant)))
+	v1.DELETE("/grants/:id", a.handle(a.adminBodyless(a.deleteGrant)))
 	v1.GET("/policy", a.handle(a.policyStatus))
 	v1.PUT("/policy", a.handle(a.pushPolicy))
 	v1.POST("/policy/test", a.handle(a.testPolicy))
@@ -220,7 +220,7 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/policy/diff", a.handle(a.diffPolicies))
 	v1.GET("/policy/revisions", a.handle(a.listPolicies))
 	v1.GET("/policy/revisions/:number", a.handle(a.getPolicy))
-	v1.POST("/policy/revisions/:number/activate", a.handle(a.bodyless(a.activatePolicy)))
+	v1.POST("/policy/revisions/:number/activate", a.handle(a.adminBodyless(a.activatePolicy)))
 	v1.GET("/decisions", a.handle(a.listDecisions))
 
 	v1.GET("/audit", a.handle(a.listAudit))
@@ -233,7 +233,7 @@ func New(opts Options) (http.Handler, error) {
 	v1.POST("/knowledge/import", a.handle(a.importDocument))
 	v1.GET("/knowledge/documents", a.handle(a.listDocuments))
 	// A document id may hold slashes (guides/returns), sent raw or as %2F.
-	v1.DELETE("/knowledge/documents/*id", a.handle(a.bodyless(a.removeDocument)))
+	v1.DELETE("/knowledge/documents/*id", a.handle(a.bodylessOr(a.removeDocument, importerFirst)))
 	v1.GET("/whoami", a.handle(a.whoami))
 
 	// Principals and API keys of the caller's tenant (admins; identity.go).
@@ -241,12 +241,12 @@ func New(opts Options) (http.Handler, error) {
 	v1.GET("/principals", a.handle(a.listPrincipals))
 	v1.GET("/principals/:kind/:id", a.handle(a.getPrincipal))
 	v1.PATCH("/principals/:kind/:id", a.handle(a.changePrincipal))
-	v1.DELETE("/principals/:kind/:id", a.handle(a.bodyless(a.deletePrincipal)))
+	v1.DELETE("/principals/:kind/:id", a.handle(a.adminBodyless(a.deletePrincipal)))
 	v1.POST("/keys", a.handle(a.createKey))
 	v1.GET("/keys", a.handle(a.listKeys))
 	v1.GET("/keys/:id", a.handle(a.getKey))
 	v1.PATCH("/keys/:id", a.handle(a.changeKey))
-	v1.DELETE("/keys/:id", a.handle(a.bodyless(a.revokeKey)))
+	v1.DELETE("/keys/:id", a.handle(a.adminBodyless(a.revokeKey)))
 	v1.POST("/keys/:id/rotate", a.handle(a.rotateKey))
 	// Who may see what: tenant settings of the policy, data-subject export.
 	v1.GET("/policy/settings", a.handle(a.getSettings))

@@ -33,7 +33,7 @@ func (a *api) patchSettings(c *gin.Context) error {
 
 func (a *api) changeSettings(c *gin.Context, change func(context.Context, memory.Principal, policyadmin.SettingsChange) (policyadmin.Settings, error)) error {
 	var req policyadmin.SettingsChange
-	if err := a.bind(c, &req); err != nil {
+	if err := a.bindAdmin(c, &req); err != nil {
 		return err
 	}
 	s, err := change(c.Request.Context(), principalOf(c), req)

@@ -101,3 +101,12 @@ func (s *Service) checkAdmins(ctx context.Context, p memory.Principal, modules [
 	problems = append(problems, "a policy must let at least one of the tenant's admins manage it")
 	return &PolicyRejectedError{Code: RejectLocksOutAdmins, Problems: problems}
 }
+
+// Administers returns nil when p may administer its tenant: its admins
+// always, anyone else as the tenant's policy decides (undo). The API asks
+// it before it refuses a request to an admin route for what the request
+// holds, so that a caller who may not administer the tenant is refused for
+// that, whatever it sent, and learns nothing of what the route reads.
+func (s *Service) Administers(ctx context.Context, p memory.Principal) error {
+	return s.undo(ctx, p)
+}
