@@ -291,6 +291,11 @@ var rules = []rule{
 		"make money", "making money", "make on", "making on", "earn on", "earning on", "decent money", "good money",
 		"money on this", "money on her", "money on his", "money on him", "money on their", "money on them",
 	}},
+	// The user's money matters as a whole: what they may spend, pay,
+	// were refunded and cost us.
+	{name: "finances", kinds: []string{"budget", "credit_limit", "payment", "payment_terms", "refund", "internal_cost"}, cues: []string{
+		"finances", "financials", "financial situation", "money matters", "财务", "财务状况", "资金情况",
+	}},
 	// Past conversations: what the user asked or said before, kept as
 	// memories of the conversation.
 	{name: "past_conversations", kinds: []string{"conversation", "inquiry", "question", "chat"}, cues: []string{
@@ -321,6 +326,8 @@ var rules = []rule{
 	{name: "company", kinds: []string{"company"}, cues: []string{
 		"my company", "my employer", "employer", "occupation", "job title", "my title", "my position", "职位", "职务", "头衔", "which firm", "what firm", "my firm", "her firm", "his firm", "their firm", "our firm",
 		"profession", "where do i work", "who do i work for", "which company", "work for", "works for", "who are they",
+		"who is this customer", "who's this customer", "who is this client", "who's this client", "who is this buyer", "who's this buyer",
+		"这位客户是谁", "这个客户是谁", "这位是谁", "是什么人",
 		"管啥的", "管什么的", "负责什么", "负责啥",
 		"works at", "work at", "for a living", "which outfit", "what outfit",
 		// The user's name is cut out before the rules read: "where does Alice work?"

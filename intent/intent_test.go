@@ -179,6 +179,9 @@ func TestDetect(t *testing.T) {
 		{"What did he call off last month?", []string{"cancellations"}},
 		{"她之前取消了什么？", []string{"cancellations"}},
 		{"Call me on my mobile", []string{"contact"}},
+		{"How are his finances looking?", []string{"finances"}},
+		{"这位客户是谁？", []string{"company"}},
+		{"Who's this client, then?", []string{"company"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
