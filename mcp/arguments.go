@@ -26,8 +26,9 @@ var errNotObject = memory.Invalid("", "arguments must be a JSON object")
 // *memory.InvalidError naming the argument and what was expected, as
 // memories[0].type: must be one of …; the SDK's own, which this check runs
 // before, name the server's Go types. It covers what the tools' schemas
-// use (types, properties, required, additionalProperties, items, enum) and
-// the times In holds, which the schemas leave plain strings.
+// use (types, properties, required, additionalProperties, items, enum,
+// minimum, maximum, minItems, maxItems) and the times In holds, which the
+// schemas leave plain strings.
 func argumentsOf[In any](schema *jsonschema.Schema) func(raw json.RawMessage) error {
 	c := checker{times: map[string]bool{}}
 	timesOf(reflect.TypeFor[In](), "", c.times, map[reflect.Type]bool{})
@@ -114,8 +115,12 @@ func (c checker) value(s *jsonschema.Schema, v any, path, shape string) error {
 	}
 	switch v := v.(type) {
 	case json.Number:
-		if _, err := strconv.ParseFloat(string(v), 64); err != nil {
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
 			return fieldError(path, "is out of range")
+		}
+		if s.Minimum != nil && f < *s.Minimum || s.Maximum != nil && f > *s.Maximum {
+			return fieldError(path, "must be between "+bound(s.Minimum)+" and "+bound(s.Maximum))
 		}
 	case string:
 		if c.times[shape] && new(time.Time).UnmarshalText([]byte(v)) != nil {
@@ -124,6 +129,9 @@ func (c checker) value(s *jsonschema.Schema, v any, path, shape string) error {
 	case map[string]any:
 		return c.object(s, v, path, shape)
 	case []any:
+		if s.MinItems != nil && len(v) < *s.MinItems || s.MaxItems != nil && len(v) > *s.MaxItems {
+			return fieldError(path, fmt.Sprintf("must hold between %s and %s items", count(s.MinItems), count(s.MaxItems)))
+		}
 		if s.Items == nil {
 			return nil
 		}
@@ -134,6 +142,24 @@ func (c checker) value(s *jsonschema.Schema, v any, path, shape string) error {
 		}
 	}
 	return nil
+}
+
+// bound writes a number's bound from a schema; the rules that set one set
+// both (between).
+func bound(b *float64) string {
+	if b == nil {
+		return "any"
+	}
+	return strconv.FormatFloat(*b, 'f', -1, 64)
+}
+
+// count writes an array's bound from a schema; the rules that set one set
+// both (items).
+func count(n *int) string {
+	if n == nil {
+		return "any"
+	}
+	return strconv.Itoa(*n)
 }
 
 // timeForm is what a time argument must look like.

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"mneme/internal/apptest"
 	"mneme/mcp"
 	"mneme/memory"
+	"mneme/workingmemory"
 )
 
 // bearer adds an API key to every request of the MCP client.
@@ -99,6 +101,16 @@ func text(res *sdk.CallToolResult) string {
 	return b.String()
 }
 
+// property is what a test reads of an input schema's property.
+type property struct {
+	Type        any      `json:"type"`
+	Description string   `json:"description"`
+	Minimum     *float64 `json:"minimum"`
+	Maximum     *float64 `json:"maximum"`
+	MinItems    *int     `json:"minItems"`
+	MaxItems    *int     `json:"maxItems"`
+}
+
 func TestToolsAreListedWithSchemas(t *testing.T) {
 	f := apptest.Start(t)
 	s := session(t, f, "support-bot")
@@ -129,6 +141,45 @@ func TestToolsAreListedWithSchemas(t *testing.T) {
 	want := []string{"confirm", "forget", "history", "ingest", "list", "recall", "remember"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
+	}
+	// What a tool's arguments may hold and what leaving one out means,
+	// as the service has it: an agent plans its calls by the schema.
+	props := map[string]map[string]property{}
+	for _, tool := range res.Tools {
+		var in struct {
+			Properties map[string]property `json:"properties"`
+		}
+		schema, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(schema, &in); err != nil {
+			t.Fatal(err)
+		}
+		props[tool.Name] = in.Properties
+	}
+	for _, tc := range []struct {
+		tool, prop string
+		lo, hi     float64
+		says       string // what the description says leaving it out means
+	}{
+		{"recall", "k", 0, memory.MaxRecallK, fmt.Sprintf("the default, %d", memory.DefaultRecallK)},
+		{"recall", "budget", 0, memory.MaxRecallBudget, "no cap"},
+		{"list", "limit", 1, memory.MaxListSize, fmt.Sprintf("left out: %d", memory.DefaultListSize)},
+	} {
+		p := props[tc.tool][tc.prop]
+		if p.Minimum == nil || p.Maximum == nil || *p.Minimum != tc.lo || *p.Maximum != tc.hi {
+			t.Errorf("%s.%s: schema range %v to %v, want %v to %v", tc.tool, tc.prop, p.Minimum, p.Maximum, tc.lo, tc.hi)
+		}
+		if !strings.Contains(p.Description, tc.says) {
+			t.Errorf("%s.%s: description %q, want it to say %q", tc.tool, tc.prop, p.Description, tc.says)
+		}
+	}
+	for _, tc := range []struct {
+		tool, prop string
+		hi         int
+	}{{"remember", "memories", memory.MaxBatch}, {"ingest", "turns", workingmemory.MaxIngestTurns}} {
+		p := props[tc.tool][tc.prop]
+		if p.Type != "array" || p.MinItems == nil || p.MaxItems == nil || *p.MinItems != 1 || *p.MaxItems != tc.hi {
+			t.Errorf("%s.%s: schema %+v, want an array of 1 to %d items", tc.tool, tc.prop, p, tc.hi)
+		}
 	}
 	for _, tool := range res.Tools {
 		if tool.Name != mcp.ToolRemember {
@@ -451,9 +502,21 @@ func TestArgumentErrorsNameTheArgument(t *testing.T) {
 		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":"high"}]}`, "memories[0].importance: must be a number"},
 		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":1e400}]}`, "memories[0].importance: is out of range"},
 		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","scope":{"kind":"tenant","colour":1}}]}`, "memories[0].scope.colour: unknown field (the fields are id, kind)"},
-		// The service's checks name the one memory as the schema's do.
 		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":2}]}`, "memories[0].importance: must be between 0 and 1"},
 		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","importance":0.5},{"user_id":"alice","type":"semantic","content":"y","importance":-1}]}`, "memories[1].importance: must be between 0 and 1"},
+		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","confidence":1.5}]}`, "memories[0].confidence: must be between 0 and 1"},
+		{"remember", `{"memories":[]}`, "memories: must hold between 1 and 100 items"},
+		{"remember", `{"memories":null}`, "memories: must be an array"},
+		// The service's checks name the one memory as the schema's do.
+		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x","source":"` + strings.Repeat("s", 65) + `"}]}`, "memories[0].source: must be at most 64 bytes"},
+		{"remember", `{"memories":[{"user_id":"alice","type":"semantic","content":"x"},{"user_id":"alice","type":"semantic","content":"y","source":"` + strings.Repeat("s", 65) + `"}]}`, "memories[1].source: must be at most 64 bytes"},
+		// The ranges the input schemas declare, which are the service's.
+		{"recall", `{"user_id":"alice","query":"x","k":51}`, "k: must be between 0 and 50"},
+		{"recall", `{"user_id":"alice","query":"x","k":-1}`, "k: must be between 0 and 50"},
+		{"recall", `{"user_id":"alice","query":"x","budget":100001}`, "budget: must be between 0 and 100000"},
+		{"list", `{"limit":0}`, "limit: must be between 1 and 500"},
+		{"list", `{"limit":501}`, "limit: must be between 1 and 500"},
+		{"ingest", `{"user_id":"alice","turns":[]}`, "turns: must hold between 1 and 200 items"},
 		{"ingest", `true`, "arguments must be a JSON object"},
 		{"ingest", `{"user_id":"alice","turns":[{"role":"user","content":"hi","at":"yesterday"}]}`, "turns[0].at: " + rfc3339},
 		{"ingest", `{"user_id":"alice","turns":{}}`, "turns: must be an array"},

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mneme/memory"
+	"mneme/workingmemory"
 )
 
 // Tool names.
@@ -73,8 +74,8 @@ type recallIn struct {
 	SessionID string   `json:"session_id,omitempty" jsonschema:"the open session, whose recent turns and memories join the answer"`
 	Types     []string `json:"types,omitempty" jsonschema:"only these memory types"`
 	Kinds     []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
-	K         int      `json:"k,omitempty" jsonschema:"at most this many memories (default 10)"`
-	Budget    int      `json:"budget,omitempty" jsonschema:"at most this many characters of memory content"`
+	K         int      `json:"k,omitempty" jsonschema:"at most this many memories, up to 50 (0 or left out: the default, 5)"`
+	Budget    int      `json:"budget,omitempty" jsonschema:"at most this many characters of memory content, up to 100000 (0 or left out: no cap beyond k)"`
 }
 
 // Recalled is one recalled memory with its id, for follow-up calls.
@@ -113,7 +114,7 @@ type listIn struct {
 	Type   string `json:"type,omitempty" jsonschema:"only this memory type"`
 	Kind   string `json:"kind,omitempty" jsonschema:"only this kind"`
 	Status string `json:"status,omitempty" jsonschema:"only this status: active, candidate, superseded, archived or expired"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many (default 50)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many, 1 to 500 (left out: 50)"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"the next_cursor of the previous page"`
 }
 
@@ -132,8 +133,10 @@ func (t *tools) register(s *sdk.Server) error {
 			Description: "Store one or more memories about a user, in one transaction. " +
 				"A near-duplicate reinforces the memory it repeats; chit-chat is skipped; a memory with the key of an " +
 				"existing one supersedes it. Secrets and ID numbers are refused, bank cards and phone numbers masked.",
-		}, handle(t, ToolRemember, t.remember), map[string][]string{
-			"memories.type": memory.Types, "memories.sensitivity": memory.Sensitivities,
+		}, handle(t, ToolRemember, t.remember), map[string]rule{
+			"memories": items(1, memory.MaxBatch), "memories.type": oneOf(memory.Types),
+			"memories.sensitivity": oneOf(memory.Sensitivities),
+			"memories.importance":  between(0, 1), "memories.confidence": between(0, 1),
 		}),
 		addTool(t, s, &sdk.Tool{
 			Name: ToolRecall,
@@ -141,12 +144,16 @@ func (t *tools) register(s *sdk.Server) error {
 				"ranked by relevance, recency and importance. Put the returned context block into your prompt; " +
 				"the memories carry ids for forget, history and confirm.",
 			Annotations: readOnly,
-		}, handle(t, ToolRecall, t.recall), map[string][]string{"types": memory.Types}),
+		}, handle(t, ToolRecall, t.recall), map[string]rule{
+			"types": oneOf(memory.Types), "k": between(0, memory.MaxRecallK), "budget": between(0, memory.MaxRecallBudget),
+		}),
 		addTool(t, s, &sdk.Tool{
 			Name: ToolIngest,
 			Description: "Learn from conversation turns: preferences, budgets, orders, dates, companies and places the " +
 				"user states become typed memories, written as you; greetings store nothing.",
-		}, handle(t, ToolIngest, t.ingest), map[string][]string{"turns.role": memory.Roles}),
+		}, handle(t, ToolIngest, t.ingest), map[string]rule{
+			"turns": items(1, workingmemory.MaxIngestTurns), "turns.role": oneOf(memory.Roles),
+		}),
 		addTool(t, s, &sdk.Tool{
 			Name:        ToolForget,
 			Description: "Erase a memory with every version of it you may delete; a content-free tombstone stays. Returns a receipt.",
@@ -156,7 +163,9 @@ func (t *tools) register(s *sdk.Server) error {
 			Name:        ToolList,
 			Description: "List the memories you may read, newest first, a page at a time.",
 			Annotations: readOnly,
-		}, handle(t, ToolList, t.list), map[string][]string{"type": memory.Types, "status": memory.Statuses}),
+		}, handle(t, ToolList, t.list), map[string]rule{
+			"type": oneOf(memory.Types), "status": oneOf(memory.Statuses), "limit": between(1, memory.MaxListSize),
+		}),
 		addTool(t, s, &sdk.Tool{
 			Name:        ToolHistory,
 			Description: "A memory's versions, newest first: what it said before each change that superseded it.",
@@ -194,15 +203,16 @@ func handle[In, Out any](t *tools, name string, call func(ctx context.Context, p
 	}
 }
 
-// addTool adds a typed tool whose input schema is inferred from In, with
-// the allowed values of the enums (dotted paths into the schema; arrays
-// are walked through) filled in, and the check of its arguments.
-func addTool[In, Out any](t *tools, s *sdk.Server, tool *sdk.Tool, h sdk.ToolHandlerFor[In, Out], enums map[string][]string) error {
+// addTool adds a typed tool whose input schema is inferred from In and
+// narrowed by rules (by dotted paths into the schema; arrays are walked
+// through), and the check of its arguments, which holds them to that
+// schema: what tools/list shows a caller is what a call is held to.
+func addTool[In, Out any](t *tools, s *sdk.Server, tool *sdk.Tool, h sdk.ToolHandlerFor[In, Out], rules map[string]rule) error {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		return fmt.Errorf("mcp: tool %s: %w", tool.Name, err)
 	}
-	for path, values := range enums {
+	for path, narrow := range rules {
 		at := schema
 		for _, name := range strings.Split(path, ".") {
 			if at.Items != nil {
@@ -212,18 +222,42 @@ func addTool[In, Out any](t *tools, s *sdk.Server, tool *sdk.Tool, h sdk.ToolHan
 				return fmt.Errorf("mcp: tool %s: no property %s", tool.Name, path)
 			}
 		}
-		if at.Items != nil {
-			at = at.Items
-		}
-		at.Enum = make([]any, len(values))
-		for i, v := range values {
-			at.Enum[i] = v
-		}
+		narrow(at)
 	}
 	tool.InputSchema = schema
 	t.checks[tool.Name] = argumentsOf[In](schema)
 	sdk.AddTool(s, tool, h)
 	return nil
+}
+
+// A rule narrows the schema of one property to what the service accepts.
+type rule func(*jsonschema.Schema)
+
+// oneOf allows only values, or, of an array, only values in it.
+func oneOf(values []string) rule {
+	return func(s *jsonschema.Schema) {
+		if s.Items != nil {
+			s = s.Items
+		}
+		s.Enum = make([]any, len(values))
+		for i, v := range values {
+			s.Enum[i] = v
+		}
+	}
+}
+
+// between allows only numbers from lo to hi.
+func between(lo, hi float64) rule {
+	return func(s *jsonschema.Schema) { s.Minimum, s.Maximum = &lo, &hi }
+}
+
+// items makes a property an array (not null, which a Go slice would also
+// allow) of lo to hi items.
+func items(lo, hi int) rule {
+	return func(s *jsonschema.Schema) {
+		s.Type, s.Types = "array", nil
+		s.MinItems, s.MaxItems = &lo, &hi
+	}
 }
 
 func (t *tools) remember(ctx context.Context, p memory.Principal, in rememberIn) (RememberOut, error) {
