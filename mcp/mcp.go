@@ -127,7 +127,7 @@ func New(opts Options) (*Endpoint, error) {
 	if err := t.register(server); err != nil {
 		return nil, err
 	}
-	server.AddReceivingMiddleware(t.arguments, t.listed)
+	server.AddReceivingMiddleware(spoken, t.arguments, t.listed)
 	return &Endpoint{Handler: jsonErrors(screen(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: opts.MaxBody,
 		// The SDK refuses loopback requests with a foreign Host header, a
@@ -216,6 +216,51 @@ func (t *tools) listed(next sdk.MethodHandler) sdk.MethodHandler {
 		narrowed.Tools = readOnly
 		return &narrowed, nil
 	}
+}
+
+// cacheHintsSince is the protocol version that gave list results and
+// resource reads their cache hints, ttlMs and cacheScope.
+const cacheHintsSince = "2026-07-28"
+
+// spoken answers a request in the protocol version it speaks: the SDK puts
+// the cache hints of cacheHintsSince on every list result and resource read
+// whatever the version, and an older version's result has no such fields.
+// The session knows the version: the one initialize negotiated, the
+// Mcp-Protocol-Version of a request on its own, or the one a newer
+// request names in its _meta.
+func spoken(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		if _, ok := res.(sdk.CacheableResult); !ok {
+			return res, err
+		}
+		if ss, ok := req.GetSession().(*sdk.ServerSession); ok {
+			if p := ss.InitializeParams(); p != nil && p.ProtocolVersion < cacheHintsSince {
+				return withoutCacheHints{res}, nil
+			}
+		}
+		return res, nil
+	}
+}
+
+// withoutCacheHints is a result written without its cache hints.
+type withoutCacheHints struct{ sdk.Result }
+
+func (r withoutCacheHints) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.Result)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "ttlMs")
+	delete(fields, "cacheScope")
+	return json.Marshal(fields)
 }
 
 // tools holds what the tool handlers share.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -579,5 +580,57 @@ func TestAnalystsNeverWrite(t *testing.T) {
 		{"confirm out of sight", mcp.ToolConfirm, map[string]any{"memory_id": hidden}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { refused(t, ana, tc.tool, tc.args, "forbidden") })
+	}
+}
+
+// A result holds the fields of the protocol version the request speaks:
+// the cache hints (ttlMs, cacheScope) that 2026-07-28 gave list results
+// are no field of 2025-11-25's, which the server announces to a client
+// that initializes with it.
+func TestResultsHoldTheFieldsOfTheVersionSpoken(t *testing.T) {
+	f := apptest.Start(t)
+	post := func(t *testing.T, version, body string, headers ...string) map[string]json.RawMessage {
+		t.Helper()
+		r := f.Do(t, "support-bot", "POST", "/mcp", []byte(body), append(headers,
+			"Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", version)...)
+		var answer struct {
+			Result map[string]json.RawMessage `json:"result"`
+		}
+		r.Decode(t, &answer)
+		if r.Status != http.StatusOK || answer.Result == nil {
+			t.Fatalf("%d %s, want a result", r.Status, r.Body)
+		}
+		return answer.Result
+	}
+	init := post(t, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":`+
+		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if string(init["protocolVersion"]) != `"2025-11-25"` {
+		t.Fatalf("initialize announced %s, want 2025-11-25", init["protocolVersion"])
+	}
+	// The fields of each result in the 2025-11-25 schema.
+	for method, fields := range map[string][]string{
+		"tools/list":               {"_meta", "nextCursor", "tools"},
+		"resources/list":           {"_meta", "nextCursor", "resources"},
+		"resources/templates/list": {"_meta", "nextCursor", "resourceTemplates"},
+		"prompts/list":             {"_meta", "nextCursor", "prompts"},
+	} {
+		t.Run(method, func(t *testing.T) {
+			res := post(t, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":{}}`)
+			for name := range res {
+				if !slices.Contains(fields, name) {
+					t.Errorf("result field %s is none of 2025-11-25's %v", name, fields)
+				}
+			}
+			if len(res) == 0 {
+				t.Errorf("empty result")
+			}
+		})
+	}
+	// A request of 2026-07-28 gets them: that version's schema requires them.
+	res := post(t, "2026-07-28", `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		"Mcp-Method", "tools/list")
+	if res["ttlMs"] == nil || res["cacheScope"] == nil || res["tools"] == nil {
+		t.Errorf("2026-07-28 result %v, want tools with ttlMs and cacheScope", slices.Sorted(maps.Keys(res)))
 	}
 }
