@@ -114,3 +114,22 @@ async def test_async_calls(url, keys):
         assert e.value.code == "not_found"
     async with AsyncMneme(url, keys["admin"]) as admin:
         assert (await admin.delete_user("gina"))["user_id"] == "gina"
+
+
+async def test_missing_or_malformed_key(url):
+    # An empty key (an unset environment variable) sends no key at all: the
+    # server's 401 comes back as the MnemeError every other refusal is.
+    with Mneme(url, "") as nobody:
+        with pytest.raises(MnemeError) as e:
+            nobody.whoami()
+        assert e.value.code == "unauthenticated" and e.value.status == 401
+    async with AsyncMneme(url, "") as nobody:
+        with pytest.raises(MnemeError) as e:
+            await nobody.whoami()
+        assert e.value.code == "unauthenticated" and e.value.status == 401
+    # A key no HTTP header can carry, such as one read with its line break,
+    # is refused when the client is made, naming the argument.
+    for key in ("mn_acme_key\n", " mn_acme_key", "mn_acme_kéy"):
+        for cls in (Mneme, AsyncMneme):
+            with pytest.raises(ValueError, match="api_key"):
+                cls(url, key)

@@ -159,7 +159,16 @@ class _Calls:
 class _Base:
     def __init__(self, base_url: str, api_key: str, max_retries: int, backoff: float, max_backoff: float) -> None:
         self._base = base_url.rstrip("/")
-        self._headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}
+        self._headers = {"Accept": "application/json"}
+        # No key (an unset environment variable, say) sends none, and the
+        # server's 401 unauthenticated is a MnemeError as any refusal is. A
+        # key no header can carry (a line break read with it, a space, a
+        # letter outside ASCII) is no key the server issued: it is refused
+        # here, rather than by httpx at the first call.
+        if api_key:
+            if not all("!" <= c <= "~" for c in api_key):
+                raise ValueError("api_key: must be printable ASCII without spaces or line breaks, as issued")
+            self._headers["Authorization"] = f"Bearer {api_key}"
         self._retries = max(0, max_retries)
         self._backoff = backoff
         self._max_backoff = max_backoff
