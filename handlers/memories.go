@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -333,22 +334,37 @@ func ifMatchOf(values []string) (int, error) {
 func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
 
 // keyed gives each memory of a write that names no idempotency_key the
-// request's Idempotency-Key header and the memory's place (":0", ":1", …),
-// one memory alone as a batch's first. A retry then repeats nothing, and
+// request's Idempotency-Key header and the memory's place (placeKey), one
+// memory alone as a batch's first. A retry then repeats nothing, and
 // another request under the key, one memory or a batch, is refused, as a
-// queued write's is. The header is refused when it cannot make such keys
-// (too long for the place's suffix, not UTF-8), rather than a key the
-// client never sent.
+// queued write's is. A header that is not UTF-8 or longer than
+// maxIdempotencyKey bytes is refused, rather than a key the client never
+// sent.
 func keyed(batch []memory.NewMemory, key string) error {
-	if most := maxIdempotencyKey - len(":"+strconv.Itoa(len(batch)-1)); len(key) > most || !utf8.ValidString(key) {
-		return memory.Invalid("Idempotency-Key", fmt.Sprintf("must be UTF-8 of at most %d bytes", most))
+	if len(key) > maxIdempotencyKey || !utf8.ValidString(key) {
+		return memory.Invalid("Idempotency-Key", fmt.Sprintf("must be UTF-8 of at most %d bytes", maxIdempotencyKey))
 	}
 	for i := range batch {
 		if key != "" && batch[i].IdempotencyKey == "" {
-			batch[i].IdempotencyKey = key + ":" + strconv.Itoa(i)
+			batch[i].IdempotencyKey = placeKey(key, i)
 		}
 	}
 	return nil
+}
+
+// placeKey is the idempotency key of the memory at place i of a write under
+// key: the key and ":i", or, where that would be longer than a memory's
+// key may be, the key's SHA-256 in hex and ":i" ("sha256:…:i"), so that
+// every header the API takes keys every place of a batch, and a key keys
+// a place the same whatever the batch's size. workingmemory.PlaceKey keys
+// an ingestion's memories the same way (this package imports as many
+// others as it may), so that a write and an ingestion under one header
+// are one request, as they are under a short one.
+func placeKey(key string, i int) string {
+	if place := ":" + strconv.Itoa(i); len(key)+len(place) <= maxIdempotencyKey {
+		return key + place
+	}
+	return fmt.Sprintf("sha256:%x:%d", sha256.Sum256([]byte(key)), i)
 }
 
 // neverWrites refuses an analyst before anything else: analysts never

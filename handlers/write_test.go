@@ -328,10 +328,101 @@ func TestIdempotencyKeyHeaderOnSyncWrites(t *testing.T) {
 	if got := list(t, f, "support-bot", "user_id=bob&limit=500"); len(got) != 3 {
 		t.Errorf("bob has %d memories after single writes under the batch's key, want 3", len(got))
 	}
-	// A header that cannot make a batch's keys is refused as the header.
-	r = f.Do(t, "support-bot", http.MethodPost, "/v1/memories", batch, "Idempotency-Key", strings.Repeat("k", 127))
-	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "Idempotency-Key") {
-		t.Errorf("a batch under a 127-byte key: %d %s, want 400 naming the header", r.Status, r.Body)
+	// A header longer than the documented 128 bytes is refused as the header.
+	r = f.Do(t, "support-bot", http.MethodPost, "/v1/memories", batch, "Idempotency-Key", strings.Repeat("k", 129))
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "Idempotency-Key: must be UTF-8 of at most 128 bytes") {
+		t.Errorf("a batch under a 129-byte key: %d %s, want 400 naming the header and its limit", r.Status, r.Body)
+	}
+}
+
+// The Idempotency-Key takes the 128 bytes the API documents on every write,
+// one memory or a batch, synchronous or queued, and on ingestion: a SHA-512
+// in hex keys each, a retry repeats nothing, and a write and an ingestion
+// under one key are one request, as under a short key.
+func TestIdempotencyKeyOfTheDocumentedLength(t *testing.T) {
+	f := apptest.Start(t)
+	long := func(tag string) string { return tag + strings.Repeat("f", 128-len(tag)) }
+	write := func(path string, body any, key string) apptest.Response {
+		t.Helper()
+		return f.Do(t, "support-bot", http.MethodPost, path, body, "Idempotency-Key", key)
+	}
+	one := client.NewMemory{UserID: "bob", Type: client.TypeEpisodic, Content: "Bob ordered 40 pallets of blue crates."}
+	var first client.Memory
+	for i := range 2 {
+		r := write("/v1/memories", one, long("single"))
+		if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+			t.Fatalf("write %d under a 128-byte key: %d %s", i, r.Status, r.Body)
+		}
+		var got client.Memory
+		r.Decode(t, &got)
+		if i == 0 {
+			first = got
+		} else if got.ID != first.ID {
+			t.Errorf("retry under a 128-byte key stored %s, want %s", got.ID, first.ID)
+		}
+	}
+	r := write("/v1/memories?async=true", one, long("single"))
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("queued retry under a 128-byte key: %d %s", r.Status, r.Body)
+	}
+	var job client.Job
+	r.Decode(t, &job)
+	if job = waitJob(t, f, "support-bot", job.ID); job.Status != memory.JobDone || len(job.Memories) != 1 || job.Memories[0].ID != first.ID {
+		t.Errorf("queued retry under a 128-byte key: %+v, want done with %s", job, first.ID)
+	}
+	var batch []client.NewMemory
+	for i := range 12 {
+		batch = append(batch, client.NewMemory{UserID: "carol", Type: client.TypeEpisodic, Content: fmt.Sprintf("Carol returned crate number %d because its lid was cracked.", i)})
+	}
+	for i := range 2 {
+		r := write("/v1/memories", map[string]any{"memories": batch}, long("batch"))
+		if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+			t.Fatalf("batch %d of 12 under a 128-byte key: %d %s", i, r.Status, r.Body)
+		}
+	}
+	if got := list(t, f, "support-bot", "user_id=carol&limit=500"); len(got) != 12 {
+		t.Errorf("carol has %d memories after a batch of 12 sent twice, want 12", len(got))
+	}
+	turns := memory.IngestRequest{UserID: "dave", Turns: []memory.Turn{
+		{Role: memory.RoleUser, Content: "Please remember I prefer LONGMARK straps on every pallet."},
+	}}
+	var ingested memory.IngestResult
+	for i := range 2 {
+		r := write("/v1/ingest?sync=true", turns, long("ingest"))
+		if r.Status != http.StatusOK {
+			t.Fatalf("ingestion %d under a 128-byte key: %d %s", i, r.Status, r.Body)
+		}
+		var res memory.IngestResult
+		r.Decode(t, &res)
+		if i == 0 {
+			ingested = res
+		} else if len(res.Memories) != 1 || len(ingested.Memories) != 1 || res.Memories[0].ID != ingested.Memories[0].ID {
+			t.Errorf("retried ingestion under a 128-byte key: %+v, want %+v", res.Memories, ingested.Memories)
+		}
+	}
+	if len(ingested.Memories) != 1 {
+		t.Fatalf("ingestion under a 128-byte key wrote %+v, want one memory", ingested.Memories)
+	}
+	if r = write("/v1/ingest", turns, long("ingest")); r.Status != http.StatusAccepted {
+		t.Fatalf("queued retry of the ingestion: %d %s", r.Status, r.Body)
+	}
+	r.Decode(t, &job)
+	if job = waitJob(t, f, "support-bot", job.ID); job.Status != memory.JobDone || len(job.Memories) != 1 || job.Memories[0].ID != ingested.Memories[0].ID {
+		t.Errorf("queued retry of the ingestion under a 128-byte key: %+v, want done with %s", job, ingested.Memories[0].ID)
+	}
+	// Other turns under the single write's key are another request.
+	other := memory.IngestRequest{UserID: "bob", Turns: []memory.Turn{{Role: memory.RoleUser, Content: "Please remember I prefer PLUMMARK crates for every shipment."}}}
+	if r := write("/v1/ingest?sync=true", other, long("single")); r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), `"idempotency_key_reused"`) {
+		t.Errorf("an ingestion under a write's 128-byte key: %d %s, want 422 idempotency_key_reused", r.Status, r.Body)
+	}
+	for _, path := range []string{"/v1/memories", "/v1/memories?async=true", "/v1/ingest?sync=true", "/v1/ingest"} {
+		body := any(one)
+		if strings.HasPrefix(path, "/v1/ingest") {
+			body = turns
+		}
+		if r := write(path, body, strings.Repeat("k", 129)); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "Idempotency-Key: must be UTF-8 of at most 128 bytes") {
+			t.Errorf("%s under a 129-byte key: %d %s, want 400 naming the header and its limit", path, r.Status, r.Body)
+		}
 	}
 }
 

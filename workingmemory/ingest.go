@@ -2,6 +2,7 @@ package workingmemory
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,8 +66,8 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.IngestResult{}, err
 	}
-	if most := 128 - len(":"+strconv.Itoa(MaxExtractedPerRun-1)); len(idemKey) > most || !utf8.ValidString(idemKey) {
-		return memory.IngestResult{}, memory.Invalid("Idempotency-Key", fmt.Sprintf("must be UTF-8 of at most %d bytes", most))
+	if err := checkIdemKey(idemKey); err != nil {
+		return memory.IngestResult{}, err
 	}
 	if err := s.mayWriteAbout(ctx, p, r.UserID, s.now().UTC()); err != nil {
 		return memory.IngestResult{}, err
@@ -85,16 +86,43 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, r memory.Inges
 }
 
 // keyFound keys each memory found under an ingestion's idempotency key by
-// its place, queued or not: a synchronous retry of a queued ingestion, or a
-// queued one of a synchronous, finds the memories the other wrote, and
-// other turns under the key are refused either way.
+// its place (PlaceKey), queued or not: a synchronous retry of a queued
+// ingestion, or a queued one of a synchronous, finds the memories the
+// other wrote, and other turns under the key are refused either way.
 func keyFound(found []memory.NewMemory, idemKey string) []memory.NewMemory {
 	for i := range found {
 		if idemKey != "" && found[i].IdempotencyKey == "" {
-			found[i].IdempotencyKey = idemKey + ":" + strconv.Itoa(i)
+			found[i].IdempotencyKey = PlaceKey(idemKey, i)
 		}
 	}
 	return found
+}
+
+// MaxIdemKey is the longest Idempotency-Key an ingestion takes, in bytes:
+// as long as a memory's idempotency_key may be.
+const MaxIdemKey = 128
+
+// checkIdemKey refuses an Idempotency-Key that is not UTF-8 or longer than
+// MaxIdemKey bytes, rather than key memories with a key the client never
+// sent.
+func checkIdemKey(key string) error {
+	if len(key) > MaxIdemKey || !utf8.ValidString(key) {
+		return memory.Invalid("Idempotency-Key", fmt.Sprintf("must be UTF-8 of at most %d bytes", MaxIdemKey))
+	}
+	return nil
+}
+
+// PlaceKey is the idempotency key of the memory at place i of an
+// ingestion under key: the key and ":i", or, where that would be longer
+// than MaxIdemKey, the key's SHA-256 in hex and ":i" ("sha256:…:i"), so
+// that every key the API takes keys every place. A write's memories are
+// keyed the same way (the handlers' placeKey), so that a write and an
+// ingestion under one key are one request.
+func PlaceKey(key string, i int) string {
+	if place := ":" + strconv.Itoa(i); len(key)+len(place) <= MaxIdemKey {
+		return key + place
+	}
+	return fmt.Sprintf("sha256:%x:%d", sha256.Sum256([]byte(key)), i)
 }
 
 // IngestAsync validates an ingestion and queues it; a worker extracts and
@@ -108,8 +136,8 @@ func (s *Service) IngestAsync(ctx context.Context, p memory.Principal, r memory.
 	if err := validateIngest(r, s.now().UTC()); err != nil {
 		return memory.JobStatus{}, err
 	}
-	if len(idemKey) > 128 {
-		return memory.JobStatus{}, memory.Invalid("idempotency_key", "must be at most 128 bytes")
+	if err := checkIdemKey(idemKey); err != nil {
+		return memory.JobStatus{}, err
 	}
 	now := s.now().UTC()
 	// Every extracted memory is decided again when the job is applied.

@@ -229,7 +229,7 @@ func TestIngestAsyncQueuesAfterPolicyAndQuota(t *testing.T) {
 	if len(f.queue.jobs) != 0 {
 		t.Fatalf("refused ingestions queued %d jobs", len(f.queue.jobs))
 	}
-	if _, err := f.svc.IngestAsync(ctx, agentSupport, req, strings.Repeat("k", 129)); fieldOf(t, err) != "idempotency_key" {
+	if _, err := f.svc.IngestAsync(ctx, agentSupport, req, strings.Repeat("k", 129)); fieldOf(t, err) != "Idempotency-Key" {
 		t.Errorf("long idempotency key: err = %v", err)
 	}
 
@@ -406,5 +406,40 @@ func TestIngestAsyncSent(t *testing.T) {
 	}
 	if string(j[0].Payload) == string(j[1].Payload) {
 		t.Error("both attempts were accepted at the same time: the test shows nothing")
+	}
+}
+
+// Every key of up to MaxIdemKey bytes keys every place of an ingestion
+// with a key a memory may have, the same for a place whatever the others,
+// and two keys never with the same.
+func TestPlaceKeyFitsEveryPlace(t *testing.T) {
+	longest := strings.Repeat("f", MaxIdemKey)
+	tests := []struct {
+		key   string
+		place int
+		want  string
+	}{
+		{"k", 0, "k:0"},
+		{strings.Repeat("k", MaxIdemKey-2), 0, strings.Repeat("k", MaxIdemKey-2) + ":0"},
+		{strings.Repeat("k", MaxIdemKey-2), 10, ""},
+		{longest, 0, ""},
+		{longest, MaxExtractedPerRun - 1, ""},
+	}
+	seen := map[string]string{}
+	for _, tt := range tests {
+		got := PlaceKey(tt.key, tt.place)
+		if tt.want != "" && got != tt.want {
+			t.Errorf("PlaceKey(%d bytes, %d) = %q, want %q", len(tt.key), tt.place, got, tt.want)
+		}
+		if len(got) > MaxIdemKey {
+			t.Errorf("PlaceKey(%d bytes, %d) = %d bytes, more than a memory's key may be", len(tt.key), tt.place, len(got))
+		}
+		if other, ok := seen[got]; ok {
+			t.Errorf("PlaceKey(%d bytes, %d) = %q, as for %s", len(tt.key), tt.place, got, other)
+		}
+		seen[got] = fmt.Sprintf("%d bytes, place %d", len(tt.key), tt.place)
+	}
+	if PlaceKey(longest, 3) == PlaceKey(strings.Repeat("e", MaxIdemKey), 3) {
+		t.Error("two long keys key a place the same")
 	}
 }
