@@ -118,6 +118,9 @@ type App struct {
 	Decisions *journal.Decisions
 	// Audit is the admin audit trail every administrative act is recorded in.
 	Audit *journal.Audit
+	// Trail records in Audit each failed act under the code the API
+	// answered it with (answeredAudit); the services record through it.
+	Trail memory.Auditor
 	// Bus carries policy and grant revisions between replicas.
 	Bus *policysync.Bus
 
@@ -248,6 +251,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.Audit = journal.NewAudit(a.Redis, journal.AuditOptions{
 		Cap: cfg.Audit.Cap, Retention: cfg.Audit.Retention, Erased: exportstore.New(store.Runner()), Logger: log,
 	})
+	a.Trail = answeredAudit{a.Audit}
 	a.Bus = policysync.New(a.Redis, log)
 	if a.Policy, err = policy.New(ctx, policy.Options{Logger: log, Timeout: cfg.Policy.Timeout, Decisions: a.Metrics.Decisions(a.Decisions)}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -283,11 +287,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// revisions and settings live beside it, on its runner.
 	if a.Admin, err = policyadmin.New(policyadmin.Options{
 		Policies: policystore.New(store.Runner()), Grants: store, Principals: keys, Engine: a.Policy, Authz: a.Policy, Bus: a.Bus, Decisions: a.Decisions, Logger: log,
-		Audit: a.Audit, AuditLog: a.Audit,
+		Audit: a.Trail, AuditLog: a.Audit,
 	}); err != nil {
 		return nil, err
 	}
-	if a.Identity, err = buildIdentity(cfg.Identity, keys, a.Redis, a.Policy, a.Audit, a.Names, a.Admin, log); err != nil {
+	if a.Identity, err = buildIdentity(cfg.Identity, keys, a.Redis, a.Policy, a.Trail, a.Names, a.Admin, log); err != nil {
 		return nil, err
 	}
 	a.Erasers = append(a.Erasers, a.Identity)
@@ -324,7 +328,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Erasers: a.Erasers, Janitor: a.Metrics.Sweeper(a.Janitor),
 		Sessions: a.Sessions,
 		Queue:    a.Queue,
-		Audit:    a.Audit,
+		Audit:    a.Trail,
 		Quota:    quotaPort,
 		Names:    a.Names,
 	}
@@ -366,14 +370,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// Data-subject exports read the graph, open sessions and the recall log,
 	// and are recorded in the admin audit trail.
 	if a.Export, err = export.New(export.Options{
-		Graph: exportstore.New(store.Runner()), Sessions: a.Sessions, Recalls: a.RecallLog, Names: keys, Authz: a.Policy, Audit: a.Audit, Logger: log,
+		Graph: exportstore.New(store.Runner()), Sessions: a.Sessions, Recalls: a.RecallLog, Names: keys, Authz: a.Policy, Audit: a.Trail, Logger: log,
 	}); err != nil {
 		return nil, err
 	}
 	// Analysts' graph queries read through the graph store's runner under
 	// the same policy engine, and are recorded in the admin audit trail.
 	if a.Graph, err = graphquery.New(graphquery.Options{
-		Store: analysis.New(store.Runner(), analysis.Options{}), Authz: a.Tracing.Authorizer(a.Policy), Audit: a.Audit, Logger: log,
+		Store: analysis.New(store.Runner(), analysis.Options{}), Authz: a.Tracing.Authorizer(a.Policy), Audit: a.Trail, Logger: log,
 	}); err != nil {
 		return nil, err
 	}
@@ -388,7 +392,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("neo4j schema of documents: %w", err)
 	}
 	if a.Documents, err = documents.New(documents.Options{
-		Store: docStore, Writer: a.Metrics.Writes(a.Service), Authz: a.Policy, Queue: a.Queue, Sync: a.Admin.Sync, Quota: quotaPort, Audit: a.Audit, Teams: keys,
+		Store: docStore, Writer: a.Metrics.Writes(a.Service), Authz: a.Policy, Queue: a.Queue, Sync: a.Admin.Sync, Quota: quotaPort, Audit: a.Trail, Teams: keys,
 	}); err != nil {
 		return nil, err
 	}

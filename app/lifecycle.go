@@ -140,7 +140,7 @@ func (a *App) buildJanitor(cfg Lifecycle, log *slog.Logger) error {
 	a.janitorRunner = leader.NewRunner(leader.RunnerOptions{
 		Name: "janitor", Every: cfg.Every, Renew: cfg.LockTTL / 3, Lease: lock, Logger: log,
 		Job: func(ctx context.Context) error {
-			return errors.Join(sweepAll(ctx, sweeps.Tenants, a.Metrics.Sweeper(j), a.Audit, log), a.reconcileTallies(ctx, log, nil))
+			return errors.Join(sweepAll(ctx, sweeps.Tenants, a.Metrics.Sweeper(j), a.Trail, log), a.reconcileTallies(ctx, log, nil))
 		},
 	})
 	return nil
@@ -161,7 +161,7 @@ func sweepAll(ctx context.Context, tenants func(context.Context) ([]string, erro
 			return err
 		}
 		r, err := j.Sweep(ctx, t, false)
-		e := memory.NewAuditEvent(ctx, memory.Principal{Tenant: t}, memory.AuditJanitorSweep, "tenant:"+t, memory.AuditReason(err))
+		e := memory.NewAuditEvent(ctx, memory.Principal{Tenant: t}, memory.AuditJanitorSweep, "tenant:"+t, err, memory.AuditReason(err))
 		e.Details = memory.SweepDetails(r, false)
 		audit.Audit(ctx, e)
 		if err != nil {

@@ -91,11 +91,20 @@ func TestAStalledStoreGives503AtOnce(t *testing.T) {
 					t.Fatalf("GET %s before the pause = %d %s %v", path, r.status, r.body, r.err)
 				}
 			}
+			if r := <-send(f.URL, f.Keys[apptest.Admin], "GET", "/v1/whoami", nil, time.Now()); r.status != http.StatusOK {
+				t.Fatalf("whoami as the admin before the pause = %d %s %v", r.status, r.body, r.err)
+			}
 			resume := store.pause()
 			paused := time.Now()
 			// Under way: sent as the store stops, they wait for it.
 			rest := send(f.URL, bot, "GET", list, nil, paused)
 			rpc := send(f.URL, bot, "POST", "/mcp", mcpList, paused)
+			var export <-chan answer
+			if store.name == "neo4j" { // the trail is in Redis
+				// The admin's key is known before the pause, for the
+				// export to reach the service that audits it.
+				export = send(f.URL, f.Keys[apptest.Admin], "GET", "/v1/users/alice/export", nil, paused)
+			}
 			for _, u := range []struct {
 				name string
 				ch   <-chan answer
@@ -107,6 +116,16 @@ func TestAStalledStoreGives503AtOnce(t *testing.T) {
 				if r.after > underWayWithin {
 					t.Errorf("%s request under way answered %s after the pause, want within %s", u.name, r.after, underWayWithin)
 				}
+			}
+			exportID := ""
+			if export != nil {
+				r := <-export
+				checkUnavailable(t, "export under way", r, false)
+				var got struct {
+					RequestID string `json:"request_id"`
+				}
+				_ = json.Unmarshal(r.body, &got)
+				exportID = got.RequestID
 			}
 			// New requests while it stalls: refused at once.
 			start := time.Now()
@@ -144,6 +163,9 @@ func TestAStalledStoreGives503AtOnce(t *testing.T) {
 			if r := <-send(f.URL, "", "GET", "/readyz", nil, time.Now()); r.status != http.StatusOK {
 				t.Errorf("readyz after recovery = %d %s", r.status, r.body)
 			}
+			if exportID != "" {
+				checkAuditedAs(t, f, exportID, "unavailable", recoverWithin)
+			}
 		})
 	}
 }
@@ -175,5 +197,38 @@ func checkUnavailable(t *testing.T, what string, r answer, mcp bool) {
 		t.Errorf("%s = %s, want a JSON-RPC error with code unavailable", what, r.body)
 	case !mcp && (got.Code != "unavailable" || got.RequestID == ""):
 		t.Errorf("%s = %s, want code unavailable with a request id", what, r.body)
+	}
+}
+
+// checkAuditedAs fails unless the admin trail records the export of request
+// id as failed with code, the one its client got, within the time given
+// (the request's work ends once the store lets it).
+func checkAuditedAs(t *testing.T, f *apptest.Fixture, id, code string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var trail struct {
+			Events []struct {
+				RequestID string `json:"request_id"`
+				Outcome   string `json:"outcome"`
+				Error     string `json:"error"`
+			} `json:"events"`
+		}
+		r := f.Do(t, apptest.Admin, "GET", "/v1/audit?action=user.export&limit=50", nil)
+		if r.Status == http.StatusOK {
+			r.Decode(t, &trail)
+		}
+		for _, e := range trail.Events {
+			if e.RequestID == id {
+				if e.Outcome != "failed" || e.Error != code {
+					t.Errorf("the trail records request %s as %s %q; its client got %q", id, e.Outcome, e.Error, code)
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("request %s is not in the trail after %s: %d %s", id, within, r.Status, r.Body)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -237,7 +237,7 @@ func (s *Service) record(ctx context.Context, p memory.Principal, action, id str
 	if guard.Masked(id) != id {
 		id = "(refused: it holds what the guard does not keep)"
 	}
-	e := memory.NewAuditEvent(ctx, p, action, "document:"+id, auditReason(err))
+	e := memory.NewAuditEvent(ctx, p, action, "document:"+id, err, auditReason(err))
 	e.Time, e.Details = s.now().UTC(), details
 	s.audit.Audit(ctx, e)
 }

@@ -173,7 +173,7 @@ func (s *Service) record(ctx context.Context, p memory.Principal, userID string,
 	if s.audit == nil || !memory.Audited(p, err) {
 		return
 	}
-	e := memory.NewAuditEvent(ctx, p, "user.export", "user:"+userID, memory.AuditReason(err))
+	e := memory.NewAuditEvent(ctx, p, "user.export", "user:"+userID, err, memory.AuditReason(err))
 	e.Time = at
 	if err == nil {
 		e.Details = map[string]string{

@@ -193,7 +193,7 @@ func (s *Service) record(ctx context.Context, r *run, rows int, took time.Durati
 	case errors.Is(err, ErrCypherRefused):
 		reason = "cypher_refused"
 	}
-	e := memory.NewAuditEvent(ctx, r.p, AuditPrefix+r.shape, r.target, reason)
+	e := memory.NewAuditEvent(ctx, r.p, AuditPrefix+r.shape, r.target, err, reason)
 	e.Time = r.now.UTC()
 	e.Details = map[string]string{"rows": strconv.Itoa(rows), "duration_ms": strconv.FormatInt(took.Milliseconds(), 10)}
 	for k, v := range r.params {

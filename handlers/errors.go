@@ -64,17 +64,12 @@ const statusClientClosed = 499
 // and a message that reveals nothing they may not know; the cause is logged.
 func (a *api) fail(c *gin.Context, err error) {
 	ctx := c.Request.Context()
-	// The server cancels a request's context when its connection closes;
-	// the stall guard cancels it, for its cause, when a store stalls.
-	if errors.Is(ctx.Err(), context.Canceled) {
-		cause := context.Cause(ctx)
-		if errors.Is(cause, context.Canceled) {
-			a.log.InfoContext(ctx, "client closed request", "status", statusClientClosed, "err", err)
-			c.AbortWithStatus(statusClientClosed)
-			return
-		}
-		err = unavailable(cause)
+	if errors.Is(ctx.Err(), context.Canceled) && errors.Is(context.Cause(ctx), context.Canceled) {
+		a.log.InfoContext(ctx, "client closed request", "status", statusClientClosed, "err", err)
+		c.AbortWithStatus(statusClientClosed)
+		return
 	}
+	err = answered(ctx, err)
 	status, code, msg := classify(err)
 	if status >= 500 {
 		a.log.ErrorContext(ctx, "request failed", "status", status, "err", err)
@@ -101,6 +96,28 @@ func (a *api) fail(c *gin.Context, err error) {
 		return
 	}
 	c.AbortWithStatusJSON(status, errorBody{Code: code, Message: msg, RequestID: requestIDOf(c)})
+}
+
+// answered is the error a request with context ctx is answered for when it
+// ends with err. The server cancels a request's context when its
+// connection closes (nobody reads the answer then: fail); the stall guard
+// cancels it, for its cause, when a store stalls, and the request is
+// answered unavailable whatever its work ended with.
+func answered(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
+			return unavailable(cause)
+		}
+	}
+	return err
+}
+
+// AuditCode is the code the API answers err with on a request with context
+// ctx, for the audit trail to record a failed act under the code its
+// client got, whichever service recorded it.
+func AuditCode(ctx context.Context, err error) string {
+	_, code, _ := classify(answered(ctx, err))
+	return code
 }
 
 // Classify returns the HTTP status, stable code and client message the API

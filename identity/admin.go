@@ -78,7 +78,7 @@ func (s *Service) manage(ctx context.Context, p memory.Principal) error {
 // trail: who, what, on what, and how it ended, by the error's stable code.
 // Never a secret: details hold ids only.
 func (s *Service) record(ctx context.Context, p memory.Principal, action, target string, err error, details map[string]string) {
-	e := memory.NewAuditEvent(ctx, p, action, target, auditReason(err))
+	e := memory.NewAuditEvent(ctx, p, action, target, err, auditReason(err))
 	e.Details = details
 	s.audit.Audit(ctx, e)
 }

@@ -24,6 +24,10 @@ type AuditEvent struct {
 	Error     string            `json:"error,omitempty"`
 	RequestID string            `json:"request_id,omitempty"`
 	Details   map[string]string `json:"details,omitempty"`
+	// Cause is the error a failed act ended with, for the trail to name it
+	// as the API answered it (Error is the recording service's reason,
+	// AuditReason); it is never stored.
+	Cause error `json:"-"`
 }
 
 // Audit outcomes.

@@ -63,12 +63,12 @@ var auditReasons = []struct {
 }
 
 // NewAuditEvent is the event of an act p attempted on target, stamped with
-// the request id on ctx: done when reason is empty, failed for the stable
-// reason given (AuditReason) otherwise.
-func NewAuditEvent(ctx context.Context, p Principal, action, target, reason string) AuditEvent {
+// the request id on ctx: done when reason is empty, failed with err for the
+// stable reason given (AuditReason) otherwise.
+func NewAuditEvent(ctx context.Context, p Principal, action, target string, err error, reason string) AuditEvent {
 	e := AuditEvent{
 		Tenant: p.Tenant, Actor: Actor(p), Action: action, Target: target,
-		Outcome: AuditOK, Error: reason, RequestID: RequestIDFrom(ctx),
+		Outcome: AuditOK, Error: reason, RequestID: RequestIDFrom(ctx), Cause: err,
 	}
 	if reason != "" {
 		e.Outcome = AuditFailed
@@ -89,7 +89,7 @@ func (s *Service) audit(ctx context.Context, p Principal, action, target string,
 	if !Audited(p, err) {
 		return
 	}
-	e := NewAuditEvent(ctx, p, action, target, AuditReason(err))
+	e := NewAuditEvent(ctx, p, action, target, err, AuditReason(err))
 	e.Time, e.Details = s.now().UTC(), details
 	s.auditor.Audit(ctx, e)
 }

@@ -51,7 +51,7 @@ func (s *Service) audit(ctx context.Context, p memory.Principal, action, target 
 	if !memory.Audited(p, err) {
 		return
 	}
-	e := memory.NewAuditEvent(ctx, p, action, target, auditReason(err))
+	e := memory.NewAuditEvent(ctx, p, action, target, err, auditReason(err))
 	e.Time, e.Details = s.now().UTC(), details
 	s.auditor.Audit(ctx, e)
 }
