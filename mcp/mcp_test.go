@@ -472,12 +472,46 @@ func TestRefusedRequestsAreJSONRPCErrors(t *testing.T) {
 			var e struct {
 				Code    int    `json:"code"`
 				Message string `json:"message"`
+				Data    struct {
+					Code string `json:"code"`
+				} `json:"data"`
 			}
 			_ = json.Unmarshal(got["error"], &e)
 			if string(got["jsonrpc"]) != `"2.0"` || string(got["id"]) != tc.id || e.Code != tc.code || e.Message == "" {
-				t.Errorf("answer %s, want a JSON-RPC 2.0 error %d with a message and the id %s", r.Body, tc.code, tc.id)
+				t.Errorf("answer %.300s, want a JSON-RPC 2.0 error %d with a message and the id %s", r.Body, tc.code, tc.id)
+			}
+			if e.Data.Code != "" {
+				t.Errorf("answer %.300s: an endpoint's refusal with the API's code %q", r.Body, e.Data.Code)
 			}
 		})
+	}
+}
+
+// A body over the limit is refused as /v1 refuses one, 413 with the API's
+// body_too_large, in a JSON-RPC error that carries the code in its data as
+// every refusal of the API does, so that a client tells it from the rest.
+func TestABodyTooLargeNamesItsCode(t *testing.T) {
+	f := apptest.Start(t)
+	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"recall","arguments":{"user_id":"alice","query":"` +
+		strings.Repeat("x", 1<<20) + `"}}}`
+	r := f.Do(t, "support-bot", "POST", "/mcp", []byte(body), "Accept", "application/json, text/event-stream")
+	var got struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				Code string `json:"code"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(r.Body, &got); err != nil {
+		t.Fatalf("body %.300q is no JSON: %v", r.Body, err)
+	}
+	if r.Status != http.StatusRequestEntityTooLarge || got.JSONRPC != "2.0" || string(got.ID) != "null" || got.Error.Code != -32600 ||
+		got.Error.Data.Code != "body_too_large" || !strings.Contains(got.Error.Message, "1048576 bytes") {
+		t.Errorf("%d %.300s, want 413 and a JSON-RPC error -32600 with data.code body_too_large and the limit", r.Status, r.Body)
 	}
 }
 

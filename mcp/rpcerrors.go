@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -59,11 +60,20 @@ func (*Endpoint) Refuse(w http.ResponseWriter, status int, code, message string)
 // 2^53+1 as 2^53), and JSON-RPC batches. MCP dropped batches in 2025-06-18 and the SDK still
 // serves them to a client that names an older version: one HTTP request,
 // one take from the caller's rate limit, would carry any number of tool
-// calls. A body over limit goes to the SDK as it is, to be refused there.
+// calls. A body over limit is 413 with the API's body_too_large in the
+// error's data, as /v1 answers it; a body that could not be read goes to
+// the SDK as it is, to be refused there.
 func screen(h http.Handler, limit int64, refusal func(http.Header, []byte) (int, string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-		if err != nil || int64(len(body)) > limit {
+		if err == nil && int64(len(body)) > limit {
+			if c, ok := w.(*catcher); ok {
+				c.code = "body_too_large"
+			}
+			http.Error(w, fmt.Sprintf("the request body exceeds %d bytes", limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		if err != nil {
 			r.Body = struct {
 				io.Reader
 				io.Closer
@@ -148,6 +158,9 @@ type catcher struct {
 	held   *bytes.Buffer
 	// id is the request's id, once screen has read it.
 	id json.RawMessage
+	// code is the API's stable code of a refusal screen made, for the
+	// error's data, where /v1 has one for it.
+	code string
 }
 
 func (c *catcher) WriteHeader(status int) {
@@ -188,6 +201,9 @@ func (c *catcher) finish() {
 	e.JSONRPC, e.Error.Code, e.Error.Message = "2.0", rpcCode(c.status, msg), msg
 	if c.id != nil {
 		e.ID = c.id
+	}
+	if c.code != "" {
+		e.Error.Data = &apiCode{Code: c.code}
 	}
 	if msg == "" {
 		e.Error.Message = http.StatusText(c.status)
