@@ -60,6 +60,11 @@ func about(question string, who Person) bool {
 	if len(who.spans(question)) > 0 {
 		return true
 	}
+	if !who.Asking {
+		// "We" and "our" from the business's side are the business: "do we
+		// stock nitrile gloves?" asks nothing of the customer.
+		q = strings.NewReplacer("我们", " ", "咱们", " ").Replace(business.ReplaceAllString(q, " "))
+	}
 	return person.MatchString(q) || containsAny(otherThis.ReplaceAllString(q, " "), zhPerson)
 }
 
@@ -323,9 +328,12 @@ var (
 	// ("…, right") or the question word last ("pushed back, to when").
 	clause  = regexp.MustCompile(`, (what|what's|whats|which|who|when|where|how|why)\b`)
 	closing = regexp.MustCompile(`(, ?(right|correct|yeah|yes|no|isn't it|aren't they|don't they|doesn't she|doesn't he)|\b(when|where|why|how|what|who|which))$`)
+	// business is the first person plural: the user's firm when the user
+	// asks, the business when an agent or an admin does.
+	business = regexp.MustCompile(`\b(we|we're|we've|we'd|we'll|our|ours|us|ourselves)\b`)
 	// person is a word for the user: the speaker, the person an agent
 	// speaks of, or the customer.
-	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|the (customer|client|user|buyer)|this (customer|client|user|buyer|person|guy|lady|gentleman|woman|man|fellow))\b`)
+	person = regexp.MustCompile(`\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|she|she's|her|hers|herself|he|he's|him|his|himself|they|their|theirs|them|(this|that) ([a-z]+ )?(customer|client|buyer|lady|gentleman)|the ([a-z]+ )?(customer|client|buyer)|the user|this (user|person|guy|woman|man|fellow)|(this|that) ([a-z]+ )?account|the [a-z]+ account)\b`)
 	// dealing is one of the user's dealings with us spoken of as known:
 	// "has the big desk order gone through?", "when is that shipment
 	// leaving?". An agent asks it about the user it serves.
@@ -361,7 +369,7 @@ var (
 		"多细", "多短", "多快", "多早", "多晚", "多远", "多大", "多详细", "多正式"}
 	// zhTag ends a sentence as a question: 利索不, 到了没, 记着的吧, 对吧.
 	zhTag    = []string{"不", "没", "没有", "对吧", "是吧", "的吧", "没错吧"}
-	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家", "女士", "先生", "小姐"}
+	zhPerson = []string{"我", "她", "他", "客户", "用户", "顾客", "这人", "这位", "这家", "女士", "先生", "小姐", "这个账户", "这个户头", "总家", "总那边"}
 	// zhDealing speaks of one of the user's dealings as known: 那批货, 上次的订单.
 	// bought points at what someone bought or ordered: "the workstations
 	// she bought", 我上次订的.

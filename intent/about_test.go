@@ -281,6 +281,32 @@ func TestAbout(t *testing.T) {
 	}
 }
 
+// "We" and "our" are the user's firm when the user asks, the business when
+// an agent or an admin does.
+func TestAboutWe(t *testing.T) {
+	tests := []struct {
+		question string
+		asking   bool
+		want     bool
+	}{
+		{"Do we stock nitrile gloves in size XL?", false, false},
+		{"Who's the account manager for Mingliang on our side?", false, false},
+		{"咱们仓库周六开门吗？", false, false},
+		{"Do we get free shipping on our orders?", true, true},
+		{"我们的发票寄到哪了？", true, true},
+		{"How much are we making on this restaurant client?", false, true},
+		{"What do we clear on the Suzhou account?", false, true},
+		{"Has she paid us yet?", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.question, func(t *testing.T) {
+			if got := intent.About(tt.question, intent.Person{ID: "u01", Asking: tt.asking}); got != tt.want {
+				t.Errorf("About(%q, asking %v) = %v, want %v", tt.question, tt.asking, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestUnnamed(t *testing.T) {
 	tests := []struct{ q, user, want string }{
 		{"did Alice have a problem with her chairs?", "alice", "did have a problem with her chairs?"},

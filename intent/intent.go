@@ -310,7 +310,7 @@ var rules = []rule{
 	}},
 	// Refunds: what was given back to the user, however it is asked.
 	{name: "refunds", kinds: []string{"refund"}, cues: []string{
-		"refund*", "money back", "reimburs*", "money went back", "went back to him", "went back to her", "paid back", "gave back", "given back", "money returned", "退款", "退钱", "退了多少", "退过款", "退给", "返还",
+		"refund*", "money back", "reimburs*", "money went back", "went back to the", "went back to him", "went back to her", "paid back", "gave back", "given back", "money returned", "退款", "退钱", "退了多少", "退过款", "退给", "返还",
 	}},
 	// Orders as a whole: the user's orders, however many; a question about
 	// one order names it, and vector and full-text search serve it. A bare

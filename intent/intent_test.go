@@ -182,6 +182,7 @@ func TestDetect(t *testing.T) {
 		{"How are his finances looking?", []string{"finances"}},
 		{"这位客户是谁？", []string{"company"}},
 		{"Who's this client, then?", []string{"company"}},
+		{"how much money went back to the Suzhou client?", []string{"budget", "refunds"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
