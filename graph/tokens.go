@@ -22,7 +22,7 @@ var (
 		"confidence", "content", "created_at", "deleted_at", "digest", "eid", "embedding", "embedding_dim", "embedding_model",
 		"entities", "epoch", "erasing", "evidence_count", "evidence_keys", "evidence_sessions", "expires_at", "fact_numbers",
 		"fact_text", "fence", "fence_at", "format", "grace_until", "grant_revision", "grantee", "hash", "headings", "history", "id", "id_fold", "idem_key",
-		"importance", "imported_at", "key", "kind", "kinds", "last_accessed_at", "last_revision", "last_used_at", "max_sensitivity", "memory", "n", "name",
+		"importance", "imported_at", "key", "kind", "kinds", "last_accessed_at", "last_revision", "last_used_at", "lineage", "max_sensitivity", "memory", "n", "name",
 		"never_active", "number", "part", "partition", "position", "prev", "principal_id", "props", "reason", "removed_at", "revoked_at", "roles",
 		"rotated_to", "running_until", "scope", "scope_id", "sections", "sens", "sens_rank", "sensitivity", "session_id", "source", "status",
 		"status_changed_at", "status_reason", "team", "tenant", "title", "type", "types", "updated_at", "user_id",
